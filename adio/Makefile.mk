@@ -1,0 +1,1 @@
+# adio: fragment included by the top-level Makefile.am

@@ -1,0 +1,93 @@
+#include "ps_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int ps_log_level = PS_LOG_WARN;
+
+static const char *ps_log_component = "pstripe";
+static int ps_log_fd = STDERR_FILENO;
+
+static const char *const ps_log_names[] = {"error", "warn", "info", "debug", "trace"};
+
+void ps_log_set_level(ps_log_level_t level)
+{
+    ps_log_level = level;
+}
+
+int ps_log_level_parse(const char *name)
+{
+    for (int i = 0; i < (int)(sizeof(ps_log_names) / sizeof(ps_log_names[0])); i++) {
+        if (strcasecmp(name, ps_log_names[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+const char *ps_log_level_name(ps_log_level_t level)
+{
+    if ((int)level < 0 || level > PS_LOG_TRACE) {
+        return "?";
+    }
+    return ps_log_names[level];
+}
+
+void ps_log_set_component(const char *name)
+{
+    ps_log_component = name;
+}
+
+int ps_log_open(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return -errno;
+    }
+    if (ps_log_fd != STDERR_FILENO) {
+        close(ps_log_fd);
+    }
+    ps_log_fd = fd;
+    return 0;
+}
+
+void ps_log_write(ps_log_level_t level, const char *file, int line, const char *fmt, ...)
+{
+    int saved_errno = errno; /* so that %m reports the caller's errno */
+    char buf[2048];
+    struct timespec ts;
+    struct tm tm;
+    const char *base = strrchr(file, '/');
+    va_list ap;
+    int n;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    localtime_r(&ts.tv_sec, &tm);
+    n = snprintf(buf, sizeof(buf), "[%02d:%02d:%02d.%06ld] %-5s %s[%d:%ld] %s:%d ", tm.tm_hour,
+                 tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000, ps_log_level_name(level),
+                 ps_log_component, (int)getpid(), (long)syscall(SYS_gettid),
+                 base ? base + 1 : file, line);
+    if (n < 0 || n >= (int)sizeof(buf)) {
+        n = 0;
+    }
+    errno = saved_errno;
+    va_start(ap, fmt);
+    int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (m < 0) {
+        m = 0;
+    }
+    n += m;
+    if (n > (int)sizeof(buf) - 2) {
+        n = (int)sizeof(buf) - 2;
+    }
+    buf[n++] = '\n';
+    ssize_t ret = write(ps_log_fd, buf, (size_t)n);
+    (void)ret;
+    errno = saved_errno;
+}

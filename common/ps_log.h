@@ -1,0 +1,50 @@
+/*
+ * ps_log.h: logging with a run-time level.
+ *
+ * ps_error/ps_warn/ps_info/ps_debug/ps_trace format like printf and also
+ * accept %m. The level comes from ps_log_set_level(), normally fed by the
+ * "log_level" tunable (env PSTRIPE_LOG_LEVEL). Output goes to stderr unless
+ * ps_log_open() names a file. Each line: time, level, component, thread, text.
+ * Thread-safe (each line is written with one write(2)).
+ */
+#ifndef PS_LOG_H
+#define PS_LOG_H
+
+#include <stdarg.h>
+
+typedef enum ps_log_level {
+    PS_LOG_ERROR = 0,
+    PS_LOG_WARN  = 1,
+    PS_LOG_INFO  = 2,
+    PS_LOG_DEBUG = 3,
+    PS_LOG_TRACE = 4
+} ps_log_level_t;
+
+extern int ps_log_level;
+
+void ps_log_set_level(ps_log_level_t level);
+/* Parse "error", "warn", "info", "debug", "trace"; returns -1 if unknown. */
+int ps_log_level_parse(const char *name);
+const char *ps_log_level_name(ps_log_level_t level);
+/* Component name printed in every line ("server", "client", "tool"). */
+void ps_log_set_component(const char *name);
+/* Append log lines to a file instead of stderr; returns 0 or -errno. */
+int ps_log_open(const char *path);
+
+void ps_log_write(ps_log_level_t level, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#define ps_log(_level, _fmt, ...)                                                  \
+    do {                                                                           \
+        if ((int)(_level) <= ps_log_level) {                                       \
+            ps_log_write((_level), __FILE__, __LINE__, _fmt, ##__VA_ARGS__);       \
+        }                                                                          \
+    } while (0)
+
+#define ps_error(_fmt, ...) ps_log(PS_LOG_ERROR, _fmt, ##__VA_ARGS__)
+#define ps_warn(_fmt, ...)  ps_log(PS_LOG_WARN, _fmt, ##__VA_ARGS__)
+#define ps_info(_fmt, ...)  ps_log(PS_LOG_INFO, _fmt, ##__VA_ARGS__)
+#define ps_debug(_fmt, ...) ps_log(PS_LOG_DEBUG, _fmt, ##__VA_ARGS__)
+#define ps_trace(_fmt, ...) ps_log(PS_LOG_TRACE, _fmt, ##__VA_ARGS__)
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * ps_proto.h: the pstripe wire protocol, shared by clients and servers.
+ *
+ * Transport: UCX active messages (ucp_am_send_nbx). A client sends requests
+ * with AM id PS_AM_ID_REQUEST and the UCP_AM_SEND_FLAG_REPLY flag; the server
+ * answers on the reply endpoint with AM id PS_AM_ID_REPLY.
+ *
+ * Every message = AM header + AM data.
+ *   AM header: ps_msg_hdr_t followed by exactly hdr.body_len bytes of the
+ *              type's fixed body struct (ps_*_req_t / ps_*_rep_t below).
+ *   AM data:   the variable part, whose exact length follows from the body
+ *              (path_len, nregions, payload_len, ...). It may arrive eagerly or
+ *              by rendezvous (large payloads move without extra copies).
+ * Region lists and payloads never go in the AM header (its size is limited).
+ *
+ * All integers are little-endian fixed width (both ends are x86-64/aarch64
+ * Linux; a big-endian peer is rejected by the magic). Numbers are appended,
+ * never renumbered. Sizes of every struct are pinned by static asserts here
+ * and by tests/unit/test_proto.cc.
+ *
+ * Routing: metadata requests (CREATE, LOOKUP, REMOVE) go to the path's owner
+ * server ps_path_server() and, on it, to worker ps_path_worker(); object
+ * requests (OBJ_*) go to worker ps_object_worker(file_id) of the server that
+ * holds the object; other requests go to any worker. A worker that receives a
+ * request it does not own answers PS_ERR_WRONG_WORKER.
+ */
+#ifndef PS_PROTO_H
+#define PS_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ps_extent.h"
+
+#define PS_PROTO_MAGIC     0x31545350u /* "PST1" in memory order */
+#define PS_PROTO_VERSION   1
+#define PS_AM_ID_REQUEST   17
+#define PS_AM_ID_REPLY     18
+
+#define PS_PATH_MAX        4096u       /* bytes, without a terminating NUL */
+#define PS_MAX_WORKERS     256u
+#define PS_MAX_REGIONS     (1u << 20)  /* regions per OBJ_READ/OBJ_WRITE batch */
+#define PS_MAX_PAYLOAD     (1ull << 30) /* bytes per batch (servers may set lower) */
+#define PS_LIST_MAX        4096u       /* entries per LIST reply */
+
+typedef enum ps_msg_type {
+    PS_MSG_HELLO        = 1,  /* handshake: server's workers and alignment */
+    PS_MSG_CREATE       = 2,  /* create a path (optionally exclusive) */
+    PS_MSG_LOOKUP       = 3,  /* path -> file info */
+    PS_MSG_REMOVE       = 4,  /* remove a path; reply has the removed file's info */
+    PS_MSG_LIST         = 5,  /* paths with a prefix, paged */
+    PS_MSG_OBJ_WRITE    = 6,  /* write a batch of regions of one object */
+    PS_MSG_OBJ_READ     = 7,  /* read a batch of regions of one object */
+    PS_MSG_OBJ_STAT     = 8,  /* object size and mtime */
+    PS_MSG_OBJ_TRUNCATE = 9,  /* set object size */
+    PS_MSG_OBJ_REMOVE   = 10, /* delete an object */
+    PS_MSG_OBJ_SYNC     = 11, /* make an object's data durable */
+    PS_MSG_META_SYNC    = 12, /* make the metadata store durable */
+    PS_MSG_STATFS       = 13, /* capacity of the server's data directory */
+    PS_MSG_STATS        = 14, /* server counters */
+    PS_MSG_TYPE_LAST    = 15
+} ps_msg_type_t;
+
+/* Header of every request and reply. */
+typedef struct ps_msg_hdr {
+    uint32_t magic;    /* PS_PROTO_MAGIC */
+    uint16_t version;  /* PS_PROTO_VERSION */
+    uint16_t type;     /* ps_msg_type_t; a reply carries its request's type */
+    uint64_t req_id;   /* chosen by the client, echoed in the reply */
+    int32_t  status;   /* replies: ps_status_t (0 ok); requests: 0 */
+    uint32_t body_len; /* bytes of fixed body after this header in the AM header */
+} ps_msg_hdr_t;
+
+/* One region of an object. */
+typedef struct ps_region {
+    uint64_t off; /* bytes from the start of the object */
+    uint64_t len; /* bytes, > 0 */
+} ps_region_t;
+
+/* File metadata as stored by the owner server and sent in replies. */
+typedef struct ps_file_info {
+    uint64_t file_id;      /* unique id; names the file's objects */
+    uint64_t stripe_size;  /* bytes */
+    uint32_t stripe_count; /* servers */
+    uint32_t first_server; /* index in the cluster's server list */
+    uint32_t mode;         /* permission bits (0777 mask) */
+    uint32_t flags;        /* reserved, 0 */
+    uint64_t ctime_ns;     /* creation time, ns since the epoch */
+    uint64_t mtime_ns;     /* metadata change time, ns since the epoch */
+} ps_file_info_t;
+
+/* --- HELLO ------------------------------------------------------------ */
+typedef struct ps_hello_req {
+    uint32_t client_version; /* PS_PROTO_VERSION */
+    uint32_t reserved;       /* 0 */
+} ps_hello_req_t;
+typedef struct ps_hello_rep {
+    uint64_t server_id;  /* random id, persistent across restarts of a data dir */
+    uint32_t nworkers;   /* workers on this server, 1..PS_MAX_WORKERS */
+    uint32_t worker;     /* index of the worker that answered */
+    uint32_t block_size; /* bytes: O_DIRECT alignment of the data directory */
+    uint32_t reserved;   /* 0 */
+} ps_hello_rep_t;
+/* HELLO reply data: nworkers x uint32_t TCP ports, worker i listens on port[i]
+ * at the same IP address as the one the client connected to. */
+
+/* --- CREATE / LOOKUP / REMOVE ---------------------------------------------- */
+#define PS_CREATE_EXCL 0x1u  /* fail with PS_ERR_EXISTS if the path exists */
+#define PS_CREATE_TRUNC 0x2u /* reserved: truncation is done by the client */
+typedef struct ps_create_req {
+    uint64_t stripe_size;  /* bytes */
+    uint32_t stripe_count; /* servers */
+    uint32_t first_server; /* index in the cluster's server list */
+    uint32_t mode;         /* permission bits */
+    uint32_t flags;        /* PS_CREATE_* */
+    uint32_t path_len;     /* bytes of path in AM data, 1..PS_PATH_MAX */
+    uint32_t reserved;     /* 0 */
+} ps_create_req_t;
+/* Reply to CREATE (the existing file's info when it existed and not EXCL),
+ * LOOKUP and REMOVE: */
+typedef struct ps_file_rep {
+    ps_file_info_t info;
+    uint32_t created; /* CREATE: 1 if this call created the file */
+    uint32_t reserved;
+} ps_file_rep_t;
+typedef struct ps_path_req {  /* LOOKUP, REMOVE */
+    uint32_t path_len; /* bytes of path in AM data, 1..PS_PATH_MAX */
+    uint32_t reserved;
+} ps_path_req_t;
+
+/* --- LIST ----------------------------------------------------------------- */
+typedef struct ps_list_req {
+    uint32_t prefix_len;  /* bytes of prefix at the start of AM data, 0..PS_PATH_MAX */
+    uint32_t after_len;   /* bytes of resume key after the prefix (list paths > it) */
+    uint32_t max_entries; /* 1..PS_LIST_MAX */
+    uint32_t reserved;
+} ps_list_req_t;
+typedef struct ps_list_rep {
+    uint32_t nentries; /* entries in AM data */
+    uint32_t more;     /* 1 if more paths follow the last one */
+    uint64_t data_len; /* bytes of AM data */
+} ps_list_rep_t;
+/* LIST reply data: nentries x { ps_list_entry_t; path bytes padded to 8 }. */
+typedef struct ps_list_entry {
+    ps_file_info_t info;
+    uint32_t path_len; /* bytes of path that follow, 1..PS_PATH_MAX */
+    uint32_t reserved;
+} ps_list_entry_t;
+
+/* --- OBJ_WRITE / OBJ_READ ---------------------------------------------------- */
+typedef struct ps_io_req {
+    uint64_t file_id;     /* object to access */
+    uint64_t payload_len; /* bytes: sum of region lengths */
+    uint32_t nregions;    /* 1..PS_MAX_REGIONS */
+    uint32_t flags;       /* reserved, 0 */
+} ps_io_req_t;
+/* OBJ_WRITE data: nregions x ps_region_t, then payload_len bytes, the regions'
+ * data in region order. OBJ_READ data: nregions x ps_region_t. Regions may be
+ * unsorted and may overlap (a later region wins for writes). */
+typedef struct ps_io_rep {
+    uint64_t bytes;    /* bytes written or read (payload_len on success) */
+    uint64_t obj_size; /* object size after the operation, bytes */
+} ps_io_rep_t;
+/* OBJ_READ reply data: payload_len bytes in region order; bytes beyond the
+ * object's end read as zeros. */
+
+/* --- OBJ_STAT / OBJ_TRUNCATE / OBJ_REMOVE / OBJ_SYNC ----------------------------- */
+typedef struct ps_obj_req {
+    uint64_t file_id; /* object */
+    uint64_t size;    /* OBJ_TRUNCATE: new size in bytes; otherwise 0 */
+} ps_obj_req_t;
+typedef struct ps_obj_rep {
+    uint64_t size;     /* bytes (0 if the object does not exist) */
+    uint64_t blocks;   /* bytes allocated on disk */
+    uint64_t mtime_ns; /* last data modification, ns since the epoch */
+    uint32_t exists;   /* 1 if the object exists */
+    uint32_t reserved;
+} ps_obj_rep_t;
+
+/* --- META_SYNC, STATFS, STATS: request body is empty (body_len 0) ----------------- */
+typedef struct ps_statfs_rep {
+    uint64_t bsize;   /* bytes per block */
+    uint64_t blocks;  /* total blocks */
+    uint64_t bfree;   /* free blocks */
+    uint64_t bavail;  /* blocks available to unprivileged users */
+    uint64_t files;   /* paths in this server's metadata store */
+} ps_statfs_rep_t;
+
+#define PS_STATS_HIST_BUCKETS 24 /* bucket i: latency < 2^i microseconds (last: rest) */
+typedef struct ps_stats_rep {
+    uint64_t uptime_ns;        /* since the server started */
+    uint64_t nworkers;         /* workers */
+    uint64_t requests;         /* requests received, all types */
+    uint64_t errors;           /* replies with an error status */
+    uint64_t bytes_written;    /* payload bytes of OBJ_WRITE */
+    uint64_t bytes_read;       /* payload bytes of OBJ_READ */
+    uint64_t write_batches;    /* OBJ_WRITE requests */
+    uint64_t read_batches;     /* OBJ_READ requests */
+    uint64_t regions_written;  /* regions received in OBJ_WRITE */
+    uint64_t regions_read;     /* regions received in OBJ_READ */
+    uint64_t disk_writes;      /* disk write I/Os issued */
+    uint64_t disk_reads;       /* disk read I/Os issued (including read-modify-write) */
+    uint64_t disk_bytes_written; /* bytes */
+    uint64_t disk_bytes_read;  /* bytes */
+    uint64_t rmw_reads;        /* disk reads done for read-modify-write */
+    uint64_t queue_depth;      /* disk I/Os in flight now */
+    uint64_t queue_depth_max;  /* largest queue depth seen */
+    uint64_t merged_batches;   /* batches served together with another batch */
+    uint64_t direct_io;        /* 1 if data files use O_DIRECT, 0 if buffered fallback */
+    uint64_t latency_hist[PS_STATS_HIST_BUCKETS]; /* request service times */
+} ps_stats_rep_t;
+
+_Static_assert(sizeof(ps_msg_hdr_t) == 24, "wire size");
+_Static_assert(sizeof(ps_region_t) == 16, "wire size");
+_Static_assert(sizeof(ps_file_info_t) == 48, "wire size");
+_Static_assert(sizeof(ps_hello_req_t) == 8, "wire size");
+_Static_assert(sizeof(ps_hello_rep_t) == 24, "wire size");
+_Static_assert(sizeof(ps_create_req_t) == 32, "wire size");
+_Static_assert(sizeof(ps_file_rep_t) == 56, "wire size");
+_Static_assert(sizeof(ps_path_req_t) == 8, "wire size");
+_Static_assert(sizeof(ps_list_req_t) == 16, "wire size");
+_Static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
+_Static_assert(sizeof(ps_list_entry_t) == 56, "wire size");
+_Static_assert(sizeof(ps_io_req_t) == 24, "wire size");
+_Static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
+_Static_assert(sizeof(ps_obj_req_t) == 16, "wire size");
+_Static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
+_Static_assert(sizeof(ps_statfs_rep_t) == 40, "wire size");
+_Static_assert(sizeof(ps_stats_rep_t) == 8 * (19 + PS_STATS_HIST_BUCKETS), "wire size");
+
+/* A decoded AM header: pointers into the caller's buffer, no copies. */
+typedef struct ps_msg_view {
+    const ps_msg_hdr_t *hdr;
+    const void *body;      /* hdr->body_len bytes */
+    uint64_t data_len;     /* exact AM data length this message must carry */
+} ps_msg_view_t;
+
+/* Fill a header. */
+void ps_msg_hdr_init(ps_msg_hdr_t *hdr, ps_msg_type_t type, uint64_t req_id, int32_t status,
+                     uint32_t body_len);
+
+/* Fixed body size of a request or reply of this type; -1 for an unknown type. */
+int ps_proto_body_len(uint16_t type, int is_reply);
+
+/*
+ * Check an AM header of hdr_len bytes (magic, version, type, body_len) and
+ * the body's own fields (lengths within limits, no overflow), and compute the
+ * exact AM data length the message must carry; the caller compares it with
+ * the length actually received (different => PS_ERR_PROTO). A reply whose
+ * status is an error has no body requirement beyond the header (body_len 0 is
+ * accepted) and no data. Returns PS_OK or PS_ERR_PROTO; never reads beyond
+ * hdr_len bytes.
+ */
+int ps_proto_decode(const void *hdr, size_t hdr_len, int is_reply, ps_msg_view_t *view);
+
+/*
+ * Check the region array of an OBJ_READ/OBJ_WRITE: every len > 0, off + len
+ * does not overflow and stays below max_obj_size, and the lengths sum to
+ * payload_len. Returns PS_OK or PS_ERR_PROTO.
+ */
+int ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions, uint64_t payload_len,
+                           uint64_t max_obj_size);
+
+/*
+ * Check a path from the wire: 1..PS_PATH_MAX bytes, starts with '/', no NUL,
+ * no empty, "." or ".." component, no trailing '/' (except the root "/",
+ * which is not a file). Returns PS_OK, PS_ERR_INVALID or PS_ERR_NAME_TOO_LONG.
+ */
+int ps_proto_check_path(const char *path, size_t len);
+
+/* Normalize a user path into out (collapse "//", resolve "." and "..",
+ * strip a trailing '/'); returns PS_OK or an error as ps_proto_check_path. */
+int ps_path_normalize(const char *path, char *out, size_t outlen);
+
+/* Name of a message type ("OBJ_WRITE"). */
+const char *ps_msg_type_name(uint16_t type);
+
+/* One-line description of a message for trace logs; returns buf. */
+const char *ps_proto_dump(const void *hdr, size_t hdr_len, char *buf, size_t len);
+
+#endif

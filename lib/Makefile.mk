@@ -1,0 +1,1 @@
+# lib: fragment included by the top-level Makefile.am

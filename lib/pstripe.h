@@ -1,0 +1,197 @@
+/*
+ * pstripe.h: the pstripe client library (libpstripe). No MPI.
+ *
+ * A pstripe_fs_t is a connection to a cluster of storage servers. It owns a
+ * progress thread that drives all network traffic, so nonblocking operations
+ * progress while the caller computes, and every function here is thread-safe.
+ *
+ * Every function returns PS_OK (0) or a negative ps_status_t (ps_status.h);
+ * pstripe_strerror() describes it and pstripe_last_error() gives the detailed
+ * message of the calling thread's last failure ("server 127.0.0.1:41002 did
+ * not answer within 30s"). Outputs are set only on success.
+ *
+ * Paths are absolute within the pstripe namespace ("/dir/file"); they are
+ * normalized ("//", ".", ".." resolved) before use.
+ */
+#ifndef PSTRIPE_H
+#define PSTRIPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "ps_status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pstripe_fs pstripe_fs_t;
+typedef struct pstripe_file pstripe_file_t;
+typedef struct pstripe_request pstripe_request_t;
+
+/* Layout of a file. Zero fields mean "the configured default". */
+typedef struct pstripe_layout {
+    uint64_t stripe_size;  /* bytes per stripe (0: config stripe_size) */
+    uint32_t stripe_count; /* servers to stripe over (0: config stripe_count) */
+    int32_t first_server;  /* server of stripe 0; -1: chosen by hashing the path */
+} pstripe_layout_t;
+
+typedef struct pstripe_stat {
+    uint64_t size;        /* bytes, derived from the objects on the servers */
+    uint64_t blocks;      /* bytes allocated on disk, all servers */
+    uint64_t file_id;
+    pstripe_layout_t layout;
+    uint32_t mode;        /* permission bits */
+    uint64_t ctime_ns;    /* creation, ns since the epoch */
+    uint64_t mtime_ns;    /* last data modification (max over objects) */
+} pstripe_stat_t;
+
+typedef struct pstripe_statfs {
+    uint64_t total_bytes; /* sum over servers */
+    uint64_t free_bytes;
+    uint64_t avail_bytes;
+    uint64_t files;       /* paths in the namespace */
+    uint32_t nservers;
+} pstripe_statfs_t;
+
+/* A file region: bytes [offset, offset + length) of the file. */
+typedef struct pstripe_region {
+    uint64_t offset;
+    uint64_t length;
+} pstripe_region_t;
+
+/* Open flags. Exactly one of RDONLY, WRONLY, RDWR. */
+#define PSTRIPE_RDONLY 0x01
+#define PSTRIPE_WRONLY 0x02
+#define PSTRIPE_RDWR   0x03
+#define PSTRIPE_CREAT  0x10 /* create if missing, with the given layout */
+#define PSTRIPE_EXCL   0x20 /* with CREAT: fail with PS_ERR_EXISTS if it exists */
+#define PSTRIPE_TRUNC  0x40 /* truncate to 0 on open (needs write access) */
+
+/* --- connection ------------------------------------------------------------- */
+
+/*
+ * Connect to the servers of a config file. config_path NULL means
+ * $PSTRIPE_CONFIG, else $HOME/.config/pstripe/client.conf, else
+ * /etc/pstripe/client.conf. Settings come from the file's [client] section,
+ * then PSTRIPE_* environment variables. PS_ERR_NOT_CONFIGURED if no file or
+ * no servers; PS_ERR_CONN / PS_ERR_TIMEOUT if a server cannot be reached.
+ */
+int pstripe_connect(const char *config_path, pstripe_fs_t **fs_p);
+
+/*
+ * Connect to explicit servers ("host:port,host:port,..."), with optional
+ * "name=value" settings (NULL-terminated array, may be NULL) applied after
+ * the environment.
+ */
+int pstripe_connect_servers(const char *servers, const char *const *settings,
+                            pstripe_fs_t **fs_p);
+
+/* Close every connection and stop the progress thread. Open files must be closed. */
+void pstripe_disconnect(pstripe_fs_t *fs);
+
+/* Change a tunable of this connection (buffer_size, buffer_count,
+ * max_regions, timeout, stripe_size, stripe_count...). PS_ERR_INVALID with a
+ * message in pstripe_last_error() for an unknown name or bad value. */
+int pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value);
+/* Current value of a tunable, formatted with units ("4m"). */
+int pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, size_t len);
+/* Print the client's tunables with their docs (config-file syntax). */
+void pstripe_print_config(pstripe_fs_t *fs, void *stdio_file);
+
+int pstripe_num_servers(pstripe_fs_t *fs);
+/* "host:port" of server i (0-based, in config order). */
+const char *pstripe_server_address(pstripe_fs_t *fs, int i);
+
+/* --- namespace ---------------------------------------------------------------- */
+
+/* Open (and with PSTRIPE_CREAT create) a file. layout may be NULL. */
+int pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
+                 const pstripe_layout_t *layout, pstripe_file_t **file_p);
+/* Close a file (does not sync). */
+int pstripe_close(pstripe_file_t *file);
+
+int pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st);
+int pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st);
+/* Remove a path and its objects on every server. */
+int pstripe_unlink(pstripe_fs_t *fs, const char *path);
+/* Set the size (shrink or extend with zeros). */
+int pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size);
+int pstripe_ftruncate(pstripe_file_t *file, uint64_t size);
+/* Make the file's data durable on every server it is striped over, and its
+ * metadata on its owner. */
+int pstripe_fsync(pstripe_file_t *file);
+/* Call fn for every path that starts with prefix, in path order per server
+ * and merged; fn returning nonzero stops the listing (returned as is). */
+typedef int (*pstripe_list_fn)(const char *path, const pstripe_stat_t *st, void *arg);
+int pstripe_list(pstripe_fs_t *fs, const char *prefix, pstripe_list_fn fn, void *arg);
+int pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st);
+
+/* Layout and file id of an open file; server index of stripe target k. */
+int pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout);
+int pstripe_file_server(pstripe_file_t *file, uint32_t k);
+
+/* --- data ------------------------------------------------------------------- */
+
+/*
+ * List I/O. Write the file regions, in order, from the memory described by
+ * mem[0..nmem) (taken in order as one stream of bytes); the total memory
+ * length must equal the total region length (else PS_ERR_INVALID). Regions
+ * may be unsorted and may overlap (a later region wins). Regions are split by
+ * stripe, packed per server into batches of at most buffer_size bytes and
+ * max_regions regions, and up to buffer_count batches per server are in
+ * flight at once. Returns when every byte is acknowledged.
+ */
+int pstripe_write_list(pstripe_file_t *file, const pstripe_region_t *regions, size_t nregions,
+                       const struct iovec *mem, size_t nmem);
+/*
+ * Read the file regions into mem (as write_list). Bytes beyond the end of
+ * the file read as zeros; *nread (may be NULL) is set to the number of
+ * requested bytes that lie below the file's size.
+ */
+int pstripe_read_list(pstripe_file_t *file, const pstripe_region_t *regions, size_t nregions,
+                      const struct iovec *mem, size_t nmem, uint64_t *nread);
+
+/* Contiguous shorthands. */
+int pstripe_pwrite(pstripe_file_t *file, const void *buf, uint64_t len, uint64_t offset);
+int pstripe_pread(pstripe_file_t *file, void *buf, uint64_t len, uint64_t offset,
+                  uint64_t *nread);
+
+/*
+ * Nonblocking list I/O: start the operation and return at once; the progress
+ * thread moves it. The region and iovec arrays are copied; the memory they
+ * point to must stay valid until completion.
+ */
+int pstripe_iwrite_list(pstripe_file_t *file, const pstripe_region_t *regions, size_t nregions,
+                        const struct iovec *mem, size_t nmem, pstripe_request_t **req_p);
+int pstripe_iread_list(pstripe_file_t *file, const pstripe_region_t *regions, size_t nregions,
+                       const struct iovec *mem, size_t nmem, pstripe_request_t **req_p);
+/* *done = 1 when complete (then pstripe_request_wait() does not block). */
+int pstripe_request_test(pstripe_request_t *req, int *done);
+/* Wait for completion, free the request, return its status; *bytes (may be
+ * NULL) = bytes transferred (for reads: below the file size). */
+int pstripe_request_wait(pstripe_request_t *req, uint64_t *bytes);
+
+/* --- administration ------------------------------------------------------------ */
+
+/* Counters of server i (see ps_stats_rep_t in ps_proto.h for meanings). */
+typedef struct pstripe_server_stats {
+    uint64_t uptime_ns, nworkers, requests, errors;
+    uint64_t bytes_written, bytes_read, write_batches, read_batches;
+    uint64_t regions_written, regions_read, disk_writes, disk_reads;
+    uint64_t disk_bytes_written, disk_bytes_read, rmw_reads;
+    uint64_t queue_depth, queue_depth_max, merged_batches, direct_io;
+    uint64_t latency_hist[24]; /* bucket i: requests served in < 2^i us */
+} pstripe_server_stats_t;
+int pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
+
+/* Status description, and the calling thread's last detailed error message. */
+const char *pstripe_strerror(int status);
+const char *pstripe_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

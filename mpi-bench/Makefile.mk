@@ -1,0 +1,1 @@
+# mpi-bench: fragment included by the top-level Makefile.am

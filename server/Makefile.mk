@@ -1,0 +1,1 @@
+# server: fragment included by the top-level Makefile.am

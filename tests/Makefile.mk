@@ -1,0 +1,1 @@
+# tests: fragment included by the top-level Makefile.am

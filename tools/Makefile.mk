@@ -1,0 +1,1 @@
+# tools: fragment included by the top-level Makefile.am
