@@ -18,6 +18,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ps_config_type {
     PS_CFG_INT,      /* int64_t */
     PS_CFG_SIZE,     /* uint64_t, bytes */
@@ -73,5 +77,9 @@ int ps_parse_time(const char *str, double *seconds);
 int ps_parse_bool(const char *str, int *value);
 /* Format bytes with the largest exact binary unit ("4m", "1536k", "100"). */
 void ps_format_size(uint64_t value, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

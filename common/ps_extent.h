@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ps_extent {
     uint64_t off; /* bytes */
     uint64_t len; /* bytes */
@@ -52,5 +56,9 @@ size_t ps_extent_plan(const ps_extent_t *sorted, size_t n, uint64_t align, uint6
 /* Upper bound on the spans ps_extent_plan() can produce for these regions. */
 size_t ps_extent_plan_bound(const ps_extent_t *sorted, size_t n, uint64_t align,
                             uint64_t max_io);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

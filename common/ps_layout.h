@@ -14,6 +14,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define PS_STRIPE_SIZE_MIN  512ull           /* bytes */
 #define PS_STRIPE_SIZE_MAX  (1ull << 32)     /* bytes */
 #define PS_STRIPE_COUNT_MAX 1024u            /* servers */
@@ -50,5 +54,9 @@ uint32_t ps_path_server(const char *path, uint64_t len, uint32_t nservers);
 uint32_t ps_path_worker(const char *path, uint64_t len, uint32_t nworkers);
 /* Worker (on every server) that owns the objects of file_id. */
 uint32_t ps_object_worker(uint64_t file_id, uint32_t nworkers);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

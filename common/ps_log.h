@@ -12,6 +12,10 @@
 
 #include <stdarg.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ps_log_level {
     PS_LOG_ERROR = 0,
     PS_LOG_WARN  = 1,
@@ -46,5 +50,9 @@ void ps_log_write(ps_log_level_t level, const char *file, int line, const char *
 #define ps_info(_fmt, ...)  ps_log(PS_LOG_INFO, _fmt, ##__VA_ARGS__)
 #define ps_debug(_fmt, ...) ps_log(PS_LOG_DEBUG, _fmt, ##__VA_ARGS__)
 #define ps_trace(_fmt, ...) ps_log(PS_LOG_TRACE, _fmt, ##__VA_ARGS__)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -27,10 +27,15 @@
 #ifndef PS_PROTO_H
 #define PS_PROTO_H
 
+#include <assert.h> /* static_assert, in C11 and C++ alike */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "ps_extent.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define PS_PROTO_MAGIC     0x31545350u /* "PST1" in memory order */
 #define PS_PROTO_VERSION   1
@@ -210,23 +215,23 @@ typedef struct ps_stats_rep {
     uint64_t latency_hist[PS_STATS_HIST_BUCKETS]; /* request service times */
 } ps_stats_rep_t;
 
-_Static_assert(sizeof(ps_msg_hdr_t) == 24, "wire size");
-_Static_assert(sizeof(ps_region_t) == 16, "wire size");
-_Static_assert(sizeof(ps_file_info_t) == 48, "wire size");
-_Static_assert(sizeof(ps_hello_req_t) == 8, "wire size");
-_Static_assert(sizeof(ps_hello_rep_t) == 24, "wire size");
-_Static_assert(sizeof(ps_create_req_t) == 32, "wire size");
-_Static_assert(sizeof(ps_file_rep_t) == 56, "wire size");
-_Static_assert(sizeof(ps_path_req_t) == 8, "wire size");
-_Static_assert(sizeof(ps_list_req_t) == 16, "wire size");
-_Static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
-_Static_assert(sizeof(ps_list_entry_t) == 56, "wire size");
-_Static_assert(sizeof(ps_io_req_t) == 24, "wire size");
-_Static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
-_Static_assert(sizeof(ps_obj_req_t) == 16, "wire size");
-_Static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
-_Static_assert(sizeof(ps_statfs_rep_t) == 40, "wire size");
-_Static_assert(sizeof(ps_stats_rep_t) == 8 * (19 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_msg_hdr_t) == 24, "wire size");
+static_assert(sizeof(ps_region_t) == 16, "wire size");
+static_assert(sizeof(ps_file_info_t) == 48, "wire size");
+static_assert(sizeof(ps_hello_req_t) == 8, "wire size");
+static_assert(sizeof(ps_hello_rep_t) == 24, "wire size");
+static_assert(sizeof(ps_create_req_t) == 32, "wire size");
+static_assert(sizeof(ps_file_rep_t) == 56, "wire size");
+static_assert(sizeof(ps_path_req_t) == 8, "wire size");
+static_assert(sizeof(ps_list_req_t) == 16, "wire size");
+static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
+static_assert(sizeof(ps_list_entry_t) == 56, "wire size");
+static_assert(sizeof(ps_io_req_t) == 24, "wire size");
+static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
+static_assert(sizeof(ps_obj_req_t) == 16, "wire size");
+static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
+static_assert(sizeof(ps_statfs_rep_t) == 40, "wire size");
+static_assert(sizeof(ps_stats_rep_t) == 8 * (19 + PS_STATS_HIST_BUCKETS), "wire size");
 
 /* A decoded AM header: pointers into the caller's buffer, no copies. */
 typedef struct ps_msg_view {
@@ -277,5 +282,9 @@ const char *ps_msg_type_name(uint16_t type);
 
 /* One-line description of a message for trace logs; returns buf. */
 const char *ps_proto_dump(const void *hdr, size_t hdr_len, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

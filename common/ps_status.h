@@ -7,6 +7,10 @@
 #ifndef PS_STATUS_H
 #define PS_STATUS_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ps_status {
     PS_OK                 = 0,
     PS_ERR_NO_MEMORY      = -1,  /* allocation failed */
@@ -35,5 +39,9 @@ const char *ps_status_string(int status);
 
 /* Map an errno value (EIO, ENOSPC, EACCES, ...) to a status. */
 ps_status_t ps_status_from_errno(int err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
