@@ -1,0 +1,279 @@
+/*
+ * ps_extent.c: region lists and disk I/O planning.
+ *
+ * Why the server plans I/O instead of doing one syscall per region: MPI
+ * programs with strided or collective patterns send batches of thousands of
+ * small regions (a 64-byte record every 128 bytes is typical), and one pread
+ * or pwrite per region would cost far more than the bytes it moves. The
+ * server therefore sorts the regions of a batch (and of other batches queued
+ * for the same object) and plans a few large disk I/Os that cover them all:
+ *
+ *  - O_DIRECT needs every I/O's offset and length to be multiples of the
+ *    device's alignment, so each span is widened to aligned boundaries.
+ *  - A write span that contains bytes no region writes (a gap, or the
+ *    unaligned head and tail of the widened span) must first be read, so the
+ *    write puts back what was there: read-modify-write. The `holes` flag says
+ *    when; a fully covered span is written blind.
+ *  - Regions separated by a small gap (max_gap) are cheaper to serve with one
+ *    I/O that also moves the gap than with two I/Os; regions that touch the
+ *    same aligned block must share a span anyway, or two spans would overlap
+ *    on that block and one write would undo the other.
+ *  - A span is cut at max_io so one huge region, or a long run of merged
+ *    regions, does not become a single I/O that the disk queue cannot overlap
+ *    with others and the server cannot buffer.
+ *
+ * The planner is one pass over the sorted regions (O(n) plus the output),
+ * then one pass that counts the regions of every span with a difference
+ * array kept in the spans themselves (O(n log spans)); it allocates nothing.
+ * Sorting, done by the caller with ps_extent_sort(), is O(n log n).
+ */
+#include "ps_extent.h"
+
+#include <stdlib.h>
+
+static int ps_extent_cmp(const void *a, const void *b)
+{
+    const ps_extent_t *x = a, *y = b;
+
+    if (x->off != y->off) {
+        return x->off < y->off ? -1 : 1;
+    }
+    if (x->len != y->len) {
+        return x->len < y->len ? -1 : 1;
+    }
+    return 0;
+}
+
+void ps_extent_sort(ps_extent_t *ext, size_t n)
+{
+    if (n > 1) {
+        qsort(ext, n, sizeof(*ext), ps_extent_cmp);
+    }
+}
+
+/* End of an extent; saturates instead of wrapping at 2^64. */
+static inline uint64_t ps_extent_end(uint64_t off, uint64_t len)
+{
+    return len > UINT64_MAX - off ? UINT64_MAX : off + len;
+}
+
+size_t ps_extent_coalesce(ps_extent_t *ext, size_t n)
+{
+    size_t out = 0;
+    uint64_t end = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (ext[i].len == 0) {
+            continue;
+        }
+        if (out > 0 && ext[i].off <= end) {
+            uint64_t e = ps_extent_end(ext[i].off, ext[i].len);
+            if (e > end) {
+                end = e;
+                ext[out - 1].len = end - ext[out - 1].off;
+            }
+            continue;
+        }
+        ext[out] = ext[i];
+        end = ps_extent_end(ext[i].off, ext[i].len);
+        ext[out].len = end - ext[out].off;
+        out++;
+    }
+    return out;
+}
+
+/* Alignment arithmetic. align is documented as a power of two, but the modulo
+ * form works for any value and costs nothing next to the I/O it plans. */
+static inline uint64_t ps_align_down(uint64_t x, uint64_t align)
+{
+    return x - x % align;
+}
+
+static inline uint64_t ps_align_up(uint64_t x, uint64_t align)
+{
+    uint64_t r = x % align;
+    return r == 0 ? x : x + (align - r);
+}
+
+static inline uint64_t ps_plan_align(uint64_t align)
+{
+    return align == 0 ? 1 : align;
+}
+
+/* max_io rounded down to a multiple of align, and at least align. */
+static inline uint64_t ps_plan_max_io(uint64_t align, uint64_t max_io)
+{
+    uint64_t mio = ps_align_down(max_io, align);
+    return mio < align ? align : mio;
+}
+
+size_t ps_extent_plan_bound(const ps_extent_t *sorted, size_t n, uint64_t align,
+                            uint64_t max_io)
+{
+    size_t bound = 0;
+
+    align = ps_plan_align(align);
+    max_io = ps_plan_max_io(align, max_io);
+
+    /* A region adds at most ceil(aligned hull / max_io) spans: the spans it
+     * opens start at or after align_down(off) and are max_io apart. */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t hull, k;
+
+        if (sorted[i].len == 0) {
+            continue;
+        }
+        hull = ps_align_up(ps_extent_end(sorted[i].off, sorted[i].len), align) -
+               ps_align_down(sorted[i].off, align);
+        k = hull / max_io + (hull % max_io != 0);
+        if (k > SIZE_MAX - bound) {
+            return SIZE_MAX;
+        }
+        bound += (size_t)k;
+    }
+    return bound;
+}
+
+/* The span being built: [start, align_up(end)) with `covered` bytes of it
+ * covered by regions, and `limit` = start + max_io where it must be cut. */
+typedef struct ps_plan_span {
+    int open;
+    uint64_t start;
+    uint64_t end;
+    uint64_t limit;
+    uint64_t covered;
+} ps_plan_span_t;
+
+static void ps_plan_flush(ps_plan_span_t *cur, uint64_t align, ps_io_span_t *spans, size_t *count)
+{
+    ps_io_span_t *s = &spans[(*count)++];
+
+    s->off = cur->start;
+    s->len = ps_align_up(cur->end, align) - cur->start;
+    s->nregions = 0;
+    s->holes = cur->covered != s->len;
+    cur->open = 0;
+}
+
+/*
+ * Count, for every span, the regions that intersect it. A region intersects a
+ * run of consecutive spans: the first whose end is past its offset (found by a
+ * pointer that only moves forward, since regions are sorted) to the last that
+ * starts before its end (binary search; a long region may cover many spans).
+ * +1 at the first and -1 after the last, then a prefix sum. The counts are
+ * kept modulo 2^32 while the difference array is built; the final values are
+ * exact whenever fewer than 2^32 regions are planned.
+ */
+static void ps_plan_count(const ps_extent_t *sorted, size_t n, ps_io_span_t *spans, size_t count)
+{
+    size_t first = 0;
+    uint32_t run = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ro = sorted[i].off, re;
+        size_t lo, hi;
+
+        if (sorted[i].len == 0) {
+            continue;
+        }
+        re = ps_extent_end(ro, sorted[i].len);
+        while (first < count && spans[first].off + spans[first].len <= ro) {
+            first++;
+        }
+        if (first == count) {
+            break;
+        }
+        lo = first;
+        hi = count; /* first span starting at or after re */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (spans[mid].off < re) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if (lo == first) {
+            continue; /* in no span: cannot happen for sorted input */
+        }
+        spans[first].nregions += 1;
+        if (lo < count) {
+            spans[lo].nregions -= 1;
+        }
+    }
+
+    for (size_t i = 0; i < count; i++) {
+        run += spans[i].nregions;
+        spans[i].nregions = run;
+    }
+}
+
+/*
+ * One pass over the sorted regions keeps the union of the regions seen so far
+ * (its end is cov_end; sorted input means a region can only extend it at the
+ * right) and hands each newly covered stretch to the span being built:
+ *
+ *  - A region that is neither within max_gap of cov_end nor in the block
+ *    where the union ends closes the span; the next one starts at its
+ *    aligned-down offset.
+ *  - Newly covered bytes at or past the span's limit (start + max_io) close
+ *    it too: the next span starts at the limit when the bytes run on, or at
+ *    the aligned-down start of the bytes after a gap. Either way it starts at
+ *    or after the limit, an aligned offset at or after the end of the closed
+ *    span, so spans never overlap.
+ *
+ * Each span thus starts in the block of its first covered byte and ends with
+ * the block of its last, and counting covered bytes gives the holes flag.
+ */
+size_t ps_extent_plan(const ps_extent_t *sorted, size_t n, uint64_t align, uint64_t max_gap,
+                      uint64_t max_io, ps_io_span_t *spans)
+{
+    ps_plan_span_t cur = {0};
+    uint64_t cov_end = 0;
+    size_t count = 0;
+
+    align = ps_plan_align(align);
+    max_io = ps_plan_max_io(align, max_io);
+
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ro = sorted[i].off, re, u0;
+
+        if (sorted[i].len == 0) {
+            continue;
+        }
+        re = ps_extent_end(ro, sorted[i].len);
+
+        if (cur.open && ro > cov_end && ro - cov_end > max_gap &&
+            ps_align_down(ro, align) >= ps_align_up(cov_end, align)) {
+            ps_plan_flush(&cur, align, spans, &count);
+        }
+
+        u0 = ro > cov_end ? ro : cov_end; /* only bytes not covered yet */
+        while (u0 < re) {
+            uint64_t seg_end;
+
+            if (cur.open && u0 >= cur.limit) {
+                ps_plan_flush(&cur, align, spans, &count);
+            }
+            if (!cur.open) {
+                cur.open = 1;
+                cur.start = ps_align_down(u0, align);
+                cur.limit = cur.start > UINT64_MAX - max_io ? UINT64_MAX : cur.start + max_io;
+                cur.covered = 0;
+            }
+            seg_end = re < cur.limit ? re : cur.limit;
+            cur.covered += seg_end - u0;
+            cur.end = seg_end;
+            u0 = seg_end;
+        }
+        if (re > cov_end) {
+            cov_end = re;
+        }
+    }
+    if (cur.open) {
+        ps_plan_flush(&cur, align, spans, &count);
+    }
+
+    ps_plan_count(sorted, n, spans, count);
+    return count;
+}
