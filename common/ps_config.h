@@ -37,7 +37,8 @@ typedef struct ps_config_field {
     const char *doc;       /* one line of documentation */
     ps_config_type_t type;
     size_t offset;         /* offsetof() of the value in the component's struct */
-    double min, max;       /* accepted range for INT/SIZE/TIME (ignored if min > max) */
+    double min, max;       /* accepted range for INT/SIZE/TIME (ignored if min > max,
+                              or if both are 0, as when the initializer omits them) */
 } ps_config_field_t;
 
 /* Fill every field of obj with its default. Returns PS_OK or an error. */
@@ -64,7 +65,9 @@ int ps_config_format(const ps_config_field_t *field, const void *obj, char *buf,
 /* Find a field by name (NULL if unknown). */
 const ps_config_field_t *ps_config_find(const ps_config_field_t *table, const char *name);
 
-/* Dump "name = value   # doc" for every field, as a valid config file section. */
+/* Dump "# doc (default: dfl)" then "name = value" for every field, as a valid
+ * config file section (the doc is on its own line: inih's inline comments
+ * start with ';' only, so a trailing "# doc" would become part of the value). */
 void ps_config_print(const ps_config_field_t *table, const void *obj, const char *section,
                      FILE *out);
 
