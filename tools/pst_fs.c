@@ -1,0 +1,476 @@
+/*
+ * pst_fs.c: the subcommands that talk to a cluster and are one library call
+ * or a loop of them: ls, stat, rm, truncate, df, stats, config.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ps_config.h"
+#include "ps_layout.h"
+#include "pst_tool.h"
+
+/* Parse only global options and --help; for commands without options. */
+static int pst_parse_no_opts(pst_ctx_t *ctx, int argc, char **argv)
+{
+    static const struct option opts[] = {PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+    int c, ret;
+
+    while ((c = getopt_long(argc, argv, PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if ((ret = pst_global_opt(ctx, c, optarg)) != PST_CONTINUE) {
+            return ret;
+        }
+    }
+    return PST_CONTINUE;
+}
+
+static void pst_format_mode(uint32_t mode, char *buf)
+{
+    static const char rwx[] = "rwxrwxrwx";
+    buf[0] = '-';
+    for (int i = 0; i < 9; i++) {
+        buf[i + 1] = (mode & (0400u >> i)) ? rwx[i] : '-';
+    }
+    buf[10] = '\0';
+}
+
+/* "2026-11-22 07:33:23.123456789 +0000" (full) or "2026-11-22 07:33" (short). */
+static void pst_format_time(uint64_t ns, int full, char *buf, size_t len)
+{
+    time_t sec = (time_t)(ns / 1000000000ull);
+    struct tm tm;
+    char date[32], zone[8];
+
+    if (localtime_r(&sec, &tm) == NULL) {
+        snprintf(buf, len, "%" PRIu64 " ns", ns);
+        return;
+    }
+    if (!full) {
+        strftime(buf, len, "%Y-%m-%d %H:%M", &tm);
+        return;
+    }
+    strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm);
+    strftime(zone, sizeof(zone), "%z", &tm);
+    snprintf(buf, len, "%s.%09" PRIu64 " %s", date, (uint64_t)(ns % 1000000000ull), zone);
+}
+
+/* --- ls ------------------------------------------------------------------------ */
+
+typedef struct pst_ls_arg {
+    pstripe_fs_t *fs;
+    int long_format;
+    uint64_t count;
+} pst_ls_arg_t;
+
+static int pst_ls_print(const char *path, const pstripe_stat_t *st, void *arg)
+{
+    pst_ls_arg_t *ls = arg;
+    char mode[11], stripe[32], mtime[32];
+
+    ls->count++;
+    if (!ls->long_format) {
+        printf("%s\n", path);
+        return 0;
+    }
+    pst_format_mode(st->mode, mode);
+    ps_format_size(st->layout.stripe_size, stripe, sizeof(stripe));
+    pst_format_time(st->mtime_ns ? st->mtime_ns : st->ctime_ns, 0, mtime, sizeof(mtime));
+    printf("%s %4" PRIu32 " x %-6s %14" PRIu64 "  %s  %s\n", mode, st->layout.stripe_count, stripe,
+           st->size, mtime, path);
+    return 0;
+}
+
+int pst_cmd_ls(pst_ctx_t *ctx, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"long", no_argument, NULL, 'l'}, PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+    pst_ls_arg_t ls = {0};
+    const char *prefix;
+    pstripe_fs_t *fs;
+    int c, ret, status;
+
+    while ((c = getopt_long(argc, argv, "l" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if (c == 'l') {
+            ls.long_format = 1;
+        } else if ((ret = pst_global_opt(ctx, c, optarg)) != PST_CONTINUE) {
+            return ret;
+        }
+    }
+    if (argc - optind > 1) {
+        return pst_usage_error(ctx, "too many arguments");
+    }
+    prefix = (optind < argc) ? pst_fs_path(argv[optind]) : "/";
+
+    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
+        return ret;
+    }
+    ls.fs  = fs;
+    status = pstripe_list(fs, prefix, pst_ls_print, &ls);
+    if (status != PS_OK) {
+        pst_lib_error(ctx, status, "list %s", prefix);
+        ret = PST_EXIT_ERROR;
+    }
+    pstripe_disconnect(fs);
+    return ret;
+}
+
+/* --- stat ------------------------------------------------------------------------ */
+
+static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_stat_t *st)
+{
+    int nservers = pstripe_num_servers(fs);
+    char human[32], stripe[32], mode[11], ctime_s[64], mtime_s[64];
+    ps_layout_t layout;
+
+    pst_human_size(st->size, human, sizeof(human));
+    printf("  File: %s\n", path);
+    printf("  Size: %" PRIu64 " (%s)\n", st->size, human);
+    pst_human_size(st->blocks, human, sizeof(human));
+    printf("  Allocated: %" PRIu64 " (%s, all servers)\n", st->blocks, human);
+    printf("  File id: %016" PRIx64 "\n", st->file_id);
+    pst_format_mode(st->mode, mode);
+    printf("  Mode: %04o (%s)\n", st->mode & 07777, mode);
+    ps_format_size(st->layout.stripe_size, stripe, sizeof(stripe));
+    printf("  Layout: stripe size %s (%" PRIu64 " bytes), stripe count %" PRIu32
+           ", first server %" PRId32 "\n",
+           stripe, st->layout.stripe_size, st->layout.stripe_count, st->layout.first_server);
+
+    /* Stripe target k lives on server (first_server + k) % nservers:
+     * the same mapping the library and the servers use (ps_layout.h). */
+    layout.stripe_size  = st->layout.stripe_size;
+    layout.stripe_count = st->layout.stripe_count;
+    layout.first_server = (uint32_t)st->layout.first_server;
+    printf("  Servers (stripe order):\n");
+    for (uint32_t k = 0; k < st->layout.stripe_count && nservers > 0; k++) {
+        uint32_t s = ps_layout_server(&layout, k, (uint32_t)nservers);
+        printf("    stripe %" PRIu32 ": server %" PRIu32 " %s\n", k, s,
+               pstripe_server_address(fs, (int)s));
+    }
+    pst_format_time(st->ctime_ns, 1, ctime_s, sizeof(ctime_s));
+    pst_format_time(st->mtime_ns, 1, mtime_s, sizeof(mtime_s));
+    printf("  Created: %s\n", ctime_s);
+    printf("  Modified: %s\n", mtime_s);
+}
+
+int pst_cmd_stat(pst_ctx_t *ctx, int argc, char **argv)
+{
+    pstripe_fs_t *fs;
+    pstripe_stat_t st;
+    int ret, status;
+
+    if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
+        return ret;
+    }
+    if (optind >= argc) {
+        return pst_usage_error(ctx, "missing PATH");
+    }
+    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
+        return ret;
+    }
+    for (int i = optind; i < argc; i++) {
+        const char *path = pst_fs_path(argv[i]);
+        status           = pstripe_stat(fs, path, &st);
+        if (status != PS_OK) {
+            pst_lib_error(ctx, status, "%s", path);
+            ret = PST_EXIT_ERROR;
+            continue;
+        }
+        pst_print_stat(fs, path, &st);
+    }
+    pstripe_disconnect(fs);
+    return ret;
+}
+
+/* --- rm ---------------------------------------------------------------------------- */
+
+int pst_cmd_rm(pst_ctx_t *ctx, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"force", no_argument, NULL, 'f'}, PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+    pstripe_fs_t *fs;
+    int c, ret, status, force = 0;
+
+    while ((c = getopt_long(argc, argv, "f" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if (c == 'f') {
+            force = 1;
+        } else if ((ret = pst_global_opt(ctx, c, optarg)) != PST_CONTINUE) {
+            return ret;
+        }
+    }
+    if (optind >= argc) {
+        return pst_usage_error(ctx, "missing PATH");
+    }
+    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
+        return ret;
+    }
+    for (int i = optind; i < argc; i++) {
+        const char *path = pst_fs_path(argv[i]);
+        status           = pstripe_unlink(fs, path);
+        if (status == PS_ERR_NO_ENTRY && force) {
+            continue;
+        }
+        if (status != PS_OK) {
+            pst_lib_error(ctx, status, "cannot remove %s", path);
+            ret = PST_EXIT_ERROR;
+        }
+    }
+    pstripe_disconnect(fs);
+    return ret;
+}
+
+/* --- truncate -------------------------------------------------------------------- */
+
+int pst_cmd_truncate(pst_ctx_t *ctx, int argc, char **argv)
+{
+    pstripe_fs_t *fs;
+    const char *path;
+    uint64_t size;
+    int ret, status;
+
+    if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
+        return ret;
+    }
+    if (argc - optind != 2) {
+        return pst_usage_error(ctx, "expected PATH and SIZE");
+    }
+    path = pst_fs_path(argv[optind]);
+    if (pst_parse_size_arg(ctx, "SIZE", argv[optind + 1], &size) != PST_EXIT_OK) {
+        return PST_EXIT_ERROR;
+    }
+    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
+        return ret;
+    }
+    status = pstripe_truncate(fs, path, size);
+    if (status != PS_OK) {
+        pst_lib_error(ctx, status, "cannot truncate %s to %" PRIu64 " bytes", path, size);
+        ret = PST_EXIT_ERROR;
+    }
+    pstripe_disconnect(fs);
+    return ret;
+}
+
+/* --- df ---------------------------------------------------------------------------- */
+
+int pst_cmd_df(pst_ctx_t *ctx, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"bytes", no_argument, NULL, 'b'}, PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+    char total[32], used[32], avail[32];
+    pstripe_statfs_t st;
+    pstripe_fs_t *fs;
+    int c, ret, status, bytes = 0;
+    uint64_t used_bytes;
+
+    while ((c = getopt_long(argc, argv, "b" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if (c == 'b') {
+            bytes = 1;
+        } else if ((ret = pst_global_opt(ctx, c, optarg)) != PST_CONTINUE) {
+            return ret;
+        }
+    }
+    if (optind < argc) {
+        return pst_usage_error(ctx, "too many arguments");
+    }
+    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
+        return ret;
+    }
+    status = pstripe_statfs(fs, &st);
+    if (status != PS_OK) {
+        pst_lib_error(ctx, status, "statfs");
+        pstripe_disconnect(fs);
+        return PST_EXIT_ERROR;
+    }
+    used_bytes = st.total_bytes - st.free_bytes;
+    if (bytes) {
+        snprintf(total, sizeof(total), "%" PRIu64, st.total_bytes);
+        snprintf(used, sizeof(used), "%" PRIu64, used_bytes);
+        snprintf(avail, sizeof(avail), "%" PRIu64, st.avail_bytes);
+    } else {
+        pst_human_size(st.total_bytes, total, sizeof(total));
+        pst_human_size(used_bytes, used, sizeof(used));
+        pst_human_size(st.avail_bytes, avail, sizeof(avail));
+    }
+    /* Use% as df(1) computes it: used / (used + available), rounded up. */
+    uint64_t denom = used_bytes + st.avail_bytes;
+    unsigned pct   = denom ? (unsigned)((used_bytes * 100 + denom - 1) / denom) : 0;
+    printf("%-8s %14s %14s %14s %5s %10s\n", "Servers", "Size", "Used", "Avail", "Use%", "Files");
+    printf("%-8" PRIu32 " %14s %14s %14s %4u%% %10" PRIu64 "\n", st.nservers, total, used, avail,
+           pct, st.files);
+    pstripe_disconnect(fs);
+    return PST_EXIT_OK;
+}
+
+/* --- stats ------------------------------------------------------------------------ */
+
+static double pst_ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+/* Upper bound in microseconds of the histogram bucket where the q-quantile
+ * of the requests falls (bucket i: < 2^i us; the last one is open). */
+static int pst_hist_quantile(const uint64_t *hist, int n, double q)
+{
+    uint64_t total = 0, sum = 0;
+    for (int i = 0; i < n; i++) {
+        total += hist[i];
+    }
+    if (total == 0) {
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        sum += hist[i];
+        if ((double)sum >= q * (double)total) {
+            return i;
+        }
+    }
+    return n - 1;
+}
+
+static void pst_format_us(uint64_t us, char *buf, size_t len)
+{
+    if (us >= 1000000) {
+        snprintf(buf, len, "%gs", (double)us / 1e6);
+    } else if (us >= 1000) {
+        snprintf(buf, len, "%gms", (double)us / 1e3);
+    } else {
+        snprintf(buf, len, "%" PRIu64 "us", us);
+    }
+}
+
+static void pst_print_server_stats(int idx, const char *addr, const pstripe_server_stats_t *s)
+{
+    const int nb = (int)(sizeof(s->latency_hist) / sizeof(s->latency_hist[0]));
+    char a[32], b[32], lo[16], hi[16];
+    uint64_t max = 0;
+    int first = -1, last = -1;
+
+    printf("server %d  %s  up %.1fs  %" PRIu64 " workers  direct I/O %s\n", idx, addr,
+           (double)s->uptime_ns / 1e9, s->nworkers, s->direct_io ? "yes (O_DIRECT)" : "NO (buffered)");
+    printf("  requests        %" PRIu64 " (%" PRIu64 " errors)\n", s->requests, s->errors);
+    pst_human_size(s->bytes_written, a, sizeof(a));
+    printf("  written         %s (%" PRIu64 " bytes) in %" PRIu64 " batches, %" PRIu64
+           " regions\n",
+           a, s->bytes_written, s->write_batches, s->regions_written);
+    pst_human_size(s->bytes_read, a, sizeof(a));
+    printf("  read            %s (%" PRIu64 " bytes) in %" PRIu64 " batches, %" PRIu64
+           " regions\n",
+           a, s->bytes_read, s->read_batches, s->regions_read);
+    pst_human_size(s->disk_bytes_written, a, sizeof(a));
+    pst_human_size(s->disk_bytes_read, b, sizeof(b));
+    printf("  disk writes     %" PRIu64 " (%s)\n", s->disk_writes, a);
+    printf("  disk reads      %" PRIu64 " (%s), %" PRIu64 " of them read-modify-write\n",
+           s->disk_reads, b, s->rmw_reads);
+    printf("  regions/disk IO write %.2f, read %.2f\n",
+           pst_ratio(s->regions_written, s->disk_writes),
+           pst_ratio(s->regions_read, s->disk_reads - s->rmw_reads));
+    printf("  queue depth     %" PRIu64 " now, %" PRIu64 " max; %" PRIu64 " merged batches\n",
+           s->queue_depth, s->queue_depth_max, s->merged_batches);
+
+    for (int i = 0; i < nb; i++) {
+        if (s->latency_hist[i] != 0) {
+            first = (first < 0) ? i : first;
+            last  = i;
+            max   = (s->latency_hist[i] > max) ? s->latency_hist[i] : max;
+        }
+    }
+    if (first < 0) {
+        printf("  latency         no requests timed\n");
+        return;
+    }
+    int p50 = pst_hist_quantile(s->latency_hist, nb, 0.50);
+    int p99 = pst_hist_quantile(s->latency_hist, nb, 0.99);
+    pst_format_us(1ull << p50, a, sizeof(a));
+    pst_format_us(1ull << p99, b, sizeof(b));
+    printf("  latency         p50 < %s, p99 < %s%s\n", a, b,
+           (p99 == nb - 1) ? " (open last bucket)" : "");
+    for (int i = first; i <= last; i++) {
+        int width = (int)((s->latency_hist[i] * 40 + max - 1) / max);
+        pst_format_us(i ? (1ull << (i - 1)) : 0, lo, sizeof(lo));
+        pst_format_us(1ull << i, hi, sizeof(hi));
+        if (i == nb - 1) {
+            snprintf(hi, sizeof(hi), "inf");
+        }
+        printf("    %7s - %-7s %10" PRIu64 " %.*s\n", lo, hi, s->latency_hist[i], width,
+               "########################################");
+    }
+}
+
+int pst_cmd_stats(pst_ctx_t *ctx, int argc, char **argv)
+{
+    pstripe_server_stats_t st;
+    pstripe_fs_t *fs;
+    int ret, status, n, first = 0, last;
+
+    if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
+        return ret;
+    }
+    if (argc - optind > 1) {
+        return pst_usage_error(ctx, "too many arguments");
+    }
+    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
+        return ret;
+    }
+    n    = pstripe_num_servers(fs);
+    last = n - 1;
+    if (optind < argc) {
+        const char *want = argv[optind];
+        char *end;
+        long idx = strtol(want, &end, 10);
+
+        first = -1;
+        if (*want != '\0' && *end == '\0') {
+            first = (idx >= 0 && idx < n) ? (int)idx : -1;
+        } else {
+            for (int i = 0; i < n; i++) {
+                if (strcmp(pstripe_server_address(fs, i), want) == 0) {
+                    first = i;
+                }
+            }
+        }
+        if (first < 0) {
+            pst_msg(ctx, "no server '%s' (give an index 0..%d or one of the addresses of "
+                         "`pstripe stat`/the config)", want, n - 1);
+            pstripe_disconnect(fs);
+            return PST_EXIT_ERROR;
+        }
+        last = first;
+    }
+    for (int i = first; i <= last; i++) {
+        status = pstripe_server_stats(fs, i, &st);
+        if (status != PS_OK) {
+            pst_lib_error(ctx, status, "server %d (%s)", i, pstripe_server_address(fs, i));
+            ret = PST_EXIT_ERROR;
+            continue;
+        }
+        pst_print_server_stats(i, pstripe_server_address(fs, i), &st);
+    }
+    pstripe_disconnect(fs);
+    return ret;
+}
+
+/* --- config ------------------------------------------------------------------------ */
+
+int pst_cmd_config(pst_ctx_t *ctx, int argc, char **argv)
+{
+    pstripe_fs_t *fs;
+    int ret;
+
+    if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
+        return ret;
+    }
+    if (optind < argc) {
+        return pst_usage_error(ctx, "too many arguments");
+    }
+    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
+        return ret;
+    }
+    pstripe_print_config(fs, stdout);
+    pstripe_disconnect(fs);
+    return PST_EXIT_OK;
+}

@@ -1,0 +1,492 @@
+/*
+ * pstripe.c: the `pstripe` command: entry point, command table, help, the
+ * global options and the helpers every subcommand shares, and `pstripe run`.
+ *
+ * The subcommands live in pst_fs.c (ls, stat, rm, truncate, df, stats,
+ * config), pst_cp.c (cp) and pst_local.c (local start/stop/status).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ps_config.h"
+#include "pst_tool.h"
+
+#ifndef PST_PKGLIBEXECDIR
+#define PST_PKGLIBEXECDIR "/usr/local/libexec/pstripe"
+#endif
+
+static const char pst_global_help[] =
+    "Global options (before or after COMMAND):\n"
+    "  -c, --config FILE     client config file; default $PSTRIPE_CONFIG, else\n"
+    "                        ~/.config/pstripe/client.conf, else /etc/pstripe/client.conf\n"
+    "      --servers LIST    servers to use instead of a config file (host:port,...)\n"
+    "      --set NAME=VALUE  set a client tunable, e.g. --set timeout=5s (repeatable;\n"
+    "                        `pstripe config` lists them)\n"
+    "  -h, --help            show help\n";
+
+static const pst_cmd_t pst_cmds[] = {
+    {"ls", pst_cmd_ls, "[-l] [PREFIX]", "list files whose path starts with PREFIX",
+     "List the files whose path starts with PREFIX (default: every file), in path\n"
+     "order, one per line.\n"
+     "\n"
+     "  -l, --long    also show mode, stripe count x stripe size, size in bytes and\n"
+     "                modification time\n"},
+    {"stat", pst_cmd_stat, "PATH...", "show size, layout, servers, file id, mode and times",
+     "Show a file's size, allocated bytes, file id, mode, creation and modification\n"
+     "times, and its layout: stripe size, stripe count and the servers (index and\n"
+     "address) that hold its stripes, in stripe order.\n"},
+    {"rm", pst_cmd_rm, "[-f] PATH...", "remove files",
+     "Remove each PATH and its objects on every server. Every PATH is tried; the\n"
+     "exit status is 1 if any of them failed.\n"
+     "\n"
+     "  -f, --force   ignore missing files\n"},
+    {"cp", pst_cmd_cp, "[OPTIONS] SRC DST", "copy a file into or out of pstripe",
+     "Copy SRC to DST. pstripe paths are written pstripe:/path; the other side is a\n"
+     "local file ('-' is stdin or stdout). pstripe to pstripe works too. If DST is\n"
+     "a local directory or ends with '/', SRC's base name is appended.\n"
+     "\n"
+     "The file is moved in chunks with several nonblocking pstripe reads or writes\n"
+     "in flight while the local side is read or written, so the network, the\n"
+     "servers' disks and the local file are busy at the same time.\n"
+     "\n"
+     "      --stripe-size SIZE   stripe size of a new pstripe file (e.g. 1m)\n"
+     "      --stripe-count N     servers to stripe a new pstripe file over\n"
+     "      --chunk-size SIZE    bytes per nonblocking request (default 8m)\n"
+     "      --depth N            requests in flight (default 4)\n"
+     "      --progress           show progress (default: on a terminal, for files\n"
+     "                           of 64 MiB or more)\n"
+     "      --no-progress        never show progress\n"},
+    {"truncate", pst_cmd_truncate, "PATH SIZE", "set a file's size",
+     "Set the size of PATH to SIZE bytes (suffixes k, m, g, t: powers of 1024),\n"
+     "shrinking it or extending it with zeros. The file must exist.\n"},
+    {"df", pst_cmd_df, "[-b]", "show the cluster's capacity and number of files",
+     "Show the capacity of the cluster: total, used and available bytes summed\n"
+     "over the servers' data directories, the use ratio and the number of files.\n"
+     "\n"
+     "  -b, --bytes   sizes in bytes instead of human-readable units\n"},
+    {"stats", pst_cmd_stats, "[SERVER]", "show the servers' counters",
+     "Show the counters of every server, or of SERVER (an index in the server list\n"
+     "or a host:port address): bytes and requests, regions received, disk I/Os and\n"
+     "regions per disk I/O (how well regions were coalesced), read-modify-write\n"
+     "reads, disk queue depth, and the histogram of request service times.\n"},
+    {"config", pst_cmd_config, "", "print the client's effective tunables",
+     "Print the client's tunables with their effective values (after the config\n"
+     "file, PSTRIPE_* environment variables and --set) and one line of\n"
+     "documentation each, in config-file syntax.\n"},
+    {"local", pst_cmd_local, "start|stop|status --dir DIR [OPTIONS]",
+     "start, stop or show a cluster of daemons on this machine",
+     "Manage a cluster of pstripe-server daemons on 127.0.0.1 whose state lives in\n"
+     "DIR: data in DIR/server<i>/, logs DIR/server<i>.log, pids DIR/server<i>.pid,\n"
+     "and the client config DIR/client.conf. See `pstripe local start --help`,\n"
+     "`pstripe local stop --help`, `pstripe local status --help`.\n"},
+    {"run", pst_cmd_run, "-- CMD [ARGS...]", "run an MPI command on the pstripe-enabled MPICH",
+     "Run CMD with the pstripe-enabled MPICH in place of the system one (e.g.\n"
+     "`pstripe run -- mpiexec -n 2 ./prog pstripe:/out`), through the pstripe-run\n"
+     "script ($PSTRIPE_RUN, else the build tree's adio/pstripe-run, else the\n"
+     "installed one). -c, --servers and --set are passed on to the program as\n"
+     "PSTRIPE_CONFIG, PSTRIPE_SERVERS and PSTRIPE_<NAME> environment variables.\n"},
+    {"help", NULL, "[COMMAND]", "show help for pstripe or a command", ""},
+};
+
+#define PST_NCMDS (sizeof(pst_cmds) / sizeof(pst_cmds[0]))
+
+static const pst_cmd_t *pst_find_cmd(const char *name)
+{
+    for (size_t i = 0; i < PST_NCMDS; i++) {
+        if (strcmp(pst_cmds[i].name, name) == 0) {
+            return &pst_cmds[i];
+        }
+    }
+    return NULL;
+}
+
+static void pst_print_main_help(FILE *out)
+{
+    fprintf(out, "Usage: pstripe [GLOBAL OPTIONS] COMMAND [ARGS...]\n"
+                 "\n"
+                 "pstripe is a striped parallel file system; this command manages its files\n"
+                 "and local clusters of its servers.\n"
+                 "\n"
+                 "Commands:\n");
+    for (size_t i = 0; i < PST_NCMDS; i++) {
+        char left[64];
+        snprintf(left, sizeof(left), "%s %s", pst_cmds[i].name, pst_cmds[i].synopsis);
+        if (strlen(left) > 24) {
+            fprintf(out, "  %s\n  %-24s  %s\n", left, "", pst_cmds[i].summary);
+        } else {
+            fprintf(out, "  %-24s  %s\n", left, pst_cmds[i].summary);
+        }
+    }
+    fprintf(out,
+            "\n%s"
+            "      --version         show the version\n"
+            "\n"
+            "pstripe paths are absolute (/dir/file); `cp` writes them pstripe:/dir/file.\n"
+            "Quick start:\n"
+            "  pstripe local start --dir /tmp/pst && export PSTRIPE_CONFIG=/tmp/pst/client.conf\n"
+            "  pstripe cp big.dat pstripe:/big.dat && pstripe stat /big.dat\n"
+            "\n"
+            "Exit status: 0 success, 1 error, 2 usage error.\n"
+            "Run `pstripe help COMMAND` or `pstripe COMMAND --help` for a command's options.\n",
+            pst_global_help);
+}
+
+static void pst_print_cmd_help(const pst_cmd_t *cmd, const char *name)
+{
+    printf("Usage: %s %s\n\n%s\n%s", name, cmd->synopsis, cmd->help, pst_global_help);
+}
+
+int pst_global_opt(pst_ctx_t *ctx, int opt, const char *arg)
+{
+    switch (opt) {
+    case 'c':
+        ctx->config = arg;
+        return PST_CONTINUE;
+    case PST_OPT_SERVERS:
+        ctx->servers = arg;
+        return PST_CONTINUE;
+    case PST_OPT_SET: {
+        const char *eq = strchr(arg, '=');
+        if (eq == NULL || eq == arg) {
+            return pst_usage_error(ctx, "--set needs NAME=VALUE, not '%s'", arg);
+        }
+        const char **settings = realloc(ctx->settings, (ctx->nsettings + 2) * sizeof(*settings));
+        if (settings == NULL) {
+            pst_msg(ctx, "out of memory");
+            return PST_EXIT_ERROR;
+        }
+        settings[ctx->nsettings++] = arg;
+        settings[ctx->nsettings]   = NULL;
+        ctx->settings              = settings;
+        return PST_CONTINUE;
+    }
+    case 'h':
+        if (ctx->cmd != NULL) {
+            pst_print_cmd_help(ctx->cmd, ctx->name);
+        } else {
+            pst_print_main_help(stdout);
+        }
+        return PST_EXIT_OK;
+    default: /* '?' or ':': getopt printed the reason */
+        fprintf(stderr, "Try '%s --help'.\n", ctx->name);
+        return PST_EXIT_USAGE;
+    }
+}
+
+int pst_usage_error(pst_ctx_t *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", ctx->name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    if (ctx->cmd != NULL) {
+        fprintf(stderr, "Usage: %s %s\n", ctx->name, ctx->cmd->synopsis);
+    }
+    fprintf(stderr, "Try '%s --help'.\n", ctx->name);
+    return PST_EXIT_USAGE;
+}
+
+void pst_msg(pst_ctx_t *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", ctx->name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+}
+
+void pst_lib_error(pst_ctx_t *ctx, int status, const char *fmt, ...)
+{
+    const char *reason = pstripe_last_error();
+    va_list ap;
+
+    if (reason == NULL || reason[0] == '\0') {
+        reason = pstripe_strerror(status);
+    }
+    fprintf(stderr, "%s: ", ctx->name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, ": %s\n", reason);
+}
+
+/*
+ * --set NAME=VALUE must hold while connecting (connect_timeout, timeout,
+ * log_level) and override both the config file and the environment. For
+ * --servers the library takes the settings directly. For a config file it
+ * reads PSTRIPE_<NAME> after the file, so the settings go into the
+ * environment first; once connected they are set again through
+ * pstripe_set_option(), which rejects unknown names and bad values with a
+ * clear message (the environment path would ignore a misspelled name).
+ */
+static int pst_settings_to_env(pst_ctx_t *ctx)
+{
+    for (int i = 0; i < ctx->nsettings; i++) {
+        const char *s  = ctx->settings[i];
+        const char *eq = strchr(s, '=');
+        char var[128]  = "PSTRIPE_";
+        size_t n       = strlen(var);
+
+        for (const char *p = s; p < eq; p++) {
+            if (n + 1 >= sizeof(var) || !(isalnum((unsigned char)*p) || *p == '_')) {
+                pst_msg(ctx, "--set %s: '%.*s' is not a tunable name", s, (int)(eq - s), s);
+                return PST_EXIT_ERROR;
+            }
+            var[n++] = (char)toupper((unsigned char)*p);
+        }
+        var[n] = '\0';
+        if (setenv(var, eq + 1, 1) != 0) {
+            pst_msg(ctx, "setenv %s: %s", var, strerror(errno));
+            return PST_EXIT_ERROR;
+        }
+    }
+    return PST_EXIT_OK;
+}
+
+int pst_connect(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
+{
+    pstripe_fs_t *fs;
+    int status;
+
+    if (ctx->servers != NULL) {
+        status = pstripe_connect_servers(ctx->servers, ctx->settings, &fs);
+        if (status != PS_OK) {
+            pst_lib_error(ctx, status, "cannot connect to %s", ctx->servers);
+            return PST_EXIT_ERROR;
+        }
+        *fs_p = fs;
+        return PST_EXIT_OK;
+    }
+
+    if (pst_settings_to_env(ctx) != PST_EXIT_OK) {
+        return PST_EXIT_ERROR;
+    }
+    if (ctx->config != NULL && access(ctx->config, R_OK) != 0) {
+        pst_msg(ctx, "config file %s: %s", ctx->config, strerror(errno));
+        return PST_EXIT_ERROR;
+    }
+    status = pstripe_connect(ctx->config, &fs);
+    if (status == PS_ERR_NOT_CONFIGURED) {
+        pst_lib_error(ctx, status, "no pstripe servers configured");
+        fprintf(stderr,
+                "Give -c FILE or --servers HOST:PORT,..., or export PSTRIPE_CONFIG=FILE;\n"
+                "`pstripe local start --dir DIR` starts a local cluster and writes DIR/client.conf.\n");
+        return PST_EXIT_ERROR;
+    } else if (status != PS_OK) {
+        pst_lib_error(ctx, status, "cannot connect to the servers of %s",
+                      ctx->config ? ctx->config : "the default config");
+        return PST_EXIT_ERROR;
+    }
+
+    for (int i = 0; i < ctx->nsettings; i++) {
+        const char *s  = ctx->settings[i];
+        const char *eq = strchr(s, '=');
+        char name[128];
+
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - s), s);
+        if (strcmp(name, "servers") == 0) {
+            continue; /* used by the connection itself */
+        }
+        status = pstripe_set_option(fs, name, eq + 1);
+        if (status != PS_OK) {
+            pst_lib_error(ctx, status, "--set %s", s);
+            pstripe_disconnect(fs);
+            return PST_EXIT_ERROR;
+        }
+    }
+    *fs_p = fs;
+    return PST_EXIT_OK;
+}
+
+const char *pst_fs_path(const char *arg)
+{
+    size_t n = strlen(PST_PATH_PREFIX);
+    return (strncmp(arg, PST_PATH_PREFIX, n) == 0) ? arg + n : arg;
+}
+
+void pst_human_size(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u    = 0;
+
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0) {
+        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+    } else {
+        snprintf(buf, len, "%.1f %s", v, units[u]);
+    }
+}
+
+int pst_parse_size_arg(pst_ctx_t *ctx, const char *what, const char *str, uint64_t *value)
+{
+    if (ps_parse_size(str, value) != PS_OK) {
+        pst_msg(ctx, "%s: '%s' is not a size (e.g. 4096, 512k, 4m, 1g)", what, str);
+        return PST_EXIT_ERROR;
+    }
+    return PST_EXIT_OK;
+}
+
+int pst_snprintf(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
+
+void pst_exe_dir(char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    char *slash;
+
+    if (n <= 0) {
+        buf[0] = '\0';
+        return;
+    }
+    buf[n] = '\0';
+    slash  = strrchr(buf, '/');
+    if (slash != NULL) {
+        *slash = '\0';
+    } else {
+        buf[0] = '\0';
+    }
+}
+
+/* --- pstripe run ------------------------------------------------------------- */
+
+/* The pstripe-run script: $PSTRIPE_RUN, else the build tree's
+ * <exe dir>/../adio/pstripe-run, else the installed one. */
+static const char *pst_run_script(char *buf, size_t len)
+{
+    const char *env = getenv("PSTRIPE_RUN");
+    char dir[4096];
+
+    if (env != NULL && env[0] != '\0') {
+        return env;
+    }
+    pst_exe_dir(dir, sizeof(dir));
+    if (dir[0] != '\0') {
+        if (pst_snprintf(buf, len, "%s/../adio/pstripe-run", dir) == 0 &&
+            access(buf, X_OK) == 0) {
+            return buf;
+        }
+    }
+    return PST_PKGLIBEXECDIR "/pstripe-run";
+}
+
+int pst_cmd_run(pst_ctx_t *ctx, int argc, char **argv)
+{
+    static const struct option opts[] = {PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+    char buf[4096], abs_config[4096];
+    const char *script;
+    int c, ret;
+
+    /* '+': stop at the first non-option, so CMD's own options stay CMD's. */
+    while ((c = getopt_long(argc, argv, "+" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if ((ret = pst_global_opt(ctx, c, optarg)) != PST_CONTINUE) {
+            return ret;
+        }
+    }
+    if (optind >= argc) {
+        return pst_usage_error(ctx, "no command to run");
+    }
+
+    /* Hand the connection options to the program through the environment,
+     * where the client library inside the ROMIO driver looks for them. */
+    if (ctx->config != NULL) {
+        if (realpath(ctx->config, abs_config) == NULL) {
+            pst_msg(ctx, "config file %s: %s", ctx->config, strerror(errno));
+            return PST_EXIT_ERROR;
+        }
+        setenv("PSTRIPE_CONFIG", abs_config, 1);
+    }
+    if (ctx->servers != NULL) {
+        setenv("PSTRIPE_SERVERS", ctx->servers, 1);
+    }
+    if (pst_settings_to_env(ctx) != PST_EXIT_OK) {
+        return PST_EXIT_ERROR;
+    }
+
+    script = pst_run_script(buf, sizeof(buf));
+    argv[optind - 1] = (char *)script; /* argv[optind - 1] is "--" or our own slot */
+    execv(script, &argv[optind - 1]);
+    pst_msg(ctx, "cannot run %s: %s (set PSTRIPE_RUN to the pstripe-run script)", script,
+            strerror(errno));
+    return PST_EXIT_ERROR;
+}
+
+/* --- main ------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {PST_GLOBAL_LONGOPTS,
+                                         {"version", no_argument, NULL, 'V'},
+                                         {NULL, 0, NULL, 0}};
+    pst_ctx_t ctx = {0};
+    const pst_cmd_t *cmd;
+    int c, ret;
+
+    snprintf(ctx.name, sizeof(ctx.name), "pstripe");
+    /* '+': global options end at the subcommand's name. */
+    while ((c = getopt_long(argc, argv, "+" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if (c == 'V') {
+            printf("pstripe %s\n", PACKAGE_VERSION);
+            return PST_EXIT_OK;
+        }
+        if ((ret = pst_global_opt(&ctx, c, optarg)) != PST_CONTINUE) {
+            return ret;
+        }
+    }
+    if (optind >= argc) {
+        pst_print_main_help(stderr);
+        return PST_EXIT_USAGE;
+    }
+
+    cmd = pst_find_cmd(argv[optind]);
+    if (cmd == NULL) {
+        fprintf(stderr, "pstripe: unknown command '%s'\nRun 'pstripe help' for the list.\n",
+                argv[optind]);
+        return PST_EXIT_USAGE;
+    }
+    if (cmd->fn == NULL) { /* help [COMMAND] */
+        if (optind + 1 >= argc) {
+            pst_print_main_help(stdout);
+            return PST_EXIT_OK;
+        }
+        const pst_cmd_t *about = pst_find_cmd(argv[optind + 1]);
+        if (about == NULL || about->fn == NULL) {
+            fprintf(stderr, "pstripe help: unknown command '%s'\n", argv[optind + 1]);
+            return PST_EXIT_USAGE;
+        }
+        snprintf(ctx.name, sizeof(ctx.name), "pstripe %s", about->name);
+        pst_print_cmd_help(about, ctx.name);
+        return PST_EXIT_OK;
+    }
+
+    ctx.cmd = cmd;
+    snprintf(ctx.name, sizeof(ctx.name), "pstripe %s", cmd->name);
+    argv[optind] = ctx.name; /* getopt's messages then name the subcommand */
+    argc -= optind;
+    argv += optind;
+    optind = 0; /* glibc: start a fresh scan */
+    ret    = cmd->fn(&ctx, argc, argv);
+    free(ctx.settings);
+    return ret;
+}
