@@ -458,16 +458,29 @@ int pst_cmd_stats(pst_ctx_t *ctx, int argc, char **argv)
 
 int pst_cmd_config(pst_ctx_t *ctx, int argc, char **argv)
 {
+    static const struct option opts[] = {
+        {"defaults", no_argument, NULL, 'd'}, PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
     pstripe_fs_t *fs;
-    int ret;
+    int c, ret, defaults = 0;
 
-    if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
-        return ret;
+    while ((c = getopt_long(argc, argv, PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if (c == 'd') {
+            defaults = 1;
+        } else if ((ret = pst_global_opt(ctx, c, optarg)) != PST_CONTINUE) {
+            return ret;
+        }
     }
     if (optind < argc) {
         return pst_usage_error(ctx, "too many arguments");
     }
+    if (defaults) {
+        pstripe_print_config(NULL, stdout);
+        return PST_EXIT_OK;
+    }
+    /* The effective values are those of a connection: file, environment
+     * and --set, as checked by the library. */
     if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
+        fprintf(stderr, "(`pstripe config --defaults` prints the defaults without servers)\n");
         return ret;
     }
     pstripe_print_config(fs, stdout);

@@ -76,10 +76,13 @@ static const pst_cmd_t pst_cmds[] = {
      "or a host:port address): bytes and requests, regions received, disk I/Os and\n"
      "regions per disk I/O (how well regions were coalesced), read-modify-write\n"
      "reads, disk queue depth, and the histogram of request service times.\n"},
-    {"config", pst_cmd_config, "", "print the client's effective tunables",
+    {"config", pst_cmd_config, "[--defaults]", "print the client's effective tunables",
      "Print the client's tunables with their effective values (after the config\n"
      "file, PSTRIPE_* environment variables and --set) and one line of\n"
-     "documentation each, in config-file syntax.\n"},
+     "documentation each, in config-file syntax. This connects to the servers,\n"
+     "as every command does.\n"
+     "\n"
+     "      --defaults    print the built-in defaults instead (no servers needed)\n"},
     {"local", pst_cmd_local, "start|stop|status --dir DIR [OPTIONS]",
      "start, stop or show a cluster of daemons on this machine",
      "Manage a cluster of pstripe-server daemons on 127.0.0.1 whose state lives in\n"
@@ -260,7 +263,10 @@ int pst_connect(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
 
     if (ctx->servers != NULL) {
         status = pstripe_connect_servers(ctx->servers, ctx->settings, &fs);
-        if (status != PS_OK) {
+        if (status == PS_ERR_INVALID) {
+            pst_lib_error(ctx, status, "invalid configuration");
+            return PST_EXIT_ERROR;
+        } else if (status != PS_OK) {
             pst_lib_error(ctx, status, "cannot connect to %s", ctx->servers);
             return PST_EXIT_ERROR;
         }
@@ -282,9 +288,13 @@ int pst_connect(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
                 "Give -c FILE or --servers HOST:PORT,..., or export PSTRIPE_CONFIG=FILE;\n"
                 "`pstripe local start --dir DIR` starts a local cluster and writes DIR/client.conf.\n");
         return PST_EXIT_ERROR;
+    } else if (status == PS_ERR_INVALID) {
+        pst_lib_error(ctx, status, "invalid configuration");
+        return PST_EXIT_ERROR;
     } else if (status != PS_OK) {
+        const char *env = getenv("PSTRIPE_CONFIG");
         pst_lib_error(ctx, status, "cannot connect to the servers of %s",
-                      ctx->config ? ctx->config : "the default config");
+                      ctx->config ? ctx->config : (env && env[0]) ? env : "the default config");
         return PST_EXIT_ERROR;
     }
 
