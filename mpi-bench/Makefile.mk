@@ -1,1 +1,34 @@
 # mpi-bench: fragment included by the top-level Makefile.am
+#
+# pstripe-bench is an MPI program built with the system MPI compiler
+# ($(MPICC) from configure), not automake's $(CC), so that it links the
+# system MPICH ABI and runs unchanged on the pstripe-enabled MPICH through
+# `pstripe run`. Hence a rule of our own, and SCRIPTS to install it.
+# It is not built with the sanitizers: MPICH's own leaks at MPI_Finalize
+# would drown a LeakSanitizer report.
+
+PSB_HDRS = mpi-bench/psb.h
+PSB_SRCS = mpi-bench/psb_main.c mpi-bench/psb_pattern.c mpi-bench/psb_report.c
+PSB_CFLAGS = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS)
+
+psbexecdir = $(bindir)
+psbexec_SCRIPTS = mpi-bench/pstripe-bench
+
+mpi-bench/pstripe-bench: $(PSB_SRCS) $(PSB_HDRS)
+	@$(MKDIR_P) mpi-bench
+	$(AM_V_CC)$(MPICC) $(PSB_CFLAGS) $(CFLAGS) -o $@ \
+	    $(srcdir)/mpi-bench/psb_main.c \
+	    $(srcdir)/mpi-bench/psb_pattern.c \
+	    $(srcdir)/mpi-bench/psb_report.c
+
+# The runner and its README, installed beside the data of the package.
+psbdatadir = $(pkgdatadir)/mpi-bench
+dist_psbdata_SCRIPTS = mpi-bench/run-matrix
+dist_psbdata_DATA = mpi-bench/README
+
+CLEANFILES += mpi-bench/pstripe-bench
+EXTRA_DIST += $(PSB_SRCS) $(PSB_HDRS) mpi-bench/smoke-test
+
+# Smoke test: small sizes, every pattern, with verification, on ufs: and,
+# when the tool and the pstripe MPICH are built, on pstripe:.
+TESTS += mpi-bench/smoke-test
