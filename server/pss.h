@@ -1,0 +1,229 @@
+/*
+ * pss.h: internals of the storage daemon pstripe-server.
+ *
+ * One process = one server = W workers. Each worker is a thread pinned to a
+ * core with its own UCX worker, its own listener port, its own objects,
+ * its own libaio context and its own counters; the only state shared
+ * between workers is read-only after start-up (configuration, ports,
+ * alignment) plus the LMDB environment, which serializes its writers itself.
+ * Nothing on the I/O path takes a lock.
+ *
+ *   pss_main.c    command line, start-up, data dir, signals, shutdown
+ *   pss_config.c  the [server] tunables table
+ *   pss_worker.c  event loop, UCX listener/endpoints, request decoding, replies
+ *   pss_store.c   objects, alignment probe, coalescing, libaio, read-modify-write
+ *   pss_meta.c    the namespace in LMDB
+ */
+#ifndef PSS_H
+#define PSS_H
+
+#include <hwloc.h>
+#include <libaio.h>
+#include <lmdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <ucp/api/ucp.h>
+
+#include "ps_config.h"
+#include "ps_extent.h"
+#include "ps_proto.h"
+#include "ps_status.h"
+
+/* ---- configuration (pss_config.c) ------------------------------------------ */
+
+typedef struct pss_config {
+    char *listen;          /* "ADDR:PORT" of worker 0 */
+    char *data_dir;        /* data directory */
+    int64_t workers;       /* 0: one per core of the cpuset */
+    uint64_t max_batch;    /* bytes: largest payload of one OBJ_READ/OBJ_WRITE */
+    uint64_t coalesce_gap; /* bytes: regions closer than this share a disk I/O */
+    uint64_t max_io;       /* bytes: largest single disk I/O */
+    int64_t aio_depth;     /* disk I/Os in flight per worker */
+    char *direct_io;       /* "auto", "yes" or "no" */
+    int log_level;         /* ps_log_level_t */
+    char *log_file;        /* "" = stderr */
+    uint64_t max_merge;    /* bytes: payload of batches planned together */
+    double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
+} pss_config_t;
+
+extern const ps_config_field_t pss_config_table[];
+
+/* ---- counters ---------------------------------------------------------------- */
+
+/*
+ * Per-worker counters. Written only by their worker (relaxed load + store,
+ * which compiles to plain moves), read by any worker for STATS; no locks, no
+ * read-modify-write atomics on the I/O path.
+ */
+typedef struct pss_stats {
+    _Atomic uint64_t requests, errors;
+    _Atomic uint64_t bytes_written, bytes_read;
+    _Atomic uint64_t write_batches, read_batches;
+    _Atomic uint64_t regions_written, regions_read;
+    _Atomic uint64_t disk_writes, disk_reads;
+    _Atomic uint64_t disk_bytes_written, disk_bytes_read;
+    _Atomic uint64_t rmw_reads;
+    _Atomic uint64_t queue_depth, queue_depth_max;
+    _Atomic uint64_t merged_batches;
+    _Atomic uint64_t latency_hist[PS_STATS_HIST_BUCKETS];
+} pss_stats_t;
+
+#define PSS_STAT_ADD(_w, _field, _n)                                                       \
+    atomic_store_explicit(&(_w)->stats._field,                                            \
+                          atomic_load_explicit(&(_w)->stats._field, memory_order_relaxed) + \
+                              (uint64_t)(_n),                                               \
+                          memory_order_relaxed)
+#define PSS_STAT_SET(_w, _field, _v)                                                       \
+    atomic_store_explicit(&(_w)->stats._field, (uint64_t)(_v), memory_order_relaxed)
+#define PSS_STAT_GET(_w, _field) atomic_load_explicit(&(_w)->stats._field, memory_order_relaxed)
+
+/* ---- the process -------------------------------------------------------------- */
+
+typedef struct pss_worker pss_worker_t;
+
+typedef struct pss_server {
+    pss_config_t cfg;
+    uint64_t server_id;
+    uint64_t start_ns;
+    uint32_t nworkers;
+    pss_worker_t **workers;
+    uint32_t *ports;          /* TCP port of each worker */
+    char listen_host[256];
+    uint16_t listen_port;
+
+    /* storage */
+    int obj_dir_fd;           /* DIR/obj */
+    int direct_io;            /* objects opened with O_DIRECT */
+    uint32_t align;           /* file offset/length alignment for disk I/O, bytes */
+    uint32_t mem_align;       /* buffer alignment for disk I/O, bytes */
+    char *data_dir;           /* absolute */
+
+    /* metadata */
+    MDB_env *mdb_env;
+    MDB_dbi mdb_paths;
+    size_t mdb_max_key;
+
+    ucp_context_h ucp_context;
+    hwloc_topology_t topology; /* NULL if hwloc failed: workers are not pinned */
+    hwloc_cpuset_t allowed;    /* our cpuset */
+    uint32_t ncores_allowed;   /* cores in it */
+    pthread_mutex_t start_lock; /* start-up handshake with the workers */
+    pthread_cond_t start_cond;
+    uint32_t nready;
+    int go;
+    atomic_int stopping;      /* set by the signal thread */
+} pss_server_t;
+
+/* ---- requests ---------------------------------------------------------------- */
+
+typedef struct pss_conn pss_conn_t;
+typedef struct pss_object pss_object_t;
+
+/* A received request, from its arrival until its reply is sent. */
+typedef struct pss_req {
+    struct pss_req *next;       /* incoming list / object queue */
+    pss_worker_t *worker;
+    pss_conn_t *conn;           /* reply endpoint (refcounted) */
+    uint64_t recv_ns;
+    ps_msg_hdr_t hdr;           /* copy of the header */
+    union {
+        uint8_t raw[64];
+        ps_hello_req_t hello;
+        ps_create_req_t create;
+        ps_path_req_t path;
+        ps_list_req_t list;
+        ps_io_req_t io;
+        ps_obj_req_t obj;
+    } body;
+    int status;                 /* decode status; PS_OK when valid */
+    const char *bad_reason;     /* for the log when status != PS_OK */
+
+    /* AM data */
+    void *data;                 /* the data bytes (held UCX data, own copy or rndv buffer) */
+    uint64_t data_len;
+    void *ucx_data;             /* held UCX eager data to release, or rndv descriptor */
+    int ucx_rndv;               /* ucx_data is a rendezvous descriptor */
+    void *own_buf;              /* malloc'd buffer to free (copy or rndv target) */
+    int recv_pending;           /* rndv receive in progress */
+
+    /* OBJ_READ / OBJ_WRITE after checks */
+    const ps_region_t *regions; /* nregions, inside data (8-byte aligned copy) */
+    const uint8_t *payload;     /* write payload inside data */
+    uint8_t *reply_buf;         /* read reply payload (aligned) */
+    uint64_t obj_size;          /* reply: object size after the op */
+    int io_status;
+} pss_req_t;
+
+/* ---- worker ---------------------------------------------------------------- */
+
+#define PSS_OBJ_TABLE_MIN 64
+
+struct pss_worker {
+    pss_server_t *server;
+    uint32_t index;
+    pthread_t thread;
+    int started;                /* thread created */
+    int start_status;           /* PS_OK or error, reported through the barrier */
+    int cpu;                    /* core index pinned to, -1 if not pinned */
+    hwloc_cpuset_t cpuset;      /* where to pin, NULL: not pinned */
+
+    ucp_worker_h ucp_worker;
+    ucp_listener_h listener;
+    int epfd;                   /* epoll: ucp efd, aio eventfd, wake eventfd */
+    int ucp_efd;
+    int wake_fd;                /* eventfd written by the main thread */
+    int stop_seen;
+
+    /* connections accepted by this worker's listener */
+    pss_conn_t **conns;
+    size_t conns_cap, nconns;
+    pss_conn_t *conn_last;      /* last looked-up connection */
+
+    /* requests decoded by the AM callback, processed after progress */
+    pss_req_t *incoming_head, **incoming_tail;
+    uint64_t inflight;          /* requests received and not yet replied */
+    uint64_t sends_inflight;    /* reply sends not yet completed */
+
+    /* storage (pss_store.c) */
+    io_context_t aio_ctx;
+    int aio_efd;
+    int aio_depth;
+    int aio_inflight;
+    struct pss_span_io *aio_wait_head, **aio_wait_tail; /* I/Os waiting for a slot */
+    pss_object_t **objs;        /* open-addressing table by file_id */
+    size_t objs_cap, nobjs;
+    pss_object_t *ready_head;   /* objects with queued work to (re)consider */
+
+    pss_stats_t stats;
+};
+
+/* pss_worker.c */
+int pss_worker_start_all(pss_server_t *server);
+void pss_worker_wake(pss_worker_t *w);
+void pss_worker_join_all(pss_server_t *server);
+/* Send the reply of req (status PS_OK: body/data as given) and free req. */
+void pss_reply(pss_req_t *req, int status, const void *body, uint32_t body_len, void *data,
+               uint64_t data_len, void (*free_data)(void *));
+void pss_req_free(pss_req_t *req);
+void pss_stats_collect(pss_server_t *server, ps_stats_rep_t *rep);
+
+/* pss_store.c */
+int pss_store_init(pss_server_t *server);      /* DIR/obj, alignment, O_DIRECT probe */
+int pss_store_worker_init(pss_worker_t *w);    /* aio context and eventfd */
+void pss_store_worker_cleanup(pss_worker_t *w);
+void pss_store_handle(pss_worker_t *w, pss_req_t *req); /* OBJ_* requests */
+void pss_store_progress(pss_worker_t *w);      /* reap aio, start queued work */
+int pss_store_busy(pss_worker_t *w);           /* work queued or in flight */
+void pss_store_sync_all(pss_worker_t *w);      /* fsync and close every object */
+
+/* pss_meta.c */
+int pss_meta_open(pss_server_t *server);
+void pss_meta_close(pss_server_t *server);
+int pss_meta_sync(pss_server_t *server);
+int pss_meta_server_id(pss_server_t *server, uint64_t *id);
+void pss_meta_handle(pss_worker_t *w, pss_req_t *req); /* CREATE/LOOKUP/REMOVE/LIST/META_SYNC */
+uint64_t pss_meta_count(pss_server_t *server);
+
+#endif

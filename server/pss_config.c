@@ -1,0 +1,43 @@
+/*
+ * pss_config.c: the server's tunables, section [server] of a config file,
+ * environment PSTRIPE_<NAME>, `--set name=value`, dumped by --print-config.
+ */
+#include "pss.h"
+
+#include <stddef.h>
+
+#define PSS_FIELD(_name, _dfl, _doc, _type, _member, _min, _max)                     \
+    {_name, _dfl, _doc, _type, offsetof(pss_config_t, _member), _min, _max}
+
+const ps_config_field_t pss_config_table[] = {
+    PSS_FIELD("listen", "0.0.0.0:7420",
+              "ADDR:PORT of worker 0 (port 0: any free port); other workers use free ports",
+              PS_CFG_STRING, listen, 1, 0),
+    PSS_FIELD("data_dir", "", "data directory (meta/, obj/, lock); required", PS_CFG_STRING,
+              data_dir, 1, 0),
+    PSS_FIELD("workers", "0", "worker threads, 0 = one per core of the cpuset", PS_CFG_INT,
+              workers, 0, PS_MAX_WORKERS),
+    PSS_FIELD("max_batch", "256m", "largest payload of one OBJ_READ/OBJ_WRITE batch",
+              PS_CFG_SIZE, max_batch, 4096, (double)PS_MAX_PAYLOAD),
+    PSS_FIELD("coalesce_gap", "4k",
+              "regions at most this far apart are served by one disk I/O (gap read or "
+              "read-modify-written)",
+              PS_CFG_SIZE, coalesce_gap, 0, (double)(1ull << 30)),
+    PSS_FIELD("max_io", "1m", "largest single disk I/O", PS_CFG_SIZE, max_io, 4096,
+              (double)(1ull << 30)),
+    PSS_FIELD("aio_depth", "128", "disk I/Os in flight per worker (libaio queue)", PS_CFG_INT,
+              aio_depth, 1, 65536),
+    PSS_FIELD("direct_io", "auto",
+              "O_DIRECT for objects: auto (fall back to buffered with a warning), yes, no",
+              PS_CFG_STRING, direct_io, 1, 0),
+    PSS_FIELD("log_level", "warn", "error, warn, info, debug or trace", PS_CFG_LOGLEVEL,
+              log_level, 1, 0),
+    PSS_FIELD("log_file", "", "append log lines to this file (empty: stderr)", PS_CFG_STRING,
+              log_file, 1, 0),
+    PSS_FIELD("max_merge", "64m",
+              "payload of queued batches of one object planned together into disk I/Os",
+              PS_CFG_SIZE, max_merge, 0, (double)PS_MAX_PAYLOAD),
+    PSS_FIELD("drain_timeout", "60s",
+              "on SIGTERM, time allowed to finish in-flight requests before exiting",
+              PS_CFG_TIME, drain_timeout, 0, 3600),
+    {NULL}};

@@ -1,0 +1,559 @@
+/*
+ * pss_main.c: pstripe-server, the storage daemon: command line, start-up,
+ * signals and orderly shutdown.
+ *
+ * Start-up order: configuration (defaults < config file < PSTRIPE_* env <
+ * command line, in that order), log, data directory and its lock, metadata
+ * store, object store (alignment probe), UCX context, hwloc topology, then the
+ * workers. Only when every worker listens is the address written to
+ * --ready-fd, so a test or `pstripe local start` that read it can connect at
+ * once. SIGTERM/SIGINT are taken synchronously by the main thread
+ * (sigwaitinfo, the workers block them): it sets `stopping`, wakes every
+ * worker, and joins them; each worker stops accepting, finishes its in-flight
+ * requests and replies, fsyncs its objects and leaves. Then the metadata
+ * store is synced and closed and the process exits 0.
+ */
+#include "config.h"
+#include "pss.h"
+
+#include "ps_log.h"
+#include "ps_time.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void pss_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: pstripe-server --data DIR [--listen ADDR:PORT] [--workers N]\n"
+            "                      [--ready-fd N] [--config FILE] [--set name=value]...\n"
+            "                      [--log-file FILE] [--log-level LEVEL] [--print-config]\n"
+            "                      [--help]\n"
+            "\n"
+            "pstripe storage daemon. Serves the pstripe protocol over UCX on ADDR:PORT\n"
+            "(worker 0; port 0 picks a free port) and one more port per extra worker.\n"
+            "\n"
+            "  --data DIR          data directory (meta/, obj/, lock); created if missing\n"
+            "  --listen ADDR:PORT  address of worker 0 (default from the config: listen)\n"
+            "  --workers N         worker threads (0: one per core of the cpuset)\n"
+            "  --ready-fd N        write \"ADDR:PORT\\n\" to fd N once every worker listens\n"
+            "  --config FILE       read the [server] section of FILE\n"
+            "  --set name=value    set a tunable (see --print-config)\n"
+            "  --log-file FILE     append the log to FILE (default: stderr)\n"
+            "  --log-level LEVEL   error, warn, info, debug, trace\n"
+            "  --print-config      print the effective configuration and exit\n"
+            "  --help              this text\n");
+}
+
+/* Options that are settings; all others are handled in main(). */
+static const struct {
+    const char *opt;
+    const char *key;
+} pss_opt_keys[] = {{"--data", "data_dir"},         {"--listen", "listen"},
+                    {"--workers", "workers"},       {"--log-file", "log_file"},
+                    {"--log-level", "log_level"}};
+
+typedef struct pss_args {
+    const char *config_file;
+    int ready_fd;
+    int print_config;
+    /* settings in command-line order: "key=value" strings */
+    char **sets;
+    int nsets;
+} pss_args_t;
+
+static int pss_split_opt(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    size_t n = strlen(name);
+    const char *arg = argv[*i];
+
+    if (strncmp(arg, name, n) != 0) {
+        return 0;
+    }
+    if (arg[n] == '=') {
+        *value = arg + n + 1;
+        return 1;
+    }
+    if (arg[n] != '\0') {
+        return 0;
+    }
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "pstripe-server: %s needs a value\n", name);
+        exit(2);
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+static void pss_parse_args(int argc, char **argv, pss_args_t *args)
+{
+    memset(args, 0, sizeof(*args));
+    args->ready_fd = -1;
+    args->sets = calloc((size_t)argc + 1, sizeof(char *));
+    if (args->sets == NULL) {
+        fprintf(stderr, "pstripe-server: out of memory\n");
+        exit(1);
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int matched = 0;
+
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            pss_usage(stdout);
+            exit(0);
+        }
+        if (strcmp(argv[i], "--print-config") == 0) {
+            args->print_config = 1;
+            continue;
+        }
+        if (pss_split_opt(argc, argv, &i, "--config", &v)) {
+            args->config_file = v;
+            continue;
+        }
+        if (pss_split_opt(argc, argv, &i, "--ready-fd", &v)) {
+            char *end;
+            long fd = strtol(v, &end, 10);
+            if (*v == '\0' || *end != '\0' || fd < 0 || fd > INT_MAX) {
+                fprintf(stderr, "pstripe-server: --ready-fd: '%s' is not a file descriptor\n",
+                        v);
+                exit(2);
+            }
+            args->ready_fd = (int)fd;
+            continue;
+        }
+        if (pss_split_opt(argc, argv, &i, "--set", &v)) {
+            if (strchr(v, '=') == NULL) {
+                fprintf(stderr, "pstripe-server: --set %s: expected name=value\n", v);
+                exit(2);
+            }
+            args->sets[args->nsets++] = strdup(v);
+            continue;
+        }
+        for (size_t k = 0; k < sizeof(pss_opt_keys) / sizeof(pss_opt_keys[0]); k++) {
+            if (pss_split_opt(argc, argv, &i, pss_opt_keys[k].opt, &v)) {
+                size_t len = strlen(pss_opt_keys[k].key) + strlen(v) + 2;
+                char *kv = malloc(len);
+                if (kv == NULL) {
+                    exit(1);
+                }
+                snprintf(kv, len, "%s=%s", pss_opt_keys[k].key, v);
+                args->sets[args->nsets++] = kv;
+                matched = 1;
+                break;
+            }
+        }
+        if (!matched) {
+            fprintf(stderr, "pstripe-server: unknown argument '%s' (see --help)\n", argv[i]);
+            exit(2);
+        }
+    }
+}
+
+static int pss_load_config(pss_server_t *s, const pss_args_t *args)
+{
+    char err[512];
+    int ret;
+
+    ret = ps_config_set_defaults(pss_config_table, &s->cfg);
+    if (ret != PS_OK) {
+        fprintf(stderr, "pstripe-server: bad built-in defaults\n");
+        return ret;
+    }
+    if (args->config_file != NULL) {
+        err[0] = '\0';
+        ret = ps_config_load_file(pss_config_table, &s->cfg, args->config_file, "server", err,
+                                  sizeof(err));
+        if (ret != PS_OK) {
+            fprintf(stderr, "pstripe-server: config file %s: %s\n", args->config_file,
+                    err[0] ? err : ps_status_string(ret));
+            return ret;
+        }
+    }
+    err[0] = '\0';
+    ret = ps_config_load_env(pss_config_table, &s->cfg, err, sizeof(err));
+    if (ret != PS_OK) {
+        fprintf(stderr, "pstripe-server: environment: %s\n", err[0] ? err : ps_status_string(ret));
+        return ret;
+    }
+    for (int i = 0; i < args->nsets; i++) {
+        char *kv = args->sets[i];
+        char *eq = strchr(kv, '=');
+        *eq = '\0';
+        err[0] = '\0';
+        ret = ps_config_set(pss_config_table, &s->cfg, kv, eq + 1, err, sizeof(err));
+        *eq = '=';
+        if (ret != PS_OK) {
+            fprintf(stderr, "pstripe-server: %s\n", err[0] ? err : ps_status_string(ret));
+            return ret;
+        }
+    }
+    return PS_OK;
+}
+
+/* "host:port", "[v6]:port" or ":port" -> host (may be empty) and port. */
+static int pss_parse_listen(pss_server_t *s, const char *listen)
+{
+    const char *colon;
+    size_t hlen;
+    char *end;
+    long port;
+
+    if (listen[0] == '[') {
+        const char *close_b = strchr(listen, ']');
+        if (close_b == NULL || close_b[1] != ':') {
+            return PS_ERR_INVALID;
+        }
+        hlen = (size_t)(close_b - listen - 1);
+        if (hlen >= sizeof(s->listen_host)) {
+            return PS_ERR_INVALID;
+        }
+        memcpy(s->listen_host, listen + 1, hlen);
+        s->listen_host[hlen] = '\0';
+        colon = close_b + 1;
+    } else {
+        colon = strrchr(listen, ':');
+        if (colon == NULL) {
+            return PS_ERR_INVALID;
+        }
+        hlen = (size_t)(colon - listen);
+        if (hlen >= sizeof(s->listen_host)) {
+            return PS_ERR_INVALID;
+        }
+        memcpy(s->listen_host, listen, hlen);
+        s->listen_host[hlen] = '\0';
+    }
+    port = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || port < 0 || port > 65535) {
+        return PS_ERR_INVALID;
+    }
+    s->listen_port = (uint16_t)port;
+    return PS_OK;
+}
+
+static int pss_lock_data_dir(pss_server_t *s, int *lock_fd)
+{
+    char path[PATH_MAX];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/lock", s->data_dir);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ps_error("open %s: %m", path);
+        return ps_status_from_errno(errno);
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EWOULDBLOCK) {
+            ps_error("data directory %s is in use by another pstripe-server (%s is locked)",
+                     s->data_dir, path);
+        } else {
+            ps_error("flock %s: %m", path);
+        }
+        close(fd);
+        return PS_ERR_BUSY;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        ps_warn("write pid to %s: %m", path);
+    }
+    *lock_fd = fd;
+    return PS_OK;
+}
+
+/* Count the cores of our cpuset and give each worker one (round robin). */
+static uint32_t pss_topology_init(pss_server_t *s)
+{
+    hwloc_topology_t topo;
+    hwloc_cpuset_t allowed;
+    int ncores = 0;
+
+    if (hwloc_topology_init(&topo) != 0) {
+        ps_warn("hwloc_topology_init failed: workers are not pinned");
+        return 1;
+    }
+    if (hwloc_topology_load(topo) != 0) {
+        ps_warn("hwloc_topology_load: %m; workers are not pinned");
+        hwloc_topology_destroy(topo);
+        return 1;
+    }
+    allowed = hwloc_bitmap_alloc();
+    if (allowed == NULL || hwloc_get_cpubind(topo, allowed, HWLOC_CPUBIND_PROCESS) != 0) {
+        hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(topo));
+    }
+    int depth = hwloc_get_type_or_below_depth(topo, HWLOC_OBJ_CORE);
+    int nobjs = hwloc_get_nbobjs_by_depth(topo, (unsigned)depth);
+    for (int i = 0; i < nobjs; i++) {
+        hwloc_obj_t core = hwloc_get_obj_by_depth(topo, (unsigned)depth, (unsigned)i);
+        if (hwloc_bitmap_intersects(core->cpuset, allowed)) {
+            ncores++;
+        }
+    }
+    s->topology = topo;
+    s->ncores_allowed = ncores > 0 ? (uint32_t)ncores : 1;
+    s->allowed = allowed;
+    return s->ncores_allowed;
+}
+
+static void pss_topology_assign(pss_server_t *s, pss_worker_t *w)
+{
+    hwloc_topology_t topo = s->topology;
+    int depth, nobjs, k = 0;
+
+    w->cpu = -1;
+    w->cpuset = NULL;
+    if (topo == NULL) {
+        return;
+    }
+    depth = hwloc_get_type_or_below_depth(topo, HWLOC_OBJ_CORE);
+    nobjs = hwloc_get_nbobjs_by_depth(topo, (unsigned)depth);
+    for (int i = 0; i < nobjs; i++) {
+        hwloc_obj_t core = hwloc_get_obj_by_depth(topo, (unsigned)depth, (unsigned)i);
+        if (!hwloc_bitmap_intersects(core->cpuset, s->allowed)) {
+            continue;
+        }
+        if ((uint32_t)k == w->index % s->ncores_allowed) {
+            w->cpuset = hwloc_bitmap_alloc();
+            if (w->cpuset != NULL) {
+                hwloc_bitmap_and(w->cpuset, core->cpuset, s->allowed);
+                w->cpu = (int)core->logical_index;
+            }
+            return;
+        }
+        k++;
+    }
+}
+
+static int pss_make_data_dir(pss_server_t *s)
+{
+    char abs[PATH_MAX];
+
+    if (s->cfg.data_dir == NULL || s->cfg.data_dir[0] == '\0') {
+        fprintf(stderr, "pstripe-server: no data directory (--data DIR)\n");
+        ps_error("no data directory (--data DIR)");
+        return PS_ERR_INVALID;
+    }
+    if (mkdir(s->cfg.data_dir, 0755) != 0 && errno != EEXIST) {
+        ps_error("mkdir %s: %m", s->cfg.data_dir);
+        return ps_status_from_errno(errno);
+    }
+    if (realpath(s->cfg.data_dir, abs) == NULL) {
+        ps_error("realpath %s: %m", s->cfg.data_dir);
+        return ps_status_from_errno(errno);
+    }
+    struct stat st;
+    if (stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        ps_error("data directory %s is not a directory", abs);
+        return PS_ERR_INVALID;
+    }
+    s->data_dir = strdup(abs);
+    return s->data_dir ? PS_OK : PS_ERR_NO_MEMORY;
+}
+
+static int pss_ucx_init(pss_server_t *s)
+{
+    ucp_params_t params;
+    ucp_config_t *config;
+    ucs_status_t status;
+
+    status = ucp_config_read(NULL, NULL, &config);
+    if (status != UCS_OK) {
+        ps_error("ucp_config_read: %s", ucs_status_string(status));
+        return PS_ERR_CONN;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                        UCP_PARAM_FIELD_NAME;
+    params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+    params.mt_workers_shared = 1;
+    params.name = "pstripe-server";
+    status = ucp_init(&params, config, &s->ucp_context);
+    ucp_config_release(config);
+    if (status != UCS_OK) {
+        ps_error("ucp_init: %s", ucs_status_string(status));
+        return PS_ERR_CONN;
+    }
+    return PS_OK;
+}
+
+static void pss_write_ready(pss_server_t *s, int fd)
+{
+    char line[300];
+    const char *host = s->listen_host[0] ? s->listen_host : "0.0.0.0";
+    int n;
+
+    if (strchr(host, ':') != NULL) {
+        n = snprintf(line, sizeof(line), "[%s]:%u\n", host, s->ports[0]);
+    } else {
+        n = snprintf(line, sizeof(line), "%s:%u\n", host, s->ports[0]);
+    }
+    if (fd >= 0) {
+        if (write(fd, line, (size_t)n) != n) {
+            ps_error("write the address to --ready-fd %d: %m", fd);
+        }
+        close(fd);
+    }
+    ps_info("pstripe-server %s ready on %.*s with %u workers, data %s (pid %d)", PACKAGE_VERSION,
+            n - 1, line, s->nworkers, s->data_dir, (int)getpid());
+}
+
+int main(int argc, char **argv)
+{
+    pss_server_t server, *s = &server;
+    pss_args_t args;
+    sigset_t sigs;
+    int lock_fd = -1;
+    int ret, exit_code = 1;
+
+    memset(s, 0, sizeof(*s));
+    s->obj_dir_fd = -1;
+    s->start_ns = ps_time_ns();
+    pthread_mutex_init(&s->start_lock, NULL);
+    pthread_cond_init(&s->start_cond, NULL);
+    ps_log_set_component("server");
+
+    pss_parse_args(argc, argv, &args);
+    if (pss_load_config(s, &args) != PS_OK) {
+        return 2;
+    }
+    if (args.print_config) {
+        ps_config_print(pss_config_table, &s->cfg, "server", stdout);
+        return 0;
+    }
+
+    ps_log_set_level((ps_log_level_t)s->cfg.log_level);
+    if (s->cfg.log_file != NULL && s->cfg.log_file[0] != '\0') {
+        ret = ps_log_open(s->cfg.log_file);
+        if (ret != 0) {
+            fprintf(stderr, "pstripe-server: open log file %s: %s\n", s->cfg.log_file,
+                    strerror(-ret));
+            return 1;
+        }
+    }
+    if (pss_parse_listen(s, s->cfg.listen) != PS_OK) {
+        ps_error("listen: '%s' is not ADDR:PORT", s->cfg.listen);
+        fprintf(stderr, "pstripe-server: listen: '%s' is not ADDR:PORT\n", s->cfg.listen);
+        return 2;
+    }
+
+    /* Signals: blocked in every thread, taken by sigwaitinfo() below. */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (pss_make_data_dir(s) != PS_OK) {
+        goto out;
+    }
+    if (pss_lock_data_dir(s, &lock_fd) != PS_OK) {
+        goto out;
+    }
+    if (pss_meta_open(s) != PS_OK) {
+        goto err_unlock;
+    }
+    if (pss_store_init(s) != PS_OK) {
+        goto err_meta;
+    }
+    if (pss_ucx_init(s) != PS_OK) {
+        goto err_store;
+    }
+
+    uint32_t ncores = pss_topology_init(s);
+    s->nworkers = s->cfg.workers > 0 ? (uint32_t)s->cfg.workers : ncores;
+    if (s->nworkers > PS_MAX_WORKERS) {
+        s->nworkers = PS_MAX_WORKERS;
+    }
+    s->ports = calloc(s->nworkers, sizeof(*s->ports));
+    s->workers = calloc(s->nworkers, sizeof(*s->workers));
+    if (s->ports == NULL || s->workers == NULL) {
+        ps_error("out of memory for %u workers", s->nworkers);
+        goto err_ucx;
+    }
+    for (uint32_t i = 0; i < s->nworkers; i++) {
+        pss_worker_t *w = calloc(1, sizeof(*w));
+        if (w == NULL) {
+            ps_error("out of memory for worker %u", i);
+            goto err_workers;
+        }
+        w->server = s;
+        w->index = i;
+        w->epfd = w->wake_fd = w->aio_efd = w->ucp_efd = -1;
+        w->incoming_tail = &w->incoming_head;
+        pss_topology_assign(s, w);
+        s->workers[i] = w;
+    }
+
+    ret = pss_worker_start_all(s);
+    if (ret != PS_OK) {
+        ps_error("start-up failed: %s", ps_status_string(ret));
+        fprintf(stderr, "pstripe-server: start-up failed: %s (see the log)\n",
+                ps_status_string(ret));
+        pss_worker_join_all(s);
+        goto err_workers;
+    }
+    pss_write_ready(s, args.ready_fd);
+
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&sigs, &si);
+        if (sig == SIGTERM || sig == SIGINT) {
+            ps_info("signal %d (%s) from pid %d: shutting down", sig, strsignal(sig),
+                    (int)si.si_pid);
+            break;
+        }
+        if (sig == SIGHUP) {
+            ps_info("SIGHUP ignored");
+        }
+    }
+    atomic_store(&s->stopping, 1);
+    pss_worker_join_all(s);
+    exit_code = 0;
+
+err_workers:
+    for (uint32_t i = 0; i < s->nworkers && s->workers != NULL; i++) {
+        if (s->workers[i] != NULL) {
+            if (s->workers[i]->cpuset != NULL) {
+                hwloc_bitmap_free(s->workers[i]->cpuset);
+            }
+            free(s->workers[i]);
+        }
+    }
+    free(s->workers);
+    free(s->ports);
+err_ucx:
+    if (s->topology != NULL) {
+        hwloc_bitmap_free(s->allowed);
+        hwloc_topology_destroy(s->topology);
+    }
+    ucp_cleanup(s->ucp_context);
+err_store:
+    if (s->obj_dir_fd >= 0) {
+        close(s->obj_dir_fd);
+    }
+err_meta:
+    pss_meta_close(s);
+err_unlock:
+    close(lock_fd);
+out:
+    if (exit_code == 0) {
+        ps_info("stopped cleanly");
+    } else if (args.ready_fd >= 0) {
+        close(args.ready_fd);
+    }
+    free(s->data_dir);
+    ps_config_release(pss_config_table, &s->cfg);
+    for (int i = 0; i < args.nsets; i++) {
+        free(args.sets[i]);
+    }
+    free(args.sets);
+    return exit_code;
+}

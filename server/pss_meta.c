@@ -1,0 +1,553 @@
+/*
+ * pss_meta.c: the namespace (full path -> ps_file_info_t) in LMDB.
+ *
+ * DIR/meta is one LMDB environment with two databases: "paths" (key = path
+ * bytes, value = ps_file_info_t) and "server" ("id" -> server id). LMDB is
+ * crash-safe by construction (copy-on-write B-tree, two meta pages); we open
+ * it with MDB_NOMETASYNC, so a commit flushes the data pages but not the meta
+ * page: a system crash may undo the last transactions, never corrupt the
+ * store; META_SYNC and shutdown force a full mdb_env_sync. Every worker
+ * opens its own transactions; LMDB's writer lock serializes write
+ * transactions, which only metadata requests take, never the I/O path.
+ *
+ * LMDB keys are at most mdb_env_get_maxkeysize() bytes (511 in Debian's
+ * build) while paths may be PS_PATH_MAX long. A longer path is stored under
+ * its first (max - 9) bytes, a NUL (which no path contains) and a 64-bit hash
+ * of the whole path, and its value carries the full path after the
+ * ps_file_info_t, which lookups compare. Such keys still sort right after
+ * their truncated prefix, so LIST by prefix finds them (it filters on the full
+ * path) and paging by "resume after this path" follows key order.
+ */
+#include "pss.h"
+
+#include "ps_layout.h"
+#include "ps_log.h"
+#include "ps_time.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#define PSS_META_MAPSIZE (8ull << 30) /* bytes of address space; the file grows as needed */
+
+static int pss_mdb_status(int rc)
+{
+    switch (rc) {
+    case 0:
+        return PS_OK;
+    case MDB_NOTFOUND:
+        return PS_ERR_NO_ENTRY;
+    case MDB_KEYEXIST:
+        return PS_ERR_EXISTS;
+    case MDB_MAP_FULL:
+        return PS_ERR_NO_SPACE;
+    case ENOMEM:
+        return PS_ERR_NO_MEMORY;
+    default:
+        return rc > 0 ? ps_status_from_errno(rc) : PS_ERR_IO;
+    }
+}
+
+int pss_meta_open(pss_server_t *s)
+{
+    char path[4096];
+    MDB_txn *txn;
+    MDB_dbi server_dbi;
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/meta", s->data_dir);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        ps_error("mkdir %s: %m", path);
+        return ps_status_from_errno(errno);
+    }
+    rc = mdb_env_create(&s->mdb_env);
+    if (rc != 0) {
+        ps_error("mdb_env_create: %s", mdb_strerror(rc));
+        return pss_mdb_status(rc);
+    }
+    mdb_env_set_maxdbs(s->mdb_env, 4);
+    mdb_env_set_mapsize(s->mdb_env, PSS_META_MAPSIZE);
+    mdb_env_set_maxreaders(s->mdb_env, 2 * PS_MAX_WORKERS + 16);
+    rc = mdb_env_open(s->mdb_env, path, MDB_NOMETASYNC, 0644);
+    if (rc != 0) {
+        ps_error("open the metadata store %s: %s", path, mdb_strerror(rc));
+        goto err_close_env;
+    }
+    s->mdb_max_key = (size_t)mdb_env_get_maxkeysize(s->mdb_env);
+
+    rc = mdb_txn_begin(s->mdb_env, NULL, 0, &txn);
+    if (rc != 0) {
+        ps_error("metadata store %s: mdb_txn_begin: %s", path, mdb_strerror(rc));
+        goto err_close_env;
+    }
+    rc = mdb_dbi_open(txn, "paths", MDB_CREATE, &s->mdb_paths);
+    if (rc == 0) {
+        rc = mdb_dbi_open(txn, "server", MDB_CREATE, &server_dbi);
+    }
+    if (rc == 0) {
+        MDB_val key = {2, (void *)"id"}, val;
+        rc = mdb_get(txn, server_dbi, &key, &val);
+        if (rc == 0 && val.mv_size == sizeof(uint64_t)) {
+            memcpy(&s->server_id, val.mv_data, sizeof(uint64_t));
+        } else if (rc == MDB_NOTFOUND) {
+            uint64_t id = 0;
+            while (id == 0) {
+                if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id)) {
+                    ps_error("getrandom: %m");
+                    rc = EIO;
+                    break;
+                }
+            }
+            if (id != 0) {
+                val.mv_size = sizeof(id);
+                val.mv_data = &id;
+                rc = mdb_put(txn, server_dbi, &key, &val, 0);
+                s->server_id = id;
+            }
+        } else if (rc == 0) {
+            rc = MDB_CORRUPTED;
+        }
+    }
+    if (rc != 0) {
+        ps_error("metadata store %s: %s", path, mdb_strerror(rc));
+        mdb_txn_abort(txn);
+        goto err_close_env;
+    }
+    rc = mdb_txn_commit(txn);
+    if (rc != 0) {
+        ps_error("metadata store %s: commit: %s", path, mdb_strerror(rc));
+        goto err_close_env;
+    }
+    rc = mdb_env_sync(s->mdb_env, 1);
+    if (rc != 0) {
+        ps_error("metadata store %s: sync: %s", path, mdb_strerror(rc));
+        goto err_close_env;
+    }
+    ps_info("metadata store %s: %llu paths, server id %016llx", path,
+            (unsigned long long)pss_meta_count(s), (unsigned long long)s->server_id);
+    return PS_OK;
+
+err_close_env:
+    mdb_env_close(s->mdb_env);
+    s->mdb_env = NULL;
+    return pss_mdb_status(rc);
+}
+
+int pss_meta_sync(pss_server_t *s)
+{
+    int rc = mdb_env_sync(s->mdb_env, 1);
+    if (rc != 0) {
+        ps_error("metadata store: mdb_env_sync: %s", mdb_strerror(rc));
+    }
+    return pss_mdb_status(rc);
+}
+
+void pss_meta_close(pss_server_t *s)
+{
+    if (s->mdb_env != NULL) {
+        pss_meta_sync(s);
+        mdb_env_close(s->mdb_env);
+        s->mdb_env = NULL;
+    }
+}
+
+uint64_t pss_meta_count(pss_server_t *s)
+{
+    MDB_txn *txn;
+    MDB_stat st;
+    uint64_t n = 0;
+
+    if (mdb_txn_begin(s->mdb_env, NULL, MDB_RDONLY, &txn) == 0) {
+        if (mdb_stat(txn, s->mdb_paths, &st) == 0) {
+            n = st.ms_entries;
+        }
+        mdb_txn_abort(txn);
+    }
+    return n;
+}
+
+/* ---- keys ------------------------------------------------------------------ */
+
+typedef struct pss_key {
+    MDB_val val;
+    int is_long;
+    uint8_t buf[PS_PATH_MAX + 16];
+} pss_key_t;
+
+static void pss_key_make(pss_server_t *s, const char *path, size_t len, pss_key_t *key)
+{
+    if (len <= s->mdb_max_key) {
+        key->is_long = 0;
+        key->val.mv_data = (void *)path;
+        key->val.mv_size = len;
+        return;
+    }
+    size_t keep = s->mdb_max_key - 9;
+    uint64_t h = ps_hash_bytes(path, len);
+    memcpy(key->buf, path, keep);
+    key->buf[keep] = 0;
+    memcpy(key->buf + keep + 1, &h, sizeof(h));
+    key->is_long = 1;
+    key->val.mv_data = key->buf;
+    key->val.mv_size = keep + 9;
+}
+
+/* Full path of a stored entry (key, or the path after the info for long keys). */
+static int pss_entry_path(const MDB_val *k, const MDB_val *v, const char **path, size_t *len)
+{
+    if (v->mv_size < sizeof(ps_file_info_t)) {
+        return PS_ERR_IO;
+    }
+    if (v->mv_size > sizeof(ps_file_info_t)) {
+        *path = (const char *)v->mv_data + sizeof(ps_file_info_t);
+        *len = v->mv_size - sizeof(ps_file_info_t);
+    } else {
+        *path = k->mv_data;
+        *len = k->mv_size;
+    }
+    return PS_OK;
+}
+
+/* Get a path's info in txn: PS_OK, PS_ERR_NO_ENTRY or an error. */
+static int pss_meta_get(pss_server_t *s, MDB_txn *txn, const char *path, size_t len,
+                        pss_key_t *key, ps_file_info_t *info)
+{
+    MDB_val val;
+    const char *stored;
+    size_t stored_len;
+    int rc;
+
+    pss_key_make(s, path, len, key);
+    rc = mdb_get(txn, s->mdb_paths, &key->val, &val);
+    if (rc != 0) {
+        if (rc != MDB_NOTFOUND) {
+            ps_error("metadata lookup: %s", mdb_strerror(rc));
+        }
+        return pss_mdb_status(rc);
+    }
+    if (pss_entry_path(&key->val, &val, &stored, &stored_len) != PS_OK) {
+        ps_error("metadata store: entry of %zu bytes is too short", val.mv_size);
+        return PS_ERR_IO;
+    }
+    if (stored_len != len || memcmp(stored, path, len) != 0) {
+        ps_error("metadata store: hash collision between long paths");
+        return PS_ERR_EXISTS;
+    }
+    memcpy(info, val.mv_data, sizeof(*info));
+    return PS_OK;
+}
+
+static int pss_meta_put(pss_server_t *s, MDB_txn *txn, pss_key_t *key, const char *path,
+                        size_t len, const ps_file_info_t *info)
+{
+    uint8_t buf[sizeof(ps_file_info_t) + PS_PATH_MAX];
+    MDB_val val = {sizeof(*info), buf};
+    int rc;
+
+    memcpy(buf, info, sizeof(*info));
+    if (key->is_long) {
+        memcpy(buf + sizeof(*info), path, len);
+        val.mv_size += len;
+    }
+    rc = mdb_put(txn, s->mdb_paths, &key->val, &val, MDB_NOOVERWRITE);
+    if (rc != 0) {
+        ps_error("metadata store: put: %s", mdb_strerror(rc));
+    }
+    return pss_mdb_status(rc);
+}
+
+/* ---- handlers -------------------------------------------------------------- */
+
+static void pss_reply_file(pss_req_t *req, const ps_file_info_t *info, int created)
+{
+    ps_file_rep_t rep;
+    memset(&rep, 0, sizeof(rep));
+    rep.info = *info;
+    rep.created = (uint32_t)created;
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+}
+
+static int pss_check_path(pss_req_t *req, const char *path, size_t len)
+{
+    int st = ps_proto_check_path(path, len);
+    if (st != PS_OK) {
+        ps_warn("worker %u: %s req %llu: invalid path (%zu bytes): %s", req->worker->index,
+                ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id, len,
+                ps_status_string(st));
+    }
+    return st;
+}
+
+static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
+{
+    pss_server_t *s = w->server;
+    const ps_create_req_t *c = &req->body.create;
+    const char *path = req->data;
+    size_t len = c->path_len;
+    ps_layout_t layout = {c->stripe_size, c->stripe_count, c->first_server};
+    ps_file_info_t info;
+    pss_key_t key;
+    MDB_txn *txn;
+    int st, rc;
+
+    st = pss_check_path(req, path, len);
+    if (st != PS_OK) {
+        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    if (ps_layout_check(&layout, 0) != PS_OK ||
+        (c->flags & ~(PS_CREATE_EXCL | PS_CREATE_TRUNC)) != 0) {
+        ps_warn("worker %u: CREATE req %llu: invalid layout (stripe_size %llu, count %u, "
+                "first %u) or flags 0x%x",
+                w->index, (unsigned long long)req->hdr.req_id,
+                (unsigned long long)c->stripe_size, c->stripe_count, c->first_server, c->flags);
+        pss_reply(req, PS_ERR_INVALID, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+
+    rc = mdb_txn_begin(s->mdb_env, NULL, 0, &txn);
+    if (rc != 0) {
+        ps_error("metadata store: mdb_txn_begin: %s", mdb_strerror(rc));
+        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    st = pss_meta_get(s, txn, path, len, &key, &info);
+    if (st == PS_OK) {
+        mdb_txn_abort(txn);
+        if (c->flags & PS_CREATE_EXCL) {
+            pss_reply(req, PS_ERR_EXISTS, NULL, 0, NULL, 0, NULL);
+        } else {
+            pss_reply_file(req, &info, 0);
+        }
+        return;
+    }
+    if (st != PS_ERR_NO_ENTRY) {
+        mdb_txn_abort(txn);
+        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+
+    memset(&info, 0, sizeof(info));
+    while (info.file_id == 0) {
+        if (getrandom(&info.file_id, sizeof(info.file_id), 0) != (ssize_t)sizeof(info.file_id)) {
+            ps_error("getrandom for a file id: %m");
+            mdb_txn_abort(txn);
+            pss_reply(req, PS_ERR_IO, NULL, 0, NULL, 0, NULL);
+            return;
+        }
+    }
+    info.stripe_size = c->stripe_size;
+    info.stripe_count = c->stripe_count;
+    info.first_server = c->first_server;
+    info.mode = c->mode & 0777;
+    info.ctime_ns = info.mtime_ns = ps_wall_ns();
+    st = pss_meta_put(s, txn, &key, path, len, &info);
+    if (st != PS_OK) {
+        mdb_txn_abort(txn);
+        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    rc = mdb_txn_commit(txn);
+    if (rc != 0) {
+        ps_error("metadata store: commit of CREATE %.*s: %s", (int)len, path, mdb_strerror(rc));
+        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    ps_debug("worker %u: created %.*s as %016llx", w->index, (int)len, path,
+             (unsigned long long)info.file_id);
+    pss_reply_file(req, &info, 1);
+}
+
+static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
+{
+    pss_server_t *s = w->server;
+    const char *path = req->data;
+    size_t len = req->body.path.path_len;
+    ps_file_info_t info;
+    pss_key_t key;
+    MDB_txn *txn;
+    int st, rc;
+
+    st = pss_check_path(req, path, len);
+    if (st != PS_OK) {
+        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    rc = mdb_txn_begin(s->mdb_env, NULL, remove ? 0 : MDB_RDONLY, &txn);
+    if (rc != 0) {
+        ps_error("metadata store: mdb_txn_begin: %s", mdb_strerror(rc));
+        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    st = pss_meta_get(s, txn, path, len, &key, &info);
+    if (st != PS_OK) {
+        mdb_txn_abort(txn);
+        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    if (!remove) {
+        mdb_txn_abort(txn);
+        pss_reply_file(req, &info, 0);
+        return;
+    }
+    rc = mdb_del(txn, s->mdb_paths, &key.val, NULL);
+    if (rc == 0) {
+        rc = mdb_txn_commit(txn);
+    } else {
+        mdb_txn_abort(txn);
+    }
+    if (rc != 0) {
+        ps_error("metadata store: REMOVE %.*s: %s", (int)len, path, mdb_strerror(rc));
+        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    pss_reply_file(req, &info, 0);
+}
+
+/*
+ * LIST: paths starting with the prefix, in key order, after the resume path
+ * if one is given, at most max_entries of them; `more` tells whether another
+ * page follows.
+ */
+static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
+{
+    pss_server_t *s = w->server;
+    const ps_list_req_t *l = &req->body.list;
+    const char *prefix = req->data;
+    const char *after = prefix ? prefix + l->prefix_len : NULL;
+    size_t prefix_len = l->prefix_len, after_len = l->after_len;
+    size_t cap = 64 * 1024, used = 0;
+    uint8_t *out = malloc(cap);
+    uint32_t n = 0, more = 0;
+    pss_key_t after_key;
+    MDB_cursor *cur;
+    MDB_txn *txn;
+    MDB_val k, v;
+    int rc;
+
+    if (out == NULL) {
+        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    rc = mdb_txn_begin(s->mdb_env, NULL, MDB_RDONLY, &txn);
+    if (rc == 0) {
+        rc = mdb_cursor_open(txn, s->mdb_paths, &cur);
+        if (rc != 0) {
+            mdb_txn_abort(txn);
+        }
+    }
+    if (rc != 0) {
+        ps_error("metadata store: LIST: %s", mdb_strerror(rc));
+        free(out);
+        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+
+    /* Key-space bytes every match must start with. */
+    size_t kp_len = prefix_len;
+    if (kp_len > s->mdb_max_key - 9) {
+        kp_len = s->mdb_max_key - 9;
+    }
+    /* Start at the resume key when it sorts after the prefix, else at the prefix. */
+    int use_after = 0;
+    if (after_len > 0) {
+        pss_key_make(s, after, after_len, &after_key);
+        size_t m = after_key.val.mv_size < kp_len ? after_key.val.mv_size : kp_len;
+        int cmp = memcmp(after_key.val.mv_data, prefix, m);
+        use_after = cmp > 0 || (cmp == 0 && after_key.val.mv_size >= kp_len);
+    }
+    if (use_after) {
+        k = after_key.val;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+        if (rc == 0 && k.mv_size == after_key.val.mv_size &&
+            memcmp(k.mv_data, after_key.val.mv_data, k.mv_size) == 0) {
+            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+        }
+    } else if (kp_len == 0) {
+        rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    } else {
+        k.mv_data = (void *)prefix;
+        k.mv_size = kp_len;
+        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    }
+    for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        const char *path;
+        size_t plen;
+
+        if (k.mv_size < kp_len || memcmp(k.mv_data, prefix, kp_len) != 0) {
+            break; /* keys with the prefix are contiguous: past the last one */
+        }
+        if (pss_entry_path(&k, &v, &path, &plen) != PS_OK || plen < prefix_len ||
+            memcmp(path, prefix, prefix_len) != 0) {
+            continue;
+        }
+        if (n == l->max_entries) {
+            more = 1;
+            break;
+        }
+        size_t need = sizeof(ps_list_entry_t) + ((plen + 7) & ~(size_t)7);
+        if (used + need > cap) {
+            size_t ncap = cap * 2 + need;
+            uint8_t *nout = realloc(out, ncap);
+            if (nout == NULL) {
+                rc = ENOMEM;
+                break;
+            }
+            out = nout;
+            cap = ncap;
+        }
+        ps_list_entry_t e;
+        memset(&e, 0, sizeof(e));
+        memcpy(&e.info, v.mv_data, sizeof(e.info));
+        e.path_len = (uint32_t)plen;
+        memcpy(out + used, &e, sizeof(e));
+        memcpy(out + used + sizeof(e), path, plen);
+        memset(out + used + sizeof(e) + plen, 0, need - sizeof(e) - plen);
+        used += need;
+        n++;
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+        ps_error("metadata store: LIST: %s", mdb_strerror(rc));
+        free(out);
+        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    ps_list_rep_t rep;
+    memset(&rep, 0, sizeof(rep));
+    rep.nentries = n;
+    rep.more = more;
+    rep.data_len = used;
+    if (used == 0) {
+        free(out);
+        out = NULL;
+    }
+    pss_reply(req, PS_OK, &rep, sizeof(rep), out, used, free);
+}
+
+void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
+{
+    switch (req->hdr.type) {
+    case PS_MSG_CREATE:
+        pss_meta_create(w, req);
+        break;
+    case PS_MSG_LOOKUP:
+        pss_meta_lookup(w, req, 0);
+        break;
+    case PS_MSG_REMOVE:
+        pss_meta_lookup(w, req, 1);
+        break;
+    case PS_MSG_LIST:
+        pss_meta_list(w, req);
+        break;
+    case PS_MSG_META_SYNC:
+        pss_reply(req, pss_meta_sync(w->server), NULL, 0, NULL, 0, NULL);
+        break;
+    default:
+        pss_reply(req, PS_ERR_PROTO, NULL, 0, NULL, 0, NULL);
+        break;
+    }
+}

@@ -1,0 +1,960 @@
+/*
+ * pss_worker.c: a worker thread: UCX listener and endpoints, the event loop,
+ * request decoding and routing, replies and counters.
+ *
+ * The event loop never polls while idle. It progresses the UCX worker until
+ * there is nothing left to do, handles what the callbacks queued, reaps disk
+ * completions, and then arms the UCX worker (ucp_worker_arm) and sleeps in
+ * epoll_wait on three descriptors: the UCX worker's event fd, the eventfd
+ * libaio signals on every completion (io_set_eventfd) and a wake eventfd the
+ * main thread writes on SIGTERM. ucp_worker_arm returning UCS_ERR_BUSY means
+ * events arrived between the last progress and the arm, so we go around again
+ * instead of sleeping: no wake-up can be lost, and no cycle is spent spinning.
+ *
+ * AM callbacks do as little as possible: they check the header with
+ * ps_proto_decode and the data length against what the body implies, keep
+ * (or copy) the data, and queue the request. Everything else (routing,
+ * rendezvous receives, disk I/O, replies) happens in the loop, outside UCX
+ * callbacks, so handlers may send and receive freely.
+ */
+#include "pss.h"
+
+#include "ps_layout.h"
+#include "ps_log.h"
+#include "ps_time.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+struct pss_conn {
+    ucp_ep_h ep;
+    pss_worker_t *worker;
+    int refs;     /* the table's reference + one per request holding it */
+    int closed;   /* error seen or worker closing: never send on ep again */
+    int owned;    /* created by our listener: we close it */
+    struct pss_conn *next_dead;
+};
+
+/* A reply being sent: header and body must live until the send completes. */
+typedef struct pss_send {
+    pss_worker_t *worker;
+    void *data;
+    void (*free_data)(void *);
+    size_t hdr_len;
+    uint8_t hdr[]; /* ps_msg_hdr_t + body */
+} pss_send_t;
+
+/* Connections of this thread whose peer failed; their endpoints are closed
+ * by the loop, outside the UCX error callback. */
+static __thread pss_conn_t *pss_tls_dead;
+
+/* ---- connections ------------------------------------------------------------- */
+
+static void pss_conn_unref(pss_conn_t *conn)
+{
+    if (conn != NULL && --conn->refs == 0) {
+        free(conn);
+    }
+}
+
+static void pss_conn_remove(pss_worker_t *w, pss_conn_t *conn)
+{
+    for (size_t i = 0; i < w->nconns; i++) {
+        if (w->conns[i] == conn) {
+            w->conns[i] = w->conns[--w->nconns];
+            break;
+        }
+    }
+    if (w->conn_last == conn) {
+        w->conn_last = NULL;
+    }
+}
+
+static pss_conn_t *pss_conn_add(pss_worker_t *w, ucp_ep_h ep, int owned)
+{
+    pss_conn_t *conn = calloc(1, sizeof(*conn));
+    if (conn == NULL) {
+        return NULL;
+    }
+    if (w->nconns == w->conns_cap) {
+        size_t cap = w->conns_cap ? w->conns_cap * 2 : 16;
+        pss_conn_t **conns = realloc(w->conns, cap * sizeof(*conns));
+        if (conns == NULL) {
+            free(conn);
+            return NULL;
+        }
+        w->conns = conns;
+        w->conns_cap = cap;
+    }
+    conn->ep = ep;
+    conn->worker = w;
+    conn->refs = 1;
+    conn->owned = owned;
+    w->conns[w->nconns++] = conn;
+    return conn;
+}
+
+static pss_conn_t *pss_conn_find(pss_worker_t *w, ucp_ep_h ep)
+{
+    if (w->conn_last != NULL && w->conn_last->ep == ep) {
+        return w->conn_last;
+    }
+    for (size_t i = 0; i < w->nconns; i++) {
+        if (w->conns[i]->ep == ep) {
+            w->conn_last = w->conns[i];
+            return w->conns[i];
+        }
+    }
+    return NULL;
+}
+
+static void pss_ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    pss_conn_t *conn = arg;
+
+    ps_debug("worker %u: connection closed by peer (%s)", conn->worker->index,
+             ucs_status_string(status));
+    if (!conn->closed) {
+        conn->closed = 1;
+        conn->next_dead = pss_tls_dead;
+        pss_tls_dead = conn;
+    }
+}
+
+static void pss_ep_close(pss_worker_t *w, ucp_ep_h ep, int force)
+{
+    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                 .flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0};
+    ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &param);
+    if (UCS_PTR_IS_PTR(req)) {
+        uint64_t deadline = ps_time_ns() + 2000000000ull;
+        while (ucp_request_check_status(req) == UCS_INPROGRESS && ps_time_ns() < deadline) {
+            ucp_worker_progress(w->ucp_worker);
+        }
+        if (ucp_request_check_status(req) == UCS_INPROGRESS) {
+            ucp_request_cancel(w->ucp_worker, req);
+        }
+        ucp_request_free(req);
+    }
+}
+
+/* Close the endpoints of connections whose peer went away (deferred out of
+ * the error callback). */
+static void pss_close_dead_conns(pss_worker_t *w)
+{
+    while (pss_tls_dead != NULL) {
+        pss_conn_t *conn = pss_tls_dead;
+        pss_tls_dead = conn->next_dead;
+        pss_conn_remove(w, conn);
+        if (conn->owned) {
+            pss_ep_close(w, conn->ep, 1);
+        }
+        conn->ep = NULL;
+        pss_conn_unref(conn); /* the table's reference */
+    }
+}
+
+static void pss_conn_handler(ucp_conn_request_h conn_request, void *arg)
+{
+    pss_worker_t *w = arg;
+    ucp_ep_params_t params;
+    pss_conn_t *conn;
+    ucp_ep_h ep;
+    ucs_status_t status;
+
+    if (atomic_load(&w->server->stopping)) {
+        ucp_listener_reject(w->listener, conn_request);
+        return;
+    }
+    conn = pss_conn_add(w, NULL, 1);
+    if (conn == NULL) {
+        ps_error("worker %u: no memory for a new connection", w->index);
+        ucp_listener_reject(w->listener, conn_request);
+        return;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    params.conn_request = conn_request;
+    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb = pss_ep_error_cb;
+    params.err_handler.arg = conn;
+    status = ucp_ep_create(w->ucp_worker, &params, &ep);
+    if (status != UCS_OK) {
+        ps_error("worker %u: ucp_ep_create for an incoming connection: %s", w->index,
+                 ucs_status_string(status));
+        pss_conn_remove(w, conn);
+        pss_conn_unref(conn);
+        return;
+    }
+    conn->ep = ep;
+    ps_debug("worker %u: new connection (%zu open)", w->index, w->nconns);
+}
+
+/* ---- requests ---------------------------------------------------------------- */
+
+void pss_req_free(pss_req_t *req)
+{
+    pss_worker_t *w = req->worker;
+
+    if (req->ucx_data != NULL) {
+        ucp_am_data_release(w->ucp_worker, req->ucx_data);
+    }
+    free(req->own_buf);
+    free(req->reply_buf);
+    pss_conn_unref(req->conn);
+    w->inflight--;
+    free(req);
+}
+
+static void pss_send_done(pss_send_t *send)
+{
+    if (send->free_data != NULL) {
+        send->free_data(send->data);
+    }
+    free(send);
+}
+
+static void pss_send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    pss_send_t *send = user_data;
+
+    if (status != UCS_OK) {
+        ps_debug("worker %u: reply not delivered: %s", send->worker->index,
+                 ucs_status_string(status));
+    }
+    send->worker->sends_inflight--;
+    pss_send_done(send);
+    ucp_request_free(request);
+}
+
+static unsigned pss_latency_bucket(uint64_t ns)
+{
+    uint64_t us = ns / 1000;
+    unsigned b = us == 0 ? 0 : 64 - (unsigned)__builtin_clzll(us);
+    return b < PS_STATS_HIST_BUCKETS ? b : PS_STATS_HIST_BUCKETS - 1;
+}
+
+void pss_reply(pss_req_t *req, int status, const void *body, uint32_t body_len, void *data,
+               uint64_t data_len, void (*free_data)(void *))
+{
+    pss_worker_t *w = req->worker;
+    pss_conn_t *conn = req->conn;
+    ps_msg_hdr_t hdr;
+    pss_send_t *send;
+
+    if (status != PS_OK) {
+        body_len = 0;
+        PSS_STAT_ADD(w, errors, 1);
+    }
+    if (status != PS_OK || data == NULL) {
+        if (free_data != NULL && data != NULL) {
+            free_data(data);
+        }
+        data = NULL;
+        data_len = 0;
+        free_data = NULL;
+    }
+    PSS_STAT_ADD(w, latency_hist[pss_latency_bucket(ps_time_ns() - req->recv_ns)], 1);
+
+    if (conn == NULL || conn->closed || conn->ep == NULL) {
+        ps_debug("worker %u: no endpoint to reply to %s req %llu", w->index,
+                 ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id);
+        goto out_free_data;
+    }
+
+    send = malloc(sizeof(*send) + sizeof(hdr) + body_len);
+    if (send == NULL) {
+        ps_error("worker %u: no memory for a reply", w->index);
+        goto out_free_data;
+    }
+    ps_msg_hdr_init(&hdr, (ps_msg_type_t)req->hdr.type, req->hdr.req_id, status, body_len);
+    memcpy(send->hdr, &hdr, sizeof(hdr));
+    if (body_len > 0) {
+        memcpy(send->hdr + sizeof(hdr), body, body_len);
+    }
+    send->hdr_len = sizeof(hdr) + body_len;
+    send->worker = w;
+    send->data = data;
+    send->free_data = free_data;
+
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = pss_send_cb;
+    param.user_data = send;
+    ucs_status_ptr_t sreq = ucp_am_send_nbx(conn->ep, PS_AM_ID_REPLY, send->hdr, send->hdr_len,
+                                            data, data_len, &param);
+    if (sreq == NULL) {
+        pss_send_done(send);
+    } else if (UCS_PTR_IS_ERR(sreq)) {
+        ps_warn("worker %u: sending the reply to %s req %llu: %s", w->index,
+                ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id,
+                ucs_status_string(UCS_PTR_STATUS(sreq)));
+        pss_send_done(send);
+    } else {
+        w->sends_inflight++;
+    }
+    pss_req_free(req);
+    return;
+
+out_free_data:
+    if (free_data != NULL) {
+        free_data(data);
+    }
+    pss_req_free(req);
+}
+
+static void pss_reject(pss_req_t *req, int status, const char *what)
+{
+    char dump[256];
+    ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
+    ps_warn("worker %u: rejecting request (%s): %s: %s", req->worker->index, dump, what,
+            ps_status_string(status));
+    pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+}
+
+static void pss_queue(pss_worker_t *w, pss_req_t *req)
+{
+    req->next = NULL;
+    *w->incoming_tail = req;
+    w->incoming_tail = &req->next;
+}
+
+/*
+ * Active message callback: keep a checked copy of the header and hold the
+ * data (eager data held with UCS_INPROGRESS, rendezvous descriptors held
+ * until the loop posts the receive). Never replies from here.
+ */
+static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_length, void *data,
+                              size_t length, const ucp_am_recv_param_t *param)
+{
+    pss_worker_t *w = arg;
+    ps_msg_view_t view;
+    pss_req_t *req;
+    int rndv = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
+    int persistent = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA);
+    ucs_status_t ret = UCS_OK;
+
+    req = calloc(1, sizeof(*req));
+    if (req == NULL) {
+        ps_error("worker %u: no memory for a request of %zu bytes", w->index, length);
+        return UCS_OK; /* dropped; the client times out */
+    }
+    req->worker = w;
+    req->recv_ns = ps_time_ns();
+    w->inflight++;
+    PSS_STAT_ADD(w, requests, 1);
+
+    if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) {
+        pss_conn_t *conn = pss_conn_find(w, param->reply_ep);
+        if (conn == NULL) {
+            conn = pss_conn_add(w, param->reply_ep, 0);
+        }
+        if (conn != NULL) {
+            conn->refs++;
+            req->conn = conn;
+        }
+    }
+
+    if (header_length >= sizeof(ps_msg_hdr_t)) {
+        memcpy(&req->hdr, header, sizeof(req->hdr));
+    }
+    req->status = ps_proto_decode(header, header_length, 0, &view);
+    if (req->status != PS_OK) {
+        req->bad_reason = header_length < sizeof(ps_msg_hdr_t) ? "truncated header"
+                                                               : "malformed header or body";
+        req->hdr.body_len = 0;
+        if (header_length < sizeof(ps_msg_hdr_t)) {
+            memset(&req->hdr, 0, sizeof(req->hdr));
+        }
+        goto out_queue;
+    }
+    memcpy(req->body.raw, view.body, req->hdr.body_len);
+    if (view.data_len != length) {
+        req->status = PS_ERR_PROTO;
+        req->bad_reason = "AM data length differs from what the body announces";
+        goto out_queue;
+    }
+    if ((req->hdr.type == PS_MSG_OBJ_WRITE || req->hdr.type == PS_MSG_OBJ_READ) &&
+        req->body.io.payload_len > w->server->cfg.max_batch) {
+        req->status = PS_ERR_TOO_BIG;
+        req->bad_reason = "batch payload above max_batch";
+        goto out_queue;
+    }
+    req->data_len = length;
+    if (length == 0) {
+        goto out_queue;
+    }
+    if (rndv) {
+        req->ucx_data = data; /* descriptor; the loop posts ucp_am_recv_data_nbx */
+        req->ucx_rndv = 1;
+        ret = UCS_INPROGRESS;
+    } else if (persistent && ((uintptr_t)data % 8) == 0) {
+        req->ucx_data = data;
+        req->data = data;
+        ret = UCS_INPROGRESS;
+    } else {
+        req->own_buf = malloc(length);
+        if (req->own_buf == NULL) {
+            req->status = PS_ERR_NO_MEMORY;
+            req->bad_reason = "no memory for the request data";
+            goto out_queue;
+        }
+        memcpy(req->own_buf, data, length);
+        req->data = req->own_buf;
+    }
+
+out_queue:
+    pss_queue(w, req);
+    return ret;
+}
+
+static void pss_rndv_recv_cb(void *request, ucs_status_t status, size_t length,
+                             void *user_data)
+{
+    pss_req_t *req = user_data;
+
+    req->recv_pending = 0;
+    if (status != UCS_OK) {
+        req->status = PS_ERR_CONN;
+        req->bad_reason = "rendezvous receive of the request data failed";
+    }
+    pss_queue(req->worker, req);
+    ucp_request_free(request);
+}
+
+/*
+ * Post the rendezvous receive of a request's data. The buffer is laid out
+ * so that the payload of an OBJ_WRITE (after the region array) starts on a
+ * disk-alignment boundary, which lets the store write aligned spans straight
+ * from it. Returns 1 if the receive is still in progress.
+ */
+static int pss_rndv_start(pss_worker_t *w, pss_req_t *req)
+{
+    size_t align = w->server->mem_align < 64 ? 64 : w->server->mem_align;
+    size_t pad = 0;
+    void *buf;
+
+    if (req->hdr.type == PS_MSG_OBJ_WRITE) {
+        size_t rbytes = (size_t)req->body.io.nregions * sizeof(ps_region_t);
+        pad = (align - rbytes % align) % align;
+    }
+    if (posix_memalign(&buf, align, pad + req->data_len) != 0) {
+        req->status = PS_ERR_NO_MEMORY;
+        req->bad_reason = "no memory for the rendezvous buffer";
+        return 0;
+    }
+    req->own_buf = buf;
+    req->data = (uint8_t *)buf + pad;
+
+    void *desc = req->ucx_data;
+    req->ucx_data = NULL; /* UCX owns the descriptor from here on */
+    req->ucx_rndv = 0;
+
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.recv_am = pss_rndv_recv_cb;
+    param.user_data = req;
+    ucs_status_ptr_t r = ucp_am_recv_data_nbx(w->ucp_worker, desc, req->data, req->data_len,
+                                              &param);
+    if (r == NULL) {
+        return 0;
+    }
+    if (UCS_PTR_IS_ERR(r)) {
+        req->status = PS_ERR_CONN;
+        req->bad_reason = "rendezvous receive could not start";
+        return 0;
+    }
+    req->recv_pending = 1;
+    return 1;
+}
+
+static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
+{
+    pss_server_t *s = w->server;
+    ps_hello_rep_t rep;
+    uint32_t *ports = malloc(s->nworkers * sizeof(uint32_t));
+
+    if (ports == NULL) {
+        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    memcpy(ports, s->ports, s->nworkers * sizeof(uint32_t));
+    memset(&rep, 0, sizeof(rep));
+    rep.server_id = s->server_id;
+    rep.nworkers = s->nworkers;
+    rep.worker = w->index;
+    rep.block_size = s->align;
+    pss_reply(req, PS_OK, &rep, sizeof(rep), ports, s->nworkers * sizeof(uint32_t), free);
+}
+
+static void pss_handle_statfs(pss_worker_t *w, pss_req_t *req)
+{
+    struct statvfs sv;
+    ps_statfs_rep_t rep;
+
+    if (statvfs(w->server->data_dir, &sv) != 0) {
+        int err = errno;
+        ps_error("statvfs %s: %m", w->server->data_dir);
+        pss_reply(req, ps_status_from_errno(err), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    memset(&rep, 0, sizeof(rep));
+    rep.bsize = sv.f_frsize ? sv.f_frsize : sv.f_bsize;
+    rep.blocks = sv.f_blocks;
+    rep.bfree = sv.f_bfree;
+    rep.bavail = sv.f_bavail;
+    rep.files = pss_meta_count(w->server);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+}
+
+void pss_stats_collect(pss_server_t *s, ps_stats_rep_t *rep)
+{
+    memset(rep, 0, sizeof(*rep));
+    rep->uptime_ns = ps_time_ns() - s->start_ns;
+    rep->nworkers = s->nworkers;
+    rep->direct_io = (uint64_t)s->direct_io;
+    for (uint32_t i = 0; i < s->nworkers; i++) {
+        pss_worker_t *w = s->workers[i];
+        rep->requests += PSS_STAT_GET(w, requests);
+        rep->errors += PSS_STAT_GET(w, errors);
+        rep->bytes_written += PSS_STAT_GET(w, bytes_written);
+        rep->bytes_read += PSS_STAT_GET(w, bytes_read);
+        rep->write_batches += PSS_STAT_GET(w, write_batches);
+        rep->read_batches += PSS_STAT_GET(w, read_batches);
+        rep->regions_written += PSS_STAT_GET(w, regions_written);
+        rep->regions_read += PSS_STAT_GET(w, regions_read);
+        rep->disk_writes += PSS_STAT_GET(w, disk_writes);
+        rep->disk_reads += PSS_STAT_GET(w, disk_reads);
+        rep->disk_bytes_written += PSS_STAT_GET(w, disk_bytes_written);
+        rep->disk_bytes_read += PSS_STAT_GET(w, disk_bytes_read);
+        rep->rmw_reads += PSS_STAT_GET(w, rmw_reads);
+        rep->queue_depth += PSS_STAT_GET(w, queue_depth);
+        uint64_t qmax = PSS_STAT_GET(w, queue_depth_max);
+        rep->queue_depth_max = qmax > rep->queue_depth_max ? qmax : rep->queue_depth_max;
+        rep->merged_batches += PSS_STAT_GET(w, merged_batches);
+        for (int b = 0; b < PS_STATS_HIST_BUCKETS; b++) {
+            rep->latency_hist[b] += PSS_STAT_GET(w, latency_hist[b]);
+        }
+    }
+}
+
+static void pss_handle_stats(pss_worker_t *w, pss_req_t *req)
+{
+    ps_stats_rep_t rep;
+    pss_stats_collect(w->server, &rep);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+}
+
+/* Route a checked request to its handler (or answer WRONG_WORKER). */
+static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
+{
+    pss_server_t *s = w->server;
+    uint32_t owner;
+
+    if (req->status != PS_OK) {
+        pss_reject(req, req->status, req->bad_reason ? req->bad_reason : "bad request");
+        return;
+    }
+    if (atomic_load(&s->stopping)) {
+        pss_reply(req, PS_ERR_SHUTDOWN, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    if (ps_log_level >= PS_LOG_TRACE) {
+        char dump[256];
+        ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
+        ps_trace("worker %u: %s", w->index, dump);
+    }
+
+    switch (req->hdr.type) {
+    case PS_MSG_HELLO:
+        pss_handle_hello(w, req);
+        return;
+    case PS_MSG_STATFS:
+        pss_handle_statfs(w, req);
+        return;
+    case PS_MSG_STATS:
+        pss_handle_stats(w, req);
+        return;
+    case PS_MSG_LIST:
+    case PS_MSG_META_SYNC:
+        pss_meta_handle(w, req);
+        return;
+    case PS_MSG_CREATE:
+    case PS_MSG_LOOKUP:
+    case PS_MSG_REMOVE: {
+        uint32_t len = req->hdr.type == PS_MSG_CREATE ? req->body.create.path_len
+                                                      : req->body.path.path_len;
+        owner = ps_path_worker(req->data, len, s->nworkers);
+        if (owner != w->index) {
+            pss_reject(req, PS_ERR_WRONG_WORKER, "path owned by another worker");
+            return;
+        }
+        pss_meta_handle(w, req);
+        return;
+    }
+    case PS_MSG_OBJ_WRITE:
+    case PS_MSG_OBJ_READ:
+    case PS_MSG_OBJ_STAT:
+    case PS_MSG_OBJ_TRUNCATE:
+    case PS_MSG_OBJ_REMOVE:
+    case PS_MSG_OBJ_SYNC: {
+        uint64_t file_id = (req->hdr.type == PS_MSG_OBJ_WRITE || req->hdr.type == PS_MSG_OBJ_READ)
+                               ? req->body.io.file_id
+                               : req->body.obj.file_id;
+        owner = ps_object_worker(file_id, s->nworkers);
+        if (owner != w->index) {
+            pss_reject(req, PS_ERR_WRONG_WORKER, "object owned by another worker");
+            return;
+        }
+        pss_store_handle(w, req);
+        return;
+    }
+    default:
+        pss_reject(req, PS_ERR_PROTO, "unknown message type");
+        return;
+    }
+}
+
+static void pss_process_incoming(pss_worker_t *w)
+{
+    while (w->incoming_head != NULL) {
+        pss_req_t *req = w->incoming_head;
+        w->incoming_head = req->next;
+        if (w->incoming_head == NULL) {
+            w->incoming_tail = &w->incoming_head;
+        }
+        req->next = NULL;
+        if (req->ucx_rndv && req->status == PS_OK) {
+            if (pss_rndv_start(w, req)) {
+                continue; /* pss_rndv_recv_cb queues it again */
+            }
+        }
+        pss_dispatch(w, req);
+    }
+}
+
+/* ---- set-up and the loop --------------------------------------------------------- */
+
+static int pss_epoll_add(int epfd, int fd)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void pss_drain_eventfd(int fd)
+{
+    uint64_t v;
+    ssize_t r = read(fd, &v, sizeof(v));
+    (void)r;
+}
+
+static int pss_listen(pss_worker_t *w)
+{
+    pss_server_t *s = w->server;
+    struct sockaddr_storage ss;
+    ucp_listener_params_t params;
+    ucp_listener_attr_t attr;
+    ucs_status_t status;
+    struct addrinfo hints, *ai = NULL;
+    char port_str[16];
+    int ret;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    snprintf(port_str, sizeof(port_str), "%u", w->index == 0 ? s->listen_port : 0);
+    ret = getaddrinfo(s->listen_host[0] ? s->listen_host : NULL, port_str, &hints, &ai);
+    if (ret != 0) {
+        ps_error("listen address '%s': %s", s->listen_host, gai_strerror(ret));
+        return PS_ERR_INVALID;
+    }
+    memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+    params.sockaddr.addr = (const struct sockaddr *)&ss;
+    params.sockaddr.addrlen = ai->ai_addrlen;
+    params.conn_handler.cb = pss_conn_handler;
+    params.conn_handler.arg = w;
+    freeaddrinfo(ai);
+
+    status = ucp_listener_create(w->ucp_worker, &params, &w->listener);
+    if (status != UCS_OK) {
+        ps_error("worker %u: listen on %s:%s: %s", w->index, s->listen_host, port_str,
+                 ucs_status_string(status));
+        return status == UCS_ERR_BUSY ? PS_ERR_BUSY : PS_ERR_CONN;
+    }
+    attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+    status = ucp_listener_query(w->listener, &attr);
+    if (status != UCS_OK) {
+        ps_error("worker %u: ucp_listener_query: %s", w->index, ucs_status_string(status));
+        return PS_ERR_CONN;
+    }
+    if (attr.sockaddr.ss_family == AF_INET) {
+        s->ports[w->index] = ntohs(((struct sockaddr_in *)&attr.sockaddr)->sin_port);
+    } else {
+        s->ports[w->index] = ntohs(((struct sockaddr_in6 *)&attr.sockaddr)->sin6_port);
+    }
+    ps_info("worker %u: listening on %s:%u (core %d)", w->index, s->listen_host,
+            s->ports[w->index], w->cpu);
+    return PS_OK;
+}
+
+static int pss_worker_setup(pss_worker_t *w)
+{
+    pss_server_t *s = w->server;
+    ucp_worker_params_t wparams;
+    ucp_am_handler_param_t am;
+    ucs_status_t status;
+    int ret;
+
+    if (s->topology != NULL && w->cpuset != NULL) {
+        if (hwloc_set_cpubind(s->topology, w->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
+            ps_warn("worker %u: hwloc_set_cpubind: %m (not pinned)", w->index);
+            w->cpu = -1;
+        }
+    }
+
+    memset(&wparams, 0, sizeof(wparams));
+    wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+    status = ucp_worker_create(s->ucp_context, &wparams, &w->ucp_worker);
+    if (status != UCS_OK) {
+        ps_error("worker %u: ucp_worker_create: %s", w->index, ucs_status_string(status));
+        return PS_ERR_CONN;
+    }
+    status = ucp_worker_get_efd(w->ucp_worker, &w->ucp_efd);
+    if (status != UCS_OK) {
+        ps_error("worker %u: ucp_worker_get_efd: %s", w->index, ucs_status_string(status));
+        return PS_ERR_CONN;
+    }
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (w->epfd < 0) {
+        ps_error("worker %u: epoll_create1: %m", w->index);
+        return PS_ERR_IO;
+    }
+    w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->wake_fd < 0) {
+        ps_error("worker %u: eventfd: %m", w->index);
+        return PS_ERR_IO;
+    }
+    ret = pss_store_worker_init(w);
+    if (ret != PS_OK) {
+        return ret;
+    }
+    if (pss_epoll_add(w->epfd, w->ucp_efd) != 0 || pss_epoll_add(w->epfd, w->wake_fd) != 0 ||
+        pss_epoll_add(w->epfd, w->aio_efd) != 0) {
+        ps_error("worker %u: epoll_ctl: %m", w->index);
+        return PS_ERR_IO;
+    }
+
+    memset(&am, 0, sizeof(am));
+    am.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    am.id = PS_AM_ID_REQUEST;
+    am.cb = pss_am_cb;
+    am.arg = w;
+    am.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
+    status = ucp_worker_set_am_recv_handler(w->ucp_worker, &am);
+    if (status != UCS_OK) {
+        ps_error("worker %u: ucp_worker_set_am_recv_handler: %s", w->index,
+                 ucs_status_string(status));
+        return PS_ERR_CONN;
+    }
+    return pss_listen(w);
+}
+
+static void pss_worker_teardown(pss_worker_t *w)
+{
+    if (w->listener != NULL) {
+        ucp_listener_destroy(w->listener);
+        w->listener = NULL;
+    }
+    if (w->ucp_worker != NULL) {
+        pss_close_dead_conns(w);
+        for (size_t i = 0; i < w->nconns; i++) {
+            pss_conn_t *conn = w->conns[i];
+            if (conn->owned && conn->ep != NULL && !conn->closed) {
+                pss_ep_close(w, conn->ep, 0);
+            }
+            conn->closed = 1;
+            conn->ep = NULL;
+            pss_conn_unref(conn);
+        }
+        w->nconns = 0;
+        /* Let the last sends complete or fail. */
+        uint64_t deadline = ps_time_ns() + 2000000000ull;
+        while (w->sends_inflight > 0 && ps_time_ns() < deadline) {
+            ucp_worker_progress(w->ucp_worker);
+        }
+    }
+    pss_store_worker_cleanup(w);
+    if (w->ucp_worker != NULL) {
+        ucp_worker_destroy(w->ucp_worker);
+        w->ucp_worker = NULL;
+    }
+    free(w->conns);
+    w->conns = NULL;
+    if (w->epfd >= 0) {
+        close(w->epfd);
+    }
+    if (w->wake_fd >= 0) {
+        close(w->wake_fd);
+    }
+}
+
+static void pss_worker_loop(pss_worker_t *w)
+{
+    pss_server_t *s = w->server;
+    uint64_t deadline = 0;
+    struct epoll_event evs[4];
+
+    for (;;) {
+        while (ucp_worker_progress(w->ucp_worker) != 0) {
+        }
+        pss_close_dead_conns(w);
+        pss_process_incoming(w);
+        pss_store_progress(w);
+        if (w->incoming_head != NULL) {
+            continue;
+        }
+
+        if (atomic_load(&s->stopping)) {
+            if (!w->stop_seen) {
+                w->stop_seen = 1;
+                deadline = ps_time_ns() + (uint64_t)(s->cfg.drain_timeout * 1e9);
+                if (w->listener != NULL) {
+                    ucp_listener_destroy(w->listener);
+                    w->listener = NULL;
+                }
+                ps_info("worker %u: stopping, %llu requests in flight", w->index,
+                        (unsigned long long)w->inflight);
+            }
+            if (w->inflight == 0 && w->sends_inflight == 0 && !pss_store_busy(w)) {
+                break;
+            }
+            if (ps_time_ns() > deadline) {
+                ps_warn("worker %u: drain timeout with %llu requests and %llu replies in "
+                        "flight",
+                        w->index, (unsigned long long)w->inflight,
+                        (unsigned long long)w->sends_inflight);
+                break;
+            }
+        }
+
+        ucs_status_t status = ucp_worker_arm(w->ucp_worker);
+        if (status == UCS_ERR_BUSY) {
+            continue;
+        }
+        if (status != UCS_OK) {
+            ps_error("worker %u: ucp_worker_arm: %s", w->index, ucs_status_string(status));
+        }
+        int n = epoll_wait(w->epfd, evs, 4, w->stop_seen ? 100 : -1);
+        if (n < 0 && errno != EINTR) {
+            ps_error("worker %u: epoll_wait: %m", w->index);
+        }
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.fd == w->wake_fd || evs[i].data.fd == w->aio_efd) {
+                /* aio completions are reaped by pss_store_progress */
+                pss_drain_eventfd(evs[i].data.fd);
+            }
+        }
+    }
+    pss_store_sync_all(w);
+}
+
+static void *pss_worker_main(void *arg)
+{
+    pss_worker_t *w = arg;
+    pss_server_t *s = w->server;
+    char name[16];
+
+    snprintf(name, sizeof(name), "pss-w%u", w->index);
+    pthread_setname_np(pthread_self(), name);
+    w->start_status = pss_worker_setup(w);
+
+    /* Report to the main thread, then wait for its go: the ports array is
+     * complete (and read-only) once every worker has reported. */
+    pthread_mutex_lock(&s->start_lock);
+    s->nready++;
+    pthread_cond_broadcast(&s->start_cond);
+    while (!s->go) {
+        pthread_cond_wait(&s->start_cond, &s->start_lock);
+    }
+    pthread_mutex_unlock(&s->start_lock);
+
+    if (w->start_status == PS_OK && !atomic_load(&s->stopping)) {
+        pss_worker_loop(w);
+    }
+    pss_worker_teardown(w);
+    return NULL;
+}
+
+int pss_worker_start_all(pss_server_t *s)
+{
+    int ret = PS_OK;
+    uint32_t started = 0;
+
+    for (uint32_t i = 0; i < s->nworkers; i++) {
+        pss_worker_t *w = s->workers[i];
+        int err = pthread_create(&w->thread, NULL, pss_worker_main, w);
+        if (err != 0) {
+            errno = err;
+            ps_error("pthread_create for worker %u: %m", i);
+            ret = PS_ERR_NO_MEMORY;
+            break;
+        }
+        w->started = 1;
+        started++;
+    }
+    pthread_mutex_lock(&s->start_lock);
+    while (s->nready < started) {
+        pthread_cond_wait(&s->start_cond, &s->start_lock);
+    }
+    for (uint32_t i = 0; i < started; i++) {
+        if (s->workers[i]->start_status != PS_OK) {
+            ret = s->workers[i]->start_status;
+        }
+    }
+    if (ret != PS_OK) {
+        atomic_store(&s->stopping, 1);
+    }
+    s->go = 1;
+    pthread_cond_broadcast(&s->start_cond);
+    pthread_mutex_unlock(&s->start_lock);
+    return ret;
+}
+
+void pss_worker_wake(pss_worker_t *w)
+{
+    uint64_t one = 1;
+    if (w->wake_fd >= 0) {
+        ssize_t r = write(w->wake_fd, &one, sizeof(one));
+        (void)r;
+    }
+}
+
+void pss_worker_join_all(pss_server_t *s)
+{
+    for (uint32_t i = 0; i < s->nworkers; i++) {
+        pss_worker_wake(s->workers[i]);
+    }
+    for (uint32_t i = 0; i < s->nworkers; i++) {
+        if (s->workers[i]->started) {
+            pthread_join(s->workers[i]->thread, NULL);
+            s->workers[i]->started = 0;
+        }
+    }
+}
