@@ -1,0 +1,171 @@
+/*
+ * ad_pstripe.h: ROMIO driver for pstripe, a striped parallel file system.
+ *
+ * The driver talks to the storage servers only through the client library
+ * (pstripe.h). One pstripe_fs_t connection per process is made at the first
+ * open (or delete) and kept until MPI_Finalize, where a delete callback on an
+ * attribute of MPI_COMM_SELF disconnects it.
+ *
+ * Files are named "pstripe:/path" (ROMIO strips the prefix; a relative name
+ * is taken relative to the root of the pstripe namespace).
+ *
+ * Data paths:
+ * - contiguous: one striped request (pstripe_pread/pwrite);
+ * - noncontiguous (independent): the file view and the memory datatype are
+ *   flattened into one region list and one iovec list per call, sent with
+ *   pstripe_read_list/write_list (ad_pstripe_io_list.c);
+ * - collective: a two-phase exchange of our own with file domains made of
+ *   whole stripes, assigned so that each aggregator serves as few servers as
+ *   possible; aggregators write and read with list I/O
+ *   (ad_pstripe_coll.c);
+ * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
+ *   requests (ad_pstripe_aio.c).
+ *
+ * Shared file pointers are not offered (MPI_ERR_UNSUPPORTED_OPERATION from
+ * ROMIO's generic check). Atomic mode and ROMIO's data-sieving path use a
+ * whole-file lock built on MPI one-sided communication among the processes
+ * that opened the file together (ad_pstripe_lock.c).
+ */
+#ifndef AD_PSTRIPE_H_INCLUDED
+#define AD_PSTRIPE_H_INCLUDED
+
+#include "adio.h"
+#include <sys/uio.h>
+#include "pstripe.h"
+
+/* Hints of our own (besides striping_factor, striping_unit, start_iodevice). */
+#define ADIOI_PSTRIPE_HINT_BUFFER_SIZE  "romio_pstripe_buffer_size"
+#define ADIOI_PSTRIPE_HINT_BUFFER_COUNT "romio_pstripe_buffer_count"
+#define ADIOI_PSTRIPE_HINT_MAX_REGIONS  "romio_pstripe_max_regions"
+#define ADIOI_PSTRIPE_HINT_LISTIO_READ  "romio_pstripe_listio_read"
+#define ADIOI_PSTRIPE_HINT_LISTIO_WRITE "romio_pstripe_listio_write"
+
+/* Connection tunables a file can override (index into ADIOI_PSTRIPE_fs.opt). */
+enum {
+    ADIOI_PSTRIPE_OPT_BUFFER_SIZE = 0,
+    ADIOI_PSTRIPE_OPT_BUFFER_COUNT,
+    ADIOI_PSTRIPE_OPT_MAX_REGIONS,
+    ADIOI_PSTRIPE_NOPTS
+};
+
+/* Per-file state, in fd->fs_ptr. It is allocated by the first SetInfo of
+ * MPI_File_open (before the open itself), so that hints can be checked
+ * and kept before the file exists. */
+typedef struct ADIOI_PSTRIPE_fs_s {
+    pstripe_file_t *file;
+    char *path;                 /* normalized pstripe path ("/a/b") */
+    pstripe_layout_t layout;    /* layout of the open file */
+    pstripe_layout_t create_layout;     /* from hints, used if we create it */
+    long long opt[ADIOI_PSTRIPE_NOPTS]; /* per-file tunables; 0: connection's */
+    int listio_read;            /* ADIOI_HINT_ENABLE or ADIOI_HINT_DISABLE */
+    int listio_write;
+    int pending_error;          /* hint error found while opening */
+    int last_status;            /* status of the last pstripe_open */
+    MPI_Win lock_win;           /* whole-file lock (ad_pstripe_lock.c) */
+    void *lock_base;
+    int lock_depth;
+} ADIOI_PSTRIPE_fs;
+
+/* One access, flattened: file regions in view order, memory as iovecs. */
+typedef struct ADIOI_PSTRIPE_access_s {
+    pstripe_region_t *regions;
+    size_t nregions;
+    struct iovec *iov;
+    size_t niov;
+    ADIO_Offset total;          /* bytes accessed */
+    ADIO_Offset start;          /* lowest file offset accessed */
+    ADIO_Offset end;            /* one past the last byte of the last region */
+    pstripe_region_t one_region;        /* storage when there is one region */
+    struct iovec one_iov;       /* storage when memory is contiguous */
+} ADIOI_PSTRIPE_access;
+
+/* ad_pstripe_common.c */
+extern pstripe_fs_t *ADIOI_PSTRIPE_fs_handle;
+void ADIOI_PSTRIPE_Init(int *error_code);
+int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename,
+                      int line, int status, const char *detail);
+char *ADIOI_PSTRIPE_Path(const char *filename);
+ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void);
+void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps);
+int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code);
+long long ADIOI_PSTRIPE_Option_default(int opt);
+void ADIOI_PSTRIPE_file_opened(int delta);
+int ADIOI_PSTRIPE_Parse_size(const char *s, long long *val);
+
+/* ad_pstripe_fcntl.c */
+int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *myname,
+                               const char *what, int line, const char *root_detail);
+
+/* ad_pstripe_hints.c */
+void ADIOI_PSTRIPE_Set_layout_hints(ADIO_File fd);
+
+/* ad_pstripe_io_list.c */
+void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type,
+                                ADIO_Offset offset, ADIOI_PSTRIPE_access * acc,
+                                int *error_code);
+void ADIOI_PSTRIPE_Access_free(ADIOI_PSTRIPE_access * acc);
+void ADIOI_PSTRIPE_StridedListIO(ADIO_File fd, void *buf, int count,
+                                 MPI_Datatype datatype, int file_ptr_type,
+                                 ADIO_Offset offset, ADIO_Status * status,
+                                 int is_write, int *error_code);
+
+/* ad_pstripe_lock.c */
+void ADIOI_PSTRIPE_Lock_setup(ADIO_File fd, int *error_code);
+void ADIOI_PSTRIPE_Lock_free(ADIO_File fd);
+int ADIOI_PSTRIPE_Lock_needed(ADIO_File fd);
+int ADIOI_PSTRIPE_Lock(ADIO_File fd, int exclusive);
+int ADIOI_PSTRIPE_Unlock(ADIO_File fd);
+
+/* the operations */
+void ADIOI_PSTRIPE_Open(ADIO_File fd, int *error_code);
+void ADIOI_PSTRIPE_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
+void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code);
+void ADIOI_PSTRIPE_Delete(const char *filename, int *error_code);
+void ADIOI_PSTRIPE_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code);
+void ADIOI_PSTRIPE_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
+void ADIOI_PSTRIPE_Flush(ADIO_File fd, int *error_code);
+int ADIOI_PSTRIPE_Feature(ADIO_File fd, int flag);
+void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+int ADIOI_PSTRIPE_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
+                          ADIO_Offset len);
+void ADIOI_PSTRIPE_ReadContig(ADIO_File fd, void *buf, int count,
+                              MPI_Datatype datatype, int file_ptr_type,
+                              ADIO_Offset offset, ADIO_Status * status, int *error_code);
+void ADIOI_PSTRIPE_WriteContig(ADIO_File fd, const void *buf, int count,
+                               MPI_Datatype datatype, int file_ptr_type,
+                               ADIO_Offset offset, ADIO_Status * status, int *error_code);
+void ADIOI_PSTRIPE_ReadStrided(ADIO_File fd, void *buf, int count,
+                               MPI_Datatype datatype, int file_ptr_type,
+                               ADIO_Offset offset, ADIO_Status * status, int *error_code);
+void ADIOI_PSTRIPE_WriteStrided(ADIO_File fd, const void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type,
+                                ADIO_Offset offset, ADIO_Status * status, int *error_code);
+void ADIOI_PSTRIPE_ReadStridedColl(ADIO_File fd, void *buf, int count,
+                                   MPI_Datatype datatype, int file_ptr_type,
+                                   ADIO_Offset offset, ADIO_Status * status, int *error_code);
+void ADIOI_PSTRIPE_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                    MPI_Datatype datatype, int file_ptr_type,
+                                    ADIO_Offset offset, ADIO_Status * status, int *error_code);
+void ADIOI_PSTRIPE_IreadContig(ADIO_File fd, void *buf, int count,
+                               MPI_Datatype datatype, int file_ptr_type,
+                               ADIO_Offset offset, ADIO_Request * request, int *error_code);
+void ADIOI_PSTRIPE_IwriteContig(ADIO_File fd, const void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type,
+                                ADIO_Offset offset, ADIO_Request * request, int *error_code);
+void ADIOI_PSTRIPE_IreadStrided(ADIO_File fd, void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type,
+                                ADIO_Offset offset, ADIO_Request * request, int *error_code);
+void ADIOI_PSTRIPE_IwriteStrided(ADIO_File fd, const void *buf, int count,
+                                 MPI_Datatype datatype, int file_ptr_type,
+                                 ADIO_Offset offset, ADIO_Request * request, int *error_code);
+void ADIOI_PSTRIPE_IreadStridedColl(ADIO_File fd, void *buf, int count,
+                                    MPI_Datatype datatype, int file_ptr_type,
+                                    ADIO_Offset offset, ADIO_Request * request,
+                                    int *error_code);
+void ADIOI_PSTRIPE_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                     MPI_Datatype datatype, int file_ptr_type,
+                                     ADIO_Offset offset, ADIO_Request * request,
+                                     int *error_code);
+
+#endif /* AD_PSTRIPE_H_INCLUDED */

@@ -1,0 +1,263 @@
+/*
+ * ad_pstripe_aio.c: nonblocking I/O with MPI generalized requests.
+ *
+ * IreadContig, IwriteContig, IreadStrided and IwriteStrided build the same
+ * region and iovec lists as the blocking calls and hand them to
+ * pstripe_iread_list/iwrite_list, which copies the lists and returns at
+ * once; the library's progress thread moves the data while the program
+ * computes. The MPI request is a generalized request of an extended class
+ * (MPIX_Grequest_class_create, as ad_pvfs2 and ad_daos do): MPI_Test calls
+ * poll_fn, which checks without blocking; MPI_Wait calls poll_fn until the
+ * request completes; MPI_Waitall calls wait_fn, which blocks in the library.
+ *
+ * An error found when the operation completes is returned by poll_fn,
+ * which MPI_Wait and MPI_Test pass on with its class (MPI_ERR_IO for a dead
+ * server); through MPI_Waitall it comes from query_fn, which MPICH reports
+ * as MPI_ERR_OTHER naming our code.
+ *
+ * In atomic mode the access is done at once under the lock and a completed
+ * request is returned (as ROMIO does for contiguous accesses).
+ */
+
+#include "ad_pstripe.h"
+#include "mpiu_greq.h"
+#include <sched.h>
+
+typedef struct ADIOI_PSTRIPE_aio_s {
+    MPI_Request req;
+    pstripe_request_t *preq;
+    MPI_Offset total;           /* bytes asked for */
+    MPI_Offset nbytes;          /* bytes transferred */
+    int error_code;
+    int done;
+    int is_write;
+    char *path;
+} ADIOI_PSTRIPE_aio;
+
+#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
+
+static MPIX_Grequest_class ADIOI_PSTRIPE_greq_class = 0;
+
+static void aio_finish(ADIOI_PSTRIPE_aio * aio)
+{
+    static char myname[] = "ADIOI_PSTRIPE_AIO";
+    uint64_t bytes = 0;
+    int rc;
+
+    rc = pstripe_request_wait(aio->preq, &bytes);
+    aio->preq = NULL;
+    aio->done = 1;
+    if (rc != PS_OK) {
+        aio->error_code = ADIOI_PSTRIPE_err(myname, aio->is_write ? "write" : "read",
+                                            aio->path, __LINE__, rc, NULL);
+        aio->nbytes = 0;
+    } else {
+        aio->nbytes = aio->is_write ? aio->total : (MPI_Offset) bytes;
+    }
+    MPI_Grequest_complete(aio->req);
+}
+
+static int aio_query_fn(void *extra_state, MPI_Status * status)
+{
+    ADIOI_PSTRIPE_aio *aio = extra_state;
+
+    MPI_Status_set_elements_x(status, MPI_BYTE, aio->nbytes);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    return aio->error_code;
+}
+
+static int aio_free_fn(void *extra_state)
+{
+    ADIOI_PSTRIPE_aio *aio = extra_state;
+
+    if (aio->preq != NULL)
+        pstripe_request_wait(aio->preq, NULL);
+    ADIOI_Free(aio->path);
+    ADIOI_Free(aio);
+    return MPI_SUCCESS;
+}
+
+static int aio_poll_fn(void *extra_state, MPI_Status * status)
+{
+    ADIOI_PSTRIPE_aio *aio = extra_state;
+    int done = 0;
+
+    if (aio->done)
+        return aio->error_code;
+    if (pstripe_request_test(aio->preq, &done) != PS_OK)
+        done = 1;       /* the error comes from pstripe_request_wait */
+    if (!done) {
+        /* MPI_Wait calls us in a loop: leave the core to the library's
+         * progress thread */
+        sched_yield();
+        return MPI_SUCCESS;
+    }
+    aio_finish(aio);
+    return aio->error_code;
+}
+
+static int aio_wait_fn(int count, void **array_of_states, double timeout, MPI_Status * status)
+{
+    int i;
+
+    for (i = 0; i < count; i++) {
+        ADIOI_PSTRIPE_aio *aio = array_of_states[i];
+        if (!aio->done)
+            aio_finish(aio);
+    }
+    return MPI_SUCCESS;
+}
+
+#endif /* HAVE_MPI_GREQUEST_EXTENSIONS */
+
+static void pstripe_aio(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                        int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
+                        int contig, int is_write, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_AIO";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    ADIOI_PSTRIPE_access acc;
+    ADIO_Status status;
+    MPI_Count nbytes = 0;
+
+#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
+    ADIOI_PSTRIPE_aio *aio;
+    pstripe_request_t *preq;
+    MPI_Count datatype_size;
+    int rc;
+
+    if (!fd->atomicity) {
+        if (contig) {
+            /* offset is in bytes, as for ReadContig */
+            MPI_Type_size_x(datatype, &datatype_size);
+            memset(&acc, 0, sizeof(acc));
+            acc.total = (ADIO_Offset) datatype_size * count;
+            acc.start = (file_ptr_type == ADIO_INDIVIDUAL) ? fd->fp_ind : offset;
+            acc.end = acc.start + acc.total;
+            acc.one_region.offset = (uint64_t) acc.start;
+            acc.one_region.length = (uint64_t) acc.total;
+            acc.one_iov.iov_base = buf;
+            acc.one_iov.iov_len = (size_t) acc.total;
+            acc.regions = &acc.one_region;
+            acc.iov = &acc.one_iov;
+            acc.nregions = acc.niov = acc.total > 0 ? 1 : 0;
+            *error_code = MPI_SUCCESS;
+        } else {
+            ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
+                                       error_code);
+            if (*error_code != MPI_SUCCESS)
+                return;
+        }
+        if (acc.total == 0 || ADIOI_PSTRIPE_Apply_options(fd, error_code)) {
+            ADIOI_PSTRIPE_Access_free(&acc);
+            if (*error_code == MPI_SUCCESS)
+                MPIO_Completed_request_create(&fd, 0, error_code, request);
+            return;
+        }
+
+        if (is_write)
+            rc = pstripe_iwrite_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
+                                     &preq);
+        else
+            rc = pstripe_iread_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
+                                    &preq);
+        /* the library copied the lists */
+        ADIOI_PSTRIPE_Access_free(&acc);
+        if (rc != PS_OK) {
+            *error_code = ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path,
+                                            __LINE__, rc, NULL);
+            return;
+        }
+
+        if (ADIOI_PSTRIPE_greq_class == 0)
+            MPIX_Grequest_class_create(aio_query_fn, aio_free_fn, MPIU_Greq_cancel_fn,
+                                       aio_poll_fn, aio_wait_fn, &ADIOI_PSTRIPE_greq_class);
+        aio = ADIOI_Calloc(1, sizeof(*aio));
+        aio->preq = preq;
+        aio->total = acc.total;
+        aio->is_write = is_write;
+        aio->error_code = MPI_SUCCESS;
+        aio->path = ADIOI_Strdup(ps->path);
+        MPIX_Grequest_class_allocate(ADIOI_PSTRIPE_greq_class, aio, request);
+        memcpy(&aio->req, request, sizeof(MPI_Request));
+
+        if (file_ptr_type == ADIO_INDIVIDUAL)
+            fd->fp_ind = acc.end;
+        fd->fp_sys_posn = -1;
+        if (is_write)
+            fd->dirty_write = 1;
+        *error_code = MPI_SUCCESS;
+        return;
+    }
+#endif
+
+    /* atomic mode (or no extended generalized requests): do it now */
+    MPI_Status_set_elements_x(&status, MPI_BYTE, 0);
+    if (contig) {
+        int lock_err = fd->atomicity ? ADIOI_PSTRIPE_Lock(fd, is_write) : MPI_SUCCESS;
+        if (lock_err != MPI_SUCCESS) {
+            *error_code = lock_err;
+            return;
+        }
+        if (is_write)
+            ADIOI_PSTRIPE_WriteContig(fd, buf, count, datatype, file_ptr_type, offset,
+                                      &status, error_code);
+        else
+            ADIOI_PSTRIPE_ReadContig(fd, buf, count, datatype, file_ptr_type, offset,
+                                     &status, error_code);
+        if (fd->atomicity)
+            ADIOI_PSTRIPE_Unlock(fd);
+    } else {
+        ADIOI_PSTRIPE_StridedListIO(fd, buf, count, datatype, file_ptr_type, offset, &status,
+                                    is_write, error_code);
+    }
+    if (*error_code == MPI_SUCCESS)
+        MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
+    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+}
+
+void ADIOI_PSTRIPE_IreadContig(ADIO_File fd, void *buf, int count,
+                               MPI_Datatype datatype, int file_ptr_type,
+                               ADIO_Offset offset, ADIO_Request * request, int *error_code)
+{
+    pstripe_aio(fd, buf, count, datatype, file_ptr_type, offset, request, 1, 0, error_code);
+}
+
+void ADIOI_PSTRIPE_IwriteContig(ADIO_File fd, const void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type,
+                                ADIO_Offset offset, ADIO_Request * request, int *error_code)
+{
+    pstripe_aio(fd, (void *) buf, count, datatype, file_ptr_type, offset, request, 1, 1,
+                error_code);
+}
+
+void ADIOI_PSTRIPE_IreadStrided(ADIO_File fd, void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type,
+                                ADIO_Offset offset, ADIO_Request * request, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    if (ps->listio_read == ADIOI_HINT_DISABLE) {
+        ADIOI_GEN_IreadStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                               error_code);
+        return;
+    }
+    pstripe_aio(fd, buf, count, datatype, file_ptr_type, offset, request, 0, 0, error_code);
+}
+
+void ADIOI_PSTRIPE_IwriteStrided(ADIO_File fd, const void *buf, int count,
+                                 MPI_Datatype datatype, int file_ptr_type,
+                                 ADIO_Offset offset, ADIO_Request * request, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    if (ps->listio_write == ADIOI_HINT_DISABLE) {
+        ADIOI_GEN_IwriteStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                                error_code);
+        return;
+    }
+    pstripe_aio(fd, (void *) buf, count, datatype, file_ptr_type, offset, request, 0, 1,
+                error_code);
+}

@@ -1,0 +1,268 @@
+/*
+ * ad_pstripe_common.c: the process's connection, the error border between
+ * pstripe status codes and MPI error classes, and small helpers.
+ */
+
+#include "ad_pstripe.h"
+#include <ctype.h>
+#include <errno.h>
+
+pstripe_fs_t *ADIOI_PSTRIPE_fs_handle = NULL;
+static int ADIOI_PSTRIPE_Keyval = MPI_KEYVAL_INVALID;
+static int ADIOI_PSTRIPE_nfiles = 0;    /* files open on the connection */
+
+/* Names of the connection tunables a file may override, the connection's
+ * own values (read at connect time) and the values last applied to it.
+ * The tunables belong to the connection, which all files of the process
+ * share, so a file's values are applied before each of its operations
+ * when they differ from what the connection currently uses. */
+static const char *const opt_names[ADIOI_PSTRIPE_NOPTS] = {
+    "buffer_size", "buffer_count", "max_regions"
+};
+
+static long long opt_default[ADIOI_PSTRIPE_NOPTS];
+static long long opt_applied[ADIOI_PSTRIPE_NOPTS];
+
+static int ADIOI_PSTRIPE_End(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state)
+{
+    if (ADIOI_PSTRIPE_fs_handle != NULL) {
+        if (ADIOI_PSTRIPE_nfiles == 0) {
+            pstripe_disconnect(ADIOI_PSTRIPE_fs_handle);
+        } else {
+            /* the library needs its files closed before a disconnect; a
+             * program that did not close its files leaves the connection
+             * to be torn down by exit */
+            FPRINTF(stderr, "pstripe: %d file(s) still open at MPI_Finalize\n",
+                    ADIOI_PSTRIPE_nfiles);
+        }
+        ADIOI_PSTRIPE_fs_handle = NULL;
+    }
+    MPI_Comm_free_keyval(&keyval);
+    ADIOI_PSTRIPE_Keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+/* Connect once per process (pstripe_connect(NULL): $PSTRIPE_CONFIG, then
+ * the default paths) and arrange the disconnect at MPI_Finalize. */
+void ADIOI_PSTRIPE_Init(int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_INIT";
+    pstripe_fs_t *fs;
+    char value[64];
+    int i, rc;
+
+    *error_code = MPI_SUCCESS;
+    if (ADIOI_PSTRIPE_fs_handle != NULL)
+        return;
+
+    rc = pstripe_connect(NULL, &fs);
+    if (rc != PS_OK) {
+        *error_code = ADIOI_PSTRIPE_err(myname, "connect to the servers", NULL, __LINE__, rc, NULL);
+        return;
+    }
+
+    for (i = 0; i < ADIOI_PSTRIPE_NOPTS; i++) {
+        opt_default[i] = 0;
+        if (pstripe_get_option(fs, opt_names[i], value, sizeof(value)) == PS_OK)
+            ADIOI_PSTRIPE_Parse_size(value, &opt_default[i]);
+        opt_applied[i] = opt_default[i];
+    }
+    ADIOI_PSTRIPE_fs_handle = fs;
+
+    if (ADIOI_PSTRIPE_Keyval == MPI_KEYVAL_INVALID) {
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ADIOI_PSTRIPE_End,
+                               &ADIOI_PSTRIPE_Keyval, NULL);
+        MPI_Comm_set_attr(MPI_COMM_SELF, ADIOI_PSTRIPE_Keyval, NULL);
+    }
+}
+
+/* The one border between pstripe status codes and MPI error classes (as
+ * ADIOI_DAOS_err is for DAOS). The message names the operation, the file
+ * and the reason: detail if given (a message another process sent), else
+ * the library's detailed message for the calling thread's last failure. */
+int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename,
+                      int line, int status, const char *detail)
+{
+    char msg[1024];
+    const char *generic;
+    int error_class;
+
+    if (status == PS_OK)
+        return MPI_SUCCESS;
+
+    if (detail == NULL)
+        detail = pstripe_last_error();
+    if (detail == NULL || detail[0] == '\0')
+        detail = pstripe_strerror(status);
+    snprintf(msg, sizeof(msg), "pstripe: %s%s%s: %s", what,
+             filename ? " " : "", filename ? filename : "", detail);
+
+    switch (status) {
+        case PS_ERR_NO_ENTRY:
+            error_class = MPI_ERR_NO_SUCH_FILE;
+            generic = "**filenoexist";
+            break;
+        case PS_ERR_EXISTS:
+            error_class = MPI_ERR_FILE_EXISTS;
+            generic = "**fileexist";
+            break;
+        case PS_ERR_ACCESS:
+            error_class = MPI_ERR_ACCESS;
+            generic = "**fileaccess";
+            break;
+        case PS_ERR_NO_SPACE:
+            error_class = MPI_ERR_NO_SPACE;
+            generic = "**filenospace";
+            break;
+        case PS_ERR_NO_MEMORY:
+            error_class = MPI_ERR_NO_MEM;
+            generic = "**allocmem";
+            break;
+        case PS_ERR_UNSUPPORTED:
+            error_class = MPI_ERR_UNSUPPORTED_OPERATION;
+            generic = "**fileopunsupported";
+            break;
+        case PS_ERR_NAME_TOO_LONG:
+            error_class = MPI_ERR_BAD_FILE;
+            generic = "**filenamelong";
+            break;
+        case PS_ERR_INVALID:
+            error_class = MPI_ERR_ARG;
+            generic = "**arg";
+            break;
+        default:
+            /* disk errors, timeouts, lost connections, protocol errors,
+             * a server shutting down, no configuration */
+            error_class = MPI_ERR_IO;
+            generic = "**io";
+            break;
+    }
+    return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, line,
+                                error_class, generic, "%s", msg);
+}
+
+/* The pstripe path of a file name whose "pstripe:" prefix ROMIO removed:
+ * names are absolute in the pstripe namespace, a relative one is taken from
+ * its root. The library normalizes the rest. */
+char *ADIOI_PSTRIPE_Path(const char *filename)
+{
+    size_t len = strlen(filename);
+    char *path;
+
+    if (strncmp(filename, "pstripe:", 8) == 0) {
+        filename += 8;
+        len -= 8;
+    }
+    path = ADIOI_Malloc(len + 2);
+    if (filename[0] == '/') {
+        memcpy(path, filename, len + 1);
+    } else {
+        path[0] = '/';
+        memcpy(path + 1, filename, len + 1);
+    }
+    return path;
+}
+
+ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void)
+{
+    ADIOI_PSTRIPE_fs *ps = ADIOI_Calloc(1, sizeof(*ps));
+
+    ps->create_layout.first_server = -1;
+    ps->listio_read = ADIOI_HINT_ENABLE;
+    ps->listio_write = ADIOI_HINT_ENABLE;
+    ps->lock_win = MPI_WIN_NULL;
+    return ps;
+}
+
+void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
+{
+    if (ps == NULL)
+        return;
+    if (ps->path)
+        ADIOI_Free(ps->path);
+    ADIOI_Free(ps);
+}
+
+void ADIOI_PSTRIPE_file_opened(int delta)
+{
+    ADIOI_PSTRIPE_nfiles += delta;
+}
+
+/* Value of a connection tunable when a file does not set it (0: unknown). */
+long long ADIOI_PSTRIPE_Option_default(int opt)
+{
+    return opt_default[opt];
+}
+
+/* Make the connection use this file's tunables. */
+int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_APPLY_OPTIONS";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    char value[32];
+    long long want;
+    int i, rc;
+
+    *error_code = MPI_SUCCESS;
+    for (i = 0; i < ADIOI_PSTRIPE_NOPTS; i++) {
+        want = ps->opt[i] ? ps->opt[i] : opt_default[i];
+        if (want == 0 || want == opt_applied[i])
+            continue;
+        snprintf(value, sizeof(value), "%lld", want);
+        rc = pstripe_set_option(ADIOI_PSTRIPE_fs_handle, opt_names[i], value);
+        if (rc != PS_OK) {
+            *error_code = ADIOI_PSTRIPE_err(myname, "set option", opt_names[i], __LINE__, rc, NULL);
+            return -1;
+        }
+        opt_applied[i] = want;
+    }
+    return 0;
+}
+
+/* A positive size: digits with an optional k, m, g or t suffix (powers of
+ * 1024, as the library's config values), optionally followed by "b" or
+ * "ib". Returns 0 and sets *val, or -1. */
+int ADIOI_PSTRIPE_Parse_size(const char *s, long long *val)
+{
+    unsigned long long v, mult = 1;
+    char *end;
+
+    while (isspace((unsigned char) *s))
+        s++;
+    if (!isdigit((unsigned char) *s))
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno != 0)
+        return -1;
+    switch (tolower((unsigned char) *end)) {
+        case 'k':
+            mult = 1ULL << 10;
+            end++;
+            break;
+        case 'm':
+            mult = 1ULL << 20;
+            end++;
+            break;
+        case 'g':
+            mult = 1ULL << 30;
+            end++;
+            break;
+        case 't':
+            mult = 1ULL << 40;
+            end++;
+            break;
+        default:
+            break;
+    }
+    if (mult > 1 && tolower((unsigned char) *end) == 'i')
+        end++;
+    if (tolower((unsigned char) *end) == 'b')
+        end++;
+    while (isspace((unsigned char) *end))
+        end++;
+    if (*end != '\0' || v > (unsigned long long) LLONG_MAX / mult)
+        return -1;
+    *val = (long long) (v * mult);
+    return 0;
+}

@@ -1,0 +1,161 @@
+/*
+ * ad_pstripe_fcntl.c: Fcntl (size, preallocation, atomicity), Resize,
+ * Flush and Feature.
+ */
+
+#include "ad_pstripe.h"
+
+#define ADIOI_PSTRIPE_MSG_MAX  256
+#define ADIOI_PSTRIPE_ZERO_BUF (1 << 20)
+
+/* Share the outcome of an operation one process did for all: every
+ * process returns the same MPI error class, with the doer's reason. */
+int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *myname,
+                               const char *what, int line, const char *root_detail)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    char detail[ADIOI_PSTRIPE_MSG_MAX];
+    int rank;
+
+    MPI_Comm_rank(fd->comm, &rank);
+    MPI_Bcast(&status, 1, MPI_INT, root, fd->comm);
+    if (status == PS_OK)
+        return MPI_SUCCESS;
+    if (rank == root)
+        MPL_snprintf(detail, sizeof(detail), "%s",
+                     root_detail ? root_detail : pstripe_last_error());
+    MPI_Bcast(detail, sizeof(detail), MPI_CHAR, root, fd->comm);
+    return ADIOI_PSTRIPE_err(myname, what, ps->path, line, status, detail);
+}
+
+/* MPI_File_preallocate (called on one process): the bytes between the
+ * current end of file and the requested size are written as zeros, so the
+ * servers allocate them (a truncate would only make a hole). One list
+ * write; every iovec points at the same zero buffer. */
+static void prealloc(ADIO_File fd, ADIO_Offset diskspace, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_PREALLOC";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    pstripe_stat_t st;
+    pstripe_region_t region;
+    struct iovec *iov;
+    char *zeros;
+    uint64_t len, done;
+    size_t i, niov;
+    int rc;
+
+    *error_code = MPI_SUCCESS;
+    rc = pstripe_fstat(ps->file, &st);
+    if (rc != PS_OK) {
+        *error_code = ADIOI_PSTRIPE_err(myname, "stat", ps->path, __LINE__, rc, NULL);
+        return;
+    }
+    if ((uint64_t) diskspace <= st.size)
+        return;
+    if (ADIOI_PSTRIPE_Apply_options(fd, error_code))
+        return;
+
+    region.offset = st.size;
+    region.length = (uint64_t) diskspace - st.size;
+    niov = (region.length + ADIOI_PSTRIPE_ZERO_BUF - 1) / ADIOI_PSTRIPE_ZERO_BUF;
+    zeros = ADIOI_Calloc(1, MPL_MIN(region.length, ADIOI_PSTRIPE_ZERO_BUF));
+    iov = ADIOI_Malloc(niov * sizeof(*iov));
+    for (i = 0, done = 0; i < niov; i++, done += len) {
+        len = MPL_MIN(region.length - done, ADIOI_PSTRIPE_ZERO_BUF);
+        iov[i].iov_base = zeros;
+        iov[i].iov_len = len;
+    }
+    rc = pstripe_write_list(ps->file, &region, 1, iov, niov);
+    if (rc != PS_OK)
+        *error_code = ADIOI_PSTRIPE_err(myname, "preallocate", ps->path, __LINE__, rc, NULL);
+    ADIOI_Free(iov);
+    ADIOI_Free(zeros);
+}
+
+void ADIOI_PSTRIPE_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_FCNTL";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    pstripe_stat_t st;
+    int rc;
+
+    *error_code = MPI_SUCCESS;
+    switch (flag) {
+        case ADIO_FCNTL_GET_FSIZE:
+            rc = pstripe_fstat(ps->file, &st);
+            if (rc != PS_OK) {
+                *error_code = ADIOI_PSTRIPE_err(myname, "stat", ps->path, __LINE__, rc, NULL);
+                return;
+            }
+            fcntl_struct->fsize = (ADIO_Offset) st.size;
+            return;
+
+        case ADIO_FCNTL_SET_DISKSPACE:
+            prealloc(fd, fcntl_struct->diskspace, error_code);
+            return;
+
+        case ADIO_FCNTL_SET_ATOMICITY:
+            /* collective (MPI_File_set_atomicity) */
+            fd->atomicity = fcntl_struct->atomicity ? 1 : 0;
+            if (fd->atomicity)
+                ADIOI_PSTRIPE_Lock_setup(fd, error_code);
+            return;
+
+        default:
+            *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
+                                               __LINE__, MPI_ERR_ARG, "**flag", "**flag %d",
+                                               flag);
+            return;
+    }
+}
+
+/* MPI_File_set_size is collective: one process truncates (the servers
+ * resize every object of the file), the others learn the result. */
+void ADIOI_PSTRIPE_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_RESIZE";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int rank, root = fd->hints->ranklist[0], rc = PS_OK;
+
+    MPI_Comm_rank(fd->comm, &rank);
+    if (rank == root)
+        rc = pstripe_ftruncate(ps->file, (uint64_t) size);
+    *error_code = ADIOI_PSTRIPE_Bcast_status(fd, root, rc, myname, "set size of", __LINE__,
+                                             NULL);
+}
+
+/* MPI_File_sync is collective. Once every process is past the barrier all
+ * their writes are acknowledged by the servers, so one pstripe_fsync (which
+ * makes the file durable on every server it is striped over) covers them
+ * all. */
+void ADIOI_PSTRIPE_Flush(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_FLUSH";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int rank, root = fd->hints->ranklist[0], rc = PS_OK;
+
+    MPI_Barrier(fd->comm);
+    MPI_Comm_rank(fd->comm, &rank);
+    if (rank == root)
+        rc = pstripe_fsync(ps->file);
+    *error_code = ADIOI_PSTRIPE_Bcast_status(fd, root, rc, myname, "sync", __LINE__, NULL);
+}
+
+int ADIOI_PSTRIPE_Feature(ADIO_File fd, int flag)
+{
+    switch (flag) {
+        case ADIO_LOCKS:       /* ad_pstripe_lock.c */
+        case ADIO_ATOMIC_MODE:
+        case ADIO_DATA_SIEVING_WRITES:
+        case ADIO_SCALABLE_RESIZE:
+        case ADIO_UNLINK_AFTER_CLOSE:
+        case ADIO_IMMEDIATELY_VISIBLE:
+            return 1;
+        case ADIO_SHARED_FP:   /* no shared file pointers */
+        case ADIO_SEQUENTIAL:
+        case ADIO_TWO_PHASE:   /* our collective I/O is not ROMIO's generic one */
+        case ADIO_SCALABLE_OPEN:
+        default:
+            return 0;
+    }
+}

@@ -1,0 +1,241 @@
+/*
+ * ad_pstripe_hints.c: SetInfo.
+ *
+ * Our hints are read the way ROMIO reads its own, but checked more strictly:
+ * a value that does not parse is an error (MPI_ERR_INFO_VALUE) rather than
+ * a silent zero, and every process takes part in one allreduce, whether or
+ * not its info carries the key, so that a hint given by some processes
+ * only, or with different values, is caught (MPI_ERR_NOT_SAME, as
+ * MPIO_ERR_CREATE_CODE_INFO_NOT_SAME) instead of mismatching collectives.
+ * ADIO_Open ignores SetInfo's error code, so an error found while opening
+ * is kept in the file's state and returned by OpenColl.
+ *
+ * The effective values are written back into fd->info: the layout the file
+ * really has (after open), the connection's tunables when the file does not
+ * set them, and the list I/O switches.
+ */
+
+#include "ad_pstripe.h"
+#include "adio_extern.h"
+#include <errno.h>
+#include <strings.h>
+
+enum {
+    KEY_STRIPING_FACTOR,
+    KEY_STRIPING_UNIT,
+    KEY_START_IODEVICE,
+    KEY_BUFFER_SIZE,
+    KEY_BUFFER_COUNT,
+    KEY_MAX_REGIONS,
+    KEY_LISTIO_READ,
+    KEY_LISTIO_WRITE,
+    NKEYS
+};
+
+enum {
+    KIND_COUNT,                 /* integer >= 1 */
+    KIND_SIZE,                  /* size >= 1, k/m/g suffix allowed */
+    KIND_SERVER,                /* integer >= -1 (-1: chosen by the path) */
+    KIND_ENABLE                 /* enable | disable | automatic */
+};
+
+static const struct {
+    const char *key;
+    int kind;
+    const char *expect;
+} hint_table[NKEYS] = {
+    {"striping_factor", KIND_COUNT, "a number of servers >= 1"},
+    {"striping_unit", KIND_SIZE, "a stripe size in bytes >= 1 (k, m, g suffixes allowed)"},
+    {"start_iodevice", KIND_SERVER, "a server index >= 0, or -1"},
+    {ADIOI_PSTRIPE_HINT_BUFFER_SIZE, KIND_SIZE, "a size in bytes >= 1 (k, m, g suffixes allowed)"},
+    {ADIOI_PSTRIPE_HINT_BUFFER_COUNT, KIND_COUNT, "an integer >= 1"},
+    {ADIOI_PSTRIPE_HINT_MAX_REGIONS, KIND_COUNT, "an integer >= 1"},
+    {ADIOI_PSTRIPE_HINT_LISTIO_READ, KIND_ENABLE, "enable, disable or automatic"},
+    {ADIOI_PSTRIPE_HINT_LISTIO_WRITE, KIND_ENABLE, "enable, disable or automatic"},
+};
+
+static int parse_hint(int kind, const char *value, long long *val)
+{
+    char *end;
+    long long v;
+
+    switch (kind) {
+        case KIND_COUNT:
+        case KIND_SERVER:
+            errno = 0;
+            v = strtoll(value, &end, 10);
+            if (errno != 0 || end == value || *end != '\0' || v > INT_MAX)
+                return -1;
+            if (v < (kind == KIND_COUNT ? 1 : -1))
+                return -1;
+            *val = v;
+            return 0;
+        case KIND_SIZE:
+            if (ADIOI_PSTRIPE_Parse_size(value, &v) != 0 || v < 1 || v > INT_MAX)
+                return -1;
+            *val = v;
+            return 0;
+        case KIND_ENABLE:
+            if (!strcasecmp(value, "enable") || !strcasecmp(value, "automatic") ||
+                !strcasecmp(value, "requested"))
+                *val = ADIOI_HINT_ENABLE;
+            else if (!strcasecmp(value, "disable"))
+                *val = ADIOI_HINT_DISABLE;
+            else
+                return -1;
+            return 0;
+    }
+    return -1;
+}
+
+static void set_info_ll(MPI_Info info, const char *key, long long v)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+
+    MPL_snprintf(value, sizeof(value), "%lld", v);
+    ADIOI_Info_set(info, key, value);
+}
+
+/* fd->hints and fd->info from the layout of the open file. */
+void ADIOI_PSTRIPE_Set_layout_hints(ADIO_File fd)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    fd->hints->striping_unit = (int) ps->layout.stripe_size;
+    fd->hints->striping_factor = (int) ps->layout.stripe_count;
+    fd->hints->start_iodevice = ps->layout.first_server;
+    fd->blksize = (long) ps->layout.stripe_size;
+    set_info_ll(fd->info, "striping_unit", fd->hints->striping_unit);
+    set_info_ll(fd->info, "striping_factor", fd->hints->striping_factor);
+    set_info_ll(fd->info, "start_iodevice", fd->hints->start_iodevice);
+}
+
+void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_SETINFO";
+    static const int opt_of_key[NKEYS] = {
+        -1, -1, -1, ADIOI_PSTRIPE_OPT_BUFFER_SIZE, ADIOI_PSTRIPE_OPT_BUFFER_COUNT,
+        ADIOI_PSTRIPE_OPT_MAX_REGIONS, -1, -1
+    };
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    char value[MPI_MAX_INFO_VAL + 1];
+    char msg[MPI_MAX_INFO_VAL + 256];
+    long long val[NKEYS];
+    long long local[1 + 4 * NKEYS], global[1 + 4 * NKEYS];
+    int present[NKEYS];
+    int at_open = 0, bad_key = -1, k, flag, gen_error, err = MPI_SUCCESS;
+    int old_listio_write;
+
+    *error_code = MPI_SUCCESS;
+    if (ps == NULL) {
+        /* first call, from MPI_File_open, before the file is opened */
+        ps = fd->fs_ptr = ADIOI_PSTRIPE_fs_alloc();
+        at_open = 1;
+        /* connect now so that the info object can show the connection's
+         * tunables; a failure is reported by OpenColl */
+        ADIOI_PSTRIPE_Init(&gen_error);
+    }
+
+    for (k = 0; k < NKEYS; k++) {
+        present[k] = 0;
+        val[k] = 0;
+        if (users_info == MPI_INFO_NULL)
+            continue;
+        ADIOI_Info_get(users_info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag);
+        if (!flag)
+            continue;
+        present[k] = 1;
+        if (parse_hint(hint_table[k].kind, value, &val[k]) != 0 && bad_key < 0) {
+            bad_key = k;
+            MPL_snprintf(msg, sizeof(msg), "invalid value \"%s\" for hint %s: expected %s",
+                         value, hint_table[k].key, hint_table[k].expect);
+        }
+    }
+
+    /* one allreduce (MAX of values and of their negations) tells every
+     * process whether any value was bad and whether all processes agree */
+    local[0] = (bad_key >= 0);
+    for (k = 0; k < NKEYS; k++) {
+        local[1 + k] = present[k];
+        local[1 + NKEYS + k] = val[k];
+        local[1 + 2 * NKEYS + k] = -present[k];
+        local[1 + 3 * NKEYS + k] = -val[k];
+    }
+    MPI_Allreduce(local, global, 1 + 4 * NKEYS, MPI_LONG_LONG, MPI_MAX, fd->comm);
+
+    if (global[0]) {
+        if (bad_key < 0)
+            MPL_snprintf(msg, sizeof(msg), "invalid pstripe hint value on another process");
+        err = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                   MPI_ERR_INFO_VALUE, "**infoval", "%s", msg);
+    } else {
+        for (k = 0; k < NKEYS; k++) {
+            if (global[1 + k] != -global[1 + 2 * NKEYS + k] ||
+                global[1 + NKEYS + k] != -global[1 + 3 * NKEYS + k]) {
+                MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, hint_table[k].key, &err);
+                break;
+            }
+        }
+    }
+
+    old_listio_write = ps->listio_write;
+    if (err == MPI_SUCCESS) {
+        /* the layout hints matter only when the file is created */
+        if (at_open) {
+            if (present[KEY_STRIPING_FACTOR])
+                ps->create_layout.stripe_count = (uint32_t) val[KEY_STRIPING_FACTOR];
+            if (present[KEY_STRIPING_UNIT])
+                ps->create_layout.stripe_size = (uint64_t) val[KEY_STRIPING_UNIT];
+            if (present[KEY_START_IODEVICE])
+                ps->create_layout.first_server = (int32_t) val[KEY_START_IODEVICE];
+        }
+        for (k = 0; k < NKEYS; k++)
+            if (present[k] && opt_of_key[k] >= 0)
+                ps->opt[opt_of_key[k]] = val[k];
+        if (present[KEY_LISTIO_READ])
+            ps->listio_read = (int) val[KEY_LISTIO_READ];
+        if (present[KEY_LISTIO_WRITE])
+            ps->listio_write = (int) val[KEY_LISTIO_WRITE];
+    }
+
+    /* ROMIO's own hints (cb_*, ds_*, ind_*): always, since ADIO_Open
+     * relies on them even when ours are wrong */
+    ADIOI_GEN_SetInfo(fd, users_info, &gen_error);
+
+    /* effective values */
+    for (k = 0; k < ADIOI_PSTRIPE_NOPTS; k++) {
+        static const int key_of_opt[ADIOI_PSTRIPE_NOPTS] = {
+            KEY_BUFFER_SIZE, KEY_BUFFER_COUNT, KEY_MAX_REGIONS
+        };
+        long long v = ps->opt[k] ? ps->opt[k] : ADIOI_PSTRIPE_Option_default(k);
+        if (v > 0)
+            set_info_ll(fd->info, hint_table[key_of_opt[k]].key, v);
+    }
+    ADIOI_Info_set(fd->info, ADIOI_PSTRIPE_HINT_LISTIO_READ,
+                   ps->listio_read == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    ADIOI_Info_set(fd->info, ADIOI_PSTRIPE_HINT_LISTIO_WRITE,
+                   ps->listio_write == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    if (ps->file != NULL) {
+        /* the generic code may have stepped on striping_unit */
+        ADIOI_PSTRIPE_Set_layout_hints(fd);
+    } else if (err == MPI_SUCCESS) {
+        if (present[KEY_STRIPING_FACTOR])
+            set_info_ll(fd->info, "striping_factor", val[KEY_STRIPING_FACTOR]);
+        if (present[KEY_STRIPING_UNIT])
+            set_info_ll(fd->info, "striping_unit", val[KEY_STRIPING_UNIT]);
+        if (present[KEY_START_IODEVICE])
+            set_info_ll(fd->info, "start_iodevice", val[KEY_START_IODEVICE]);
+    }
+
+    if (err != MPI_SUCCESS) {
+        if (at_open)
+            ps->pending_error = err;
+        *error_code = err;
+        return;
+    }
+
+    /* switching to ROMIO's data-sieving writes on an open file needs the
+     * lock; SetInfo is collective, so the window can be made here */
+    if (ps->file != NULL && old_listio_write != ps->listio_write && ADIOI_PSTRIPE_Lock_needed(fd))
+        ADIOI_PSTRIPE_Lock_setup(fd, error_code);
+}

@@ -1,0 +1,66 @@
+/*
+ * ad_pstripe_io.c: ReadContig and WriteContig, one striped request each.
+ */
+
+#include "ad_pstripe.h"
+
+static void pstripe_io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                              int is_write, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_IOCONTIG";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    MPI_Count datatype_size;
+    uint64_t len, nbytes = 0;
+    int rc;
+
+    *error_code = MPI_SUCCESS;
+    MPI_Type_size_x(datatype, &datatype_size);
+    len = (uint64_t) datatype_size * (uint64_t) count;
+
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        offset = fd->fp_ind;
+
+    if (len > 0) {
+        if (ADIOI_PSTRIPE_Apply_options(fd, error_code))
+            return;
+        if (is_write) {
+            rc = pstripe_pwrite(ps->file, buf, len, (uint64_t) offset);
+            nbytes = len;
+            fd->dirty_write = 1;
+        } else {
+            rc = pstripe_pread(ps->file, buf, len, (uint64_t) offset, &nbytes);
+        }
+        if (rc != PS_OK) {
+            *error_code = ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path,
+                                            __LINE__, rc, NULL);
+            return;
+        }
+    }
+
+    /* as ROMIO's generic contiguous I/O: the file pointer moves by what
+     * was transferred (a read stops at the end of the file) */
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind += (ADIO_Offset) nbytes;
+    fd->fp_sys_posn = offset + (ADIO_Offset) nbytes;
+
+#ifdef HAVE_STATUS_SET_BYTES
+    if (status)
+        MPIR_Status_set_bytes(status, datatype, (MPI_Count) nbytes);
+#endif
+}
+
+void ADIOI_PSTRIPE_ReadContig(ADIO_File fd, void *buf, int count,
+                              MPI_Datatype datatype, int file_ptr_type,
+                              ADIO_Offset offset, ADIO_Status * status, int *error_code)
+{
+    pstripe_io_contig(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
+}
+
+void ADIOI_PSTRIPE_WriteContig(ADIO_File fd, const void *buf, int count,
+                               MPI_Datatype datatype, int file_ptr_type,
+                               ADIO_Offset offset, ADIO_Status * status, int *error_code)
+{
+    pstripe_io_contig(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
+                      error_code);
+}

@@ -1,0 +1,295 @@
+/*
+ * ad_pstripe_io_list.c: noncontiguous independent I/O with list I/O.
+ *
+ * An access (count elements of a memory datatype, at an offset in the
+ * current file view) becomes two lists: the file regions, in the order the
+ * view assigns data to them, and the memory pieces, in the order the
+ * datatype packs them. Both describe the same stream of bytes, so the
+ * library can pair them up without us copying anything: one
+ * pstripe_write_list or pstripe_read_list per call, split per server and
+ * pipelined by the library. There is no data sieving and no
+ * read-modify-write on the client: holes between regions are never read or
+ * written. Neighbouring pieces are merged, so a contiguous tile boundary or
+ * a contiguous memory type costs nothing.
+ *
+ * The file side follows ROMIO's own conventions (ADIOI_Calc_my_off_len):
+ * block j of filetype instance n is at disp + n * extent + indices[j]; an
+ * explicit offset counts etypes of view data; the individual file pointer
+ * is a byte position that lies in a data block or at the end of one, and
+ * after the access it points just past the last byte accessed.
+ */
+
+#include "ad_pstripe.h"
+
+typedef struct {
+    void *items;
+    size_t n, cap, size;
+} growvec;
+
+static void *grow(growvec * v)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? 2 * v->cap : 16;
+        v->items = ADIOI_Realloc(v->items, v->cap * v->size);
+    }
+    return (char *) v->items + v->n++ * v->size;
+}
+
+static void add_region(growvec * v, ADIO_Offset off, ADIO_Offset len)
+{
+    pstripe_region_t *r;
+
+    if (len <= 0)
+        return;
+    if (v->n > 0) {
+        r = (pstripe_region_t *) v->items + v->n - 1;
+        if (r->offset + r->length == (uint64_t) off) {
+            r->length += (uint64_t) len;
+            return;
+        }
+    }
+    r = grow(v);
+    r->offset = (uint64_t) off;
+    r->length = (uint64_t) len;
+}
+
+static void add_iov(growvec * v, char *addr, ADIO_Offset len)
+{
+    struct iovec *io;
+
+    if (len <= 0)
+        return;
+    if (v->n > 0) {
+        io = (struct iovec *) v->items + v->n - 1;
+        if ((char *) io->iov_base + io->iov_len == addr) {
+            io->iov_len += (size_t) len;
+            return;
+        }
+    }
+    io = grow(v);
+    io->iov_base = addr;
+    io->iov_len = (size_t) len;
+}
+
+/* Bytes of view data that come before the byte position pos of the file
+ * (pos is the individual file pointer: in a block, or at a block's end). */
+static ADIO_Offset view_data_offset(ADIO_File fd, ADIOI_Flatlist_node * flat,
+                                    MPI_Count ftype_size, MPI_Aint ftype_extent, ADIO_Offset pos)
+{
+    ADIO_Offset rel = pos - fd->disp, first = -1, n, local, cum = 0;
+    MPI_Count i;
+
+    for (i = 0; i < flat->count; i++) {
+        if (flat->blocklens[i] > 0) {
+            first = flat->indices[i];
+            break;
+        }
+    }
+    if (first < 0 || rel <= first)
+        return 0;
+    n = (rel - first) / ftype_extent;
+    local = rel - n * ftype_extent;
+    for (i = 0; i < flat->count; i++) {
+        if (flat->blocklens[i] == 0)
+            continue;
+        if (flat->indices[i] + flat->blocklens[i] > local)
+            return n * ftype_size + cum + MPL_MAX(0, local - flat->indices[i]);
+        cum += flat->blocklens[i];
+    }
+    return (n + 1) * ftype_size;
+}
+
+void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type,
+                                ADIO_Offset offset, ADIOI_PSTRIPE_access * acc,
+                                int *error_code)
+{
+    growvec regions = { NULL, 0, 0, sizeof(pstripe_region_t) };
+    growvec iovs = { NULL, 0, 0, sizeof(struct iovec) };
+    ADIOI_Flatlist_node *flat;
+    MPI_Count buftype_size, ftype_size, i, j;
+    MPI_Aint lb, extent;
+    ADIO_Offset total, off, data_off, n, within, cum, left, take, skip;
+    int contig;
+
+    *error_code = MPI_SUCCESS;
+    memset(acc, 0, sizeof(*acc));
+    MPI_Type_size_x(datatype, &buftype_size);
+    total = (ADIO_Offset) buftype_size * (ADIO_Offset) count;
+    acc->total = total;
+
+    /* memory */
+    ADIOI_Datatype_iscontig(datatype, &contig);
+    if (contig) {
+        acc->one_iov.iov_base = (void *) buf;
+        acc->one_iov.iov_len = (size_t) total;
+        acc->iov = &acc->one_iov;
+        acc->niov = total > 0 ? 1 : 0;
+    } else if (total > 0) {
+        flat = ADIOI_Flatten_and_find(datatype);
+        MPI_Type_get_extent(datatype, &lb, &extent);
+        for (j = 0; j < count; j++)
+            for (i = 0; i < flat->count; i++)
+                add_iov(&iovs, (char *) buf + j * (ADIO_Offset) extent + flat->indices[i],
+                        flat->blocklens[i]);
+        acc->iov = iovs.items;
+        acc->niov = iovs.n;
+    }
+
+    /* file */
+    ADIOI_Datatype_iscontig(fd->filetype, &contig);
+    if (contig) {
+        off = (file_ptr_type == ADIO_INDIVIDUAL) ? fd->fp_ind :
+            fd->disp + (ADIO_Offset) fd->etype_size * offset;
+        acc->one_region.offset = (uint64_t) off;
+        acc->one_region.length = (uint64_t) total;
+        acc->regions = &acc->one_region;
+        acc->nregions = total > 0 ? 1 : 0;
+        acc->start = off;
+        acc->end = off + total;
+        return;
+    }
+
+    flat = ADIOI_Flatten_and_find(fd->filetype);
+    MPI_Type_size_x(fd->filetype, &ftype_size);
+    MPI_Type_get_extent(fd->filetype, &lb, &extent);
+    if (ftype_size == 0) {
+        /* a view with no data: nothing to access */
+        acc->start = acc->end = (file_ptr_type == ADIO_INDIVIDUAL) ? fd->fp_ind : fd->disp;
+        acc->total = 0;
+        return;
+    }
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        data_off = view_data_offset(fd, flat, ftype_size, extent, fd->fp_ind);
+    else
+        data_off = (ADIO_Offset) fd->etype_size * offset;
+
+    n = data_off / ftype_size;
+    within = data_off % ftype_size;
+    for (i = 0, cum = 0; i < flat->count; i++) {
+        if (cum + flat->blocklens[i] > within)
+            break;
+        cum += flat->blocklens[i];
+    }
+    skip = within - cum;
+    left = total;
+    off = fd->disp + n * (ADIO_Offset) extent;
+    while (left > 0) {
+        take = MPL_MIN(flat->blocklens[i] - skip, left);
+        add_region(&regions, off + flat->indices[i] + skip, take);
+        left -= take;
+        skip = 0;
+        if (++i == flat->count) {
+            i = 0;
+            off += extent;
+        }
+    }
+    acc->regions = regions.items;
+    acc->nregions = regions.n;
+    if (regions.n > 0) {
+        acc->start = (ADIO_Offset) acc->regions[0].offset;
+        acc->end = (ADIO_Offset) (acc->regions[regions.n - 1].offset +
+                                  acc->regions[regions.n - 1].length);
+    } else {
+        acc->start = acc->end = fd->disp + n * (ADIO_Offset) extent;
+    }
+}
+
+void ADIOI_PSTRIPE_Access_free(ADIOI_PSTRIPE_access * acc)
+{
+    if (acc->regions != &acc->one_region && acc->regions != NULL)
+        ADIOI_Free(acc->regions);
+    if (acc->iov != &acc->one_iov && acc->iov != NULL)
+        ADIOI_Free(acc->iov);
+    acc->regions = NULL;
+    acc->iov = NULL;
+}
+
+/* Blocking list I/O of one access (also used by the collective code when
+ * it falls back to independent I/O). */
+void ADIOI_PSTRIPE_StridedListIO(ADIO_File fd, void *buf, int count,
+                                 MPI_Datatype datatype, int file_ptr_type,
+                                 ADIO_Offset offset, ADIO_Status * status,
+                                 int is_write, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_STRIDEDLISTIO";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    ADIOI_PSTRIPE_access acc;
+    uint64_t nbytes = 0;
+    int rc = PS_OK, lock_err = MPI_SUCCESS;
+
+    ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
+                               error_code);
+    if (*error_code != MPI_SUCCESS)
+        return;
+
+    if (acc.total > 0) {
+        if (ADIOI_PSTRIPE_Apply_options(fd, error_code))
+            goto fn_exit;
+        if (fd->atomicity)
+            lock_err = ADIOI_PSTRIPE_Lock(fd, is_write);
+        if (lock_err != MPI_SUCCESS) {
+            *error_code = lock_err;
+            goto fn_exit;
+        }
+        if (is_write) {
+            rc = pstripe_write_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov);
+            nbytes = (uint64_t) acc.total;
+            fd->dirty_write = 1;
+        } else {
+            rc = pstripe_read_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
+                                   &nbytes);
+        }
+        if (fd->atomicity)
+            ADIOI_PSTRIPE_Unlock(fd);
+        if (rc != PS_OK) {
+            *error_code = ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path,
+                                            __LINE__, rc, NULL);
+            goto fn_exit;
+        }
+    }
+
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind = acc.end;
+    fd->fp_sys_posn = -1;
+#ifdef HAVE_STATUS_SET_BYTES
+    if (status)
+        MPIR_Status_set_bytes(status, datatype, (MPI_Count) nbytes);
+#endif
+
+  fn_exit:
+    ADIOI_PSTRIPE_Access_free(&acc);
+}
+
+void ADIOI_PSTRIPE_ReadStrided(ADIO_File fd, void *buf, int count,
+                               MPI_Datatype datatype, int file_ptr_type,
+                               ADIO_Offset offset, ADIO_Status * status, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    if (ps->listio_read == ADIOI_HINT_DISABLE) {
+        /* ROMIO's data sieving over our contiguous reads, for comparison */
+        ADIOI_GEN_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                              error_code);
+        return;
+    }
+    ADIOI_PSTRIPE_StridedListIO(fd, buf, count, datatype, file_ptr_type, offset, status, 0,
+                                error_code);
+}
+
+void ADIOI_PSTRIPE_WriteStrided(ADIO_File fd, const void *buf, int count,
+                                MPI_Datatype datatype, int file_ptr_type,
+                                ADIO_Offset offset, ADIO_Status * status, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    if (ps->listio_write == ADIOI_HINT_DISABLE) {
+        /* ROMIO's data sieving (read-modify-write under our whole-file
+         * lock) over our contiguous writes, for comparison */
+        ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                               error_code);
+        return;
+    }
+    ADIOI_PSTRIPE_StridedListIO(fd, (void *) buf, count, datatype, file_ptr_type, offset,
+                                status, 1, error_code);
+}

@@ -1,0 +1,204 @@
+/*
+ * ad_pstripe_open.c: Open, OpenColl, Close and Delete.
+ *
+ * A collective open is done the generic way (ADIOI_GEN_OpenColl), without
+ * its close-and-reopen: the first aggregator creates the file, with the
+ * layout taken from the hints, and keeps it open; after it broadcasts the
+ * result the other processes open the existing file. Every process then
+ * learns the real layout from its own handle, so the info object shows the
+ * layout the file has, not the one that was asked for.
+ */
+
+#include "ad_pstripe.h"
+
+static int pstripe_mode(ADIO_File fd)
+{
+    mode_t old_mask;
+
+    if (fd->perm != ADIO_PERM_NULL)
+        return fd->perm;
+    old_mask = umask(022);
+    umask(old_mask);
+    return 0666 & ~old_mask;
+}
+
+/* Open on this process with fd->access_mode. */
+void ADIOI_PSTRIPE_Open(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_OPEN";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    pstripe_stat_t st;
+    int flags, rc;
+
+    *error_code = MPI_SUCCESS;
+
+    if (fd->access_mode & ADIO_RDONLY)
+        flags = PSTRIPE_RDONLY;
+    else if (fd->access_mode & ADIO_WRONLY)
+        flags = PSTRIPE_WRONLY;
+    else
+        flags = PSTRIPE_RDWR;
+    if (fd->access_mode & ADIO_CREATE)
+        flags |= PSTRIPE_CREAT;
+    if (fd->access_mode & ADIO_EXCL)
+        flags |= PSTRIPE_EXCL;
+
+    rc = pstripe_open(ADIOI_PSTRIPE_fs_handle, ps->path, flags, pstripe_mode(fd),
+                      (flags & PSTRIPE_CREAT) ? &ps->create_layout : NULL, &ps->file);
+    ps->last_status = rc;
+    if (rc != PS_OK) {
+        *error_code = ADIOI_PSTRIPE_err(myname, (flags & PSTRIPE_CREAT) ? "create" : "open",
+                                        ps->path, __LINE__, rc, NULL);
+        return;
+    }
+    ADIOI_PSTRIPE_file_opened(1);
+
+    rc = pstripe_file_layout(ps->file, &ps->layout);
+    if (rc == PS_OK && (fd->access_mode & ADIO_APPEND)) {
+        rc = pstripe_fstat(ps->file, &st);
+        if (rc == PS_OK)
+            fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) st.size;
+    }
+    ps->last_status = rc;
+    if (rc != PS_OK) {
+        *error_code = ADIOI_PSTRIPE_err(myname, "stat", ps->path, __LINE__, rc, NULL);
+        pstripe_close(ps->file);
+        ps->file = NULL;
+        ADIOI_PSTRIPE_file_opened(-1);
+    }
+}
+
+/* Open as ROMIO's generic open does for data sieving: a write-only file is
+ * opened read-write (ROMIO's data-sieving write path reads before it
+ * writes), falling back to the user's mode if that is refused. */
+static void open_promoted(ADIO_File fd, int access_mode, int *error_code)
+{
+    int err_class;
+
+    fd->access_mode = access_mode;
+    if (access_mode & ADIO_WRONLY)
+        fd->access_mode = (access_mode & ~ADIO_WRONLY) | ADIO_RDWR;
+    ADIOI_PSTRIPE_Open(fd, error_code);
+    if (*error_code != MPI_SUCCESS && fd->access_mode != access_mode) {
+        MPI_Error_class(*error_code, &err_class);
+        if (err_class == MPI_ERR_ACCESS) {
+            fd->access_mode = access_mode;
+            ADIOI_PSTRIPE_Open(fd, error_code);
+        }
+    }
+    fd->access_mode = access_mode;
+}
+
+void ADIOI_PSTRIPE_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_OPENCOLL";
+    ADIOI_PSTRIPE_fs *ps;
+    int creator = fd->hints->ranklist[0];
+    int local_fail, any_fail, status, ok, all_ok, err;
+
+    *error_code = MPI_SUCCESS;
+    if (fd->fs_ptr == NULL)
+        fd->fs_ptr = ADIOI_PSTRIPE_fs_alloc();
+    ps = fd->fs_ptr;
+    ps->path = ADIOI_PSTRIPE_Path(fd->filename);
+
+    ADIOI_PSTRIPE_Init(error_code);
+    if (*error_code == MPI_SUCCESS && ps->pending_error != MPI_SUCCESS)
+        *error_code = ps->pending_error;
+
+    /* nobody creates anything unless every process can go on */
+    local_fail = (*error_code != MPI_SUCCESS);
+    MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (any_fail) {
+        if (*error_code == MPI_SUCCESS)
+            *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
+                                               __LINE__, MPI_ERR_IO, "**io", "**io %s",
+                                               "pstripe: open failed on another process");
+        goto err_free;
+    }
+
+    if (access_mode & ADIO_CREATE) {
+        /* one process creates (exclusive create falls out of this); the
+         * others wait for the result and open what it created */
+        status = PS_OK;
+        if (rank == creator) {
+            open_promoted(fd, access_mode & ~ADIO_DELETE_ON_CLOSE, error_code);
+            if (*error_code != MPI_SUCCESS)
+                status = ps->last_status;
+        }
+        err = ADIOI_PSTRIPE_Bcast_status(fd, creator, status, myname, "create", __LINE__, NULL);
+        if (err != MPI_SUCCESS) {
+            if (rank != creator)
+                *error_code = err;
+            goto err_free;
+        }
+        if (rank != creator)
+            open_promoted(fd, access_mode & ~(ADIO_CREATE | ADIO_EXCL), error_code);
+    } else {
+        open_promoted(fd, access_mode, error_code);
+    }
+    fd->access_mode = access_mode;
+
+    /* the lock window, if the hints already need it, is made only once
+     * every process has the file open: ADIO_Open closes the successful
+     * opens of a failed collective open, and that close must not wait in
+     * a collective the failed processes never enter */
+    ok = (*error_code == MPI_SUCCESS);
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fd->comm);
+    if (!ok)
+        goto err_free;
+
+    ADIOI_PSTRIPE_Set_layout_hints(fd);
+    fd->is_open = 1;
+    fd->dirty_write = 0;
+    if (all_ok && ADIOI_PSTRIPE_Lock_needed(fd))
+        ADIOI_PSTRIPE_Lock_setup(fd, error_code);
+    return;
+
+  err_free:
+    if (ps->file != NULL) {
+        pstripe_close(ps->file);
+        ADIOI_PSTRIPE_file_opened(-1);
+    }
+    ADIOI_PSTRIPE_fs_free(ps);
+    fd->fs_ptr = NULL;
+}
+
+void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_CLOSE";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int rc = PS_OK;
+
+    *error_code = MPI_SUCCESS;
+    if (ps == NULL)
+        return;
+
+    ADIOI_PSTRIPE_Lock_free(fd);
+    if (ps->file != NULL) {
+        rc = pstripe_close(ps->file);
+        ADIOI_PSTRIPE_file_opened(-1);
+        ps->file = NULL;
+    }
+    if (rc != PS_OK)
+        *error_code = ADIOI_PSTRIPE_err(myname, "close", ps->path, __LINE__, rc, NULL);
+    ADIOI_PSTRIPE_fs_free(ps);
+    fd->fs_ptr = NULL;
+}
+
+void ADIOI_PSTRIPE_Delete(const char *filename, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_DELETE";
+    char *path;
+    int rc;
+
+    ADIOI_PSTRIPE_Init(error_code);
+    if (*error_code != MPI_SUCCESS)
+        return;
+
+    path = ADIOI_PSTRIPE_Path(filename);
+    rc = pstripe_unlink(ADIOI_PSTRIPE_fs_handle, path);
+    if (rc != PS_OK)
+        *error_code = ADIOI_PSTRIPE_err(myname, "delete", path, __LINE__, rc, NULL);
+    ADIOI_Free(path);
+}
