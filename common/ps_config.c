@@ -152,7 +152,6 @@ static ps_parse_result_t ps_parse_time_ex(const char *str, double *seconds)
     if (digits == 0) {
         return PS_PARSE_SYNTAX;
     }
-    errno = 0;
     v = strtod(str, &end);
     if (end != p) {
         return PS_PARSE_SYNTAX;
@@ -160,7 +159,7 @@ static ps_parse_result_t ps_parse_time_ex(const char *str, double *seconds)
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(p, units[i].suffix) == 0) {
             v *= units[i].mult;
-            if (!isfinite(v) || errno == ERANGE) {
+            if (!isfinite(v)) {
                 return PS_PARSE_OVERFLOW;
             }
             *seconds = v;
@@ -318,8 +317,11 @@ static int ps_config_apply(const ps_config_field_t *field, void *obj, const char
             ps_config_err(err, errlen, "%s: '%s' is not an integer", label, value);
             return PS_ERR_INVALID;
         }
-        if (res == PS_PARSE_OVERFLOW ||
-            (ps_config_has_range(field) && ((double)v < field->min || (double)v > field->max))) {
+        if (res == PS_PARSE_OVERFLOW) {
+            ps_config_err(err, errlen, "%s: '%s' does not fit in 64 bits", label, value);
+            return PS_ERR_INVALID;
+        }
+        if (ps_config_has_range(field) && ((double)v < field->min || (double)v > field->max)) {
             return ps_config_out_of_range(field, label, value, err, errlen);
         }
         *(int64_t *)ptr = v;
@@ -497,7 +499,7 @@ static char *ps_config_reader(char *str, int num, void *stream)
     }
     if (ctx->status == PS_OK) {
         ps_config_err(ctx->err, ctx->errlen, "%s:%d: line longer than %d bytes", ctx->path,
-                      ctx->lineno, num - 2);
+                      ctx->lineno, num - 1);
         ctx->status = PS_ERR_INVALID;
     }
     str[0] = '\0'; /* an empty line, which inih skips */

@@ -1,0 +1,957 @@
+/*
+ * Wire protocol: pinned struct sizes and offsets, encode/decode round trips
+ * for every message type, every kind of truncated or corrupt header, and a
+ * fuzz loop (every truncation, random byte flips) checked against a simple
+ * reference decoder written here. Messages are decoded from the very end of a
+ * page followed by an inaccessible page, so a read past hdr_len crashes the
+ * test instead of passing unnoticed.
+ */
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ps_proto.h"
+#include "ps_status.h"
+
+namespace {
+
+typedef std::vector<uint8_t> bytes_t;
+
+/* Two pages, the second PROT_NONE: place() puts a message flush against it. */
+class guarded_buf {
+public:
+    guarded_buf()
+    {
+        m_page = (size_t)sysconf(_SC_PAGESIZE);
+        void *p = mmap(NULL, 2 * m_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                       0);
+        if (p == MAP_FAILED) {
+            abort();
+        }
+        m_base = (uint8_t *)p;
+        mprotect(m_base + m_page, m_page, PROT_NONE);
+    }
+    ~guarded_buf() { munmap(m_base, 2 * m_page); }
+
+    const uint8_t *place(const uint8_t *data, size_t len)
+    {
+        uint8_t *p = m_base + m_page - len;
+        if (len > 0) {
+            memcpy(p, data, len);
+        }
+        return p;
+    }
+
+private:
+    uint8_t *m_base;
+    size_t m_page;
+};
+
+guarded_buf &guard()
+{
+    static guarded_buf buf;
+    return buf;
+}
+
+int decode(const bytes_t &m, size_t len, int is_reply, ps_msg_view_t *view,
+           const uint8_t **where = NULL)
+{
+    const uint8_t *p = guard().place(m.data(), len);
+    if (where) {
+        *where = p;
+    }
+    return ps_proto_decode(p, len, is_reply, view);
+}
+
+int decode(const bytes_t &m, int is_reply, ps_msg_view_t *view = NULL)
+{
+    ps_msg_view_t v;
+    return decode(m, m.size(), is_reply, view ? view : &v);
+}
+
+bytes_t make(uint16_t type, int32_t status, const void *body, size_t body_len,
+             uint64_t req_id = 42)
+{
+    ps_msg_hdr_t hdr;
+    bytes_t m(sizeof(hdr) + body_len);
+
+    ps_msg_hdr_init(&hdr, (ps_msg_type_t)type, req_id, status, (uint32_t)body_len);
+    memcpy(m.data(), &hdr, sizeof(hdr));
+    if (body_len) {
+        memcpy(m.data() + sizeof(hdr), body, body_len);
+    }
+    return m;
+}
+
+template <typename T> bytes_t make(uint16_t type, const T &body, int32_t status = 0)
+{
+    return make(type, status, &body, sizeof(body));
+}
+
+bytes_t make_empty(uint16_t type, int32_t status = 0)
+{
+    return make(type, status, NULL, 0);
+}
+
+/* Header field accessors on an encoded message. */
+ps_msg_hdr_t hdr_of(const bytes_t &m)
+{
+    ps_msg_hdr_t h;
+    memcpy(&h, m.data(), sizeof(h));
+    return h;
+}
+
+void set_hdr(bytes_t &m, const ps_msg_hdr_t &h)
+{
+    memcpy(m.data(), &h, sizeof(h));
+}
+
+/* A valid message and what decoding it must give. */
+struct sample {
+    std::string name;
+    bytes_t msg;
+    int is_reply;
+    uint64_t data_len;
+};
+
+ps_create_req_t create_req(uint32_t path_len)
+{
+    ps_create_req_t b = {};
+    b.stripe_size = 1 << 20;
+    b.stripe_count = 4;
+    b.first_server = 1;
+    b.mode = 0644;
+    b.flags = PS_CREATE_EXCL;
+    b.path_len = path_len;
+    return b;
+}
+
+ps_path_req_t path_req(uint32_t path_len)
+{
+    ps_path_req_t b = {};
+    b.path_len = path_len;
+    return b;
+}
+
+ps_list_req_t list_req(uint32_t prefix, uint32_t after, uint32_t max)
+{
+    ps_list_req_t b = {};
+    b.prefix_len = prefix;
+    b.after_len = after;
+    b.max_entries = max;
+    return b;
+}
+
+ps_list_rep_t list_rep(uint32_t n, uint32_t more, uint64_t data_len)
+{
+    ps_list_rep_t b = {};
+    b.nentries = n;
+    b.more = more;
+    b.data_len = data_len;
+    return b;
+}
+
+ps_io_req_t io_req(uint32_t nregions, uint64_t payload)
+{
+    ps_io_req_t b = {};
+    b.file_id = 0x0123456789abcdefull;
+    b.nregions = nregions;
+    b.payload_len = payload;
+    return b;
+}
+
+ps_io_rep_t io_rep(uint64_t bytes)
+{
+    ps_io_rep_t b = {};
+    b.bytes = bytes;
+    b.obj_size = 1 << 30;
+    return b;
+}
+
+ps_hello_rep_t hello_rep(uint32_t nworkers, uint32_t worker)
+{
+    ps_hello_rep_t b = {};
+    b.server_id = 0xfeedull;
+    b.nworkers = nworkers;
+    b.worker = worker;
+    b.block_size = 4096;
+    return b;
+}
+
+ps_obj_req_t obj_req(uint64_t size)
+{
+    ps_obj_req_t b = {};
+    b.file_id = 77;
+    b.size = size;
+    return b;
+}
+
+ps_obj_rep_t obj_rep()
+{
+    ps_obj_rep_t b = {};
+    b.size = 12345;
+    b.blocks = 16384;
+    b.mtime_ns = 1700000000000000000ull;
+    b.exists = 1;
+    return b;
+}
+
+ps_file_rep_t file_rep()
+{
+    ps_file_rep_t b = {};
+    b.info.file_id = 0xabcdef;
+    b.info.stripe_size = 1 << 20;
+    b.info.stripe_count = 2;
+    b.info.mode = 0600;
+    b.created = 1;
+    return b;
+}
+
+const uint64_t list_entry_max = sizeof(ps_list_entry_t) + PS_PATH_MAX;
+const uint64_t list_entry_min = sizeof(ps_list_entry_t) + 8;
+
+std::vector<sample> valid_samples()
+{
+    std::vector<sample> s;
+    ps_hello_req_t hello = {PS_PROTO_VERSION, 0};
+    ps_statfs_rep_t statfs = {4096, 1000, 500, 400, 3};
+    ps_stats_rep_t stats = {};
+    stats.requests = 10;
+    stats.latency_hist[PS_STATS_HIST_BUCKETS - 1] = 5;
+
+    /* requests */
+    s.push_back({"HELLO req", make(PS_MSG_HELLO, hello), 0, 0});
+    s.push_back({"CREATE req", make(PS_MSG_CREATE, create_req(10)), 0, 10});
+    s.push_back({"CREATE req max path", make(PS_MSG_CREATE, create_req(PS_PATH_MAX)), 0,
+                 PS_PATH_MAX});
+    s.push_back({"LOOKUP req", make(PS_MSG_LOOKUP, path_req(4)), 0, 4});
+    s.push_back({"LOOKUP req max path", make(PS_MSG_LOOKUP, path_req(PS_PATH_MAX)), 0,
+                 PS_PATH_MAX});
+    s.push_back({"REMOVE req", make(PS_MSG_REMOVE, path_req(1)), 0, 1});
+    s.push_back({"LIST req", make(PS_MSG_LIST, list_req(3, 5, 100)), 0, 8});
+    s.push_back({"LIST req empty prefix", make(PS_MSG_LIST, list_req(0, 0, PS_LIST_MAX)), 0, 0});
+    s.push_back({"LIST req max", make(PS_MSG_LIST, list_req(PS_PATH_MAX, PS_PATH_MAX, 1)), 0,
+                 2 * PS_PATH_MAX});
+    s.push_back({"OBJ_WRITE req", make(PS_MSG_OBJ_WRITE, io_req(3, 4096)), 0, 3 * 16 + 4096});
+    s.push_back({"OBJ_WRITE req max", make(PS_MSG_OBJ_WRITE, io_req(PS_MAX_REGIONS, PS_MAX_PAYLOAD)),
+                 0, (uint64_t)PS_MAX_REGIONS * 16 + PS_MAX_PAYLOAD});
+    s.push_back({"OBJ_READ req", make(PS_MSG_OBJ_READ, io_req(2, 100)), 0, 2 * 16});
+    s.push_back({"OBJ_READ req max", make(PS_MSG_OBJ_READ, io_req(PS_MAX_REGIONS, PS_MAX_PAYLOAD)),
+                 0, (uint64_t)PS_MAX_REGIONS * 16});
+    s.push_back({"OBJ_STAT req", make(PS_MSG_OBJ_STAT, obj_req(0)), 0, 0});
+    s.push_back({"OBJ_TRUNCATE req", make(PS_MSG_OBJ_TRUNCATE, obj_req(1ull << 40)), 0, 0});
+    s.push_back({"OBJ_REMOVE req", make(PS_MSG_OBJ_REMOVE, obj_req(0)), 0, 0});
+    s.push_back({"OBJ_SYNC req", make(PS_MSG_OBJ_SYNC, obj_req(0)), 0, 0});
+    s.push_back({"META_SYNC req", make_empty(PS_MSG_META_SYNC), 0, 0});
+    s.push_back({"STATFS req", make_empty(PS_MSG_STATFS), 0, 0});
+    s.push_back({"STATS req", make_empty(PS_MSG_STATS), 0, 0});
+
+    /* replies */
+    s.push_back({"HELLO rep", make(PS_MSG_HELLO, hello_rep(4, 3)), 1, 16});
+    s.push_back({"HELLO rep max", make(PS_MSG_HELLO, hello_rep(PS_MAX_WORKERS, 0)), 1,
+                 PS_MAX_WORKERS * 4});
+    s.push_back({"CREATE rep", make(PS_MSG_CREATE, file_rep()), 1, 0});
+    s.push_back({"LOOKUP rep", make(PS_MSG_LOOKUP, file_rep()), 1, 0});
+    s.push_back({"REMOVE rep", make(PS_MSG_REMOVE, file_rep()), 1, 0});
+    s.push_back({"LIST rep", make(PS_MSG_LIST, list_rep(2, 1, 2 * list_entry_min)), 1,
+                 2 * list_entry_min});
+    s.push_back({"LIST rep empty", make(PS_MSG_LIST, list_rep(0, 0, 0)), 1, 0});
+    s.push_back({"LIST rep max", make(PS_MSG_LIST, list_rep(PS_LIST_MAX, 1, PS_LIST_MAX * list_entry_max)),
+                 1, PS_LIST_MAX * list_entry_max});
+    s.push_back({"OBJ_WRITE rep", make(PS_MSG_OBJ_WRITE, io_rep(4096)), 1, 0});
+    s.push_back({"OBJ_READ rep", make(PS_MSG_OBJ_READ, io_rep(4096)), 1, 4096});
+    s.push_back({"OBJ_READ rep max", make(PS_MSG_OBJ_READ, io_rep(PS_MAX_PAYLOAD)), 1,
+                 PS_MAX_PAYLOAD});
+    s.push_back({"OBJ_STAT rep", make(PS_MSG_OBJ_STAT, obj_rep()), 1, 0});
+    s.push_back({"OBJ_TRUNCATE rep", make(PS_MSG_OBJ_TRUNCATE, obj_rep()), 1, 0});
+    s.push_back({"OBJ_REMOVE rep", make(PS_MSG_OBJ_REMOVE, obj_rep()), 1, 0});
+    s.push_back({"OBJ_SYNC rep", make(PS_MSG_OBJ_SYNC, obj_rep()), 1, 0});
+    s.push_back({"META_SYNC rep", make_empty(PS_MSG_META_SYNC), 1, 0});
+    s.push_back({"STATFS rep", make(PS_MSG_STATFS, statfs), 1, 0});
+    s.push_back({"STATS rep", make(PS_MSG_STATS, stats), 1, 0});
+
+    /* error replies carry no data, with or without their (meaningless) body */
+    for (uint16_t t = 1; t < PS_MSG_TYPE_LAST; t++) {
+        s.push_back({std::string(ps_msg_type_name(t)) + " error rep",
+                     make_empty(t, PS_ERR_NO_ENTRY), 1, 0});
+    }
+    s.push_back({"OBJ_READ error rep with body", make(PS_MSG_OBJ_READ, io_rep(4096), PS_ERR_IO), 1,
+                 0});
+    s.push_back({"HELLO error rep with bad body",
+                 make(PS_MSG_HELLO, hello_rep(0, 9), PS_ERR_SHUTDOWN), 1, 0});
+    s.push_back({"LIST error rep, unknown status",
+                 make(PS_MSG_LIST, list_rep(1, 0, 7), -1000), 1, 0});
+    return s;
+}
+
+/*
+ * Reference decoder: the rules of ps_proto.h written out once more, as
+ * plainly as possible. Returns false for PS_ERR_PROTO.
+ */
+template <typename T> T body_at(const bytes_t &m)
+{
+    T b;
+    memcpy(&b, m.data() + sizeof(ps_msg_hdr_t), sizeof(b));
+    return b;
+}
+
+bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
+{
+    if (m.size() < sizeof(ps_msg_hdr_t)) {
+        return false;
+    }
+    ps_msg_hdr_t h = hdr_of(m);
+    if (h.magic != PS_PROTO_MAGIC || h.version != PS_PROTO_VERSION || h.type == 0 ||
+        h.type >= PS_MSG_TYPE_LAST || h.body_len != m.size() - sizeof(h)) {
+        return false;
+    }
+    if (is_reply ? h.status > 0 : h.status != 0) {
+        return false;
+    }
+    size_t want = (size_t)ps_proto_body_len(h.type, is_reply);
+    *data_len = 0;
+    if (is_reply && h.status < 0) {
+        return h.body_len == 0 || h.body_len == want;
+    }
+    if (h.body_len != want) {
+        return false;
+    }
+
+    if (!is_reply) {
+        switch (h.type) {
+        case PS_MSG_CREATE: {
+            uint64_t n = body_at<ps_create_req_t>(m).path_len;
+            *data_len = n;
+            return n >= 1 && n <= PS_PATH_MAX;
+        }
+        case PS_MSG_LOOKUP:
+        case PS_MSG_REMOVE: {
+            uint64_t n = body_at<ps_path_req_t>(m).path_len;
+            *data_len = n;
+            return n >= 1 && n <= PS_PATH_MAX;
+        }
+        case PS_MSG_LIST: {
+            ps_list_req_t b = body_at<ps_list_req_t>(m);
+            *data_len = (uint64_t)b.prefix_len + b.after_len;
+            return b.prefix_len <= PS_PATH_MAX && b.after_len <= PS_PATH_MAX &&
+                   b.max_entries >= 1 && b.max_entries <= PS_LIST_MAX;
+        }
+        case PS_MSG_OBJ_WRITE:
+        case PS_MSG_OBJ_READ: {
+            ps_io_req_t b = body_at<ps_io_req_t>(m);
+            if (b.nregions < 1 || b.nregions > PS_MAX_REGIONS || b.payload_len > PS_MAX_PAYLOAD) {
+                return false;
+            }
+            *data_len = (uint64_t)b.nregions * 16 + (h.type == PS_MSG_OBJ_WRITE ? b.payload_len : 0);
+            return true;
+        }
+        default:
+            return true;
+        }
+    }
+    switch (h.type) {
+    case PS_MSG_HELLO: {
+        ps_hello_rep_t b = body_at<ps_hello_rep_t>(m);
+        *data_len = (uint64_t)b.nworkers * 4;
+        return b.nworkers >= 1 && b.nworkers <= PS_MAX_WORKERS && b.worker < b.nworkers;
+    }
+    case PS_MSG_LIST: {
+        ps_list_rep_t b = body_at<ps_list_rep_t>(m);
+        *data_len = b.data_len;
+        return b.nentries <= PS_LIST_MAX && b.data_len % 8 == 0 &&
+               b.data_len >= b.nentries * list_entry_min &&
+               b.data_len <= b.nentries * list_entry_max;
+    }
+    case PS_MSG_OBJ_READ: {
+        ps_io_rep_t b = body_at<ps_io_rep_t>(m);
+        *data_len = b.bytes;
+        return b.bytes <= PS_MAX_PAYLOAD;
+    }
+    default:
+        return true;
+    }
+}
+
+} // namespace
+
+/* Pinned wire sizes and offsets (like UCX's test_obj_size.cc): a change here
+ * is a protocol change and needs PS_PROTO_VERSION bumped. */
+TEST(proto, wire_sizes)
+{
+    EXPECT_EQ(24u, sizeof(ps_msg_hdr_t));
+    EXPECT_EQ(16u, sizeof(ps_region_t));
+    EXPECT_EQ(48u, sizeof(ps_file_info_t));
+    EXPECT_EQ(8u, sizeof(ps_hello_req_t));
+    EXPECT_EQ(24u, sizeof(ps_hello_rep_t));
+    EXPECT_EQ(32u, sizeof(ps_create_req_t));
+    EXPECT_EQ(56u, sizeof(ps_file_rep_t));
+    EXPECT_EQ(8u, sizeof(ps_path_req_t));
+    EXPECT_EQ(16u, sizeof(ps_list_req_t));
+    EXPECT_EQ(16u, sizeof(ps_list_rep_t));
+    EXPECT_EQ(56u, sizeof(ps_list_entry_t));
+    EXPECT_EQ(24u, sizeof(ps_io_req_t));
+    EXPECT_EQ(16u, sizeof(ps_io_rep_t));
+    EXPECT_EQ(16u, sizeof(ps_obj_req_t));
+    EXPECT_EQ(32u, sizeof(ps_obj_rep_t));
+    EXPECT_EQ(40u, sizeof(ps_statfs_rep_t));
+    EXPECT_EQ(344u, sizeof(ps_stats_rep_t));
+    EXPECT_EQ(16u, sizeof(ps_extent_t));
+    EXPECT_EQ(24u, sizeof(ps_io_span_t));
+}
+
+TEST(proto, wire_offsets)
+{
+    EXPECT_EQ(0u, offsetof(ps_msg_hdr_t, magic));
+    EXPECT_EQ(4u, offsetof(ps_msg_hdr_t, version));
+    EXPECT_EQ(6u, offsetof(ps_msg_hdr_t, type));
+    EXPECT_EQ(8u, offsetof(ps_msg_hdr_t, req_id));
+    EXPECT_EQ(16u, offsetof(ps_msg_hdr_t, status));
+    EXPECT_EQ(20u, offsetof(ps_msg_hdr_t, body_len));
+    EXPECT_EQ(8u, offsetof(ps_region_t, len));
+    EXPECT_EQ(16u, offsetof(ps_file_info_t, stripe_count));
+    EXPECT_EQ(24u, offsetof(ps_file_info_t, mode));
+    EXPECT_EQ(32u, offsetof(ps_file_info_t, ctime_ns));
+    EXPECT_EQ(8u, offsetof(ps_hello_rep_t, nworkers));
+    EXPECT_EQ(16u, offsetof(ps_hello_rep_t, block_size));
+    EXPECT_EQ(24u, offsetof(ps_create_req_t, path_len));
+    EXPECT_EQ(48u, offsetof(ps_file_rep_t, created));
+    EXPECT_EQ(8u, offsetof(ps_list_req_t, max_entries));
+    EXPECT_EQ(8u, offsetof(ps_list_rep_t, data_len));
+    EXPECT_EQ(48u, offsetof(ps_list_entry_t, path_len));
+    EXPECT_EQ(8u, offsetof(ps_io_req_t, payload_len));
+    EXPECT_EQ(16u, offsetof(ps_io_req_t, nregions));
+    EXPECT_EQ(24u, offsetof(ps_obj_rep_t, exists));
+    EXPECT_EQ(8u * 19, offsetof(ps_stats_rep_t, latency_hist));
+    /* "PST1" in memory order */
+    uint32_t magic = PS_PROTO_MAGIC;
+    EXPECT_EQ(0, memcmp(&magic, "PST1", 4));
+}
+
+TEST(proto, hdr_init)
+{
+    ps_msg_hdr_t h;
+    memset(&h, 0xff, sizeof(h));
+    ps_msg_hdr_init(&h, PS_MSG_OBJ_READ, 0x1122334455667788ull, PS_ERR_IO, 24);
+    EXPECT_EQ(PS_PROTO_MAGIC, h.magic);
+    EXPECT_EQ(PS_PROTO_VERSION, h.version);
+    EXPECT_EQ(PS_MSG_OBJ_READ, h.type);
+    EXPECT_EQ(0x1122334455667788ull, h.req_id);
+    EXPECT_EQ(PS_ERR_IO, h.status);
+    EXPECT_EQ(24u, h.body_len);
+}
+
+TEST(proto, body_len)
+{
+    struct {
+        uint16_t type;
+        int req, rep;
+    } expect[] = {
+        {PS_MSG_HELLO, 8, 24},         {PS_MSG_CREATE, 32, 56},      {PS_MSG_LOOKUP, 8, 56},
+        {PS_MSG_REMOVE, 8, 56},        {PS_MSG_LIST, 16, 16},        {PS_MSG_OBJ_WRITE, 24, 16},
+        {PS_MSG_OBJ_READ, 24, 16},     {PS_MSG_OBJ_STAT, 16, 32},    {PS_MSG_OBJ_TRUNCATE, 16, 32},
+        {PS_MSG_OBJ_REMOVE, 16, 32},   {PS_MSG_OBJ_SYNC, 16, 32},    {PS_MSG_META_SYNC, 0, 0},
+        {PS_MSG_STATFS, 0, 40},        {PS_MSG_STATS, 0, 344},
+    };
+    for (auto &e : expect) {
+        EXPECT_EQ(e.req, ps_proto_body_len(e.type, 0)) << ps_msg_type_name(e.type);
+        EXPECT_EQ(e.rep, ps_proto_body_len(e.type, 1)) << ps_msg_type_name(e.type);
+    }
+    EXPECT_EQ(14u, sizeof(expect) / sizeof(expect[0])); /* every type */
+    EXPECT_EQ(-1, ps_proto_body_len(0, 0));
+    EXPECT_EQ(-1, ps_proto_body_len(PS_MSG_TYPE_LAST, 1));
+    EXPECT_EQ(-1, ps_proto_body_len(0xffff, 0));
+}
+
+TEST(proto, type_names)
+{
+    EXPECT_STREQ("HELLO", ps_msg_type_name(PS_MSG_HELLO));
+    EXPECT_STREQ("OBJ_WRITE", ps_msg_type_name(PS_MSG_OBJ_WRITE));
+    EXPECT_STREQ("STATS", ps_msg_type_name(PS_MSG_STATS));
+    EXPECT_STREQ("UNKNOWN", ps_msg_type_name(0));
+    EXPECT_STREQ("UNKNOWN", ps_msg_type_name(PS_MSG_TYPE_LAST));
+    for (uint16_t t = 1; t < PS_MSG_TYPE_LAST; t++) {
+        EXPECT_STRNE("UNKNOWN", ps_msg_type_name(t));
+    }
+}
+
+TEST(proto, round_trip_every_type)
+{
+    int types_seen[2][PS_MSG_TYPE_LAST] = {};
+
+    for (const sample &s : valid_samples()) {
+        ps_msg_view_t view;
+        const uint8_t *where;
+        ASSERT_EQ(PS_OK, decode(s.msg, s.msg.size(), s.is_reply, &view, &where)) << s.name;
+        EXPECT_EQ((const void *)where, (const void *)view.hdr) << s.name;
+        EXPECT_EQ((const void *)(where + sizeof(ps_msg_hdr_t)), view.body) << s.name;
+        EXPECT_EQ(s.data_len, view.data_len) << s.name;
+        /* the fields come back as they were encoded */
+        ps_msg_hdr_t h = hdr_of(s.msg);
+        EXPECT_EQ(42u, view.hdr->req_id) << s.name;
+        EXPECT_EQ(h.type, view.hdr->type) << s.name;
+        EXPECT_EQ(h.status, view.hdr->status) << s.name;
+        EXPECT_EQ(0, memcmp(view.body, s.msg.data() + sizeof(h), h.body_len)) << s.name;
+        /* and the reference agrees */
+        uint64_t ref_len;
+        EXPECT_TRUE(reference_decode(s.msg, s.is_reply, &ref_len)) << s.name;
+        EXPECT_EQ(s.data_len, ref_len) << s.name;
+        if (h.status == 0) {
+            types_seen[s.is_reply][h.type] = 1;
+        }
+    }
+    for (int r = 0; r < 2; r++) {
+        for (int t = 1; t < PS_MSG_TYPE_LAST; t++) {
+            EXPECT_TRUE(types_seen[r][t]) << ps_msg_type_name(t) << (r ? " rep" : " req");
+        }
+    }
+}
+
+TEST(proto, unaligned_buffer)
+{
+    bytes_t m = make(PS_MSG_OBJ_WRITE, io_req(3, 4096));
+    std::vector<uint8_t> buf(m.size() + 1);
+    memcpy(buf.data() + 1, m.data(), m.size());
+    ps_msg_view_t view;
+    ASSERT_EQ(PS_OK, ps_proto_decode(buf.data() + 1, m.size(), 0, &view));
+    EXPECT_EQ(3u * 16 + 4096, view.data_len);
+}
+
+TEST(proto, short_header)
+{
+    bytes_t m = make_empty(PS_MSG_STATS);
+    ps_msg_view_t view;
+    for (size_t len = 0; len < sizeof(ps_msg_hdr_t); len++) {
+        EXPECT_EQ(PS_ERR_PROTO, decode(m, len, 0, &view)) << len;
+        EXPECT_EQ(PS_ERR_PROTO, decode(m, len, 1, &view)) << len;
+    }
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(NULL, 24, 0, &view));
+}
+
+TEST(proto, bad_header_fields)
+{
+    bytes_t good = make(PS_MSG_LOOKUP, path_req(5));
+    ps_msg_hdr_t h;
+
+    ASSERT_EQ(PS_OK, decode(good, 0));
+
+    bytes_t m = good;
+    h = hdr_of(m);
+    h.magic = 0x50535431u; /* byte-swapped: a big-endian peer */
+    set_hdr(m, h);
+    EXPECT_EQ(PS_ERR_PROTO, decode(m, 0)) << "bad magic";
+
+    for (uint16_t v : {0, 2, 0xffff}) {
+        m = good;
+        h = hdr_of(m);
+        h.version = v;
+        set_hdr(m, h);
+        EXPECT_EQ(PS_ERR_PROTO, decode(m, 0)) << "version " << v;
+    }
+
+    for (uint16_t t : {0, (int)PS_MSG_TYPE_LAST, 0x100, 0xffff}) {
+        m = good;
+        h = hdr_of(m);
+        h.type = t;
+        set_hdr(m, h);
+        EXPECT_EQ(PS_ERR_PROTO, decode(m, 0)) << "type " << t;
+        EXPECT_EQ(PS_ERR_PROTO, decode(m, 1)) << "type " << t;
+    }
+
+    /* requests carry status 0; replies 0 or a negative status */
+    m = good;
+    h = hdr_of(m);
+    h.status = PS_ERR_IO;
+    set_hdr(m, h);
+    EXPECT_EQ(PS_ERR_PROTO, decode(m, 0)) << "request with a status";
+    m = make(PS_MSG_OBJ_STAT, obj_rep(), 1);
+    EXPECT_EQ(PS_ERR_PROTO, decode(m, 1)) << "positive status";
+
+    /* a LOOKUP request body is not a LOOKUP reply body */
+    EXPECT_EQ(PS_ERR_PROTO, decode(good, 1));
+}
+
+TEST(proto, wrong_body_len)
+{
+    for (const sample &s : valid_samples()) {
+        ps_msg_hdr_t h = hdr_of(s.msg);
+        /* body_len says more or less than the header holds */
+        for (int64_t delta : {-8, -1, 1, 8, 1 << 20}) {
+            if ((int64_t)h.body_len + delta < 0) {
+                continue;
+            }
+            bytes_t m = s.msg;
+            ps_msg_hdr_t h2 = h;
+            h2.body_len = (uint32_t)(h.body_len + delta);
+            set_hdr(m, h2);
+            EXPECT_EQ(PS_ERR_PROTO, decode(m, s.is_reply)) << s.name << " body_len " << h2.body_len;
+        }
+        /* consistent body_len and length, but the wrong size for the type */
+        for (uint32_t extra : {1u, 8u}) {
+            bytes_t m = s.msg;
+            m.resize(m.size() + extra);
+            ps_msg_hdr_t h2 = h;
+            h2.body_len += extra;
+            set_hdr(m, h2);
+            EXPECT_EQ(PS_ERR_PROTO, decode(m, s.is_reply)) << s.name << " +" << extra;
+        }
+        if (h.body_len >= 8) {
+            bytes_t m = s.msg;
+            m.resize(m.size() - 8);
+            ps_msg_hdr_t h2 = h;
+            h2.body_len -= 8;
+            set_hdr(m, h2);
+            EXPECT_EQ(PS_ERR_PROTO, decode(m, s.is_reply)) << s.name << " -8";
+        }
+    }
+    /* an error reply: body_len 0 or the full body, nothing in between */
+    ps_io_rep_t rep = io_rep(10);
+    bytes_t m = make(PS_MSG_OBJ_READ, PS_ERR_IO, &rep, 8);
+    EXPECT_EQ(PS_ERR_PROTO, decode(m, 1));
+}
+
+TEST(proto, length_fields_out_of_range)
+{
+    struct bad {
+        const char *what;
+        bytes_t msg;
+        int is_reply;
+    } cases[] = {
+        {"CREATE path_len 0", make(PS_MSG_CREATE, create_req(0)), 0},
+        {"CREATE path_len max+1", make(PS_MSG_CREATE, create_req(PS_PATH_MAX + 1)), 0},
+        {"CREATE path_len ~0", make(PS_MSG_CREATE, create_req(UINT32_MAX)), 0},
+        {"LOOKUP path_len 0", make(PS_MSG_LOOKUP, path_req(0)), 0},
+        {"LOOKUP path_len max+1", make(PS_MSG_LOOKUP, path_req(PS_PATH_MAX + 1)), 0},
+        {"REMOVE path_len 0", make(PS_MSG_REMOVE, path_req(0)), 0},
+        {"REMOVE path_len ~0", make(PS_MSG_REMOVE, path_req(UINT32_MAX)), 0},
+        {"LIST prefix_len max+1", make(PS_MSG_LIST, list_req(PS_PATH_MAX + 1, 0, 1)), 0},
+        {"LIST after_len max+1", make(PS_MSG_LIST, list_req(0, PS_PATH_MAX + 1, 1)), 0},
+        {"LIST lengths ~0 (32-bit sum overflows)",
+         make(PS_MSG_LIST, list_req(UINT32_MAX, UINT32_MAX, 1)), 0},
+        {"LIST max_entries 0", make(PS_MSG_LIST, list_req(1, 0, 0)), 0},
+        {"LIST max_entries max+1", make(PS_MSG_LIST, list_req(1, 0, PS_LIST_MAX + 1)), 0},
+        {"OBJ_WRITE nregions 0", make(PS_MSG_OBJ_WRITE, io_req(0, 0)), 0},
+        {"OBJ_WRITE nregions max+1", make(PS_MSG_OBJ_WRITE, io_req(PS_MAX_REGIONS + 1, 10)), 0},
+        {"OBJ_WRITE payload max+1", make(PS_MSG_OBJ_WRITE, io_req(1, PS_MAX_PAYLOAD + 1)), 0},
+        {"OBJ_WRITE overflow", make(PS_MSG_OBJ_WRITE, io_req(UINT32_MAX, UINT64_MAX)), 0},
+        {"OBJ_WRITE payload ~0-15 (sum wraps)",
+         make(PS_MSG_OBJ_WRITE, io_req(1, UINT64_MAX - 15)), 0},
+        {"OBJ_READ nregions 0", make(PS_MSG_OBJ_READ, io_req(0, 10)), 0},
+        {"OBJ_READ nregions ~0", make(PS_MSG_OBJ_READ, io_req(UINT32_MAX, 10)), 0},
+        {"OBJ_READ payload max+1", make(PS_MSG_OBJ_READ, io_req(1, PS_MAX_PAYLOAD + 1)), 0},
+        {"HELLO rep nworkers 0", make(PS_MSG_HELLO, hello_rep(0, 0)), 1},
+        {"HELLO rep nworkers max+1", make(PS_MSG_HELLO, hello_rep(PS_MAX_WORKERS + 1, 0)), 1},
+        {"HELLO rep nworkers ~0", make(PS_MSG_HELLO, hello_rep(UINT32_MAX, 0)), 1},
+        {"HELLO rep worker >= nworkers", make(PS_MSG_HELLO, hello_rep(4, 4)), 1},
+        {"LIST rep nentries max+1",
+         make(PS_MSG_LIST, list_rep(PS_LIST_MAX + 1, 0, (PS_LIST_MAX + 1) * list_entry_min)), 1},
+        {"LIST rep data_len not a multiple of 8", make(PS_MSG_LIST, list_rep(1, 0, 65)), 1},
+        {"LIST rep data_len too small", make(PS_MSG_LIST, list_rep(2, 0, list_entry_min)), 1},
+        {"LIST rep data_len too large",
+         make(PS_MSG_LIST, list_rep(1, 0, list_entry_max + 8)), 1},
+        {"LIST rep data without entries", make(PS_MSG_LIST, list_rep(0, 0, 64)), 1},
+        {"LIST rep data_len ~0-7", make(PS_MSG_LIST, list_rep(PS_LIST_MAX, 0, UINT64_MAX - 7)), 1},
+        {"OBJ_READ rep bytes max+1", make(PS_MSG_OBJ_READ, io_rep(PS_MAX_PAYLOAD + 1)), 1},
+        {"OBJ_READ rep bytes ~0", make(PS_MSG_OBJ_READ, io_rep(UINT64_MAX)), 1},
+    };
+    for (auto &c : cases) {
+        uint64_t ref;
+        EXPECT_EQ(PS_ERR_PROTO, decode(c.msg, c.is_reply)) << c.what;
+        EXPECT_FALSE(reference_decode(c.msg, c.is_reply, &ref)) << c.what;
+    }
+}
+
+TEST(proto, every_truncation_and_extension)
+{
+    for (const sample &s : valid_samples()) {
+        ps_msg_view_t view;
+        for (size_t len = 0; len < s.msg.size(); len++) {
+            ASSERT_EQ(PS_ERR_PROTO, decode(s.msg, len, s.is_reply, &view))
+                << s.name << " cut to " << len;
+        }
+        bytes_t longer = s.msg;
+        longer.push_back(0);
+        EXPECT_EQ(PS_ERR_PROTO, decode(longer, s.is_reply)) << s.name << " + 1 byte";
+    }
+}
+
+/* Random byte flips: the decoder must agree with the reference on every
+ * mutated message, never crash, and never read past the buffer (guard page). */
+TEST(proto, random_corruption)
+{
+    std::mt19937_64 rng(12345);
+    std::vector<sample> samples = valid_samples();
+    size_t accepted = 0, rejected = 0;
+    char dump[256];
+
+    for (int iter = 0; iter < 200000; iter++) {
+        const sample &s = samples[rng() % samples.size()];
+        bytes_t m = s.msg;
+        int nflips = 1 + (int)(rng() % 4);
+        for (int f = 0; f < nflips; f++) {
+            size_t pos = rng() % m.size();
+            if (rng() % 2) {
+                m[pos] ^= (uint8_t)(1u << (rng() % 8));
+            } else {
+                m[pos] = (uint8_t)rng();
+            }
+        }
+        size_t len = m.size();
+        if (rng() % 8 == 0) {
+            len = rng() % (m.size() + 1);
+            m.resize(len);
+        }
+        int is_reply = (rng() % 4 == 0) ? !s.is_reply : s.is_reply;
+
+        ps_msg_view_t view;
+        uint64_t ref_len = 0;
+        int ret = decode(m, len, is_reply, &view);
+        bool ref_ok = reference_decode(m, is_reply, &ref_len);
+        ASSERT_TRUE(ret == PS_OK || ret == PS_ERR_PROTO) << ret;
+        ASSERT_EQ(ref_ok, ret == PS_OK) << s.name << " iteration " << iter;
+        if (ret == PS_OK) {
+            ASSERT_EQ(ref_len, view.data_len) << s.name << " iteration " << iter;
+            accepted++;
+        } else {
+            rejected++;
+        }
+        /* the dump must cope with anything */
+        const uint8_t *p = guard().place(m.data(), len);
+        ps_proto_dump(p, len, dump, sizeof(dump));
+        ASSERT_LT(strlen(dump), sizeof(dump));
+    }
+    /* both outcomes must have been exercised */
+    EXPECT_GT(accepted, 1000u);
+    EXPECT_GT(rejected, 1000u);
+}
+
+TEST(proto, check_regions)
+{
+    const uint64_t max = 1ull << 40;
+    ps_region_t r[3] = {{0, 10}, {100, 20}, {50, 5}};
+
+    EXPECT_EQ(PS_OK, ps_proto_check_regions(r, 3, 35, max));
+    EXPECT_EQ(PS_OK, ps_proto_check_regions(r, 1, 10, 10)); /* ends exactly at the limit */
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(r, 1, 10, 9));
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(r, 3, 34, max)) << "sum too small";
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(r, 3, 36, max)) << "sum too large";
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(r, 0, 0, max)) << "no regions";
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(NULL, 1, 0, max));
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(r, PS_MAX_REGIONS + 1, 35, max));
+
+    ps_region_t zero[2] = {{0, 10}, {20, 0}};
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(zero, 2, 10, max)) << "zero length";
+
+    ps_region_t wrap[1] = {{UINT64_MAX - 5, 10}};
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(wrap, 1, 10, UINT64_MAX)) << "off+len wraps";
+
+    ps_region_t past[1] = {{max, 1}};
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(past, 1, 1, max)) << "past max_obj_size";
+
+    /* the sum of the lengths wraps to exactly payload_len */
+    ps_region_t big[3] = {{0, 1ull << 63}, {0, 1ull << 63}, {0, 7}};
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(big, 3, 7, UINT64_MAX)) << "sum wraps";
+
+    /* region arrays in AM data need not be aligned */
+    std::vector<uint8_t> buf(sizeof(r) + 1);
+    memcpy(buf.data() + 1, r, sizeof(r));
+    EXPECT_EQ(PS_OK, ps_proto_check_regions((const ps_region_t *)(buf.data() + 1), 3, 35, max));
+}
+
+TEST(proto, check_path)
+{
+    auto check = [](const std::string &p) { return ps_proto_check_path(p.data(), p.size()); };
+
+    EXPECT_EQ(PS_OK, check("/a"));
+    EXPECT_EQ(PS_OK, check("/dir/file.dat"));
+    EXPECT_EQ(PS_OK, check("/a/.b/..c/.../c."));
+    EXPECT_EQ(PS_OK, check("/with space/and:colon"));
+
+    EXPECT_EQ(PS_ERR_INVALID, check(""));
+    EXPECT_EQ(PS_ERR_INVALID, check("/")) << "the root is not a file";
+    EXPECT_EQ(PS_ERR_INVALID, check("a/b")) << "relative";
+    EXPECT_EQ(PS_ERR_INVALID, check("/a/")) << "trailing slash";
+    EXPECT_EQ(PS_ERR_INVALID, check("//a"));
+    EXPECT_EQ(PS_ERR_INVALID, check("/a//b"));
+    EXPECT_EQ(PS_ERR_INVALID, check("/./a"));
+    EXPECT_EQ(PS_ERR_INVALID, check("/a/."));
+    EXPECT_EQ(PS_ERR_INVALID, check("/a/../b"));
+    EXPECT_EQ(PS_ERR_INVALID, check("/.."));
+    EXPECT_EQ(PS_ERR_INVALID, check(std::string("/a\0b", 4))) << "NUL inside";
+    EXPECT_EQ(PS_ERR_INVALID, ps_proto_check_path(NULL, 3));
+
+    std::string longest = "/" + std::string(PS_PATH_MAX - 1, 'x');
+    EXPECT_EQ(PS_OK, check(longest));
+    EXPECT_EQ(PS_ERR_NAME_TOO_LONG, check(longest + "y"));
+
+    /* the length is what counts, not a NUL: bytes past len are not read */
+    const char *p = "/abc/def";
+    EXPECT_EQ(PS_OK, ps_proto_check_path(p, 4));
+    EXPECT_EQ(PS_ERR_INVALID, ps_proto_check_path(p, 5));
+}
+
+namespace {
+
+/* Reference normalization with an explicit stack. */
+int reference_normalize(const std::string &path, std::string *out)
+{
+    if (path.empty() || path[0] != '/') {
+        return PS_ERR_INVALID;
+    }
+    std::vector<std::string> stack;
+    size_t i = 0;
+    while (i <= path.size()) {
+        size_t j = path.find('/', i);
+        if (j == std::string::npos) {
+            j = path.size();
+        }
+        std::string c = path.substr(i, j - i);
+        if (c == "..") {
+            if (!stack.empty()) {
+                stack.pop_back();
+            }
+        } else if (!c.empty() && c != ".") {
+            stack.push_back(c);
+        }
+        i = j + 1;
+    }
+    if (stack.empty()) {
+        return PS_ERR_INVALID;
+    }
+    out->clear();
+    for (auto &c : stack) {
+        *out += "/" + c;
+    }
+    return out->size() > PS_PATH_MAX ? PS_ERR_NAME_TOO_LONG : PS_OK;
+}
+
+} // namespace
+
+TEST(proto, path_normalize)
+{
+    struct {
+        const char *in, *out;
+        int ret;
+    } cases[] = {
+        {"/a", "/a", PS_OK},
+        {"/a/b/c", "/a/b/c", PS_OK},
+        {"//a///b//", "/a/b", PS_OK},
+        {"/a/./b/.", "/a/b", PS_OK},
+        {"/a/b/../c", "/a/c", PS_OK},
+        {"/a/b/c/../../d", "/a/d", PS_OK},
+        {"/../a", "/a", PS_OK},
+        {"/../../a/..//b", "/b", PS_OK},
+        {"/.../..a/a..", "/.../..a/a..", PS_OK},
+        {"/a/..", NULL, PS_ERR_INVALID},
+        {"/", NULL, PS_ERR_INVALID},
+        {"/./..", NULL, PS_ERR_INVALID},
+        {"a/b", NULL, PS_ERR_INVALID},
+        {"", NULL, PS_ERR_INVALID},
+    };
+    char out[PS_PATH_MAX + 1];
+
+    for (auto &c : cases) {
+        strcpy(out, "untouched");
+        EXPECT_EQ(c.ret, ps_path_normalize(c.in, out, sizeof(out))) << c.in;
+        if (c.ret == PS_OK) {
+            EXPECT_STREQ(c.out, out) << c.in;
+            EXPECT_EQ(PS_OK, ps_proto_check_path(out, strlen(out))) << c.in;
+        } else {
+            EXPECT_STREQ("untouched", out) << c.in << ": output set on error";
+        }
+    }
+    EXPECT_EQ(PS_ERR_INVALID, ps_path_normalize(NULL, out, sizeof(out)));
+
+    /* length limits apply to the result, not the input */
+    std::string name(PS_PATH_MAX - 1, 'x');
+    std::string in = "/" + name;
+    for (int i = 0; i < 1000; i++) {
+        in += "/.";
+    }
+    EXPECT_EQ(PS_OK, ps_path_normalize(in.c_str(), out, sizeof(out)));
+    EXPECT_EQ(PS_PATH_MAX, strlen(out));
+    EXPECT_EQ(PS_ERR_NAME_TOO_LONG, ps_path_normalize((in + "/y").c_str(), out, sizeof(out)));
+    EXPECT_EQ(PS_OK, ps_path_normalize((in + "/y/..").c_str(), out, sizeof(out)));
+    /* the output buffer must hold the result and its NUL */
+    char small[4];
+    EXPECT_EQ(PS_OK, ps_path_normalize("/abc/../ab", small, sizeof(small)));
+    EXPECT_STREQ("/ab", small);
+    EXPECT_EQ(PS_ERR_NAME_TOO_LONG, ps_path_normalize("/abc", small, sizeof(small)));
+}
+
+TEST(proto, path_normalize_random)
+{
+    static const char *const parts[] = {"", ".", "..", "a", "bc", "...", ".x"};
+    std::mt19937_64 rng(99);
+    char out[PS_PATH_MAX + 1];
+
+    for (int iter = 0; iter < 20000; iter++) {
+        std::string path;
+        int n = (int)(rng() % 10);
+        for (int i = 0; i < n; i++) {
+            path += "/";
+            path += parts[rng() % 7];
+        }
+        if (path.empty() || rng() % 10 == 0) {
+            path += "/";
+        }
+        std::string want;
+        int ref = reference_normalize(path, &want);
+        int ret = ps_path_normalize(path.c_str(), out, sizeof(out));
+        ASSERT_EQ(ref, ret) << path;
+        if (ret == PS_OK) {
+            ASSERT_EQ(want, out) << path;
+            ASSERT_EQ(PS_OK, ps_proto_check_path(out, strlen(out))) << path;
+        }
+    }
+}
+
+TEST(proto, dump)
+{
+    char buf[512];
+    std::string s;
+
+    bytes_t w = make(PS_MSG_OBJ_WRITE, io_req(3, 4096));
+    s = ps_proto_dump(w.data(), w.size(), buf, sizeof(buf));
+    EXPECT_NE(std::string::npos, s.find("OBJ_WRITE id=42")) << s;
+    EXPECT_NE(std::string::npos, s.find("nregions=3")) << s;
+    EXPECT_NE(std::string::npos, s.find("payload_len=4096")) << s;
+    EXPECT_NE(std::string::npos, s.find("0123456789abcdef")) << s;
+
+    bytes_t e = make_empty(PS_MSG_LOOKUP, PS_ERR_NO_ENTRY);
+    s = ps_proto_dump(e.data(), e.size(), buf, sizeof(buf));
+    EXPECT_NE(std::string::npos, s.find("LOOKUP")) << s;
+    EXPECT_NE(std::string::npos, s.find("status=-4 (no such file)")) << s;
+
+    bytes_t h = make(PS_MSG_HELLO, hello_rep(8, 2));
+    s = ps_proto_dump(h.data(), h.size(), buf, sizeof(buf));
+    EXPECT_NE(std::string::npos, s.find("rep")) << s;
+    EXPECT_NE(std::string::npos, s.find("nworkers=8")) << s;
+
+    bytes_t l = make(PS_MSG_LIST, list_req(3, 0, 100));
+    s = ps_proto_dump(l.data(), l.size(), buf, sizeof(buf));
+    EXPECT_NE(std::string::npos, s.find("max_entries=100")) << s; /* ambiguous: both views */
+    EXPECT_NE(std::string::npos, s.find("nentries=3")) << s;
+
+    s = ps_proto_dump(w.data(), 10, buf, sizeof(buf));
+    EXPECT_EQ("short header (10 bytes)", s);
+
+    bytes_t bad = w;
+    bad[0] ^= 0xff;
+    s = ps_proto_dump(bad.data(), bad.size(), buf, sizeof(buf));
+    EXPECT_NE(std::string::npos, s.find("bad magic")) << s;
+
+    /* a cut line is still a string */
+    for (size_t len = 1; len < 40; len++) {
+        char small[40];
+        memset(small, 'x', sizeof(small));
+        ps_proto_dump(w.data(), w.size(), small, len);
+        EXPECT_LT(strlen(small), len);
+    }
+}
