@@ -1,5 +1,20 @@
 # tests: fragment included by the top-level Makefile.am
 
+# ---- unit tests (tests/unit; owner: common engineer) -----------------------
+# GoogleTest units of common/ only: protocol, stripe math, extents, config,
+# status codes. One binary, run by `make check`.
+check_PROGRAMS += tests/unit/unit_tests
+TESTS += tests/unit/unit_tests
+tests_unit_unit_tests_SOURCES = \
+	tests/unit/test_status.cc \
+	tests/unit/test_proto.cc \
+	tests/unit/test_layout.cc \
+	tests/unit/test_extent.cc \
+	tests/unit/test_config.cc
+tests_unit_unit_tests_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
+tests_unit_unit_tests_LDADD = common/libpscommon.la $(GTEST_LIBS)
+# ---- end of unit tests -----------------------------------------------------
+
 # ---- integration-test harness and server tests (owner: server engineer) ----
 # tests/integration/libpscluster.la is the daemon harness (ps_cluster.h): it
 # forks pstripe-server with --ready-fd and keeps data under
