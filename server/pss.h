@@ -138,6 +138,7 @@ typedef struct pss_req {
         ps_obj_req_t obj;
     } body;
     int status;                 /* decode status; PS_OK when valid */
+    int late;                   /* arrived after the worker began to stop */
     const char *bad_reason;     /* for the log when status != PS_OK */
 
     /* AM data */

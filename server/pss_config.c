@@ -37,7 +37,7 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("max_merge", "64m",
               "payload of queued batches of one object planned together into disk I/Os",
               PS_CFG_SIZE, max_merge, 0, (double)PS_MAX_PAYLOAD),
-    PSS_FIELD("drain_timeout", "60s",
+    PSS_FIELD("drain_timeout", "20s",
               "on SIGTERM, time allowed to finish in-flight requests before exiting",
               PS_CFG_TIME, drain_timeout, 0, 3600),
     {NULL}};

@@ -351,6 +351,7 @@ static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_lengt
     }
     req->worker = w;
     req->recv_ns = ps_time_ns();
+    req->late = w->stop_seen;
     w->inflight++;
     PSS_STAT_ADD(w, requests, 1);
 
@@ -566,7 +567,9 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         pss_reject(req, req->status, req->bad_reason ? req->bad_reason : "bad request");
         return;
     }
-    if (atomic_load(&s->stopping)) {
+    if (req->late) {
+        /* arrived after this worker began to stop: refused; requests that
+         * arrived before are finished and answered normally */
         pss_reply(req, PS_ERR_SHUTDOWN, NULL, 0, NULL, 0, NULL);
         return;
     }
@@ -783,22 +786,45 @@ static void pss_worker_teardown(pss_worker_t *w)
         w->listener = NULL;
     }
     if (w->ucp_worker != NULL) {
+        /* Close every endpoint at once (flushing what was sent), then give
+         * them together at most a second to complete. */
+        ucs_status_ptr_t *closing = calloc(w->nconns ? w->nconns : 1, sizeof(*closing));
+        size_t nclosing = 0;
         pss_close_dead_conns(w);
         for (size_t i = 0; i < w->nconns; i++) {
             pss_conn_t *conn = w->conns[i];
             if (conn->owned && conn->ep != NULL && !conn->closed) {
-                pss_ep_close(w, conn->ep, 0);
+                ucp_request_param_t param = {.op_attr_mask = 0};
+                ucs_status_ptr_t r = ucp_ep_close_nbx(conn->ep, &param);
+                if (UCS_PTR_IS_PTR(r) && closing != NULL) {
+                    closing[nclosing++] = r;
+                } else if (UCS_PTR_IS_PTR(r)) {
+                    ucp_request_free(r);
+                }
             }
             conn->closed = 1;
             conn->ep = NULL;
             pss_conn_unref(conn);
         }
         w->nconns = 0;
-        /* Let the last sends complete or fail. */
-        uint64_t deadline = ps_time_ns() + 2000000000ull;
-        while (w->sends_inflight > 0 && ps_time_ns() < deadline) {
+        uint64_t deadline = ps_time_ns() + 1000000000ull;
+        for (;;) {
+            size_t left = 0;
+            for (size_t i = 0; i < nclosing; i++) {
+                left += ucp_request_check_status(closing[i]) == UCS_INPROGRESS;
+            }
+            if ((left == 0 && w->sends_inflight == 0) || ps_time_ns() > deadline) {
+                break;
+            }
             ucp_worker_progress(w->ucp_worker);
         }
+        for (size_t i = 0; i < nclosing; i++) {
+            if (ucp_request_check_status(closing[i]) == UCS_INPROGRESS) {
+                ucp_request_cancel(w->ucp_worker, closing[i]);
+            }
+            ucp_request_free(closing[i]);
+        }
+        free(closing);
     }
     pss_store_worker_cleanup(w);
     if (w->ucp_worker != NULL) {

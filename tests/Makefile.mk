@@ -30,3 +30,24 @@ tests_integration_libpscluster_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPS_SERVER_PATH=\"$(abs_top_builddir)/server/pstripe-server\" \
 	-DPS_TEST_TMPDIR=\"$(abs_top_builddir)/tests/tmp\"
 tests_integration_libpscluster_la_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
+
+# Server tests (owner: server engineer): real daemons through the harness,
+# malformed requests through a raw UCX client (test_server_raw.*).
+check_PROGRAMS += tests/integration/test_server
+TESTS += tests/integration/test_server
+tests_integration_test_server_SOURCES = \
+	tests/integration/test_server_raw.cc tests/integration/test_server_raw.h \
+	tests/integration/test_server_basic.cc \
+	tests/integration/test_server_proto.cc \
+	tests/integration/test_server_io.cc \
+	tests/integration/test_server_meta.cc \
+	tests/integration/test_server_restart.cc \
+	tests/integration/test_server_idle.cc
+tests_integration_test_server_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DPS_SERVER_PATH=\"$(abs_top_builddir)/server/pstripe-server\"
+tests_integration_test_server_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS) $(UCX_CFLAGS)
+tests_integration_test_server_LDADD = tests/integration/libpscluster.la \
+	common/libpscommon.la $(UCX_LIBS) $(GTEST_LIBS)
+EXTRA_tests_integration_test_server_DEPENDENCIES = server/pstripe-server
+CLEANFILES += -r tests/tmp
+# ---- end of harness and server tests ---------------------------------------

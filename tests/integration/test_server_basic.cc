@@ -1,0 +1,152 @@
+/*
+ * test_server_basic.cc: start-up, --ready-fd with port 0, HELLO, the data
+ * dir lock, start-up failures, --print-config, SIGTERM.
+ */
+#include <gtest/gtest.h>
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include "ps_cluster.h"
+#include "test_server_raw.h"
+
+using namespace ps_test;
+
+TEST(ServerStart, ReadyFdGivesRealPort)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(2, 1));
+    EXPECT_NE(cluster.port(0), 0);
+    EXPECT_NE(cluster.port(1), 0);
+    EXPECT_NE(cluster.port(0), cluster.port(1));
+    EXPECT_EQ(cluster.host(0), "127.0.0.1");
+    EXPECT_EQ(cluster.servers_csv(), cluster.address(0) + "," + cluster.address(1));
+    EXPECT_NE(cluster.log(0).find("ready on " + cluster.address(0)), std::string::npos)
+        << cluster.log(0);
+}
+
+TEST(ServerStart, HelloListsEveryWorker)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 3));
+
+    raw_client c0;
+    ASSERT_TRUE(c0.connect(cluster.host(0), cluster.port(0)));
+    raw_reply r = c0.hello();
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_hello_rep_t rep = r.body<ps_hello_rep_t>();
+    EXPECT_EQ(rep.nworkers, 3u);
+    EXPECT_EQ(rep.worker, 0u);
+    EXPECT_NE(rep.server_id, 0u);
+    EXPECT_GE(rep.block_size, 512u) << "O_DIRECT alignment of the build tree's disk";
+    EXPECT_EQ(rep.block_size & (rep.block_size - 1), 0u);
+    ASSERT_EQ(r.data.size(), 3 * sizeof(uint32_t));
+    uint32_t ports[3];
+    memcpy(ports, r.data.data(), sizeof(ports));
+    EXPECT_EQ(ports[0], cluster.port(0));
+
+    /* Every worker answers on its own port, with its own index. */
+    for (uint32_t i = 1; i < 3; i++) {
+        raw_client c;
+        ASSERT_TRUE(c.connect(cluster.host(0), (uint16_t)ports[i]));
+        raw_reply ri = c.hello();
+        ASSERT_TRUE(ri.received) << "worker " << i;
+        EXPECT_EQ(ri.body<ps_hello_rep_t>().worker, i);
+        EXPECT_EQ(ri.body<ps_hello_rep_t>().server_id, rep.server_id);
+    }
+}
+
+TEST(ServerStart, DefaultWorkersOnePerCore)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 0));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    raw_reply r = c.hello();
+    ASSERT_TRUE(r.received);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    EXPECT_GE(r.body<ps_hello_rep_t>().nworkers, 1u);
+    EXPECT_LE((long)r.body<ps_hello_rep_t>().nworkers, ncpu);
+    EXPECT_NE(cluster.log(0).find("(core "), std::string::npos);
+}
+
+TEST(ServerStart, SigtermExitsZero)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 2));
+    {
+        raw_client c;
+        ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+        ASSERT_TRUE(c.hello().received);
+        int status = cluster.stop(0);
+        ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+        EXPECT_EQ(WEXITSTATUS(status), 0);
+    }
+    EXPECT_NE(cluster.log(0).find("stopped cleanly"), std::string::npos);
+}
+
+TEST(ServerStart, PortInUseFails)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1));
+    ::testing::AssertionResult res = cluster.start(1, 1, {"--listen", cluster.address(0)});
+    EXPECT_FALSE(res) << "second server on the same port started";
+    EXPECT_FALSE(cluster.running(1));
+    EXPECT_NE(cluster.log(1).find("listen on"), std::string::npos) << cluster.log(1);
+}
+
+TEST(ServerStart, DataDirLockedFails)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1));
+    ::testing::AssertionResult res = cluster.start(1, 1, {"--data", cluster.data_dir(0)});
+    EXPECT_FALSE(res) << "two servers share a data dir";
+    EXPECT_NE(cluster.log(1).find("in use by another pstripe-server"), std::string::npos)
+        << cluster.log(1);
+}
+
+TEST(ServerStart, BadDataDirFails)
+{
+    ps_cluster cluster;
+    ::testing::AssertionResult res = cluster.start(1, 1, {"--data", "/proc/no/such/dir"});
+    EXPECT_FALSE(res);
+    EXPECT_NE(cluster.log(0).find("mkdir /proc/no/such/dir"), std::string::npos)
+        << cluster.log(0);
+}
+
+TEST(ServerStart, PrintConfigListsTunables)
+{
+    std::string cmd = std::string(PS_SERVER_PATH) +
+                      " --print-config --set coalesce_gap=8k --workers 3 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
+        out.append(buf, n);
+    }
+    int status = pclose(p);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+    EXPECT_NE(out.find("[server]"), std::string::npos) << out;
+    for (const char *key : {"listen", "data_dir", "workers", "max_batch", "coalesce_gap",
+                            "max_io", "aio_depth", "direct_io", "log_level"}) {
+        EXPECT_NE(out.find(std::string("\n") + key + " = "), std::string::npos) << key;
+    }
+    EXPECT_NE(out.find("coalesce_gap = 8k"), std::string::npos) << out;
+    EXPECT_NE(out.find("workers = 3"), std::string::npos) << out;
+}
+
+TEST(ServerStart, BadSettingFails)
+{
+    std::string cmd = std::string(PS_SERVER_PATH) + " --print-config --set max_io=lots 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, p);
+    buf[n] = 0;
+    int status = pclose(p);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    EXPECT_NE(std::string(buf).find("max_io"), std::string::npos) << buf;
+}

@@ -1,0 +1,85 @@
+/*
+ * test_server_idle.cc: an idle cluster uses no CPU. Four daemons with the
+ * default number of workers (one per core) and a connected client each are
+ * left alone for a few seconds; their CPU time (utime + stime of the whole
+ * process, /proc/PID/stat fields 14 and 15, in clock ticks) must grow by less
+ * than 1% of the wall time, summed over all four. A daemon that polled would
+ * burn a whole core per worker.
+ */
+#include <gtest/gtest.h>
+
+#include <poll.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ps_cluster.h"
+#include "test_server_raw.h"
+
+using namespace ps_test;
+
+/* utime + stime of a process in seconds, -1 if unreadable. */
+static double cpu_seconds(pid_t pid)
+{
+    std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+    size_t close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) {
+        return -1;
+    }
+    /* fields after "pid (comm)": state is field 3; utime 14, stime 15 */
+    unsigned long long utime = 0, stime = 0;
+    char state;
+    int n = sscanf(stat.c_str() + close_paren + 2,
+                   "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &utime,
+                   &stime);
+    if (n != 3) {
+        return -1;
+    }
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double wall_seconds()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+TEST(ServerIdle, IdleClusterUsesUnderOnePercentCpu)
+{
+    const int nservers = 4;
+    const double seconds = 5.0;
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(nservers, 0)); /* default: one worker per core */
+
+    /* connected clients, as in real use (UCX keeps its connections alive) */
+    std::vector<std::unique_ptr<raw_client>> clients;
+    uint32_t workers = 0;
+    for (int i = 0; i < nservers; i++) {
+        clients.emplace_back(new raw_client());
+        ASSERT_TRUE(clients.back()->connect(cluster.host(i), cluster.port(i)));
+        raw_reply h = clients.back()->hello();
+        ASSERT_TRUE(h.received);
+        workers += h.body<ps_hello_rep_t>().nworkers;
+    }
+
+    double before[nservers];
+    for (int i = 0; i < nservers; i++) {
+        before[i] = cpu_seconds(cluster.pid(i));
+        ASSERT_GE(before[i], 0);
+    }
+    double t0 = wall_seconds();
+    poll(nullptr, 0, (int)(seconds * 1000)); /* the measurement window: we sleep too */
+    double wall = wall_seconds() - t0;
+    double used = 0;
+    for (int i = 0; i < nservers; i++) {
+        double after = cpu_seconds(cluster.pid(i));
+        ASSERT_GE(after, 0);
+        used += after - before[i];
+    }
+    double percent = 100.0 * used / wall;
+    printf("idle cluster: %d servers, %u workers in all, %.3f s CPU in %.2f s wall = %.2f%% "
+           "(clock tick %.0f ms)\n",
+           nservers, workers, used, wall, percent, 1000.0 / (double)sysconf(_SC_CLK_TCK));
+    EXPECT_LT(percent, 1.0);
+}

@@ -1,0 +1,384 @@
+/*
+ * test_server_io.cc: object I/O through raw requests: unaligned round trips,
+ * read-modify-write under concurrency, rendezvous payloads, O_DIRECT on the
+ * object's descriptor, coalescing counters, truncate/stat/remove/sync.
+ */
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ps_cluster.h"
+#include "ps_layout.h"
+#include "test_server_raw.h"
+
+using namespace ps_test;
+
+/* The byte every test expects at object offset off (0 is never a value). */
+static uint8_t pat(uint64_t off, uint8_t seed = 0)
+{
+    return (uint8_t)(((off * 131u + 7u) ^ (off >> 9)) % 255u + 1u + seed);
+}
+
+static std::vector<uint8_t> payload_for(const std::vector<ps_region_t> &regions,
+                                        uint8_t seed = 0)
+{
+    std::vector<uint8_t> p;
+    for (const ps_region_t &r : regions) {
+        for (uint64_t i = 0; i < r.len; i++) {
+            p.push_back(pat(r.off + i, seed));
+        }
+    }
+    return p;
+}
+
+class ServerIo : public ::testing::Test {
+protected:
+    void start(std::vector<std::string> extra = {})
+    {
+        ASSERT_TRUE(cluster.start(1, 1, extra));
+        ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+        raw_reply h = c.hello();
+        ASSERT_TRUE(h.received);
+        ASSERT_EQ(h.status(), PS_OK);
+        block = h.body<ps_hello_rep_t>().block_size;
+    }
+    void SetUp() override { start(); }
+
+    ps_stats_rep_t stats()
+    {
+        ps_stats_rep_t st{};
+        raw_reply r = c.stats(&st);
+        EXPECT_TRUE(r.received);
+        EXPECT_EQ(r.status(), PS_OK);
+        return st;
+    }
+
+    ps_obj_rep_t obj_stat(uint64_t fid)
+    {
+        raw_reply r = c.obj(PS_MSG_OBJ_STAT, fid);
+        EXPECT_TRUE(r.received);
+        EXPECT_EQ(r.status(), PS_OK);
+        return r.body<ps_obj_rep_t>();
+    }
+
+    ps_cluster cluster;
+    raw_client c;
+    uint32_t block = 0;
+};
+
+TEST_F(ServerIo, UnalignedRoundTrip)
+{
+    uint64_t fid = 0x1111;
+    std::vector<ps_region_t> regs = {{3, 10}, {1000, 700}, {5000, 1}, {511, 2}, {4095, 3}};
+    raw_reply w = c.write(fid, regs, payload_for(regs));
+    ASSERT_TRUE(w.received);
+    ASSERT_EQ(w.status(), PS_OK);
+    EXPECT_EQ(w.body<ps_io_rep_t>().bytes, 716u);
+    EXPECT_EQ(w.body<ps_io_rep_t>().obj_size, 5001u);
+
+    /* the same regions in another order, one by one, and holes */
+    std::vector<ps_region_t> back = {{5000, 1}, {1000, 700}, {3, 10}, {4095, 3}, {511, 2}};
+    raw_reply r = c.read(fid, back);
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.data, payload_for(back));
+    EXPECT_EQ(r.body<ps_io_rep_t>().obj_size, 5001u);
+
+    r = c.read(fid, {{13, 498}, {5001, 3000}});
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.data, std::vector<uint8_t>(3498, 0)) << "holes and the tail read as zeros";
+
+    ps_obj_rep_t st = obj_stat(fid);
+    EXPECT_EQ(st.exists, 1u);
+    EXPECT_EQ(st.size, 5001u) << "logical size is exact, not rounded to a block";
+    EXPECT_GT(st.mtime_ns, 0u);
+
+    /* and the file on disk has exactly that size */
+    char rel[64];
+    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56),
+             (unsigned long long)fid);
+    struct stat sb;
+    ASSERT_EQ(::stat((cluster.data_dir(0) + rel).c_str(), &sb), 0) << rel;
+    EXPECT_EQ(sb.st_size, 5001);
+}
+
+TEST_F(ServerIo, OverlappingRegionsLaterWins)
+{
+    uint64_t fid = 0x2222;
+    std::vector<uint8_t> p(200);
+    memset(p.data(), 'A', 100);
+    memset(p.data() + 100, 'B', 100);
+    raw_reply w = c.write(fid, {{10, 100}, {60, 100}}, p);
+    ASSERT_TRUE(w.received);
+    ASSERT_EQ(w.status(), PS_OK);
+    raw_reply r = c.read(fid, {{10, 150}});
+    ASSERT_TRUE(r.received);
+    std::vector<uint8_t> want(150, 'B');
+    memset(want.data(), 'A', 50);
+    EXPECT_EQ(r.data, want);
+}
+
+TEST_F(ServerIo, ReadOfMissingObjectIsZeros)
+{
+    raw_reply r = c.read(0x3333, {{0, 100}, {1 << 20, 10}});
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.data, std::vector<uint8_t>(110, 0));
+    ps_obj_rep_t st = obj_stat(0x3333);
+    EXPECT_EQ(st.exists, 0u);
+    EXPECT_EQ(st.size, 0u);
+}
+
+TEST_F(ServerIo, LargeRendezvousPayloads)
+{
+    uint64_t fid = 0x4444;
+    std::vector<ps_region_t> regs = {{777, (8u << 20) + 3}};
+    std::vector<uint8_t> p = payload_for(regs, 3);
+    raw_reply w = c.write(fid, regs, p);
+    ASSERT_TRUE(w.received);
+    ASSERT_EQ(w.status(), PS_OK);
+    EXPECT_EQ(w.body<ps_io_rep_t>().obj_size, 777u + (8u << 20) + 3);
+    raw_reply r = c.read(fid, regs);
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    ASSERT_EQ(r.data.size(), p.size());
+    EXPECT_TRUE(r.data == p);
+
+    /* aligned large write: served straight from the receive buffer */
+    std::vector<ps_region_t> al = {{16u << 20, 4u << 20}};
+    std::vector<uint8_t> pa = payload_for(al, 5);
+    w = c.write(fid, al, pa);
+    ASSERT_TRUE(w.received);
+    ASSERT_EQ(w.status(), PS_OK);
+    r = c.read(fid, al);
+    ASSERT_TRUE(r.received);
+    EXPECT_TRUE(r.data == pa);
+}
+
+/* O_DIRECT (040000 on x86-64) in the flags of the object's open descriptor. */
+TEST_F(ServerIo, ObjectsUseODirect)
+{
+    uint64_t fid = 0x5555;
+    raw_reply w = c.write(fid, {{0, 100}}, std::vector<uint8_t>(100, 7));
+    ASSERT_TRUE(w.received);
+    ASSERT_EQ(w.status(), PS_OK);
+    EXPECT_EQ(stats().direct_io, 1u);
+
+    char name[64];
+    snprintf(name, sizeof(name), "%016llx", (unsigned long long)fid);
+    std::string fddir = "/proc/" + std::to_string(cluster.pid(0)) + "/fd";
+    DIR *d = opendir(fddir.c_str());
+    ASSERT_NE(d, nullptr);
+    int found = -1;
+    struct dirent *de;
+    while ((de = readdir(d)) != nullptr) {
+        char target[4096];
+        std::string link = fddir + "/" + de->d_name;
+        ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+        if (n > 0) {
+            target[n] = 0;
+            std::string t(target);
+            if (t.size() >= strlen(name) && t.compare(t.size() - strlen(name), strlen(name),
+                                                      name) == 0) {
+                found = atoi(de->d_name);
+            }
+        }
+    }
+    closedir(d);
+    ASSERT_GE(found, 0) << "object file not open in the daemon";
+    std::string info =
+        read_file("/proc/" + std::to_string(cluster.pid(0)) + "/fdinfo/" + std::to_string(found));
+    size_t pos = info.find("flags:");
+    ASSERT_NE(pos, std::string::npos) << info;
+    unsigned long flags = strtoul(info.c_str() + pos + 6, nullptr, 8);
+    EXPECT_TRUE(flags & 040000) << "flags " << std::oct << flags << " lack O_DIRECT";
+    printf("object fd %d flags 0%lo (O_DIRECT 040000 set: %s)\n", found, flags,
+           (flags & 040000) ? "yes" : "no");
+}
+
+/*
+ * Many unaligned writes into the same disk blocks in flight at once, from two
+ * connections: every one needs a read-modify-write of a shared block, and
+ * none may lose another's bytes.
+ */
+TEST_F(ServerIo, ConcurrentReadModifyWriteOfOneBlock)
+{
+    uint64_t fid = 0x6666;
+    raw_client c2;
+    ASSERT_TRUE(c2.connect(cluster.host(0), cluster.port(0)));
+    std::vector<uint64_t> ids1, ids2;
+    const int n = 300;
+    for (int i = 0; i < n; i++) {
+        std::vector<ps_region_t> reg = {{(uint64_t)i * 3, 3}};
+        ps_io_req_t io{fid, 3, 1, 0};
+        std::vector<uint8_t> d = raw_client::io_data(reg, payload_for(reg));
+        raw_client &cl = (i % 2) ? c2 : c;
+        uint64_t id = cl.send(PS_MSG_OBJ_WRITE, &io, sizeof(io), d.data(), d.size());
+        ((i % 2) ? ids2 : ids1).push_back(id);
+    }
+    for (uint64_t id : ids1) {
+        raw_reply r = c.wait(id);
+        ASSERT_TRUE(r.received);
+        ASSERT_EQ(r.status(), PS_OK);
+    }
+    for (uint64_t id : ids2) {
+        raw_reply r = c2.wait(id);
+        ASSERT_TRUE(r.received);
+        ASSERT_EQ(r.status(), PS_OK);
+    }
+    std::vector<ps_region_t> all = {{0, 3 * n}};
+    raw_reply r = c.read(fid, all);
+    ASSERT_TRUE(r.received);
+    EXPECT_TRUE(r.data == payload_for(all)) << "a concurrent read-modify-write lost bytes";
+    EXPECT_EQ(obj_stat(fid).size, 3u * n);
+    ps_stats_rep_t st = stats();
+    printf("%d one-block writes: %llu disk writes, %llu rmw reads, %llu merged batches, "
+           "max queue depth %llu\n",
+           n, (unsigned long long)st.disk_writes, (unsigned long long)st.rmw_reads,
+           (unsigned long long)st.merged_batches, (unsigned long long)st.queue_depth_max);
+    EXPECT_GT(st.merged_batches, 0u) << "batches waiting together were not planned together";
+    EXPECT_LT(st.disk_writes, (uint64_t)n);
+}
+
+static void coalesce_case(ServerIo *t, raw_client &c, uint64_t fid, uint64_t stride,
+                          uint64_t max_ios)
+{
+    const uint32_t n = 100000;
+    std::vector<ps_region_t> regs(n);
+    for (uint32_t i = 0; i < n; i++) {
+        regs[i] = {i * stride, 64};
+    }
+    std::vector<uint8_t> p = payload_for(regs);
+    ps_stats_rep_t before{}, after{};
+    ASSERT_TRUE(c.stats(&before).received);
+    raw_reply w = c.write(fid, regs, p);
+    ASSERT_TRUE(w.received);
+    ASSERT_EQ(w.status(), PS_OK);
+    ASSERT_TRUE(c.stats(&after).received);
+    uint64_t writes = after.disk_writes - before.disk_writes;
+    uint64_t reads = after.disk_reads - before.disk_reads;
+    printf("write of %u x 64 B regions, stride %llu: %llu regions received, %llu disk writes, "
+           "%llu disk reads (rmw %llu), %llu bytes written to disk\n",
+           n, (unsigned long long)stride,
+           (unsigned long long)(after.regions_written - before.regions_written),
+           (unsigned long long)writes, (unsigned long long)reads,
+           (unsigned long long)(after.rmw_reads - before.rmw_reads),
+           (unsigned long long)(after.disk_bytes_written - before.disk_bytes_written));
+    EXPECT_EQ(after.regions_written - before.regions_written, n);
+    EXPECT_LE(writes, max_ios);
+    EXPECT_LE(reads, max_ios);
+
+    ASSERT_TRUE(c.stats(&before).received);
+    raw_reply r = c.read(fid, regs);
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    ASSERT_TRUE(c.stats(&after).received);
+    EXPECT_TRUE(r.data == p);
+    printf("read of the same regions: %llu regions received, %llu disk reads\n",
+           (unsigned long long)(after.regions_read - before.regions_read),
+           (unsigned long long)(after.disk_reads - before.disk_reads));
+    EXPECT_EQ(after.regions_read - before.regions_read, n);
+    EXPECT_LE(after.disk_reads - before.disk_reads, max_ios);
+    (void)t;
+}
+
+TEST_F(ServerIo, CoalesceContiguousSmallRegions)
+{
+    /* 6.4 MB in 64-byte pieces: with max_io = 1m about 7 disk writes, no RMW */
+    coalesce_case(this, c, 0x7777, 64, 16);
+}
+
+TEST_F(ServerIo, CoalesceSmallRegionsWithGaps)
+{
+    /* 64-byte pieces with 64-byte gaps: spans over 12.8 MB, read-modify-written */
+    coalesce_case(this, c, 0x8888, 128, 32);
+    /* the gaps stay zero */
+    raw_reply r = c.read(0x8888, {{64, 64}, {128 * 5000 + 64, 64}});
+    ASSERT_TRUE(r.received);
+    EXPECT_EQ(r.data, std::vector<uint8_t>(128, 0));
+}
+
+TEST_F(ServerIo, TruncateStatRemoveSync)
+{
+    uint64_t fid = 0x9999;
+    std::vector<ps_region_t> regs = {{0, 1000}};
+    ASSERT_EQ(c.write(fid, regs, payload_for(regs)).status(), PS_OK);
+
+    raw_reply t = c.obj(PS_MSG_OBJ_TRUNCATE, fid, 300);
+    ASSERT_TRUE(t.received);
+    ASSERT_EQ(t.status(), PS_OK);
+    EXPECT_EQ(t.body<ps_obj_rep_t>().size, 300u);
+    raw_reply r = c.read(fid, {{0, 1000}});
+    std::vector<uint8_t> want = payload_for({{0, 300}});
+    want.resize(1000, 0);
+    EXPECT_EQ(r.data, want);
+
+    t = c.obj(PS_MSG_OBJ_TRUNCATE, fid, 10000);
+    ASSERT_EQ(t.status(), PS_OK);
+    EXPECT_EQ(obj_stat(fid).size, 10000u);
+
+    raw_reply s = c.obj(PS_MSG_OBJ_SYNC, fid);
+    ASSERT_TRUE(s.received);
+    EXPECT_EQ(s.status(), PS_OK);
+    EXPECT_EQ(s.body<ps_obj_rep_t>().size, 10000u);
+
+    /* truncate creates a missing object */
+    t = c.obj(PS_MSG_OBJ_TRUNCATE, 0xaaaa, 12345);
+    ASSERT_EQ(t.status(), PS_OK);
+    EXPECT_EQ(obj_stat(0xaaaa).size, 12345u);
+    EXPECT_EQ(obj_stat(0xaaaa).exists, 1u);
+
+    raw_reply rm = c.obj(PS_MSG_OBJ_REMOVE, fid);
+    ASSERT_TRUE(rm.received);
+    EXPECT_EQ(rm.status(), PS_OK);
+    EXPECT_EQ(obj_stat(fid).exists, 0u);
+    r = c.read(fid, {{0, 100}});
+    EXPECT_EQ(r.data, std::vector<uint8_t>(100, 0));
+    /* removing again is fine */
+    EXPECT_EQ(c.obj(PS_MSG_OBJ_REMOVE, fid).status(), PS_OK);
+    /* and the object can be written anew */
+    ASSERT_EQ(c.write(fid, {{5, 5}}, std::vector<uint8_t>(5, 9)).status(), PS_OK);
+    EXPECT_EQ(obj_stat(fid).size, 10u);
+}
+
+TEST_F(ServerIo, StatsCountRequests)
+{
+    ps_stats_rep_t a = stats();
+    std::vector<ps_region_t> regs = {{0, 10}, {100, 10}};
+    ASSERT_EQ(c.write(0xbbbb, regs, payload_for(regs)).status(), PS_OK);
+    ASSERT_EQ(c.read(0xbbbb, regs).status(), PS_OK);
+    ps_stats_rep_t b = stats();
+    EXPECT_EQ(b.nworkers, 1u);
+    EXPECT_GE(b.requests - a.requests, 3u);
+    EXPECT_EQ(b.write_batches - a.write_batches, 1u);
+    EXPECT_EQ(b.read_batches - a.read_batches, 1u);
+    EXPECT_EQ(b.bytes_written - a.bytes_written, 20u);
+    EXPECT_EQ(b.bytes_read - a.bytes_read, 20u);
+    EXPECT_EQ(b.regions_written - a.regions_written, 2u);
+    EXPECT_GT(b.uptime_ns, 0u);
+    uint64_t hist = 0;
+    for (uint64_t v : b.latency_hist) {
+        hist += v;
+    }
+    EXPECT_GT(hist, 0u);
+}
+
+TEST(ServerIoBuffered, DirectIoNoFallsBackToBuffered)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "direct_io=no"}));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    std::vector<ps_region_t> regs = {{3, 1000}};
+    ASSERT_EQ(c.write(1, regs, payload_for(regs)).status(), PS_OK);
+    raw_reply r = c.read(1, regs);
+    EXPECT_EQ(r.data, payload_for(regs));
+    ps_stats_rep_t st{};
+    ASSERT_TRUE(c.stats(&st).received);
+    EXPECT_EQ(st.direct_io, 0u);
+}

@@ -1,0 +1,182 @@
+/*
+ * test_server_meta.cc: the namespace: CREATE (exclusive or not), LOOKUP,
+ * REMOVE, LIST by prefix in pages, META_SYNC, STATFS.
+ */
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ps_cluster.h"
+#include "ps_layout.h"
+#include "test_server_raw.h"
+
+using namespace ps_test;
+
+/* One worker, so that every path is owned by the worker we talk to. */
+class ServerMeta : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        ASSERT_TRUE(cluster.start(1, 1));
+        ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    }
+
+    /* One LIST page: paths, and whether more follow. */
+    std::vector<std::string> list(const std::string &prefix, const std::string &after,
+                                  uint32_t max, bool *more)
+    {
+        ps_list_req_t req{(uint32_t)prefix.size(), (uint32_t)after.size(), max, 0};
+        std::string data = prefix + after;
+        raw_reply r = c.call(PS_MSG_LIST, &req, sizeof(req), data.data(), data.size());
+        std::vector<std::string> out;
+        EXPECT_TRUE(r.received);
+        EXPECT_EQ(r.status(), PS_OK);
+        ps_list_rep_t rep = r.body<ps_list_rep_t>();
+        EXPECT_EQ(rep.data_len, r.data.size());
+        size_t pos = 0;
+        for (uint32_t i = 0; i < rep.nentries && pos + sizeof(ps_list_entry_t) <= r.data.size();
+             i++) {
+            ps_list_entry_t e;
+            memcpy(&e, r.data.data() + pos, sizeof(e));
+            pos += sizeof(e);
+            out.emplace_back((const char *)r.data.data() + pos, e.path_len);
+            EXPECT_NE(e.info.file_id, 0u);
+            pos += (e.path_len + 7) & ~7u;
+        }
+        *more = rep.more != 0;
+        return out;
+    }
+
+    ps_cluster cluster;
+    raw_client c;
+};
+
+TEST_F(ServerMeta, CreateLookupRemove)
+{
+    raw_reply r = c.create("/dir/a", 0, 1 << 20, 1, 0);
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_file_rep_t a = r.body<ps_file_rep_t>();
+    EXPECT_EQ(a.created, 1u);
+    EXPECT_NE(a.info.file_id, 0u);
+    EXPECT_EQ(a.info.stripe_size, 1u << 20);
+    EXPECT_EQ(a.info.mode, 0644u);
+    EXPECT_GT(a.info.ctime_ns, 0u);
+
+    /* non-exclusive create of an existing path returns it */
+    r = c.create("/dir/a");
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_file_rep_t>().created, 0u);
+    EXPECT_EQ(r.body<ps_file_rep_t>().info.file_id, a.info.file_id);
+    EXPECT_EQ(r.body<ps_file_rep_t>().info.stripe_size, 1u << 20) << "layout kept";
+
+    /* exclusive create fails */
+    r = c.create("/dir/a", PS_CREATE_EXCL);
+    EXPECT_EQ(r.status(), PS_ERR_EXISTS);
+
+    r = c.path_op(PS_MSG_LOOKUP, "/dir/a");
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_file_rep_t>().info.file_id, a.info.file_id);
+
+    r = c.path_op(PS_MSG_LOOKUP, "/dir/b");
+    EXPECT_EQ(r.status(), PS_ERR_NO_ENTRY);
+
+    r = c.path_op(PS_MSG_REMOVE, "/dir/a");
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_file_rep_t>().info.file_id, a.info.file_id);
+    EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, "/dir/a").status(), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(c.path_op(PS_MSG_REMOVE, "/dir/a").status(), PS_ERR_NO_ENTRY);
+
+    /* a new file at the same path gets a new id */
+    r = c.create("/dir/a", PS_CREATE_EXCL);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_NE(r.body<ps_file_rep_t>().info.file_id, a.info.file_id);
+}
+
+TEST_F(ServerMeta, CreateRejectsBadLayout)
+{
+    EXPECT_EQ(c.create("/x", 0, 100, 1, 0).status(), PS_ERR_INVALID);   /* stripe too small */
+    EXPECT_EQ(c.create("/x", 0, 65536, 0, 0).status(), PS_ERR_INVALID); /* no targets */
+    EXPECT_EQ(c.create("/x", 0x80, 65536, 1, 0).status(), PS_ERR_INVALID);
+    EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, "/x").status(), PS_ERR_NO_ENTRY);
+}
+
+TEST_F(ServerMeta, ListByPrefixInPages)
+{
+    std::set<std::string> want;
+    for (int i = 0; i < 23; i++) {
+        std::string p = "/data/f" + std::to_string(i);
+        ASSERT_EQ(c.create(p).status(), PS_OK);
+        want.insert(p);
+    }
+    ASSERT_EQ(c.create("/dat").status(), PS_OK);
+    ASSERT_EQ(c.create("/other/x").status(), PS_OK);
+    std::string longp = "/data/" + std::string(1500, 'z'); /* longer than an LMDB key */
+    ASSERT_EQ(c.create(longp).status(), PS_OK);
+    want.insert(longp);
+
+    std::set<std::string> got;
+    std::string after;
+    bool more = true;
+    int pages = 0;
+    while (more && pages < 100) {
+        std::vector<std::string> page = list("/data/", after, 5, &more);
+        EXPECT_LE(page.size(), 5u);
+        for (const std::string &p : page) {
+            EXPECT_TRUE(got.insert(p).second) << "listed twice: " << p.substr(0, 40);
+        }
+        if (!page.empty()) {
+            after = page.back();
+        }
+        pages++;
+    }
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(pages, 5); /* 24 entries by 5 */
+
+    /* everything */
+    std::vector<std::string> all = list("", "", PS_LIST_MAX, &more);
+    EXPECT_EQ(all.size(), 26u);
+    EXPECT_FALSE(more);
+    /* no match */
+    EXPECT_TRUE(list("/nothing", "", 10, &more).empty());
+}
+
+TEST_F(ServerMeta, StatfsAndMetaSync)
+{
+    ASSERT_EQ(c.create("/s1").status(), PS_OK);
+    ASSERT_EQ(c.create("/s2").status(), PS_OK);
+    raw_reply r = c.call(PS_MSG_STATFS, nullptr, 0);
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_statfs_rep_t st = r.body<ps_statfs_rep_t>();
+    EXPECT_GT(st.bsize, 0u);
+    EXPECT_GT(st.blocks, 0u);
+    EXPECT_LE(st.bavail, st.blocks);
+    EXPECT_EQ(st.files, 2u);
+    r = c.call(PS_MSG_META_SYNC, nullptr, 0);
+    ASSERT_TRUE(r.received);
+    EXPECT_EQ(r.status(), PS_OK);
+}
+
+TEST(ServerMetaMulti, PathsSpreadOverWorkers)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 2));
+    raw_client c0, c1;
+    ASSERT_TRUE(c0.connect(cluster.host(0), cluster.port(0)));
+    raw_reply h = c0.hello();
+    ASSERT_TRUE(h.received);
+    uint32_t ports[2];
+    memcpy(ports, h.data.data(), sizeof(ports));
+    ASSERT_TRUE(c1.connect(cluster.host(0), (uint16_t)ports[1]));
+    for (int i = 0; i < 20; i++) {
+        std::string p = "/m/" + std::to_string(i);
+        raw_client &c = ps_path_worker(p.data(), p.size(), 2) == 0 ? c0 : c1;
+        ASSERT_EQ(c.create(p, PS_CREATE_EXCL).status(), PS_OK) << p;
+    }
+    /* LIST goes to any worker and sees every path */
+    ps_list_req_t req{3, 0, 100, 0};
+    raw_reply r = c1.call(PS_MSG_LIST, &req, sizeof(req), "/m/", 3);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_list_rep_t>().nentries, 20u);
+}
