@@ -51,3 +51,35 @@ tests_integration_test_server_LDADD = tests/integration/libpscluster.la \
 EXTRA_tests_integration_test_server_DEPENDENCIES = server/pstripe-server
 CLEANFILES += -r tests/tmp
 # ---- end of harness and server tests ---------------------------------------
+
+# ---- MPI tests (tests/mpi; owner: ROMIO driver, adio/ad_pstripe) ------------
+# Plain MPI-IO programs built with the system MPI compiler $(MPICC) (as
+# mpi-bench is), so that they link the system MPICH ABI and run on the
+# pstripe-enabled MPICH through `pstripe run`. tests/mpi/mpi-tests runs each
+# on pstripe: and ufs: with 1, 2 and 4 processes and compares the files;
+# tests/mpi/mpi-kill fails a server under a running program.
+PSM_PROGS = tests/mpi/ps_contig tests/mpi/ps_views tests/mpi/ps_coll3d \
+	tests/mpi/ps_errors tests/mpi/ps_hints tests/mpi/ps_atomic tests/mpi/ps_kill
+PSM_CFLAGS = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS)
+PSM_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi && $(MPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
+check_SCRIPTS += $(PSM_PROGS)
+TESTS += tests/mpi/mpi-tests tests/mpi/mpi-kill
+EXTRA_DIST += tests/mpi/pstest.h tests/mpi/mpi-tests tests/mpi/mpi-kill \
+	tests/mpi/ps_contig.c tests/mpi/ps_views.c tests/mpi/ps_coll3d.c \
+	tests/mpi/ps_errors.c tests/mpi/ps_hints.c tests/mpi/ps_atomic.c tests/mpi/ps_kill.c
+CLEANFILES += $(PSM_PROGS)
+tests/mpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_contig.c
+tests/mpi/ps_views: tests/mpi/ps_views.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_views.c
+tests/mpi/ps_coll3d: tests/mpi/ps_coll3d.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_coll3d.c
+tests/mpi/ps_errors: tests/mpi/ps_errors.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_errors.c
+tests/mpi/ps_hints: tests/mpi/ps_hints.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_hints.c
+tests/mpi/ps_atomic: tests/mpi/ps_atomic.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_atomic.c
+tests/mpi/ps_kill: tests/mpi/ps_kill.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_kill.c
+# ---- end of MPI tests --------------------------------------------------------

@@ -1,0 +1,186 @@
+/*
+ * ps_errors: the errors a program sees, and that they are MPI errors with
+ * the right class (never a crash or a hang).
+ *
+ * On every file system: opening a missing file, exclusive create of an
+ * existing one, writing a read-only file, reading a write-only one,
+ * deleting a missing file, delete-on-close, a bad access mode.
+ * On pstripe only: shared file pointers and MPI_MODE_SEQUENTIAL are not
+ * offered (MPI_ERR_UNSUPPORTED_OPERATION); a bad hint value is
+ * MPI_ERR_INFO_VALUE; a hint that differs between processes is
+ * MPI_ERR_NOT_SAME; the error strings name pstripe and the reason.
+ *
+ * Usage: ps_errors FILENAME
+ */
+#include "pstest.h"
+
+#define N 100000
+
+static void expect_string(int code, const char *needle)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(code, msg, &len);
+    PS_CHECK(strstr(msg, needle) != NULL, "error string \"%s\" does not mention \"%s\"", msg,
+             needle);
+}
+
+int main(int argc, char **argv)
+{
+    const char *fname = ps_init(&argc, &argv);
+    int pstripe = ps_is_pstripe(fname);
+    char other[1024];
+    MPI_File fh;
+    MPI_Info info;
+    MPI_Status st;
+    unsigned char *buf = malloc(N), *want = malloc(N);
+    int rc, cls;
+
+    ps_fill(want, N, (uint64_t) ps_rank * N, 7);
+
+    /* a missing file */
+    if (ps_rank == 0)
+        MPI_File_delete(fname, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+                  MPI_ERR_NO_SUCH_FILE);
+    PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+                  MPI_ERR_NO_SUCH_FILE);
+
+    /* exclusive create: first works, second fails on every process */
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
+                         MPI_INFO_NULL, &fh));
+    PS_MPI(MPI_File_write_at_all(fh, (MPI_Offset) ps_rank * N, want, N, MPI_BYTE, &st));
+    PS_MPI(MPI_File_close(&fh));
+    rc = MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
+                       MPI_INFO_NULL, &fh);
+    PS_MPI_EXPECT(rc, MPI_ERR_FILE_EXISTS);
+    if (pstripe)
+        expect_string(rc, "pstripe");
+
+    /* read-only: reads work, writes fail */
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    PS_MPI(MPI_File_read_at(fh, (MPI_Offset) ps_rank * N, buf, N, MPI_BYTE, &st));
+    ps_compare(buf, want, N, "read of a read-only file");
+    PS_MPI_EXPECT(MPI_File_write_at(fh, 0, want, 10, MPI_BYTE, &st), MPI_ERR_READ_ONLY);
+    PS_MPI_EXPECT(MPI_File_write_at_all(fh, 0, want, 10, MPI_BYTE, &st), MPI_ERR_READ_ONLY);
+    PS_MPI(MPI_File_close(&fh));
+
+    /* write-only: writes work, reads fail */
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    ps_fill(want, N, (uint64_t) ps_rank * N, 8);
+    PS_MPI(MPI_File_write_at(fh, (MPI_Offset) ps_rank * N, want, N, MPI_BYTE, &st));
+    PS_MPI_EXPECT(MPI_File_read_at(fh, 0, buf, 10, MPI_BYTE, &st), MPI_ERR_ACCESS);
+    PS_MPI(MPI_File_close(&fh));
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    PS_MPI(MPI_File_read_at(fh, (MPI_Offset) ps_rank * N, buf, N, MPI_BYTE, &st));
+    ps_compare(buf, want, N, "read back of a write-only open's data");
+    PS_MPI(MPI_File_close(&fh));
+
+    /* bad access mode */
+    PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY | MPI_MODE_RDWR,
+                                MPI_INFO_NULL, &fh), MPI_ERR_AMODE);
+
+    /* deleting a missing file; delete-on-close */
+    ps_fname(other, sizeof(other), fname, ".gone");
+    if (ps_rank == 0) {
+        MPI_File_delete(other, MPI_INFO_NULL);
+        PS_MPI_EXPECT(MPI_File_delete(other, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, other,
+                         MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                         MPI_INFO_NULL, &fh));
+    PS_MPI(MPI_File_write_at(fh, (MPI_Offset) ps_rank * N, want, N, MPI_BYTE, &st));
+    PS_MPI(MPI_File_read_at(fh, (MPI_Offset) ps_rank * N, buf, N, MPI_BYTE, &st));
+    ps_compare(buf, want, N, "delete-on-close file before the close");
+    PS_MPI(MPI_File_close(&fh));
+    PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+                  MPI_ERR_NO_SUCH_FILE);
+
+    /* explicit delete */
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                         MPI_INFO_NULL, &fh));
+    PS_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        PS_MPI(MPI_File_delete(other, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+                  MPI_ERR_NO_SUCH_FILE);
+
+    if (pstripe) {
+        /* shared file pointers and sequential mode are not offered */
+        PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+        PS_MPI_EXPECT(MPI_File_write_shared(fh, want, 10, MPI_BYTE, &st),
+                      MPI_ERR_UNSUPPORTED_OPERATION);
+        PS_MPI_EXPECT(MPI_File_read_ordered(fh, buf, 10, MPI_BYTE, &st),
+                      MPI_ERR_UNSUPPORTED_OPERATION);
+        PS_MPI_EXPECT(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET),
+                      MPI_ERR_UNSUPPORTED_OPERATION);
+        PS_MPI(MPI_File_close(&fh));
+        PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname,
+                                    MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL, MPI_INFO_NULL, &fh),
+                      MPI_ERR_UNSUPPORTED_OPERATION);
+
+        /* a bad hint value, on every process or on one */
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "romio_pstripe_buffer_size", "lots");
+        rc = MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, info, &fh);
+        PS_MPI_EXPECT(rc, MPI_ERR_INFO_VALUE);
+        expect_string(rc, "romio_pstripe_buffer_size");
+        MPI_Info_free(&info);
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "romio_pstripe_listio_write", ps_rank == ps_nprocs - 1 ? "maybe" :
+                     "enable");
+        PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, info, &fh),
+                      MPI_ERR_INFO_VALUE);
+        MPI_Info_free(&info);
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "striping_unit", "0");
+        PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, info, &fh),
+                      MPI_ERR_INFO_VALUE);
+        MPI_Info_free(&info);
+
+        if (ps_nprocs > 1) {
+            char v[32];
+            /* different values, and a key only some processes give */
+            MPI_Info_create(&info);
+            snprintf(v, sizeof(v), "%d", 100 + ps_rank);
+            MPI_Info_set(info, "romio_pstripe_max_regions", v);
+            PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, info, &fh),
+                          MPI_ERR_NOT_SAME);
+            MPI_Info_free(&info);
+            MPI_Info_create(&info);
+            if (ps_rank == 0)
+                MPI_Info_set(info, "romio_pstripe_buffer_count", "2");
+            PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, info, &fh),
+                          MPI_ERR_NOT_SAME);
+            MPI_Info_free(&info);
+
+            /* the same through MPI_File_set_info on an open file */
+            PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+            MPI_Info_create(&info);
+            snprintf(v, sizeof(v), "%d", 1 + ps_rank);
+            MPI_Info_set(info, "romio_pstripe_buffer_count", v);
+            rc = MPI_File_set_info(fh, info);
+            MPI_Error_class(rc, &cls);
+            PS_CHECK(cls == MPI_ERR_NOT_SAME, "set_info with differing hints: class %d", cls);
+            MPI_Info_free(&info);
+            PS_MPI(MPI_File_close(&fh));
+        }
+    }
+
+    /* the file is intact after all this */
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    PS_MPI(MPI_File_read_at_all(fh, (MPI_Offset) ps_rank * N, buf, N, MPI_BYTE, &st));
+    ps_compare(buf, want, N, "final read");
+    PS_MPI(MPI_File_close(&fh));
+
+    free(buf);
+    free(want);
+    if (ps_rank == 0)
+        printf("ps_errors: %d processes: PASS\n", ps_nprocs);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,101 @@
+/*
+ * ps_kill: a server dies (or stops answering) while the program writes; the
+ * program must get MPI errors, promptly, on every kind of call, and never
+ * hang.
+ *
+ * Every rank writes 1 MiB blocks (each touching every server) in a loop.
+ * After two rounds rank 0 creates the file MARKER: the test runner then
+ * kills or stops one server. Each rank goes on until a write fails, then
+ * checks that a collective write (two-phase, forced) and a nonblocking
+ * write fail too. Each failing call must return within LIMIT seconds
+ * (the client's timeout plus slack) and with class MPI_ERR_IO.
+ *
+ * Usage: ps_kill FILENAME MARKER LIMIT_SECONDS
+ * Exit status 0 when every check held.
+ */
+#include "pstest.h"
+#include <unistd.h>
+
+#define BS (1 << 20)
+
+static double limit;
+
+/* A call that must fail with MPI_ERR_IO within the limit. */
+static void expect_io_error(int rc, double t0, const char *what)
+{
+    double dt = MPI_Wtime() - t0;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len, cls;
+
+    PS_CHECK(rc != MPI_SUCCESS, "%s succeeded after the server failure", what);
+    MPI_Error_class(rc, &cls);
+    MPI_Error_string(rc, msg, &len);
+    printf("rank %d: %s failed after %.1f s (class %d): %s\n", ps_rank, what, dt, cls, msg);
+    fflush(stdout);
+    PS_CHECK(cls == MPI_ERR_IO, "%s: error class %d, expected MPI_ERR_IO (%d)", what, cls,
+             MPI_ERR_IO);
+    PS_CHECK(strstr(msg, "pstripe") != NULL, "%s: error string does not name pstripe", what);
+    PS_CHECK(dt <= limit, "%s took %.1f s to fail, more than %.0f s", what, dt, limit);
+}
+
+int main(int argc, char **argv)
+{
+    const char *fname = ps_init(&argc, &argv);
+    const char *marker = argc > 2 ? argv[2] : NULL;
+    MPI_File fh;
+    MPI_Info info;
+    MPI_Status st;
+    MPI_Request req;
+    unsigned char *buf = malloc(BS);
+    double t0, start;
+    int rc = MPI_SUCCESS, iter;
+
+    PS_CHECK(marker != NULL && argc > 3, "usage: ps_kill FILENAME MARKER LIMIT_SECONDS");
+    limit = atof(argv[3]);
+    ps_fill(buf, BS, (uint64_t) ps_rank * BS, 3);
+
+    info = ps_test_info();
+    MPI_Info_set(info, "romio_cb_write", "enable");
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Info_free(&info);
+
+    start = MPI_Wtime();
+    for (iter = 0;; iter++) {
+        MPI_Offset off = ((MPI_Offset) (iter % 8) * ps_nprocs + ps_rank) * BS;
+        if (iter == 2) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (ps_rank == 0) {
+                FILE *f = fopen(marker, "w");
+                PS_CHECK(f != NULL, "cannot create %s", marker);
+                fclose(f);
+            }
+        }
+        t0 = MPI_Wtime();
+        rc = MPI_File_write_at(fh, off, buf, BS, MPI_BYTE, &st);
+        if (rc != MPI_SUCCESS) {
+            PS_CHECK(iter >= 2, "write failed before the server was touched");
+            expect_io_error(rc, t0, "independent write");
+            break;
+        }
+        PS_CHECK(MPI_Wtime() - start < 300, "no error 300 s after the marker");
+        usleep(20000);
+    }
+
+    t0 = MPI_Wtime();
+    rc = MPI_File_write_at_all(fh, (MPI_Offset) ps_rank * BS, buf, BS, MPI_BYTE, &st);
+    expect_io_error(rc, t0, "collective write");
+
+    t0 = MPI_Wtime();
+    rc = MPI_File_iwrite_at(fh, (MPI_Offset) ps_rank * BS, buf, BS, MPI_BYTE, &req);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(&req, &st);
+    expect_io_error(rc, t0, "nonblocking write");
+
+    MPI_File_close(&fh);        /* may fail too: the file's state is gone */
+    free(buf);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        printf("ps_kill: %d processes: PASS\n", ps_nprocs);
+    MPI_Finalize();
+    return 0;
+}
