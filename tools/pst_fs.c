@@ -350,7 +350,7 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
     uint64_t max = 0;
     int first = -1, last = -1;
 
-    printf("server %d  %s  up %.1fs  %" PRIu64 " workers  direct I/O %s\n", idx, addr,
+    printf("server %d  %s  up %.1fs  workers %" PRIu64 "  direct I/O %s\n", idx, addr,
            (double)s->uptime_ns / 1e9, s->nworkers, s->direct_io ? "yes (O_DIRECT)" : "NO (buffered)");
     printf("  requests        %" PRIu64 " (%" PRIu64 " errors)\n", s->requests, s->errors);
     pst_human_size(s->bytes_written, a, sizeof(a));
@@ -366,9 +366,12 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
     printf("  disk writes     %" PRIu64 " (%s)\n", s->disk_writes, a);
     printf("  disk reads      %" PRIu64 " (%s), %" PRIu64 " of them read-modify-write\n",
            s->disk_reads, b, s->rmw_reads);
+    /* Above 1: regions were coalesced into fewer disk I/Os; below 1: large
+     * regions were split into several (read-modify-write reads excluded). */
     printf("  regions/disk IO write %.2f, read %.2f\n",
            pst_ratio(s->regions_written, s->disk_writes),
-           pst_ratio(s->regions_read, s->disk_reads - s->rmw_reads));
+           pst_ratio(s->regions_read,
+                     s->disk_reads > s->rmw_reads ? s->disk_reads - s->rmw_reads : 0));
     printf("  queue depth     %" PRIu64 " now, %" PRIu64 " max; %" PRIu64 " merged batches\n",
            s->queue_depth, s->queue_depth_max, s->merged_batches);
 
@@ -391,12 +394,11 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
            (p99 == nb - 1) ? " (open last bucket)" : "");
     for (int i = first; i <= last; i++) {
         int width = (int)((s->latency_hist[i] * 40 + max - 1) / max);
+        char range[40];
         pst_format_us(i ? (1ull << (i - 1)) : 0, lo, sizeof(lo));
         pst_format_us(1ull << i, hi, sizeof(hi));
-        if (i == nb - 1) {
-            snprintf(hi, sizeof(hi), "inf");
-        }
-        printf("    %7s - %-7s %10" PRIu64 " %.*s\n", lo, hi, s->latency_hist[i], width,
+        snprintf(range, sizeof(range), "%s - %s", lo, (i == nb - 1) ? "inf" : hi);
+        printf("    %-21s %10" PRIu64 " %.*s\n", range, s->latency_hist[i], width,
                "########################################");
     }
 }

@@ -290,6 +290,9 @@ int pst_connect(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
         return PST_EXIT_ERROR;
     } else if (status == PS_ERR_INVALID) {
         pst_lib_error(ctx, status, "invalid configuration");
+        if (ctx->nsettings > 0 && strstr(pstripe_last_error(), "environment PSTRIPE_") != NULL) {
+            fprintf(stderr, "(--set NAME=VALUE reaches the library as PSTRIPE_NAME=VALUE)\n");
+        }
         return PST_EXIT_ERROR;
     } else if (status != PS_OK) {
         const char *env = getenv("PSTRIPE_CONFIG");
