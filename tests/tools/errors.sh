@@ -1,0 +1,68 @@
+#!/bin/sh
+# Bad input gives a clear message and exit status 1 (2 for usage errors),
+# and an unreachable or dead server fails at once, naming the server. (A hung
+# server is tests/tools/hung-server.sh.)
+. "$(dirname "$0")/lib.sh"
+
+step "no config"
+expect_status 1 env -u PSTRIPE_CONFIG HOME="$tmp" "$PSTRIPE" ls
+contains "$err" "no pstripe servers configured" "no config"
+contains "$err" "pstripe local start" "no config hint"
+expect_status 1 env PSTRIPE_CONFIG="$tmp/none.conf" "$PSTRIPE" ls
+contains "$err" "none.conf" "missing PSTRIPE_CONFIG file"
+expect_status 1 pst -c "$tmp/none.conf" ls
+contains "$err" "config file $tmp/none.conf: No such file" "missing -c file"
+expect_status 1 env -u PSTRIPE_CONFIG HOME="$tmp" "$PSTRIPE" config
+contains "$err" "config --defaults" "config without servers: hint"
+expect_status 0 env -u PSTRIPE_CONFIG HOME="$tmp" "$PSTRIPE" config --defaults
+contains "$out" "^stripe_size *= *1m" "config --defaults"
+printf '[client]\nservers =\n' >"$tmp/empty.conf"
+expect_status 1 pst -c "$tmp/empty.conf" ls
+contains "$err" "pstripe ls: " "config without servers"
+
+step "nothing listens at the address"
+# Port 1 on loopback: connection refused at once.
+t0=$(date +%s)
+expect_status 1 env -u PSTRIPE_CONFIG "$PSTRIPE" --servers 127.0.0.1:1 --set connect_timeout=3s ls
+t1=$(date +%s)
+contains "$err" "127\.0\.0\.1:1" "unreachable server named in the message"
+[ $((t1 - t0)) -le 20 ] || fail "unreachable server took $((t1 - t0))s"
+
+expect_status 0 start_cluster -n 4
+head -c 100000 /dev/urandom >"$tmp/f"
+expect_status 0 pst cp "$tmp/f" pstripe:/f
+
+step "missing files and bad arguments"
+expect_status 1 pst cp "$tmp/does-not-exist" pstripe:/x
+contains "$err" "cannot open $tmp/does-not-exist: No such file" "cp of a missing local file"
+expect_status 1 pst cp pstripe:/does-not-exist "$tmp/x"
+contains "$err" "cannot open pstripe:/does-not-exist: " "cp of a missing pstripe file"
+[ ! -e "$tmp/x" ] || fail "cp of a missing pstripe file created the destination"
+expect_status 1 pst cp pstripe:/f "$tmp/no/such/dir/x"
+contains "$err" "cannot create $tmp/no/such/dir/x" "cp into a missing directory"
+expect_status 2 pst cp "$tmp/f" "$tmp/g"
+contains "$err" "neither .* is a pstripe path" "cp local to local"
+expect_status 1 pst cp --stripe-size 1x "$tmp/f" pstripe:/y
+contains "$err" "--stripe-size: '1x' is not a size" "bad --stripe-size"
+expect_status 1 pst cp --stripe-count 0 "$tmp/f" pstripe:/y
+expect_status 1 pst cp --stripe-count 9 "$tmp/f" pstripe:/y
+contains "$err" "cannot create pstripe:/y" "stripe count larger than the cluster"
+expect_status 1 pst cp --stripe-size 100 "$tmp/f" pstripe:/y
+contains "$err" "cannot create pstripe:/y" "stripe size below the minimum"
+expect_status 1 pst stat /does-not-exist
+contains "$err" "^pstripe stat: /does-not-exist: " "stat of a missing file"
+expect_status 1 pst stat relative/path
+expect_status 1 pst local status --dir "$tmp/nowhere"
+
+pid=$(server_pid 2)
+addr=$(sed -n 's/^servers *= *//p' "$cluster/client.conf" | cut -d, -f3)
+step "a server that is gone"
+expect_status 0 kill -KILL "$pid"
+t0=$(date +%s)
+expect_status 1 pst --set timeout=3s --set connect_timeout=3s ls
+t1=$(date +%s)
+contains "$err" "$addr" "dead server named in the message"
+[ $((t1 - t0)) -le 15 ] || fail "a dead server took $((t1 - t0))s to fail"
+expect_status 1 pst local status --dir "$cluster"
+contains "$out" "^2 +$pid +dead " "status shows the dead server"
+echo "PASS"

@@ -1,0 +1,118 @@
+# tests/tools/lib.sh: helpers for the `pstripe` tool tests (sourced).
+#
+# Each test runs from the top of the build tree (as `make check` does; set
+# PSTRIPE_BUILDDIR to run one by hand from elsewhere), uses its own directory
+# $tmp under tests/tmp/ of the build tree (a real disk: O_DIRECT must work
+# there, so never /dev/shm), starts its cluster with `pstripe local start`
+# and always stops it from an EXIT trap. On failure the directory is kept and
+# the servers' logs are printed; on success it is removed. Every call of the
+# tool is bounded by a timeout, so a hang fails the test instead of make check.
+
+set -eu
+
+top_builddir=${PSTRIPE_BUILDDIR:-$PWD}
+PSTRIPE=$top_builddir/tools/pstripe
+if [ ! -x "$PSTRIPE" ] || [ ! -x "$top_builddir/server/pstripe-server" ]; then
+    echo "$0: no tools/pstripe or server/pstripe-server under $top_builddir;" \
+         "run from the top of the build tree (make check) or set PSTRIPE_BUILDDIR" >&2
+    exit 99 # hard error for the automake harness
+fi
+
+# Hermetic: nothing from the caller's environment (PSTRIPE_CONFIG of a real
+# cluster, PSTRIPE_SERVER of another build) may leak into a test.
+for var in $(env | sed -n 's/^\(PSTRIPE_[A-Z_]*\)=.*/\1/p'); do
+    unset "$var"
+done
+
+test_name=$(basename "$0" .sh)
+tmp=$top_builddir/tests/tmp/tools-$test_name.$$
+cluster=$tmp/cluster
+rm -rf "$tmp"
+mkdir -p "$tmp"
+export PSTRIPE_CONFIG=$cluster/client.conf
+# Small clusters on a shared 2-core machine: one worker per server.
+workers=${PSTRIPE_TEST_WORKERS:-1}
+
+# Bounded call of the tool.
+pst() {
+    timeout -k 5 "${PST_TIMEOUT:-120}" "$PSTRIPE" "$@"
+}
+
+step() {
+    printf '\n==== %s\n' "$*"
+}
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# expect_status CODE CMD...: run CMD, keep stdout in $out and stderr in $err,
+# fail unless it exits with CODE.
+expect_status() {
+    want=$1
+    shift
+    set +e
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    set -e
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+    printf '$ %s -> %s\n' "$*" "$got"
+    [ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/  | /'
+    [ -n "$err" ] && printf '%s\n' "$err" | sed 's/^/  ! /'
+    [ "$got" = "$want" ] || fail "'$*' exited with $got, expected $want"
+}
+
+# contains TEXT PATTERN WHAT: fail unless TEXT matches the grep -E PATTERN.
+contains() {
+    printf '%s\n' "$1" | grep -Eq -- "$2" || fail "$3: no match for /$2/"
+}
+
+not_contains() {
+    if printf '%s\n' "$1" | grep -Eq -- "$2"; then
+        fail "$3: unexpected match for /$2/"
+    fi
+}
+
+start_cluster() {
+    pst local start --dir "$cluster" --workers "$workers" "$@"
+}
+
+# Pid of server i of the test cluster.
+server_pid() {
+    cat "$cluster/server$1.pid"
+}
+
+cleanup() {
+    rc=$?
+    trap - EXIT
+    set +e
+    if [ -d "$cluster" ]; then
+        # Stopped servers (SIGSTOP by a test) must get SIGTERM delivered.
+        for f in "$cluster"/server*.pid; do
+            [ -f "$f" ] && kill -CONT "$(cat "$f")" 2>/dev/null
+        done
+        timeout -k 5 90 "$PSTRIPE" local stop --dir "$cluster" --timeout 30 >/dev/null ||
+            { echo "FAIL: local stop of $cluster failed" >&2; rc=1; }
+        for log in "$cluster"/server*.log; do
+            [ -f "$log" ] || continue
+            if grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$log"; then
+                echo "FAIL: sanitizer report in $log" >&2
+                rc=1
+            fi
+            if [ "$rc" != 0 ]; then
+                echo "---- $log (last 40 lines) ----" >&2
+                tail -n 40 "$log" >&2
+            fi
+        done
+    fi
+    if [ "$rc" = 0 ]; then
+        rm -rf "$tmp"
+    else
+        echo "test $test_name failed (exit $rc); its files are in $tmp" >&2
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP

@@ -1,0 +1,75 @@
+#!/bin/sh
+# `pstripe local start|status|stop` with 4 real daemons: files it writes,
+# status, refusing a second start, restart on the same DIR (same data dirs in
+# the same order: a file written before the restart reads back identical),
+# refusing another server count, stop (SIGTERM; the daemons are gone).
+. "$(dirname "$0")/lib.sh"
+
+step "start 4 servers"
+expect_status 0 start_cluster -n 4
+contains "$out" "Started 4 pstripe servers in $cluster" "start output"
+contains "$out" "export PSTRIPE_CONFIG=$cluster/client.conf" "start output"
+contains "$out" "pstripe local stop --dir $cluster" "start output"
+for i in 0 1 2 3; do
+    [ -d "$cluster/server$i" ] || fail "no data dir server$i"
+    [ -s "$cluster/server$i.log" ] || fail "no log server$i.log"
+    pid=$(server_pid $i)
+    kill -0 "$pid" || fail "server$i (pid $pid) is not running"
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "--data $cluster/server$i " ||
+        fail "pid $pid is not the daemon of server$i"
+    # Daemonized: its own session, stdio not ours.
+    [ "$(ps -o sid= -p "$pid" | tr -d ' ')" = "$pid" ] || fail "server$i is not a session leader"
+done
+servers=$(sed -n 's/^servers *= *//p' "$cluster/client.conf")
+echo "client.conf servers: $servers"
+[ "$(echo "$servers" | tr ',' '\n' | grep -Ec '^127\.0\.0\.1:[0-9]+$')" = 4 ] ||
+    fail "client.conf does not list 4 addresses: $servers"
+grep -q '^\[client\]' "$cluster/client.conf" || fail "client.conf has no [client] section"
+
+step "status"
+expect_status 0 pst local status --dir "$cluster"
+[ "$(printf '%s\n' "$out" | grep -c ' running ')" = 4 ] || fail "status does not show 4 running"
+i=0
+for addr in $(echo "$servers" | tr ',' ' '); do
+    contains "$out" "^$i +$(server_pid $i) +running +$addr +$cluster/server$i\$" "status line $i"
+    i=$((i + 1))
+done
+
+step "a second start on the same DIR is refused"
+expect_status 1 start_cluster
+contains "$err" "already running" "second start"
+
+step "the cluster answers; write a file to read back after the restart"
+head -c 3000000 /dev/urandom >"$tmp/before"
+expect_status 0 pst cp "$tmp/before" pstripe:/before
+expect_status 0 pst ls
+contains "$out" "^/before\$" "ls"
+
+step "stop"
+pids=$(cat "$cluster"/server*.pid)
+expect_status 0 pst local stop --dir "$cluster"
+[ "$(printf '%s\n' "$out" | grep -c '^stopped server')" = 4 ] || fail "stop did not stop 4"
+not_contains "$err" "SIGKILL" "stop (servers must exit on SIGTERM)"
+for pid in $pids; do
+    if kill -0 "$pid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$pid/status"; then
+        fail "pid $pid still runs after stop"
+    fi
+done
+ls "$cluster"/server*.pid >/dev/null 2>&1 && fail "pid files left after stop"
+expect_status 1 pst local status --dir "$cluster"
+[ "$(printf '%s\n' "$out" | grep -c ' stopped ')" = 4 ] || fail "status does not show 4 stopped"
+expect_status 0 pst local stop --dir "$cluster"
+contains "$out" "no server .* was running" "stop of a stopped cluster"
+
+step "restart: same number of servers and data dirs, in the same order"
+expect_status 1 start_cluster -n 3
+contains "$err" "holds the data of 4 servers" "restart with -n 3"
+expect_status 0 start_cluster
+contains "$out" "Started 4 pstripe servers" "restart"
+expect_status 0 pst cp pstripe:/before "$tmp/after"
+cmp "$tmp/before" "$tmp/after" || fail "file written before the restart differs"
+expect_status 0 pst local status --dir "$cluster"
+
+step "stop again"
+expect_status 0 pst local stop --dir "$cluster"
+echo "PASS"
