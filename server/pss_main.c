@@ -404,6 +404,16 @@ static void pss_write_ready(pss_server_t *s, int fd)
             n - 1, line, s->nworkers, s->data_dir, (int)getpid());
 }
 
+static void pss_free_args(pss_args_t *args)
+{
+    for (int i = 0; i < args->nsets; i++) {
+        free(args->sets[i]);
+    }
+    free(args->sets);
+    args->sets = NULL;
+    args->nsets = 0;
+}
+
 int main(int argc, char **argv)
 {
     pss_server_t server, *s = &server;
@@ -420,12 +430,14 @@ int main(int argc, char **argv)
     ps_log_set_component("server");
 
     pss_parse_args(argc, argv, &args);
-    if (pss_load_config(s, &args) != PS_OK) {
-        return 2;
-    }
-    if (args.print_config) {
-        ps_config_print(pss_config_table, &s->cfg, "server", stdout);
-        return 0;
+    ret = pss_load_config(s, &args);
+    if (ret != PS_OK || args.print_config) {
+        if (ret == PS_OK) {
+            ps_config_print(pss_config_table, &s->cfg, "server", stdout);
+        }
+        ps_config_release(pss_config_table, &s->cfg);
+        pss_free_args(&args);
+        return ret == PS_OK ? 0 : 2;
     }
 
     ps_log_set_level((ps_log_level_t)s->cfg.log_level);
@@ -434,13 +446,13 @@ int main(int argc, char **argv)
         if (ret != 0) {
             fprintf(stderr, "pstripe-server: open log file %s: %s\n", s->cfg.log_file,
                     strerror(-ret));
-            return 1;
+            goto out;
         }
     }
     if (pss_parse_listen(s, s->cfg.listen) != PS_OK) {
         ps_error("listen: '%s' is not ADDR:PORT", s->cfg.listen);
         fprintf(stderr, "pstripe-server: listen: '%s' is not ADDR:PORT\n", s->cfg.listen);
-        return 2;
+        goto out;
     }
 
     /* Signals: blocked in every thread, taken by sigwaitinfo() below. */
@@ -551,9 +563,6 @@ out:
     }
     free(s->data_dir);
     ps_config_release(pss_config_table, &s->cfg);
-    for (int i = 0; i < args.nsets; i++) {
-        free(args.sets[i]);
-    }
-    free(args.sets);
+    pss_free_args(&args);
     return exit_code;
 }

@@ -415,8 +415,8 @@ static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
 {
     pss_server_t *s = w->server;
     const ps_list_req_t *l = &req->body.list;
-    const char *prefix = req->data;
-    const char *after = prefix ? prefix + l->prefix_len : NULL;
+    const char *prefix = req->data ? (const char *)req->data : ""; /* no data: empty */
+    const char *after = prefix + l->prefix_len;
     size_t prefix_len = l->prefix_len, after_len = l->after_len;
     size_t cap = 64 * 1024, used = 0;
     uint8_t *out = malloc(cap);
