@@ -50,6 +50,9 @@
 #ifndef PST_SBINDIR
 #define PST_SBINDIR "/usr/local/sbin"
 #endif
+#ifndef PST_BINDIR
+#define PST_BINDIR "/usr/local/bin"
+#endif
 
 #define PST_LOCAL_NSERVERS_DFL 4
 #define PST_LOCAL_NSERVERS_MAX 256
@@ -393,7 +396,8 @@ static int pst_wait_exit(pid_t *pids, int n, double timeout, int (*alive)(pid_t,
 /* --- start ------------------------------------------------------------------------ */
 
 /* The pstripe-server binary: $PSTRIPE_SERVER, else next to this tool in the
- * build tree, else the installed one. */
+ * build tree, else the installed one (sbindir per the design; bindir is
+ * where server/Makefile.mk installs it today). */
 static const char *pst_local_server_binary(char *buf, size_t len)
 {
     const char *env = getenv("PSTRIPE_SERVER");
@@ -408,6 +412,10 @@ static const char *pst_local_server_binary(char *buf, size_t len)
             access(buf, X_OK) == 0) {
             return buf;
         }
+    }
+    if (access(PST_SBINDIR "/pstripe-server", X_OK) != 0 &&
+        access(PST_BINDIR "/pstripe-server", X_OK) == 0) {
+        return PST_BINDIR "/pstripe-server";
     }
     return PST_SBINDIR "/pstripe-server";
 }

@@ -89,12 +89,16 @@ static const pst_cmd_t pst_cmds[] = {
      "DIR: data in DIR/server<i>/, logs DIR/server<i>.log, pids DIR/server<i>.pid,\n"
      "and the client config DIR/client.conf. See `pstripe local start --help`,\n"
      "`pstripe local stop --help`, `pstripe local status --help`.\n"},
-    {"run", pst_cmd_run, "-- CMD [ARGS...]", "run an MPI command on the pstripe-enabled MPICH",
+    {"run", pst_cmd_run, "[-v] -- CMD [ARGS...] | --check", "run an MPI command on the pstripe-enabled MPICH",
      "Run CMD with the pstripe-enabled MPICH in place of the system one (e.g.\n"
      "`pstripe run -- mpiexec -n 2 ./prog pstripe:/out`), through the pstripe-run\n"
      "script ($PSTRIPE_RUN, else the build tree's adio/pstripe-run, else the\n"
      "installed one). -c, --servers and --set are passed on to the program as\n"
-     "PSTRIPE_CONFIG, PSTRIPE_SERVERS and PSTRIPE_<NAME> environment variables.\n"},
+     "PSTRIPE_CONFIG, PSTRIPE_SERVERS and PSTRIPE_<NAME> environment variables.\n"
+     "The exit status is CMD's (125 if pstripe-run itself fails).\n"
+     "\n"
+     "  -v, --verbose   say which MPI library and mpiexec are used\n"
+     "      --check     only check that the pstripe MPICH is there and is loaded\n"},
     {"help", NULL, "[COMMAND]", "show help for pstripe or a command", ""},
 };
 
@@ -406,18 +410,26 @@ static const char *pst_run_script(char *buf, size_t len)
 
 int pst_cmd_run(pst_ctx_t *ctx, int argc, char **argv)
 {
-    static const struct option opts[] = {PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"verbose", no_argument, NULL, 'v'},
+                                         {"check", no_argument, NULL, 'C'},
+                                         PST_GLOBAL_LONGOPTS,
+                                         {NULL, 0, NULL, 0}};
     char buf[4096], abs_config[4096];
     const char *script;
-    int c, ret;
+    char **args;
+    int c, ret, verbose = 0, check = 0, n = 0;
 
     /* '+': stop at the first non-option, so CMD's own options stay CMD's. */
-    while ((c = getopt_long(argc, argv, "+" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
-        if ((ret = pst_global_opt(ctx, c, optarg)) != PST_CONTINUE) {
+    while ((c = getopt_long(argc, argv, "+v" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if (c == 'v') {
+            verbose = 1;
+        } else if (c == 'C') {
+            check = 1;
+        } else if ((ret = pst_global_opt(ctx, c, optarg)) != PST_CONTINUE) {
             return ret;
         }
     }
-    if (optind >= argc) {
+    if (optind >= argc && !check) {
         return pst_usage_error(ctx, "no command to run");
     }
 
@@ -437,11 +449,30 @@ int pst_cmd_run(pst_ctx_t *ctx, int argc, char **argv)
         return PST_EXIT_ERROR;
     }
 
-    script = pst_run_script(buf, sizeof(buf));
-    argv[optind - 1] = (char *)script; /* argv[optind - 1] is "--" or our own slot */
-    execv(script, &argv[optind - 1]);
+    /* pstripe-run [-v] [--check | -- CMD...] */
+    args = calloc((size_t)(argc - optind + 4), sizeof(*args));
+    if (args == NULL) {
+        pst_msg(ctx, "out of memory");
+        return PST_EXIT_ERROR;
+    }
+    script    = pst_run_script(buf, sizeof(buf));
+    args[n++] = (char *)script;
+    if (verbose) {
+        args[n++] = "-v";
+    }
+    if (check) {
+        args[n++] = "--check";
+    } else {
+        args[n++] = "--";
+        for (int i = optind; i < argc; i++) {
+            args[n++] = argv[i];
+        }
+    }
+    args[n] = NULL;
+    execv(script, args);
     pst_msg(ctx, "cannot run %s: %s (set PSTRIPE_RUN to the pstripe-run script)", script,
             strerror(errno));
+    free(args);
     return PST_EXIT_ERROR;
 }
 

@@ -130,4 +130,20 @@ expect_status 0 env -u PSTRIPE_CONFIG "$PSTRIPE" --servers "$servers" ls
 [ "$out" = "/dir/b" ] || fail "ls with --servers"
 expect_status 0 env -u PSTRIPE_CONFIG "$PSTRIPE" ls -c "$cluster/client.conf"
 [ "$out" = "/dir/b" ] || fail "ls with -c"
+step "run: execs pstripe-run with -- CMD and the connection in the environment"
+cat >"$tmp/fake-run" <<'SCRIPT'
+#!/bin/sh
+echo "args: $*"
+echo "config: ${PSTRIPE_CONFIG:-} servers: ${PSTRIPE_SERVERS:-} timeout: ${PSTRIPE_TIMEOUT:-}"
+exit 7
+SCRIPT
+chmod +x "$tmp/fake-run"
+expect_status 7 env PSTRIPE_RUN="$tmp/fake-run" "$PSTRIPE" -c "$cluster/client.conf" run --set timeout=5s -- mpiexec -n 2 ./prog -x pstripe:/out
+contains "$out" "^args: -- mpiexec -n 2 ./prog -x pstripe:/out\$" "run passes CMD after --"
+contains "$out" "^config: $cluster/client.conf servers:  timeout: 5s\$" "run exports the connection"
+expect_status 7 env PSTRIPE_RUN="$tmp/fake-run" "$PSTRIPE" run -v --check
+contains "$out" "^args: -v --check\$" "run --check"
+expect_status 2 env PSTRIPE_RUN="$tmp/fake-run" "$PSTRIPE" run
+expect_status 1 env PSTRIPE_RUN="$tmp/none" "$PSTRIPE" run -- true
+contains "$err" "cannot run $tmp/none" "run without the script"
 echo "PASS"
