@@ -6,7 +6,7 @@
 # acknowledged byte, in the `copied ...` line of --progress) and as the
 # shell measures the whole command (connect and disconnect included).
 #
-#   cd BUILDDIR && /path/to/src/tests/tools/cp-1g.sh [SIZE]   (default 1g)
+#   cd BUILDDIR && /path/to/src/tests/tools/cp-1g.sh [SIZE]   (head -c syntax, default 1G)
 #
 # Environment: PSTRIPE_TEST_WORKERS (workers per server, default 1 here; 0
 # means the server's default of one per core), CP_OPTS (extra cp options,
@@ -14,7 +14,7 @@
 PSTRIPE_TEST_WORKERS=${PSTRIPE_TEST_WORKERS:-1}
 . "$(dirname "$0")/lib.sh"
 
-size=${1:-1g}
+size=${1:-1G}
 cp_opts=${CP_OPTS:-}
 if [ "$workers" = 0 ]; then
     expect_status 0 pst local start --dir "$cluster" -n 4
@@ -45,6 +45,19 @@ t1=$(now)
 out_tool=$(grep '^copied' "$tmp/out.err")
 out_shell=$(rate "$t0" "$t1" "$bytes")
 
+step "the disk's own limit in the same run (dd with O_DIRECT, 4 MiB blocks)"
+# The servers' data dirs are on this disk too, so this is the ceiling for
+# the copy in (write) and out (read) on this machine now.
+t0=$(now)
+dd if="$tmp/src" of="$tmp/dd" bs=4M oflag=direct status=none
+t1=$(now)
+dd_write=$(rate "$t0" "$t1" "$bytes")
+t0=$(now)
+dd if="$tmp/dd" of=/dev/null bs=4M iflag=direct status=none
+t1=$(now)
+dd_read=$(rate "$t0" "$t1" "$bytes")
+rm -f "$tmp/dd"
+
 step "compare"
 cmp "$tmp/src" "$tmp/dst" || fail "the copy differs from the source"
 pst stat /big
@@ -57,4 +70,6 @@ cp in : tool: $in_tool
         shell (whole command): $in_shell
 cp out: tool: $out_tool
         shell (whole command): $out_shell
+disk  : dd write O_DIRECT 4M: $dd_write; dd read O_DIRECT 4M: $dd_read
+load  : $(cat /proc/loadavg)
 REPORT
