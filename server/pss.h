@@ -45,6 +45,7 @@ typedef struct pss_config {
     int log_level;         /* ps_log_level_t */
     char *log_file;        /* "" = stderr */
     uint64_t max_merge;    /* bytes: payload of batches planned together */
+    int64_t max_open;      /* object files kept open by the whole server */
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
 } pss_config_t;
 
@@ -99,6 +100,7 @@ typedef struct pss_server {
     uint32_t align;           /* file offset/length alignment for disk I/O, bytes */
     uint32_t mem_align;       /* buffer alignment for disk I/O, bytes */
     char *data_dir;           /* absolute */
+    size_t max_open_per_worker; /* object files a worker keeps open */
 
     /* metadata */
     MDB_env *mdb_env;
@@ -196,6 +198,7 @@ struct pss_worker {
     pss_object_t **objs;        /* open-addressing table by file_id */
     size_t objs_cap, nobjs;
     pss_object_t *ready_head;   /* objects with queued work to (re)consider */
+    size_t nopen, max_open;     /* object files open, and the budget */
 
     pss_stats_t stats;
 };

@@ -37,6 +37,10 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("max_merge", "64m",
               "payload of queued batches of one object planned together into disk I/Os",
               PS_CFG_SIZE, max_merge, 0, (double)PS_MAX_PAYLOAD),
+    PSS_FIELD("max_open", "4096",
+              "object files kept open (all workers; idle ones are closed beyond it, and it is "
+              "lowered to fit RLIMIT_NOFILE)",
+              PS_CFG_INT, max_open, 16, 1 << 24),
     PSS_FIELD("drain_timeout", "20s",
               "on SIGTERM, time allowed to finish in-flight requests before exiting",
               PS_CFG_TIME, drain_timeout, 0, 3600),

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -383,6 +384,39 @@ static int pss_ucx_init(pss_server_t *s)
     return PS_OK;
 }
 
+/*
+ * Raise the soft descriptor limit to the hard one and split the object
+ * budget (max_open, lowered to what the limit allows after sockets, aio and
+ * epoll descriptors) between the workers.
+ */
+static void pss_fd_budget(pss_server_t *s)
+{
+    struct rlimit rl;
+    uint64_t avail = 1024;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+                ps_warn("setrlimit RLIMIT_NOFILE to %llu: %m", (unsigned long long)rl.rlim_max);
+                getrlimit(RLIMIT_NOFILE, &rl);
+            }
+        }
+        avail = rl.rlim_cur == RLIM_INFINITY ? (1u << 24) : (uint64_t)rl.rlim_cur;
+    }
+    /* half for connections and everything else */
+    uint64_t budget = avail / 2;
+    if ((uint64_t)s->cfg.max_open < budget) {
+        budget = (uint64_t)s->cfg.max_open;
+    }
+    s->max_open_per_worker = (size_t)(budget / s->nworkers);
+    if (s->max_open_per_worker < 4) {
+        s->max_open_per_worker = 4;
+    }
+    ps_info("descriptor limit %llu: up to %zu open objects per worker",
+            (unsigned long long)avail, s->max_open_per_worker);
+}
+
 static void pss_write_ready(pss_server_t *s, int fd)
 {
     char line[300];
@@ -484,6 +518,7 @@ int main(int argc, char **argv)
     if (s->nworkers > PS_MAX_WORKERS) {
         s->nworkers = PS_MAX_WORKERS;
     }
+    pss_fd_budget(s);
     s->ports = calloc(s->nworkers, sizeof(*s->ports));
     s->workers = calloc(s->nworkers, sizeof(*s->workers));
     if (s->ports == NULL || s->workers == NULL) {

@@ -100,6 +100,7 @@ struct pss_object {
     pss_req_t *wait_head, **wait_tail;
     pss_job_t *active;
     uint32_t active_writes;
+    int dirty;           /* written since the last fdatasync */
     int blocked;         /* head of the queue waits for a running job */
     int scheduled;
     pss_object_t *next_ready;
@@ -279,6 +280,7 @@ int pss_store_worker_init(pss_worker_t *w)
     int ret;
 
     w->aio_depth = (int)w->server->cfg.aio_depth;
+    w->max_open = w->server->max_open_per_worker;
     w->aio_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (w->aio_efd < 0) {
         ps_error("worker %u: eventfd for aio: %m", w->index);
@@ -395,7 +397,69 @@ static int pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
     }
     obj->exists = 1;
     obj->size = obj->phys_size = (uint64_t)st.st_size;
+    w->nopen++;
     return PS_OK;
+}
+
+static int pss_obj_settle(pss_worker_t *w, pss_object_t *obj);
+
+/* Make an object's data durable (if written since the last time) and close it. */
+static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
+{
+    if (obj->fd < 0) {
+        return;
+    }
+    pss_obj_settle(w, obj);
+    if (obj->dirty && fdatasync(obj->fd) != 0) {
+        ps_error("worker %u: fdatasync object %016" PRIx64 ": %m", w->index, obj->file_id);
+    }
+    obj->dirty = 0;
+    close(obj->fd);
+    obj->fd = -1;
+    w->nopen--;
+}
+
+static int pss_obj_idle(const pss_object_t *obj)
+{
+    return obj->wait_head == NULL && obj->active == NULL && !obj->scheduled;
+}
+
+static void pss_obj_unlink_free(pss_worker_t *w, pss_object_t *obj)
+{
+    pss_object_t **pp = &w->objs[pss_obj_bucket(w, obj->file_id)];
+    for (; *pp != NULL; pp = &(*pp)->hnext) {
+        if (*pp == obj) {
+            *pp = obj->hnext;
+            w->nobjs--;
+            free(obj);
+            return;
+        }
+    }
+}
+
+/*
+ * Keep the number of open objects of this worker under max_open: close
+ * (after fdatasync of written ones) and forget idle objects until a quarter
+ * of the budget is free again. They are reopened on their next request.
+ */
+static void pss_obj_trim(pss_worker_t *w)
+{
+    size_t target = w->max_open - w->max_open / 4;
+
+    if (w->nopen <= w->max_open) {
+        return;
+    }
+    for (size_t b = 0; b < w->objs_cap && w->nopen > target; b++) {
+        pss_object_t *obj = w->objs[b], *next;
+        for (; obj != NULL && w->nopen > target; obj = next) {
+            next = obj->hnext;
+            if (obj->fd >= 0 && pss_obj_idle(obj)) {
+                pss_obj_close(w, obj);
+                pss_obj_unlink_free(w, obj);
+            }
+        }
+    }
+    ps_debug("worker %u: closed idle objects, %zu still open", w->index, w->nopen);
 }
 
 static pss_object_t *pss_obj_get(pss_worker_t *w, uint64_t file_id)
@@ -426,21 +490,11 @@ static pss_object_t *pss_obj_get(pss_worker_t *w, uint64_t file_id)
     return obj;
 }
 
-/* Forget an idle object that has no file (keeps the table small). */
+/* Forget an idle object that has no open file (keeps the table small). */
 static void pss_obj_forget_if_idle(pss_worker_t *w, pss_object_t *obj)
 {
-    if (obj->exists || obj->fd >= 0 || obj->wait_head != NULL || obj->active != NULL ||
-        obj->scheduled) {
-        return;
-    }
-    pss_object_t **pp = &w->objs[pss_obj_bucket(w, obj->file_id)];
-    for (; *pp != NULL; pp = &(*pp)->hnext) {
-        if (*pp == obj) {
-            *pp = obj->hnext;
-            w->nobjs--;
-            free(obj);
-            return;
-        }
+    if (obj->fd < 0 && pss_obj_idle(obj)) {
+        pss_obj_unlink_free(w, obj);
     }
 }
 
@@ -882,6 +936,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
                 obj->phys_size = (uint64_t)st_.st_size;
             }
         }
+        obj->dirty = 1;
         obj->active_writes--;
         int tst = pss_obj_settle(w, obj);
         if (st == PS_OK) {
@@ -953,6 +1008,7 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         }
         if (st == PS_OK) {
             obj->size = obj->phys_size = req->body.obj.size;
+            obj->dirty = 1;
         }
         break;
     case PS_MSG_OBJ_SYNC:
@@ -960,13 +1016,17 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         if (st == PS_OK && obj->fd >= 0 && fdatasync(obj->fd) != 0) {
             ps_error("worker %u: fdatasync object %016" PRIx64 ": %m", w->index, obj->file_id);
             st = ps_status_from_errno(errno);
+        } else if (st == PS_OK) {
+            obj->dirty = 0;
         }
         break;
     case PS_MSG_OBJ_REMOVE:
         pss_obj_fill_rep(obj, &rep);
         if (obj->fd >= 0) {
-            close(obj->fd);
-            obj->fd = -1;
+            obj->dirty = 0; /* its data goes away: no need to sync it */
+            obj->active_writes = 0;
+            obj->phys_size = obj->size;
+            pss_obj_close(w, obj);
         }
         pss_obj_path(obj->file_id, rel, sizeof(rel));
         if (unlinkat(w->server->obj_dir_fd, rel, 0) != 0 && errno != ENOENT) {
@@ -1144,6 +1204,7 @@ void pss_store_progress(pss_worker_t *w)
         pss_obj_run(w, obj);
         pss_obj_forget_if_idle(w, obj);
     }
+    pss_obj_trim(w);
     pss_aio_submit_waiting(w);
 }
 
@@ -1158,14 +1219,7 @@ void pss_store_sync_all(pss_worker_t *w)
         pss_object_t *obj = w->objs[b], *next;
         for (; obj != NULL; obj = next) {
             next = obj->hnext;
-            if (obj->fd >= 0) {
-                pss_obj_settle(w, obj);
-                if (fdatasync(obj->fd) != 0) {
-                    ps_error("worker %u: fdatasync object %016" PRIx64 ": %m", w->index,
-                             obj->file_id);
-                }
-                close(obj->fd);
-            }
+            pss_obj_close(w, obj);
             /* requests still queued here were answered or dropped by the drain */
             free(obj);
         }

@@ -382,3 +382,51 @@ TEST(ServerIoBuffered, DirectIoNoFallsBackToBuffered)
     ASSERT_TRUE(c.stats(&st).received);
     EXPECT_EQ(st.direct_io, 0u);
 }
+
+/* count descriptors of a process that point into a data dir's obj/ */
+static int open_objects(pid_t pid, const std::string &data_dir)
+{
+    std::string fddir = "/proc/" + std::to_string(pid) + "/fd";
+    DIR *d = opendir(fddir.c_str());
+    int n = 0;
+    struct dirent *de;
+    while (d != nullptr && (de = readdir(d)) != nullptr) {
+        char target[4096];
+        ssize_t len = readlink((fddir + "/" + de->d_name).c_str(), target, sizeof(target) - 1);
+        if (len > 0) {
+            target[len] = 0;
+            if (std::string(target).rfind(data_dir + "/obj/", 0) == 0) {
+                n++;
+            }
+        }
+    }
+    if (d != nullptr) {
+        closedir(d);
+    }
+    return n;
+}
+
+TEST(ServerIoLimits, IdleObjectsAreClosedBeyondMaxOpen)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "max_open=16"}));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    const int nobj = 100;
+    int most = 0;
+    for (int i = 0; i < nobj; i++) {
+        std::vector<ps_region_t> regs = {{(uint64_t)i, 1000}};
+        ASSERT_EQ(c.write(1000 + i, regs, payload_for(regs, (uint8_t)i)).status(), PS_OK);
+        most = std::max(most, open_objects(cluster.pid(0), cluster.data_dir(0)));
+    }
+    printf("%d objects written with max_open=16: at most %d open at once\n", nobj, most);
+    EXPECT_LE(most, 17);
+    for (int i = 0; i < nobj; i++) {
+        std::vector<ps_region_t> regs = {{(uint64_t)i, 1000}};
+        raw_reply r = c.read(1000 + i, regs);
+        ASSERT_EQ(r.status(), PS_OK);
+        EXPECT_EQ(r.data, payload_for(regs, (uint8_t)i)) << "object " << i;
+        raw_reply st = c.obj(PS_MSG_OBJ_STAT, 1000 + i);
+        EXPECT_EQ(st.body<ps_obj_rep_t>().size, (uint64_t)i + 1000);
+    }
+}
