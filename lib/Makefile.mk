@@ -1,1 +1,19 @@
-# lib: fragment included by the top-level Makefile.am
+# lib: fragment included by the top-level Makefile.am (owner: client library).
+#
+# lib/libpsclient.la is a convenience library (client code + common/) that the
+# tool, the tests and the ROMIO driver link statically; lib/libpstripe.la is
+# the installed shared library built from it, exporting only pstripe_*.
+noinst_LTLIBRARIES += lib/libpsclient.la
+lib_libpsclient_la_SOURCES = \
+	lib/pstripe.h lib/psc_internal.h \
+	lib/psc_config.c lib/psc_fs.c lib/psc_progress.c lib/psc_meta.c lib/psc_io.c
+lib_libpsclient_la_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS)
+lib_libpsclient_la_LIBADD = common/libpscommon.la $(UCX_LIBS)
+
+lib_LTLIBRARIES += lib/libpstripe.la
+lib_libpstripe_la_SOURCES =
+lib_libpstripe_la_LIBADD = lib/libpsclient.la
+lib_libpstripe_la_LDFLAGS = $(AM_LDFLAGS) -version-info 0:0:0 -export-symbols-regex '^pstripe_'
+
+include_HEADERS += lib/pstripe.h common/ps_status.h
+pkgconfig_DATA += lib/pstripe.pc

@@ -53,6 +53,36 @@ EXTRA_tests_integration_test_server_DEPENDENCIES = server/pstripe-server
 CLEANFILES += -r tests/tmp
 # ---- end of harness and server tests ---------------------------------------
 
+# ---- client library integration tests (owner: client library, lib/) --------
+# Real daemons through ps_cluster.h; the client linked statically from
+# lib/libpsclient.la.
+PSC_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/integration
+PSC_TEST_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
+PSC_TEST_LDADD = tests/integration/libpscluster.la lib/libpsclient.la $(GTEST_LIBS)
+PSC_TESTS = tests/integration/test_client_io tests/integration/test_client_meta \
+	tests/integration/test_client_fault
+check_PROGRAMS += $(PSC_TESTS)
+TESTS += $(PSC_TESTS)
+tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc \
+	tests/integration/test_client_util.h
+tests_integration_test_client_io_CPPFLAGS = $(PSC_TEST_CPPFLAGS)
+tests_integration_test_client_io_CXXFLAGS = $(PSC_TEST_CXXFLAGS)
+tests_integration_test_client_io_LDADD = $(PSC_TEST_LDADD)
+EXTRA_tests_integration_test_client_io_DEPENDENCIES = server/pstripe-server
+tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc \
+	tests/integration/test_client_util.h
+tests_integration_test_client_meta_CPPFLAGS = $(PSC_TEST_CPPFLAGS)
+tests_integration_test_client_meta_CXXFLAGS = $(PSC_TEST_CXXFLAGS)
+tests_integration_test_client_meta_LDADD = $(PSC_TEST_LDADD)
+EXTRA_tests_integration_test_client_meta_DEPENDENCIES = server/pstripe-server
+tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc \
+	tests/integration/test_client_util.h
+tests_integration_test_client_fault_CPPFLAGS = $(PSC_TEST_CPPFLAGS)
+tests_integration_test_client_fault_CXXFLAGS = $(PSC_TEST_CXXFLAGS)
+tests_integration_test_client_fault_LDADD = $(PSC_TEST_LDADD)
+EXTRA_tests_integration_test_client_fault_DEPENDENCIES = server/pstripe-server
+
+
 # ---- MPI tests (tests/mpi; owner: ROMIO driver, adio/ad_pstripe) ------------
 # Plain MPI-IO programs built with the system MPI compiler $(MPICC) (as
 # mpi-bench is), so that they link the system MPICH ABI and run on the

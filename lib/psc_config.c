@@ -1,0 +1,81 @@
+/*
+ * psc_config.c: the client's tunables ([client] section, PSTRIPE_<NAME>).
+ *
+ * buffer_size, buffer_count and max_regions set how list I/O is cut into
+ * batches and pipelined; their defaults come from the sweep recorded in the
+ * commit that set them (see lib/README or the commit message).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ps_config.h"
+#include "ps_log.h"
+#include "ps_status.h"
+#include "psc_internal.h"
+
+#define PSC_FIELD(_name, _dfl, _doc, _type, _member, _min, _max)                              \
+    {                                                                                          \
+        _name, _dfl, _doc, _type, offsetof(psc_config_t, _member), _min, _max                  \
+    }
+
+const ps_config_field_t psc_config_table[] = {
+    PSC_FIELD("servers", "", "servers of the cluster, host:port,host:port,... (layout order)",
+              PS_CFG_STRING, servers, 1, 0),
+    PSC_FIELD("stripe_size", "1m", "default stripe size of new files", PS_CFG_SIZE, stripe_size,
+              (double)PS_STRIPE_SIZE_MIN, (double)PS_STRIPE_SIZE_MAX),
+    PSC_FIELD("stripe_count", "0", "default number of servers a new file is striped over (0: all)",
+              PS_CFG_INT, stripe_count, 0, PS_STRIPE_COUNT_MAX),
+    PSC_FIELD("buffer_size", "4m", "largest payload of one batch (per server request)",
+              PS_CFG_SIZE, buffer_size, 4096, (double)PS_MAX_PAYLOAD),
+    PSC_FIELD("buffer_count", "4", "batches in flight per server and operation", PS_CFG_INT,
+              buffer_count, 1, 256),
+    PSC_FIELD("max_regions", "65536", "largest number of regions in one batch", PS_CFG_INT,
+              max_regions, 1, PS_MAX_REGIONS),
+    PSC_FIELD("timeout", "30s", "a server that does not answer a request within this fails it",
+              PS_CFG_TIME, timeout, 0.001, 86400.0),
+    PSC_FIELD("connect_timeout", "10s", "longest time to connect to a server", PS_CFG_TIME,
+              connect_timeout, 0.001, 86400.0),
+    PSC_FIELD("log_level", "warn", "error, warn, info, debug or trace", PS_CFG_LOGLEVEL,
+              log_level, 1, 0),
+    {NULL, NULL, NULL, 0, 0, 0, 0}};
+
+int psc_config_load(psc_config_t *cfg, const char *path, int required, int *file_found)
+{
+    char err[PSC_MSG_MAX];
+    int status;
+
+    memset(cfg, 0, sizeof(*cfg));
+    err[0] = '\0';
+    *file_found = 0;
+    status = ps_config_set_defaults(psc_config_table, cfg);
+    if (status != PS_OK) {
+        return psc_error(status, "cannot set client config defaults");
+    }
+
+    if (path != NULL) {
+        status = ps_config_load_file(psc_config_table, cfg, path, "client", err, sizeof(err));
+        if (status == PS_OK) {
+            *file_found = 1;
+        } else if (status == PS_ERR_NO_ENTRY) {
+            if (required) {
+                status = psc_error(PS_ERR_NOT_CONFIGURED, "config file %s not found", path);
+                goto err_release;
+            }
+        } else {
+            status = psc_error(status, "config file %s: %s", path, err);
+            goto err_release;
+        }
+    }
+
+    status = ps_config_load_env(psc_config_table, cfg, err, sizeof(err));
+    if (status != PS_OK) {
+        status = psc_error(status, "environment: %s", err);
+        goto err_release;
+    }
+    return PS_OK;
+
+err_release:
+    ps_config_release(psc_config_table, cfg);
+    return status;
+}

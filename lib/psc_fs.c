@@ -1,0 +1,452 @@
+/*
+ * psc_fs.c: connecting, tunables, error messages.
+ */
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ps_log.h"
+#include "ps_status.h"
+#include "psc_internal.h"
+
+static __thread char psc_tls_msg[PSC_MSG_MAX];
+
+void psc_set_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(psc_tls_msg, sizeof(psc_tls_msg), fmt, ap);
+    va_end(ap);
+}
+
+int psc_error(int status, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(psc_tls_msg, sizeof(psc_tls_msg), fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+const char *pstripe_last_error(void)
+{
+    return psc_tls_msg;
+}
+
+const char *pstripe_strerror(int status)
+{
+    return ps_status_string(status);
+}
+
+int psc_check_fs(pstripe_fs_t *fs)
+{
+    if (fs == NULL) {
+        return psc_error(PS_ERR_INVALID, "no file system (NULL)");
+    }
+    return PS_OK;
+}
+
+int psc_normalize(const char *path, char *out, size_t *len)
+{
+    int status;
+
+    if (path == NULL) {
+        return psc_error(PS_ERR_INVALID, "path is NULL");
+    }
+    status = ps_path_normalize(path, out, PS_PATH_MAX + 1);
+    if (status == PS_OK) {
+        status = ps_proto_check_path(out, strlen(out));
+    }
+    if (status != PS_OK) {
+        return psc_error(status, "invalid path '%.200s': %s", path, ps_status_string(status));
+    }
+    *len = strlen(out);
+    return PS_OK;
+}
+
+/* Parse "host:port" or "[v6addr]:port" and resolve it. */
+static int psc_server_resolve(psc_server_t *srv, const char *spec)
+{
+    char host[256], port[16];
+    struct addrinfo hints, *res;
+    const char *colon;
+    size_t hlen;
+    int ret;
+
+    if (spec[0] == '[') {
+        const char *end = strchr(spec, ']');
+
+        if (end == NULL || end[1] != ':') {
+            return psc_error(PS_ERR_INVALID, "server '%s': expected [address]:port", spec);
+        }
+        hlen = (size_t)(end - spec - 1);
+        colon = end + 1;
+        spec++;
+    } else {
+        colon = strrchr(spec, ':');
+        if (colon == NULL) {
+            return psc_error(PS_ERR_INVALID, "server '%s': expected host:port", spec);
+        }
+        hlen = (size_t)(colon - spec);
+    }
+    if (hlen == 0 || hlen >= sizeof(host) || strlen(colon + 1) == 0 ||
+        strlen(colon + 1) >= sizeof(port) || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+        atoi(colon + 1) <= 0 || atoi(colon + 1) > 65535) {
+        return psc_error(PS_ERR_INVALID, "server '%s': expected host:port", srv->addr);
+    }
+    memcpy(host, spec, hlen);
+    host[hlen] = '\0';
+    snprintf(port, sizeof(port), "%s", colon + 1);
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    ret = getaddrinfo(host, port, &hints, &res);
+    if (ret != 0) {
+        return psc_error(PS_ERR_CONN, "server %s: cannot resolve '%s': %s", srv->addr, host,
+                         gai_strerror(ret));
+    }
+    memcpy(&srv->sa, res->ai_addr, res->ai_addrlen);
+    srv->salen = res->ai_addrlen;
+    freeaddrinfo(res);
+    return PS_OK;
+}
+
+static int psc_servers_parse(pstripe_fs_t *fs, const char *list)
+{
+    char *copy, *tok, *save = NULL;
+    uint32_t n = 0, cap = 0;
+    int status = PS_OK;
+
+    if (list == NULL || list[0] == '\0') {
+        return psc_error(PS_ERR_NOT_CONFIGURED, "no servers configured (key 'servers')");
+    }
+    copy = strdup(list);
+    if (copy == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    for (tok = strtok_r(copy, ", \t", &save); tok != NULL; tok = strtok_r(NULL, ", \t", &save)) {
+        psc_server_t *srv;
+
+        if (n == PS_STRIPE_COUNT_MAX) {
+            status = psc_error(PS_ERR_INVALID, "more than %u servers", PS_STRIPE_COUNT_MAX);
+            goto out;
+        }
+        if (n == cap) {
+            psc_server_t *s;
+
+            cap = cap ? cap * 2 : 8;
+            s = realloc(fs->servers, cap * sizeof(*s));
+            if (s == NULL) {
+                status = psc_error(PS_ERR_NO_MEMORY, "no memory");
+                goto out;
+            }
+            fs->servers = s;
+        }
+        srv = &fs->servers[n];
+        memset(srv, 0, sizeof(*srv));
+        srv->fs = fs;
+        srv->index = n;
+        srv->state = PSC_SRV_DISCONNECTED;
+        ucs_list_head_init(&srv->waitq);
+        srv->addr = strdup(tok);
+        fs->nservers = ++n;
+        if (srv->addr == NULL) {
+            status = psc_error(PS_ERR_NO_MEMORY, "no memory");
+            goto out;
+        }
+        status = psc_server_resolve(srv, tok);
+        if (status != PS_OK) {
+            goto out;
+        }
+    }
+    if (n == 0) {
+        status = psc_error(PS_ERR_NOT_CONFIGURED, "no servers configured (key 'servers')");
+    }
+out:
+    free(copy);
+    return status;
+}
+
+static void psc_fs_free(pstripe_fs_t *fs)
+{
+    for (uint32_t i = 0; i < fs->nservers; i++) {
+        free(fs->servers[i].addr);
+    }
+    free(fs->servers);
+    ps_config_release(psc_config_table, &fs->cfg);
+    pthread_cond_destroy(&fs->cond);
+    pthread_mutex_destroy(&fs->lock);
+    free(fs);
+}
+
+static void psc_fs_apply_locked(pstripe_fs_t *fs)
+{
+    __atomic_store_n(&fs->timeout_ns, (uint64_t)(fs->cfg.timeout * 1e9), __ATOMIC_RELAXED);
+    __atomic_store_n(&fs->connect_timeout_ns, (uint64_t)(fs->cfg.connect_timeout * 1e9),
+                     __ATOMIC_RELAXED);
+    ps_log_set_level((ps_log_level_t)fs->cfg.log_level);
+}
+
+/* Takes ownership of cfg (released on failure too). */
+static int psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
+{
+    pstripe_fs_t *fs;
+    psc_call_t call;
+    psc_op_t *ops;
+    int status;
+
+    fs = calloc(1, sizeof(*fs));
+    if (fs == NULL) {
+        ps_config_release(psc_config_table, cfg);
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    pthread_mutex_init(&fs->lock, NULL);
+    pthread_cond_init(&fs->cond, NULL);
+    ucs_list_head_init(&fs->postq);
+    fs->cfg = *cfg;
+    fs->wake_fd = -1;
+    fs->epoll_fd = -1;
+    psc_fs_apply_locked(fs);
+
+    status = psc_servers_parse(fs, fs->cfg.servers);
+    if (status != PS_OK) {
+        goto err_free;
+    }
+    if (fs->cfg.stripe_count > (int64_t)fs->nservers) {
+        status = psc_error(PS_ERR_INVALID, "stripe_count %lld exceeds the %u servers",
+                           (long long)fs->cfg.stripe_count, fs->nservers);
+        goto err_free;
+    }
+    status = psc_progress_start(fs);
+    if (status != PS_OK) {
+        goto err_free;
+    }
+
+    /* Connect to every server at once (HELLO, then every worker). */
+    ops = calloc(fs->nservers, sizeof(*ops));
+    if (ops == NULL) {
+        status = psc_error(PS_ERR_NO_MEMORY, "no memory");
+        goto err_stop;
+    }
+    psc_call_init(&call);
+    for (uint32_t i = 0; i < fs->nservers; i++) {
+        psc_op_init(&ops[i], i, 0, NULL, 0);
+        ops[i].connect_only = 1;
+        psc_op_post(fs, &ops[i], &call);
+    }
+    status = psc_call_wait(fs, &call);
+    free(ops);
+    if (status != PS_OK) {
+        goto err_stop;
+    }
+    *fs_p = fs;
+    return PS_OK;
+
+err_stop:
+    psc_progress_stop(fs);
+err_free:
+    psc_fs_free(fs);
+    return status;
+}
+
+int pstripe_connect(const char *config_path, pstripe_fs_t **fs_p)
+{
+    char home_path[4096];
+    const char *env = getenv("PSTRIPE_CONFIG");
+    const char *home = getenv("HOME");
+    psc_config_t cfg;
+    int found = 0;
+    int status;
+
+    if (fs_p == NULL) {
+        return psc_error(PS_ERR_INVALID, "fs_p is NULL");
+    }
+    if (config_path != NULL) {
+        status = psc_config_load(&cfg, config_path, 1, &found);
+    } else if (env != NULL && env[0] != '\0') {
+        status = psc_config_load(&cfg, env, 1, &found);
+    } else {
+        status = PS_ERR_NO_ENTRY;
+        if (home != NULL && home[0] != '\0') {
+            snprintf(home_path, sizeof(home_path), "%s/.config/pstripe/client.conf", home);
+            status = psc_config_load(&cfg, home_path, 0, &found);
+            if (status == PS_OK && !found) {
+                ps_config_release(psc_config_table, &cfg);
+            }
+        }
+        if (status != PS_OK || !found) {
+            if (status != PS_OK && status != PS_ERR_NO_ENTRY) {
+                return status;
+            }
+            status = psc_config_load(&cfg, "/etc/pstripe/client.conf", 0, &found);
+        }
+    }
+    if (status != PS_OK) {
+        return status;
+    }
+    if (cfg.servers == NULL || cfg.servers[0] == '\0') {
+        ps_config_release(psc_config_table, &cfg);
+        if (!found) {
+            return psc_error(PS_ERR_NOT_CONFIGURED,
+                             "no client config: set PSTRIPE_CONFIG or create "
+                             "~/.config/pstripe/client.conf or /etc/pstripe/client.conf");
+        }
+        return psc_error(PS_ERR_NOT_CONFIGURED, "no servers in the client config");
+    }
+    return psc_fs_create(&cfg, fs_p);
+}
+
+int pstripe_connect_servers(const char *servers, const char *const *settings,
+                            pstripe_fs_t **fs_p)
+{
+    char err[PSC_MSG_MAX];
+    psc_config_t cfg;
+    int found;
+    int status;
+
+    if (fs_p == NULL) {
+        return psc_error(PS_ERR_INVALID, "fs_p is NULL");
+    }
+    status = psc_config_load(&cfg, NULL, 0, &found);
+    if (status != PS_OK) {
+        return status;
+    }
+    if (servers != NULL) {
+        status = ps_config_set(psc_config_table, &cfg, "servers", servers, err, sizeof(err));
+        if (status != PS_OK) {
+            status = psc_error(status, "%s", err);
+            goto err_release;
+        }
+    }
+    for (size_t i = 0; settings != NULL && settings[i] != NULL; i++) {
+        const char *eq = strchr(settings[i], '=');
+        char name[64];
+
+        if (eq == NULL || (size_t)(eq - settings[i]) >= sizeof(name)) {
+            status = psc_error(PS_ERR_INVALID, "setting '%s': expected name=value", settings[i]);
+            goto err_release;
+        }
+        memcpy(name, settings[i], (size_t)(eq - settings[i]));
+        name[eq - settings[i]] = '\0';
+        status = ps_config_set(psc_config_table, &cfg, name, eq + 1, err, sizeof(err));
+        if (status != PS_OK) {
+            status = psc_error(status, "%s", err);
+            goto err_release;
+        }
+    }
+    return psc_fs_create(&cfg, fs_p);
+
+err_release:
+    ps_config_release(psc_config_table, &cfg);
+    return status;
+}
+
+void pstripe_disconnect(pstripe_fs_t *fs)
+{
+    if (fs == NULL) {
+        return;
+    }
+    psc_progress_stop(fs);
+    psc_fs_free(fs);
+}
+
+int pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value)
+{
+    char err[PSC_MSG_MAX];
+    int64_t old_count;
+    int status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    if (name == NULL || value == NULL) {
+        return psc_error(PS_ERR_INVALID, "option name or value is NULL");
+    }
+    if (strcmp(name, "servers") == 0) {
+        return psc_error(PS_ERR_INVALID, "servers cannot change on a connected file system");
+    }
+    pthread_mutex_lock(&fs->lock);
+    old_count = fs->cfg.stripe_count;
+    status = ps_config_set(psc_config_table, &fs->cfg, name, value, err, sizeof(err));
+    if (status == PS_OK && fs->cfg.stripe_count > (int64_t)fs->nservers) {
+        snprintf(err, sizeof(err), "stripe_count %lld exceeds the %u servers",
+                 (long long)fs->cfg.stripe_count, fs->nservers);
+        fs->cfg.stripe_count = old_count;
+        status = PS_ERR_INVALID;
+    }
+    if (status == PS_OK) {
+        psc_fs_apply_locked(fs);
+    }
+    pthread_mutex_unlock(&fs->lock);
+    if (status != PS_OK) {
+        return psc_error(status, "%s", err);
+    }
+    return PS_OK;
+}
+
+int pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, size_t len)
+{
+    const ps_config_field_t *field;
+    int status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    if (name == NULL || buf == NULL) {
+        return psc_error(PS_ERR_INVALID, "option name or buffer is NULL");
+    }
+    field = ps_config_find(psc_config_table, name);
+    if (field == NULL) {
+        return psc_error(PS_ERR_INVALID, "unknown option '%s'", name);
+    }
+    pthread_mutex_lock(&fs->lock);
+    status = ps_config_format(field, &fs->cfg, buf, len);
+    pthread_mutex_unlock(&fs->lock);
+    if (status != PS_OK) {
+        return psc_error(status, "cannot format option '%s'", name);
+    }
+    return PS_OK;
+}
+
+void pstripe_print_config(pstripe_fs_t *fs, void *stdio_file)
+{
+    FILE *out = stdio_file != NULL ? stdio_file : stdout;
+    psc_config_t dfl;
+
+    if (fs == NULL) {
+        /* No connection: the defaults, for `pstripe config`. */
+        memset(&dfl, 0, sizeof(dfl));
+        if (ps_config_set_defaults(psc_config_table, &dfl) == PS_OK) {
+            ps_config_print(psc_config_table, &dfl, "client", out);
+        }
+        ps_config_release(psc_config_table, &dfl);
+        return;
+    }
+    pthread_mutex_lock(&fs->lock);
+    ps_config_print(psc_config_table, &fs->cfg, "client", out);
+    pthread_mutex_unlock(&fs->lock);
+}
+
+int pstripe_num_servers(pstripe_fs_t *fs)
+{
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    return (int)fs->nservers;
+}
+
+const char *pstripe_server_address(pstripe_fs_t *fs, int i)
+{
+    if (fs == NULL || i < 0 || (uint32_t)i >= fs->nservers) {
+        psc_set_error("no server %d", i);
+        return NULL;
+    }
+    return fs->servers[i].addr;
+}

@@ -1,0 +1,297 @@
+/*
+ * psc_internal.h: internals of the client library (not installed).
+ *
+ * Threads. A pstripe_fs_t owns one progress thread, the only thread that
+ * touches its UCX worker (UCS_THREAD_MODE_SINGLE). API calls never call UCX:
+ * they fill psc_op_t messages (or other psc_cmd_t commands), append them to
+ * fs->postq under fs->lock, wake the progress thread through an eventfd and
+ * wait on fs->cond for their psc_call_t to be done. The progress thread
+ * sleeps in epoll on the worker's event fd and the wake eventfd when it has
+ * nothing to do, so an idle client costs no CPU.
+ *
+ * Inside the progress thread, UCX callbacks (send/receive completions, AM
+ * replies, endpoint errors) only record what happened and move finished ops
+ * to fs->readyq or failed connections to fs->failq; the main loop then runs
+ * completion handlers, which may send new messages (pipelining). Nothing is
+ * ever sent or closed from inside a UCX callback.
+ *
+ * Life of an op: POSTED (fs->postq) -> WAITING (server->waitq, while the
+ * server is being connected) -> INFLIGHT (conn->inflight, registered in the
+ * req_id slot table, with a deadline) -> READY (fs->readyq, once the send
+ * completed, the reply was processed and any rendezvous receive finished) ->
+ * DONE (its done_cb ran, or its psc_call_t was updated).
+ */
+#ifndef PSC_INTERNAL_H
+#define PSC_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <ucp/api/ucp.h>
+#include <ucs/datastruct/list.h>
+
+#include "ps_config.h"
+#include "ps_layout.h"
+#include "ps_proto.h"
+#include "pstripe.h"
+
+#define PSC_MSG_MAX 512 /* bytes of an error message */
+
+/* Tunables of the [client] section (see psc_config_table in psc_config.c). */
+typedef struct psc_config {
+    char *servers;
+    uint64_t stripe_size;
+    int64_t stripe_count;
+    uint64_t buffer_size;
+    int64_t buffer_count;
+    int64_t max_regions;
+    double timeout;
+    double connect_timeout;
+    int log_level;
+} psc_config_t;
+
+extern const ps_config_field_t psc_config_table[];
+
+/* Where a caller waits for a group of ops. pending starts at 1 (the caller's
+ * own hold, dropped by psc_call_wait) so that it cannot reach 0 while ops are
+ * still being posted. Guarded by fs->lock. */
+typedef struct psc_call {
+    unsigned pending;
+    int done;
+    int status;
+    char msg[PSC_MSG_MAX];
+} psc_call_t;
+
+typedef struct psc_cmd psc_cmd_t;
+typedef void (*psc_cmd_fn_t)(pstripe_fs_t *fs, psc_cmd_t *cmd);
+
+/* Something to run on the progress thread. */
+struct psc_cmd {
+    ucs_list_link_t list;
+    psc_cmd_fn_t fn;
+};
+
+typedef enum psc_route {
+    PSC_ROUTE_ANY,    /* worker 0 */
+    PSC_ROUTE_PATH,   /* ps_path_worker(route_path) */
+    PSC_ROUTE_OBJECT  /* ps_object_worker(route_file_id) */
+} psc_route_t;
+
+typedef enum psc_recv_mode {
+    PSC_RECV_NONE,  /* the reply carries no data */
+    PSC_RECV_BUF,   /* exactly recv_len bytes into recv_buf (contig or IOV) */
+    PSC_RECV_ALLOC  /* any length up to recv_max, malloc'd into recv_alloc */
+} psc_recv_mode_t;
+
+typedef enum psc_op_state {
+    PSC_OP_IDLE,
+    PSC_OP_POSTED,
+    PSC_OP_WAITING,
+    PSC_OP_INFLIGHT,
+    PSC_OP_READY,
+    PSC_OP_DONE
+} psc_op_state_t;
+
+typedef struct psc_op psc_op_t;
+typedef struct psc_conn psc_conn_t;
+typedef void (*psc_op_cb_t)(pstripe_fs_t *fs, psc_op_t *op);
+
+/* One request message and its reply. Filled by psc_op_init() and the caller,
+ * then owned by the progress thread until done. */
+struct psc_op {
+    psc_cmd_t cmd;            /* must be first; cmd.list links every queue */
+    psc_call_t *call;         /* updated when done (if done_cb is NULL) */
+    psc_op_cb_t done_cb;      /* else called on the progress thread */
+    void *arg;                /* for done_cb */
+    int connect_only;         /* pseudo-op: completes once the server is connected */
+
+    /* destination */
+    uint32_t server;
+    psc_route_t route;
+    const char *route_path;
+    uint32_t route_path_len;
+    uint64_t route_file_id;
+
+    /* request: AM header (ps_msg_hdr_t + body) and AM data */
+    uint16_t type;
+    uint32_t hdr_len;
+    union {
+        ps_msg_hdr_t hdr;
+        uint8_t bytes[sizeof(ps_msg_hdr_t) + 64];
+    } h;
+    const void *send_buf;     /* contig bytes, or ucp_dt_iov_t array */
+    size_t send_count;        /* bytes, or IOV entries */
+    int send_iov;
+
+    /* reply */
+    void *rep_body;           /* the fixed body is copied here */
+    uint32_t rep_body_len;
+    psc_recv_mode_t recv_mode;
+    void *recv_buf;           /* PSC_RECV_BUF: bytes or ucp_dt_iov_t array */
+    size_t recv_count;        /* bytes, or IOV entries */
+    int recv_iov;
+    uint64_t recv_len;        /* PSC_RECV_BUF: exact data length expected */
+    uint64_t recv_max;        /* PSC_RECV_ALLOC: longest accepted */
+    void *recv_alloc;         /* PSC_RECV_ALLOC: result (caller frees) */
+    uint64_t recv_alloc_len;
+
+    /* result */
+    int status;
+    char msg[PSC_MSG_MAX];
+
+    /* progress-thread state */
+    psc_op_state_t state;
+    uint64_t req_id;          /* 0 when not in the slot table */
+    psc_conn_t *conn;
+    uint32_t worker;
+    void *send_req;
+    void *recv_req;
+    int send_done;
+    int reply_done;
+    uint64_t deadline_ns;
+    double timeout_s;
+};
+
+/* One UCX endpoint to one worker of a server. */
+typedef struct psc_ep {
+    psc_conn_t *conn;
+    uint32_t worker;
+    ucp_ep_h ep;
+} psc_ep_t;
+
+/* One connection (set of endpoints) to a server. A new one is made when a
+ * failed server is used again. Freed once failed, drained and closed. */
+struct psc_conn {
+    ucs_list_link_t list;      /* fs->dead_conns once failed */
+    struct psc_server *server;
+    uint32_t nworkers;         /* 0 until HELLO answered */
+    ucs_list_link_t inflight;  /* ops sent on this connection */
+    int failed;
+    int fail_pending;          /* in fs->failq */
+    ucs_list_link_t fail_link;
+    int fail_status;
+    char fail_msg[PSC_MSG_MAX];
+    unsigned nclosing;         /* ep close requests outstanding */
+    psc_op_t hello;
+    ps_hello_req_t hello_req;
+    ps_hello_rep_t hello_rep;
+    psc_ep_t eps[PS_MAX_WORKERS];
+};
+
+typedef enum psc_server_state {
+    PSC_SRV_DISCONNECTED,
+    PSC_SRV_CONNECTING,
+    PSC_SRV_CONNECTED,
+    PSC_SRV_FAILED
+} psc_server_state_t;
+
+typedef struct psc_server {
+    struct pstripe_fs *fs;
+    uint32_t index;
+    char *addr;                 /* "host:port" as configured (immutable) */
+    struct sockaddr_storage sa; /* resolved address of worker 0 */
+    socklen_t salen;
+    /* progress thread only */
+    psc_server_state_t state;
+    psc_conn_t *conn;           /* CONNECTING or CONNECTED */
+    ucs_list_link_t waitq;      /* ops waiting for the connection */
+    uint64_t server_id;
+    uint32_t block_size;
+} psc_server_t;
+
+struct pstripe_fs {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    psc_config_t cfg;           /* guarded by lock */
+    uint32_t nservers;
+    psc_server_t *servers;
+
+    /* posting (guarded by lock) */
+    ucs_list_link_t postq;
+    int wake_fd;
+
+    /* timeouts, read by the progress thread (atomic) */
+    uint64_t timeout_ns;
+    uint64_t connect_timeout_ns;
+
+    /* progress thread */
+    pthread_t thread;
+    int thread_started;
+    int epoll_fd;
+    int ucp_fd;
+    ucp_context_h ucp_context;
+    ucp_worker_h ucp_worker;
+    ucs_list_link_t readyq;
+    ucs_list_link_t failq;
+    ucs_list_link_t dead_conns;
+    psc_op_t **slots;           /* req_id low 32 bits -> op */
+    uint32_t nslots;
+    uint32_t *free_slots;
+    uint32_t nfree;
+    uint32_t slot_gen;
+    uint64_t next_deadline_ns;
+    int stopping;
+    uint64_t stop_deadline_ns;
+    unsigned nclosing;          /* graceful closes at stop */
+    int cleanup_poll_ms;        /* sleep bound while endpoints are being closed */
+    psc_cmd_t stop_cmd;
+    int init_status;            /* set by the thread at start, under lock */
+    int init_done;
+    char init_msg[PSC_MSG_MAX];
+};
+
+struct pstripe_file {
+    pstripe_fs_t *fs;
+    char *path;
+    size_t path_len;
+    int flags;
+    ps_file_info_t info;
+    ps_layout_t layout;
+};
+
+/* --- errors (psc_fs.c) --- */
+void psc_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Set the thread's message and return status. */
+int psc_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- config (psc_config.c) --- */
+/* Fill cfg: defaults, then file (if path non-NULL; missing file is an error
+ * only if required), then environment. */
+int psc_config_load(psc_config_t *cfg, const char *path, int required, int *file_found);
+
+/* --- progress engine (psc_progress.c) --- */
+int psc_progress_start(pstripe_fs_t *fs);
+void psc_progress_stop(pstripe_fs_t *fs);
+/* Queue a command for the progress thread. */
+void psc_post(pstripe_fs_t *fs, psc_cmd_t *cmd);
+
+void psc_call_init(psc_call_t *call);
+/* Drop the caller's hold, wait until every op of the call is done, set the
+ * thread's last error on failure and return the call's status. */
+int psc_call_wait(pstripe_fs_t *fs, psc_call_t *call);
+/* Progress thread: mark a call done with this status (io requests). */
+void psc_call_complete(pstripe_fs_t *fs, psc_call_t *call, int status, const char *msg);
+
+/* Prepare an op: type, body (copied into the AM header), destination. */
+void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body,
+                 uint32_t body_len);
+/* Post an op that completes into call (caller thread). */
+void psc_op_post(pstripe_fs_t *fs, psc_op_t *op, psc_call_t *call);
+/* Progress thread: start an op (it always completes through its done_cb or
+ * call, never synchronously). */
+void psc_op_submit(pstripe_fs_t *fs, psc_op_t *op);
+/* Record an error on an op (first one wins). */
+void psc_op_error(psc_op_t *op, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* --- helpers shared by the API files --- */
+int psc_check_fs(pstripe_fs_t *fs);
+/* Normalize a user path into out (PS_PATH_MAX + 1 bytes); sets last error. */
+int psc_normalize(const char *path, char *out, size_t *len);
+/* Stat the objects of n files (info[i]) into st[i]; one round of OBJ_STAT. */
+int psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n,
+                     pstripe_stat_t *st);
+void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout);
+
+#endif

@@ -1,0 +1,761 @@
+/*
+ * psc_meta.c: namespace operations (open/create, stat, truncate, unlink,
+ * fsync, list, statfs, server stats).
+ *
+ * A path's metadata lives on its owner server ps_path_server(); the data of
+ * a file lives in one object per stripe target. So stat is LOOKUP at the
+ * owner, then OBJ_STAT on every target in parallel (size = the largest file
+ * size any object implies); unlink is REMOVE at the owner, then OBJ_REMOVE on
+ * every target; truncate sets every target's object to the size it has in a
+ * file of the new length. The caller's thread runs these steps one after the
+ * other, with the ops of one step in flight together.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps_log.h"
+#include "ps_status.h"
+#include "psc_internal.h"
+
+#define PSC_LIST_PAGE 512u /* entries per LIST request */
+
+void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout)
+{
+    layout->stripe_size = info->stripe_size;
+    layout->stripe_count = info->stripe_count;
+    layout->first_server = info->first_server;
+}
+
+/* Check a file's layout as received from a server against this cluster. */
+static int psc_check_info(pstripe_fs_t *fs, const ps_file_info_t *info, uint32_t server)
+{
+    ps_layout_t layout;
+
+    psc_info_to_layout(info, &layout);
+    if (ps_layout_check(&layout, fs->nservers) != PS_OK) {
+        return psc_error(PS_ERR_PROTO,
+                         "server %s returned a layout (stripe size %llu, count %u, first %u) "
+                         "that does not fit this cluster of %u servers",
+                         fs->servers[server].addr, (unsigned long long)info->stripe_size,
+                         info->stripe_count, info->first_server, fs->nservers);
+    }
+    return PS_OK;
+}
+
+/* One path request (CREATE/LOOKUP/REMOVE) to the owner, reply into rep. */
+static int psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path, size_t len,
+                       const void *body, uint32_t body_len, ps_file_rep_t *rep)
+{
+    psc_call_t call;
+    psc_op_t op;
+    ps_path_req_t preq;
+    int status;
+
+    if (body == NULL) {
+        preq.path_len = (uint32_t)len;
+        preq.reserved = 0;
+        body = &preq;
+        body_len = sizeof(preq);
+    }
+    psc_call_init(&call);
+    psc_op_init(&op, ps_path_server(path, len, fs->nservers), type, body, body_len);
+    op.route = PSC_ROUTE_PATH;
+    op.route_path = path;
+    op.route_path_len = (uint32_t)len;
+    op.send_buf = path;
+    op.send_count = len;
+    op.rep_body = rep;
+    op.rep_body_len = sizeof(*rep);
+    psc_op_post(fs, &op, &call);
+    status = psc_call_wait(fs, &call);
+    if (status != PS_OK) {
+        return status;
+    }
+    return psc_check_info(fs, &rep->info, op.server);
+}
+
+/* The same object request to every target of a file, in parallel. reps may
+ * be NULL; sizes[k] (if non-NULL) gives OBJ_TRUNCATE's size for target k. */
+static int psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, uint16_t type,
+                       const uint64_t *sizes, ps_obj_rep_t *reps)
+{
+    ps_layout_t layout;
+    psc_call_t call;
+    psc_op_t *ops;
+    int status;
+
+    psc_info_to_layout(info, &layout);
+    ops = calloc(layout.stripe_count, sizeof(*ops));
+    if (ops == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    psc_call_init(&call);
+    for (uint32_t k = 0; k < layout.stripe_count; k++) {
+        ps_obj_req_t req = {.file_id = info->file_id, .size = sizes ? sizes[k] : 0};
+
+        psc_op_init(&ops[k], ps_layout_server(&layout, k, fs->nservers), type, &req,
+                    sizeof(req));
+        ops[k].route = PSC_ROUTE_OBJECT;
+        ops[k].route_file_id = info->file_id;
+        if (reps != NULL) {
+            ops[k].rep_body = &reps[k];
+            ops[k].rep_body_len = sizeof(reps[k]);
+        }
+        psc_op_post(fs, &ops[k], &call);
+    }
+    status = psc_call_wait(fs, &call);
+    free(ops);
+    return status;
+}
+
+int psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n, pstripe_stat_t *st)
+{
+    psc_call_t call;
+    psc_op_t *ops;
+    ps_obj_rep_t *reps;
+    size_t nops = 0, i;
+    int status;
+
+    for (i = 0; i < n; i++) {
+        nops += info[i].stripe_count;
+    }
+    ops = calloc(nops ? nops : 1, sizeof(*ops));
+    reps = calloc(nops ? nops : 1, sizeof(*reps));
+    if (ops == NULL || reps == NULL) {
+        free(ops);
+        free(reps);
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    psc_call_init(&call);
+    nops = 0;
+    for (i = 0; i < n; i++) {
+        ps_layout_t layout;
+
+        psc_info_to_layout(&info[i], &layout);
+        for (uint32_t k = 0; k < layout.stripe_count; k++, nops++) {
+            ps_obj_req_t req = {.file_id = info[i].file_id, .size = 0};
+
+            psc_op_init(&ops[nops], ps_layout_server(&layout, k, fs->nservers), PS_MSG_OBJ_STAT,
+                        &req, sizeof(req));
+            ops[nops].route = PSC_ROUTE_OBJECT;
+            ops[nops].route_file_id = info[i].file_id;
+            ops[nops].rep_body = &reps[nops];
+            ops[nops].rep_body_len = sizeof(reps[nops]);
+            psc_op_post(fs, &ops[nops], &call);
+        }
+    }
+    status = psc_call_wait(fs, &call);
+    if (status == PS_OK) {
+        nops = 0;
+        for (i = 0; i < n; i++) {
+            ps_layout_t layout;
+            pstripe_stat_t s;
+
+            psc_info_to_layout(&info[i], &layout);
+            memset(&s, 0, sizeof(s));
+            s.file_id = info[i].file_id;
+            s.layout.stripe_size = layout.stripe_size;
+            s.layout.stripe_count = layout.stripe_count;
+            s.layout.first_server = (int32_t)layout.first_server;
+            s.mode = info[i].mode;
+            s.ctime_ns = info[i].ctime_ns;
+            s.mtime_ns = info[i].mtime_ns;
+            for (uint32_t k = 0; k < layout.stripe_count; k++, nops++) {
+                uint64_t fsize = ps_layout_file_size(&layout, k, reps[nops].size);
+
+                if (fsize > s.size) {
+                    s.size = fsize;
+                }
+                s.blocks += reps[nops].blocks;
+                if (reps[nops].exists && reps[nops].mtime_ns > s.mtime_ns) {
+                    s.mtime_ns = reps[nops].mtime_ns;
+                }
+            }
+            st[i] = s;
+        }
+    }
+    free(ops);
+    free(reps);
+    return status;
+}
+
+static int psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info, uint64_t size)
+{
+    ps_layout_t layout;
+    uint64_t *sizes;
+    int status;
+
+    psc_info_to_layout(info, &layout);
+    sizes = calloc(layout.stripe_count, sizeof(*sizes));
+    if (sizes == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    for (uint32_t k = 0; k < layout.stripe_count; k++) {
+        sizes[k] = ps_layout_obj_size(&layout, size, k);
+    }
+    status = psc_obj_ops(fs, info, PS_MSG_OBJ_TRUNCATE, sizes, NULL);
+    free(sizes);
+    return status;
+}
+
+/* --- open / close -------------------------------------------------------------- */
+
+int pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
+                 const pstripe_layout_t *layout, pstripe_file_t **file_p)
+{
+    char npath[PS_PATH_MAX + 1];
+    pstripe_file_t *file;
+    ps_file_rep_t rep;
+    size_t len;
+    int acc = flags & PSTRIPE_RDWR;
+    int status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    if (file_p == NULL) {
+        return psc_error(PS_ERR_INVALID, "file_p is NULL");
+    }
+    if (acc == 0 || (flags & ~(PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL | PSTRIPE_TRUNC))) {
+        return psc_error(PS_ERR_INVALID, "open flags %#x: need exactly one of RDONLY, WRONLY, RDWR",
+                         flags);
+    }
+    if ((flags & PSTRIPE_TRUNC) && !(acc & PSTRIPE_WRONLY)) {
+        return psc_error(PS_ERR_ACCESS, "open with PSTRIPE_TRUNC needs write access");
+    }
+    status = psc_normalize(path, npath, &len);
+    if (status != PS_OK) {
+        return status;
+    }
+
+    if (flags & PSTRIPE_CREAT) {
+        ps_create_req_t req;
+        ps_layout_t l;
+        int64_t count;
+
+        pthread_mutex_lock(&fs->lock);
+        l.stripe_size = fs->cfg.stripe_size;
+        count = fs->cfg.stripe_count;
+        pthread_mutex_unlock(&fs->lock);
+        if (layout != NULL && layout->stripe_size != 0) {
+            l.stripe_size = layout->stripe_size;
+        }
+        if (layout != NULL && layout->stripe_count != 0) {
+            count = layout->stripe_count;
+        }
+        l.stripe_count = count == 0 ? fs->nservers : (uint32_t)count;
+        if (layout == NULL || layout->first_server == -1) {
+            l.first_server = ps_path_server(npath, len, fs->nservers);
+        } else if (layout->first_server < 0) {
+            return psc_error(PS_ERR_INVALID, "first_server %d is not a server index",
+                             layout->first_server);
+        } else {
+            l.first_server = (uint32_t)layout->first_server;
+        }
+        if (ps_layout_check(&l, fs->nservers) != PS_OK) {
+            return psc_error(PS_ERR_INVALID,
+                             "layout stripe_size %llu, stripe_count %u, first_server %u does not "
+                             "fit %u servers (stripe size %llu..%llu)",
+                             (unsigned long long)l.stripe_size, l.stripe_count, l.first_server,
+                             fs->nservers, PS_STRIPE_SIZE_MIN, PS_STRIPE_SIZE_MAX);
+        }
+        memset(&req, 0, sizeof(req));
+        req.stripe_size = l.stripe_size;
+        req.stripe_count = l.stripe_count;
+        req.first_server = l.first_server;
+        req.mode = mode & 0777;
+        req.flags = (flags & PSTRIPE_EXCL) ? PS_CREATE_EXCL : 0;
+        req.path_len = (uint32_t)len;
+        status = psc_path_op(fs, PS_MSG_CREATE, npath, len, &req, sizeof(req), &rep);
+        if (status == PS_ERR_EXISTS) {
+            psc_set_error("cannot create %s: file exists", npath);
+        }
+    } else {
+        status = psc_path_op(fs, PS_MSG_LOOKUP, npath, len, NULL, 0, &rep);
+        if (status == PS_ERR_NO_ENTRY) {
+            psc_set_error("cannot open %s: no such file", npath);
+        }
+    }
+    if (status != PS_OK) {
+        return status;
+    }
+    if ((flags & PSTRIPE_TRUNC) && !rep.created) {
+        status = psc_truncate_objects(fs, &rep.info, 0);
+        if (status != PS_OK) {
+            return status;
+        }
+    }
+
+    file = calloc(1, sizeof(*file));
+    if (file == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    file->path = strdup(npath);
+    if (file->path == NULL) {
+        free(file);
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    file->fs = fs;
+    file->path_len = len;
+    file->flags = flags;
+    file->info = rep.info;
+    psc_info_to_layout(&rep.info, &file->layout);
+    *file_p = file;
+    return PS_OK;
+}
+
+int pstripe_close(pstripe_file_t *file)
+{
+    if (file == NULL) {
+        return psc_error(PS_ERR_INVALID, "file is NULL");
+    }
+    free(file->path);
+    free(file);
+    return PS_OK;
+}
+
+/* --- stat / truncate / unlink / fsync --------------------------------------------- */
+
+int pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st)
+{
+    char npath[PS_PATH_MAX + 1];
+    ps_file_rep_t rep;
+    size_t len;
+    int status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    if (st == NULL) {
+        return psc_error(PS_ERR_INVALID, "st is NULL");
+    }
+    status = psc_normalize(path, npath, &len);
+    if (status != PS_OK) {
+        return status;
+    }
+    status = psc_path_op(fs, PS_MSG_LOOKUP, npath, len, NULL, 0, &rep);
+    if (status != PS_OK) {
+        if (status == PS_ERR_NO_ENTRY) {
+            psc_set_error("cannot stat %s: no such file", npath);
+        }
+        return status;
+    }
+    return psc_stat_objects(fs, &rep.info, 1, st);
+}
+
+int pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st)
+{
+    if (file == NULL || st == NULL) {
+        return psc_error(PS_ERR_INVALID, "file or st is NULL");
+    }
+    return psc_stat_objects(file->fs, &file->info, 1, st);
+}
+
+int pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size)
+{
+    char npath[PS_PATH_MAX + 1];
+    ps_file_rep_t rep;
+    size_t len;
+    int status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    status = psc_normalize(path, npath, &len);
+    if (status != PS_OK) {
+        return status;
+    }
+    status = psc_path_op(fs, PS_MSG_LOOKUP, npath, len, NULL, 0, &rep);
+    if (status != PS_OK) {
+        if (status == PS_ERR_NO_ENTRY) {
+            psc_set_error("cannot truncate %s: no such file", npath);
+        }
+        return status;
+    }
+    return psc_truncate_objects(fs, &rep.info, size);
+}
+
+int pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
+{
+    if (file == NULL) {
+        return psc_error(PS_ERR_INVALID, "file is NULL");
+    }
+    if (!(file->flags & PSTRIPE_WRONLY)) {
+        return psc_error(PS_ERR_ACCESS, "cannot truncate %s: opened read-only", file->path);
+    }
+    return psc_truncate_objects(file->fs, &file->info, size);
+}
+
+int pstripe_unlink(pstripe_fs_t *fs, const char *path)
+{
+    char npath[PS_PATH_MAX + 1];
+    ps_file_rep_t rep;
+    size_t len;
+    int status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    status = psc_normalize(path, npath, &len);
+    if (status != PS_OK) {
+        return status;
+    }
+    status = psc_path_op(fs, PS_MSG_REMOVE, npath, len, NULL, 0, &rep);
+    if (status != PS_OK) {
+        if (status == PS_ERR_NO_ENTRY) {
+            psc_set_error("cannot unlink %s: no such file", npath);
+        }
+        return status;
+    }
+    /* The path is gone; now its objects (a missing object is not an error). */
+    status = psc_obj_ops(fs, &rep.info, PS_MSG_OBJ_REMOVE, NULL, NULL);
+    if (status == PS_ERR_NO_ENTRY) {
+        status = PS_OK;
+    }
+    return status;
+}
+
+int pstripe_fsync(pstripe_file_t *file)
+{
+    pstripe_fs_t *fs;
+    psc_call_t call;
+    psc_op_t *ops;
+    uint32_t n;
+    int status;
+
+    if (file == NULL) {
+        return psc_error(PS_ERR_INVALID, "file is NULL");
+    }
+    fs = file->fs;
+    n = file->layout.stripe_count;
+    ops = calloc(n + 1, sizeof(*ops));
+    if (ops == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    psc_call_init(&call);
+    for (uint32_t k = 0; k < n; k++) {
+        ps_obj_req_t req = {.file_id = file->info.file_id, .size = 0};
+
+        psc_op_init(&ops[k], ps_layout_server(&file->layout, k, fs->nservers), PS_MSG_OBJ_SYNC,
+                    &req, sizeof(req));
+        ops[k].route = PSC_ROUTE_OBJECT;
+        ops[k].route_file_id = file->info.file_id;
+        psc_op_post(fs, &ops[k], &call);
+    }
+    psc_op_init(&ops[n], ps_path_server(file->path, file->path_len, fs->nservers),
+                PS_MSG_META_SYNC, NULL, 0);
+    psc_op_post(fs, &ops[n], &call);
+    status = psc_call_wait(fs, &call);
+    free(ops);
+    return status;
+}
+
+/* --- list ------------------------------------------------------------------------- */
+
+typedef struct psc_list_entry {
+    ps_file_info_t info;
+    const char *path; /* into the page's data, not NUL-terminated */
+    uint32_t path_len;
+} psc_list_entry_t;
+
+typedef struct psc_list_cursor {
+    void *data;                /* the page as received */
+    psc_list_entry_t *entries;
+    pstripe_stat_t *stats;
+    uint32_t n, next;
+    int more;                  /* the server has more after this page */
+    char *after;               /* resume key: last path of the previous page */
+    uint32_t after_len;
+} psc_list_cursor_t;
+
+static int psc_list_fetch(pstripe_fs_t *fs, uint32_t server, const char *prefix, size_t plen,
+                          psc_list_cursor_t *cur)
+{
+    ps_list_req_t req;
+    ps_list_rep_t rep;
+    psc_call_t call;
+    psc_op_t op;
+    char *send;
+    const char *p, *end;
+    ps_file_info_t *infos = NULL;
+    int status;
+
+    free(cur->data);
+    free(cur->entries);
+    free(cur->stats);
+    cur->data = NULL;
+    cur->entries = NULL;
+    cur->stats = NULL;
+    cur->n = cur->next = 0;
+
+    send = malloc(plen + cur->after_len + 1);
+    if (send == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    memcpy(send, prefix, plen);
+    if (cur->after_len > 0) {
+        memcpy(send + plen, cur->after, cur->after_len);
+    }
+    req.prefix_len = (uint32_t)plen;
+    req.after_len = cur->after_len;
+    req.max_entries = PSC_LIST_PAGE;
+    req.reserved = 0;
+    psc_call_init(&call);
+    psc_op_init(&op, server, PS_MSG_LIST, &req, sizeof(req));
+    op.send_buf = send;
+    op.send_count = plen + cur->after_len;
+    op.rep_body = &rep;
+    op.rep_body_len = sizeof(rep);
+    op.recv_mode = PSC_RECV_ALLOC;
+    op.recv_max = (uint64_t)PSC_LIST_PAGE * (sizeof(ps_list_entry_t) + PS_PATH_MAX + 8);
+    psc_op_post(fs, &op, &call);
+    status = psc_call_wait(fs, &call);
+    free(send);
+    if (status != PS_OK) {
+        return status;
+    }
+    cur->data = op.recv_alloc;
+    cur->more = rep.more != 0;
+    if (rep.nentries > PSC_LIST_PAGE || rep.data_len != op.recv_alloc_len) {
+        return psc_error(PS_ERR_PROTO, "server %s sent a malformed LIST reply",
+                         fs->servers[server].addr);
+    }
+    if (rep.nentries == 0) {
+        cur->more = 0;
+        return PS_OK;
+    }
+    cur->entries = calloc(rep.nentries, sizeof(*cur->entries));
+    cur->stats = calloc(rep.nentries, sizeof(*cur->stats));
+    infos = calloc(rep.nentries, sizeof(*infos));
+    if (cur->entries == NULL || cur->stats == NULL || infos == NULL) {
+        free(infos);
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    p = cur->data;
+    end = p + op.recv_alloc_len;
+    for (uint32_t i = 0; i < rep.nentries; i++) {
+        ps_list_entry_t e;
+        size_t padded;
+
+        if ((size_t)(end - p) < sizeof(e)) {
+            goto err_proto;
+        }
+        memcpy(&e, p, sizeof(e));
+        p += sizeof(e);
+        padded = ((size_t)e.path_len + 7) & ~(size_t)7;
+        if (e.path_len == 0 || e.path_len > PS_PATH_MAX || (size_t)(end - p) < padded ||
+            (plen > 0 && (e.path_len < plen || memcmp(p, prefix, plen) != 0)) ||
+            psc_check_info(fs, &e.info, server) != PS_OK) {
+            goto err_proto;
+        }
+        cur->entries[i].info = e.info;
+        cur->entries[i].path = p;
+        cur->entries[i].path_len = e.path_len;
+        infos[i] = e.info;
+        p += padded;
+    }
+    if (p != end) {
+        goto err_proto;
+    }
+    cur->n = rep.nentries;
+    /* Sizes come from the objects: one parallel round of OBJ_STAT per page. */
+    status = psc_stat_objects(fs, infos, cur->n, cur->stats);
+    free(infos);
+    if (status != PS_OK) {
+        cur->n = 0;
+        return status;
+    }
+    {
+        psc_list_entry_t *last = &cur->entries[cur->n - 1];
+        char *after = realloc(cur->after, last->path_len);
+
+        if (after == NULL) {
+            cur->n = 0;
+            return psc_error(PS_ERR_NO_MEMORY, "no memory");
+        }
+        memcpy(after, last->path, last->path_len);
+        cur->after = after;
+        cur->after_len = last->path_len;
+    }
+    return PS_OK;
+
+err_proto:
+    free(infos);
+    return psc_error(PS_ERR_PROTO, "server %s sent a malformed LIST entry",
+                     fs->servers[server].addr);
+}
+
+static int psc_path_cmp(const psc_list_entry_t *a, const psc_list_entry_t *b)
+{
+    uint32_t n = a->path_len < b->path_len ? a->path_len : b->path_len;
+    int c = memcmp(a->path, b->path, n);
+
+    if (c != 0) {
+        return c;
+    }
+    return a->path_len < b->path_len ? -1 : a->path_len > b->path_len;
+}
+
+int pstripe_list(pstripe_fs_t *fs, const char *prefix, pstripe_list_fn fn, void *arg)
+{
+    psc_list_cursor_t *cur;
+    char path[PS_PATH_MAX + 1];
+    size_t plen;
+    int status = PS_OK;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    if (fn == NULL) {
+        return psc_error(PS_ERR_INVALID, "list callback is NULL");
+    }
+    if (prefix == NULL) {
+        prefix = "";
+    }
+    plen = strlen(prefix);
+    if (plen > PS_PATH_MAX) {
+        return psc_error(PS_ERR_NAME_TOO_LONG, "list prefix longer than %u bytes", PS_PATH_MAX);
+    }
+    cur = calloc(fs->nservers, sizeof(*cur));
+    if (cur == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    for (uint32_t s = 0; s < fs->nservers; s++) {
+        cur[s].more = 1;
+    }
+    /* Merge the servers' sorted streams, fetching a page when one runs dry. */
+    for (;;) {
+        int best = -1;
+
+        for (uint32_t s = 0; s < fs->nservers; s++) {
+            if (cur[s].next == cur[s].n && cur[s].more) {
+                status = psc_list_fetch(fs, s, prefix, plen, &cur[s]);
+                if (status != PS_OK) {
+                    goto out;
+                }
+            }
+            if (cur[s].next < cur[s].n &&
+                (best < 0 || psc_path_cmp(&cur[s].entries[cur[s].next],
+                                          &cur[best].entries[cur[best].next]) < 0)) {
+                best = (int)s;
+            }
+        }
+        if (best < 0) {
+            break;
+        }
+        {
+            psc_list_cursor_t *c = &cur[best];
+            psc_list_entry_t *e = &c->entries[c->next];
+
+            memcpy(path, e->path, e->path_len);
+            path[e->path_len] = '\0';
+            status = fn(path, &c->stats[c->next], arg);
+            c->next++;
+            if (status != 0) {
+                goto out;
+            }
+        }
+    }
+out:
+    for (uint32_t s = 0; s < fs->nservers; s++) {
+        free(cur[s].data);
+        free(cur[s].entries);
+        free(cur[s].stats);
+        free(cur[s].after);
+    }
+    free(cur);
+    return status;
+}
+
+/* --- statfs, stats, layout --------------------------------------------------------- */
+
+int pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st)
+{
+    ps_statfs_rep_t *reps;
+    psc_call_t call;
+    psc_op_t *ops;
+    pstripe_statfs_t s;
+    int status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    if (st == NULL) {
+        return psc_error(PS_ERR_INVALID, "st is NULL");
+    }
+    ops = calloc(fs->nservers, sizeof(*ops));
+    reps = calloc(fs->nservers, sizeof(*reps));
+    if (ops == NULL || reps == NULL) {
+        free(ops);
+        free(reps);
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    psc_call_init(&call);
+    for (uint32_t i = 0; i < fs->nservers; i++) {
+        psc_op_init(&ops[i], i, PS_MSG_STATFS, NULL, 0);
+        ops[i].rep_body = &reps[i];
+        ops[i].rep_body_len = sizeof(reps[i]);
+        psc_op_post(fs, &ops[i], &call);
+    }
+    status = psc_call_wait(fs, &call);
+    if (status == PS_OK) {
+        memset(&s, 0, sizeof(s));
+        for (uint32_t i = 0; i < fs->nservers; i++) {
+            s.total_bytes += reps[i].bsize * reps[i].blocks;
+            s.free_bytes += reps[i].bsize * reps[i].bfree;
+            s.avail_bytes += reps[i].bsize * reps[i].bavail;
+            s.files += reps[i].files;
+        }
+        s.nservers = fs->nservers;
+        *st = s;
+    }
+    free(ops);
+    free(reps);
+    return status;
+}
+
+int pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st)
+{
+    ps_stats_rep_t rep;
+    psc_call_t call;
+    psc_op_t op;
+    int status;
+
+    _Static_assert(sizeof(pstripe_server_stats_t) == sizeof(ps_stats_rep_t),
+                   "pstripe_server_stats_t mirrors ps_stats_rep_t");
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    if (st == NULL || server < 0 || (uint32_t)server >= fs->nservers) {
+        return psc_error(PS_ERR_INVALID, "no server %d (or st is NULL)", server);
+    }
+    psc_call_init(&call);
+    psc_op_init(&op, (uint32_t)server, PS_MSG_STATS, NULL, 0);
+    op.rep_body = &rep;
+    op.rep_body_len = sizeof(rep);
+    psc_op_post(fs, &op, &call);
+    status = psc_call_wait(fs, &call);
+    if (status == PS_OK) {
+        memcpy(st, &rep, sizeof(*st));
+    }
+    return status;
+}
+
+int pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout)
+{
+    if (file == NULL || layout == NULL) {
+        return psc_error(PS_ERR_INVALID, "file or layout is NULL");
+    }
+    layout->stripe_size = file->layout.stripe_size;
+    layout->stripe_count = file->layout.stripe_count;
+    layout->first_server = (int32_t)file->layout.first_server;
+    return PS_OK;
+}
+
+int pstripe_file_server(pstripe_file_t *file, uint32_t k)
+{
+    if (file == NULL || k >= file->layout.stripe_count) {
+        return psc_error(PS_ERR_INVALID, "no stripe target %u", k);
+    }
+    return (int)ps_layout_server(&file->layout, k, file->fs->nservers);
+}

@@ -1,0 +1,239 @@
+/*
+ * test_client_fault.cc: servers that die or stop answering.
+ *
+ * A server killed (SIGKILL) or frozen (SIGSTOP) while a client streams
+ * writes to it must turn into PS_ERR_CONN / PS_ERR_TIMEOUT, with a message
+ * naming the server, within the configured timeout (measured and bounded
+ * here), never a hang; the client must then reconnect by itself once the
+ * server is back. Data made durable with fsync survives a restart.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "test_client_util.h"
+
+using namespace psc_test;
+
+namespace {
+
+const double kTimeout = 3.0; /* client `timeout` in these tests, seconds */
+const double kSlack = 2.0;   /* allowed beyond it (loaded 2-core machines) */
+
+class ClientFault : public ::testing::Test {
+protected:
+    void start(int nservers, const std::vector<std::string> &extra = {})
+    {
+        std::vector<std::string> settings = {"timeout=3s", "connect_timeout=2s",
+                                             "buffer_size=256k", "buffer_count=2"};
+        settings.insert(settings.end(), extra.begin(), extra.end());
+        ASSERT_TRUE(cluster_.start(nservers, 1));
+        PSC_ASSERT_OK(connect(cluster_, settings, &fs_));
+    }
+    void TearDown() override
+    {
+        for (int i = 0; i < cluster_.size(); i++) {
+            if (cluster_.running(i)) {
+                cluster_.kill(i, SIGCONT);
+            }
+        }
+        if (fs_ != nullptr) {
+            pstripe_disconnect(fs_);
+        }
+    }
+
+    ps_test::ps_cluster cluster_;
+    pstripe_fs_t *fs_ = nullptr;
+};
+
+/* A thread writing 4 MiB chunks in a loop until an error. */
+struct writer {
+    pstripe_file_t *file;
+    std::atomic<int> writes{0};
+    std::atomic<int> status{PS_OK};
+    std::atomic<double> failed_at{0};
+    std::string message;
+    std::vector<uint8_t> buf = std::vector<uint8_t>(4 << 20, 0x3C);
+    pthread_t thread;
+
+    static void *run(void *arg)
+    {
+        writer *w = (writer *)arg;
+        for (uint64_t i = 0;; i++) {
+            int s = pstripe_pwrite(w->file, w->buf.data(), w->buf.size(),
+                                   (i % 16) * w->buf.size());
+            if (s != PS_OK) {
+                w->message = pstripe_last_error();
+                w->failed_at = now_s();
+                w->status = s;
+                return nullptr;
+            }
+            w->writes++;
+        }
+    }
+    void start() { ASSERT_EQ(pthread_create(&thread, nullptr, run, this), 0); }
+    /* Wait for the thread, at most `limit` seconds (then the test fails). */
+    bool join_within(double limit)
+    {
+        double end = now_s() + limit;
+        while (status == PS_OK && now_s() < end) {
+            usleep(10000);
+        }
+        if (status == PS_OK) {
+            return false; /* hung: leave the thread, the test fails */
+        }
+        pthread_join(thread, nullptr);
+        return true;
+    }
+};
+
+void fault_mid_write(ps_test::ps_cluster &cluster, pstripe_fs_t *fs, int sig)
+{
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    writer w;
+
+    PSC_ASSERT_OK(pstripe_open(fs, "/victim", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout,
+                               &w.file));
+    w.start();
+    while (w.writes < 3 && w.status == PS_OK) {
+        usleep(1000);
+    }
+    ASSERT_EQ(w.status.load(), PS_OK) << w.message;
+    ASSERT_EQ(cluster.kill(1, sig), 0);
+    double t0 = now_s();
+    ASSERT_TRUE(w.join_within(kTimeout + 30)) << "write did not fail: hung";
+    double elapsed = w.failed_at - t0;
+    printf("[   INFO   ] signal %d: %s after %.3fs (timeout %.1fs): %s\n", sig,
+           pstripe_strerror(w.status), elapsed, kTimeout, w.message.c_str());
+    if (sig == SIGSTOP) {
+        EXPECT_EQ(w.status.load(), PS_ERR_TIMEOUT);
+    } else {
+        EXPECT_TRUE(w.status == PS_ERR_CONN || w.status == PS_ERR_TIMEOUT)
+            << pstripe_strerror(w.status);
+    }
+    EXPECT_LE(elapsed, kTimeout + kSlack);
+    EXPECT_NE(w.message.find(cluster.address(1)), std::string::npos)
+        << "message does not name the server: " << w.message;
+
+    /* other operations on that server fail fast and clearly as well */
+    pstripe_stat_t st;
+    t0 = now_s();
+    int s = pstripe_fstat(w.file, &st);
+    EXPECT_TRUE(s == PS_ERR_CONN || s == PS_ERR_TIMEOUT) << pstripe_strerror(s);
+    EXPECT_LE(now_s() - t0, kTimeout + kSlack);
+    PSC_ASSERT_OK(pstripe_close(w.file));
+}
+
+TEST_F(ClientFault, ServerKilledMidWrite)
+{
+    start(2);
+    fault_mid_write(cluster_, fs_, SIGKILL);
+    if (HasFatalFailure()) {
+        return;
+    }
+    /* restarted on the same port, the server is reconnected by the same fs */
+    ASSERT_TRUE(cluster_.restart(1, true));
+    pstripe_file_t *f;
+    std::vector<uint8_t> buf(100000, 9), out(100000);
+    uint64_t nread;
+    PSC_ASSERT_OK(pstripe_open(fs_, "/after", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+    EXPECT_TRUE(out == buf);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientFault, ServerStoppedMidWrite)
+{
+    start(2);
+    fault_mid_write(cluster_, fs_, SIGSTOP);
+    if (HasFatalFailure()) {
+        return;
+    }
+    /* once it runs again, the next operations reconnect and succeed */
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    pstripe_file_t *f;
+    std::vector<uint8_t> buf(3 << 20, 4), out(3 << 20);
+    uint64_t nread;
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    PSC_ASSERT_OK(pstripe_open(fs_, "/after", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+    EXPECT_EQ(nread, buf.size());
+    EXPECT_TRUE(out == buf);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientFault, ConnectToDeadOrStoppedServer)
+{
+    ASSERT_TRUE(cluster_.start(2, 1));
+    pstripe_fs_t *fs;
+    const char *settings[] = {"connect_timeout=1500ms", "timeout=2s", nullptr};
+
+    /* a port nobody listens on: refused at once */
+    std::string dead = cluster_.address(0) + ",127.0.0.1:1";
+    double t0 = now_s();
+    int s = pstripe_connect_servers(dead.c_str(), settings, &fs);
+    double elapsed = now_s() - t0;
+    printf("[   INFO   ] dead server: %s after %.3fs: %s\n", pstripe_strerror(s), elapsed,
+           pstripe_last_error());
+    EXPECT_TRUE(s == PS_ERR_CONN || s == PS_ERR_TIMEOUT) << pstripe_strerror(s);
+    EXPECT_NE(strstr(pstripe_last_error(), "127.0.0.1:1"), nullptr) << pstripe_last_error();
+    EXPECT_LE(elapsed, 1.5 + kSlack);
+
+    /* a stopped server accepts the TCP connection but never answers HELLO */
+    ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0);
+    t0 = now_s();
+    s = pstripe_connect_servers(cluster_.servers_csv().c_str(), settings, &fs);
+    elapsed = now_s() - t0;
+    printf("[   INFO   ] stopped server: %s after %.3fs: %s\n", pstripe_strerror(s), elapsed,
+           pstripe_last_error());
+    EXPECT_EQ(s, PS_ERR_TIMEOUT);
+    EXPECT_NE(strstr(pstripe_last_error(), cluster_.address(1).c_str()), nullptr)
+        << pstripe_last_error();
+    EXPECT_GE(elapsed, 1.4);
+    EXPECT_LE(elapsed, 1.5 + kSlack);
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    PSC_ASSERT_OK(pstripe_connect_servers(cluster_.servers_csv().c_str(), settings, &fs));
+    pstripe_disconnect(fs);
+}
+
+TEST_F(ClientFault, RestartKeepsSyncedData)
+{
+    start(3);
+    pstripe_layout_t layout = {65536, 3, 0};
+    std::vector<uint8_t> data(5 << 20), out(5 << 20);
+    std::mt19937_64 rng(11);
+    pstripe_file_t *f;
+    uint64_t nread;
+
+    for (auto &b : data) {
+        b = (uint8_t)rng();
+    }
+    PSC_ASSERT_OK(pstripe_open(fs_, "/durable", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 12345));
+    PSC_ASSERT_OK(pstripe_fsync(f));
+    PSC_ASSERT_OK(pstripe_close(f));
+    pstripe_disconnect(fs_);
+    fs_ = nullptr;
+
+    /* every server killed hard after the fsync, then restarted on new ports */
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(cluster_.kill(i, SIGKILL), 0);
+        cluster_.wait(i, 30);
+        ASSERT_TRUE(cluster_.restart(i));
+    }
+    PSC_ASSERT_OK(connect(cluster_, {}, &fs_));
+    pstripe_stat_t st;
+    PSC_ASSERT_OK(pstripe_stat(fs_, "/durable", &st));
+    EXPECT_EQ(st.size, 12345 + data.size());
+    PSC_ASSERT_OK(pstripe_open(fs_, "/durable", PSTRIPE_RDONLY, 0, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 12345, &nread));
+    EXPECT_EQ(nread, out.size());
+    EXPECT_TRUE(out == data);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+} // namespace

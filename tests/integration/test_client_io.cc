@@ -1,0 +1,508 @@
+/*
+ * test_client_io.cc: list I/O of the client library against real daemons.
+ *
+ * Random noncontiguous region lists (tiny regions, regions across stripe
+ * boundaries, overlaps, unsorted) from scattered memory are written and read
+ * back against an in-memory model of the file, for several cluster sizes,
+ * stripe sizes/counts and batching settings; many client processes write one
+ * file at once; nonblocking requests progress while the caller sleeps; and
+ * 100,000 small regions travel in a handful of batches.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_client_util.h"
+
+using namespace psc_test;
+
+namespace {
+
+struct io_param {
+    int nservers;
+    int workers;
+    uint64_t stripe_size;
+    uint32_t stripe_count;
+    std::vector<std::string> settings; /* client tunables */
+};
+
+std::string param_name(const ::testing::TestParamInfo<io_param> &info)
+{
+    const io_param &p = info.param;
+    std::string s = std::to_string(p.nservers) + "srv_" + std::to_string(p.workers) + "w_ss" +
+                    std::to_string(p.stripe_size) + "_sc" + std::to_string(p.stripe_count);
+    for (const auto &kv : p.settings) {
+        for (char c : kv) {
+            s += isalnum((unsigned char)c) ? c : '_';
+        }
+    }
+    return s;
+}
+
+class ClientListIO : public ::testing::TestWithParam<io_param> {
+protected:
+    void SetUp() override
+    {
+        const io_param &p = GetParam();
+        ASSERT_TRUE(cluster_.start(p.nservers, p.workers));
+        PSC_ASSERT_OK(connect(cluster_, p.settings, &fs_));
+    }
+    void TearDown() override
+    {
+        if (fs_ != nullptr) {
+            pstripe_disconnect(fs_);
+        }
+    }
+
+    ps_test::ps_cluster cluster_;
+    pstripe_fs_t *fs_ = nullptr;
+};
+
+/* Write a region list from scattered memory and apply it to the model. */
+void write_regions(pstripe_file_t *f, file_model &model, const std::vector<pstripe_region_t> &regs,
+                   std::mt19937_64 &rng)
+{
+    scattered mem(total_length(regs), rng);
+    mem.fill(rng);
+    PSC_ASSERT_OK(pstripe_write_list(f, regs.data(), regs.size(), mem.iov.data(), mem.iov.size()));
+    std::vector<uint8_t> s = mem.stream();
+    uint64_t pos = 0;
+    for (const auto &r : regs) { /* in order: a later region wins */
+        model.write(r.offset, &s[pos], r.length);
+        pos += r.length;
+    }
+}
+
+/* Read a region list into scattered memory and compare with the model. */
+void check_regions(pstripe_file_t *f, const file_model &model,
+                   const std::vector<pstripe_region_t> &regs, std::mt19937_64 &rng)
+{
+    scattered mem(total_length(regs), rng);
+    uint64_t nread = ~0ull;
+    PSC_ASSERT_OK(
+        pstripe_read_list(f, regs.data(), regs.size(), mem.iov.data(), mem.iov.size(), &nread));
+    EXPECT_EQ(nread, model.below_size(regs));
+    EXPECT_TRUE(mem.gaps_intact()) << "read wrote outside the given memory";
+    std::vector<uint8_t> s = mem.stream();
+    uint64_t pos = 0;
+    for (size_t i = 0; i < regs.size(); i++) {
+        for (uint64_t j = 0; j < regs[i].length; j++, pos++) {
+            if (s[pos] != model.at(regs[i].offset + j)) {
+                FAIL() << "region " << i << " (offset " << regs[i].offset << ", length "
+                       << regs[i].length << "): byte " << j << " is " << (int)s[pos]
+                       << ", expected " << (int)model.at(regs[i].offset + j);
+            }
+        }
+    }
+}
+
+TEST_P(ClientListIO, RandomRegionsAgainstModel)
+{
+    const io_param &p = GetParam();
+    pstripe_layout_t layout = {p.stripe_size, p.stripe_count, -1};
+    uint64_t span = std::min<uint64_t>(
+        8ull << 20, std::max<uint64_t>(64 << 10, 8 * p.stripe_size * p.stripe_count));
+    std::mt19937_64 rng(0x5eed + p.stripe_size + p.stripe_count);
+    pstripe_file_t *f;
+    file_model model;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/model/file", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL,
+                               0644, &layout, &f));
+    for (int round = 0; round < 6; round++) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        write_regions(f, model, random_regions(rng, 300, span, p.stripe_size), rng);
+        if (HasFatalFailure()) {
+            break;
+        }
+        check_regions(f, model, random_regions(rng, 300, span + p.stripe_size, p.stripe_size),
+                      rng);
+        if (HasFatalFailure()) {
+            break;
+        }
+    }
+    /* the whole file and some bytes past its end, contiguous */
+    check_regions(f, model, {{0, model.size + 5000}}, rng);
+    pstripe_stat_t st;
+    PSC_ASSERT_OK(pstripe_fstat(f, &st));
+    EXPECT_EQ(st.size, model.size);
+    EXPECT_EQ(st.layout.stripe_size, p.stripe_size);
+    EXPECT_EQ(st.layout.stripe_count, p.stripe_count);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+const std::vector<std::string> kSmallBatches = {"buffer_size=64k", "max_regions=17",
+                                                "buffer_count=3"};
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, ClientListIO,
+    ::testing::Values(io_param{1, 1, 65536, 1, {}},
+                      io_param{2, 1, 512, 2, {}},            /* every region crosses stripes */
+                      io_param{2, 2, 4096, 2, kSmallBatches}, /* 2 workers per server */
+                      io_param{4, 1, 65536, 4, {}},
+                      io_param{4, 1, 8192, 4, kSmallBatches},
+                      io_param{4, 1, 1 << 20, 2, {}},        /* 2 of 4 servers */
+                      io_param{4, 1, 4096, 3, {"buffer_count=1"}}),
+    param_name);
+
+/* Fixture with two servers and default settings. */
+class ClientIO : public ::testing::Test {
+protected:
+    void start(int nservers, const std::vector<std::string> &settings = {})
+    {
+        ASSERT_TRUE(cluster_.start(nservers, 1));
+        PSC_ASSERT_OK(connect(cluster_, settings, &fs_));
+    }
+    void TearDown() override
+    {
+        if (fs_ != nullptr) {
+            pstripe_disconnect(fs_);
+        }
+    }
+
+    ps_test::ps_cluster cluster_;
+    pstripe_fs_t *fs_ = nullptr;
+};
+
+TEST_F(ClientIO, ReadPastEndAndHoles)
+{
+    start(4);
+    pstripe_layout_t layout = {4096, 4, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> buf(20000, 0xAB), out(50000, 0x11);
+    uint64_t nread;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/holes", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    /* 1000 bytes at 0: everything past 1000 reads as zeros, nread = 1000 */
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 1000, 0));
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 10000, 0, &nread));
+    EXPECT_EQ(nread, 1000u);
+    for (int i = 0; i < 10000; i++) {
+        ASSERT_EQ(out[i], i < 1000 ? 0xAB : 0) << i;
+    }
+    /* a write at 30000 (target 3): [1000, 30000) is a hole below the size */
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 100, 30000));
+    std::fill(out.begin(), out.end(), 0x11);
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 50000, 0, &nread));
+    EXPECT_EQ(nread, 30100u);
+    for (int i = 0; i < 50000; i++) {
+        ASSERT_EQ(out[i], (i < 1000 || (i >= 30000 && i < 30100)) ? 0xAB : 0) << i;
+    }
+    /* entirely past the end */
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 100, 1 << 20, &nread));
+    EXPECT_EQ(nread, 0u);
+    /* zero-length I/O */
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 0, 5));
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 0, 5, &nread));
+    EXPECT_EQ(nread, 0u);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientIO, OverlapsLaterRegionWins)
+{
+    start(2, {"buffer_size=4k", "max_regions=2", "buffer_count=8"});
+    pstripe_layout_t layout = {512, 2, 0};
+    pstripe_file_t *f;
+    std::vector<pstripe_region_t> regs;
+    std::vector<uint8_t> data;
+    file_model model;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/overlap", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    /* 200 writes of the same 3000 bytes with different values, then a
+     * shifted one: they span many batches of one target, all in flight */
+    for (int i = 0; i < 200; i++) {
+        uint64_t off = (i % 7) * 10;
+        regs.push_back({off, 3000});
+        for (int j = 0; j < 3000; j++) {
+            data.push_back((uint8_t)(i + 1));
+        }
+    }
+    struct iovec iov = {data.data(), data.size()};
+    PSC_ASSERT_OK(pstripe_write_list(f, regs.data(), regs.size(), &iov, 1));
+    for (size_t i = 0; i < regs.size(); i++) {
+        model.write(regs[i].offset, &data[i * 3000], regs[i].length);
+    }
+    std::vector<uint8_t> out(model.size);
+    uint64_t nread;
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+    EXPECT_EQ(nread, model.size);
+    for (uint64_t i = 0; i < model.size; i++) {
+        ASSERT_EQ(out[i], model.at(i)) << "byte " << i;
+    }
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/*
+ * 100,000 regions of 64 bytes, with 64-byte gaps and without: the regions
+ * must travel in a handful of batches and reach the disk in far fewer I/Os
+ * than regions (the server coalesces; the client merges adjacent regions).
+ */
+TEST_F(ClientIO, HundredThousandSmallRegions)
+{
+    start(2);
+    const size_t n = 100000;
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    std::mt19937_64 rng(42);
+
+    for (int gap : {64, 0}) {
+        SCOPED_TRACE("gap " + std::to_string(gap));
+        std::string path = "/small" + std::to_string(gap);
+        pstripe_file_t *f;
+        std::vector<pstripe_region_t> regs(n);
+        std::vector<uint8_t> data(n * 64), out(n * 64, 0);
+        pstripe_server_stats_t before, after;
+
+        for (size_t i = 0; i < n; i++) {
+            regs[i] = {i * (64 + (uint64_t)gap), 64};
+        }
+        for (auto &b : data) {
+            b = (uint8_t)rng();
+        }
+        PSC_ASSERT_OK(pstripe_open(fs_, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0644,
+                                   &layout, &f));
+        PSC_ASSERT_OK(sum_stats(fs_, &before));
+        struct iovec iov = {data.data(), data.size()};
+        double t0 = now_s();
+        PSC_ASSERT_OK(pstripe_write_list(f, regs.data(), n, &iov, 1));
+        double tw = now_s() - t0;
+        PSC_ASSERT_OK(sum_stats(fs_, &after));
+        uint64_t wb = after.write_batches - before.write_batches;
+        uint64_t dw = after.disk_writes - before.disk_writes;
+        uint64_t rw = after.regions_written - before.regions_written;
+        printf("[   INFO   ] gap %d: write %.3fs, %llu batches, %llu regions on the wire, "
+               "%llu disk writes\n",
+               gap, tw, (unsigned long long)wb, (unsigned long long)rw, (unsigned long long)dw);
+        EXPECT_LE(wb, 8u);
+        EXPECT_LE(dw, n / 100);
+        if (gap == 0) {
+            EXPECT_LE(rw, 16u) << "adjacent regions should merge";
+        }
+
+        PSC_ASSERT_OK(sum_stats(fs_, &before));
+        struct iovec oiov = {out.data(), out.size()};
+        uint64_t nread;
+        t0 = now_s();
+        PSC_ASSERT_OK(pstripe_read_list(f, regs.data(), n, &oiov, 1, &nread));
+        double tr = now_s() - t0;
+        PSC_ASSERT_OK(sum_stats(fs_, &after));
+        uint64_t rb = after.read_batches - before.read_batches;
+        uint64_t dr = after.disk_reads - before.disk_reads;
+        printf("[   INFO   ] gap %d: read %.3fs, %llu batches, %llu disk reads\n", gap, tr,
+               (unsigned long long)rb, (unsigned long long)dr);
+        EXPECT_EQ(nread, n * 64);
+        EXPECT_LE(rb, 8u);
+        EXPECT_LE(dr, n / 100);
+        EXPECT_TRUE(out == data) << "read-back differs";
+        PSC_ASSERT_OK(pstripe_close(f));
+    }
+}
+
+/*
+ * A nonblocking write and read progress while the caller sleeps without
+ * calling the library: 32 MiB in 256 KiB batches with 2 in flight per server
+ * needs ~64 round trips per server, driven by the progress thread alone.
+ */
+TEST_F(ClientIO, NonblockingProgressesWhileCallerSleeps)
+{
+    start(2, {"buffer_size=256k", "buffer_count=2"});
+    const uint64_t len = 32ull << 20;
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    std::vector<uint8_t> data(len), out(len, 0);
+    pstripe_file_t *f;
+    pstripe_request_t *req;
+    int done = 0;
+    uint64_t bytes = 0;
+    std::mt19937_64 rng(7);
+
+    for (auto &b : data) {
+        b = (uint8_t)rng();
+    }
+    PSC_ASSERT_OK(pstripe_open(fs_, "/nb", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    pstripe_region_t reg = {0, len};
+    struct iovec iov = {data.data(), len};
+    PSC_ASSERT_OK(pstripe_iwrite_list(f, &reg, 1, &iov, 1, &req));
+    sleep(4); /* the caller computes; nothing calls into the library */
+    PSC_ASSERT_OK(pstripe_request_test(req, &done));
+    EXPECT_EQ(done, 1) << "the write did not progress while the caller slept";
+    PSC_ASSERT_OK(pstripe_request_wait(req, &bytes));
+    EXPECT_EQ(bytes, len);
+
+    struct iovec oiov = {out.data(), len};
+    PSC_ASSERT_OK(pstripe_iread_list(f, &reg, 1, &oiov, 1, &req));
+    sleep(4);
+    PSC_ASSERT_OK(pstripe_request_test(req, &done));
+    EXPECT_EQ(done, 1) << "the read did not progress while the caller slept";
+    PSC_ASSERT_OK(pstripe_request_wait(req, &bytes));
+    EXPECT_EQ(bytes, len);
+    EXPECT_TRUE(out == data);
+
+    /* several requests at once, completed in reverse order */
+    std::vector<pstripe_request_t *> reqs;
+    const uint64_t chunk = len / 8;
+    for (int i = 0; i < 8; i++) {
+        pstripe_region_t r = {i * chunk, chunk};
+        struct iovec v = {out.data() + i * chunk, chunk};
+        memset(v.iov_base, 0, chunk);
+        PSC_ASSERT_OK(pstripe_iread_list(f, &r, 1, &v, 1, &req));
+        reqs.push_back(req);
+    }
+    for (int i = 7; i >= 0; i--) {
+        PSC_ASSERT_OK(pstripe_request_wait(reqs[i], &bytes));
+        EXPECT_EQ(bytes, chunk);
+    }
+    EXPECT_TRUE(out == data);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/* Several threads share one connection, each with its own file. */
+TEST_F(ClientIO, ThreadsShareOneConnection)
+{
+    start(2, {"buffer_size=64k"});
+    struct ctx {
+        pstripe_fs_t *fs;
+        int id;
+        int ok;
+    };
+    const int nthreads = 4;
+    std::vector<ctx> ctxs(nthreads);
+    std::vector<pthread_t> threads(nthreads);
+
+    auto body = [](void *arg) -> void * {
+        ctx *c = (ctx *)arg;
+        std::mt19937_64 rng(100 + c->id);
+        std::string path = "/thread" + std::to_string(c->id);
+        pstripe_layout_t layout = {4096, 2, -1};
+        pstripe_file_t *f;
+        file_model model;
+
+        c->ok = 0;
+        if (pstripe_open(c->fs, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f)) {
+            return nullptr;
+        }
+        for (int round = 0; round < 10; round++) {
+            auto regs = random_regions(rng, 100, 256 << 10, 4096);
+            scattered mem(total_length(regs), rng);
+            mem.fill(rng);
+            if (pstripe_write_list(f, regs.data(), regs.size(), mem.iov.data(), mem.iov.size())) {
+                return nullptr;
+            }
+            auto s = mem.stream();
+            uint64_t pos = 0;
+            for (auto &r : regs) {
+                model.write(r.offset, &s[pos], r.length);
+                pos += r.length;
+            }
+            std::vector<uint8_t> out(model.size);
+            uint64_t nread;
+            if (pstripe_pread(f, out.data(), out.size(), 0, &nread) || nread != model.size) {
+                return nullptr;
+            }
+            for (uint64_t i = 0; i < model.size; i++) {
+                if (out[i] != model.at(i)) {
+                    return nullptr;
+                }
+            }
+            pstripe_stat_t st;
+            if (pstripe_fstat(f, &st) || st.size != model.size) {
+                return nullptr;
+            }
+        }
+        pstripe_close(f);
+        c->ok = 1;
+        return nullptr;
+    };
+    for (int i = 0; i < nthreads; i++) {
+        ctxs[i] = {fs_, i, 0};
+        ASSERT_EQ(pthread_create(&threads[i], nullptr, body, &ctxs[i]), 0);
+    }
+    for (int i = 0; i < nthreads; i++) {
+        pthread_join(threads[i], nullptr);
+        EXPECT_EQ(ctxs[i].ok, 1) << "thread " << i;
+    }
+}
+
+/*
+ * Several client processes (fork before any connection) write disjoint,
+ * interleaved noncontiguous regions of one file at once; the parent then
+ * reads the whole file and checks every byte.
+ */
+TEST_F(ClientIO, ProcessesWriteDisjointRegionsOfOneFile)
+{
+    ASSERT_TRUE(cluster_.start(4, 1));
+    const int nproc = 4;
+    const uint64_t unit = 1000; /* not a multiple of the block or stripe size */
+    const uint64_t units = 4000;
+    std::vector<pid_t> pids;
+    std::string csv = cluster_.servers_csv();
+
+    auto byte_at = [](uint64_t off) { return (uint8_t)((off * 2654435761u) >> 13); };
+
+    for (int p = 0; p < nproc; p++) {
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            pstripe_fs_t *fs;
+            pstripe_file_t *f;
+            pstripe_layout_t layout = {8192, 4, 0};
+            int rc = 1;
+
+            if (pstripe_connect_servers(csv.c_str(), nullptr, &fs) == PS_OK) {
+                if (pstripe_open(fs, "/shared", PSTRIPE_WRONLY | PSTRIPE_CREAT, 0644, &layout,
+                                 &f) == PS_OK) {
+                    rc = 0;
+                    /* process p owns units u with u % nproc == p, written in
+                     * 4 calls of shuffled regions from scattered memory */
+                    std::mt19937_64 rng(p);
+                    std::vector<uint64_t> mine;
+                    for (uint64_t u = p; u < units; u += nproc) {
+                        mine.push_back(u);
+                    }
+                    std::shuffle(mine.begin(), mine.end(), rng);
+                    for (size_t part = 0; part < 4 && rc == 0; part++) {
+                        std::vector<pstripe_region_t> regs;
+                        for (size_t i = part; i < mine.size(); i += 4) {
+                            regs.push_back({mine[i] * unit, unit});
+                        }
+                        scattered mem(regs.size() * unit, rng, 300);
+                        uint64_t pos = 0;
+                        for (auto &v : mem.iov) {
+                            for (size_t j = 0; j < v.iov_len; j++, pos++) {
+                                uint64_t r = pos / unit;
+                                ((uint8_t *)v.iov_base)[j] =
+                                    byte_at(regs[r].offset + pos % unit);
+                            }
+                        }
+                        if (pstripe_write_list(f, regs.data(), regs.size(), mem.iov.data(),
+                                               mem.iov.size()) != PS_OK) {
+                            fprintf(stderr, "process %d: %s\n", p, pstripe_last_error());
+                            rc = 1;
+                        }
+                    }
+                    pstripe_close(f);
+                }
+                pstripe_disconnect(fs);
+            }
+            _exit(rc);
+        }
+        pids.push_back(pid);
+    }
+    for (pid_t pid : pids) {
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    }
+
+    PSC_ASSERT_OK(connect(cluster_, {}, &fs_));
+    pstripe_file_t *f;
+    std::vector<uint8_t> out(units * unit);
+    uint64_t nread;
+    PSC_ASSERT_OK(pstripe_open(fs_, "/shared", PSTRIPE_RDONLY, 0, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+    EXPECT_EQ(nread, out.size());
+    for (uint64_t i = 0; i < out.size(); i++) {
+        ASSERT_EQ(out[i], byte_at(i)) << "byte " << i;
+    }
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+} // namespace

@@ -1,0 +1,345 @@
+/*
+ * test_client_meta.cc: namespace operations and configuration of the client
+ * library against real daemons: exclusive create, open flags, stat size after
+ * writes/truncate/extend, unlink, list, statfs, tunables, config files.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+
+#include "test_client_util.h"
+
+using namespace psc_test;
+
+namespace {
+
+class ClientMeta : public ::testing::Test {
+protected:
+    void start(int nservers, const std::vector<std::string> &settings = {})
+    {
+        ASSERT_TRUE(cluster_.start(nservers, 2));
+        PSC_ASSERT_OK(connect(cluster_, settings, &fs_));
+    }
+    void TearDown() override
+    {
+        if (fs_ != nullptr) {
+            pstripe_disconnect(fs_);
+        }
+    }
+    uint64_t size_of(const char *path)
+    {
+        pstripe_stat_t st;
+        int s = pstripe_stat(fs_, path, &st);
+        EXPECT_EQ(s, PS_OK) << pstripe_last_error();
+        return s == PS_OK ? st.size : ~0ull;
+    }
+
+    ps_test::ps_cluster cluster_;
+    pstripe_fs_t *fs_ = nullptr;
+};
+
+TEST_F(ClientMeta, ExclusiveCreateAndOpenFlags)
+{
+    start(3);
+    pstripe_layout_t layout = {65536, 2, 1};
+    pstripe_file_t *f, *g;
+
+    EXPECT_EQ(pstripe_open(fs_, "/x/missing", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_NO_ENTRY);
+    EXPECT_NE(strstr(pstripe_last_error(), "/x/missing"), nullptr) << pstripe_last_error();
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/x/f", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0640,
+                               &layout, &f));
+    EXPECT_EQ(pstripe_open(fs_, "/x/f", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0640,
+                           &layout, &g),
+              PS_ERR_EXISTS);
+    /* non-exclusive create of an existing file keeps its layout */
+    pstripe_layout_t other = {4096, 3, 0};
+    PSC_ASSERT_OK(pstripe_open(fs_, "//x/./f", PSTRIPE_RDWR | PSTRIPE_CREAT, 0, &other, &g));
+    pstripe_layout_t got;
+    PSC_ASSERT_OK(pstripe_file_layout(g, &got));
+    EXPECT_EQ(got.stripe_size, 65536u);
+    EXPECT_EQ(got.stripe_count, 2u);
+    EXPECT_EQ(got.first_server, 1);
+    EXPECT_EQ(pstripe_file_server(g, 0), 1);
+    EXPECT_EQ(pstripe_file_server(g, 1), 2);
+    EXPECT_EQ(pstripe_file_server(g, 2), PS_ERR_INVALID);
+
+    pstripe_stat_t st;
+    PSC_ASSERT_OK(pstripe_fstat(f, &st));
+    EXPECT_EQ(st.mode, 0640u);
+    EXPECT_EQ(st.size, 0u);
+    EXPECT_NE(st.file_id, 0u);
+    PSC_ASSERT_OK(pstripe_close(g));
+
+    /* access modes */
+    char buf[100] = {0};
+    uint64_t n;
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf, sizeof(buf), 0));
+    PSC_ASSERT_OK(pstripe_close(f));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/x/f", PSTRIPE_RDONLY, 0, nullptr, &f));
+    EXPECT_EQ(pstripe_pwrite(f, buf, sizeof(buf), 0), PS_ERR_ACCESS);
+    EXPECT_EQ(pstripe_ftruncate(f, 0), PS_ERR_ACCESS);
+    PSC_ASSERT_OK(pstripe_close(f));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/x/f", PSTRIPE_WRONLY, 0, nullptr, &f));
+    EXPECT_EQ(pstripe_pread(f, buf, sizeof(buf), 0, &n), PS_ERR_ACCESS);
+    PSC_ASSERT_OK(pstripe_close(f));
+
+    /* TRUNC empties an existing file */
+    EXPECT_EQ(size_of("/x/f"), 100u);
+    PSC_ASSERT_OK(pstripe_open(fs_, "/x/f", PSTRIPE_RDWR | PSTRIPE_TRUNC, 0, nullptr, &f));
+    EXPECT_EQ(size_of("/x/f"), 0u);
+    PSC_ASSERT_OK(pstripe_close(f));
+    EXPECT_EQ(pstripe_open(fs_, "/x/f", PSTRIPE_RDONLY | PSTRIPE_TRUNC, 0, nullptr, &f),
+              PS_ERR_ACCESS);
+
+    /* bad arguments */
+    EXPECT_EQ(pstripe_open(fs_, "/x/f", 0, 0, nullptr, &f), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_open(fs_, "relative", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_open(fs_, "/", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_INVALID);
+    pstripe_layout_t bad = {65536, 4, -1}; /* 4 > 3 servers */
+    EXPECT_EQ(pstripe_open(fs_, "/bad", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &bad, &f),
+              PS_ERR_INVALID);
+    bad = {100, 1, -1}; /* stripe below 512 bytes */
+    EXPECT_EQ(pstripe_open(fs_, "/bad", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &bad, &f),
+              PS_ERR_INVALID);
+    bad = {65536, 1, 3}; /* no server 3 */
+    EXPECT_EQ(pstripe_open(fs_, "/bad", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &bad, &f),
+              PS_ERR_INVALID);
+    std::string longpath = "/" + std::string(5000, 'a');
+    EXPECT_EQ(pstripe_open(fs_, longpath.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &f),
+              PS_ERR_NAME_TOO_LONG);
+}
+
+TEST_F(ClientMeta, StatSizeAfterWritesTruncateAndExtend)
+{
+    start(4);
+    pstripe_layout_t layout = {4096, 4, 2};
+    pstripe_file_t *f;
+    std::vector<uint8_t> buf(50000, 0x5A), out(60000);
+    uint64_t nread;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/size", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    EXPECT_EQ(size_of("/size"), 0u);
+    /* the size is the largest end over every target, whichever wrote last */
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 10, 13000)); /* target 3 */
+    EXPECT_EQ(size_of("/size"), 13010u);
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 1, 4096)); /* target 1 */
+    EXPECT_EQ(size_of("/size"), 13010u);
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 1, 16384)); /* target 0, next row */
+    EXPECT_EQ(size_of("/size"), 16385u);
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 50000, 0));
+    EXPECT_EQ(size_of("/size"), 50000u);
+
+    /* shrink into the middle of a stripe of target 0 */
+    PSC_ASSERT_OK(pstripe_ftruncate(f, 33000));
+    EXPECT_EQ(size_of("/size"), 33000u);
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 60000, 0, &nread));
+    EXPECT_EQ(nread, 33000u);
+    for (int i = 0; i < 60000; i++) {
+        ASSERT_EQ(out[i], i < 33000 ? 0x5A : 0) << i;
+    }
+    /* extend: the cut bytes come back as zeros */
+    PSC_ASSERT_OK(pstripe_truncate(fs_, "/size", 45001));
+    EXPECT_EQ(size_of("/size"), 45001u);
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 60000, 0, &nread));
+    EXPECT_EQ(nread, 45001u);
+    for (int i = 0; i < 60000; i++) {
+        ASSERT_EQ(out[i], i < 33000 ? 0x5A : 0) << i;
+    }
+    /* to a stripe boundary and to zero */
+    PSC_ASSERT_OK(pstripe_ftruncate(f, 8192));
+    EXPECT_EQ(size_of("/size"), 8192u);
+    PSC_ASSERT_OK(pstripe_ftruncate(f, 0));
+    EXPECT_EQ(size_of("/size"), 0u);
+    PSC_ASSERT_OK(pstripe_fsync(f));
+    EXPECT_EQ(pstripe_truncate(fs_, "/nope", 0), PS_ERR_NO_ENTRY);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientMeta, UnlinkRemovesPathAndObjects)
+{
+    start(2);
+    pstripe_layout_t layout = {4096, 2, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> buf(20000, 1);
+    pstripe_stat_t st;
+    pstripe_statfs_t sfs;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/gone", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
+    PSC_ASSERT_OK(pstripe_close(f));
+    PSC_ASSERT_OK(pstripe_statfs(fs_, &sfs));
+    EXPECT_EQ(sfs.files, 1u);
+
+    PSC_ASSERT_OK(pstripe_unlink(fs_, "/gone"));
+    EXPECT_EQ(pstripe_stat(fs_, "/gone", &st), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(pstripe_open(fs_, "/gone", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(pstripe_unlink(fs_, "/gone"), PS_ERR_NO_ENTRY);
+    PSC_ASSERT_OK(pstripe_statfs(fs_, &sfs));
+    EXPECT_EQ(sfs.files, 0u);
+    /* a new file of the same name starts empty */
+    PSC_ASSERT_OK(pstripe_open(fs_, "/gone", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0644,
+                               &layout, &f));
+    PSC_ASSERT_OK(pstripe_fstat(f, &st));
+    EXPECT_EQ(st.size, 0u);
+    EXPECT_EQ(st.blocks, 0u);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientMeta, ListMergesServersInPathOrder)
+{
+    start(3);
+    std::map<std::string, uint64_t> expect; /* path -> size */
+    std::mt19937_64 rng(3);
+
+    /* enough files that every server holds several pages of LIST */
+    for (int i = 0; i < 1300; i++) {
+        std::string path = (i % 3 == 0 ? "/a/" : i % 3 == 1 ? "/b/" : "/ab") +
+                           std::to_string(rng() % 100000) + "_" + std::to_string(i);
+        pstripe_file_t *f;
+        uint64_t size = (i % 10 == 0) ? 1 + rng() % 30000 : 0;
+        PSC_ASSERT_OK(
+            pstripe_open(fs_, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &f));
+        if (size > 0) {
+            std::vector<uint8_t> buf(size, 7);
+            PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), size, 0));
+        }
+        PSC_ASSERT_OK(pstripe_close(f));
+        expect[path] = size;
+    }
+
+    struct acc {
+        std::vector<std::string> paths;
+        std::map<std::string, uint64_t> sizes;
+        size_t stop_after = 0;
+    };
+    auto cb = [](const char *path, const pstripe_stat_t *st, void *arg) -> int {
+        acc *a = (acc *)arg;
+        a->paths.push_back(path);
+        a->sizes[path] = st->size;
+        return a->stop_after != 0 && a->paths.size() == a->stop_after ? 42 : 0;
+    };
+
+    for (const char *prefix : {"", "/a/", "/a", "/b/", "/zzz"}) {
+        SCOPED_TRACE(std::string("prefix '") + prefix + "'");
+        acc a;
+        PSC_ASSERT_OK(pstripe_list(fs_, prefix, cb, &a));
+        std::vector<std::string> want;
+        for (auto &kv : expect) {
+            if (kv.first.compare(0, strlen(prefix), prefix) == 0) {
+                want.push_back(kv.first); /* std::map: byte order */
+            }
+        }
+        EXPECT_EQ(a.paths, want);
+        for (auto &p : want) {
+            EXPECT_EQ(a.sizes[p], expect[p]) << p;
+        }
+    }
+    acc a;
+    a.stop_after = 10;
+    EXPECT_EQ(pstripe_list(fs_, "/", cb, &a), 42);
+    EXPECT_EQ(a.paths.size(), 10u);
+
+    pstripe_statfs_t sfs;
+    PSC_ASSERT_OK(pstripe_statfs(fs_, &sfs));
+    EXPECT_EQ(sfs.files, expect.size());
+    EXPECT_EQ(sfs.nservers, 3u);
+    EXPECT_GT(sfs.total_bytes, 0u);
+    EXPECT_GE(sfs.total_bytes, sfs.free_bytes);
+    EXPECT_GE(sfs.free_bytes, sfs.avail_bytes);
+}
+
+TEST_F(ClientMeta, OptionsAndServerStats)
+{
+    start(2, {"buffer_size=1m", "timeout=7s", "stripe_count=1"});
+    char buf[64];
+
+    PSC_ASSERT_OK(pstripe_get_option(fs_, "buffer_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "1m");
+    PSC_ASSERT_OK(pstripe_set_option(fs_, "buffer_size", "512k"));
+    PSC_ASSERT_OK(pstripe_get_option(fs_, "buffer_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "512k");
+    EXPECT_EQ(pstripe_set_option(fs_, "buffer_size", "lots"), PS_ERR_INVALID);
+    EXPECT_NE(strstr(pstripe_last_error(), "buffer_size"), nullptr) << pstripe_last_error();
+    EXPECT_EQ(pstripe_set_option(fs_, "no_such_option", "1"), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_get_option(fs_, "no_such_option", buf, sizeof(buf)), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_set_option(fs_, "servers", "127.0.0.1:1"), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_set_option(fs_, "stripe_count", "3"), PS_ERR_INVALID);
+    PSC_ASSERT_OK(pstripe_get_option(fs_, "timeout", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "7s");
+
+    /* the configured default layout applies to new files */
+    pstripe_file_t *f;
+    pstripe_layout_t got;
+    PSC_ASSERT_OK(pstripe_open(fs_, "/dflt", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_file_layout(f, &got));
+    EXPECT_EQ(got.stripe_size, 1u << 20);
+    EXPECT_EQ(got.stripe_count, 1u);
+    PSC_ASSERT_OK(pstripe_close(f));
+
+    EXPECT_EQ(pstripe_num_servers(fs_), 2);
+    EXPECT_EQ(std::string(pstripe_server_address(fs_, 1)), cluster_.address(1));
+    EXPECT_EQ(pstripe_server_address(fs_, 2), nullptr);
+
+    pstripe_server_stats_t st;
+    PSC_ASSERT_OK(pstripe_server_stats(fs_, 0, &st));
+    EXPECT_EQ(st.nworkers, 2u);
+    EXPECT_GT(st.requests, 0u);
+    EXPECT_EQ(pstripe_server_stats(fs_, 5, &st), PS_ERR_INVALID);
+
+    FILE *out = tmpfile();
+    ASSERT_NE(out, nullptr);
+    pstripe_print_config(fs_, out);
+    rewind(out);
+    std::string text;
+    char line[512];
+    while (fgets(line, sizeof(line), out)) {
+        text += line;
+    }
+    fclose(out);
+    EXPECT_NE(text.find("[client]"), std::string::npos) << text;
+    EXPECT_NE(text.find("buffer_size = 512k"), std::string::npos) << text;
+}
+
+TEST_F(ClientMeta, ConnectThroughConfigFile)
+{
+    ASSERT_TRUE(cluster_.start(2, 1));
+    std::string conf = cluster_.write_client_conf({"stripe_size = 64k", "timeout = 9s"});
+    pstripe_fs_t *fs;
+    char buf[64];
+
+    PSC_ASSERT_OK(pstripe_connect(conf.c_str(), &fs));
+    PSC_ASSERT_OK(pstripe_get_option(fs, "stripe_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "64k");
+    PSC_ASSERT_OK(pstripe_get_option(fs, "timeout", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "9s");
+    pstripe_disconnect(fs);
+
+    /* $PSTRIPE_CONFIG, overridden per key by PSTRIPE_<KEY> */
+    setenv("PSTRIPE_CONFIG", conf.c_str(), 1);
+    setenv("PSTRIPE_TIMEOUT", "11s", 1);
+    PSC_ASSERT_OK(pstripe_connect(nullptr, &fs));
+    PSC_ASSERT_OK(pstripe_get_option(fs, "timeout", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "11s");
+    EXPECT_EQ(pstripe_num_servers(fs), 2);
+    pstripe_disconnect(fs);
+    unsetenv("PSTRIPE_TIMEOUT");
+
+    setenv("PSTRIPE_CONFIG", (cluster_.dir() + "/missing.conf").c_str(), 1);
+    EXPECT_EQ(pstripe_connect(nullptr, &fs), PS_ERR_NOT_CONFIGURED);
+    EXPECT_NE(strstr(pstripe_last_error(), "missing.conf"), nullptr) << pstripe_last_error();
+    unsetenv("PSTRIPE_CONFIG");
+
+    EXPECT_EQ(pstripe_connect((cluster_.dir() + "/missing.conf").c_str(), &fs),
+              PS_ERR_NOT_CONFIGURED);
+    EXPECT_EQ(pstripe_connect_servers("", nullptr, &fs), PS_ERR_NOT_CONFIGURED);
+    EXPECT_EQ(pstripe_connect_servers("nocolon", nullptr, &fs), PS_ERR_INVALID);
+    const char *bad[] = {"buffer_count=0", nullptr};
+    EXPECT_EQ(pstripe_connect_servers(cluster_.servers_csv().c_str(), bad, &fs), PS_ERR_INVALID);
+    const char *bad2[] = {"stripe_count=3", nullptr};
+    EXPECT_EQ(pstripe_connect_servers(cluster_.servers_csv().c_str(), bad2, &fs), PS_ERR_INVALID);
+}
+
+} // namespace
