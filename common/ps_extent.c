@@ -224,6 +224,8 @@ static void ps_plan_count(const ps_extent_t *sorted, size_t n, ps_io_span_t *spa
  *
  * Each span thus starts in the block of its first covered byte and ends with
  * the block of its last, and counting covered bytes gives the holes flag.
+ * Regions must end at least one block below 2^64 (off + len + align fits in
+ * 64 bits), which ps_proto_check_regions() with any real max_obj_size ensures.
  */
 size_t ps_extent_plan(const ps_extent_t *sorted, size_t n, uint64_t align, uint64_t max_gap,
                       uint64_t max_io, ps_io_span_t *spans)
