@@ -827,6 +827,26 @@ static void pss_job_start(pss_worker_t *w, pss_job_t *job)
     pss_server_t *s = w->server;
     pss_object_t *obj = job->obj;
 
+    /*
+     * ext4 (and others) run an O_DIRECT write that extends the file
+     * synchronously inside io_submit, which would stall this worker for the
+     * whole disk write. So the file is first extended (sparsely) to the end
+     * of the job's last span; the writes then land inside i_size and stay
+     * asynchronous. The logical size is tracked separately and the file is
+     * cut back to it once no write of the object is in flight.
+     */
+    if (job->is_write && job->nspans > 0) {
+        uint64_t span_end = job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len;
+        if (span_end > obj->phys_size) {
+            if (ftruncate(obj->fd, (off_t)span_end) == 0) {
+                obj->phys_size = span_end;
+            } else {
+                ps_warn("worker %u: ftruncate object %016" PRIx64 " up to %" PRIu64
+                        ": %m (writes past the end will be synchronous)",
+                        w->index, obj->file_id, span_end);
+            }
+        }
+    }
     job->next = obj->active;
     obj->active = job;
     if (job->is_write) {

@@ -43,6 +43,7 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_meta.cc \
 	tests/integration/test_server_restart.cc \
 	tests/integration/test_server_stress.cc \
+	tests/integration/test_server_perf.cc \
 	tests/integration/test_server_idle.cc
 tests_integration_test_server_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPS_SERVER_PATH=\"$(abs_top_builddir)/server/pstripe-server\"
