@@ -115,3 +115,25 @@ tests/mpi/ps_atomic: tests/mpi/ps_atomic.c tests/mpi/pstest.h
 tests/mpi/ps_kill: tests/mpi/ps_kill.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_kill.c
 # ---- end of MPI tests --------------------------------------------------------
+
+# ---- tools tests (owner: tools engineer) ----------------------------------
+# Shell scripts that drive the `pstripe` command (tools/) against local
+# clusters of real daemons started with `pstripe local start`. Each test
+# runs from the top of the build tree, keeps its files in its own directory
+# under $(abs_top_builddir)/tests/tmp/ and stops its cluster in an EXIT trap
+# (tests/tools/lib.sh). tests/tools/cp-1g.sh is the 1 GiB acceptance copy,
+# run by hand (see its header).
+TESTS += \
+	tests/tools/local.sh \
+	tests/tools/cp.sh \
+	tests/tools/ops.sh \
+	tests/tools/errors.sh \
+	tests/tools/hung-server.sh
+EXTRA_DIST += \
+	tests/tools/lib.sh \
+	tests/tools/local.sh \
+	tests/tools/cp.sh \
+	tests/tools/ops.sh \
+	tests/tools/errors.sh \
+	tests/tools/hung-server.sh \
+	tests/tools/cp-1g.sh
