@@ -429,6 +429,7 @@ int ps_cluster::stop(int i, double timeout_s)
         return -1;
     }
     ::kill(p, SIGTERM);
+    ::kill(p, SIGCONT); /* a server a test stopped with SIGSTOP must run to exit */
     int status = reap(i, timeout_s);
     if (status == -1 && running(i)) {
         fprintf(stderr, "ps_cluster: server %d (pid %d) ignored SIGTERM for %.0fs, killing it\n",
