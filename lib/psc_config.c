@@ -32,6 +32,10 @@ const ps_config_field_t psc_config_table[] = {
               buffer_count, 1, 256),
     PSC_FIELD("max_regions", "65536", "largest number of regions in one batch", PS_CFG_INT,
               max_regions, 1, PS_MAX_REGIONS),
+    PSC_FIELD("bounce_threshold", "8k",
+              "write batches and scattered rendezvous read replies this big are staged in one "
+              "contiguous buffer (UCX 1.13 moves IOV rendezvous data in 8 KiB copies); 0: never",
+              PS_CFG_SIZE, bounce_threshold, 0, (double)PS_MAX_PAYLOAD),
     PSC_FIELD("timeout", "30s", "a server that does not answer a request within this fails it",
               PS_CFG_TIME, timeout, 0.001, 86400.0),
     PSC_FIELD("connect_timeout", "10s", "longest time to connect to a server", PS_CFG_TIME,

@@ -37,6 +37,7 @@
 #include "pstripe.h"
 
 #define PSC_MSG_MAX 512 /* bytes of an error message */
+#define PSC_BOUNCE_CACHE 8 /* idle staging buffers kept per connection */
 
 /* Tunables of the [client] section (see psc_config_table in psc_config.c). */
 typedef struct psc_config {
@@ -46,6 +47,7 @@ typedef struct psc_config {
     uint64_t buffer_size;
     int64_t buffer_count;
     int64_t max_regions;
+    uint64_t bounce_threshold;
     double timeout;
     double connect_timeout;
     int log_level;
@@ -135,6 +137,9 @@ struct psc_op {
     uint64_t recv_max;        /* PSC_RECV_ALLOC: longest accepted */
     void *recv_alloc;         /* PSC_RECV_ALLOC: result (caller frees) */
     uint64_t recv_alloc_len;
+    uint64_t stage_min;       /* PSC_RECV_BUF IOV: stage rendezvous data this big (0: never) */
+    void *staged;             /* contiguous buffer a rendezvous reply is staged in */
+    size_t staged_cap;        /* its allocated size */
 
     /* result */
     int status;
@@ -235,6 +240,11 @@ struct pstripe_fs {
     uint64_t stop_deadline_ns;
     unsigned nclosing;          /* graceful closes at stop */
     int cleanup_poll_ms;        /* sleep bound while endpoints are being closed */
+    struct {
+        void *buf;
+        size_t size;
+    } bounce[PSC_BOUNCE_CACHE]; /* idle staging buffers (progress thread) */
+    unsigned nbounce;
     psc_cmd_t stop_cmd;
     int init_status;            /* set by the thread at start, under lock */
     int init_done;
@@ -281,6 +291,10 @@ void psc_op_post(pstripe_fs_t *fs, psc_op_t *op, psc_call_t *call);
 /* Progress thread: start an op (it always completes through its done_cb or
  * call, never synchronously). */
 void psc_op_submit(pstripe_fs_t *fs, psc_op_t *op);
+/* Progress thread: a staging buffer of at least size bytes (cached), and
+ * its return. NULL if out of memory. */
+void *psc_bounce_get(pstripe_fs_t *fs, size_t size, size_t *cap);
+void psc_bounce_put(pstripe_fs_t *fs, void *buf, size_t cap);
 /* Record an error on an op (first one wins). */
 void psc_op_error(psc_op_t *op, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -144,6 +144,9 @@ void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body,
     op->recv_max = 0;
     op->recv_alloc = NULL;
     op->recv_alloc_len = 0;
+    op->stage_min = 0;
+    op->staged = NULL;
+    op->staged_cap = 0;
     op->status = PS_OK;
     op->msg[0] = '\0';
     op->state = PSC_OP_IDLE;
@@ -186,6 +189,53 @@ void psc_op_error(psc_op_t *op, int status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(op->msg, sizeof(op->msg), fmt, ap);
     va_end(ap);
+}
+
+/* --- staging buffers ------------------------------------------------------------- */
+
+#define PSC_BOUNCE_CACHE_BYTES (64ull << 20) /* most idle staging memory kept */
+
+/* Staging buffers are reused so that large batches do not mmap/munmap (and
+ * page-fault) a fresh buffer every time. */
+void *psc_bounce_get(pstripe_fs_t *fs, size_t size, size_t *cap)
+{
+    for (unsigned i = 0; i < fs->nbounce; i++) {
+        if (fs->bounce[i].size >= size && fs->bounce[i].size <= 2 * size + 65536) {
+            void *buf = fs->bounce[i].buf;
+
+            *cap = fs->bounce[i].size;
+            fs->bounce[i] = fs->bounce[--fs->nbounce];
+            return buf;
+        }
+    }
+    *cap = size;
+    return malloc(size ? size : 1);
+}
+
+void psc_bounce_put(pstripe_fs_t *fs, void *buf, size_t cap)
+{
+    size_t total = cap;
+
+    if (buf == NULL) {
+        return;
+    }
+    for (unsigned i = 0; i < fs->nbounce; i++) {
+        total += fs->bounce[i].size;
+    }
+    if (fs->nbounce == PSC_BOUNCE_CACHE || total > PSC_BOUNCE_CACHE_BYTES) {
+        free(buf);
+        return;
+    }
+    fs->bounce[fs->nbounce].buf = buf;
+    fs->bounce[fs->nbounce].size = cap;
+    fs->nbounce++;
+}
+
+static void psc_bounce_free_all(pstripe_fs_t *fs)
+{
+    while (fs->nbounce > 0) {
+        free(fs->bounce[--fs->nbounce].buf);
+    }
 }
 
 /* --- req_id slot table ----------------------------------------------------------- */
@@ -276,6 +326,10 @@ static void psc_op_finish(pstripe_fs_t *fs, psc_op_t *op)
 {
     psc_slot_remove(fs, op);
     op->state = PSC_OP_DONE;
+    if (op->staged != NULL) {
+        psc_bounce_put(fs, op->staged, op->staged_cap);
+        op->staged = NULL;
+    }
     if (op->status != PS_OK) {
         ps_debug("%s to server %s failed: %s", ps_msg_type_name(op->type),
                  fs->servers[op->server].addr, op->msg);
@@ -464,21 +518,6 @@ static void psc_send_cb(void *request, ucs_status_t status, void *user_data)
     psc_op_check_ready(fs, op);
 }
 
-static void psc_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
-{
-    psc_op_t *op = user_data;
-    psc_conn_t *conn = op->conn;
-    pstripe_fs_t *fs = conn->server->fs;
-
-    ucp_request_free(request);
-    op->recv_req = NULL;
-    if (status != UCS_OK) {
-        psc_conn_lost(fs, conn, status);
-        psc_op_error(op, conn->fail_status, "%s", conn->fail_msg);
-    }
-    psc_op_check_ready(fs, op);
-}
-
 /* Copy eager data into the op's destination. */
 static void psc_scatter(psc_op_t *op, const void *data, size_t length)
 {
@@ -498,6 +537,23 @@ static void psc_scatter(psc_op_t *op, const void *data, size_t length)
     }
 }
 
+static void psc_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
+{
+    psc_op_t *op = user_data;
+    psc_conn_t *conn = op->conn;
+    pstripe_fs_t *fs = conn->server->fs;
+
+    ucp_request_free(request);
+    op->recv_req = NULL;
+    if (status != UCS_OK) {
+        psc_conn_lost(fs, conn, status);
+        psc_op_error(op, conn->fail_status, "%s", conn->fail_msg);
+    } else if (op->staged != NULL) {
+        psc_scatter(op, op->staged, op->recv_len);
+    }
+    psc_op_check_ready(fs, op);
+}
+
 /* Receive a reply's data into dst (count bytes or IOV entries). */
 static void psc_recv_data(pstripe_fs_t *fs, psc_op_t *op, void *data, size_t length,
                           const ucp_am_recv_param_t *param, void *dst, size_t count, int iov)
@@ -511,12 +567,26 @@ static void psc_recv_data(pstripe_fs_t *fs, psc_op_t *op, void *data, size_t len
         }
         return;
     }
+    if (iov && op->stage_min != 0 && length >= op->stage_min) {
+        /* UCX 1.13 receives rendezvous data into an IOV through 8 KiB
+         * active messages; into one contiguous buffer it can use 64 KiB
+         * zero-copy fragments or RMA. Stage it and scatter on completion. */
+        op->staged = psc_bounce_get(fs, length, &op->staged_cap);
+        if (op->staged != NULL) {
+            dst = op->staged;
+            count = length;
+            iov = 0;
+        }
+    }
     rparam.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                           UCP_OP_ATTR_FIELD_DATATYPE;
     rparam.cb.recv_am = psc_recv_cb;
     rparam.user_data = op;
     rparam.datatype = iov ? ucp_dt_make_iov() : ucp_dt_make_contig(1);
     req = ucp_am_recv_data_nbx(fs->ucp_worker, data, dst, count, &rparam);
+    if (req == NULL && op->staged != NULL) {
+        psc_scatter(op, op->staged, length);
+    }
     if (UCS_PTR_IS_ERR(req)) {
         psc_op_error(op, PS_ERR_CONN, "receiving %s reply data from server %s failed: %s",
                      ps_msg_type_name(op->type), op->conn->server->addr,
@@ -1219,6 +1289,7 @@ static void *psc_progress_main(void *arg)
         }
     }
     psc_ucx_fini(fs);
+    psc_bounce_free_all(fs);
     return NULL;
 }
 

@@ -122,7 +122,12 @@ struct scattered {
     {
         for (auto &v : iov) {
             uint8_t *p = (uint8_t *)v.iov_base;
-            for (size_t i = 0; i < v.iov_len; i++) {
+            size_t i = 0;
+            for (; i + 8 <= v.iov_len; i += 8) {
+                uint64_t r = rng();
+                memcpy(p + i, &r, 8);
+            }
+            for (; i < v.iov_len; i++) {
                 p[i] = (uint8_t)rng();
             }
         }
