@@ -46,6 +46,7 @@ typedef struct pss_config {
     char *log_file;        /* "" = stderr */
     uint64_t max_merge;    /* bytes: payload of batches planned together */
     int64_t max_open;      /* object files kept open by the whole server */
+    uint64_t max_inflight; /* bytes: request buffers a worker holds before queueing more */
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
 } pss_config_t;
 
@@ -141,6 +142,7 @@ typedef struct pss_req {
     } body;
     int status;                 /* decode status; PS_OK when valid */
     int late;                   /* arrived after the worker began to stop */
+    uint64_t mem_charged;       /* bytes counted in worker->mem_inflight */
     const char *bad_reason;     /* for the log when status != PS_OK */
 
     /* AM data */
@@ -187,6 +189,8 @@ struct pss_worker {
     /* requests decoded by the AM callback, processed after progress */
     pss_req_t *incoming_head, **incoming_tail;
     uint64_t inflight;          /* requests received and not yet replied */
+    uint64_t mem_inflight;      /* bytes of buffers held by admitted requests */
+    pss_req_t *mem_wait_head, **mem_wait_tail; /* requests waiting for memory */
     uint64_t sends_inflight;    /* reply sends not yet completed */
 
     /* storage (pss_store.c) */

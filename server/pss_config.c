@@ -41,6 +41,10 @@ const ps_config_field_t pss_config_table[] = {
               "object files kept open (all workers; idle ones are closed beyond it, and it is "
               "lowered to fit RLIMIT_NOFILE)",
               PS_CFG_INT, max_open, 16, 1 << 24),
+    PSS_FIELD("max_inflight", "1g",
+              "per worker: buffers of large requests in service; beyond it their rendezvous "
+              "data waits at the sender",
+              PS_CFG_SIZE, max_inflight, 1 << 20, (double)(1ull << 40)),
     PSS_FIELD("drain_timeout", "20s",
               "on SIGTERM, time allowed to finish in-flight requests before exiting",
               PS_CFG_TIME, drain_timeout, 0, 3600),

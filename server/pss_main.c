@@ -535,6 +535,7 @@ int main(int argc, char **argv)
         w->index = i;
         w->epfd = w->wake_fd = w->aio_efd = w->ucp_efd = -1;
         w->incoming_tail = &w->incoming_head;
+        w->mem_wait_tail = &w->mem_wait_head;
         pss_topology_assign(s, w);
         s->workers[i] = w;
     }

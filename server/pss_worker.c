@@ -211,6 +211,7 @@ void pss_req_free(pss_req_t *req)
     free(req->own_buf);
     free(req->reply_buf);
     pss_conn_unref(req->conn);
+    w->mem_inflight -= req->mem_charged;
     w->inflight--;
     free(req);
 }
@@ -629,8 +630,65 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
     }
 }
 
+/*
+ * Memory a request will need before it can be served: its rendezvous
+ * receive buffer and, for reads, the reply buffer. Eager data is already in
+ * memory (held by UCX) and is not counted.
+ */
+static uint64_t pss_req_mem(const pss_req_t *req)
+{
+    uint64_t need = req->ucx_rndv ? req->data_len : 0;
+    if (req->hdr.type == PS_MSG_OBJ_READ) {
+        need += req->body.io.payload_len;
+    }
+    return need;
+}
+
+/*
+ * Admit requests to memory: while the buffers of admitted requests exceed
+ * max_inflight, new large requests wait in arrival order (their rendezvous
+ * data stays with the sender, which is back-pressure, not an error). One
+ * request is always admitted when nothing else holds memory, so a single
+ * batch of up to max_batch bytes always progresses.
+ */
+static int pss_admit(pss_worker_t *w, pss_req_t *req)
+{
+    uint64_t need = pss_req_mem(req);
+
+    if (need == 0 || req->status != PS_OK || req->late) {
+        return 1;
+    }
+    if (w->mem_inflight > 0 && w->mem_inflight + need > w->server->cfg.max_inflight) {
+        return 0;
+    }
+    w->mem_inflight += need;
+    req->mem_charged = need;
+    return 1;
+}
+
+/* Could the first request waiting for memory be admitted now? */
+static int pss_admit_ready(pss_worker_t *w)
+{
+    pss_req_t *req = w->mem_wait_head;
+    return req != NULL && (w->mem_inflight == 0 ||
+                           w->mem_inflight + pss_req_mem(req) <= w->server->cfg.max_inflight);
+}
+
 static void pss_process_incoming(pss_worker_t *w)
 {
+    /* Requests waiting for memory go first, in order, as far as it allows. */
+    while (w->mem_wait_head != NULL && pss_admit(w, w->mem_wait_head)) {
+        pss_req_t *req = w->mem_wait_head;
+        w->mem_wait_head = req->next;
+        if (w->mem_wait_head == NULL) {
+            w->mem_wait_tail = &w->mem_wait_head;
+        }
+        req->next = NULL;
+        if (req->ucx_rndv && req->status == PS_OK && pss_rndv_start(w, req)) {
+            continue;
+        }
+        pss_dispatch(w, req);
+    }
     while (w->incoming_head != NULL) {
         pss_req_t *req = w->incoming_head;
         w->incoming_head = req->next;
@@ -638,6 +696,13 @@ static void pss_process_incoming(pss_worker_t *w)
             w->incoming_tail = &w->incoming_head;
         }
         req->next = NULL;
+        if (req->mem_charged == 0 && (w->mem_wait_head != NULL || !pss_admit(w, req))) {
+            if (pss_req_mem(req) > 0 && req->status == PS_OK && !req->late) {
+                *w->mem_wait_tail = req; /* waits for memory */
+                w->mem_wait_tail = &req->next;
+                continue;
+            }
+        }
         if (req->ucx_rndv && req->status == PS_OK) {
             if (pss_rndv_start(w, req)) {
                 continue; /* pss_rndv_recv_cb queues it again */
@@ -853,7 +918,7 @@ static void pss_worker_loop(pss_worker_t *w)
         pss_close_dead_conns(w);
         pss_process_incoming(w);
         pss_store_progress(w);
-        if (w->incoming_head != NULL) {
+        if (w->incoming_head != NULL || pss_admit_ready(w)) {
             continue;
         }
 

@@ -430,3 +430,41 @@ TEST(ServerIoLimits, IdleObjectsAreClosedBeyondMaxOpen)
         EXPECT_EQ(st.body<ps_obj_rep_t>().size, (uint64_t)i + 1000);
     }
 }
+
+/* Large writes beyond max_inflight wait for memory (rendezvous back-pressure)
+ * instead of failing or exhausting it. */
+TEST(ServerIoLimits, LargeRequestsWaitForMemory)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "max_inflight=1m"}));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    const int n = 6;
+    const uint64_t len = 2 << 20;
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < n; i++) {
+        std::vector<ps_region_t> reg = {{(uint64_t)i * len + 11, len}};
+        ps_io_req_t io{0xcccc, len, 1, 0};
+        std::vector<uint8_t> d = raw_client::io_data(reg, payload_for(reg, (uint8_t)i));
+        ids.push_back(c.send(PS_MSG_OBJ_WRITE, &io, sizeof(io), d.data(), d.size()));
+    }
+    for (uint64_t id : ids) {
+        raw_reply r = c.wait(id, 120);
+        ASSERT_TRUE(r.received);
+        EXPECT_EQ(r.status(), PS_OK);
+    }
+    /* reads too: 6 x 2 MiB in flight through a 1 MiB budget */
+    ids.clear();
+    for (int i = 0; i < n; i++) {
+        ps_region_t reg{(uint64_t)i * len + 11, len};
+        ps_io_req_t io{0xcccc, len, 1, 0};
+        ids.push_back(c.send(PS_MSG_OBJ_READ, &io, sizeof(io), &reg, sizeof(reg)));
+    }
+    for (int i = 0; i < n; i++) {
+        raw_reply r = c.wait(ids[i], 120);
+        ASSERT_TRUE(r.received);
+        ASSERT_EQ(r.status(), PS_OK);
+        EXPECT_TRUE(r.data == payload_for({{(uint64_t)i * len + 11, len}}, (uint8_t)i))
+            << "batch " << i;
+    }
+}
