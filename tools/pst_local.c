@@ -126,6 +126,27 @@ static void pst_local_path(char *buf, size_t len, const char *dir, int i, const 
     pst_snprintf(buf, len, "%s/server%d%s", dir, i, suffix);
 }
 
+/* mkdir -p; 0 or -1 with errno. */
+static int pst_mkdir_p(const char *dir)
+{
+    char path[PATH_MAX];
+
+    if (pst_snprintf(path, sizeof(path), "%s", dir) != 0) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = path + 1; *p != '\0'; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+                return -1;
+            }
+            *p = '/';
+        }
+    }
+    return (mkdir(path, 0755) != 0 && errno != EEXIST) ? -1 : 0;
+}
+
 static int pst_parse_local_opts(pst_ctx_t *ctx, int argc, char **argv, pst_local_opts_t *o)
 {
     static const struct option opts[] = {
@@ -205,7 +226,7 @@ static int pst_parse_local_opts(pst_ctx_t *ctx, int argc, char **argv, pst_local
     if (o->dir_arg == NULL) {
         return pst_usage_error(ctx, "--dir DIR is required");
     }
-    if (is_start && mkdir(o->dir_arg, 0755) != 0 && errno != EEXIST) {
+    if (is_start && pst_mkdir_p(o->dir_arg) != 0) {
         pst_msg(ctx, "cannot create %s: %s", o->dir_arg, strerror(errno));
         return PST_EXIT_ERROR;
     }
@@ -1020,6 +1041,10 @@ int pst_cmd_local(pst_ctx_t *ctx, int argc, char **argv)
     if (sub == NULL) {
         return pst_usage_error(ctx, argc < 2 ? "missing start, stop or status"
                                              : "unknown subcommand (start, stop or status)");
+    }
+    if (ctx->config != NULL || ctx->servers != NULL || ctx->nsettings > 0) {
+        return pst_usage_error(ctx, "-c, --servers and --set before `local` are client options; "
+                                    "server tunables go after it: local start --set NAME=VALUE");
     }
     ctx->cmd = sub;
     snprintf(ctx->name, sizeof(ctx->name), "pstripe local %s", sub->name);

@@ -6,6 +6,11 @@
 . "$(dirname "$0")/lib.sh"
 
 step "start 4 servers"
+expect_status 2 pst --set timeout=1s local start --dir "$cluster"
+contains "$err" "server tunables go after it" "client --set before local"
+[ ! -e "$cluster" ] || fail "a refused start created $cluster"
+cluster=$cluster/nested # --dir is created with its parents
+export PSTRIPE_CONFIG=$cluster/client.conf
 expect_status 0 start_cluster -n 4
 contains "$out" "Started 4 pstripe servers in $cluster" "start output"
 contains "$out" "export PSTRIPE_CONFIG=$cluster/client.conf" "start output"
