@@ -263,8 +263,9 @@ static int pst_cp_run(pst_cp_t *cp)
                 break;
             }
             off += s->len;
-            /* A local fill is complete now; drain it at once (a local
-             * destination means a pstripe source, so this is pstripe). */
+            /* A local fill is complete now: start its drain at once (a
+             * local source means a pstripe destination, so the drain is a
+             * nonblocking write and this loop goes on filling). */
             if (s->state == PST_SLOT_FILLING && s->req == NULL && pst_cp_drain(cp, s) != 0) {
                 failed = 1;
             }
