@@ -543,8 +543,6 @@ int main(int argc, char **argv)
     ret = pss_worker_start_all(s);
     if (ret != PS_OK) {
         ps_error("start-up failed: %s", ps_status_string(ret));
-        fprintf(stderr, "pstripe-server: start-up failed: %s (see the log)\n",
-                ps_status_string(ret));
         pss_worker_join_all(s);
         goto err_workers;
     }
@@ -594,8 +592,14 @@ err_unlock:
 out:
     if (exit_code == 0) {
         ps_info("stopped cleanly");
-    } else if (args.ready_fd >= 0) {
-        close(args.ready_fd);
+    } else {
+        if (s->cfg.log_file != NULL && s->cfg.log_file[0] != '\0') {
+            fprintf(stderr, "pstripe-server: start-up failed; the cause is in %s\n",
+                    s->cfg.log_file);
+        }
+        if (args.ready_fd >= 0) {
+            close(args.ready_fd); /* the waiting parent sees EOF at once */
+        }
     }
     free(s->data_dir);
     ps_config_release(pss_config_table, &s->cfg);
