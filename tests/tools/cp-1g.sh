@@ -65,7 +65,8 @@ pst stats | grep -E '^server|regions/disk|disk writes|disk reads|queue depth|dir
 
 cat <<REPORT
 
-==== cp of $bytes bytes through 4 local servers ($workers worker(s) each), cmp identical
+==== cp of $bytes bytes through 4 local servers ($(
+    [ "$workers" = 0 ] && echo "default workers" || echo "$workers worker(s)") each), cmp identical
 cp in : tool: $in_tool
         shell (whole command): $in_shell
 cp out: tool: $out_tool

@@ -19,9 +19,13 @@ if [ ! -x "$PSTRIPE" ] || [ ! -x "$top_builddir/server/pstripe-server" ]; then
 fi
 
 # Hermetic: nothing from the caller's environment (PSTRIPE_CONFIG of a real
-# cluster, PSTRIPE_SERVER of another build) may leak into a test.
+# cluster, PSTRIPE_SERVER of another build) may leak into a test; only the
+# tests' own PSTRIPE_TEST_* knobs (and PSTRIPE_BUILDDIR, read above) stay.
 for var in $(env | sed -n 's/^\(PSTRIPE_[A-Z_]*\)=.*/\1/p'); do
-    unset "$var"
+    case $var in
+    PSTRIPE_TEST_*) ;;
+    *) unset "$var" ;;
+    esac
 done
 
 test_name=$(basename "$0" .sh)
