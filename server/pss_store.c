@@ -230,9 +230,21 @@ static int pss_probe_direct(pss_server_t *s, int want)
     }
     s->direct_io = 1;
     s->align = off_align;
-    s->mem_align = mem_align < 64 ? 64 : mem_align;
-    ps_info("%s/obj: O_DIRECT with offset alignment %u, memory alignment %u (from %s)",
-            s->data_dir, s->align, s->mem_align, how);
+    /*
+     * Buffers are page-aligned even when the file system accepts less: on the
+     * virtio disks we run on, O_DIRECT from 512-byte-aligned (not page-aligned)
+     * memory is accepted but served about 30x slower, with io_submit blocking
+     * for the whole I/O. Spans whose payload memory is not page-aligned are
+     * bounced through an aligned buffer instead (a memcpy is far cheaper).
+     */
+    long page = sysconf(_SC_PAGESIZE);
+    s->mem_align = mem_align;
+    if (page > 0 && (uint32_t)page > s->mem_align) {
+        s->mem_align = (uint32_t)page;
+    }
+    ps_info("%s/obj: O_DIRECT with offset alignment %u, memory alignment %u (file system "
+            "minimum %u, from %s)",
+            s->data_dir, s->align, s->mem_align, mem_align, how);
     return PS_OK;
 }
 
