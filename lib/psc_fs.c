@@ -188,6 +188,12 @@ static void psc_fs_free(pstripe_fs_t *fs)
 
 static void psc_fs_apply_locked(pstripe_fs_t *fs)
 {
+    /* idle staging buffers kept: a full pipeline of batches to every server */
+    uint64_t batch = fs->cfg.buffer_size + (uint64_t)fs->cfg.max_regions * sizeof(ps_region_t);
+    uint64_t limit = batch * (uint64_t)fs->cfg.buffer_count * (fs->nservers ? fs->nservers : 1);
+
+    __atomic_store_n(&fs->bounce_limit, limit > (64ull << 20) ? limit : (64ull << 20),
+                     __ATOMIC_RELAXED);
     __atomic_store_n(&fs->timeout_ns, (uint64_t)(fs->cfg.timeout * 1e9), __ATOMIC_RELAXED);
     __atomic_store_n(&fs->connect_timeout_ns, (uint64_t)(fs->cfg.connect_timeout * 1e9),
                      __ATOMIC_RELAXED);
@@ -219,6 +225,7 @@ static int psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
     if (status != PS_OK) {
         goto err_free;
     }
+    psc_fs_apply_locked(fs); /* again, now that nservers is known */
     if (fs->cfg.stripe_count > (int64_t)fs->nservers) {
         status = psc_error(PS_ERR_INVALID, "stripe_count %lld exceeds the %u servers",
                            (long long)fs->cfg.stripe_count, fs->nservers);

@@ -37,7 +37,7 @@
 #include "pstripe.h"
 
 #define PSC_MSG_MAX 512 /* bytes of an error message */
-#define PSC_BOUNCE_CACHE 8 /* idle staging buffers kept per connection */
+#define PSC_BOUNCE_CACHE 64 /* idle staging buffers kept per connection, at most */
 
 /* Tunables of the [client] section (see psc_config_table in psc_config.c). */
 typedef struct psc_config {
@@ -106,6 +106,12 @@ struct psc_op {
     psc_call_t *call;         /* updated when done (if done_cb is NULL) */
     psc_op_cb_t done_cb;      /* else called on the progress thread */
     void *arg;                /* for done_cb */
+    /* Library-owned ops only (batches): frees the op once it is done and UCX
+     * holds no request of it. With it, an op whose connection failed may
+     * complete before UCX has released its requests, provided these only
+     * use library memory (send_user_mem == 0, a receive only into staged). */
+    psc_op_cb_t release_cb;
+    int send_user_mem;        /* the send datatype points into caller memory */
     int connect_only;         /* pseudo-op: completes once the server is connected */
 
     /* destination */
@@ -146,6 +152,7 @@ struct psc_op {
     char msg[PSC_MSG_MAX];
 
     /* progress-thread state */
+    pstripe_fs_t *fs;
     psc_op_state_t state;
     uint64_t req_id;          /* 0 when not in the slot table */
     psc_conn_t *conn;
@@ -243,8 +250,10 @@ struct pstripe_fs {
     struct {
         void *buf;
         size_t size;
+        uint64_t idle_since_ns;
     } bounce[PSC_BOUNCE_CACHE]; /* idle staging buffers (progress thread) */
     unsigned nbounce;
+    uint64_t bounce_limit;      /* bytes of idle staging buffers kept (atomic) */
     psc_cmd_t stop_cmd;
     int init_status;            /* set by the thread at start, under lock */
     int init_done;

@@ -395,6 +395,12 @@ static void psc_batch_free(pstripe_fs_t *fs, psc_batch_t *b)
 
 static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op);
 
+/* Release of a batch whose op completed before UCX let go of it. */
+static void psc_batch_released(pstripe_fs_t *fs, psc_op_t *op)
+{
+    psc_batch_free(fs, op->arg);
+}
+
 /* Build the next batch of target t, or NULL (no memory: io->status set). */
 static psc_batch_t *psc_batch_build(pstripe_fs_t *fs, pstripe_request_t *io, psc_target_t *t)
 {
@@ -466,6 +472,7 @@ static psc_batch_t *psc_batch_build(pstripe_fs_t *fs, pstripe_request_t *io, psc
     b->op.route = PSC_ROUTE_OBJECT;
     b->op.route_file_id = io->file_id;
     b->op.done_cb = psc_io_batch_done;
+    b->op.release_cb = psc_batch_released;
     b->op.arg = b;
     b->op.rep_body = &b->rep;
     b->op.rep_body_len = sizeof(b->rep);
@@ -475,6 +482,7 @@ static psc_batch_t *psc_batch_build(pstripe_fs_t *fs, pstripe_request_t *io, psc
         b->op.send_buf = b->iov;
         b->op.send_count = b->niov;
         b->op.send_iov = 1;
+        b->op.send_user_mem = 1;
         if (io->bounce_threshold != 0 && b->payload >= io->bounce_threshold) {
             /* UCX 1.13 sends IOV rendezvous data through 8 KiB copies; one
              * contiguous buffer goes in 64 KiB zero-copy fragments or RMA */
@@ -492,6 +500,7 @@ static psc_batch_t *psc_batch_build(pstripe_fs_t *fs, pstripe_request_t *io, psc
             b->op.send_buf = b->bounce;
             b->op.send_count = len;
             b->op.send_iov = 0;
+            b->op.send_user_mem = 0;
         }
     } else {
         b->op.send_buf = b->regions;
@@ -650,7 +659,9 @@ static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op)
     } else if (!io->is_write && b->max_end > b->rep.obj_size) {
         io->need_stat = 1;
     }
-    psc_batch_free(fs, b);
+    if (op->send_req == NULL && op->recv_req == NULL) {
+        psc_batch_free(fs, b);
+    } /* else detached: psc_batch_released() frees it when UCX lets go */
     psc_io_pump(fs, io);
 }
 

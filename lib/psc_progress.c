@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "ps_log.h"
@@ -149,6 +150,7 @@ void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body,
     op->staged_cap = 0;
     op->status = PS_OK;
     op->msg[0] = '\0';
+    op->fs = NULL;
     op->state = PSC_OP_IDLE;
     op->req_id = 0;
     op->conn = NULL;
@@ -193,28 +195,68 @@ void psc_op_error(psc_op_t *op, int status, const char *fmt, ...)
 
 /* --- staging buffers ------------------------------------------------------------- */
 
-#define PSC_BOUNCE_CACHE_BYTES (64ull << 20) /* most idle staging memory kept */
+/*
+ * Staging buffers are reused because fresh memory is expensive to touch: on
+ * the VMs we run on a first-touch page fault costs 30-45 us per 4 KiB page
+ * (64 MiB: 0.5-0.8 s, i.e. slower than the disk), a second pass over the
+ * same memory 10 ms. Buffers of 2 MiB and more come from mmap with
+ * MADV_HUGEPAGE (first touch 3-6x cheaper where THP is in madvise mode).
+ * Idle buffers are kept up to fs->bounce_limit bytes (enough for a full
+ * pipeline to every server) and released after PSC_BOUNCE_IDLE_NS unused.
+ */
+#define PSC_BOUNCE_HUGE       (2ull << 20)
+#define PSC_BOUNCE_IDLE_NS    5000000000ull
 
-/* Staging buffers are reused so that large batches do not mmap/munmap (and
- * page-fault) a fresh buffer every time. */
+static void *psc_bounce_alloc(size_t size)
+{
+    void *buf;
+
+    if (size < PSC_BOUNCE_HUGE) {
+        return malloc(size ? size : 1);
+    }
+    buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buf == MAP_FAILED) {
+        return NULL;
+    }
+    madvise(buf, size, MADV_HUGEPAGE); /* a hint: failure is harmless */
+    return buf;
+}
+
+static void psc_bounce_release(void *buf, size_t size)
+{
+    if (size < PSC_BOUNCE_HUGE) {
+        free(buf);
+    } else {
+        munmap(buf, size);
+    }
+}
+
 void *psc_bounce_get(pstripe_fs_t *fs, size_t size, size_t *cap)
 {
-    for (unsigned i = 0; i < fs->nbounce; i++) {
-        if (fs->bounce[i].size >= size && fs->bounce[i].size <= 2 * size + 65536) {
-            void *buf = fs->bounce[i].buf;
+    unsigned best = fs->nbounce;
+    void *buf;
 
-            *cap = fs->bounce[i].size;
-            fs->bounce[i] = fs->bounce[--fs->nbounce];
-            return buf;
+    for (unsigned i = 0; i < fs->nbounce; i++) {
+        if (fs->bounce[i].size >= size && fs->bounce[i].size <= 2 * size + 65536 &&
+            (best == fs->nbounce || fs->bounce[i].size < fs->bounce[best].size)) {
+            best = i;
         }
     }
-    *cap = size;
-    return malloc(size ? size : 1);
+    if (best < fs->nbounce) {
+        buf = fs->bounce[best].buf;
+        *cap = fs->bounce[best].size;
+        fs->bounce[best] = fs->bounce[--fs->nbounce];
+        return buf;
+    }
+    /* round large buffers up so that they fit later batches of similar size */
+    *cap = size < PSC_BOUNCE_HUGE ? size : (size + PSC_BOUNCE_HUGE - 1) & ~(PSC_BOUNCE_HUGE - 1);
+    return psc_bounce_alloc(*cap);
 }
 
 void psc_bounce_put(pstripe_fs_t *fs, void *buf, size_t cap)
 {
-    size_t total = cap;
+    uint64_t limit = __atomic_load_n(&fs->bounce_limit, __ATOMIC_RELAXED);
+    uint64_t total = cap;
 
     if (buf == NULL) {
         return;
@@ -222,19 +264,43 @@ void psc_bounce_put(pstripe_fs_t *fs, void *buf, size_t cap)
     for (unsigned i = 0; i < fs->nbounce; i++) {
         total += fs->bounce[i].size;
     }
-    if (fs->nbounce == PSC_BOUNCE_CACHE || total > PSC_BOUNCE_CACHE_BYTES) {
-        free(buf);
+    if (fs->nbounce == PSC_BOUNCE_CACHE || total > limit) {
+        psc_bounce_release(buf, cap);
         return;
     }
     fs->bounce[fs->nbounce].buf = buf;
     fs->bounce[fs->nbounce].size = cap;
+    fs->bounce[fs->nbounce].idle_since_ns = ps_time_ns();
     fs->nbounce++;
+}
+
+/* Release buffers idle for PSC_BOUNCE_IDLE_NS; returns ns until the next
+ * one would be released (0: the cache is empty). */
+static uint64_t psc_bounce_trim(pstripe_fs_t *fs, uint64_t now)
+{
+    uint64_t next = 0;
+
+    for (unsigned i = 0; i < fs->nbounce;) {
+        uint64_t age = now - fs->bounce[i].idle_since_ns;
+
+        if (age >= PSC_BOUNCE_IDLE_NS) {
+            psc_bounce_release(fs->bounce[i].buf, fs->bounce[i].size);
+            fs->bounce[i] = fs->bounce[--fs->nbounce];
+            continue;
+        }
+        if (next == 0 || PSC_BOUNCE_IDLE_NS - age < next) {
+            next = PSC_BOUNCE_IDLE_NS - age;
+        }
+        i++;
+    }
+    return next;
 }
 
 static void psc_bounce_free_all(pstripe_fs_t *fs)
 {
     while (fs->nbounce > 0) {
-        free(fs->bounce[--fs->nbounce].buf);
+        fs->nbounce--;
+        psc_bounce_release(fs->bounce[fs->nbounce].buf, fs->bounce[fs->nbounce].size);
     }
 }
 
@@ -326,7 +392,7 @@ static void psc_op_finish(pstripe_fs_t *fs, psc_op_t *op)
 {
     psc_slot_remove(fs, op);
     op->state = PSC_OP_DONE;
-    if (op->staged != NULL) {
+    if (op->staged != NULL && op->recv_req == NULL) {
         psc_bounce_put(fs, op->staged, op->staged_cap);
         op->staged = NULL;
     }
@@ -456,11 +522,19 @@ static void psc_conn_fail(pstripe_fs_t *fs, psc_conn_t *conn, int status, const 
 
     ucs_list_for_each_safe(op, tmp, &conn->inflight, cmd.list) {
         psc_slot_remove(fs, op);
-        if (!op->reply_done) {
+        if (!op->reply_done || op->recv_req != NULL) {
             op->reply_done = 1;
             psc_op_error(op, conn->fail_status, "%s", conn->fail_msg);
         }
-        psc_op_check_ready(fs, op);
+        if ((op->send_req != NULL || op->recv_req != NULL) && op->release_cb != NULL &&
+            !(op->send_req != NULL && op->send_user_mem) &&
+            !(op->recv_req != NULL && op->staged == NULL)) {
+            /* UCX only uses library memory: complete now, free later
+             * (UCX may take seconds to release requests of a closed ep) */
+            psc_op_make_ready(fs, op);
+        } else {
+            psc_op_check_ready(fs, op);
+        }
     }
     psc_conn_close_eps(fs, conn, 1);
     if (srv->conn == conn) {
@@ -498,15 +572,35 @@ static void psc_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     psc_conn_lost(fs, conn, status);
 }
 
+/* A UCX request of an op that was completed early (detached) is released:
+ * free the op when it was the last one. Its connection may be gone. */
+static void psc_op_detached_release(psc_op_t *op)
+{
+    if (op->send_req == NULL && op->recv_req == NULL) {
+        if (op->staged != NULL) {
+            psc_bounce_put(op->fs, op->staged, op->staged_cap);
+            op->staged = NULL;
+        }
+        op->release_cb(op->fs, op);
+    }
+}
+
 static void psc_send_cb(void *request, ucs_status_t status, void *user_data)
 {
     psc_op_t *op = user_data;
     psc_conn_t *conn = op->conn;
-    pstripe_fs_t *fs = conn->server->fs;
+    pstripe_fs_t *fs;
 
     ucp_request_free(request);
     op->send_req = NULL;
     op->send_done = 1;
+    if (op->state == PSC_OP_READY || op->state == PSC_OP_DONE) {
+        if (op->state == PSC_OP_DONE) {
+            psc_op_detached_release(op);
+        }
+        return;
+    }
+    fs = conn->server->fs;
     if (status != UCS_OK) {
         if (!op->reply_done) {
             op->reply_done = 1;
@@ -541,10 +635,17 @@ static void psc_recv_cb(void *request, ucs_status_t status, size_t length, void 
 {
     psc_op_t *op = user_data;
     psc_conn_t *conn = op->conn;
-    pstripe_fs_t *fs = conn->server->fs;
+    pstripe_fs_t *fs;
 
     ucp_request_free(request);
     op->recv_req = NULL;
+    if (op->state == PSC_OP_READY || op->state == PSC_OP_DONE) {
+        if (op->state == PSC_OP_DONE) {
+            psc_op_detached_release(op);
+        }
+        return;
+    }
+    fs = conn->server->fs;
     if (status != UCS_OK) {
         psc_conn_lost(fs, conn, status);
         psc_op_error(op, conn->fail_status, "%s", conn->fail_msg);
@@ -718,6 +819,7 @@ static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc
     uint64_t timeout_ns;
     void *req;
 
+    op->fs = fs;
     op->conn = conn;
     op->worker = worker;
     op->send_done = 0;
@@ -994,7 +1096,8 @@ static void psc_check_conn_deadlines(pstripe_fs_t *fs, psc_conn_t *conn, uint64_
         return;
     }
     ucs_list_for_each(op, &conn->inflight, cmd.list) {
-        if (op->reply_done) {
+        /* a reply whose rendezvous data is still coming counts as unanswered */
+        if (op->reply_done && op->recv_req == NULL) {
             continue;
         }
         if (now >= op->deadline_ns) {
@@ -1036,8 +1139,12 @@ static int psc_progress_once(pstripe_fs_t *fs)
         n += (int)p;
     } while (p > 0);
     n += psc_drain_failq(fs);
-    n += psc_drain_readyq(fs);
+    /* Deadlines before the ready queue: ops failed by a timeout complete in
+     * this iteration, before the next ucp_worker_progress(), which can block
+     * for seconds while UCX tears down the closed endpoints (UCX 1.13 removes
+     * the sockcm handler synchronously). */
     psc_check_deadlines(fs);
+    n += psc_drain_readyq(fs);
     psc_conn_free_dead(fs);
     return n;
 }
@@ -1230,6 +1337,14 @@ static void psc_sleep(pstripe_fs_t *fs)
 
         if (timeout_ms < 0 || stop_ms < timeout_ms) {
             timeout_ms = stop_ms;
+        }
+    }
+    if (fs->nbounce > 0) {
+        uint64_t trim_ns = psc_bounce_trim(fs, now);
+        int trim_ms = (int)((trim_ns + 999999) / 1000000);
+
+        if (trim_ns != 0 && (timeout_ms < 0 || trim_ms < timeout_ms)) {
+            timeout_ms = trim_ms;
         }
     }
     if (fs->nclosing > 0 || !ucs_list_is_empty(&fs->dead_conns)) {

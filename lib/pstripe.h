@@ -12,6 +12,14 @@
  *
  * Paths are absolute within the pstripe namespace ("/dir/file"); they are
  * normalized ("//", ".", ".." resolved) before use.
+ *
+ * Failures: a server that does not answer a request within the `timeout`
+ * tunable fails it with PS_ERR_TIMEOUT, a lost connection with PS_ERR_CONN
+ * (every request then in flight to that server fails the same way). The next
+ * call that needs the server connects to it again (HELLO, bounded by
+ * `connect_timeout`), so a restarted server is used again without
+ * reconnecting the pstripe_fs_t; a call made before the loss is noticed may
+ * still fail once with PS_ERR_CONN.
  */
 #ifndef PSTRIPE_H
 #define PSTRIPE_H
@@ -68,6 +76,8 @@ typedef struct pstripe_region {
 #define PSTRIPE_CREAT  0x10 /* create if missing, with the given layout */
 #define PSTRIPE_EXCL   0x20 /* with CREAT: fail with PS_ERR_EXISTS if it exists */
 #define PSTRIPE_TRUNC  0x40 /* truncate to 0 on open (needs write access) */
+/* Writing a file opened RDONLY, reading one opened WRONLY, or truncating one
+ * opened RDONLY fails with PS_ERR_ACCESS. */
 
 /* --- connection ------------------------------------------------------------- */
 
@@ -76,7 +86,10 @@ typedef struct pstripe_region {
  * $PSTRIPE_CONFIG, else $HOME/.config/pstripe/client.conf, else
  * /etc/pstripe/client.conf. Settings come from the file's [client] section,
  * then PSTRIPE_* environment variables. PS_ERR_NOT_CONFIGURED if no file or
- * no servers; PS_ERR_CONN / PS_ERR_TIMEOUT if a server cannot be reached.
+ * no servers (with config_path NULL and no file at the default places,
+ * PSTRIPE_SERVERS alone is enough); a config_path or $PSTRIPE_CONFIG that
+ * names a missing file is PS_ERR_NOT_CONFIGURED. PS_ERR_CONN / PS_ERR_TIMEOUT
+ * if a server cannot be reached (every server is contacted).
  */
 int pstripe_connect(const char *config_path, pstripe_fs_t **fs_p);
 
@@ -88,7 +101,8 @@ int pstripe_connect(const char *config_path, pstripe_fs_t **fs_p);
 int pstripe_connect_servers(const char *servers, const char *const *settings,
                             pstripe_fs_t **fs_p);
 
-/* Close every connection and stop the progress thread. Open files must be closed. */
+/* Close every connection and stop the progress thread. Open files must be
+ * closed and nonblocking requests waited for first. */
 void pstripe_disconnect(pstripe_fs_t *fs);
 
 /* Change a tunable of this connection (buffer_size, buffer_count,
@@ -97,7 +111,8 @@ void pstripe_disconnect(pstripe_fs_t *fs);
 int pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value);
 /* Current value of a tunable, formatted with units ("4m"). */
 int pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, size_t len);
-/* Print the client's tunables with their docs (config-file syntax). */
+/* Print the client's tunables with their docs (config-file syntax); with fs
+ * NULL, the defaults. stdio_file NULL means stdout. */
 void pstripe_print_config(pstripe_fs_t *fs, void *stdio_file);
 
 int pstripe_num_servers(pstripe_fs_t *fs);

@@ -82,6 +82,15 @@ tests_integration_test_client_fault_CPPFLAGS = $(PSC_TEST_CPPFLAGS)
 tests_integration_test_client_fault_CXXFLAGS = $(PSC_TEST_CXXFLAGS)
 tests_integration_test_client_fault_LDADD = $(PSC_TEST_LDADD)
 EXTRA_tests_integration_test_client_fault_DEPENDENCIES = server/pstripe-server
+# Measurements behind the batching defaults; built, not run by `make check`:
+# tests/integration/test_client_bench --gtest_also_run_disabled_tests
+check_PROGRAMS += tests/integration/test_client_bench
+tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc \
+	tests/integration/test_client_util.h
+tests_integration_test_client_bench_CPPFLAGS = $(PSC_TEST_CPPFLAGS)
+tests_integration_test_client_bench_CXXFLAGS = $(PSC_TEST_CXXFLAGS)
+tests_integration_test_client_bench_LDADD = $(PSC_TEST_LDADD)
+EXTRA_tests_integration_test_client_bench_DEPENDENCIES = server/pstripe-server
 
 
 # ---- MPI tests (tests/mpi; owner: ROMIO driver, adio/ad_pstripe) ------------

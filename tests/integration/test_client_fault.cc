@@ -2,9 +2,9 @@
  * test_client_fault.cc: servers that die or stop answering.
  *
  * A server killed (SIGKILL) or frozen (SIGSTOP) while a client streams
- * writes to it must turn into PS_ERR_CONN / PS_ERR_TIMEOUT, with a message
- * naming the server, within the configured timeout (measured and bounded
- * here), never a hang; the client must then reconnect by itself once the
+ * writes to it, or reads from it into scattered memory, must turn into
+ * PS_ERR_CONN / PS_ERR_TIMEOUT, with a message naming the server, within the
+ * configured timeout (measured and bounded here), never a hang; the client must then reconnect by itself once the
  * server is back. Data made durable with fsync survives a restart.
  */
 #include <pthread.h>
@@ -48,9 +48,11 @@ protected:
     pstripe_fs_t *fs_ = nullptr;
 };
 
-/* A thread writing 4 MiB chunks in a loop until an error. */
+/* A thread writing (or reading, into two pieces of memory) 4 MiB chunks in a
+ * loop until an error. */
 struct writer {
     pstripe_file_t *file;
+    bool read = false;
     std::atomic<int> writes{0};
     std::atomic<int> status{PS_OK};
     std::atomic<double> failed_at{0};
@@ -62,8 +64,11 @@ struct writer {
     {
         writer *w = (writer *)arg;
         for (uint64_t i = 0;; i++) {
-            int s = pstripe_pwrite(w->file, w->buf.data(), w->buf.size(),
-                                   (i % 16) * w->buf.size());
+            uint64_t off = (i % 16) * w->buf.size(), half = w->buf.size() / 2, nread;
+            pstripe_region_t reg = {off, w->buf.size()};
+            struct iovec iov[2] = {{w->buf.data() + half, half}, {w->buf.data(), half}};
+            int s = w->read ? pstripe_read_list(w->file, &reg, 1, iov, 2, &nread)
+                            : pstripe_pwrite(w->file, w->buf.data(), w->buf.size(), off);
             if (s != PS_OK) {
                 w->message = pstripe_last_error();
                 w->failed_at = now_s();
@@ -89,13 +94,19 @@ struct writer {
     }
 };
 
-void fault_mid_write(ps_test::ps_cluster &cluster, pstripe_fs_t *fs, int sig)
+void fault_mid_io(ps_test::ps_cluster &cluster, pstripe_fs_t *fs, int sig, bool read)
 {
     pstripe_layout_t layout = {1 << 20, 2, 0};
     writer w;
 
+    w.read = read;
     PSC_ASSERT_OK(pstripe_open(fs, "/victim", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout,
                                &w.file));
+    if (read) {
+        for (uint64_t off = 0; off < 16 * w.buf.size(); off += w.buf.size()) {
+            PSC_ASSERT_OK(pstripe_pwrite(w.file, w.buf.data(), w.buf.size(), off));
+        }
+    }
     w.start();
     while (w.writes < 3 && w.status == PS_OK) {
         usleep(1000);
@@ -105,8 +116,9 @@ void fault_mid_write(ps_test::ps_cluster &cluster, pstripe_fs_t *fs, int sig)
     double t0 = now_s();
     ASSERT_TRUE(w.join_within(kTimeout + 30)) << "write did not fail: hung";
     double elapsed = w.failed_at - t0;
-    printf("[   INFO   ] signal %d: %s after %.3fs (timeout %.1fs): %s\n", sig,
-           pstripe_strerror(w.status), elapsed, kTimeout, w.message.c_str());
+    printf("[   INFO   ] signal %d during %s: %s after %.3fs (timeout %.1fs): %s\n", sig,
+           read ? "reads" : "writes", pstripe_strerror(w.status), elapsed, kTimeout,
+           w.message.c_str());
     if (sig == SIGSTOP) {
         EXPECT_EQ(w.status.load(), PS_ERR_TIMEOUT);
     } else {
@@ -128,13 +140,20 @@ void fault_mid_write(ps_test::ps_cluster &cluster, pstripe_fs_t *fs, int sig)
 
 TEST_F(ClientFault, ServerKilledMidWrite)
 {
+    /* The restart below reuses the port, which the killed server's
+     * connections keep in TIME_WAIT: UCX 1.13's listener binds with
+     * SO_REUSEADDR only with UCX_CM_REUSEADDR=y (servers inherit it). */
+    setenv("UCX_CM_REUSEADDR", "y", 1);
     start(2);
-    fault_mid_write(cluster_, fs_, SIGKILL);
+    unsetenv("UCX_CM_REUSEADDR");
+    fault_mid_io(cluster_, fs_, SIGKILL, false);
     if (HasFatalFailure()) {
         return;
     }
     /* restarted on the same port, the server is reconnected by the same fs */
+    setenv("UCX_CM_REUSEADDR", "y", 1);
     ASSERT_TRUE(cluster_.restart(1, true));
+    unsetenv("UCX_CM_REUSEADDR");
     pstripe_file_t *f;
     std::vector<uint8_t> buf(100000, 9), out(100000);
     uint64_t nread;
@@ -148,7 +167,7 @@ TEST_F(ClientFault, ServerKilledMidWrite)
 TEST_F(ClientFault, ServerStoppedMidWrite)
 {
     start(2);
-    fault_mid_write(cluster_, fs_, SIGSTOP);
+    fault_mid_io(cluster_, fs_, SIGSTOP, false);
     if (HasFatalFailure()) {
         return;
     }
@@ -164,6 +183,26 @@ TEST_F(ClientFault, ServerStoppedMidWrite)
     EXPECT_EQ(nread, buf.size());
     EXPECT_TRUE(out == buf);
     PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientFault, ServerKilledMidRead)
+{
+    start(2);
+    fault_mid_io(cluster_, fs_, SIGKILL, true);
+    EXPECT_NE(cluster_.wait(1, 30), -1); /* reap it: it was killed on purpose */
+}
+
+TEST_F(ClientFault, ServerStoppedMidRead)
+{
+    start(2);
+    fault_mid_io(cluster_, fs_, SIGSTOP, true);
+    if (HasFatalFailure()) {
+        return;
+    }
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    pstripe_stat_t st;
+    PSC_ASSERT_OK(pstripe_stat(fs_, "/victim", &st));
+    EXPECT_EQ(st.size, 64u << 20);
 }
 
 TEST_F(ClientFault, ConnectToDeadOrStoppedServer)

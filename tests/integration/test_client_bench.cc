@@ -1,0 +1,234 @@
+/*
+ * test_client_bench.cc: the measurements behind the client's batching
+ * defaults (buffer_size, buffer_count, max_regions). Disabled in `make
+ * check`; run with
+ *
+ *   tests/integration/test_client_bench --gtest_also_run_disabled_tests
+ *
+ * Two local servers (1 worker each) on this machine's disk. Every case runs
+ * once per round, rounds (PSC_BENCH_REPS, default 3) visit the cases in a
+ * new random order, and medians are printed with a disk baseline measured
+ * every round (O_DIRECT, 4 MiB, queue depth 1, in the servers' data
+ * directory): shared machines drift by 2-3x within minutes, and this way the
+ * drift hits every case alike.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test_client_util.h"
+
+using namespace psc_test;
+
+namespace {
+
+int reps()
+{
+    const char *e = getenv("PSC_BENCH_REPS");
+    return e != nullptr && atoi(e) > 0 ? atoi(e) : 3;
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+/* O_DIRECT sequential write then read of `bytes` in 4 MiB blocks, MiB/s. */
+void disk_baseline(const std::string &dir, uint64_t bytes, double *w, double *r)
+{
+    std::string path = dir + "/disk-baseline";
+    const size_t bs = 4 << 20;
+    void *buf = nullptr;
+    *w = *r = 0;
+    if (posix_memalign(&buf, 4096, bs) != 0) {
+        return;
+    }
+    memset(buf, 0x42, bs);
+    int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+    if (fd >= 0) {
+        double t0 = now_s();
+        for (uint64_t off = 0; off < bytes; off += bs) {
+            if (pwrite(fd, buf, bs, (off_t)off) != (ssize_t)bs) {
+                break;
+            }
+        }
+        fdatasync(fd);
+        *w = bytes / (now_s() - t0) / 1048576;
+        t0 = now_s();
+        for (uint64_t off = 0; off < bytes; off += bs) {
+            if (pread(fd, buf, bs, (off_t)off) != (ssize_t)bs) {
+                break;
+            }
+        }
+        *r = bytes / (now_s() - t0) / 1048576;
+        close(fd);
+        unlink(path.c_str());
+    }
+    free(buf);
+}
+
+class ClientBench : public ::testing::Test {
+public:
+    void SetUp() override
+    {
+        ASSERT_TRUE(cluster_.start(2, 1));
+        PSC_ASSERT_OK(connect(cluster_, {}, &fs_));
+    }
+    void TearDown() override
+    {
+        if (fs_ != nullptr) {
+            pstripe_disconnect(fs_);
+        }
+    }
+    void set(const char *name, const std::string &value)
+    {
+        PSC_ASSERT_OK(pstripe_set_option(fs_, name, value.c_str()));
+    }
+public:
+    /* Write then read `total` bytes as calls of `regs` regions each (the
+     * region list is shifted by `call_span` per call), MiB/s of payload. */
+    void run_once(const std::vector<pstripe_region_t> &regs, uint64_t call_span, uint64_t total,
+             double *w, double *r)
+    {
+        pstripe_layout_t layout = {1 << 20, 2, 0};
+        pstripe_file_t *f;
+        uint64_t per_call = total_length(regs);
+        uint64_t calls = std::max<uint64_t>(1, total / per_call);
+        std::vector<uint8_t> mem(per_call, 0x77);
+        struct iovec iov = {mem.data(), mem.size()};
+        std::vector<pstripe_region_t> shifted(regs);
+
+        pstripe_unlink(fs_, "/bench");
+        PSC_ASSERT_OK(pstripe_open(fs_, "/bench", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+        double t0 = now_s();
+        for (uint64_t c = 0; c < calls; c++) {
+            for (size_t i = 0; i < regs.size(); i++) {
+                shifted[i].offset = regs[i].offset + c * call_span;
+            }
+            PSC_ASSERT_OK(pstripe_write_list(f, shifted.data(), shifted.size(), &iov, 1));
+        }
+        *w = calls * per_call / (now_s() - t0) / 1048576;
+        t0 = now_s();
+        for (uint64_t c = 0; c < calls; c++) {
+            uint64_t nread;
+            for (size_t i = 0; i < regs.size(); i++) {
+                shifted[i].offset = regs[i].offset + c * call_span;
+            }
+            PSC_ASSERT_OK(pstripe_read_list(f, shifted.data(), shifted.size(), &iov, 1, &nread));
+        }
+        *r = calls * per_call / (now_s() - t0) / 1048576;
+        PSC_ASSERT_OK(pstripe_close(f));
+        PSC_ASSERT_OK(pstripe_unlink(fs_, "/bench"));
+    }
+    ps_test::ps_cluster cluster_;
+    pstripe_fs_t *fs_ = nullptr;
+};
+
+/* One configuration of the sweep: settings and a workload. */
+struct bench_case {
+    std::vector<std::pair<std::string, std::string>> settings;
+    std::string label;
+    std::vector<pstripe_region_t> regs;
+    uint64_t call_span, total;
+    std::vector<double> w, r;
+};
+
+/*
+ * Run every case once per round, in a shuffled order, for PSC_BENCH_REPS
+ * rounds, with a disk baseline per round: the machine's drift then hits
+ * every case alike. Prints medians.
+ */
+void sweep(ClientBench *t, pstripe_fs_t *fs, const std::string &dir,
+           std::vector<bench_case> &cases, const char *header)
+{
+    std::mt19937_64 rng(1);
+    std::vector<double> dws, drs;
+    std::vector<size_t> order(cases.size());
+    for (size_t i = 0; i < order.size(); i++) {
+        order[i] = i;
+    }
+    for (int rep = 0; rep < reps(); rep++) {
+        double dw, dr;
+        disk_baseline(dir, 256ull << 20, &dw, &dr);
+        dws.push_back(dw);
+        drs.push_back(dr);
+        std::shuffle(order.begin(), order.end(), rng);
+        for (size_t i : order) {
+            bench_case &c = cases[i];
+            double w, r;
+            for (auto &kv : c.settings) {
+                ASSERT_EQ(pstripe_set_option(fs, kv.first.c_str(), kv.second.c_str()), PS_OK);
+            }
+            t->run_once(c.regs, c.call_span, c.total, &w, &r);
+            if (::testing::Test::HasFatalFailure()) {
+                return;
+            }
+            c.w.push_back(w);
+            c.r.push_back(r);
+        }
+        printf("round %d done (disk %.0f / %.0f MiB/s, load %s)\n", rep, dw, dr,
+               ps_test::read_file("/proc/loadavg").substr(0, 14).c_str());
+        fflush(stdout);
+    }
+    printf("disk baseline, O_DIRECT 4 MiB depth 1, median of rounds: write %.0f MiB/s, "
+           "read %.0f MiB/s\n",
+           median(dws), median(drs));
+    printf("%s %12s %12s   (min-max)\n", header, "write MiB/s", "read MiB/s");
+    for (auto &c : cases) {
+        printf("%s %12.0f %12.0f   (w %.0f-%.0f, r %.0f-%.0f)\n", c.label.c_str(), median(c.w),
+               median(c.r), *std::min_element(c.w.begin(), c.w.end()),
+               *std::max_element(c.w.begin(), c.w.end()),
+               *std::min_element(c.r.begin(), c.r.end()),
+               *std::max_element(c.r.begin(), c.r.end()));
+    }
+}
+
+/* Contiguous 64 MiB calls (32 MiB per server): how deep and how large the
+ * pipeline of batches must be. */
+TEST_F(ClientBench, DISABLED_BufferSizeAndCount)
+{
+    const uint64_t call = 64ull << 20;
+    std::vector<bench_case> cases;
+    char label[64];
+
+    for (const char *bs : {"256k", "1m", "4m", "16m"}) {
+        for (const char *bc : {"1", "2", "4", "8"}) {
+            snprintf(label, sizeof(label), "%-12s %-12s", bs, bc);
+            cases.push_back({{{"buffer_size", bs}, {"buffer_count", bc}},
+                             label, {{0, call}}, call, 256ull << 20, {}, {}});
+        }
+    }
+    sweep(this, fs_, cluster_.data_dir(0), cases, "buffer_size  buffer_count");
+}
+
+/* Small noncontiguous regions: 64 B with 64 B gaps (100,000 per call) and
+ * 4 KiB with 4 KiB gaps (16,384 per call): how many regions a batch should
+ * carry. */
+TEST_F(ClientBench, DISABLED_MaxRegions)
+{
+    struct workload {
+        const char *name;
+        uint64_t len, gap, n;
+    };
+    std::vector<bench_case> cases;
+    char label[96];
+
+    for (const workload &wl : {workload{"64B/64B", 64, 64, 100000},
+                               workload{"4KiB/4KiB", 4096, 4096, 16384}}) {
+        std::vector<pstripe_region_t> regs(wl.n);
+        for (uint64_t i = 0; i < wl.n; i++) {
+            regs[i] = {i * (wl.len + wl.gap), wl.len};
+        }
+        for (const char *mr : {"1024", "4096", "16384", "65536", "262144"}) {
+            for (const char *bs : {"1m", "4m"}) {
+                snprintf(label, sizeof(label), "%-10s %-12s %-12s", wl.name, mr, bs);
+                cases.push_back({{{"max_regions", mr}, {"buffer_size", bs}, {"buffer_count", "4"}},
+                                 label, regs, wl.n * (wl.len + wl.gap), 4 * wl.n * wl.len, {}, {}});
+            }
+        }
+    }
+    sweep(this, fs_, cluster_.data_dir(0), cases, "workload   max_regions  buffer_size ");
+}
+
+} // namespace
