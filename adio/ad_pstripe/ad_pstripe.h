@@ -61,6 +61,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int listio_write;
     int pending_error;          /* hint error found while opening */
     int last_status;            /* status of the last pstripe_open */
+    int all_open;               /* every process of fd->comm opened it */
     MPI_Win lock_win;           /* whole-file lock (ad_pstripe_lock.c) */
     void *lock_base;
     int lock_depth;

@@ -376,7 +376,8 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
                 }
 
         if (sbytes > sendbuf_size) {
-            ADIOI_Free(sendbuf);
+            if (sendbuf)
+                ADIOI_Free(sendbuf);
             sendbuf = ADIOI_Malloc(sbytes);
             sendbuf_size = sbytes;
         }
@@ -390,13 +391,15 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
             }
         }
         if (total_recv > buf_size[slot]) {
-            ADIOI_Free(buf[slot]);
+            if (buf[slot])
+                ADIOI_Free(buf[slot]);
             buf[slot] = ADIOI_Malloc(total_recv);
             buf_size[slot] = total_recv;
         }
         abuf = buf[slot];
         if ((size_t) nregions > regions_cap) {
-            ADIOI_Free(regions);
+            if (regions)
+                ADIOI_Free(regions);
             regions_cap = nregions;
             regions = ADIOI_Malloc(regions_cap * sizeof(*regions));
         }
@@ -520,7 +523,8 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
                 MPL_snprintf(detail, sizeof(detail), "%s", pstripe_last_error());
             }
         }
-        ADIOI_Free(buf[slot]);
+        if (buf[slot])
+            ADIOI_Free(buf[slot]);
     }
     if (is_write)
         fd->dirty_write = 1;
@@ -539,8 +543,10 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
     ADIOI_Free(statuses);
     ADIOI_Free(nmine);
     ADIOI_Free(scur);
-    ADIOI_Free(regions);
-    ADIOI_Free(sendbuf);
+    if (regions)
+        ADIOI_Free(regions);
+    if (sendbuf)
+        ADIOI_Free(sendbuf);
     ADIOI_Free(recv_meta);
     ADIOI_Free(mem.prefix);
     for (a = 0; a < d.naggs; a++)

@@ -235,6 +235,8 @@ int ADIOI_PSTRIPE_Parse_size(const char *s, long long *val)
     v = strtoull(s, &end, 10);
     if (errno != 0)
         return -1;
+    while (isspace((unsigned char) *end))
+        end++;
     switch (tolower((unsigned char) *end)) {
         case 'k':
             mult = 1ULL << 10;

@@ -105,6 +105,13 @@ void ADIOI_PSTRIPE_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
     ADIOI_PSTRIPE_Init(error_code);
     if (*error_code == MPI_SUCCESS && ps->pending_error != MPI_SUCCESS)
         *error_code = ps->pending_error;
+    if (*error_code == MPI_SUCCESS && (access_mode & ADIO_SEQUENTIAL)) {
+        /* ROMIO would refuse it after the open (no shared file pointers),
+         * but its cleanup on that path frees the communicator twice */
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
+                                           __LINE__, MPI_ERR_UNSUPPORTED_OPERATION,
+                                           "**iosequnsupported", 0);
+    }
 
     /* nobody creates anything unless every process can go on */
     local_fail = (*error_code != MPI_SUCCESS);
@@ -149,6 +156,7 @@ void ADIOI_PSTRIPE_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
         goto err_free;
 
     ADIOI_PSTRIPE_Set_layout_hints(fd);
+    ps->all_open = all_ok;
     fd->is_open = 1;
     fd->dirty_write = 0;
     if (all_ok && ADIOI_PSTRIPE_Lock_needed(fd))
@@ -173,6 +181,14 @@ void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
     *error_code = MPI_SUCCESS;
     if (ps == NULL)
         return;
+
+    /* ROMIO deletes a delete-on-close file (on one process) right after
+     * this close, and, with no shared file pointers, without waiting for
+     * the others: a pstripe file is gone for every process the moment it is
+     * unlinked, so wait here until every process is done with it (unless
+     * this is the cleanup of a failed open, where not all processes come) */
+    if ((fd->access_mode & ADIO_DELETE_ON_CLOSE) && ps->all_open)
+        MPI_Barrier(fd->comm);
 
     ADIOI_PSTRIPE_Lock_free(fd);
     if (ps->file != NULL) {

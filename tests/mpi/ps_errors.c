@@ -120,7 +120,7 @@ int main(int argc, char **argv)
                       MPI_ERR_UNSUPPORTED_OPERATION);
         PS_MPI(MPI_File_close(&fh));
         PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname,
-                                    MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL, MPI_INFO_NULL, &fh),
+                                    MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL, MPI_INFO_NULL, &fh),
                       MPI_ERR_UNSUPPORTED_OPERATION);
 
         /* a bad hint value, on every process or on one */
