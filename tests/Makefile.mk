@@ -146,3 +146,42 @@ EXTRA_DIST += \
 	tests/tools/errors.sh \
 	tests/tools/hung-server.sh \
 	tests/tools/cp-1g.sh
+
+# ---- pstripe MPICH and pstripe-run (tests/adio; owner: adio/ build glue) ----
+# run-library: a program built with the system $(MPICC) runs on the pstripe
+# MPICH through `pstripe-run mpiexec -n 2`; run-refuses: pstripe-run refuses
+# when programs would get another library (including a program with an RPATH
+# to the system one); open-pstripe: a pstripe: file name reaches the driver.
+# They skip (77) with --disable-mpich. tests/adio/env.sh, written here, tells
+# them where things are.
+ADIO_TEST_PROGS = tests/adio/mpi_library tests/adio/mpi_library_rpath tests/adio/mpi_open
+ADIO_TEST_CC = $(AM_V_CC)$(MKDIR_P) tests/adio && \
+	$(MPICC) -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS) $(CFLAGS) -o $@
+check_SCRIPTS += $(ADIO_TEST_PROGS) tests/adio/env.sh
+TESTS += tests/adio/run-library.sh tests/adio/run-refuses.sh tests/adio/open-pstripe.sh
+EXTRA_DIST += tests/adio/common.sh tests/adio/run-library.sh tests/adio/run-refuses.sh \
+	tests/adio/open-pstripe.sh tests/adio/mpi_library.c tests/adio/mpi_open.c
+CLEANFILES += $(ADIO_TEST_PROGS) tests/adio/env.sh
+tests/adio/mpi_library: tests/adio/mpi_library.c
+	$(ADIO_TEST_CC) $(srcdir)/tests/adio/mpi_library.c
+# The same program with an RPATH (not RUNPATH) to the system libmpich's
+# directory, which beats LD_LIBRARY_PATH.
+tests/adio/mpi_library_rpath: tests/adio/mpi_library.c
+	$(ADIO_TEST_CC) -Wl,--disable-new-dtags \
+	    -Wl,-rpath,"$$(dirname "$$(readlink -f "$$($(MPICC) -print-file-name=libmpich.so.12)")")" \
+	    $(srcdir)/tests/adio/mpi_library.c
+tests/adio/mpi_open: tests/adio/mpi_open.c
+	$(ADIO_TEST_CC) $(srcdir)/tests/adio/mpi_open.c
+tests/adio/env.sh: Makefile
+	$(AM_V_GEN)$(MKDIR_P) tests/adio && { \
+	    echo "build_mpich=$(adio_build_mpich)"; \
+	    echo "builddir='$(abs_top_builddir)'"; \
+	    echo "srcdir='$(abs_top_srcdir)'"; \
+	    echo "pstripe_run='$(abs_top_builddir)/adio/pstripe-run'"; \
+	    echo "mpich_prefix='$(adio_mpich_prefix)'"; \
+	    echo "device='$(MPICH_DEVICE)'"; \
+	    echo "custom='$(MPICH_CUSTOM)'"; \
+	    echo "system_mpiexec='$$(echo '$(MPICC)' | sed 's|mpicc\([^/]*\)$$|mpiexec\1|')'"; \
+	    echo "system_libmpich='$$($(MPICC) -print-file-name=libmpich.so.12)'"; \
+	} > $@.tmp && mv $@.tmp $@
+# ---- end of pstripe MPICH and pstripe-run tests ------------------------------

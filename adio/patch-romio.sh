@@ -1,0 +1,124 @@
+#!/bin/sh
+# patch-romio.sh ROMIO_SRCDIR
+#
+# Registers the pstripe file system (prefix "pstripe:") in the ROMIO tree of
+# an MPICH source tree (src/mpi/romio). ROMIO has no plugin mechanism: a file
+# system is named in five places, and each gets one edit here:
+#
+#   adio/include/adio.h           #define ADIO_PSTRIPE <next free id>
+#   adio/include/adioi_fs_proto.h extern struct ADIOI_Fns_struct ADIO_PSTRIPE_operations
+#   adio/common/ad_fstype.c       {&ADIO_PSTRIPE_operations, ADIO_PSTRIPE, "pstripe:"}
+#   configure.ac                  "pstripe" in the known file systems (which
+#                                 makes the BUILD_AD_PSTRIPE conditional),
+#                                 AC_DEFINE(ROMIO_PSTRIPE) and the client
+#                                 library's flags (PSTRIPE_CPPFLAGS, _CFLAGS, _LIBS)
+#   adio/Makefile.mk              include adio/ad_pstripe/Makefile.mk
+#
+# The driver itself (adio/ad_pstripe) is a link made by build-mpich.sh; the
+# caller runs `autoreconf -fi` in ROMIO afterwards.
+#
+# Each edit is anchored on text that every MPICH 4.x has (the UFS and TESTFS
+# entries, the guard entry of the table, ...), not on line numbers, and is
+# skipped when its PSTRIPE text is already there, so running the script again
+# changes nothing. An anchor that is missing is an error, never a silent skip.
+set -eu
+
+die() { echo "patch-romio.sh: $*" >&2; exit 1; }
+
+[ $# -eq 1 ] || die "usage: patch-romio.sh ROMIO_SRCDIR"
+romio=$1
+[ -f "$romio/adio/common/ad_fstype.c" ] || die "$romio is not a ROMIO source tree"
+
+# edit FILE MARKER AWK-PROGRAM: unless FILE contains the fixed string MARKER,
+# rewrite it with the awk program, then check that MARKER is there (that is,
+# the anchor was found).
+edit() {
+    file=$romio/$1 marker=$2 prog=$3
+    [ -f "$file" ] || die "$file: no such file"
+    if grep -qF -e "$marker" "$file"; then
+        return 0
+    fi
+    awk "$prog" "$file" > "$file.pstripe-tmp" || die "$file: awk failed"
+    grep -qF -e "$marker" "$file.pstripe-tmp" ||
+        die "$file: anchor not found, cannot add $marker (unknown ROMIO version?)"
+    mv "$file.pstripe-tmp" "$file"
+    echo "patch-romio.sh: $1: added $marker"
+}
+
+# adio.h: the file-system ids are the "#define ADIO_<FS> <number>" lines
+# between the "file systems:" comment and ADIO_SEEK_SET; ours is the largest
+# plus one, added after the last of them.
+edit adio/include/adio.h ADIO_PSTRIPE '
+    { line[NR] = $0 }
+    /file systems:/ { inblock = 1 }
+    /^#define ADIO_SEEK_SET/ { inblock = 0 }
+    inblock && /^#define ADIO_[A-Z0-9_]+[ \t]+[0-9]+/ {
+        if ($3 + 0 > max) max = $3 + 0
+        last = NR
+    }
+    END {
+        for (i = 1; i <= NR; i++) {
+            print line[i]
+            if (i == last)
+                printf "#define ADIO_PSTRIPE             %d    /* pstripe striped parallel file system */\n", max + 1
+        }
+    }'
+
+edit adio/include/adioi_fs_proto.h ADIO_PSTRIPE_operations '
+    /^#endif.*ADIOI_FS_PROTO_H_INCLUDED/ {
+        print "#ifdef ROMIO_PSTRIPE"
+        print "extern struct ADIOI_Fns_struct ADIO_PSTRIPE_operations;"
+        print "/* prototypes are in adio/ad_pstripe/ad_pstripe.h */"
+        print "#endif"
+        print ""
+    }
+    { print }'
+
+edit adio/common/ad_fstype.c ADIO_PSTRIPE_operations '
+    /^[ \t]*\{0, 0, 0\}.*guard entry/ {
+        print "#ifdef ROMIO_PSTRIPE"
+        print "    {&ADIO_PSTRIPE_operations, ADIO_PSTRIPE, \"pstripe:\"},"
+        print "#endif"
+    }
+    { print }'
+
+edit adio/Makefile.mk ad_pstripe/Makefile.mk '
+    { print }
+    /^include .*adio\/ad_ufs\/Makefile.mk/ {
+        print "include $(top_srcdir)/adio/ad_pstripe/Makefile.mk"
+    }'
+
+# configure.ac, 1: the m4 list of known file systems (the line after
+# "m4_define([known_filesystems_m4_w],") gets " pstripe" before its "])dnl".
+edit configure.ac ' pstripe])dnl' '
+    { print_line = $0 }
+    want && /\]\)dnl/ { sub(/\]\)dnl/, " pstripe])dnl", print_line); want = 0 }
+    /m4_define\(\[known_filesystems_m4_w\],/ { want = 1 }
+    { print print_line }'
+
+# configure.ac, 2: ROMIO_PSTRIPE and the client library, before the comment
+# above the loop that makes the BUILD_AD_<FS> conditionals (file_system_pstripe
+# is set by then).
+edit configure.ac ROMIO_PSTRIPE '
+    /^# Setup an AM_CONDITIONAL named BUILD_AD_FOO/ && !done {
+        print "# pstripe (added by pstripe'"'"'s adio/patch-romio.sh): the driver in"
+        print "# adio/ad_pstripe calls pstripe'"'"'s client library, whose flags pstripe'"'"'s"
+        print "# build passes in these variables. The libraries reach libmpi through"
+        print "# localdefs (WRAPPER_LIBS), like those of the DAOS and PVFS2 drivers."
+        print "AC_ARG_VAR([PSTRIPE_CPPFLAGS], [preprocessor flags for pstripe.h])"
+        print "AC_ARG_VAR([PSTRIPE_CFLAGS], [extra C flags for the pstripe driver])"
+        print "AC_ARG_VAR([PSTRIPE_LIBS], [pstripe client library and its dependencies])"
+        print "if test -n \"$file_system_pstripe\"; then"
+        print "    CPPFLAGS=\"$CPPFLAGS $PSTRIPE_CPPFLAGS\""
+        print "    CFLAGS=\"$CFLAGS $PSTRIPE_CFLAGS\""
+        print "    AC_CHECK_HEADER([pstripe.h], [],"
+        print "        [AC_MSG_ERROR([pstripe file system requested but pstripe.h not found (PSTRIPE_CPPFLAGS=$PSTRIPE_CPPFLAGS)])])"
+        print "    LIBS=\"$LIBS $PSTRIPE_LIBS\""
+        print "    AC_DEFINE(ROMIO_PSTRIPE,1,[Define for ROMIO with PSTRIPE])"
+        print "fi"
+        print ""
+        done = 1
+    }
+    { print }'
+
+exit 0
