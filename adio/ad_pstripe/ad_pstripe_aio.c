@@ -23,6 +23,13 @@
 #include "mpiu_greq.h"
 #include <sched.h>
 
+/* Extended generalized requests are MPICH's (MPIX_Grequest_class_create).
+ * ROMIO's configure computes HAVE_MPI_GREQUEST_EXTENSIONS but, in MPICH
+ * 4.0.2, writes it nowhere, so MPICH's own mpi.h is asked as well. */
+#if defined(HAVE_MPI_GREQUEST_EXTENSIONS) || defined(MPICH_NUMVERSION)
+#define ADIOI_PSTRIPE_GREQ_CLASSES 1
+#endif
+
 typedef struct ADIOI_PSTRIPE_aio_s {
     MPI_Request req;
     pstripe_request_t *preq;
@@ -34,7 +41,7 @@ typedef struct ADIOI_PSTRIPE_aio_s {
     char *path;
 } ADIOI_PSTRIPE_aio;
 
-#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
+#ifdef ADIOI_PSTRIPE_GREQ_CLASSES
 
 static MPIX_Grequest_class ADIOI_PSTRIPE_greq_class = 0;
 
@@ -110,7 +117,7 @@ static int aio_wait_fn(int count, void **array_of_states, double timeout, MPI_St
     return MPI_SUCCESS;
 }
 
-#endif /* HAVE_MPI_GREQUEST_EXTENSIONS */
+#endif /* ADIOI_PSTRIPE_GREQ_CLASSES */
 
 static void pstripe_aio(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                         int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
@@ -122,7 +129,7 @@ static void pstripe_aio(ADIO_File fd, void *buf, int count, MPI_Datatype datatyp
     ADIO_Status status;
     MPI_Count nbytes = 0;
 
-#ifdef HAVE_MPI_GREQUEST_EXTENSIONS
+#ifdef ADIOI_PSTRIPE_GREQ_CLASSES
     ADIOI_PSTRIPE_aio *aio;
     pstripe_request_t *preq;
     MPI_Count datatype_size;
