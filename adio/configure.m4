@@ -47,6 +47,9 @@ ps_abs_path() {
   esac
 }
 
+AS_IF([test "x$enable_mpich" != xno && test "x$enable_asan" = xyes],
+  [AC_MSG_ERROR([--enable-asan needs --disable-mpich: the client library linked into the pstripe MPICH would need the sanitizer runtime loaded first in every MPI program, which pstripe-run does not arrange])])
+
 AS_IF([test "x$enable_mpich" != xno], [
   # The version of the system MPICH, from the mpi.h that $MPICC compiles with:
   # the source we build must be the same version (same ABI, libmpich.so.12).
