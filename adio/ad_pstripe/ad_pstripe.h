@@ -62,6 +62,8 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int pending_error;          /* hint error found while opening */
     int last_status;            /* status of the last pstripe_open */
     int all_open;               /* every process of fd->comm opened it */
+    char *coll_buf[3];          /* collective I/O buffers (ad_pstripe_coll.c) */
+    size_t coll_size[3];
     MPI_Win lock_win;           /* whole-file lock (ad_pstripe_lock.c) */
     void *lock_base;
     int lock_depth;

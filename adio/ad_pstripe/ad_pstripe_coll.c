@@ -24,10 +24,13 @@
  * what it sends and receives in each round, so rounds need no collective
  * call, a process simply walks the rounds it takes part in in increasing
  * order (which cannot deadlock: the lowest unfinished round can always
- * finish). In a write round the aggregator receives the data of its pieces
- * from every process, packed in rank order, and writes them with one list
- * write: regions are the pieces, memory is the receive buffer; holes are
- * never read, so there is no read-modify-write. The write of round r runs
+ * finish). In a write round the aggregator sorts the round's pieces by file
+ * offset and gives each its place in the round buffer in that order; every
+ * process's packed data is received straight into those places (an
+ * hindexed datatype per process), so pieces that touch in the file, from
+ * whatever process, become one region, and the buffer is one iovec: one
+ * list write per round. Holes are never read, so there is no
+ * read-modify-write. The write of round r runs
  * (pstripe_iwrite_list) while round r + 1 is exchanged, in a second buffer.
  * A read round is the mirror: a list read into the buffer, then the pieces
  * go back to their owners, who unpack them into their memory.
@@ -52,6 +55,20 @@ typedef struct {
     ADIO_Offset round;
     ADIO_Offset moff;           /* offset in the access's memory stream */
 } coll_piece;
+
+typedef struct {
+    ADIO_Offset off;
+    int g;                      /* index of the piece in the received metadata */
+} piece_order;
+
+static int piece_cmp(const void *a, const void *b)
+{
+    const piece_order *x = a, *y = b;
+
+    if (x->off != y->off)
+        return x->off < y->off ? -1 : 1;
+    return x->g - y->g;         /* same offset: keep rank order */
+}
 
 typedef struct {
     int naggs;
@@ -181,6 +198,20 @@ static void stream_copy(const mem_stream * m, ADIO_Offset moff, ADIO_Offset len,
     }
 }
 
+/* Buffer idx (0, 1: the aggregator's round buffers, 2: packed pieces) of
+ * at least size bytes, kept with the file so that collective calls do not
+ * pay for fresh pages each time; freed at close. */
+static char *coll_buffer(ADIOI_PSTRIPE_fs * ps, int idx, ADIO_Offset size)
+{
+    if (size > (ADIO_Offset) ps->coll_size[idx]) {
+        if (ps->coll_buf[idx] != NULL)
+            ADIOI_Free(ps->coll_buf[idx]);
+        ps->coll_buf[idx] = ADIOI_Malloc(size);
+        ps->coll_size[idx] = (size_t) size;
+    }
+    return ps->coll_buf[idx];
+}
+
 static void independent(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                         int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                         int is_write, int *error_code)
@@ -249,16 +280,20 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
     coll_domains d;
     coll_piece **mine;
     mem_stream mem;
-    int nprocs, myrank, my_agg = -1, a, p, i;
+    int nprocs, myrank, my_agg = -1, a, p, i, j;
     int *send_counts, *recv_counts, *sdispls, *rdispls;
     ADIO_Offset *send_meta, *recv_meta = NULL, min_start = -1, total_recv;
     int *nmine;                 /* my pieces per aggregator */
     int *scur, *rcur;           /* cursors: my pieces per aggregator, received per process */
     int *rstart = NULL;         /* first received piece of process p in recv_meta */
+    piece_order *order;         /* a round's received pieces, sorted by offset */
+    ADIO_Offset *place;         /* place of each received piece in the round buffer */
+    MPI_Datatype *ptype;        /* per process: its pieces' places */
+    int *lens, nrecv_pieces = 0, max_pieces = 1;
+    MPI_Aint *displs;
     MPI_Request *reqs;
     MPI_Status *statuses;
-    char *sendbuf = NULL, *buf[2] = { NULL, NULL };
-    ADIO_Offset sendbuf_size = 0, buf_size[2] = { 0, 0 };
+    char *sendbuf = NULL;
     pstripe_request_t *pending[2] = { NULL, NULL };
     pstripe_region_t *regions = NULL;
     size_t regions_cap = 0;
@@ -335,6 +370,15 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
         rstart[p] = rdispls[p] / 3;
         recv_counts[p] /= 3;
     }
+    for (p = 0; p < nprocs; p++) {
+        nrecv_pieces += recv_counts[p];
+        max_pieces = MPL_MAX(max_pieces, recv_counts[p]);
+    }
+    order = ADIOI_Malloc((nrecv_pieces + 1) * sizeof(*order));
+    place = ADIOI_Malloc((nrecv_pieces + 1) * sizeof(*place));
+    ptype = ADIOI_Malloc(nprocs * sizeof(*ptype));
+    lens = ADIOI_Malloc(max_pieces * sizeof(*lens));
+    displs = ADIOI_Malloc(max_pieces * sizeof(*displs));
     nmine = ADIOI_Malloc(d.naggs * sizeof(int));
     for (a = 0; a < d.naggs; a++)
         nmine[a] = send_counts[d.ranklist[a]] / 3;
@@ -343,7 +387,7 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
 
     /* the rounds this process takes part in, in increasing order */
     for (;;) {
-        ADIO_Offset round = -1, sbytes = 0, rbytes = 0, pos;
+        ADIO_Offset round = -1, sbytes = 0, pos;
         int nreqs = 0, nregions = 0;
         char *abuf;
 
@@ -362,8 +406,9 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
 
         /* sizes of this round */
         for (a = 0; a < d.naggs; a++)
-            for (i = scur[a]; i < nmine[a] && mine[a][i].round == round; i++)
-                sbytes += mine[a][i].len;
+            if (a != my_agg)
+                for (i = scur[a]; i < nmine[a] && mine[a][i].round == round; i++)
+                    sbytes += mine[a][i].len;
         total_recv = 0;
         if (my_agg >= 0)
             for (p = 0; p < nprocs; p++)
@@ -375,12 +420,7 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
                     nregions++;
                 }
 
-        if (sbytes > sendbuf_size) {
-            if (sendbuf)
-                ADIOI_Free(sendbuf);
-            sendbuf = ADIOI_Malloc(sbytes);
-            sendbuf_size = sbytes;
-        }
+        sendbuf = coll_buffer(ps, 2, sbytes);
         /* the aggregator's buffer: wait for the write that last used it */
         if (pending[slot] != NULL) {
             int rc = pstripe_request_wait(pending[slot], NULL);
@@ -390,13 +430,7 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
                 MPL_snprintf(detail, sizeof(detail), "%s", pstripe_last_error());
             }
         }
-        if (total_recv > buf_size[slot]) {
-            if (buf[slot])
-                ADIOI_Free(buf[slot]);
-            buf[slot] = ADIOI_Malloc(total_recv);
-            buf_size[slot] = total_recv;
-        }
-        abuf = buf[slot];
+        abuf = coll_buffer(ps, slot, total_recv);
         if ((size_t) nregions > regions_cap) {
             if (regions)
                 ADIOI_Free(regions);
@@ -404,39 +438,70 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
             regions = ADIOI_Malloc(regions_cap * sizeof(*regions));
         }
 
-        /* the aggregator's regions, in rank order (for overlapping writes
-         * the higher rank wins, as in a serial order of the calls) */
-        nregions = 0;
-        if (my_agg >= 0)
+        /* the aggregator's pieces of this round in file order: each gets
+         * its place in the buffer in that order, so that neighbouring
+         * pieces (whichever process they come from) make one region of the
+         * list I/O and the buffer is a single iovec; each process's pieces
+         * are received into (sent from) their places with an hindexed type */
+        if (my_agg >= 0 && nregions > 0) {
+            int k = 0;
             for (p = 0; p < nprocs; p++)
                 for (i = rcur[p]; i < recv_counts[p]; i++) {
-                    ADIO_Offset *m = recv_meta + 3 * (rstart[p] + i);
-                    if (m[2] != round)
+                    int g = rstart[p] + i;
+                    if (recv_meta[3 * g + 2] != round)
                         break;
-                    regions[nregions].offset = (uint64_t) m[0];
-                    regions[nregions].length = (uint64_t) m[1];
+                    order[k].off = recv_meta[3 * g];
+                    order[k].g = g;
+                    k++;
+                }
+            qsort(order, k, sizeof(*order), piece_cmp);
+            pos = 0;
+            nregions = 0;
+            for (i = 0; i < k; i++) {
+                int g = order[i].g;
+                ADIO_Offset off = recv_meta[3 * g], len = recv_meta[3 * g + 1];
+                place[g] = pos;
+                pos += len;
+                if (nregions > 0 &&
+                    regions[nregions - 1].offset + regions[nregions - 1].length == (uint64_t) off) {
+                    regions[nregions - 1].length += (uint64_t) len;
+                } else {
+                    regions[nregions].offset = (uint64_t) off;
+                    regions[nregions].length = (uint64_t) len;
                     nregions++;
                 }
+            }
+            for (p = 0; p < nprocs; p++) {
+                int cnt = 0;
+                ptype[p] = MPI_DATATYPE_NULL;
+                for (i = rcur[p]; i < recv_counts[p]; i++, cnt++) {
+                    int g = rstart[p] + i;
+                    if (recv_meta[3 * g + 2] != round)
+                        break;
+                    lens[cnt] = (int) recv_meta[3 * g + 1];
+                    displs[cnt] = (MPI_Aint) place[g];
+                }
+                if (cnt > 0 && p != myrank) {
+                    MPI_Type_create_hindexed(cnt, lens, displs, MPI_BYTE, &ptype[p]);
+                    MPI_Type_commit(&ptype[p]);
+                }
+            }
+        }
 
         if (is_write) {
-            /* pack and send my pieces, receive the aggregator's */
-            pos = 0;
-            if (my_agg >= 0)
-                for (p = 0; p < nprocs; p++) {
-                    for (i = rcur[p], rbytes = 0; i < recv_counts[p]; i++) {
-                        ADIO_Offset *m = recv_meta + 3 * (rstart[p] + i);
-                        if (m[2] != round)
-                            break;
-                        rbytes += m[1];
-                    }
-                    if (rbytes > 0)
-                        MPI_Irecv(abuf + pos, (int) rbytes, MPI_BYTE, p,
-                                  ADIOI_PSTRIPE_COLL_TAG, fd->comm, &reqs[nreqs++]);
-                    pos += rbytes;
-                }
+            /* receive the others' pieces into their places; pack and send
+             * mine to the other aggregators; copy those I aggregate myself
+             * straight from my memory to their places */
+            if (my_agg >= 0 && nregions > 0)
+                for (p = 0; p < nprocs; p++)
+                    if (p != myrank && ptype[p] != MPI_DATATYPE_NULL)
+                        MPI_Irecv(abuf, 1, ptype[p], p, ADIOI_PSTRIPE_COLL_TAG, fd->comm,
+                                  &reqs[nreqs++]);
             pos = 0;
             for (a = 0; a < d.naggs; a++) {
                 ADIO_Offset start = pos;
+                if (a == my_agg)
+                    continue;
                 for (i = scur[a]; i < nmine[a] && mine[a][i].round == round; i++) {
                     stream_copy(&mem, mine[a][i].moff, mine[a][i].len, sendbuf + pos, 1);
                     pos += mine[a][i].len;
@@ -445,6 +510,11 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
                     MPI_Isend(sendbuf + start, (int) (pos - start), MPI_BYTE, d.ranklist[a],
                               ADIOI_PSTRIPE_COLL_TAG, fd->comm, &reqs[nreqs++]);
             }
+            if (my_agg >= 0)
+                for (i = scur[my_agg], j = rstart[myrank] + rcur[myrank];
+                     i < nmine[my_agg] && mine[my_agg][i].round == round; i++, j++)
+                    stream_copy(&mem, mine[my_agg][i].moff, mine[my_agg][i].len, abuf + place[j],
+                                1);
             MPI_Waitall(nreqs, reqs, statuses);
 
             if (my_agg >= 0 && nregions > 0 && status == PS_OK) {
@@ -463,6 +533,8 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
             pos = 0;
             for (a = 0; a < d.naggs; a++) {
                 ADIO_Offset start = pos;
+                if (a == my_agg)
+                    continue;
                 for (i = scur[a]; i < nmine[a] && mine[a][i].round == round; i++)
                     pos += mine[a][i].len;
                 if (pos > start)
@@ -481,28 +553,28 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
                 }
                 if (rc != PS_OK)
                     memset(abuf, 0, total_recv);
-                pos = 0;
-                for (p = 0; p < nprocs; p++) {
-                    for (i = rcur[p], rbytes = 0; i < recv_counts[p]; i++) {
-                        ADIO_Offset *m = recv_meta + 3 * (rstart[p] + i);
-                        if (m[2] != round)
-                            break;
-                        rbytes += m[1];
-                    }
-                    if (rbytes > 0)
-                        MPI_Isend(abuf + pos, (int) rbytes, MPI_BYTE, p,
-                                  ADIOI_PSTRIPE_COLL_TAG, fd->comm, &reqs[nreqs++]);
-                    pos += rbytes;
-                }
+                for (p = 0; p < nprocs; p++)
+                    if (p != myrank && ptype[p] != MPI_DATATYPE_NULL)
+                        MPI_Isend(abuf, 1, ptype[p], p, ADIOI_PSTRIPE_COLL_TAG, fd->comm,
+                                  &reqs[nreqs++]);
+                for (i = scur[my_agg], j = rstart[myrank] + rcur[myrank];
+                     i < nmine[my_agg] && mine[my_agg][i].round == round; i++, j++)
+                    stream_copy(&mem, mine[my_agg][i].moff, mine[my_agg][i].len, abuf + place[j],
+                                0);
             }
             MPI_Waitall(nreqs, reqs, statuses);
             pos = 0;
             for (a = 0; a < d.naggs; a++)
-                for (i = scur[a]; i < nmine[a] && mine[a][i].round == round; i++) {
+                for (i = scur[a]; a != my_agg && i < nmine[a] && mine[a][i].round == round; i++) {
                     stream_copy(&mem, mine[a][i].moff, mine[a][i].len, sendbuf + pos, 0);
                     pos += mine[a][i].len;
                 }
         }
+
+        if (my_agg >= 0 && nregions > 0)
+            for (p = 0; p < nprocs; p++)
+                if (ptype[p] != MPI_DATATYPE_NULL)
+                    MPI_Type_free(&ptype[p]);
 
         /* next round */
         for (a = 0; a < d.naggs; a++)
@@ -523,8 +595,6 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
                 MPL_snprintf(detail, sizeof(detail), "%s", pstripe_last_error());
             }
         }
-        if (buf[slot])
-            ADIOI_Free(buf[slot]);
     }
     if (is_write)
         fd->dirty_write = 1;
@@ -541,12 +611,15 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se
 
     ADIOI_Free(reqs);
     ADIOI_Free(statuses);
+    ADIOI_Free(order);
+    ADIOI_Free(place);
+    ADIOI_Free(ptype);
+    ADIOI_Free(lens);
+    ADIOI_Free(displs);
     ADIOI_Free(nmine);
     ADIOI_Free(scur);
     if (regions)
         ADIOI_Free(regions);
-    if (sendbuf)
-        ADIOI_Free(sendbuf);
     ADIOI_Free(recv_meta);
     ADIOI_Free(mem.prefix);
     for (a = 0; a < d.naggs; a++)

@@ -176,10 +176,15 @@ ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void)
 
 void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
 {
+    int i;
+
     if (ps == NULL)
         return;
     if (ps->path)
         ADIOI_Free(ps->path);
+    for (i = 0; i < 3; i++)
+        if (ps->coll_buf[i])
+            ADIOI_Free(ps->coll_buf[i]);
     ADIOI_Free(ps);
 }
 
