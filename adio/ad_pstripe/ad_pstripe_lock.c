@@ -80,8 +80,11 @@ int ADIOI_PSTRIPE_Lock(ADIO_File fd, int exclusive)
     if (ps->lock_depth++ > 0)
         return MPI_SUCCESS;
     rc = MPI_Win_lock(exclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, 0, 0, ps->lock_win);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Get(&byte, 1, MPI_BYTE, 0, 0, 1, MPI_BYTE, ps->lock_win);
+    if (rc != MPI_SUCCESS) {
+        ps->lock_depth = 0;
+        return rc;
+    }
+    rc = MPI_Get(&byte, 1, MPI_BYTE, 0, 0, 1, MPI_BYTE, ps->lock_win);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(0, ps->lock_win);
     return rc;

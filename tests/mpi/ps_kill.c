@@ -98,6 +98,26 @@ int main(int argc, char **argv)
     }
     expect_io_error(rc, t0, "nonblocking write");
 
+    /* the same through MPI_Waitall, which takes another path in MPICH
+     * (the request class's wait function, then the query function) */
+    t0 = MPI_Wtime();
+    rc = MPI_File_iwrite_at(fh, (MPI_Offset) ps_rank * BS, buf, BS, MPI_BYTE, &req);
+    if (rc == MPI_SUCCESS) {
+        MPI_Status sts[1];
+        int cls;
+        rc = MPI_Waitall(1, &req, sts);
+        MPI_Error_class(rc, &cls);
+        if (cls == MPI_ERR_IN_STATUS)
+            rc = sts[0].MPI_ERROR;
+        MPI_Error_class(rc, &cls);
+        printf("rank %d: MPI_Waitall on a failed write: class %d after %.1f s\n", ps_rank, cls,
+               MPI_Wtime() - t0);
+        PS_CHECK(rc != MPI_SUCCESS, "MPI_Waitall: the failed write reports success");
+        PS_CHECK(MPI_Wtime() - t0 <= limit, "MPI_Waitall took more than %.0f s", limit);
+    } else {
+        expect_io_error(rc, t0, "nonblocking write (Waitall)");
+    }
+
     t0 = MPI_Wtime();
     rc = MPI_File_write_at_all(fh, (MPI_Offset) ps_rank * BS, buf, BS, MPI_BYTE, &st);
     expect_io_error(rc, t0, "collective write");
