@@ -160,12 +160,16 @@ fi
 # alone: UCX_* settings tune pstripe's traffic, not MPI's as well.
 # File systems: Debian's (ufs, nfs; testfs is always built) plus pstripe.
 # Shared library only: a static one would compile every file twice.
+# --without-yaksa, as Debian configures its MPICH: the datatype engine is
+# then MPICH's dataloop, the one the system library uses (the yaksa build
+# packed a CYCLIC x BLOCK darray differently from the system MPICH), and
+# yaksa's thousands of generated pack/unpack files are not compiled.
 set -- \
     "--with-device=$device" \
     --with-pm=hydra \
     --with-file-system=ufs+nfs+pstripe \
     --disable-fortran --disable-cxx --disable-doc \
-    --enable-fast=O2 --disable-static \
+    --enable-fast=O2 --disable-static --without-yaksa \
     --enable-silent-rules \
     "--with-custom-version-string=$custom" \
     "PSTRIPE_CPPFLAGS=$cppflags" \
