@@ -72,12 +72,12 @@ typedef struct pss_stats {
     _Atomic uint64_t latency_hist[PS_STATS_HIST_BUCKETS];
 } pss_stats_t;
 
-#define PSS_STAT_ADD(_w, _field, _n)                                                       \
-    atomic_store_explicit(&(_w)->stats._field,                                            \
-                          atomic_load_explicit(&(_w)->stats._field, memory_order_relaxed) + \
-                              (uint64_t)(_n),                                               \
+#define PSS_STAT_ADD(_w, _field, _n)                                                               \
+    atomic_store_explicit(&(_w)->stats._field,                                                     \
+                          atomic_load_explicit(&(_w)->stats._field, memory_order_relaxed) +        \
+                              (uint64_t)(_n),                                                      \
                           memory_order_relaxed)
-#define PSS_STAT_SET(_w, _field, _v)                                                       \
+#define PSS_STAT_SET(_w, _field, _v)                                                               \
     atomic_store_explicit(&(_w)->stats._field, (uint64_t)(_v), memory_order_relaxed)
 #define PSS_STAT_GET(_w, _field) atomic_load_explicit(&(_w)->stats._field, memory_order_relaxed)
 
@@ -91,16 +91,18 @@ typedef struct pss_server {
     uint64_t start_ns;
     uint32_t nworkers;
     pss_worker_t **workers;
-    uint32_t *ports;          /* TCP port of each worker */
+    uint32_t *ports; /* TCP port of each worker */
     char listen_host[256];
     uint16_t listen_port;
 
     /* storage */
-    int obj_dir_fd;           /* DIR/obj */
-    int direct_io;            /* objects opened with O_DIRECT */
-    uint32_t align;           /* file offset/length alignment for disk I/O, bytes */
-    uint32_t mem_align;       /* buffer alignment for disk I/O, bytes */
-    char *data_dir;           /* absolute */
+    int obj_dir_fd;             /* DIR/obj */
+    int direct_io;              /* objects opened with O_DIRECT */
+    uint32_t align;             /* file offset/length alignment for disk I/O, bytes */
+    uint32_t mem_align;         /* buffer alignment for disk I/O, bytes */
+    uint32_t size_align;        /* objects' file lengths are multiples of this: the file
+                                   system block size (see pss_store.c) */
+    char *data_dir;             /* absolute */
     size_t max_open_per_worker; /* object files a worker keeps open */
 
     /* metadata */
@@ -109,14 +111,14 @@ typedef struct pss_server {
     size_t mdb_max_key;
 
     ucp_context_h ucp_context;
-    hwloc_topology_t topology; /* NULL if hwloc failed: workers are not pinned */
-    hwloc_cpuset_t allowed;    /* our cpuset */
-    uint32_t ncores_allowed;   /* cores in it */
+    hwloc_topology_t topology;  /* NULL if hwloc failed: workers are not pinned */
+    hwloc_cpuset_t allowed;     /* our cpuset */
+    uint32_t ncores_allowed;    /* cores in it */
     pthread_mutex_t start_lock; /* start-up handshake with the workers */
     pthread_cond_t start_cond;
     uint32_t nready;
     int go;
-    atomic_int stopping;      /* set by the signal thread */
+    atomic_int stopping; /* set by the signal thread */
 } pss_server_t;
 
 /* ---- requests ---------------------------------------------------------------- */
@@ -126,11 +128,11 @@ typedef struct pss_object pss_object_t;
 
 /* A received request, from its arrival until its reply is sent. */
 typedef struct pss_req {
-    struct pss_req *next;       /* incoming list / object queue */
+    struct pss_req *next; /* incoming list / object queue */
     pss_worker_t *worker;
-    pss_conn_t *conn;           /* reply endpoint (refcounted) */
+    pss_conn_t *conn; /* reply endpoint (refcounted) */
     uint64_t recv_ns;
-    ps_msg_hdr_t hdr;           /* copy of the header */
+    ps_msg_hdr_t hdr; /* copy of the header */
     union {
         uint8_t raw[64];
         ps_hello_req_t hello;
@@ -140,18 +142,18 @@ typedef struct pss_req {
         ps_io_req_t io;
         ps_obj_req_t obj;
     } body;
-    int status;                 /* decode status; PS_OK when valid */
-    int late;                   /* arrived after the worker began to stop */
-    uint64_t mem_charged;       /* bytes counted in worker->mem_inflight */
-    const char *bad_reason;     /* for the log when status != PS_OK */
+    int status;             /* decode status; PS_OK when valid */
+    int late;               /* arrived after the worker began to stop */
+    uint64_t mem_charged;   /* bytes counted in worker->mem_inflight */
+    const char *bad_reason; /* for the log when status != PS_OK */
 
     /* AM data */
-    void *data;                 /* the data bytes (held UCX data, own copy or rndv buffer) */
+    void *data; /* the data bytes (held UCX data, own copy or rndv buffer) */
     uint64_t data_len;
-    void *ucx_data;             /* held UCX eager data to release, or rndv descriptor */
-    int ucx_rndv;               /* ucx_data is a rendezvous descriptor */
-    void *own_buf;              /* malloc'd buffer to free (copy or rndv target) */
-    int recv_pending;           /* rndv receive in progress */
+    void *ucx_data;   /* held UCX eager data to release, or rndv descriptor */
+    int ucx_rndv;     /* ucx_data is a rendezvous descriptor */
+    void *own_buf;    /* malloc'd buffer to free (copy or rndv target) */
+    int recv_pending; /* rndv receive in progress */
 
     /* OBJ_READ / OBJ_WRITE after checks */
     const ps_region_t *regions; /* nregions, inside data (8-byte aligned copy) */
@@ -169,29 +171,29 @@ struct pss_worker {
     pss_server_t *server;
     uint32_t index;
     pthread_t thread;
-    int started;                /* thread created */
-    int start_status;           /* PS_OK or error, reported through the barrier */
-    int cpu;                    /* core index pinned to, -1 if not pinned */
-    hwloc_cpuset_t cpuset;      /* where to pin, NULL: not pinned */
+    int started;           /* thread created */
+    int start_status;      /* PS_OK or error, reported through the barrier */
+    int cpu;               /* core index pinned to, -1 if not pinned */
+    hwloc_cpuset_t cpuset; /* where to pin, NULL: not pinned */
 
     ucp_worker_h ucp_worker;
     ucp_listener_h listener;
-    int epfd;                   /* epoll: ucp efd, aio eventfd, wake eventfd */
+    int epfd; /* epoll: ucp efd, aio eventfd, wake eventfd */
     int ucp_efd;
-    int wake_fd;                /* eventfd written by the main thread */
+    int wake_fd; /* eventfd written by the main thread */
     int stop_seen;
 
     /* connections accepted by this worker's listener */
     pss_conn_t **conns;
     size_t conns_cap, nconns;
-    pss_conn_t *conn_last;      /* last looked-up connection */
+    pss_conn_t *conn_last; /* last looked-up connection */
 
     /* requests decoded by the AM callback, processed after progress */
     pss_req_t *incoming_head, **incoming_tail;
-    uint64_t inflight;          /* requests received and not yet replied */
-    uint64_t mem_inflight;      /* bytes of buffers held by admitted requests */
+    uint64_t inflight;                         /* requests received and not yet replied */
+    uint64_t mem_inflight;                     /* bytes of buffers held by admitted requests */
     pss_req_t *mem_wait_head, **mem_wait_tail; /* requests waiting for memory */
-    uint64_t sends_inflight;    /* reply sends not yet completed */
+    uint64_t sends_inflight;                   /* reply sends not yet completed */
 
     /* storage (pss_store.c) */
     io_context_t aio_ctx;
@@ -199,10 +201,10 @@ struct pss_worker {
     int aio_depth;
     int aio_inflight;
     struct pss_span_io *aio_wait_head, **aio_wait_tail; /* I/Os waiting for a slot */
-    pss_object_t **objs;        /* open-addressing table by file_id */
+    pss_object_t **objs;                                /* open-addressing table by file_id */
     size_t objs_cap, nobjs;
-    pss_object_t *ready_head;   /* objects with queued work to (re)consider */
-    size_t nopen, max_open;     /* object files open, and the budget */
+    pss_object_t *ready_head; /* objects with queued work to (re)consider */
+    size_t nopen, max_open;   /* object files open, and the budget */
 
     pss_stats_t stats;
 };
@@ -218,13 +220,13 @@ void pss_req_free(pss_req_t *req);
 void pss_stats_collect(pss_server_t *server, ps_stats_rep_t *rep);
 
 /* pss_store.c */
-int pss_store_init(pss_server_t *server);      /* DIR/obj, alignment, O_DIRECT probe */
-int pss_store_worker_init(pss_worker_t *w);    /* aio context and eventfd */
+int pss_store_init(pss_server_t *server);   /* DIR/obj, alignment, O_DIRECT probe */
+int pss_store_worker_init(pss_worker_t *w); /* aio context and eventfd */
 void pss_store_worker_cleanup(pss_worker_t *w);
 void pss_store_handle(pss_worker_t *w, pss_req_t *req); /* OBJ_* requests */
-void pss_store_progress(pss_worker_t *w);      /* reap aio, start queued work */
-int pss_store_busy(pss_worker_t *w);           /* work queued or in flight */
-void pss_store_sync_all(pss_worker_t *w);      /* fsync and close every object */
+void pss_store_progress(pss_worker_t *w);               /* reap aio, start queued work */
+int pss_store_busy(pss_worker_t *w);                    /* work queued or in flight */
+void pss_store_sync_all(pss_worker_t *w);               /* fsync and close every object */
 
 /* pss_meta.c */
 int pss_meta_open(pss_server_t *server);

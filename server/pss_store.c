@@ -28,17 +28,26 @@
  * interleave and lose each other's bytes. Truncate, remove and sync wait
  * for the object to be idle.
  *
- * Aligned writes past the end leave the file longer than its logical size;
- * the logical size is tracked in memory (max end of completed writes) and the
- * file is cut back with ftruncate when no write of the object is in flight
- * (cutting earlier could drop a concurrent write's block). Replies always
- * carry the logical size, and reads return zeros past it.
+ * Sizes: an object's file length is always a multiple of size_align (the
+ * file system's block size) and its logical size is kept in an extended
+ * attribute, user.pstripe.size. Setting a length that is not a multiple of
+ * the block size makes the file system zero the rest of the last block
+ * through the page cache; that page colliding with direct I/O in flight to
+ * the same block made the kernel log "Page cache invalidation failure on
+ * direct I/O" and fail the next fdatasync with EIO (and could let a stale
+ * page overwrite direct writes). So writes past the end first extend the
+ * file, sparsely and by whole blocks, and the logical size (max end of the
+ * completed writes) is stored in the attribute before the write is
+ * acknowledged. Bytes between the logical size and the file's length are
+ * zeros on disk (a truncate into a block zeroes its tail, directly), and
+ * reads return zeros past the logical size.
  */
 #include "pss.h"
 
 #include "ps_log.h"
 #include "ps_time.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -48,10 +57,13 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
-#define PSS_MAX_OBJ_SIZE (1ull << 44) /* bytes: regions must end below this (16 TiB) */
+#define PSS_MAX_OBJ_SIZE (1ull << 44)        /* bytes: regions must end below this (16 TiB) */
+#define PSS_SIZE_XATTR   "user.pstripe.size" /* an object's logical size, 8 bytes LE */
 
 typedef struct pss_job pss_job_t;
 
@@ -59,8 +71,8 @@ typedef struct pss_job pss_job_t;
 typedef struct pss_piece {
     uint64_t span_off; /* bytes from the span's start */
     uint64_t len;
-    uint64_t obj_off;  /* object offset of the piece */
-    uint8_t *mem;      /* write: source in the payload; read: destination in the reply */
+    uint64_t obj_off; /* object offset of the piece */
+    uint8_t *mem;     /* write: source in the payload; read: destination in the reply */
 } pss_piece_t;
 
 /* One aligned disk I/O of a job (a span of the plan). */
@@ -70,14 +82,14 @@ typedef struct pss_span_io {
     pss_job_t *job;
     uint64_t off, len;
     uint8_t *buf;
-    int own_buf;       /* buf allocated here (else it points into a payload) */
-    int holes;         /* write: read the span first */
-    int writing;       /* current phase is the write */
+    int own_buf; /* buf allocated here (else it points into a payload) */
+    int holes;   /* write: read the span first */
+    int writing; /* current phase is the write */
     uint32_t first_piece, npieces;
 } pss_span_io_t;
 
 struct pss_job {
-    pss_job_t *next;   /* the object's running jobs */
+    pss_job_t *next; /* the object's running jobs */
     pss_object_t *obj;
     int is_write;
     pss_req_t **batches;
@@ -86,7 +98,7 @@ struct pss_job {
     size_t nspans, spans_left;
     pss_piece_t *pieces;
     size_t npieces;
-    uint64_t max_end;  /* end of the furthest region */
+    uint64_t max_end; /* end of the furthest region */
     int status;
 };
 
@@ -95,13 +107,13 @@ struct pss_object {
     uint64_t file_id;
     int fd;
     int exists;
-    uint64_t size;       /* logical size, bytes */
-    uint64_t phys_size;  /* size of the file on disk (>= size while writes run) */
+    uint64_t size;      /* logical size, bytes */
+    uint64_t phys_size; /* length of the file on disk: >= size, a multiple of size_align */
     pss_req_t *wait_head, **wait_tail;
     pss_job_t *active;
-    uint32_t active_writes;
-    int dirty;           /* written since the last fdatasync */
-    int blocked;         /* head of the queue waits for a running job */
+    int dirty;      /* written since the last fdatasync */
+    int size_dirty; /* size attribute set since the last fsync */
+    int blocked;    /* head of the queue waits for a running job */
     int scheduled;
     pss_object_t *next_ready;
 };
@@ -248,6 +260,46 @@ static int pss_probe_direct(pss_server_t *s, int want)
     return PS_OK;
 }
 
+/*
+ * Objects' lengths are whole file-system blocks and their sizes live in an
+ * attribute (see the top of this file): find the block size and check that
+ * the file system keeps user attributes.
+ */
+static int pss_probe_sizes(pss_server_t *s)
+{
+    const char *probe = ".probe-xattr";
+    struct statvfs vfs;
+    uint64_t le = 0;
+    uint32_t bs = 4096;
+
+    if (fstatvfs(s->obj_dir_fd, &vfs) == 0 && vfs.f_bsize >= 512 && vfs.f_bsize <= (1u << 20) &&
+        (vfs.f_bsize & (vfs.f_bsize - 1)) == 0) {
+        bs = (uint32_t)vfs.f_bsize;
+    }
+    s->size_align = bs > s->align ? bs : s->align;
+
+    int fd = openat(s->obj_dir_fd, probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ps_error("create %s/obj/%s: %m", s->data_dir, probe);
+        return ps_status_from_errno(errno);
+    }
+    int ok = fsetxattr(fd, PSS_SIZE_XATTR, &le, sizeof(le), 0) == 0;
+    int err = errno;
+    close(fd);
+    unlinkat(s->obj_dir_fd, probe, 0);
+    if (!ok) {
+        errno = err;
+        ps_error("%s/obj: the file system does not keep user extended attributes (%m); "
+                 "pstripe-server stores each object's size in one (%s): use ext4, XFS, btrfs "
+                 "or tmpfs",
+                 s->data_dir, PSS_SIZE_XATTR);
+        return PS_ERR_UNSUPPORTED;
+    }
+    ps_info("%s/obj: object files are whole blocks of %u bytes, sizes in %s", s->data_dir,
+            s->size_align, PSS_SIZE_XATTR);
+    return PS_OK;
+}
+
 int pss_store_init(pss_server_t *s)
 {
     char path[4096];
@@ -282,7 +334,8 @@ int pss_store_init(pss_server_t *s)
         ps_error("direct_io: '%s' is not auto, yes or no", d);
         return PS_ERR_INVALID;
     }
-    return pss_probe_direct(s, want);
+    int st = pss_probe_direct(s, want);
+    return st == PS_OK ? pss_probe_sizes(s) : st;
 }
 
 /* ---- per-worker state -------------------------------------------------------------- */
@@ -409,11 +462,56 @@ static int pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
     }
     obj->exists = 1;
     obj->size = obj->phys_size = (uint64_t)st.st_size;
+    uint64_t le;
+    ssize_t n = fgetxattr(obj->fd, PSS_SIZE_XATTR, &le, sizeof(le));
+    if (n == (ssize_t)sizeof(le)) {
+        uint64_t size = le64toh(le);
+        if (size < obj->size) {
+            obj->size = size;
+        }
+    } else if (n >= 0 || errno != ENODATA) {
+        /* no attribute: a new file, whose length is its size */
+        ps_error("worker %u: %s/obj/%s: attribute %s unreadable (%zd bytes): %m", w->index,
+                 s->data_dir, rel, PSS_SIZE_XATTR, n);
+        close(obj->fd);
+        obj->fd = -1;
+        return PS_ERR_IO;
+    }
     w->nopen++;
     return PS_OK;
 }
 
-static int pss_obj_settle(pss_worker_t *w, pss_object_t *obj);
+/* Store the logical size in the object's attribute (made durable by fsync). */
+static int pss_obj_save_size(pss_worker_t *w, pss_object_t *obj)
+{
+    uint64_t le = htole64(obj->size);
+
+    if (fsetxattr(obj->fd, PSS_SIZE_XATTR, &le, sizeof(le), 0) != 0) {
+        ps_error("worker %u: set %s of object %016" PRIx64 ": %m", w->index, PSS_SIZE_XATTR,
+                 obj->file_id);
+        return ps_status_from_errno(errno);
+    }
+    obj->size_dirty = 1;
+    return PS_OK;
+}
+
+/*
+ * Make what was written to the object durable: fdatasync for data, fsync
+ * when the size attribute changed since the last time.
+ */
+static int pss_obj_sync(pss_worker_t *w, pss_object_t *obj)
+{
+    if (obj->fd < 0 || (!obj->dirty && !obj->size_dirty)) {
+        return PS_OK;
+    }
+    if ((obj->size_dirty ? fsync(obj->fd) : fdatasync(obj->fd)) != 0) {
+        ps_error("worker %u: %s object %016" PRIx64 ": %m", w->index,
+                 obj->size_dirty ? "fsync" : "fdatasync", obj->file_id);
+        return ps_status_from_errno(errno);
+    }
+    obj->dirty = obj->size_dirty = 0;
+    return PS_OK;
+}
 
 /* Make an object's data durable (if written since the last time) and close it. */
 static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
@@ -421,11 +519,8 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
     if (obj->fd < 0) {
         return;
     }
-    pss_obj_settle(w, obj);
-    if (obj->dirty && fdatasync(obj->fd) != 0) {
-        ps_error("worker %u: fdatasync object %016" PRIx64 ": %m", w->index, obj->file_id);
-    }
-    obj->dirty = 0;
+    pss_obj_sync(w, obj);
+    obj->dirty = obj->size_dirty = 0;
     close(obj->fd);
     obj->fd = -1;
     w->nopen--;
@@ -519,18 +614,61 @@ static void pss_obj_schedule(pss_worker_t *w, pss_object_t *obj)
     }
 }
 
-/* Cut the file back to its logical size once no write is in flight. */
-static int pss_obj_settle(pss_worker_t *w, pss_object_t *obj)
+static uint64_t pss_round_up(uint64_t x, uint64_t a)
 {
-    if (obj->fd >= 0 && obj->active_writes == 0 && obj->phys_size != obj->size) {
-        if (ftruncate(obj->fd, (off_t)obj->size) != 0) {
-            ps_error("worker %u: ftruncate object %016" PRIx64 " to %" PRIu64 ": %m", w->index,
-                     obj->file_id, obj->size);
-            return ps_status_from_errno(errno);
+    return (x + a - 1) / a * a;
+}
+
+/*
+ * Set the object's logical size (truncate or extend; the object is idle).
+ * The file keeps a whole number of blocks: blocks past the new size are
+ * dropped, and when the size falls inside a block, the tail of that block
+ * is zeroed on disk (read, clear, write back, as the data path does), so
+ * that a later extension reads zeros there.
+ */
+static int pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
+{
+    pss_server_t *s = w->server;
+    uint64_t a = s->size_align;
+    uint64_t keep = size < obj->size ? size : obj->size;
+    int st = PS_OK;
+
+    if (keep % a != 0 && keep < obj->size) {
+        uint64_t boff = keep - keep % a;
+        uint8_t *buf;
+        if (posix_memalign((void **)&buf, s->mem_align, a) != 0) {
+            return PS_ERR_NO_MEMORY;
         }
-        obj->phys_size = obj->size;
+        ssize_t n = pread(obj->fd, buf, a, (off_t)boff);
+        if (n >= 0) {
+            memset(buf + (keep - boff), 0, a - (keep - boff));
+            if (n < (ssize_t)a) {
+                memset(buf + n, 0, a - (size_t)n);
+            }
+            n = pwrite(obj->fd, buf, a, (off_t)boff);
+        }
+        if (n < 0) {
+            ps_error("worker %u: zeroing the tail of object %016" PRIx64 " at %" PRIu64 ": %m",
+                     w->index, obj->file_id, keep);
+            st = ps_status_from_errno(errno);
+        }
+        free(buf);
+        if (st != PS_OK) {
+            return st;
+        }
     }
-    return PS_OK;
+    /* Past the old size nothing is kept, even what a failed write left. */
+    uint64_t phys = pss_round_up(size, a);
+    if (ftruncate(obj->fd, (off_t)pss_round_up(keep, a)) != 0 ||
+        ftruncate(obj->fd, (off_t)phys) != 0) {
+        ps_error("worker %u: ftruncate object %016" PRIx64 " to %" PRIu64 ": %m", w->index,
+                 obj->file_id, phys);
+        return ps_status_from_errno(errno);
+    }
+    obj->phys_size = phys;
+    obj->size = size;
+    obj->dirty = 1;
+    return pss_obj_save_size(w, obj);
 }
 
 static void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep)
@@ -582,8 +720,8 @@ static void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp)
     ret = io_submit(w->aio_ctx, 1, &iocbp);
     if (ret != 1) {
         errno = ret < 0 ? -ret : EAGAIN;
-        ps_error("worker %u: io_submit %s of %" PRIu64 " bytes at %" PRIu64
-                 " of object %016" PRIx64 ": %m",
+        ps_error("worker %u: io_submit %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
+                 ": %m",
                  w->index, sp->writing ? "write" : "read", sp->len, sp->off, obj->file_id);
         pss_span_done(w, sp, ret < 0 ? ret : -EAGAIN);
         return;
@@ -843,12 +981,12 @@ static void pss_job_start(pss_worker_t *w, pss_job_t *job)
      * ext4 (and others) run an O_DIRECT write that extends the file
      * synchronously inside io_submit, which would stall this worker for the
      * whole disk write. So the file is first extended (sparsely) to the end
-     * of the job's last span; the writes then land inside i_size and stay
-     * asynchronous. The logical size is tracked separately and the file is
-     * cut back to it once no write of the object is in flight.
+     * of the job's last span, rounded up to a whole block (see the top of
+     * this file); the writes then land inside i_size and stay asynchronous.
      */
     if (job->is_write && job->nspans > 0) {
-        uint64_t span_end = job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len;
+        uint64_t span_end = pss_round_up(
+            job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len, s->size_align);
         if (span_end > obj->phys_size) {
             if (ftruncate(obj->fd, (off_t)span_end) == 0) {
                 obj->phys_size = span_end;
@@ -861,9 +999,6 @@ static void pss_job_start(pss_worker_t *w, pss_job_t *job)
     }
     job->next = obj->active;
     obj->active = job;
-    if (job->is_write) {
-        obj->active_writes++;
-    }
     if (job->nbatches > 1) {
         PSS_STAT_ADD(w, merged_batches, job->nbatches);
     }
@@ -910,8 +1045,7 @@ static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
             errno = (int)-res;
             ps_error("worker %u: %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
                      ": %m",
-                     w->index, sp->writing ? "write" : "read", sp->len, sp->off,
-                     job->obj->file_id);
+                     w->index, sp->writing ? "write" : "read", sp->len, sp->off, job->obj->file_id);
             job->status = ps_status_from_errno((int)-res);
         }
     } else if (sp->writing && (uint64_t)res != sp->len) {
@@ -952,14 +1086,14 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
     }
     if (job->is_write) {
         if (st == PS_OK) {
-            uint64_t span_end = job->nspans ? job->spans[job->nspans - 1].off +
-                                                  job->spans[job->nspans - 1].len
-                                            : 0;
+            uint64_t span_end =
+                job->nspans ? job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len : 0;
+            if (span_end > obj->phys_size) { /* the extension before it failed */
+                obj->phys_size = span_end;
+            }
             if (job->max_end > obj->size) {
                 obj->size = job->max_end;
-            }
-            if (span_end > obj->phys_size) {
-                obj->phys_size = span_end;
+                st = pss_obj_save_size(w, obj); /* before the write is acknowledged */
             }
         } else {
             /* a failed write may have extended the file: keep it consistent */
@@ -969,11 +1103,6 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             }
         }
         obj->dirty = 1;
-        obj->active_writes--;
-        int tst = pss_obj_settle(w, obj);
-        if (st == PS_OK) {
-            st = tst;
-        }
     } else if (st == PS_OK) {
         /* gather the spans into the replies; zeros past the logical end */
         for (size_t k = 0; k < job->nspans; k++) {
@@ -1033,31 +1162,17 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         break;
     case PS_MSG_OBJ_TRUNCATE:
         st = pss_obj_open(w, obj, 1);
-        if (st == PS_OK && ftruncate(obj->fd, (off_t)req->body.obj.size) != 0) {
-            ps_error("worker %u: ftruncate object %016" PRIx64 " to %" PRIu64 ": %m", w->index,
-                     obj->file_id, req->body.obj.size);
-            st = ps_status_from_errno(errno);
-        }
         if (st == PS_OK) {
-            obj->size = obj->phys_size = req->body.obj.size;
-            obj->dirty = 1;
+            st = pss_obj_resize(w, obj, req->body.obj.size);
         }
         break;
     case PS_MSG_OBJ_SYNC:
-        st = pss_obj_settle(w, obj);
-        if (st == PS_OK && obj->fd >= 0 && fdatasync(obj->fd) != 0) {
-            ps_error("worker %u: fdatasync object %016" PRIx64 ": %m", w->index, obj->file_id);
-            st = ps_status_from_errno(errno);
-        } else if (st == PS_OK) {
-            obj->dirty = 0;
-        }
+        st = pss_obj_sync(w, obj);
         break;
     case PS_MSG_OBJ_REMOVE:
         pss_obj_fill_rep(obj, &rep);
         if (obj->fd >= 0) {
-            obj->dirty = 0; /* its data goes away: no need to sync it */
-            obj->active_writes = 0;
-            obj->phys_size = obj->size;
+            obj->dirty = obj->size_dirty = 0; /* its data goes away: no need to sync it */
             pss_obj_close(w, obj);
         }
         pss_obj_path(obj->file_id, rel, sizeof(rel));
@@ -1179,8 +1294,8 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
             ps_warn("worker %u: %s req %llu for object %016" PRIx64 ": bad region list (%u "
                     "regions, payload %" PRIu64 " bytes; lengths must be > 0, sum to the "
                     "payload and end below %llu)",
-                    w->index, ps_msg_type_name(type), (unsigned long long)req->hdr.req_id,
-                    file_id, io->nregions, io->payload_len, (unsigned long long)PSS_MAX_OBJ_SIZE);
+                    w->index, ps_msg_type_name(type), (unsigned long long)req->hdr.req_id, file_id,
+                    io->nregions, io->payload_len, (unsigned long long)PSS_MAX_OBJ_SIZE);
             pss_reply(req, st, NULL, 0, NULL, 0, NULL);
             return;
         }

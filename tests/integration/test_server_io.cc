@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <endian.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "ps_cluster.h"
@@ -23,8 +25,7 @@ static uint8_t pat(uint64_t off, uint8_t seed = 0)
     return (uint8_t)(((off * 131u + 7u) ^ (off >> 9)) % 255u + 1u + seed);
 }
 
-static std::vector<uint8_t> payload_for(const std::vector<ps_region_t> &regions,
-                                        uint8_t seed = 0)
+static std::vector<uint8_t> payload_for(const std::vector<ps_region_t> &regions, uint8_t seed = 0)
 {
     std::vector<uint8_t> p;
     for (const ps_region_t &r : regions) {
@@ -36,7 +37,7 @@ static std::vector<uint8_t> payload_for(const std::vector<ps_region_t> &regions,
 }
 
 class ServerIo : public ::testing::Test {
-protected:
+  protected:
     void start(std::vector<std::string> extra = {})
     {
         ASSERT_TRUE(cluster.start(1, 1, extra));
@@ -46,7 +47,10 @@ protected:
         ASSERT_EQ(h.status(), PS_OK);
         block = h.body<ps_hello_rep_t>().block_size;
     }
-    void SetUp() override { start(); }
+    void SetUp() override
+    {
+        start();
+    }
 
     ps_stats_rep_t stats()
     {
@@ -55,6 +59,14 @@ protected:
         EXPECT_TRUE(r.received);
         EXPECT_EQ(r.status(), PS_OK);
         return st;
+    }
+
+    std::string object_path(uint64_t fid)
+    {
+        char rel[64];
+        snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56),
+                 (unsigned long long)fid);
+        return cluster.data_dir(0) + rel;
     }
 
     ps_obj_rep_t obj_stat(uint64_t fid)
@@ -98,13 +110,15 @@ TEST_F(ServerIo, UnalignedRoundTrip)
     EXPECT_EQ(st.size, 5001u) << "logical size is exact, not rounded to a block";
     EXPECT_GT(st.mtime_ns, 0u);
 
-    /* and the file on disk has exactly that size */
-    char rel[64];
-    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56),
-             (unsigned long long)fid);
+    /* the file on disk is whole blocks; the exact size is in its attribute */
+    std::string path = object_path(fid);
     struct stat sb;
-    ASSERT_EQ(::stat((cluster.data_dir(0) + rel).c_str(), &sb), 0) << rel;
-    EXPECT_EQ(sb.st_size, 5001);
+    ASSERT_EQ(::stat(path.c_str(), &sb), 0) << path;
+    EXPECT_EQ(sb.st_size % 4096, 0) << "a length inside a block would mix page cache and O_DIRECT";
+    EXPECT_GE(sb.st_size, 5001);
+    uint64_t le = 0;
+    ASSERT_EQ(getxattr(path.c_str(), "user.pstripe.size", &le, sizeof(le)), (ssize_t)sizeof(le));
+    EXPECT_EQ(le64toh(le), 5001u);
 }
 
 TEST_F(ServerIo, OverlappingRegionsLaterWins)
@@ -183,8 +197,8 @@ TEST_F(ServerIo, ObjectsUseODirect)
         if (n > 0) {
             target[n] = 0;
             std::string t(target);
-            if (t.size() >= strlen(name) && t.compare(t.size() - strlen(name), strlen(name),
-                                                      name) == 0) {
+            if (t.size() >= strlen(name) &&
+                t.compare(t.size() - strlen(name), strlen(name), name) == 0) {
                 found = atoi(de->d_name);
             }
         }
@@ -212,7 +226,7 @@ TEST_F(ServerIo, ConcurrentReadModifyWriteOfOneBlock)
     raw_client c2;
     ASSERT_TRUE(c2.connect(cluster.host(0), cluster.port(0)));
     std::vector<uint64_t> ids1, ids2;
-    const int n = 300;
+    const int n = 3000; /* 9000 bytes: several 512-byte sectors and 4 KiB blocks */
     for (int i = 0; i < n; i++) {
         std::vector<ps_region_t> reg = {{(uint64_t)i * 3, 3}};
         ps_io_req_t io{fid, 3, 1, 0};
@@ -236,6 +250,12 @@ TEST_F(ServerIo, ConcurrentReadModifyWriteOfOneBlock)
     ASSERT_TRUE(r.received);
     EXPECT_TRUE(r.data == payload_for(all)) << "a concurrent read-modify-write lost bytes";
     EXPECT_EQ(obj_stat(fid).size, 3u * n);
+    /* Growing the file by sectors while other sectors of its last block were
+     * being written once mixed the page cache with direct I/O: the kernel
+     * failed the sync with EIO. */
+    raw_reply sy = c.obj(PS_MSG_OBJ_SYNC, fid);
+    ASSERT_TRUE(sy.received);
+    EXPECT_EQ(sy.status(), PS_OK);
     ps_stats_rep_t st = stats();
     printf("%d one-block writes: %llu disk writes, %llu rmw reads, %llu merged batches, "
            "max queue depth %llu\n",
@@ -243,6 +263,50 @@ TEST_F(ServerIo, ConcurrentReadModifyWriteOfOneBlock)
            (unsigned long long)st.merged_batches, (unsigned long long)st.queue_depth_max);
     EXPECT_GT(st.merged_batches, 0u) << "batches waiting together were not planned together";
     EXPECT_LT(st.disk_writes, (uint64_t)n);
+}
+
+/*
+ * Two clients write one object in 512-byte requests, each its own half,
+ * several requests in flight (what one MPI request per region does). The
+ * upper half grows the file a sector at a time while the lower half's
+ * direct writes run. When the file's length could end inside a block, ext4
+ * zeroed that block's tail through the page cache on each extension; the
+ * kernel then logged "Page cache invalidation failure on direct I/O" and
+ * the next sync failed with EIO.
+ */
+TEST_F(ServerIo, ConcurrentGrowingWritesThenSync)
+{
+    raw_client c2;
+    ASSERT_TRUE(c2.connect(cluster.host(0), cluster.port(0)));
+    const uint64_t fid = 0x6700, half = 256 * 1024, len = 512;
+    const size_t window = 8;
+    raw_client *cl[2] = {&c, &c2};
+    std::vector<uint64_t> inflight[2];
+    for (uint64_t off = 0; off < half; off += len) {
+        for (int k = 0; k < 2; k++) {
+            std::vector<ps_region_t> reg = {{k * half + off, len}};
+            ps_io_req_t io{fid, len, 1, 0};
+            std::vector<uint8_t> d = raw_client::io_data(reg, payload_for(reg));
+            inflight[k].push_back(
+                cl[k]->send(PS_MSG_OBJ_WRITE, &io, sizeof(io), d.data(), d.size()));
+            if (inflight[k].size() == window) {
+                ASSERT_EQ(cl[k]->wait(inflight[k].front()).status(), PS_OK);
+                inflight[k].erase(inflight[k].begin());
+            }
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        for (uint64_t id : inflight[k]) {
+            ASSERT_EQ(cl[k]->wait(id).status(), PS_OK);
+        }
+    }
+    raw_reply sy = c.obj(PS_MSG_OBJ_SYNC, fid);
+    ASSERT_TRUE(sy.received);
+    EXPECT_EQ(sy.status(), PS_OK) << "sync after concurrent growing writes failed";
+    std::vector<ps_region_t> all = {{0, 2 * half}};
+    raw_reply r = c.read(fid, all);
+    ASSERT_TRUE(r.received);
+    EXPECT_TRUE(r.data == payload_for(all));
 }
 
 static void coalesce_case(ServerIo *t, raw_client &c, uint64_t fid, uint64_t stride,
@@ -321,11 +385,22 @@ TEST_F(ServerIo, TruncateStatRemoveSync)
     t = c.obj(PS_MSG_OBJ_TRUNCATE, fid, 10000);
     ASSERT_EQ(t.status(), PS_OK);
     EXPECT_EQ(obj_stat(fid).size, 10000u);
+    r = c.read(fid, {{0, 10000}});
+    want.resize(10000, 0);
+    EXPECT_TRUE(r.data == want) << "bytes cut by a truncate came back when the file grew";
+
+    /* the same when a write past the end grows it */
+    ASSERT_EQ(c.obj(PS_MSG_OBJ_TRUNCATE, fid, 5001).status(), PS_OK);
+    ASSERT_EQ(c.write(fid, {{9000, 10}}, std::vector<uint8_t>(10, 7)).status(), PS_OK);
+    r = c.read(fid, {{0, 10000}});
+    std::fill(want.begin() + 9000, want.begin() + 9010, 7);
+    EXPECT_TRUE(r.data == want) << "bytes past a truncated end reappeared";
+    EXPECT_EQ(obj_stat(fid).size, 9010u);
 
     raw_reply s = c.obj(PS_MSG_OBJ_SYNC, fid);
     ASSERT_TRUE(s.received);
     EXPECT_EQ(s.status(), PS_OK);
-    EXPECT_EQ(s.body<ps_obj_rep_t>().size, 10000u);
+    EXPECT_EQ(s.body<ps_obj_rep_t>().size, 9010u);
 
     /* truncate creates a missing object */
     t = c.obj(PS_MSG_OBJ_TRUNCATE, 0xaaaa, 12345);
