@@ -153,6 +153,7 @@ typedef struct pss_req {
     void *ucx_data;   /* held UCX eager data to release, or rndv descriptor */
     int ucx_rndv;     /* ucx_data is a rendezvous descriptor */
     void *own_buf;    /* malloc'd buffer to free (copy or rndv target) */
+    size_t own_cap;   /* > 0: own_buf is a pooled buffer of this many bytes */
     int recv_pending; /* rndv receive in progress */
 
     /* OBJ_READ / OBJ_WRITE after checks */
@@ -166,6 +167,9 @@ typedef struct pss_req {
 /* ---- worker ---------------------------------------------------------------- */
 
 #define PSS_OBJ_TABLE_MIN 64
+
+#define PSS_BUF_KEEP       16           /* buffers each worker keeps for reuse */
+#define PSS_BUF_KEEP_BYTES (128u << 20) /* and their bytes at most */
 
 struct pss_worker {
     pss_server_t *server;
@@ -194,6 +198,14 @@ struct pss_worker {
     uint64_t mem_inflight;                     /* bytes of buffers held by admitted requests */
     pss_req_t *mem_wait_head, **mem_wait_tail; /* requests waiting for memory */
     uint64_t sends_inflight;                   /* reply sends not yet completed */
+
+    /* rendezvous receive buffers kept for reuse (pss_buf_get/put) */
+    struct {
+        void *p;
+        size_t cap;
+    } bufs[PSS_BUF_KEEP];
+    unsigned nbufs;
+    size_t bufs_bytes;
 
     /* storage (pss_store.c) */
     io_context_t aio_ctx;

@@ -37,9 +37,9 @@
 struct pss_conn {
     ucp_ep_h ep;
     pss_worker_t *worker;
-    int refs;     /* the table's reference + one per request holding it */
-    int closed;   /* error seen or worker closing: never send on ep again */
-    int owned;    /* created by our listener: we close it */
+    int refs;   /* the table's reference + one per request holding it */
+    int closed; /* error seen or worker closing: never send on ep again */
+    int owned;  /* created by our listener: we close it */
     struct pss_conn *next_dead;
 };
 
@@ -199,6 +199,57 @@ static void pss_conn_handler(ucp_conn_request_h conn_request, void *arg)
     ps_debug("worker %u: new connection (%zu open)", w->index, w->nconns);
 }
 
+/* ---- buffers ------------------------------------------------------------------ */
+
+/*
+ * Rendezvous receive buffers (up to max_batch bytes, one per write batch)
+ * are kept by the worker and reused. Allocated afresh each time, they were
+ * new pages to the kernel: with glibc's per-thread heaps a 512 MiB copy in
+ * took about 55,000 page faults on the daemon, each one inside the TCP
+ * receive, and 1.0 s of its CPU. A buffer is reused for any request of at
+ * least half its size, and capacities are rounded up to 64 KiB, so a stream
+ * of batches of one size keeps hitting the same few buffers.
+ */
+static void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap)
+{
+    void *p;
+
+    for (unsigned i = 0; i < w->nbufs; i++) {
+        if (w->bufs[i].cap >= len && w->bufs[i].cap / 2 <= len) {
+            p = w->bufs[i].p;
+            *cap = w->bufs[i].cap;
+            w->bufs_bytes -= *cap;
+            w->bufs[i] = w->bufs[--w->nbufs];
+            return p;
+        }
+    }
+    *cap = (len + 65535) & ~(size_t)65535;
+    if (posix_memalign(&p, align, *cap) != 0) {
+        return NULL;
+    }
+    return p;
+}
+
+static void pss_buf_put(pss_worker_t *w, void *p, size_t cap)
+{
+    if (w->nbufs == PSS_BUF_KEEP || w->bufs_bytes + cap > PSS_BUF_KEEP_BYTES) {
+        free(p);
+        return;
+    }
+    w->bufs[w->nbufs].p = p;
+    w->bufs[w->nbufs].cap = cap;
+    w->nbufs++;
+    w->bufs_bytes += cap;
+}
+
+static void pss_buf_release_all(pss_worker_t *w)
+{
+    while (w->nbufs > 0) {
+        free(w->bufs[--w->nbufs].p);
+    }
+    w->bufs_bytes = 0;
+}
+
 /* ---- requests ---------------------------------------------------------------- */
 
 void pss_req_free(pss_req_t *req)
@@ -208,7 +259,11 @@ void pss_req_free(pss_req_t *req)
     if (req->ucx_data != NULL) {
         ucp_am_data_release(w->ucp_worker, req->ucx_data);
     }
-    free(req->own_buf);
+    if (req->own_cap > 0) {
+        pss_buf_put(w, req->own_buf, req->own_cap);
+    } else {
+        free(req->own_buf);
+    }
     free(req->reply_buf);
     pss_conn_unref(req->conn);
     w->mem_inflight -= req->mem_charged;
@@ -292,8 +347,8 @@ void pss_reply(pss_req_t *req, int status, const void *body, uint32_t body_len, 
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.send = pss_send_cb;
     param.user_data = send;
-    ucs_status_ptr_t sreq = ucp_am_send_nbx(conn->ep, PS_AM_ID_REPLY, send->hdr, send->hdr_len,
-                                            data, data_len, &param);
+    ucs_status_ptr_t sreq =
+        ucp_am_send_nbx(conn->ep, PS_AM_ID_REPLY, send->hdr, send->hdr_len, data, data_len, &param);
     if (sreq == NULL) {
         pss_send_done(send);
     } else if (UCS_PTR_IS_ERR(sreq)) {
@@ -372,8 +427,8 @@ static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_lengt
     }
     req->status = ps_proto_decode(header, header_length, 0, &view);
     if (req->status != PS_OK) {
-        req->bad_reason = header_length < sizeof(ps_msg_hdr_t) ? "truncated header"
-                                                               : "malformed header or body";
+        req->bad_reason =
+            header_length < sizeof(ps_msg_hdr_t) ? "truncated header" : "malformed header or body";
         req->hdr.body_len = 0;
         if (header_length < sizeof(ps_msg_hdr_t)) {
             memset(&req->hdr, 0, sizeof(req->hdr));
@@ -420,8 +475,7 @@ out_queue:
     return ret;
 }
 
-static void pss_rndv_recv_cb(void *request, ucs_status_t status, size_t length,
-                             void *user_data)
+static void pss_rndv_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     pss_req_t *req = user_data;
 
@@ -450,7 +504,8 @@ static int pss_rndv_start(pss_worker_t *w, pss_req_t *req)
         size_t rbytes = (size_t)req->body.io.nregions * sizeof(ps_region_t);
         pad = (align - rbytes % align) % align;
     }
-    if (posix_memalign(&buf, align, pad + req->data_len) != 0) {
+    buf = pss_buf_get(w, pad + req->data_len, align, &req->own_cap);
+    if (buf == NULL) {
         req->status = PS_ERR_NO_MEMORY;
         req->bad_reason = "no memory for the rendezvous buffer";
         return 0;
@@ -467,8 +522,8 @@ static int pss_rndv_start(pss_worker_t *w, pss_req_t *req)
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.recv_am = pss_rndv_recv_cb;
     param.user_data = req;
-    ucs_status_ptr_t r = ucp_am_recv_data_nbx(w->ucp_worker, desc, req->data, req->data_len,
-                                              &param);
+    ucs_status_ptr_t r =
+        ucp_am_recv_data_nbx(w->ucp_worker, desc, req->data, req->data_len, &param);
     if (r == NULL) {
         return 0;
     }
@@ -597,8 +652,8 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
     case PS_MSG_CREATE:
     case PS_MSG_LOOKUP:
     case PS_MSG_REMOVE: {
-        uint32_t len = req->hdr.type == PS_MSG_CREATE ? req->body.create.path_len
-                                                      : req->body.path.path_len;
+        uint32_t len =
+            req->hdr.type == PS_MSG_CREATE ? req->body.create.path_len : req->body.path.path_len;
         owner = ps_path_worker(req->data, len, s->nworkers);
         if (owner != w->index) {
             pss_reject(req, PS_ERR_WRONG_WORKER, "path owned by another worker");
@@ -775,8 +830,8 @@ static int pss_listen(pss_worker_t *w)
     } else {
         s->ports[w->index] = ntohs(((struct sockaddr_in6 *)&attr.sockaddr)->sin6_port);
     }
-    ps_info("worker %u: listening on %s:%u (core %d)", w->index, s->listen_host,
-            s->ports[w->index], w->cpu);
+    ps_info("worker %u: listening on %s:%u (core %d)", w->index, s->listen_host, s->ports[w->index],
+            w->cpu);
     return PS_OK;
 }
 
@@ -892,6 +947,7 @@ static void pss_worker_teardown(pss_worker_t *w)
         free(closing);
     }
     pss_store_worker_cleanup(w);
+    pss_buf_release_all(w);
     if (w->ucp_worker != NULL) {
         ucp_worker_destroy(w->ucp_worker);
         w->ucp_worker = NULL;
