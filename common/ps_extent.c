@@ -46,7 +46,14 @@ static int ps_extent_cmp(const void *a, const void *b)
 
 void ps_extent_sort(ps_extent_t *ext, size_t n)
 {
-    if (n > 1) {
+    /* Clients send their regions in ascending order: check before sorting
+     * (qsort of an already sorted array was 6% of all CPU time in a
+     * 2-process write of 8-byte regions). */
+    size_t i = 1;
+    while (i < n && ps_extent_cmp(&ext[i - 1], &ext[i]) <= 0) {
+        i++;
+    }
+    if (i < n) {
         qsort(ext, n, sizeof(*ext), ps_extent_cmp);
     }
 }

@@ -286,14 +286,29 @@ static int psc_io_create(pstripe_file_t *file, int is_write, const pstripe_regio
         io->targets[k].server = ps_layout_server(&io->layout, k, fs->nservers);
     }
 
+    /* The stripe of the last piece [s_lo, s_hi) on target s_k, whose first
+     * byte is at s_obj in the object: the next regions usually fall in it,
+     * and then need no division. */
+    uint64_t s_lo = 0, s_hi = 0, s_obj = 0;
+    uint32_t s_k = 0;
     for (size_t i = 0; i < nregions; i++) {
         uint64_t off = regions[i].offset, left = regions[i].length;
 
         while (left > 0) {
             uint32_t k;
-            uint64_t obj_off;
-            uint64_t n = ps_layout_map(&io->layout, off, &k, &obj_off);
+            uint64_t obj_off, n;
 
+            if (off >= s_lo && off < s_hi) {
+                k = s_k;
+                obj_off = s_obj + (off - s_lo);
+                n = s_hi - off;
+            } else {
+                n = ps_layout_map(&io->layout, off, &k, &obj_off);
+                s_hi = off + n;
+                s_lo = s_hi - io->layout.stripe_size;
+                s_obj = obj_off - (off - s_lo);
+                s_k = k;
+            }
             if (n > left) {
                 n = left;
             }
