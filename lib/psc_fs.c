@@ -180,6 +180,9 @@ static void psc_fs_free(pstripe_fs_t *fs)
         free(fs->servers[i].addr);
     }
     free(fs->servers);
+    while (fs->npiece_cache > 0) {
+        free(fs->piece_cache[--fs->npiece_cache].p);
+    }
     ps_config_release(psc_config_table, &fs->cfg);
     pthread_cond_destroy(&fs->cond);
     pthread_mutex_destroy(&fs->lock);
@@ -310,8 +313,7 @@ int pstripe_connect(const char *config_path, pstripe_fs_t **fs_p)
     return psc_fs_create(&cfg, fs_p);
 }
 
-int pstripe_connect_servers(const char *servers, const char *const *settings,
-                            pstripe_fs_t **fs_p)
+int pstripe_connect_servers(const char *servers, const char *const *settings, pstripe_fs_t **fs_p)
 {
     char err[PSC_MSG_MAX];
     psc_config_t cfg;

@@ -36,8 +36,10 @@
 #include "ps_proto.h"
 #include "pstripe.h"
 
-#define PSC_MSG_MAX 512 /* bytes of an error message */
-#define PSC_BOUNCE_CACHE 64 /* idle staging buffers kept per connection, at most */
+#define PSC_MSG_MAX           512         /* bytes of an error message */
+#define PSC_BOUNCE_CACHE      64          /* idle staging buffers kept per connection, at most */
+#define PSC_PIECE_CACHE       8           /* piece arrays kept for the next requests (psc_io.c) */
+#define PSC_PIECE_CACHE_BYTES (32u << 20) /* and their bytes at most */
 
 /* Tunables of the [client] section (see psc_config_table in psc_config.c). */
 typedef struct psc_config {
@@ -75,15 +77,15 @@ struct psc_cmd {
 };
 
 typedef enum psc_route {
-    PSC_ROUTE_ANY,    /* worker 0 */
-    PSC_ROUTE_PATH,   /* ps_path_worker(route_path) */
-    PSC_ROUTE_OBJECT  /* ps_object_worker(route_file_id) */
+    PSC_ROUTE_ANY,   /* worker 0 */
+    PSC_ROUTE_PATH,  /* ps_path_worker(route_path) */
+    PSC_ROUTE_OBJECT /* ps_object_worker(route_file_id) */
 } psc_route_t;
 
 typedef enum psc_recv_mode {
-    PSC_RECV_NONE,  /* the reply carries no data */
-    PSC_RECV_BUF,   /* exactly recv_len bytes into recv_buf (contig or IOV) */
-    PSC_RECV_ALLOC  /* any length up to recv_max, malloc'd into recv_alloc */
+    PSC_RECV_NONE, /* the reply carries no data */
+    PSC_RECV_BUF,  /* exactly recv_len bytes into recv_buf (contig or IOV) */
+    PSC_RECV_ALLOC /* any length up to recv_max, malloc'd into recv_alloc */
 } psc_recv_mode_t;
 
 typedef enum psc_op_state {
@@ -102,17 +104,17 @@ typedef void (*psc_op_cb_t)(pstripe_fs_t *fs, psc_op_t *op);
 /* One request message and its reply. Filled by psc_op_init() and the caller,
  * then owned by the progress thread until done. */
 struct psc_op {
-    psc_cmd_t cmd;            /* must be first; cmd.list links every queue */
-    psc_call_t *call;         /* updated when done (if done_cb is NULL) */
-    psc_op_cb_t done_cb;      /* else called on the progress thread */
-    void *arg;                /* for done_cb */
+    psc_cmd_t cmd;       /* must be first; cmd.list links every queue */
+    psc_call_t *call;    /* updated when done (if done_cb is NULL) */
+    psc_op_cb_t done_cb; /* else called on the progress thread */
+    void *arg;           /* for done_cb */
     /* Library-owned ops only (batches): frees the op once it is done and UCX
      * holds no request of it. With it, an op whose connection failed may
      * complete before UCX has released its requests, provided these only
      * use library memory (send_user_mem == 0, a receive only into staged). */
     psc_op_cb_t release_cb;
-    int send_user_mem;        /* the send datatype points into caller memory */
-    int connect_only;         /* pseudo-op: completes once the server is connected */
+    int send_user_mem; /* the send datatype points into caller memory */
+    int connect_only;  /* pseudo-op: completes once the server is connected */
 
     /* destination */
     uint32_t server;
@@ -128,24 +130,24 @@ struct psc_op {
         ps_msg_hdr_t hdr;
         uint8_t bytes[sizeof(ps_msg_hdr_t) + 64];
     } h;
-    const void *send_buf;     /* contig bytes, or ucp_dt_iov_t array */
-    size_t send_count;        /* bytes, or IOV entries */
+    const void *send_buf; /* contig bytes, or ucp_dt_iov_t array */
+    size_t send_count;    /* bytes, or IOV entries */
     int send_iov;
 
     /* reply */
-    void *rep_body;           /* the fixed body is copied here */
+    void *rep_body; /* the fixed body is copied here */
     uint32_t rep_body_len;
     psc_recv_mode_t recv_mode;
-    void *recv_buf;           /* PSC_RECV_BUF: bytes or ucp_dt_iov_t array */
-    size_t recv_count;        /* bytes, or IOV entries */
+    void *recv_buf;    /* PSC_RECV_BUF: bytes or ucp_dt_iov_t array */
+    size_t recv_count; /* bytes, or IOV entries */
     int recv_iov;
-    uint64_t recv_len;        /* PSC_RECV_BUF: exact data length expected */
-    uint64_t recv_max;        /* PSC_RECV_ALLOC: longest accepted */
-    void *recv_alloc;         /* PSC_RECV_ALLOC: result (caller frees) */
+    uint64_t recv_len; /* PSC_RECV_BUF: exact data length expected */
+    uint64_t recv_max; /* PSC_RECV_ALLOC: longest accepted */
+    void *recv_alloc;  /* PSC_RECV_ALLOC: result (caller frees) */
     uint64_t recv_alloc_len;
-    uint64_t stage_min;       /* PSC_RECV_BUF IOV: stage rendezvous data this big (0: never) */
-    void *staged;             /* contiguous buffer a rendezvous reply is staged in */
-    size_t staged_cap;        /* its allocated size */
+    uint64_t stage_min; /* PSC_RECV_BUF IOV: stage rendezvous data this big (0: never) */
+    void *staged;       /* contiguous buffer a rendezvous reply is staged in */
+    size_t staged_cap;  /* its allocated size */
 
     /* result */
     int status;
@@ -154,7 +156,7 @@ struct psc_op {
     /* progress-thread state */
     pstripe_fs_t *fs;
     psc_op_state_t state;
-    uint64_t req_id;          /* 0 when not in the slot table */
+    uint64_t req_id; /* 0 when not in the slot table */
     psc_conn_t *conn;
     uint32_t worker;
     void *send_req;
@@ -175,16 +177,16 @@ typedef struct psc_ep {
 /* One connection (set of endpoints) to a server. A new one is made when a
  * failed server is used again. Freed once failed, drained and closed. */
 struct psc_conn {
-    ucs_list_link_t list;      /* fs->dead_conns once failed */
+    ucs_list_link_t list; /* fs->dead_conns once failed */
     struct psc_server *server;
-    uint32_t nworkers;         /* 0 until HELLO answered */
-    ucs_list_link_t inflight;  /* ops sent on this connection */
+    uint32_t nworkers;        /* 0 until HELLO answered */
+    ucs_list_link_t inflight; /* ops sent on this connection */
     int failed;
-    int fail_pending;          /* in fs->failq */
+    int fail_pending; /* in fs->failq */
     ucs_list_link_t fail_link;
     int fail_status;
     char fail_msg[PSC_MSG_MAX];
-    unsigned nclosing;         /* ep close requests outstanding */
+    unsigned nclosing; /* ep close requests outstanding */
     psc_op_t hello;
     ps_hello_req_t hello_req;
     ps_hello_rep_t hello_rep;
@@ -206,8 +208,8 @@ typedef struct psc_server {
     socklen_t salen;
     /* progress thread only */
     psc_server_state_t state;
-    psc_conn_t *conn;           /* CONNECTING or CONNECTED */
-    ucs_list_link_t waitq;      /* ops waiting for the connection */
+    psc_conn_t *conn;      /* CONNECTING or CONNECTED */
+    ucs_list_link_t waitq; /* ops waiting for the connection */
     uint64_t server_id;
     uint32_t block_size;
 } psc_server_t;
@@ -215,7 +217,7 @@ typedef struct psc_server {
 struct pstripe_fs {
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    psc_config_t cfg;           /* guarded by lock */
+    psc_config_t cfg; /* guarded by lock */
     uint32_t nservers;
     psc_server_t *servers;
 
@@ -237,7 +239,7 @@ struct pstripe_fs {
     ucs_list_link_t readyq;
     ucs_list_link_t failq;
     ucs_list_link_t dead_conns;
-    psc_op_t **slots;           /* req_id low 32 bits -> op */
+    psc_op_t **slots; /* req_id low 32 bits -> op */
     uint32_t nslots;
     uint32_t *free_slots;
     uint32_t nfree;
@@ -245,17 +247,25 @@ struct pstripe_fs {
     uint64_t next_deadline_ns;
     int stopping;
     uint64_t stop_deadline_ns;
-    unsigned nclosing;          /* graceful closes at stop */
-    int cleanup_poll_ms;        /* sleep bound while endpoints are being closed */
+    unsigned nclosing;   /* graceful closes at stop */
+    int cleanup_poll_ms; /* sleep bound while endpoints are being closed */
     struct {
         void *buf;
         size_t size;
         uint64_t idle_since_ns;
     } bounce[PSC_BOUNCE_CACHE]; /* idle staging buffers (progress thread) */
     unsigned nbounce;
-    uint64_t bounce_limit;      /* bytes of idle staging buffers kept (atomic) */
+
+    /* piece arrays of finished requests, reused by the next ones (guarded by lock) */
+    struct {
+        void *p;
+        size_t cap; /* pieces */
+    } piece_cache[PSC_PIECE_CACHE];
+    unsigned npiece_cache;
+    size_t piece_cache_bytes; /* at most PSC_PIECE_CACHE_BYTES */
+    uint64_t bounce_limit;    /* bytes of idle staging buffers kept (atomic) */
     psc_cmd_t stop_cmd;
-    int init_status;            /* set by the thread at start, under lock */
+    int init_status; /* set by the thread at start, under lock */
     int init_done;
     char init_msg[PSC_MSG_MAX];
 };
@@ -293,8 +303,7 @@ int psc_call_wait(pstripe_fs_t *fs, psc_call_t *call);
 void psc_call_complete(pstripe_fs_t *fs, psc_call_t *call, int status, const char *msg);
 
 /* Prepare an op: type, body (copied into the AM header), destination. */
-void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body,
-                 uint32_t body_len);
+void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body, uint32_t body_len);
 /* Post an op that completes into call (caller thread). */
 void psc_op_post(pstripe_fs_t *fs, psc_op_t *op, psc_call_t *call);
 /* Progress thread: start an op (it always completes through its done_cb or
@@ -313,8 +322,7 @@ int psc_check_fs(pstripe_fs_t *fs);
 /* Normalize a user path into out (PS_PATH_MAX + 1 bytes); sets last error. */
 int psc_normalize(const char *path, char *out, size_t *len);
 /* Stat the objects of n files (info[i]) into st[i]; one round of OBJ_STAT. */
-int psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n,
-                     pstripe_stat_t *st);
+int psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n, pstripe_stat_t *st);
 void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout);
 
 #endif

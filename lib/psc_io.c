@@ -55,12 +55,12 @@ typedef struct psc_piece {
 } psc_piece_t;
 
 typedef struct psc_target {
-    uint32_t k;          /* stripe target */
-    uint32_t server;     /* cluster index */
+    uint32_t k;      /* stripe target */
+    uint32_t server; /* cluster index */
     psc_piece_t *pieces;
     size_t npieces, cap;
-    size_t cur;          /* next piece to batch */
-    uint64_t cur_off;    /* bytes of pieces[cur] already batched */
+    size_t cur;       /* next piece to batch */
+    uint64_t cur_off; /* bytes of pieces[cur] already batched */
     unsigned inflight;
     unsigned max_inflight;
 } psc_target_t;
@@ -75,7 +75,7 @@ struct pstripe_request {
     /* caller's memory, as one stream */
     struct iovec *mem;
     size_t nmem;
-    uint64_t *mem_off;   /* nmem + 1 prefix sums */
+    uint64_t *mem_off; /* nmem + 1 prefix sums */
     /* regions (kept for reads, to count bytes below the file size) */
     pstripe_region_t *regions;
     size_t nregions;
@@ -97,7 +97,7 @@ struct pstripe_request {
     unsigned stat_pending;
     psc_op_t *stat_ops;
     ps_obj_rep_t *stat_reps;
-    uint64_t bytes;      /* result */
+    uint64_t bytes; /* result */
 };
 
 typedef struct psc_batch {
@@ -108,22 +108,66 @@ typedef struct psc_batch {
     ps_io_rep_t rep;
     ps_region_t *regions;
     uint32_t nregions;
-    ucp_dt_iov_t *iov;   /* write: [0] = regions; read: memory only */
+    ucp_dt_iov_t *iov; /* write: [0] = regions; read: memory only */
     size_t niov, iov_cap;
     uint64_t payload;
-    uint64_t max_end;    /* largest region end in the object */
-    void *bounce;        /* write: regions + payload staged contiguously */
+    uint64_t max_end; /* largest region end in the object */
+    void *bounce;     /* write: regions + payload staged contiguously */
     size_t bounce_cap;
 } psc_batch_t;
 
 /* --- setup (caller thread) ------------------------------------------------------ */
 
+/*
+ * Piece arrays are kept by the file system object and reused: a call with
+ * 131,072 regions fills 3 MiB of pieces, and a fresh array each time meant
+ * a page fault per 4 KiB and a realloc copy at every doubling (perf: 17% of
+ * a 2-process 8-byte-region write in psc_io_create, nearly all of it the
+ * first stores into new pages, and as much again in the kernel).
+ */
+static void psc_pieces_take(pstripe_fs_t *fs, psc_target_t *t)
+{
+    unsigned best = PSC_PIECE_CACHE;
+
+    for (unsigned i = 0; i < fs->npiece_cache; i++) {
+        if (best == PSC_PIECE_CACHE || fs->piece_cache[i].cap > fs->piece_cache[best].cap) {
+            best = i;
+        }
+    }
+    if (best < PSC_PIECE_CACHE) {
+        t->pieces = fs->piece_cache[best].p;
+        t->cap = fs->piece_cache[best].cap;
+        fs->piece_cache_bytes -= t->cap * sizeof(psc_piece_t);
+        fs->piece_cache[best] = fs->piece_cache[--fs->npiece_cache];
+    }
+}
+
+static void psc_pieces_give(pstripe_fs_t *fs, psc_target_t *t)
+{
+    if (t->pieces == NULL) {
+        return;
+    }
+    size_t bytes = t->cap * sizeof(psc_piece_t);
+    if (fs->npiece_cache < PSC_PIECE_CACHE &&
+        fs->piece_cache_bytes + bytes <= PSC_PIECE_CACHE_BYTES) {
+        fs->piece_cache[fs->npiece_cache].p = t->pieces;
+        fs->piece_cache[fs->npiece_cache].cap = t->cap;
+        fs->npiece_cache++;
+        fs->piece_cache_bytes += bytes;
+    } else {
+        free(t->pieces);
+    }
+    t->pieces = NULL;
+}
+
 static void psc_io_free(pstripe_request_t *io)
 {
     if (io->targets != NULL) {
+        pthread_mutex_lock(&io->fs->lock);
         for (uint32_t k = 0; k < io->ntargets; k++) {
-            free(io->targets[k].pieces);
+            psc_pieces_give(io->fs, &io->targets[k]);
         }
+        pthread_mutex_unlock(&io->fs->lock);
     }
     free(io->targets);
     free(io->mem);
@@ -281,10 +325,13 @@ static int psc_io_create(pstripe_file_t *file, int is_write, const pstripe_regio
         memcpy(io->regions, regions, nregions * sizeof(*io->regions));
         io->nregions = nregions;
     }
+    pthread_mutex_lock(&fs->lock);
     for (uint32_t k = 0; k < io->ntargets; k++) {
         io->targets[k].k = k;
         io->targets[k].server = ps_layout_server(&io->layout, k, fs->nservers);
+        psc_pieces_take(fs, &io->targets[k]);
     }
+    pthread_mutex_unlock(&fs->lock);
 
     /* The stripe of the last piece [s_lo, s_hi) on target s_k, whose first
      * byte is at s_obj in the object: the next regions usually fall in it,
@@ -344,7 +391,8 @@ static int psc_batch_add_iov(psc_batch_t *b, void *addr, size_t len)
     if (b->niov > 0) {
         ucp_dt_iov_t *last = &b->iov[b->niov - 1];
 
-        if ((char *)last->buffer + last->length == (char *)addr && b->niov > (b->io->is_write ? 1u : 0u)) {
+        if ((char *)last->buffer + last->length == (char *)addr &&
+            b->niov > (b->io->is_write ? 1u : 0u)) {
             last->length += len;
             return PS_OK;
         }
@@ -667,9 +715,9 @@ static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op)
     if (op->status != PS_OK) {
         psc_io_fail(io, op->status, op->msg);
     } else if (b->rep.bytes != b->payload) {
-        snprintf(msg, sizeof(msg), "server %s %s %llu of %llu bytes", fs->servers[b->t->server].addr,
-                 io->is_write ? "wrote" : "read", (unsigned long long)b->rep.bytes,
-                 (unsigned long long)b->payload);
+        snprintf(msg, sizeof(msg), "server %s %s %llu of %llu bytes",
+                 fs->servers[b->t->server].addr, io->is_write ? "wrote" : "read",
+                 (unsigned long long)b->rep.bytes, (unsigned long long)b->payload);
         psc_io_fail(io, io->is_write ? PS_ERR_IO : PS_ERR_PROTO, msg);
     } else if (!io->is_write && b->max_end > b->rep.obj_size) {
         io->need_stat = 1;
@@ -793,8 +841,7 @@ int pstripe_pwrite(pstripe_file_t *file, const void *buf, uint64_t len, uint64_t
     return pstripe_write_list(file, &region, 1, &iov, 1);
 }
 
-int pstripe_pread(pstripe_file_t *file, void *buf, uint64_t len, uint64_t offset,
-                  uint64_t *nread)
+int pstripe_pread(pstripe_file_t *file, void *buf, uint64_t len, uint64_t offset, uint64_t *nread)
 {
     pstripe_region_t region = {.offset = offset, .length = len};
     struct iovec iov = {.iov_base = buf, .iov_len = len};
