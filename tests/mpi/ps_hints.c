@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     MPI_Info_set(info, "striping_factor", "2");
     MPI_Info_set(info, "striping_unit", "131072");
     MPI_Info_set(info, "start_iodevice", "1");
-    MPI_Info_set(info, "romio_pstripe_buffer_size", "1m");
+    MPI_Info_set(info, "romio_pstripe_buffer_size", "2m");
     MPI_Info_set(info, "romio_pstripe_buffer_count", "3");
     MPI_Info_set(info, "romio_pstripe_max_regions", "1000");
     MPI_Info_set(info, "romio_pstripe_listio_read", "disable");
@@ -120,7 +120,7 @@ int main(int argc, char **argv)
         expect_info(fh, "striping_factor", "2");
         expect_info(fh, "striping_unit", "131072");
         expect_info(fh, "start_iodevice", "1");
-        expect_info(fh, "romio_pstripe_buffer_size", "1048576");
+        expect_info(fh, "romio_pstripe_buffer_size", "2097152");
         expect_info(fh, "romio_pstripe_buffer_count", "3");
         expect_info(fh, "romio_pstripe_max_regions", "1000");
         expect_info(fh, "romio_pstripe_listio_read", "disable");
