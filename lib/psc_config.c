@@ -14,9 +14,9 @@
 #include "ps_status.h"
 #include "psc_internal.h"
 
-#define PSC_FIELD(_name, _dfl, _doc, _type, _member, _min, _max)                              \
-    {                                                                                          \
-        _name, _dfl, _doc, _type, offsetof(psc_config_t, _member), _min, _max                  \
+#define PSC_FIELD(_name, _dfl, _doc, _type, _member, _min, _max)                                   \
+    {                                                                                              \
+        _name, _dfl, _doc, _type, offsetof(psc_config_t, _member), _min, _max                      \
     }
 
 const ps_config_field_t psc_config_table[] = {
@@ -29,8 +29,8 @@ const ps_config_field_t psc_config_table[] = {
     /* Defaults by measurement (run-matrix buffers scenario, 16 MiB transfers,
      * 2 servers, two passes; and 4 MiB transfers alternated 3 times): 1m x 4
      * wrote 800-850 MiB/s with 1 process where 4m x 4 wrote 570-660. */
-    PSC_FIELD("buffer_size", "1m", "largest payload of one batch (per server request)",
-              PS_CFG_SIZE, buffer_size, 4096, (double)PS_MAX_PAYLOAD),
+    PSC_FIELD("buffer_size", "1m", "largest payload of one batch (per server request)", PS_CFG_SIZE,
+              buffer_size, 4096, (double)PS_MAX_PAYLOAD),
     PSC_FIELD("buffer_count", "4", "batches in flight per server and operation", PS_CFG_INT,
               buffer_count, 1, 256),
     PSC_FIELD("max_regions", "65536", "largest number of regions in one batch", PS_CFG_INT,
@@ -41,10 +41,10 @@ const ps_config_field_t psc_config_table[] = {
               PS_CFG_SIZE, bounce_threshold, 0, (double)PS_MAX_PAYLOAD),
     PSC_FIELD("timeout", "30s", "a server that does not answer a request within this fails it",
               PS_CFG_TIME, timeout, 0.001, 86400.0),
-    PSC_FIELD("connect_timeout", "10s", "longest time to connect to a server", PS_CFG_TIME,
-              connect_timeout, 0.001, 86400.0),
-    PSC_FIELD("log_level", "warn", "error, warn, info, debug or trace", PS_CFG_LOGLEVEL,
-              log_level, 1, 0),
+    PSC_FIELD("connect_timeout", "10s", "longest time to connect to a server (at most timeout)",
+              PS_CFG_TIME, connect_timeout, 0.001, 86400.0),
+    PSC_FIELD("log_level", "warn", "error, warn, info, debug or trace", PS_CFG_LOGLEVEL, log_level,
+              1, 0),
     {NULL, NULL, NULL, 0, 0, 0, 0}};
 
 int psc_config_load(psc_config_t *cfg, const char *path, int required, int *file_found)

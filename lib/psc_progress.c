@@ -15,7 +15,9 @@
  * where slot indexes fs->slots; a reply whose id is not in the table (late,
  * duplicated, forged) is dropped. Each op sent gets a deadline (timeout, or
  * connect_timeout for HELLO); when one passes, the whole connection to that
- * server is declared dead: its endpoints are closed with
+ * server is declared dead (a HELLO's deadline is the smaller of the two, so
+ * that a request that must reconnect first still fails within timeout): its
+ * endpoints are closed with
  * UCP_EP_CLOSE_FLAG_FORCE, which completes every UCX request still using the
  * caller's memory, and all its ops fail with PS_ERR_TIMEOUT. UCX reports a
  * peer that vanished (UCP_ERR_HANDLING_MODE_PEER) through psc_ep_err_cb, which
@@ -55,8 +57,7 @@ void psc_call_init(psc_call_t *call)
     call->msg[0] = '\0';
 }
 
-static void psc_call_release_locked(pstripe_fs_t *fs, psc_call_t *call, int status,
-                                    const char *msg)
+static void psc_call_release_locked(pstripe_fs_t *fs, psc_call_t *call, int status, const char *msg)
 {
     if (status != PS_OK && call->status == PS_OK) {
         call->status = status;
@@ -120,8 +121,7 @@ static void psc_op_submit_cmd(pstripe_fs_t *fs, psc_cmd_t *cmd)
     psc_op_submit(fs, ucs_container_of(cmd, psc_op_t, cmd));
 }
 
-void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body,
-                 uint32_t body_len)
+void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body, uint32_t body_len)
 {
     memset(op, 0, offsetof(psc_op_t, h));
     op->server = server;
@@ -204,8 +204,8 @@ void psc_op_error(psc_op_t *op, int status, const char *fmt, ...)
  * Idle buffers are kept up to fs->bounce_limit bytes (enough for a full
  * pipeline to every server) and released after PSC_BOUNCE_IDLE_NS unused.
  */
-#define PSC_BOUNCE_HUGE       (2ull << 20)
-#define PSC_BOUNCE_IDLE_NS    5000000000ull
+#define PSC_BOUNCE_HUGE    (2ull << 20)
+#define PSC_BOUNCE_IDLE_NS 5000000000ull
 
 static void *psc_bounce_alloc(size_t size)
 {
@@ -375,8 +375,7 @@ static void psc_op_make_ready(pstripe_fs_t *fs, psc_op_t *op)
 
 static void psc_op_check_ready(pstripe_fs_t *fs, psc_op_t *op)
 {
-    if (op->state == PSC_OP_INFLIGHT && op->send_done && op->reply_done &&
-        op->recv_req == NULL) {
+    if (op->state == PSC_OP_INFLIGHT && op->send_done && op->reply_done && op->recv_req == NULL) {
         psc_op_make_ready(fs, op);
     }
 }
@@ -415,10 +414,10 @@ static void psc_op_finish(pstripe_fs_t *fs, psc_op_t *op)
 /* --- connection failure ----------------------------------------------------------- */
 
 /* From UCX callbacks: record the failure, handled by the main loop. */
-static void psc_conn_fail_later(pstripe_fs_t *fs, psc_conn_t *conn, int status,
-                                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void psc_conn_fail_later(pstripe_fs_t *fs, psc_conn_t *conn, int status,
-                                const char *fmt, ...)
+static void psc_conn_fail_later(pstripe_fs_t *fs, psc_conn_t *conn, int status, const char *fmt,
+                                ...) __attribute__((format(printf, 4, 5)));
+static void psc_conn_fail_later(pstripe_fs_t *fs, psc_conn_t *conn, int status, const char *fmt,
+                                ...)
 {
     va_list ap;
 
@@ -462,8 +461,8 @@ static void psc_conn_close_eps(pstripe_fs_t *fs, psc_conn_t *conn, int force)
         if (conn->eps[i].ep == NULL) {
             continue;
         }
-        param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                             UCP_OP_ATTR_FIELD_FLAGS;
+        param.op_attr_mask =
+            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
         param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
         param.cb.send = psc_ep_close_cb;
         param.user_data = conn;
@@ -483,7 +482,8 @@ static void psc_server_fail_waiters(pstripe_fs_t *fs, psc_server_t *srv, int sta
 {
     psc_op_t *op, *tmp;
 
-    ucs_list_for_each_safe(op, tmp, &srv->waitq, cmd.list) {
+    ucs_list_for_each_safe(op, tmp, &srv->waitq, cmd.list)
+    {
         psc_op_fail_now(fs, op, status, msg);
     }
 }
@@ -520,7 +520,8 @@ static void psc_conn_fail(pstripe_fs_t *fs, psc_conn_t *conn, int status, const 
     }
     ucs_list_add_tail(&fs->dead_conns, &conn->list);
 
-    ucs_list_for_each_safe(op, tmp, &conn->inflight, cmd.list) {
+    ucs_list_for_each_safe(op, tmp, &conn->inflight, cmd.list)
+    {
         psc_slot_remove(fs, op);
         if (!op->reply_done || op->recv_req != NULL) {
             op->reply_done = 1;
@@ -550,7 +551,8 @@ static void psc_conn_free_dead(pstripe_fs_t *fs)
 {
     psc_conn_t *conn, *tmp;
 
-    ucs_list_for_each_safe(conn, tmp, &fs->dead_conns, list) {
+    ucs_list_for_each_safe(conn, tmp, &fs->dead_conns, list)
+    {
         if (conn->nclosing == 0 && ucs_list_is_empty(&conn->inflight) &&
             conn->hello.state != PSC_OP_READY) {
             ucs_list_del(&conn->list);
@@ -679,8 +681,8 @@ static void psc_recv_data(pstripe_fs_t *fs, psc_op_t *op, void *data, size_t len
             iov = 0;
         }
     }
-    rparam.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                          UCP_OP_ATTR_FIELD_DATATYPE;
+    rparam.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE;
     rparam.cb.recv_am = psc_recv_cb;
     rparam.user_data = op;
     rparam.datatype = iov ? ucp_dt_make_iov() : ucp_dt_make_contig(1);
@@ -697,8 +699,8 @@ static void psc_recv_data(pstripe_fs_t *fs, psc_op_t *op, void *data, size_t len
     }
 }
 
-static ucs_status_t psc_am_reply_cb(void *arg, const void *header, size_t header_length,
-                                    void *data, size_t length, const ucp_am_recv_param_t *param)
+static ucs_status_t psc_am_reply_cb(void *arg, const void *header, size_t header_length, void *data,
+                                    size_t length, const ucp_am_recv_param_t *param)
 {
     pstripe_fs_t *fs = arg;
     ps_msg_hdr_t hdr;
@@ -714,8 +716,7 @@ static ucs_status_t psc_am_reply_cb(void *arg, const void *header, size_t header
     memcpy(&hdr, header, sizeof(hdr));
     op = psc_slot_find(fs, hdr.req_id);
     if (op == NULL) {
-        ps_debug("dropping a late or unknown reply (req_id %#llx)",
-                 (unsigned long long)hdr.req_id);
+        ps_debug("dropping a late or unknown reply (req_id %#llx)", (unsigned long long)hdr.req_id);
         return UCS_OK;
     }
     addr = op->conn->server->addr;
@@ -740,8 +741,7 @@ static ucs_status_t psc_am_reply_cb(void *arg, const void *header, size_t header
     }
     if (length != view.data_len) {
         psc_op_error(op, PS_ERR_PROTO, "server %s sent %zu bytes of %s reply data, expected %llu",
-                     addr, length, ps_msg_type_name(op->type),
-                     (unsigned long long)view.data_len);
+                     addr, length, ps_msg_type_name(op->type), (unsigned long long)view.data_len);
         goto out;
     }
     if (op->rep_body != NULL) {
@@ -756,9 +756,8 @@ static ucs_status_t psc_am_reply_cb(void *arg, const void *header, size_t header
     switch (op->recv_mode) {
     case PSC_RECV_BUF:
         if (length != op->recv_len) {
-            psc_op_error(op, PS_ERR_PROTO, "server %s sent %zu bytes for %s, expected %llu",
-                         addr, length, ps_msg_type_name(op->type),
-                         (unsigned long long)op->recv_len);
+            psc_op_error(op, PS_ERR_PROTO, "server %s sent %zu bytes for %s, expected %llu", addr,
+                         length, ps_msg_type_name(op->type), (unsigned long long)op->recv_len);
             goto out;
         }
         psc_recv_data(fs, op, data, length, param, op->recv_buf, op->recv_count, op->recv_iov);
@@ -831,9 +830,14 @@ static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc
     op->h.hdr.req_id = op->req_id;
     op->state = PSC_OP_INFLIGHT;
     ucs_list_add_tail(&conn->inflight, &op->cmd.list);
-    timeout_ns = __atomic_load_n(op->type == PS_MSG_HELLO ? &fs->connect_timeout_ns
-                                                          : &fs->timeout_ns,
-                                 __ATOMIC_RELAXED);
+    /* A HELLO waits connect_timeout, but never longer than timeout: after a
+     * failure the next request reconnects first, and a request must fail
+     * within timeout whatever it waits for. */
+    timeout_ns = __atomic_load_n(&fs->timeout_ns, __ATOMIC_RELAXED);
+    if (op->type == PS_MSG_HELLO) {
+        uint64_t c = __atomic_load_n(&fs->connect_timeout_ns, __ATOMIC_RELAXED);
+        timeout_ns = c < timeout_ns ? c : timeout_ns;
+    }
     op->timeout_s = (double)timeout_ns / 1e9;
     op->deadline_ns = ps_time_ns() + timeout_ns;
     psc_update_deadline(fs, op->deadline_ns);
@@ -951,14 +955,14 @@ static void psc_hello_done(pstripe_fs_t *fs, psc_op_t *op)
         goto err;
     }
     if (n == 0 || n > PS_MAX_WORKERS || op->recv_alloc_len != n * sizeof(uint32_t)) {
-        snprintf(msg, sizeof(msg), "server %s sent a malformed HELLO reply (%u workers)",
-                 srv->addr, n);
+        snprintf(msg, sizeof(msg), "server %s sent a malformed HELLO reply (%u workers)", srv->addr,
+                 n);
         goto err;
     }
     for (uint32_t i = 0; i < n; i++) {
         if (ports[i] == 0 || ports[i] > 65535) {
-            snprintf(msg, sizeof(msg), "server %s sent port %u for worker %u", srv->addr,
-                     ports[i], i);
+            snprintf(msg, sizeof(msg), "server %s sent port %u for worker %u", srv->addr, ports[i],
+                     i);
             goto err;
         }
     }
@@ -983,7 +987,8 @@ static void psc_hello_done(pstripe_fs_t *fs, psc_op_t *op)
     {
         psc_op_t *wop, *tmp;
 
-        ucs_list_for_each_safe(wop, tmp, &srv->waitq, cmd.list) {
+        ucs_list_for_each_safe(wop, tmp, &srv->waitq, cmd.list)
+        {
             ucs_list_del(&wop->cmd.list);
             wop->state = PSC_OP_IDLE;
             psc_op_dispatch(fs, srv, wop);
@@ -1052,7 +1057,8 @@ static int psc_drain_postq(pstripe_fs_t *fs)
     ucs_list_head_init(&fs->postq);
     pthread_mutex_unlock(&fs->lock);
 
-    ucs_list_for_each_safe(cmd, tmp, &q, list) {
+    ucs_list_for_each_safe(cmd, tmp, &q, list)
+    {
         ucs_list_del(&cmd->list);
         cmd->fn(fs, cmd);
         n++;
@@ -1095,15 +1101,18 @@ static void psc_check_conn_deadlines(pstripe_fs_t *fs, psc_conn_t *conn, uint64_
     if (conn == NULL || conn->failed) {
         return;
     }
-    ucs_list_for_each(op, &conn->inflight, cmd.list) {
+    ucs_list_for_each(op, &conn->inflight, cmd.list)
+    {
         /* a reply whose rendezvous data is still coming counts as unanswered */
         if (op->reply_done && op->recv_req == NULL) {
             continue;
         }
         if (now >= op->deadline_ns) {
             if (op->type == PS_MSG_HELLO) {
-                snprintf(msg, sizeof(msg), "server %s did not answer HELLO within %gs (connect_timeout)",
-                         conn->server->addr, op->timeout_s);
+                snprintf(
+                    msg, sizeof(msg),
+                    "server %s did not answer HELLO within %gs (connect_timeout, at most timeout)",
+                    conn->server->addr, op->timeout_s);
             } else {
                 snprintf(msg, sizeof(msg), "server %s did not answer %s within %gs",
                          conn->server->addr, ps_msg_type_name(op->type), op->timeout_s);
@@ -1182,7 +1191,8 @@ static void psc_stop_cmd(pstripe_fs_t *fs, psc_cmd_t *cmd)
         psc_server_t *srv = &fs->servers[i];
         psc_conn_t *conn = srv->conn;
 
-        if (conn == NULL || srv->state != PSC_SRV_CONNECTED || !ucs_list_is_empty(&conn->inflight)) {
+        if (conn == NULL || srv->state != PSC_SRV_CONNECTED ||
+            !ucs_list_is_empty(&conn->inflight)) {
             if (conn != NULL) {
                 psc_conn_fail(fs, conn, PS_ERR_CANCELED, "disconnecting");
             }
@@ -1195,8 +1205,8 @@ static void psc_stop_cmd(pstripe_fs_t *fs, psc_cmd_t *cmd)
             if (conn->eps[w].ep == NULL) {
                 continue;
             }
-            param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                                 UCP_OP_ATTR_FIELD_FLAGS;
+            param.op_attr_mask =
+                UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
             param.flags = 0;
             param.cb.send = psc_stop_close_cb;
             param.user_data = fs;
@@ -1228,8 +1238,8 @@ static int psc_ucx_init(pstripe_fs_t *fs)
                  ucs_status_string(status));
         return PS_ERR_CONN;
     }
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
-                        UCP_PARAM_FIELD_NAME;
+    params.field_mask =
+        UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME;
     params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
     params.mt_workers_shared = 0;
     params.name = "pstripe-client";
@@ -1327,9 +1337,8 @@ static void psc_sleep(pstripe_fs_t *fs)
     }
     now = ps_time_ns();
     if (fs->next_deadline_ns != 0) {
-        timeout_ms = fs->next_deadline_ns > now
-                         ? (int)((fs->next_deadline_ns - now + 999999) / 1000000)
-                         : 0;
+        timeout_ms =
+            fs->next_deadline_ns > now ? (int)((fs->next_deadline_ns - now + 999999) / 1000000) : 0;
     }
     if (fs->stopping) {
         uint64_t left = fs->stop_deadline_ns > now ? fs->stop_deadline_ns - now : 0;
@@ -1387,8 +1396,7 @@ static void *psc_progress_main(void *arg)
         uint64_t spin_end;
         int n = psc_progress_once(fs);
 
-        if (fs->stopping &&
-            (psc_is_idle_for_stop(fs) || ps_time_ns() >= fs->stop_deadline_ns)) {
+        if (fs->stopping && (psc_is_idle_for_stop(fs) || ps_time_ns() >= fs->stop_deadline_ns)) {
             break;
         }
         if (n > 0) {
@@ -1452,7 +1460,8 @@ void psc_progress_stop(pstripe_fs_t *fs)
     pthread_join(fs->thread, NULL);
     fs->thread_started = 0;
     /* Connections still closing when the flush deadline passed. */
-    ucs_list_for_each_safe(conn, tmp, &fs->dead_conns, list) {
+    ucs_list_for_each_safe(conn, tmp, &fs->dead_conns, list)
+    {
         ucs_list_del(&conn->list);
         free(conn);
     }

@@ -4,8 +4,8 @@
  * A server killed (SIGKILL) or frozen (SIGSTOP) while a client streams
  * writes to it, or reads from it into scattered memory, must turn into
  * PS_ERR_CONN / PS_ERR_TIMEOUT, with a message naming the server, within the
- * configured timeout (measured and bounded here), never a hang; the client must then reconnect by itself once the
- * server is back. Data made durable with fsync survives a restart.
+ * configured timeout (measured and bounded here), never a hang; the client must then reconnect by
+ * itself once the server is back. Data made durable with fsync survives a restart.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -23,11 +23,11 @@ const double kTimeout = 3.0; /* client `timeout` in these tests, seconds */
 const double kSlack = 2.0;   /* allowed beyond it (loaded 2-core machines) */
 
 class ClientFault : public ::testing::Test {
-protected:
+  protected:
     void start(int nservers, const std::vector<std::string> &extra = {})
     {
-        std::vector<std::string> settings = {"timeout=3s", "connect_timeout=2s",
-                                             "buffer_size=256k", "buffer_count=2"};
+        std::vector<std::string> settings = {"timeout=3s", "connect_timeout=2s", "buffer_size=256k",
+                                             "buffer_count=2"};
         settings.insert(settings.end(), extra.begin(), extra.end());
         ASSERT_TRUE(cluster_.start(nservers, 1));
         PSC_ASSERT_OK(connect(cluster_, settings, &fs_));
@@ -78,7 +78,10 @@ struct writer {
             w->writes++;
         }
     }
-    void start() { ASSERT_EQ(pthread_create(&thread, nullptr, run, this), 0); }
+    void start()
+    {
+        ASSERT_EQ(pthread_create(&thread, nullptr, run, this), 0);
+    }
     /* Wait for the thread, at most `limit` seconds (then the test fails). */
     bool join_within(double limit)
     {
@@ -100,8 +103,8 @@ void fault_mid_io(ps_test::ps_cluster &cluster, pstripe_fs_t *fs, int sig, bool 
     writer w;
 
     w.read = read;
-    PSC_ASSERT_OK(pstripe_open(fs, "/victim", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout,
-                               &w.file));
+    PSC_ASSERT_OK(
+        pstripe_open(fs, "/victim", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &w.file));
     if (read) {
         for (uint64_t off = 0; off < 16 * w.buf.size(); off += w.buf.size()) {
             PSC_ASSERT_OK(pstripe_pwrite(w.file, w.buf.data(), w.buf.size(), off));
@@ -203,6 +206,31 @@ TEST_F(ClientFault, ServerStoppedMidRead)
     pstripe_stat_t st;
     PSC_ASSERT_OK(pstripe_stat(fs_, "/victim", &st));
     EXPECT_EQ(st.size, 64u << 20);
+}
+
+/* After a timeout the next request reconnects first; with a connect_timeout
+ * longer than timeout it must still fail within timeout. */
+TEST_F(ClientFault, RequestAfterTimeoutFailsWithinTimeout)
+{
+    start(2, {"connect_timeout=12s"});
+    pstripe_file_t *f;
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    std::vector<uint8_t> buf(2 << 20, 5);
+    PSC_ASSERT_OK(pstripe_open(fs_, "/again", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
+    ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        double t0 = now_s();
+        int s = pstripe_pwrite(f, buf.data(), buf.size(), 0);
+        double elapsed = now_s() - t0;
+        printf("[   INFO   ] write %d to a stopped server: %s after %.3fs: %s\n", attempt,
+               pstripe_strerror(s), elapsed, pstripe_last_error());
+        EXPECT_EQ(s, PS_ERR_TIMEOUT);
+        EXPECT_LE(elapsed, kTimeout + kSlack) << "attempt " << attempt;
+    }
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
+    PSC_ASSERT_OK(pstripe_close(f));
 }
 
 TEST_F(ClientFault, ConnectToDeadOrStoppedServer)
