@@ -93,8 +93,7 @@ static int psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, uint16_t ty
     for (uint32_t k = 0; k < layout.stripe_count; k++) {
         ps_obj_req_t req = {.file_id = info->file_id, .size = sizes ? sizes[k] : 0};
 
-        psc_op_init(&ops[k], ps_layout_server(&layout, k, fs->nservers), type, &req,
-                    sizeof(req));
+        psc_op_init(&ops[k], ps_layout_server(&layout, k, fs->nservers), type, &req, sizeof(req));
         ops[k].route = PSC_ROUTE_OBJECT;
         ops[k].route_file_id = info->file_id;
         if (reps != NULL) {
@@ -199,6 +198,32 @@ static int psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info, ui
 }
 
 /* --- open / close -------------------------------------------------------------- */
+
+/*
+ * The common start of the path calls: check fs, normalize path, send the
+ * path request `type` to its owner; "cannot VERB PATH: no such file" when
+ * it does not exist.
+ */
+static int psc_path_call(pstripe_fs_t *fs, const char *path, uint16_t type, const char *verb,
+                         ps_file_rep_t *rep)
+{
+    char npath[PS_PATH_MAX + 1];
+    size_t len;
+    int status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    status = psc_normalize(path, npath, &len);
+    if (status != PS_OK) {
+        return status;
+    }
+    status = psc_path_op(fs, type, npath, len, NULL, 0, rep);
+    if (status == PS_ERR_NO_ENTRY) {
+        psc_set_error("cannot %s %s: no such file", verb, npath);
+    }
+    return status;
+}
 
 int pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
                  const pstripe_layout_t *layout, pstripe_file_t **file_p)
@@ -318,29 +343,14 @@ int pstripe_close(pstripe_file_t *file)
 
 int pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st)
 {
-    char npath[PS_PATH_MAX + 1];
     ps_file_rep_t rep;
-    size_t len;
     int status;
 
-    if (psc_check_fs(fs) != PS_OK) {
-        return PS_ERR_INVALID;
-    }
     if (st == NULL) {
         return psc_error(PS_ERR_INVALID, "st is NULL");
     }
-    status = psc_normalize(path, npath, &len);
-    if (status != PS_OK) {
-        return status;
-    }
-    status = psc_path_op(fs, PS_MSG_LOOKUP, npath, len, NULL, 0, &rep);
-    if (status != PS_OK) {
-        if (status == PS_ERR_NO_ENTRY) {
-            psc_set_error("cannot stat %s: no such file", npath);
-        }
-        return status;
-    }
-    return psc_stat_objects(fs, &rep.info, 1, st);
+    status = psc_path_call(fs, path, PS_MSG_LOOKUP, "stat", &rep);
+    return status != PS_OK ? status : psc_stat_objects(fs, &rep.info, 1, st);
 }
 
 int pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st)
@@ -353,26 +363,10 @@ int pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st)
 
 int pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size)
 {
-    char npath[PS_PATH_MAX + 1];
     ps_file_rep_t rep;
-    size_t len;
-    int status;
+    int status = psc_path_call(fs, path, PS_MSG_LOOKUP, "truncate", &rep);
 
-    if (psc_check_fs(fs) != PS_OK) {
-        return PS_ERR_INVALID;
-    }
-    status = psc_normalize(path, npath, &len);
-    if (status != PS_OK) {
-        return status;
-    }
-    status = psc_path_op(fs, PS_MSG_LOOKUP, npath, len, NULL, 0, &rep);
-    if (status != PS_OK) {
-        if (status == PS_ERR_NO_ENTRY) {
-            psc_set_error("cannot truncate %s: no such file", npath);
-        }
-        return status;
-    }
-    return psc_truncate_objects(fs, &rep.info, size);
+    return status != PS_OK ? status : psc_truncate_objects(fs, &rep.info, size);
 }
 
 int pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
@@ -388,23 +382,10 @@ int pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
 
 int pstripe_unlink(pstripe_fs_t *fs, const char *path)
 {
-    char npath[PS_PATH_MAX + 1];
     ps_file_rep_t rep;
-    size_t len;
-    int status;
+    int status = psc_path_call(fs, path, PS_MSG_REMOVE, "unlink", &rep);
 
-    if (psc_check_fs(fs) != PS_OK) {
-        return PS_ERR_INVALID;
-    }
-    status = psc_normalize(path, npath, &len);
     if (status != PS_OK) {
-        return status;
-    }
-    status = psc_path_op(fs, PS_MSG_REMOVE, npath, len, NULL, 0, &rep);
-    if (status != PS_OK) {
-        if (status == PS_ERR_NO_ENTRY) {
-            psc_set_error("cannot unlink %s: no such file", npath);
-        }
         return status;
     }
     /* The path is gone; now its objects (a missing object is not an error). */
@@ -442,8 +423,8 @@ int pstripe_fsync(pstripe_file_t *file)
         ops[k].route_file_id = file->info.file_id;
         psc_op_post(fs, &ops[k], &call);
     }
-    psc_op_init(&ops[n], ps_path_server(file->path, file->path_len, fs->nservers),
-                PS_MSG_META_SYNC, NULL, 0);
+    psc_op_init(&ops[n], ps_path_server(file->path, file->path_len, fs->nservers), PS_MSG_META_SYNC,
+                NULL, 0);
     psc_op_post(fs, &ops[n], &call);
     status = psc_call_wait(fs, &call);
     free(ops);
@@ -459,12 +440,12 @@ typedef struct psc_list_entry {
 } psc_list_entry_t;
 
 typedef struct psc_list_cursor {
-    void *data;                /* the page as received */
+    void *data; /* the page as received */
     psc_list_entry_t *entries;
     pstripe_stat_t *stats;
     uint32_t n, next;
-    int more;                  /* the server has more after this page */
-    char *after;               /* resume key: last path of the previous page */
+    int more;    /* the server has more after this page */
+    char *after; /* resume key: last path of the previous page */
     uint32_t after_len;
 } psc_list_cursor_t;
 
