@@ -98,10 +98,10 @@ typedef struct pss_server {
     /* storage */
     int obj_dir_fd;             /* DIR/obj */
     int direct_io;              /* objects opened with O_DIRECT */
-    uint32_t align;             /* file offset/length alignment for disk I/O, bytes */
+    uint32_t align;             /* disk I/O offsets and lengths, and object file lengths,
+                                   are multiples of this: the file system block (at least
+                                   the O_DIRECT alignment; see pss_store.c) */
     uint32_t mem_align;         /* buffer alignment for disk I/O, bytes */
-    uint32_t size_align;        /* objects' file lengths are multiples of this: the file
-                                   system block size (see pss_store.c) */
     char *data_dir;             /* absolute */
     size_t max_open_per_worker; /* object files a worker keeps open */
 

@@ -9,7 +9,13 @@
  * offset, length and buffer aligned to what the file system asks for; we do
  * not guess it but ask at start-up (statx STATX_DIOALIGN, else the device's
  * logical block size with BLKSSZGET, else by trying reads of growing
- * alignment). Client regions are arbitrary byte ranges, so they are mapped
+ * alignment). Disk I/O is then planned in whole file-system blocks when
+ * those are larger (4 KiB on ext4 against a 512-byte O_DIRECT minimum): ext4
+ * serializes a direct write that is not block-aligned against every other
+ * direct I/O of the file and runs it inside io_submit. Two processes
+ * interleaving 512-byte regions wrote 73-222 MiB/s with 512-byte planning
+ * and 251-339 MiB/s with 4 KiB planning (median call 5.9-24 ms against
+ * 3.2-4.2 ms). Client regions are arbitrary byte ranges, so they are mapped
  * onto aligned spans with ps_extent_plan(): regions closer than coalesce_gap
  * (or touching the same block) share a span, spans are cut at max_io, and a
  * span that some byte of which no region covers ("holes": unaligned ends,
@@ -28,8 +34,8 @@
  * interleave and lose each other's bytes. Truncate, remove and sync wait
  * for the object to be idle.
  *
- * Sizes: an object's file length is always a multiple of size_align (the
- * file system's block size) and its logical size is kept in an extended
+ * Sizes: an object's file length is always a multiple of align (whole
+ * file-system blocks) and its logical size is kept in an extended
  * attribute, user.pstripe.size. Setting a length that is not a multiple of
  * the block size makes the file system zero the rest of the last block
  * through the page cache; that page colliding with direct I/O in flight to
@@ -108,7 +114,7 @@ struct pss_object {
     int fd;
     int exists;
     uint64_t size;      /* logical size, bytes */
-    uint64_t phys_size; /* length of the file on disk: >= size, a multiple of size_align */
+    uint64_t phys_size; /* length of the file on disk: >= size, a multiple of align */
     pss_req_t *wait_head, **wait_tail;
     pss_job_t *active;
     int dirty;      /* written since the last fdatasync */
@@ -261,9 +267,9 @@ static int pss_probe_direct(pss_server_t *s, int want)
 }
 
 /*
- * Objects' lengths are whole file-system blocks and their sizes live in an
- * attribute (see the top of this file): find the block size and check that
- * the file system keeps user attributes.
+ * Disk I/O and objects' lengths are in whole file-system blocks and sizes
+ * live in an attribute (see the top of this file): raise align to the block
+ * size and check that the file system keeps user attributes.
  */
 static int pss_probe_sizes(pss_server_t *s)
 {
@@ -276,7 +282,9 @@ static int pss_probe_sizes(pss_server_t *s)
         (vfs.f_bsize & (vfs.f_bsize - 1)) == 0) {
         bs = (uint32_t)vfs.f_bsize;
     }
-    s->size_align = bs > s->align ? bs : s->align;
+    if (bs > s->align) {
+        s->align = bs;
+    }
 
     int fd = openat(s->obj_dir_fd, probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -295,8 +303,8 @@ static int pss_probe_sizes(pss_server_t *s)
                  s->data_dir, PSS_SIZE_XATTR);
         return PS_ERR_UNSUPPORTED;
     }
-    ps_info("%s/obj: object files are whole blocks of %u bytes, sizes in %s", s->data_dir,
-            s->size_align, PSS_SIZE_XATTR);
+    ps_info("%s/obj: disk I/O and object files in blocks of %u bytes, sizes in %s", s->data_dir,
+            s->align, PSS_SIZE_XATTR);
     return PS_OK;
 }
 
@@ -629,7 +637,7 @@ static uint64_t pss_round_up(uint64_t x, uint64_t a)
 static int pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
 {
     pss_server_t *s = w->server;
-    uint64_t a = s->size_align;
+    uint64_t a = s->align;
     uint64_t keep = size < obj->size ? size : obj->size;
     int st = PS_OK;
 
@@ -986,7 +994,7 @@ static void pss_job_start(pss_worker_t *w, pss_job_t *job)
      */
     if (job->is_write && job->nspans > 0) {
         uint64_t span_end = pss_round_up(
-            job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len, s->size_align);
+            job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len, s->align);
         if (span_end > obj->phys_size) {
             if (ftruncate(obj->fd, (off_t)span_end) == 0) {
                 obj->phys_size = span_end;
