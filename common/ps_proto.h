@@ -37,33 +37,33 @@
 extern "C" {
 #endif
 
-#define PS_PROTO_MAGIC     0x31545350u /* "PST1" in memory order */
-#define PS_PROTO_VERSION   1
-#define PS_AM_ID_REQUEST   17
-#define PS_AM_ID_REPLY     18
+#define PS_PROTO_MAGIC   0x31545350u /* "PST1" in memory order */
+#define PS_PROTO_VERSION 1
+#define PS_AM_ID_REQUEST 17
+#define PS_AM_ID_REPLY   18
 
-#define PS_PATH_MAX        4096u       /* bytes, without a terminating NUL */
-#define PS_MAX_WORKERS     256u
-#define PS_MAX_REGIONS     (1u << 20)  /* regions per OBJ_READ/OBJ_WRITE batch */
-#define PS_MAX_PAYLOAD     (1ull << 30) /* bytes per batch (servers may set lower) */
-#define PS_LIST_MAX        4096u       /* entries per LIST reply */
+#define PS_PATH_MAX    4096u /* bytes, without a terminating NUL */
+#define PS_MAX_WORKERS 256u
+#define PS_MAX_REGIONS (1u << 20)   /* regions per OBJ_READ/OBJ_WRITE batch */
+#define PS_MAX_PAYLOAD (1ull << 30) /* bytes per batch (servers may set lower) */
+#define PS_LIST_MAX    4096u        /* entries per LIST reply */
 
 typedef enum ps_msg_type {
-    PS_MSG_HELLO        = 1,  /* handshake: server's workers and alignment */
-    PS_MSG_CREATE       = 2,  /* create a path (optionally exclusive) */
-    PS_MSG_LOOKUP       = 3,  /* path -> file info */
-    PS_MSG_REMOVE       = 4,  /* remove a path; reply has the removed file's info */
-    PS_MSG_LIST         = 5,  /* paths with a prefix, paged */
-    PS_MSG_OBJ_WRITE    = 6,  /* write a batch of regions of one object */
-    PS_MSG_OBJ_READ     = 7,  /* read a batch of regions of one object */
-    PS_MSG_OBJ_STAT     = 8,  /* object size and mtime */
-    PS_MSG_OBJ_TRUNCATE = 9,  /* set object size */
-    PS_MSG_OBJ_REMOVE   = 10, /* delete an object */
-    PS_MSG_OBJ_SYNC     = 11, /* make an object's data durable */
-    PS_MSG_META_SYNC    = 12, /* make the metadata store durable */
-    PS_MSG_STATFS       = 13, /* capacity of the server's data directory */
-    PS_MSG_STATS        = 14, /* server counters */
-    PS_MSG_TYPE_LAST    = 15
+    PS_MSG_HELLO = 1,        /* handshake: server's workers and alignment */
+    PS_MSG_CREATE = 2,       /* create a path (optionally exclusive) */
+    PS_MSG_LOOKUP = 3,       /* path -> file info */
+    PS_MSG_REMOVE = 4,       /* remove a path; reply has the removed file's info */
+    PS_MSG_LIST = 5,         /* paths with a prefix, paged */
+    PS_MSG_OBJ_WRITE = 6,    /* write a batch of regions of one object */
+    PS_MSG_OBJ_READ = 7,     /* read a batch of regions of one object */
+    PS_MSG_OBJ_STAT = 8,     /* object size and mtime */
+    PS_MSG_OBJ_TRUNCATE = 9, /* set object size */
+    PS_MSG_OBJ_REMOVE = 10,  /* delete an object */
+    PS_MSG_OBJ_SYNC = 11,    /* make an object's data durable */
+    PS_MSG_META_SYNC = 12,   /* make the metadata store durable */
+    PS_MSG_STATFS = 13,      /* capacity of the server's data directory */
+    PS_MSG_STATS = 14,       /* server counters */
+    PS_MSG_TYPE_LAST = 15
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -72,7 +72,7 @@ typedef struct ps_msg_hdr {
     uint16_t version;  /* PS_PROTO_VERSION */
     uint16_t type;     /* ps_msg_type_t; a reply carries its request's type */
     uint64_t req_id;   /* chosen by the client, echoed in the reply */
-    int32_t  status;   /* replies: ps_status_t (0 ok); requests: 0 */
+    int32_t status;    /* replies: ps_status_t (0 ok); requests: 0 */
     uint32_t body_len; /* bytes of fixed body after this header in the AM header */
 } ps_msg_hdr_t;
 
@@ -110,7 +110,7 @@ typedef struct ps_hello_rep {
  * at the same IP address as the one the client connected to. */
 
 /* --- CREATE / LOOKUP / REMOVE ---------------------------------------------- */
-#define PS_CREATE_EXCL 0x1u  /* fail with PS_ERR_EXISTS if the path exists */
+#define PS_CREATE_EXCL  0x1u /* fail with PS_ERR_EXISTS if the path exists */
 #define PS_CREATE_TRUNC 0x2u /* reserved: truncation is done by the client */
 typedef struct ps_create_req {
     uint64_t stripe_size;  /* bytes */
@@ -128,8 +128,8 @@ typedef struct ps_file_rep {
     uint32_t created; /* CREATE: 1 if this call created the file */
     uint32_t reserved;
 } ps_file_rep_t;
-typedef struct ps_path_req {  /* LOOKUP, REMOVE */
-    uint32_t path_len; /* bytes of path in AM data, 1..PS_PATH_MAX */
+typedef struct ps_path_req { /* LOOKUP, REMOVE */
+    uint32_t path_len;       /* bytes of path in AM data, 1..PS_PATH_MAX */
     uint32_t reserved;
 } ps_path_req_t;
 
@@ -184,34 +184,36 @@ typedef struct ps_obj_rep {
 
 /* --- META_SYNC, STATFS, STATS: request body is empty (body_len 0) ----------------- */
 typedef struct ps_statfs_rep {
-    uint64_t bsize;   /* bytes per block */
-    uint64_t blocks;  /* total blocks */
-    uint64_t bfree;   /* free blocks */
-    uint64_t bavail;  /* blocks available to unprivileged users */
-    uint64_t files;   /* paths in this server's metadata store */
+    uint64_t bsize;  /* bytes per block */
+    uint64_t blocks; /* total blocks */
+    uint64_t bfree;  /* free blocks */
+    uint64_t bavail; /* blocks available to unprivileged users */
+    uint64_t files;  /* paths in this server's metadata store */
+    uint64_t fs_id;  /* the data directory's file system (machine and f_fsid): servers
+                        that report the same id share their space */
 } ps_statfs_rep_t;
 
 #define PS_STATS_HIST_BUCKETS 24 /* bucket i: latency < 2^i microseconds (last: rest) */
 typedef struct ps_stats_rep {
-    uint64_t uptime_ns;        /* since the server started */
-    uint64_t nworkers;         /* workers */
-    uint64_t requests;         /* requests received, all types */
-    uint64_t errors;           /* replies with an error status */
-    uint64_t bytes_written;    /* payload bytes of OBJ_WRITE */
-    uint64_t bytes_read;       /* payload bytes of OBJ_READ */
-    uint64_t write_batches;    /* OBJ_WRITE requests */
-    uint64_t read_batches;     /* OBJ_READ requests */
-    uint64_t regions_written;  /* regions received in OBJ_WRITE */
-    uint64_t regions_read;     /* regions received in OBJ_READ */
-    uint64_t disk_writes;      /* disk write I/Os issued */
-    uint64_t disk_reads;       /* disk read I/Os issued (including read-modify-write) */
+    uint64_t uptime_ns;          /* since the server started */
+    uint64_t nworkers;           /* workers */
+    uint64_t requests;           /* requests received, all types */
+    uint64_t errors;             /* replies with an error status */
+    uint64_t bytes_written;      /* payload bytes of OBJ_WRITE */
+    uint64_t bytes_read;         /* payload bytes of OBJ_READ */
+    uint64_t write_batches;      /* OBJ_WRITE requests */
+    uint64_t read_batches;       /* OBJ_READ requests */
+    uint64_t regions_written;    /* regions received in OBJ_WRITE */
+    uint64_t regions_read;       /* regions received in OBJ_READ */
+    uint64_t disk_writes;        /* disk write I/Os issued */
+    uint64_t disk_reads;         /* disk read I/Os issued (including read-modify-write) */
     uint64_t disk_bytes_written; /* bytes */
-    uint64_t disk_bytes_read;  /* bytes */
-    uint64_t rmw_reads;        /* disk reads done for read-modify-write */
-    uint64_t queue_depth;      /* disk I/Os in flight now */
-    uint64_t queue_depth_max;  /* largest queue depth seen */
-    uint64_t merged_batches;   /* batches served together with another batch */
-    uint64_t direct_io;        /* 1 if data files use O_DIRECT, 0 if buffered fallback */
+    uint64_t disk_bytes_read;    /* bytes */
+    uint64_t rmw_reads;          /* disk reads done for read-modify-write */
+    uint64_t queue_depth;        /* disk I/Os in flight now */
+    uint64_t queue_depth_max;    /* largest queue depth seen */
+    uint64_t merged_batches;     /* batches served together with another batch */
+    uint64_t direct_io;          /* 1 if data files use O_DIRECT, 0 if buffered fallback */
     uint64_t latency_hist[PS_STATS_HIST_BUCKETS]; /* request service times */
 } ps_stats_rep_t;
 
@@ -230,14 +232,14 @@ static_assert(sizeof(ps_io_req_t) == 24, "wire size");
 static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
-static_assert(sizeof(ps_statfs_rep_t) == 40, "wire size");
+static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
 static_assert(sizeof(ps_stats_rep_t) == 8 * (19 + PS_STATS_HIST_BUCKETS), "wire size");
 
 /* A decoded AM header: pointers into the caller's buffer, no copies. */
 typedef struct ps_msg_view {
     const ps_msg_hdr_t *hdr;
-    const void *body;      /* hdr->body_len bytes */
-    uint64_t data_len;     /* exact AM data length this message must carry */
+    const void *body;  /* hdr->body_len bytes */
+    uint64_t data_len; /* exact AM data length this message must carry */
 } ps_msg_view_t;
 
 /* Fill a header. */

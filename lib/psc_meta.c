@@ -682,9 +682,16 @@ int pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st)
     if (status == PS_OK) {
         memset(&s, 0, sizeof(s));
         for (uint32_t i = 0; i < fs->nservers; i++) {
-            s.total_bytes += reps[i].bsize * reps[i].blocks;
-            s.free_bytes += reps[i].bsize * reps[i].bfree;
-            s.avail_bytes += reps[i].bsize * reps[i].bavail;
+            uint32_t j = 0;
+            while (j < i && reps[j].fs_id != reps[i].fs_id) {
+                j++;
+            }
+            if (j == i) { /* space of a file system no earlier server shares */
+                s.total_bytes += reps[i].bsize * reps[i].blocks;
+                s.free_bytes += reps[i].bsize * reps[i].bfree;
+                s.avail_bytes += reps[i].bsize * reps[i].bavail;
+                s.nfilesystems++;
+            }
             s.files += reps[i].files;
         }
         s.nservers = fs->nservers;

@@ -46,21 +46,22 @@ typedef struct pstripe_layout {
 } pstripe_layout_t;
 
 typedef struct pstripe_stat {
-    uint64_t size;        /* bytes, derived from the objects on the servers */
-    uint64_t blocks;      /* bytes allocated on disk, all servers */
+    uint64_t size;   /* bytes, derived from the objects on the servers */
+    uint64_t blocks; /* bytes allocated on disk, all servers */
     uint64_t file_id;
     pstripe_layout_t layout;
-    uint32_t mode;        /* permission bits */
-    uint64_t ctime_ns;    /* creation, ns since the epoch */
-    uint64_t mtime_ns;    /* last data modification (max over objects) */
+    uint32_t mode;     /* permission bits */
+    uint64_t ctime_ns; /* creation, ns since the epoch */
+    uint64_t mtime_ns; /* last data modification (max over objects) */
 } pstripe_stat_t;
 
 typedef struct pstripe_statfs {
-    uint64_t total_bytes; /* sum over servers */
+    uint64_t total_bytes; /* sum over the servers' file systems, each counted once */
     uint64_t free_bytes;
     uint64_t avail_bytes;
-    uint64_t files;       /* paths in the namespace */
+    uint64_t files; /* paths in the namespace */
     uint32_t nservers;
+    uint32_t nfilesystems; /* distinct file systems holding the servers' data */
 } pstripe_statfs_t;
 
 /* A file region: bytes [offset, offset + length) of the file. */
@@ -98,8 +99,7 @@ int pstripe_connect(const char *config_path, pstripe_fs_t **fs_p);
  * "name=value" settings (NULL-terminated array, may be NULL) applied after
  * the environment.
  */
-int pstripe_connect_servers(const char *servers, const char *const *settings,
-                            pstripe_fs_t **fs_p);
+int pstripe_connect_servers(const char *servers, const char *const *settings, pstripe_fs_t **fs_p);
 
 /* Close every connection and stop the progress thread. Open files must be
  * closed and nonblocking requests waited for first. */
@@ -170,8 +170,7 @@ int pstripe_read_list(pstripe_file_t *file, const pstripe_region_t *regions, siz
 
 /* Contiguous shorthands. */
 int pstripe_pwrite(pstripe_file_t *file, const void *buf, uint64_t len, uint64_t offset);
-int pstripe_pread(pstripe_file_t *file, void *buf, uint64_t len, uint64_t offset,
-                  uint64_t *nread);
+int pstripe_pread(pstripe_file_t *file, void *buf, uint64_t len, uint64_t offset, uint64_t *nread);
 
 /*
  * Nonblocking list I/O: start the operation and return at once; the progress

@@ -572,6 +572,17 @@ static void pss_handle_statfs(pss_worker_t *w, pss_req_t *req)
     rep.bfree = sv.f_bfree;
     rep.bavail = sv.f_bavail;
     rep.files = pss_meta_count(w->server);
+    /* This boot of this machine, and the file system's id on it. */
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f != NULL) {
+        if (fgets(boot, sizeof(boot), f) == NULL) {
+            boot[0] = '\0';
+        }
+        fclose(f);
+    }
+    uint64_t fsid = (uint64_t)sv.f_fsid;
+    rep.fs_id = ps_hash_bytes(boot, strlen(boot)) ^ ps_hash_u64(fsid);
     pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
 }
 

@@ -68,7 +68,8 @@ static const pst_cmd_t pst_cmds[] = {
      "shrinking it or extending it with zeros. The file must exist.\n"},
     {"df", pst_cmd_df, "[-b]", "show the cluster's capacity and number of files",
      "Show the capacity of the cluster: total, used and available bytes summed\n"
-     "over the servers' data directories, the use ratio and the number of files.\n"
+     "over the file systems holding the servers' data directories (servers that\n"
+     "share one are counted once), the use ratio and the number of files.\n"
      "\n"
      "  -b, --bytes   sizes in bytes instead of human-readable units\n"},
     {"stats", pst_cmd_stats, "[SERVER]", "show the servers' counters",

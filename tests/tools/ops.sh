@@ -89,6 +89,10 @@ contains "$out" "^Servers +Size +Used +Avail +Use% +Files" "df header"
 contains "$out" "^4 .* [0-9.]+ [KMGTP]iB .*% +1\$" "df line (4 servers, 1 file)"
 expect_status 0 pst df -b
 contains "$out" "^4 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+% +1\$" "df -b"
+# the 4 servers share one file system: its space is counted once
+size=$(printf '%s\n' "$out" | awk 'NR == 2 { print $2 }')
+want=$(stat -f -c '%S %b' "$cluster/server0" | awk '{ printf "%.0f", $1 * $2 }')
+[ "$size" = "$want" ] || fail "df -b size $size, but the servers' one file system holds $want bytes"
 
 step "stats"
 expect_status 0 pst cp pstripe:/dir/b "$tmp/b.out"

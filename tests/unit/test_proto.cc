@@ -26,19 +26,22 @@ typedef std::vector<uint8_t> bytes_t;
 
 /* Two pages, the second PROT_NONE: place() puts a message flush against it. */
 class guarded_buf {
-public:
+  public:
     guarded_buf()
     {
         m_page = (size_t)sysconf(_SC_PAGESIZE);
-        void *p = mmap(NULL, 2 * m_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                       0);
+        void *p =
+            mmap(NULL, 2 * m_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) {
             abort();
         }
         m_base = (uint8_t *)p;
         mprotect(m_base + m_page, m_page, PROT_NONE);
     }
-    ~guarded_buf() { munmap(m_base, 2 * m_page); }
+    ~guarded_buf()
+    {
+        munmap(m_base, 2 * m_page);
+    }
 
     const uint8_t *place(const uint8_t *data, size_t len)
     {
@@ -49,7 +52,7 @@ public:
         return p;
     }
 
-private:
+  private:
     uint8_t *m_base;
     size_t m_page;
 };
@@ -76,8 +79,7 @@ int decode(const bytes_t &m, int is_reply, ps_msg_view_t *view = NULL)
     return decode(m, m.size(), is_reply, view ? view : &v);
 }
 
-bytes_t make(uint16_t type, int32_t status, const void *body, size_t body_len,
-             uint64_t req_id = 42)
+bytes_t make(uint16_t type, int32_t status, const void *body, size_t body_len, uint64_t req_id = 42)
 {
     ps_msg_hdr_t hdr;
     bytes_t m(sizeof(hdr) + body_len);
@@ -221,7 +223,7 @@ std::vector<sample> valid_samples()
 {
     std::vector<sample> s;
     ps_hello_req_t hello = {PS_PROTO_VERSION, 0};
-    ps_statfs_rep_t statfs = {4096, 1000, 500, 400, 3};
+    ps_statfs_rep_t statfs = {4096, 1000, 500, 400, 3, 77};
     ps_stats_rep_t stats = {};
     stats.requests = 10;
     stats.latency_hist[PS_STATS_HIST_BUCKETS - 1] = 5;
@@ -229,19 +231,20 @@ std::vector<sample> valid_samples()
     /* requests */
     s.push_back({"HELLO req", make(PS_MSG_HELLO, hello), 0, 0});
     s.push_back({"CREATE req", make(PS_MSG_CREATE, create_req(10)), 0, 10});
-    s.push_back({"CREATE req max path", make(PS_MSG_CREATE, create_req(PS_PATH_MAX)), 0,
-                 PS_PATH_MAX});
+    s.push_back(
+        {"CREATE req max path", make(PS_MSG_CREATE, create_req(PS_PATH_MAX)), 0, PS_PATH_MAX});
     s.push_back({"LOOKUP req", make(PS_MSG_LOOKUP, path_req(4)), 0, 4});
-    s.push_back({"LOOKUP req max path", make(PS_MSG_LOOKUP, path_req(PS_PATH_MAX)), 0,
-                 PS_PATH_MAX});
+    s.push_back(
+        {"LOOKUP req max path", make(PS_MSG_LOOKUP, path_req(PS_PATH_MAX)), 0, PS_PATH_MAX});
     s.push_back({"REMOVE req", make(PS_MSG_REMOVE, path_req(1)), 0, 1});
     s.push_back({"LIST req", make(PS_MSG_LIST, list_req(3, 5, 100)), 0, 8});
     s.push_back({"LIST req empty prefix", make(PS_MSG_LIST, list_req(0, 0, PS_LIST_MAX)), 0, 0});
     s.push_back({"LIST req max", make(PS_MSG_LIST, list_req(PS_PATH_MAX, PS_PATH_MAX, 1)), 0,
                  2 * PS_PATH_MAX});
     s.push_back({"OBJ_WRITE req", make(PS_MSG_OBJ_WRITE, io_req(3, 4096)), 0, 3 * 16 + 4096});
-    s.push_back({"OBJ_WRITE req max", make(PS_MSG_OBJ_WRITE, io_req(PS_MAX_REGIONS, PS_MAX_PAYLOAD)),
-                 0, (uint64_t)PS_MAX_REGIONS * 16 + PS_MAX_PAYLOAD});
+    s.push_back({"OBJ_WRITE req max",
+                 make(PS_MSG_OBJ_WRITE, io_req(PS_MAX_REGIONS, PS_MAX_PAYLOAD)), 0,
+                 (uint64_t)PS_MAX_REGIONS * 16 + PS_MAX_PAYLOAD});
     s.push_back({"OBJ_READ req", make(PS_MSG_OBJ_READ, io_req(2, 100)), 0, 2 * 16});
     s.push_back({"OBJ_READ req max", make(PS_MSG_OBJ_READ, io_req(PS_MAX_REGIONS, PS_MAX_PAYLOAD)),
                  0, (uint64_t)PS_MAX_REGIONS * 16});
@@ -255,20 +258,21 @@ std::vector<sample> valid_samples()
 
     /* replies */
     s.push_back({"HELLO rep", make(PS_MSG_HELLO, hello_rep(4, 3)), 1, 16});
-    s.push_back({"HELLO rep max", make(PS_MSG_HELLO, hello_rep(PS_MAX_WORKERS, 0)), 1,
-                 PS_MAX_WORKERS * 4});
+    s.push_back(
+        {"HELLO rep max", make(PS_MSG_HELLO, hello_rep(PS_MAX_WORKERS, 0)), 1, PS_MAX_WORKERS * 4});
     s.push_back({"CREATE rep", make(PS_MSG_CREATE, file_rep()), 1, 0});
     s.push_back({"LOOKUP rep", make(PS_MSG_LOOKUP, file_rep()), 1, 0});
     s.push_back({"REMOVE rep", make(PS_MSG_REMOVE, file_rep()), 1, 0});
-    s.push_back({"LIST rep", make(PS_MSG_LIST, list_rep(2, 1, 2 * list_entry_min)), 1,
-                 2 * list_entry_min});
+    s.push_back(
+        {"LIST rep", make(PS_MSG_LIST, list_rep(2, 1, 2 * list_entry_min)), 1, 2 * list_entry_min});
     s.push_back({"LIST rep empty", make(PS_MSG_LIST, list_rep(0, 0, 0)), 1, 0});
-    s.push_back({"LIST rep max", make(PS_MSG_LIST, list_rep(PS_LIST_MAX, 1, PS_LIST_MAX * list_entry_max)),
-                 1, PS_LIST_MAX * list_entry_max});
+    s.push_back({"LIST rep max",
+                 make(PS_MSG_LIST, list_rep(PS_LIST_MAX, 1, PS_LIST_MAX * list_entry_max)), 1,
+                 PS_LIST_MAX * list_entry_max});
     s.push_back({"OBJ_WRITE rep", make(PS_MSG_OBJ_WRITE, io_rep(4096)), 1, 0});
     s.push_back({"OBJ_READ rep", make(PS_MSG_OBJ_READ, io_rep(4096)), 1, 4096});
-    s.push_back({"OBJ_READ rep max", make(PS_MSG_OBJ_READ, io_rep(PS_MAX_PAYLOAD)), 1,
-                 PS_MAX_PAYLOAD});
+    s.push_back(
+        {"OBJ_READ rep max", make(PS_MSG_OBJ_READ, io_rep(PS_MAX_PAYLOAD)), 1, PS_MAX_PAYLOAD});
     s.push_back({"OBJ_STAT rep", make(PS_MSG_OBJ_STAT, obj_rep()), 1, 0});
     s.push_back({"OBJ_TRUNCATE rep", make(PS_MSG_OBJ_TRUNCATE, obj_rep()), 1, 0});
     s.push_back({"OBJ_REMOVE rep", make(PS_MSG_OBJ_REMOVE, obj_rep()), 1, 0});
@@ -282,12 +286,12 @@ std::vector<sample> valid_samples()
         s.push_back({std::string(ps_msg_type_name(t)) + " error rep",
                      make_empty(t, PS_ERR_NO_ENTRY), 1, 0});
     }
-    s.push_back({"OBJ_READ error rep with body", make(PS_MSG_OBJ_READ, io_rep(4096), PS_ERR_IO), 1,
-                 0});
+    s.push_back(
+        {"OBJ_READ error rep with body", make(PS_MSG_OBJ_READ, io_rep(4096), PS_ERR_IO), 1, 0});
     s.push_back({"HELLO error rep with bad body",
                  make(PS_MSG_HELLO, hello_rep(0, 9), PS_ERR_SHUTDOWN), 1, 0});
-    s.push_back({"LIST error rep, unknown status",
-                 make(PS_MSG_LIST, list_rep(1, 0, 7), -1000), 1, 0});
+    s.push_back(
+        {"LIST error rep, unknown status", make(PS_MSG_LIST, list_rep(1, 0, 7), -1000), 1, 0});
     return s;
 }
 
@@ -349,7 +353,8 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             if (b.nregions < 1 || b.nregions > PS_MAX_REGIONS || b.payload_len > PS_MAX_PAYLOAD) {
                 return false;
             }
-            *data_len = (uint64_t)b.nregions * 16 + (h.type == PS_MSG_OBJ_WRITE ? b.payload_len : 0);
+            *data_len =
+                (uint64_t)b.nregions * 16 + (h.type == PS_MSG_OBJ_WRITE ? b.payload_len : 0);
             return true;
         }
         default:
@@ -400,7 +405,7 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(16u, sizeof(ps_io_rep_t));
     EXPECT_EQ(16u, sizeof(ps_obj_req_t));
     EXPECT_EQ(32u, sizeof(ps_obj_rep_t));
-    EXPECT_EQ(40u, sizeof(ps_statfs_rep_t));
+    EXPECT_EQ(48u, sizeof(ps_statfs_rep_t));
     EXPECT_EQ(344u, sizeof(ps_stats_rep_t));
     EXPECT_EQ(16u, sizeof(ps_extent_t));
     EXPECT_EQ(24u, sizeof(ps_io_span_t));
@@ -453,11 +458,11 @@ TEST(proto, body_len)
         uint16_t type;
         int req, rep;
     } expect[] = {
-        {PS_MSG_HELLO, 8, 24},         {PS_MSG_CREATE, 32, 56},      {PS_MSG_LOOKUP, 8, 56},
-        {PS_MSG_REMOVE, 8, 56},        {PS_MSG_LIST, 16, 16},        {PS_MSG_OBJ_WRITE, 24, 16},
-        {PS_MSG_OBJ_READ, 24, 16},     {PS_MSG_OBJ_STAT, 16, 32},    {PS_MSG_OBJ_TRUNCATE, 16, 32},
-        {PS_MSG_OBJ_REMOVE, 16, 32},   {PS_MSG_OBJ_SYNC, 16, 32},    {PS_MSG_META_SYNC, 0, 0},
-        {PS_MSG_STATFS, 0, 40},        {PS_MSG_STATS, 0, 344},
+        {PS_MSG_HELLO, 8, 24},       {PS_MSG_CREATE, 32, 56},   {PS_MSG_LOOKUP, 8, 56},
+        {PS_MSG_REMOVE, 8, 56},      {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 24, 16},
+        {PS_MSG_OBJ_READ, 24, 16},   {PS_MSG_OBJ_STAT, 16, 32}, {PS_MSG_OBJ_TRUNCATE, 16, 32},
+        {PS_MSG_OBJ_REMOVE, 16, 32}, {PS_MSG_OBJ_SYNC, 16, 32}, {PS_MSG_META_SYNC, 0, 0},
+        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 344},
     };
     for (auto &e : expect) {
         EXPECT_EQ(e.req, ps_proto_body_len(e.type, 0)) << ps_msg_type_name(e.type);
@@ -640,8 +645,8 @@ TEST(proto, length_fields_out_of_range)
         {"OBJ_WRITE nregions max+1", make(PS_MSG_OBJ_WRITE, io_req(PS_MAX_REGIONS + 1, 10)), 0},
         {"OBJ_WRITE payload max+1", make(PS_MSG_OBJ_WRITE, io_req(1, PS_MAX_PAYLOAD + 1)), 0},
         {"OBJ_WRITE overflow", make(PS_MSG_OBJ_WRITE, io_req(UINT32_MAX, UINT64_MAX)), 0},
-        {"OBJ_WRITE payload ~0-15 (sum wraps)",
-         make(PS_MSG_OBJ_WRITE, io_req(1, UINT64_MAX - 15)), 0},
+        {"OBJ_WRITE payload ~0-15 (sum wraps)", make(PS_MSG_OBJ_WRITE, io_req(1, UINT64_MAX - 15)),
+         0},
         {"OBJ_READ nregions 0", make(PS_MSG_OBJ_READ, io_req(0, 10)), 0},
         {"OBJ_READ nregions ~0", make(PS_MSG_OBJ_READ, io_req(UINT32_MAX, 10)), 0},
         {"OBJ_READ payload max+1", make(PS_MSG_OBJ_READ, io_req(1, PS_MAX_PAYLOAD + 1)), 0},
@@ -653,8 +658,7 @@ TEST(proto, length_fields_out_of_range)
          make(PS_MSG_LIST, list_rep(PS_LIST_MAX + 1, 0, (PS_LIST_MAX + 1) * list_entry_min)), 1},
         {"LIST rep data_len not a multiple of 8", make(PS_MSG_LIST, list_rep(1, 0, 65)), 1},
         {"LIST rep data_len too small", make(PS_MSG_LIST, list_rep(2, 0, list_entry_min)), 1},
-        {"LIST rep data_len too large",
-         make(PS_MSG_LIST, list_rep(1, 0, list_entry_max + 8)), 1},
+        {"LIST rep data_len too large", make(PS_MSG_LIST, list_rep(1, 0, list_entry_max + 8)), 1},
         {"LIST rep data without entries", make(PS_MSG_LIST, list_rep(0, 0, 64)), 1},
         {"LIST rep data_len ~0-7", make(PS_MSG_LIST, list_rep(PS_LIST_MAX, 0, UINT64_MAX - 7)), 1},
         {"OBJ_READ rep bytes max+1", make(PS_MSG_OBJ_READ, io_rep(PS_MAX_PAYLOAD + 1)), 1},
