@@ -477,10 +477,14 @@ static int pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
         if (size < obj->size) {
             obj->size = size;
         }
-    } else if (n >= 0 || errno != ENODATA) {
-        /* no attribute: a new file, whose length is its size */
-        ps_error("worker %u: %s/obj/%s: attribute %s unreadable (%zd bytes): %m", w->index,
-                 s->data_dir, rel, PSS_SIZE_XATTR, n);
+    } else if (n >= 0 || errno != ENODATA) { /* ENODATA: a new file, its length is its size */
+        if (n >= 0) {
+            ps_error("worker %u: %s/obj/%s: attribute %s holds %zd bytes, not 8", w->index,
+                     s->data_dir, rel, PSS_SIZE_XATTR, n);
+        } else {
+            ps_error("worker %u: %s/obj/%s: read attribute %s: %m", w->index, s->data_dir, rel,
+                     PSS_SIZE_XATTR);
+        }
         close(obj->fd);
         obj->fd = -1;
         return PS_ERR_IO;

@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <endian.h>
 #include <fcntl.h>
+#include <fstream>
+#include <iterator>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/xattr.h>
@@ -119,6 +121,23 @@ TEST_F(ServerIo, UnalignedRoundTrip)
     uint64_t le = 0;
     ASSERT_EQ(getxattr(path.c_str(), "user.pstripe.size", &le, sizeof(le)), (ssize_t)sizeof(le));
     EXPECT_EQ(le64toh(le), 5001u);
+}
+
+TEST_F(ServerIo, CorruptSizeAttributeIsAnError)
+{
+    uint64_t fid = 0x1f1f;
+    std::string path = object_path(fid);
+    int fd = ::open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0) << path;
+    ASSERT_EQ(fsetxattr(fd, "user.pstripe.size", "abc", 3, 0), 0);
+    ::close(fd);
+    raw_reply w = c.write(fid, {{0, 10}}, std::vector<uint8_t>(10, 1));
+    ASSERT_TRUE(w.received);
+    EXPECT_EQ(w.status(), PS_ERR_IO) << "an object whose size is unknown was written";
+    std::ifstream log(cluster.log_path(0));
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("attribute user.pstripe.size holds 3 bytes, not 8"), std::string::npos)
+        << "no clear log line";
 }
 
 TEST_F(ServerIo, OverlappingRegionsLaterWins)
