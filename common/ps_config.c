@@ -25,7 +25,7 @@
 #define PS_CONFIG_ENV_PREFIX "PSTRIPE_"
 
 static __attribute__((format(printf, 3, 4))) void ps_config_err(char *err, size_t errlen,
-                                                                  const char *fmt, ...)
+                                                                const char *fmt, ...)
 {
     va_list ap;
 
@@ -64,20 +64,32 @@ static ps_parse_result_t ps_parse_size_ex(const char *str, uint64_t *value)
             while (isdigit((unsigned char)*p)) {
                 p++;
             }
-            return *p == '\0' || strchr("kKmMgGtTpPeEbB", *p) ? PS_PARSE_OVERFLOW
-                                                               : PS_PARSE_SYNTAX;
+            return *p == '\0' || strchr("kKmMgGtTpPeEbB", *p) ? PS_PARSE_OVERFLOW : PS_PARSE_SYNTAX;
         }
         v = v * 10 + d;
     }
 
     switch (tolower((unsigned char)*p)) {
-    case 'k': shift = 10; break;
-    case 'm': shift = 20; break;
-    case 'g': shift = 30; break;
-    case 't': shift = 40; break;
-    case 'p': shift = 50; break;
-    case 'e': shift = 60; break;
-    default:  break;
+    case 'k':
+        shift = 10;
+        break;
+    case 'm':
+        shift = 20;
+        break;
+    case 'g':
+        shift = 30;
+        break;
+    case 't':
+        shift = 40;
+        break;
+    case 'p':
+        shift = 50;
+        break;
+    case 'e':
+        shift = 60;
+        break;
+    default:
+        break;
     }
     if (shift != 0) {
         p++;
@@ -99,7 +111,7 @@ static ps_parse_result_t ps_parse_size_ex(const char *str, uint64_t *value)
     return PS_PARSE_OK;
 }
 
-int ps_parse_size(const char *str, uint64_t *value)
+ps_status_t ps_parse_size(const char *str, uint64_t *value)
 {
     return ps_parse_size_ex(str, value) == PS_PARSE_OK ? PS_OK : PS_ERR_INVALID;
 }
@@ -131,8 +143,8 @@ static ps_parse_result_t ps_parse_time_ex(const char *str, double *seconds)
     static const struct {
         const char *suffix;
         double mult;
-    } units[] = {{"", 1},       {"s", 1},      {"ms", 1e-3}, {"us", 1e-6},
-                 {"ns", 1e-9},  {"m", 60},     {"min", 60},  {"h", 3600}};
+    } units[] = {{"", 1},      {"s", 1},  {"ms", 1e-3}, {"us", 1e-6},
+                 {"ns", 1e-9}, {"m", 60}, {"min", 60},  {"h", 3600}};
     const char *p = str;
     char *end;
     int digits = 0;
@@ -169,7 +181,7 @@ static ps_parse_result_t ps_parse_time_ex(const char *str, double *seconds)
     return PS_PARSE_SYNTAX;
 }
 
-int ps_parse_time(const char *str, double *seconds)
+ps_status_t ps_parse_time(const char *str, double *seconds)
 {
     return ps_parse_time_ex(str, seconds) == PS_PARSE_OK ? PS_OK : PS_ERR_INVALID;
 }
@@ -199,7 +211,7 @@ static int ps_format_time(double seconds, char *buf, size_t len)
     }
 }
 
-int ps_parse_bool(const char *str, int *value)
+ps_status_t ps_parse_bool(const char *str, int *value)
 {
     static const char *const yes[] = {"yes", "true", "on", "1"};
     static const char *const no[] = {"no", "false", "off", "0"};
@@ -283,8 +295,8 @@ static void ps_config_format_bound(const ps_config_field_t *field, double bound,
     }
 }
 
-static int ps_config_out_of_range(const ps_config_field_t *field, const char *label,
-                                  const char *value, char *err, size_t errlen)
+static ps_status_t ps_config_out_of_range(const ps_config_field_t *field, const char *label,
+                                          const char *value, char *err, size_t errlen)
 {
     char lo[32], hi[32];
 
@@ -298,8 +310,8 @@ static int ps_config_out_of_range(const ps_config_field_t *field, const char *la
  * Parse value for field and store it in obj; label starts the error message.
  * The field keeps its old value on error.
  */
-static int ps_config_apply(const ps_config_field_t *field, void *obj, const char *value,
-                           const char *label, char *err, size_t errlen)
+static ps_status_t ps_config_apply(const ps_config_field_t *field, void *obj, const char *value,
+                                   const char *label, char *err, size_t errlen)
 {
     void *ptr = ps_config_ptr(field, obj);
     ps_parse_result_t res;
@@ -383,14 +395,14 @@ static int ps_config_apply(const ps_config_field_t *field, void *obj, const char
         return PS_OK;
     }
     case PS_CFG_LOGLEVEL: {
-        int v = ps_log_level_parse(value);
-        if (v < 0) {
+        ps_log_level_t level;
+        if (ps_log_level_parse(value, &level) != PS_OK) {
             ps_config_err(err, errlen,
                           "%s: '%s' is not a log level (error, warn, info, debug, trace)", label,
                           value);
             return PS_ERR_INVALID;
         }
-        *(int *)ptr = v;
+        *(int *)ptr = (int)level;
         return PS_OK;
     }
     }
@@ -417,35 +429,45 @@ const ps_config_field_t *ps_config_find(const ps_config_field_t *table, const ch
  * obj may be uninitialized memory: STRING fields are overwritten, not freed,
  * so call ps_config_release() before setting defaults a second time.
  */
-int ps_config_set_defaults(const ps_config_field_t *table, void *obj)
+ps_status_t ps_config_set_defaults(const ps_config_field_t *table, void *obj)
 {
     char err[256];
 
     for (const ps_config_field_t *f = table; f->name != NULL; f++) {
         void *ptr = ps_config_ptr(f, obj);
-        int ret;
+        ps_status_t status;
 
         switch (f->type) {
-        case PS_CFG_INT:    *(int64_t *)ptr = 0; break;
-        case PS_CFG_SIZE:   *(uint64_t *)ptr = 0; break;
-        case PS_CFG_TIME:   *(double *)ptr = 0; break;
-        case PS_CFG_STRING: *(char **)ptr = NULL; break;
-        default:            *(int *)ptr = 0; break;
+        case PS_CFG_INT:
+            *(int64_t *)ptr = 0;
+            break;
+        case PS_CFG_SIZE:
+            *(uint64_t *)ptr = 0;
+            break;
+        case PS_CFG_TIME:
+            *(double *)ptr = 0;
+            break;
+        case PS_CFG_STRING:
+            *(char **)ptr = NULL;
+            break;
+        default:
+            *(int *)ptr = 0;
+            break;
         }
         if (f->dfl == NULL) {
             continue;
         }
-        ret = ps_config_apply(f, obj, f->dfl, f->name, err, sizeof(err));
-        if (ret != PS_OK) {
+        status = ps_config_apply(f, obj, f->dfl, f->name, err, sizeof(err));
+        if (status != PS_OK) {
             ps_error("default of %s", err);
-            return ret;
+            return status;
         }
     }
     return PS_OK;
 }
 
-int ps_config_set(const ps_config_field_t *table, void *obj, const char *name, const char *value,
-                  char *err, size_t errlen)
+ps_status_t ps_config_set(const ps_config_field_t *table, void *obj, const char *name,
+                          const char *value, char *err, size_t errlen)
 {
     const ps_config_field_t *f = ps_config_find(table, name);
 
@@ -464,8 +486,8 @@ typedef struct ps_config_file_ctx {
     const char *path;
     const char *section;
     FILE *file;
-    int lineno;   /* lines read so far: the line inih is handling */
-    int status;   /* first error, PS_OK if none */
+    int lineno;         /* lines read so far: the line inih is handling */
+    ps_status_t status; /* first error, PS_OK if none */
     char *err;
     size_t errlen;
 } ps_config_file_ctx_t;
@@ -512,7 +534,7 @@ static int ps_config_ini_handler(void *user, const char *section, const char *na
     ps_config_file_ctx_t *ctx = user;
     const ps_config_field_t *f;
     char label[512];
-    int ret;
+    ps_status_t status;
 
     if (ctx->status != PS_OK || strcmp(section, ctx->section) != 0) {
         return 1;
@@ -525,15 +547,15 @@ static int ps_config_ini_handler(void *user, const char *section, const char *na
         return 1;
     }
     snprintf(label, sizeof(label), "%s:%d: %s", ctx->path, ctx->lineno, f->name);
-    ret = ps_config_apply(f, ctx->obj, value, label, ctx->err, ctx->errlen);
-    if (ret != PS_OK) {
-        ctx->status = ret;
+    status = ps_config_apply(f, ctx->obj, value, label, ctx->err, ctx->errlen);
+    if (status != PS_OK) {
+        ctx->status = status;
     }
     return 1;
 }
 
-int ps_config_load_file(const ps_config_field_t *table, void *obj, const char *path,
-                        const char *section, char *err, size_t errlen)
+ps_status_t ps_config_load_file(const ps_config_field_t *table, void *obj, const char *path,
+                                const char *section, char *err, size_t errlen)
 {
     ps_config_file_ctx_t ctx = {.table = table,
                                 .obj = obj,
@@ -542,7 +564,7 @@ int ps_config_load_file(const ps_config_field_t *table, void *obj, const char *p
                                 .status = PS_OK,
                                 .err = err,
                                 .errlen = errlen};
-    int ret;
+    int line; /* ini_parse_stream: 0, the first bad line, or -2 (no memory) */
 
     ctx.file = fopen(path, "re");
     if (ctx.file == NULL) {
@@ -550,7 +572,7 @@ int ps_config_load_file(const ps_config_field_t *table, void *obj, const char *p
         ps_config_err(err, errlen, "open %s: %s", path, strerror(e));
         return e == ENOENT ? PS_ERR_NO_ENTRY : ps_status_from_errno(e);
     }
-    ret = ini_parse_stream(ps_config_reader, &ctx, ps_config_ini_handler, &ctx);
+    line = ini_parse_stream(ps_config_reader, &ctx, ps_config_ini_handler, &ctx);
     if (ferror(ctx.file) && ctx.status == PS_OK) {
         ps_config_err(err, errlen, "read %s: %s", path, strerror(errno));
         ctx.status = PS_ERR_IO;
@@ -560,13 +582,13 @@ int ps_config_load_file(const ps_config_field_t *table, void *obj, const char *p
     if (ctx.status != PS_OK) {
         return ctx.status;
     }
-    if (ret == -2) {
+    if (line == -2) {
         ps_config_err(err, errlen, "%s: out of memory", path);
         return PS_ERR_NO_MEMORY;
     }
-    if (ret != 0) {
+    if (line != 0) {
         ps_config_err(err, errlen, "%s:%d: syntax error (expected '[section]' or 'name = value')",
-                      path, ret);
+                      path, line);
         return PS_ERR_INVALID;
     }
     return PS_OK;
@@ -585,12 +607,12 @@ static void ps_config_env_name(const char *name, char *buf, size_t len)
     buf[n + i] = '\0';
 }
 
-int ps_config_load_env(const ps_config_field_t *table, void *obj, char *err, size_t errlen)
+ps_status_t ps_config_load_env(const ps_config_field_t *table, void *obj, char *err, size_t errlen)
 {
     for (const ps_config_field_t *f = table; f->name != NULL; f++) {
         char var[128], label[160];
         const char *value;
-        int ret;
+        ps_status_t status;
 
         ps_config_env_name(f->name, var, sizeof(var));
         value = getenv(var);
@@ -598,9 +620,9 @@ int ps_config_load_env(const ps_config_field_t *table, void *obj, char *err, siz
             continue;
         }
         snprintf(label, sizeof(label), "environment %s", var);
-        ret = ps_config_apply(f, obj, value, label, err, errlen);
-        if (ret != PS_OK) {
-            return ret;
+        status = ps_config_apply(f, obj, value, label, err, errlen);
+        if (status != PS_OK) {
+            return status;
         }
     }
     return PS_OK;
@@ -608,7 +630,7 @@ int ps_config_load_env(const ps_config_field_t *table, void *obj, char *err, siz
 
 /* ---- output --------------------------------------------------------------- */
 
-int ps_config_format(const ps_config_field_t *field, const void *obj, char *buf, size_t len)
+ps_status_t ps_config_format(const ps_config_field_t *field, const void *obj, char *buf, size_t len)
 {
     const void *ptr = ps_config_cptr(field, obj);
     int n;

@@ -1,12 +1,11 @@
 #include "ps_layout.h"
 #include "ps_status.h"
 
-int ps_layout_check(const ps_layout_t *layout, uint32_t nservers)
+ps_status_t ps_layout_check(const ps_layout_t *layout, uint32_t nservers)
 {
     if (layout->stripe_size < PS_STRIPE_SIZE_MIN || layout->stripe_size > PS_STRIPE_SIZE_MAX ||
         layout->stripe_count == 0 || layout->stripe_count > PS_STRIPE_COUNT_MAX ||
-        (nservers != 0 &&
-         (layout->stripe_count > nservers || layout->first_server >= nservers))) {
+        (nservers != 0 && (layout->stripe_count > nservers || layout->first_server >= nservers))) {
         return PS_ERR_INVALID;
     }
     return PS_OK;
@@ -30,8 +29,8 @@ uint64_t ps_layout_map(const ps_layout_t *layout, uint64_t off, uint32_t *k, uin
 uint64_t ps_layout_obj_size(const ps_layout_t *layout, uint64_t file_size, uint32_t k)
 {
     uint64_t ss = layout->stripe_size, sc = layout->stripe_count;
-    uint64_t full_rows = file_size / (ss * sc);   /* complete rows of stripes */
-    uint64_t rest = file_size % (ss * sc);        /* bytes in the last, partial row */
+    uint64_t full_rows = file_size / (ss * sc); /* complete rows of stripes */
+    uint64_t rest = file_size % (ss * sc);      /* bytes in the last, partial row */
     uint64_t size = full_rows * ss;
 
     if (rest > (uint64_t)k * ss) {

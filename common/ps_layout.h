@@ -14,13 +14,15 @@
 
 #include <stdint.h>
 
+#include "ps_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define PS_STRIPE_SIZE_MIN  512ull           /* bytes */
-#define PS_STRIPE_SIZE_MAX  (1ull << 32)     /* bytes */
-#define PS_STRIPE_COUNT_MAX 1024u            /* servers */
+#define PS_STRIPE_SIZE_MIN  512ull       /* bytes */
+#define PS_STRIPE_SIZE_MAX  (1ull << 32) /* bytes */
+#define PS_STRIPE_COUNT_MAX 1024u        /* servers */
 
 typedef struct ps_layout {
     uint64_t stripe_size;  /* bytes per stripe, PS_STRIPE_SIZE_MIN..MAX */
@@ -29,7 +31,7 @@ typedef struct ps_layout {
 } ps_layout_t;
 
 /* Check a layout against a cluster of nservers; PS_OK or PS_ERR_INVALID. */
-int ps_layout_check(const ps_layout_t *layout, uint32_t nservers);
+ps_status_t ps_layout_check(const ps_layout_t *layout, uint32_t nservers);
 
 /* Server index (in the cluster list) that holds stripe target k. */
 uint32_t ps_layout_server(const ps_layout_t *layout, uint32_t k, uint32_t nservers);

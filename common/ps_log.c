@@ -17,17 +17,18 @@ static const char *const ps_log_names[] = {"error", "warn", "info", "debug", "tr
 
 void ps_log_set_level(ps_log_level_t level)
 {
-    ps_log_level = level;
+    __atomic_store_n(&ps_log_level, (int)level, __ATOMIC_RELAXED);
 }
 
-int ps_log_level_parse(const char *name)
+ps_status_t ps_log_level_parse(const char *name, ps_log_level_t *level)
 {
     for (int i = 0; i < (int)(sizeof(ps_log_names) / sizeof(ps_log_names[0])); i++) {
         if (strcasecmp(name, ps_log_names[i]) == 0) {
-            return i;
+            *level = (ps_log_level_t)i;
+            return PS_OK;
         }
     }
-    return -1;
+    return PS_ERR_INVALID;
 }
 
 const char *ps_log_level_name(ps_log_level_t level)
@@ -43,17 +44,17 @@ void ps_log_set_component(const char *name)
     ps_log_component = name;
 }
 
-int ps_log_open(const char *path)
+ps_status_t ps_log_open(const char *path)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
-        return -errno;
+        return ps_status_from_errno(errno);
     }
     if (ps_log_fd != STDERR_FILENO) {
         close(ps_log_fd);
     }
     ps_log_fd = fd;
-    return 0;
+    return PS_OK;
 }
 
 void ps_log_write(ps_log_level_t level, const char *file, int line, const char *fmt, ...)
@@ -70,8 +71,8 @@ void ps_log_write(ps_log_level_t level, const char *file, int line, const char *
     localtime_r(&ts.tv_sec, &tm);
     n = snprintf(buf, sizeof(buf), "[%02d:%02d:%02d.%06ld] %-5s %s[%d:%ld] %s:%d ", tm.tm_hour,
                  tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000, ps_log_level_name(level),
-                 ps_log_component, (int)getpid(), (long)syscall(SYS_gettid),
-                 base ? base + 1 : file, line);
+                 ps_log_component, (int)getpid(), (long)syscall(SYS_gettid), base ? base + 1 : file,
+                 line);
     if (n < 0 || n >= (int)sizeof(buf)) {
         n = 0;
     }

@@ -12,37 +12,46 @@
 
 #include <stdarg.h>
 
+#include "ps_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef enum ps_log_level {
     PS_LOG_ERROR = 0,
-    PS_LOG_WARN  = 1,
-    PS_LOG_INFO  = 2,
+    PS_LOG_WARN = 1,
+    PS_LOG_INFO = 2,
     PS_LOG_DEBUG = 3,
     PS_LOG_TRACE = 4
 } ps_log_level_t;
 
+/* The level in force. Threads read it without a lock: set it only with
+ * ps_log_set_level() and read it with ps_log_enabled(). */
 extern int ps_log_level;
 
 void ps_log_set_level(ps_log_level_t level);
-/* Parse "error", "warn", "info", "debug", "trace"; returns -1 if unknown. */
-int ps_log_level_parse(const char *name);
+static inline int ps_log_enabled(ps_log_level_t level)
+{
+    return (int)level <= __atomic_load_n(&ps_log_level, __ATOMIC_RELAXED);
+}
+/* Parse "error", "warn", "info", "debug", "trace" into *level; PS_ERR_INVALID
+ * if unknown. */
+ps_status_t ps_log_level_parse(const char *name, ps_log_level_t *level);
 const char *ps_log_level_name(ps_log_level_t level);
 /* Component name printed in every line ("server", "client", "tool"). */
 void ps_log_set_component(const char *name);
-/* Append log lines to a file instead of stderr; returns 0 or -errno. */
-int ps_log_open(const char *path);
+/* Append log lines to a file instead of stderr; on failure errno tells why. */
+ps_status_t ps_log_open(const char *path);
 
 void ps_log_write(ps_log_level_t level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-#define ps_log(_level, _fmt, ...)                                                  \
-    do {                                                                           \
-        if ((int)(_level) <= ps_log_level) {                                       \
-            ps_log_write((_level), __FILE__, __LINE__, _fmt, ##__VA_ARGS__);       \
-        }                                                                          \
+#define ps_log(_level, _fmt, ...)                                                                  \
+    do {                                                                                           \
+        if (ps_log_enabled(_level)) {                                                              \
+            ps_log_write((_level), __FILE__, __LINE__, _fmt, ##__VA_ARGS__);                       \
+        }                                                                                          \
     } while (0)
 
 #define ps_error(_fmt, ...) ps_log(PS_LOG_ERROR, _fmt, ##__VA_ARGS__)

@@ -27,35 +27,57 @@ void ps_msg_hdr_init(ps_msg_hdr_t *hdr, ps_msg_type_t type, uint64_t req_id, int
     hdr->body_len = body_len;
 }
 
-int ps_proto_body_len(uint16_t type, int is_reply)
+ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
 {
+    size_t req, rep;
+
     switch (type) {
     case PS_MSG_HELLO:
-        return is_reply ? (int)sizeof(ps_hello_rep_t) : (int)sizeof(ps_hello_req_t);
+        req = sizeof(ps_hello_req_t);
+        rep = sizeof(ps_hello_rep_t);
+        break;
     case PS_MSG_CREATE:
-        return is_reply ? (int)sizeof(ps_file_rep_t) : (int)sizeof(ps_create_req_t);
+        req = sizeof(ps_create_req_t);
+        rep = sizeof(ps_file_rep_t);
+        break;
     case PS_MSG_LOOKUP:
     case PS_MSG_REMOVE:
-        return is_reply ? (int)sizeof(ps_file_rep_t) : (int)sizeof(ps_path_req_t);
+        req = sizeof(ps_path_req_t);
+        rep = sizeof(ps_file_rep_t);
+        break;
     case PS_MSG_LIST:
-        return is_reply ? (int)sizeof(ps_list_rep_t) : (int)sizeof(ps_list_req_t);
+        req = sizeof(ps_list_req_t);
+        rep = sizeof(ps_list_rep_t);
+        break;
     case PS_MSG_OBJ_WRITE:
     case PS_MSG_OBJ_READ:
-        return is_reply ? (int)sizeof(ps_io_rep_t) : (int)sizeof(ps_io_req_t);
+        req = sizeof(ps_io_req_t);
+        rep = sizeof(ps_io_rep_t);
+        break;
     case PS_MSG_OBJ_STAT:
     case PS_MSG_OBJ_TRUNCATE:
     case PS_MSG_OBJ_REMOVE:
     case PS_MSG_OBJ_SYNC:
-        return is_reply ? (int)sizeof(ps_obj_rep_t) : (int)sizeof(ps_obj_req_t);
+        req = sizeof(ps_obj_req_t);
+        rep = sizeof(ps_obj_rep_t);
+        break;
     case PS_MSG_META_SYNC:
-        return 0;
+        req = 0;
+        rep = 0;
+        break;
     case PS_MSG_STATFS:
-        return is_reply ? (int)sizeof(ps_statfs_rep_t) : 0;
+        req = 0;
+        rep = sizeof(ps_statfs_rep_t);
+        break;
     case PS_MSG_STATS:
-        return is_reply ? (int)sizeof(ps_stats_rep_t) : 0;
+        req = 0;
+        rep = sizeof(ps_stats_rep_t);
+        break;
     default:
-        return -1;
+        return PS_ERR_PROTO;
     }
+    *len = (uint32_t)(is_reply ? rep : req);
+    return PS_OK;
 }
 
 static int ps_proto_path_len_ok(uint32_t len)
@@ -167,11 +189,11 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
     }
 }
 
-int ps_proto_decode(const void *buf, size_t hdr_len, int is_reply, ps_msg_view_t *view)
+ps_status_t ps_proto_decode(const void *buf, size_t hdr_len, int is_reply, ps_msg_view_t *view)
 {
     ps_msg_hdr_t hdr;
     uint64_t data_len = 0;
-    int expect;
+    uint32_t expect;
 
     if (buf == NULL || hdr_len < sizeof(hdr)) {
         return PS_ERR_PROTO;
@@ -180,8 +202,8 @@ int ps_proto_decode(const void *buf, size_t hdr_len, int is_reply, ps_msg_view_t
     if (hdr.magic != PS_PROTO_MAGIC || hdr.version != PS_PROTO_VERSION) {
         return PS_ERR_PROTO;
     }
-    expect = ps_proto_body_len(hdr.type, is_reply);
-    if (expect < 0 || hdr.body_len != hdr_len - sizeof(hdr)) {
+    if (ps_proto_body_len(hdr.type, is_reply, &expect) != PS_OK ||
+        hdr.body_len != hdr_len - sizeof(hdr)) {
         return PS_ERR_PROTO;
     }
 
@@ -195,11 +217,11 @@ int ps_proto_decode(const void *buf, size_t hdr_len, int is_reply, ps_msg_view_t
     if (is_reply && hdr.status < 0) {
         /* An error reply: no body is required and no data follows. A sender
          * may still send the full (then meaningless) body. */
-        if (hdr.body_len != 0 && hdr.body_len != (uint32_t)expect) {
+        if (hdr.body_len != 0 && hdr.body_len != expect) {
             return PS_ERR_PROTO;
         }
     } else {
-        if (hdr.body_len != (uint32_t)expect ||
+        if (hdr.body_len != expect ||
             ps_proto_data_len(hdr.type, is_reply, (const char *)buf + sizeof(hdr), &data_len) !=
                 PS_OK) {
             return PS_ERR_PROTO;
@@ -212,8 +234,8 @@ int ps_proto_decode(const void *buf, size_t hdr_len, int is_reply, ps_msg_view_t
     return PS_OK;
 }
 
-int ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions, uint64_t payload_len,
-                           uint64_t max_obj_size)
+ps_status_t ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions,
+                                   uint64_t payload_len, uint64_t max_obj_size)
 {
     uint64_t sum = 0;
 
@@ -234,7 +256,7 @@ int ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions, uint64
     return sum == payload_len ? PS_OK : PS_ERR_PROTO;
 }
 
-int ps_proto_check_path(const char *path, size_t len)
+ps_status_t ps_proto_check_path(const char *path, size_t len)
 {
     size_t start;
 
@@ -303,7 +325,7 @@ static size_t ps_path_walk(const char *path, size_t len, char *out, size_t out_l
     return total;
 }
 
-int ps_path_normalize(const char *path, char *out, size_t outlen)
+ps_status_t ps_path_normalize(const char *path, char *out, size_t outlen)
 {
     size_t len, total;
 
@@ -326,13 +348,20 @@ int ps_path_normalize(const char *path, char *out, size_t outlen)
 const char *ps_msg_type_name(uint16_t type)
 {
     static const char *const names[] = {
-        [PS_MSG_HELLO] = "HELLO",           [PS_MSG_CREATE] = "CREATE",
-        [PS_MSG_LOOKUP] = "LOOKUP",         [PS_MSG_REMOVE] = "REMOVE",
-        [PS_MSG_LIST] = "LIST",             [PS_MSG_OBJ_WRITE] = "OBJ_WRITE",
-        [PS_MSG_OBJ_READ] = "OBJ_READ",     [PS_MSG_OBJ_STAT] = "OBJ_STAT",
-        [PS_MSG_OBJ_TRUNCATE] = "OBJ_TRUNCATE", [PS_MSG_OBJ_REMOVE] = "OBJ_REMOVE",
-        [PS_MSG_OBJ_SYNC] = "OBJ_SYNC",     [PS_MSG_META_SYNC] = "META_SYNC",
-        [PS_MSG_STATFS] = "STATFS",         [PS_MSG_STATS] = "STATS",
+        [PS_MSG_HELLO] = "HELLO",
+        [PS_MSG_CREATE] = "CREATE",
+        [PS_MSG_LOOKUP] = "LOOKUP",
+        [PS_MSG_REMOVE] = "REMOVE",
+        [PS_MSG_LIST] = "LIST",
+        [PS_MSG_OBJ_WRITE] = "OBJ_WRITE",
+        [PS_MSG_OBJ_READ] = "OBJ_READ",
+        [PS_MSG_OBJ_STAT] = "OBJ_STAT",
+        [PS_MSG_OBJ_TRUNCATE] = "OBJ_TRUNCATE",
+        [PS_MSG_OBJ_REMOVE] = "OBJ_REMOVE",
+        [PS_MSG_OBJ_SYNC] = "OBJ_SYNC",
+        [PS_MSG_META_SYNC] = "META_SYNC",
+        [PS_MSG_STATFS] = "STATFS",
+        [PS_MSG_STATS] = "STATS",
     };
 
     if (type == 0 || type >= PS_MSG_TYPE_LAST) {
@@ -342,8 +371,8 @@ const char *ps_msg_type_name(uint16_t type)
 }
 
 /* Append to a dump line; keeps the line NUL-terminated when it is cut. */
-static __attribute__((format(printf, 4, 5))) void
-ps_dump_add(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+static __attribute__((format(printf, 4, 5))) void ps_dump_add(char *buf, size_t len, size_t *pos,
+                                                              const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -397,8 +426,8 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
         case PS_MSG_OBJ_READ: {
             ps_io_req_t b;
             memcpy(&b, body, sizeof(b));
-            PS_DUMP(" file_id=%016" PRIx64 " nregions=%" PRIu32 " payload_len=%" PRIu64,
-                    b.file_id, b.nregions, b.payload_len);
+            PS_DUMP(" file_id=%016" PRIx64 " nregions=%" PRIu32 " payload_len=%" PRIu64, b.file_id,
+                    b.nregions, b.payload_len);
             return;
         }
         case PS_MSG_OBJ_STAT:
@@ -455,8 +484,7 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
     case PS_MSG_OBJ_SYNC: {
         ps_obj_rep_t b;
         memcpy(&b, body, sizeof(b));
-        PS_DUMP(" exists=%" PRIu32 " size=%" PRIu64 " blocks=%" PRIu64, b.exists, b.size,
-                b.blocks);
+        PS_DUMP(" exists=%" PRIu32 " size=%" PRIu64 " blocks=%" PRIu64, b.exists, b.size, b.blocks);
         return;
     }
     case PS_MSG_STATFS: {
@@ -490,7 +518,7 @@ const char *ps_proto_dump(const void *buf, size_t hdr_len, char *out, size_t len
     ps_msg_hdr_t hdr;
     size_t pos = 0;
     const void *body;
-    int req_len, rep_len;
+    uint32_t req_len, rep_len;
 
     if (out == NULL || len == 0) {
         return out;
@@ -520,20 +548,19 @@ const char *ps_proto_dump(const void *buf, size_t hdr_len, char *out, size_t len
     }
 
     body = (const char *)buf + sizeof(hdr);
-    req_len = ps_proto_body_len(hdr.type, 0);
-    rep_len = ps_proto_body_len(hdr.type, 1);
-    if (hdr.body_len == 0) {
+    if (hdr.body_len == 0 || ps_proto_body_len(hdr.type, 0, &req_len) != PS_OK ||
+        ps_proto_body_len(hdr.type, 1, &rep_len) != PS_OK) {
         return out;
     }
-    if (hdr.status == 0 && req_len == (int)hdr.body_len && rep_len == (int)hdr.body_len) {
+    if (hdr.status == 0 && req_len == hdr.body_len && rep_len == hdr.body_len) {
         ps_dump_add(out, len, &pos, " req?");
         ps_dump_body(out, len, &pos, hdr.type, 0, body);
         ps_dump_add(out, len, &pos, " rep?");
         ps_dump_body(out, len, &pos, hdr.type, 1, body);
-    } else if (hdr.status == 0 && req_len == (int)hdr.body_len) {
+    } else if (hdr.status == 0 && req_len == hdr.body_len) {
         ps_dump_add(out, len, &pos, " req");
         ps_dump_body(out, len, &pos, hdr.type, 0, body);
-    } else if (rep_len == (int)hdr.body_len) {
+    } else if (rep_len == hdr.body_len) {
         ps_dump_add(out, len, &pos, " rep");
         ps_dump_body(out, len, &pos, hdr.type, 1, body);
     }

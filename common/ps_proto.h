@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ps_status.h"
+
 #include "ps_extent.h"
 
 #ifdef __cplusplus
@@ -246,8 +248,9 @@ typedef struct ps_msg_view {
 void ps_msg_hdr_init(ps_msg_hdr_t *hdr, ps_msg_type_t type, uint64_t req_id, int32_t status,
                      uint32_t body_len);
 
-/* Fixed body size of a request or reply of this type; -1 for an unknown type. */
-int ps_proto_body_len(uint16_t type, int is_reply);
+/* Fixed body size of a request or reply of this type into *len;
+ * PS_ERR_PROTO for an unknown type. */
+ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len);
 
 /*
  * Check an AM header of hdr_len bytes (magic, version, type, body_len) and
@@ -258,26 +261,26 @@ int ps_proto_body_len(uint16_t type, int is_reply);
  * accepted) and no data. Returns PS_OK or PS_ERR_PROTO; never reads beyond
  * hdr_len bytes.
  */
-int ps_proto_decode(const void *hdr, size_t hdr_len, int is_reply, ps_msg_view_t *view);
+ps_status_t ps_proto_decode(const void *hdr, size_t hdr_len, int is_reply, ps_msg_view_t *view);
 
 /*
  * Check the region array of an OBJ_READ/OBJ_WRITE: every len > 0, off + len
  * does not overflow and stays below max_obj_size, and the lengths sum to
  * payload_len. Returns PS_OK or PS_ERR_PROTO.
  */
-int ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions, uint64_t payload_len,
-                           uint64_t max_obj_size);
+ps_status_t ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions,
+                                   uint64_t payload_len, uint64_t max_obj_size);
 
 /*
  * Check a path from the wire: 1..PS_PATH_MAX bytes, starts with '/', no NUL,
  * no empty, "." or ".." component, no trailing '/' (except the root "/",
  * which is not a file). Returns PS_OK, PS_ERR_INVALID or PS_ERR_NAME_TOO_LONG.
  */
-int ps_proto_check_path(const char *path, size_t len);
+ps_status_t ps_proto_check_path(const char *path, size_t len);
 
 /* Normalize a user path into out (collapse "//", resolve "." and "..",
  * strip a trailing '/'); returns PS_OK or an error as ps_proto_check_path. */
-int ps_path_normalize(const char *path, char *out, size_t outlen);
+ps_status_t ps_path_normalize(const char *path, char *out, size_t outlen);
 
 /* Name of a message type ("OBJ_WRITE"). */
 const char *ps_msg_type_name(uint16_t type);

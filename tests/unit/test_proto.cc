@@ -319,7 +319,10 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
     if (is_reply ? h.status > 0 : h.status != 0) {
         return false;
     }
-    size_t want = (size_t)ps_proto_body_len(h.type, is_reply);
+    uint32_t want = 0;
+    if (ps_proto_body_len(h.type, is_reply, &want) != PS_OK) {
+        return false;
+    }
     *data_len = 0;
     if (is_reply && h.status < 0) {
         return h.body_len == 0 || h.body_len == want;
@@ -456,7 +459,7 @@ TEST(proto, body_len)
 {
     struct {
         uint16_t type;
-        int req, rep;
+        uint32_t req, rep;
     } expect[] = {
         {PS_MSG_HELLO, 8, 24},       {PS_MSG_CREATE, 32, 56},   {PS_MSG_LOOKUP, 8, 56},
         {PS_MSG_REMOVE, 8, 56},      {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 24, 16},
@@ -465,13 +468,18 @@ TEST(proto, body_len)
         {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 344},
     };
     for (auto &e : expect) {
-        EXPECT_EQ(e.req, ps_proto_body_len(e.type, 0)) << ps_msg_type_name(e.type);
-        EXPECT_EQ(e.rep, ps_proto_body_len(e.type, 1)) << ps_msg_type_name(e.type);
+        uint32_t req = 1, rep = 1;
+        EXPECT_EQ(PS_OK, ps_proto_body_len(e.type, 0, &req)) << ps_msg_type_name(e.type);
+        EXPECT_EQ(PS_OK, ps_proto_body_len(e.type, 1, &rep)) << ps_msg_type_name(e.type);
+        EXPECT_EQ(e.req, req) << ps_msg_type_name(e.type);
+        EXPECT_EQ(e.rep, rep) << ps_msg_type_name(e.type);
     }
     EXPECT_EQ(14u, sizeof(expect) / sizeof(expect[0])); /* every type */
-    EXPECT_EQ(-1, ps_proto_body_len(0, 0));
-    EXPECT_EQ(-1, ps_proto_body_len(PS_MSG_TYPE_LAST, 1));
-    EXPECT_EQ(-1, ps_proto_body_len(0xffff, 0));
+    uint32_t len = 7;
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(0, 0, &len));
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(PS_MSG_TYPE_LAST, 1, &len));
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(0xffff, 0, &len));
+    EXPECT_EQ(7u, len); /* not set on failure */
 }
 
 TEST(proto, type_names)
