@@ -70,6 +70,13 @@ enum {
  */
 int pst_global_opt(pst_ctx_t *ctx, int opt, const char *arg);
 
+/*
+ * Append a --set NAME=VALUE argument to the NULL-terminated array
+ * *settings_p of *n_p entries. Returns PST_CONTINUE, or the exit status
+ * after printing why (not NAME=VALUE: usage; out of memory: error).
+ */
+int pst_add_setting(pst_ctx_t *ctx, const char *arg, const char ***settings_p, int *n_p);
+
 /* Print a usage error for the current subcommand and return PST_EXIT_USAGE. */
 int pst_usage_error(pst_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

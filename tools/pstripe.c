@@ -160,21 +160,8 @@ int pst_global_opt(pst_ctx_t *ctx, int opt, const char *arg)
     case PST_OPT_SERVERS:
         ctx->servers = arg;
         return PST_CONTINUE;
-    case PST_OPT_SET: {
-        const char *eq = strchr(arg, '=');
-        if (eq == NULL || eq == arg) {
-            return pst_usage_error(ctx, "--set needs NAME=VALUE, not '%s'", arg);
-        }
-        const char **settings = realloc(ctx->settings, (ctx->nsettings + 2) * sizeof(*settings));
-        if (settings == NULL) {
-            pst_msg(ctx, "out of memory");
-            return PST_EXIT_ERROR;
-        }
-        settings[ctx->nsettings++] = arg;
-        settings[ctx->nsettings]   = NULL;
-        ctx->settings              = settings;
-        return PST_CONTINUE;
-    }
+    case PST_OPT_SET:
+        return pst_add_setting(ctx, arg, &ctx->settings, &ctx->nsettings);
     case 'h':
         if (ctx->cmd != NULL) {
             pst_print_cmd_help(ctx->cmd, ctx->name);
@@ -186,6 +173,25 @@ int pst_global_opt(pst_ctx_t *ctx, int opt, const char *arg)
         fprintf(stderr, "Try '%s --help'.\n", ctx->name);
         return PST_EXIT_USAGE;
     }
+}
+
+int pst_add_setting(pst_ctx_t *ctx, const char *arg, const char ***settings_p, int *n_p)
+{
+    const char *eq = strchr(arg, '=');
+    const char **settings;
+
+    if (eq == NULL || eq == arg) {
+        return pst_usage_error(ctx, "--set needs NAME=VALUE, not '%s'", arg);
+    }
+    settings = realloc(*settings_p, (size_t)(*n_p + 2) * sizeof(*settings));
+    if (settings == NULL) {
+        pst_msg(ctx, "out of memory");
+        return PST_EXIT_ERROR;
+    }
+    settings[(*n_p)++] = arg;
+    settings[*n_p]     = NULL;
+    *settings_p        = settings;
+    return PST_CONTINUE;
 }
 
 int pst_usage_error(pst_ctx_t *ctx, const char *fmt, ...)
