@@ -215,7 +215,7 @@ const char *pst_local_server_binary(char *buf, size_t len)
     }
     pst_exe_dir(dir, sizeof(dir));
     if (dir[0] != '\0') {
-        if (pst_snprintf(buf, len, "%s/../server/pstripe-server", dir) == 0 &&
+        if (pst_snprintf(buf, len, "%s/../server/pstripe-server", dir) == PS_OK &&
             access(buf, X_OK) == 0) {
             return buf;
         }
