@@ -104,8 +104,9 @@ static void pst_cp_progress(pst_cp_t *cp, int final)
     }
 }
 
-/* read(2)/write(2) the whole length unless EOF (reads); -1 with errno. */
-static ssize_t pst_read_full(int fd, void *buf, size_t len)
+/* read(2) len bytes unless EOF comes first; *got_p is how many. On a
+ * failure errno stays that of read(2), for the caller's message. */
+static ps_status_t pst_read_full(int fd, void *buf, size_t len, size_t *got_p)
 {
     size_t got = 0;
     while (got < len) {
@@ -113,16 +114,18 @@ static ssize_t pst_read_full(int fd, void *buf, size_t len)
         if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0) {
-            return -1;
+            return ps_status_from_errno(errno);
         } else if (n == 0) {
             break;
         }
         got += (size_t)n;
     }
-    return (ssize_t)got;
+    *got_p = got;
+    return PS_OK;
 }
 
-static int pst_write_full(int fd, const void *buf, size_t len)
+/* write(2) all len bytes; on a failure errno stays that of write(2). */
+static ps_status_t pst_write_full(int fd, const void *buf, size_t len)
 {
     size_t put = 0;
     while (put < len) {
@@ -130,11 +133,11 @@ static int pst_write_full(int fd, const void *buf, size_t len)
         if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0) {
-            return -1;
+            return ps_status_from_errno(errno);
         }
         put += (size_t)n;
     }
-    return 0;
+    return PS_OK;
 }
 
 /* Start filling slot s at the current source offset. Local reads finish here
@@ -162,9 +165,9 @@ static ps_status_t pst_cp_fill(pst_cp_t *cp, pst_cp_slot_t *s, uint64_t off, int
         return PS_OK;
     }
 
-    ssize_t n = pst_read_full(cp->src.fd, s->buf, len);
-    if (n < 0) {
-        status = ps_status_from_errno(errno);
+    size_t n = 0;
+    status = pst_read_full(cp->src.fd, s->buf, len, &n);
+    if (status != PS_OK) {
         pst_msg(cp->ctx, "read %s at offset %" PRIu64 ": %s", cp->src.name, off, strerror(errno));
         return status;
     }
@@ -195,8 +198,8 @@ static ps_status_t pst_cp_drain(pst_cp_t *cp, pst_cp_slot_t *s)
         s->state = PST_SLOT_DRAINING;
         return PS_OK;
     }
-    if (pst_write_full(cp->dst.fd, s->buf, s->len) != 0) {
-        status = ps_status_from_errno(errno);
+    status = pst_write_full(cp->dst.fd, s->buf, s->len);
+    if (status != PS_OK) {
         pst_msg(cp->ctx, "write %s at offset %" PRIu64 ": %s", cp->dst.name, s->off,
                 strerror(errno));
         s->state = PST_SLOT_FREE;
