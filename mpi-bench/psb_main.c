@@ -235,86 +235,57 @@ static int64_t psb_size_arg(const char *s, const char *what)
     return v;
 }
 
-static void psb_parse_args(psb_opts_t *o, int argc, char **argv)
+enum { OPT_JSON = 256, OPT_CSV, OPT_LABEL, OPT_PROGRESS, OPT_SEED, OPT_DROP,
+       OPT_TRACE };
+
+/* One option (getopt_long's c and optarg); -h and unknown options end the
+ * program with the usage. */
+static void psb_set_opt(psb_opts_t *o, int c, char *arg)
 {
-    enum { OPT_JSON = 256, OPT_CSV, OPT_LABEL, OPT_PROGRESS, OPT_SEED, OPT_DROP,
-           OPT_TRACE };
-    static const struct option longopts[] = {
-        {"json", required_argument, NULL, OPT_JSON},
-        {"csv", required_argument, NULL, OPT_CSV},
-        {"label", required_argument, NULL, OPT_LABEL},
-        {"progress", required_argument, NULL, OPT_PROGRESS},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"drop-cache", no_argument, NULL, OPT_DROP},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-
-    memset(o, 0, sizeof(*o));
-    o->block = 16 << 20;
-    o->xfer = 1 << 20;
-    o->segments = 1;
-    o->regions[0] = 4096;
-    o->nregions = 1;
-    o->pattern = PSB_PATTERN_CONTIG;
-    o->iterations = 1;
-    o->progress = 5.0;
-    o->seed = 1;
-    MPI_Info_create(&o->info);
-
-    while ((c = getopt_long(argc, argv, "o:b:t:s:p:z:G:cwrRVei:D:kH:U:qvh",
-                            longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': o->path = optarg; break;
-        case 'b': o->block = psb_size_arg(optarg, "bad block size: %s"); break;
-        case 't': o->xfer = psb_size_arg(optarg, "bad transfer size: %s"); break;
-        case 's': o->segments = psb_size_arg(optarg, "bad segment count: %s"); break;
-        case 'p':
-            if (psb_pattern_parse(optarg, &o->pattern) != 0) {
-                psb_die("unknown pattern: %s", optarg);
-            }
-            break;
-        case 'z': psb_parse_regions(o, optarg); break;
-        case 'G': o->gap = atoi(optarg); break;
-        case 'c': o->collective = true; break;
-        case 'w': o->do_write = true; break;
-        case 'r': o->do_read = true; break;
-        case 'R': o->do_reread = true; break;
-        case 'V': o->verify = true; break;
-        case 'e': o->fsync = true; break;
-        case 'i': o->iterations = atoi(optarg); break;
-        case 'D': o->deadline = atof(optarg); break;
-        case 'k': o->keep = true; break;
-        case 'H': psb_add_hint(o, optarg, optarg); break;
-        case 'U': psb_read_hints_file(o, optarg); break;
-        case 'q': o->quiet = true; break;
-        case 'v': o->verbose = true; break;
-        case OPT_JSON: o->json_path = optarg; break;
-        case OPT_CSV: o->csv_path = optarg; break;
-        case OPT_LABEL: o->label = optarg; break;
-        case OPT_PROGRESS: o->progress = atof(optarg); break;
-        case OPT_SEED: o->seed = strtoull(optarg, NULL, 0); break;
-        case OPT_DROP: o->drop_cache = true; break;
-        case OPT_TRACE: o->trace_path = optarg; break;
-        case 'h':
-            if (psb_state.rank == 0) {
-                psb_usage(stdout);
-            }
-            MPI_Finalize();
-            exit(0);
-        default:
-            if (psb_state.rank == 0) {
-                psb_usage(stderr);
-            }
-            MPI_Finalize();
-            exit(2);
+    switch (c) {
+    case 'o': o->path = arg; break;
+    case 'b': o->block = psb_size_arg(arg, "bad block size: %s"); break;
+    case 't': o->xfer = psb_size_arg(arg, "bad transfer size: %s"); break;
+    case 's': o->segments = psb_size_arg(arg, "bad segment count: %s"); break;
+    case 'p':
+        if (psb_pattern_parse(arg, &o->pattern) != 0) {
+            psb_die("unknown pattern: %s", arg);
         }
+        break;
+    case 'z': psb_parse_regions(o, arg); break;
+    case 'G': o->gap = atoi(arg); break;
+    case 'c': o->collective = true; break;
+    case 'w': o->do_write = true; break;
+    case 'r': o->do_read = true; break;
+    case 'R': o->do_reread = true; break;
+    case 'V': o->verify = true; break;
+    case 'e': o->fsync = true; break;
+    case 'i': o->iterations = atoi(arg); break;
+    case 'D': o->deadline = atof(arg); break;
+    case 'k': o->keep = true; break;
+    case 'H': psb_add_hint(o, arg, arg); break;
+    case 'U': psb_read_hints_file(o, arg); break;
+    case 'q': o->quiet = true; break;
+    case 'v': o->verbose = true; break;
+    case OPT_JSON: o->json_path = arg; break;
+    case OPT_CSV: o->csv_path = arg; break;
+    case OPT_LABEL: o->label = arg; break;
+    case OPT_PROGRESS: o->progress = atof(arg); break;
+    case OPT_SEED: o->seed = strtoull(arg, NULL, 0); break;
+    case OPT_DROP: o->drop_cache = true; break;
+    case OPT_TRACE: o->trace_path = arg; break;
+    default:
+        if (psb_state.rank == 0) {
+            psb_usage(c == 'h' ? stdout : stderr);
+        }
+        MPI_Finalize();
+        exit(c == 'h' ? 0 : 2);
     }
-    if (optind < argc) {
-        psb_die("unexpected argument: %s", argv[optind]);
-    }
+}
+
+/* The options must agree with each other; dies saying why if not. */
+static void psb_check_opts(psb_opts_t *o)
+{
     if (o->path == NULL) {
         psb_die("%s", "no test file (-o FILE)");
     }
@@ -348,6 +319,43 @@ static void psb_parse_args(psb_opts_t *o, int argc, char **argv)
                     "this many");
         }
     }
+}
+
+static void psb_parse_args(psb_opts_t *o, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"json", required_argument, NULL, OPT_JSON},
+        {"csv", required_argument, NULL, OPT_CSV},
+        {"label", required_argument, NULL, OPT_LABEL},
+        {"progress", required_argument, NULL, OPT_PROGRESS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"drop-cache", no_argument, NULL, OPT_DROP},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->block = 16 << 20;
+    o->xfer = 1 << 20;
+    o->segments = 1;
+    o->regions[0] = 4096;
+    o->nregions = 1;
+    o->pattern = PSB_PATTERN_CONTIG;
+    o->iterations = 1;
+    o->progress = 5.0;
+    o->seed = 1;
+    MPI_Info_create(&o->info);
+
+    while ((c = getopt_long(argc, argv, "o:b:t:s:p:z:G:cwrRVei:D:kH:U:qvh",
+                            longopts, NULL)) != -1) {
+        psb_set_opt(o, c, optarg);
+    }
+    if (optind < argc) {
+        psb_die("unexpected argument: %s", argv[optind]);
+    }
+    psb_check_opts(o);
 }
 
 /* Local file behind a ROMIO name, or NULL when it is not a local file. */
@@ -575,47 +583,24 @@ static void psb_write_trace(const psb_opts_t *o, const psb_layout_t *l,
     fclose(f);
 }
 
-static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
-                          psb_phase_t phase, int iteration)
+/*
+ * The timed transfers of a phase, from c->t0: up to limit, or until the
+ * deadline (-D) and then IOR's wear-out, everyone doing as many transfers
+ * as the fastest. Returns how many this process did.
+ */
+static int64_t psb_transfers(const psb_opts_t *o, const psb_layout_t *l,
+                             MPI_File fh, psb_phase_t phase, int64_t limit,
+                             unsigned char *buf, psb_counters_t *c,
+                             bool *stonewalled)
 {
     bool write = phase == PSB_WRITE;
-    int amode = write ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
-    int64_t ntrans = l->segments * (l->block / l->xfer);
-    int64_t limit = ntrans, n;
-    double open_t, t0, elapsed, next_progress;
-    unsigned char *buf = NULL;
-    psb_counters_t c = {.first_bad = -1};
-    MPI_File fh;
-    bool stonewalled = false;
+    double next_progress = o->progress > 0 ? c->t0 + o->progress : 1e300;
     MPI_Comm comm = MPI_COMM_WORLD;
+    int64_t n;
 
-    if (!write && psb_state.written >= 0) {
-        limit = psb_state.written; /* read what the write phase wrote */
-    }
-    if (posix_memalign((void **)&buf, 4096, (size_t)l->xfer) != 0) {
-        fprintf(stderr, "pstripe-bench: cannot allocate %" PRId64 " bytes\n",
-                l->xfer);
-        MPI_Abort(comm, 1);
-    }
-    memset(buf, 0xa5, (size_t)l->xfer);
-    if (write && !o->verify) {
-        psb_fill(l, o->seed, 0, buf, l->xfer);
-    }
-
-    open_t = MPI_Wtime();
-    psb_check_mpi(MPI_File_open(comm, o->path, amode, o->info, &fh), "open");
-    psb_check_mpi(psb_set_view(fh, l, o->info), "set_view");
-    open_t = MPI_Wtime() - open_t;
-    psb_record_hints(fh);
-
-    c.trace = o->trace_path != NULL && psb_state.rank == 0;
-    MPI_Barrier(comm);
-    t0 = MPI_Wtime();
-    c.t0 = t0;
-    next_progress = o->progress > 0 ? t0 + o->progress : 1e300;
     for (n = 0; n < limit; n++) {
         if (o->deadline > 0) {
-            int expired = MPI_Wtime() - t0 > o->deadline;
+            int expired = MPI_Wtime() - c->t0 > o->deadline;
             if (o->collective) {
                 MPI_Allreduce(MPI_IN_PLACE, &expired, 1, MPI_INT, MPI_LOR, comm);
             }
@@ -623,60 +608,32 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
                 break;
             }
         }
-        psb_transfer(o, l, fh, write, n, buf, &c);
+        psb_transfer(o, l, fh, write, n, buf, c);
         if (psb_state.rank == 0 && MPI_Wtime() >= next_progress) {
-            psb_progress(o, phase, l, n + 1, limit, MPI_Wtime() - t0);
+            psb_progress(o, phase, l, n + 1, limit, MPI_Wtime() - c->t0);
             next_progress = MPI_Wtime() + o->progress;
         }
     }
+    *stonewalled = false;
     if (o->deadline > 0) {
         /* Wear-out: everyone does as many transfers as the fastest. */
         int64_t most = n;
         MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, comm);
-        stonewalled = most < limit;
+        *stonewalled = most < limit;
         for (; n < most; n++) {
-            psb_transfer(o, l, fh, write, n, buf, &c);
+            psb_transfer(o, l, fh, write, n, buf, c);
         }
     }
-    psb_quiet_barrier(comm);
-    if (write && o->fsync) {
-        psb_check_mpi(MPI_File_sync(fh), "sync");
-    }
-    psb_check_mpi(MPI_File_close(&fh), "close");
-    elapsed = MPI_Wtime() - t0 - c.excluded;
-    free(buf);
+    return n;
+}
 
-    if (write) {
-        psb_state.written = n;
-    }
-    int64_t bad = c.bad, calls = c.calls, regions = c.regions;
-    if (bad > 0) {
-        fprintf(stderr,
-                "pstripe-bench: rank %d: %s: %" PRId64
-                " wrong bytes, first at file offset %" PRId64 "\n",
-                psb_state.rank, psb_phase_names[phase], bad, c.first_bad);
-    }
-
-    /* Reduce to rank 0. */
-    int64_t sums[3] = {n * l->xfer, calls, regions};
-    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_INT64_T, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &open_t, 1, MPI_DOUBLE, MPI_MAX, comm);
-    psb_lat_stats_t st;
-    psb_lat_reduce(&c.lat, comm, &st);
-    if (c.trace) {
-        psb_write_trace(o, l, phase, iteration, &c);
-    }
-    psb_lat_free(&c.lat);
-    psb_lat_free(&c.starts);
-
-    if (bad > 0) {
-        psb_state.errors = 1;
-    }
-    if (psb_state.rank != 0) {
-        return;
-    }
+/* Rank 0: one result row from the reduced figures of a phase. */
+static void psb_record_result(const psb_opts_t *o, const psb_layout_t *l,
+                              psb_phase_t phase, int iteration,
+                              const int64_t sums[3], int64_t bad,
+                              double elapsed, double open_t,
+                              const psb_lat_stats_t *st, bool stonewalled)
+{
     if (psb_state.nresults == PSB_MAX_RESULTS) {
         fprintf(stderr, "pstripe-bench: too many results, not recording more\n");
         return;
@@ -704,11 +661,90 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
         r->ops_s = (double)r->calls / elapsed;
         r->regions_s = (double)r->regions / elapsed;
     }
-    r->lat = st;
-    r->errors = o->verify && !write ? bad : -1;
+    r->lat = *st;
+    r->errors = o->verify && phase != PSB_WRITE ? bad : -1;
     r->stonewalled = stonewalled;
     if (!o->quiet) {
         psb_table_row(stdout, r);
+    }
+}
+
+static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
+                          psb_phase_t phase, int iteration)
+{
+    bool write = phase == PSB_WRITE;
+    int amode = write ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
+    int64_t ntrans = l->segments * (l->block / l->xfer);
+    int64_t limit = ntrans, n;
+    double open_t, elapsed;
+    unsigned char *buf = NULL;
+    psb_counters_t c = {.first_bad = -1};
+    MPI_File fh;
+    bool stonewalled;
+    MPI_Comm comm = MPI_COMM_WORLD;
+
+    if (!write && psb_state.written >= 0) {
+        limit = psb_state.written; /* read what the write phase wrote */
+    }
+    if (posix_memalign((void **)&buf, 4096, (size_t)l->xfer) != 0) {
+        fprintf(stderr, "pstripe-bench: cannot allocate %" PRId64 " bytes\n",
+                l->xfer);
+        MPI_Abort(comm, 1);
+    }
+    memset(buf, 0xa5, (size_t)l->xfer);
+    if (write && !o->verify) {
+        psb_fill(l, o->seed, 0, buf, l->xfer);
+    }
+
+    open_t = MPI_Wtime();
+    psb_check_mpi(MPI_File_open(comm, o->path, amode, o->info, &fh), "open");
+    psb_check_mpi(psb_set_view(fh, l, o->info), "set_view");
+    open_t = MPI_Wtime() - open_t;
+    psb_record_hints(fh);
+
+    c.trace = o->trace_path != NULL && psb_state.rank == 0;
+    MPI_Barrier(comm);
+    c.t0 = MPI_Wtime();
+    n = psb_transfers(o, l, fh, phase, limit, buf, &c, &stonewalled);
+    psb_quiet_barrier(comm);
+    if (write && o->fsync) {
+        psb_check_mpi(MPI_File_sync(fh), "sync");
+    }
+    psb_check_mpi(MPI_File_close(&fh), "close");
+    elapsed = MPI_Wtime() - c.t0 - c.excluded;
+    free(buf);
+
+    if (write) {
+        psb_state.written = n;
+    }
+    int64_t bad = c.bad;
+    if (bad > 0) {
+        fprintf(stderr,
+                "pstripe-bench: rank %d: %s: %" PRId64
+                " wrong bytes, first at file offset %" PRId64 "\n",
+                psb_state.rank, psb_phase_names[phase], bad, c.first_bad);
+    }
+
+    /* Reduce to rank 0. */
+    int64_t sums[3] = {n * l->xfer, c.calls, c.regions};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &open_t, 1, MPI_DOUBLE, MPI_MAX, comm);
+    psb_lat_stats_t st;
+    psb_lat_reduce(&c.lat, comm, &st);
+    if (c.trace) {
+        psb_write_trace(o, l, phase, iteration, &c);
+    }
+    psb_lat_free(&c.lat);
+    psb_lat_free(&c.starts);
+
+    if (bad > 0) {
+        psb_state.errors = 1;
+    }
+    if (psb_state.rank == 0) {
+        psb_record_result(o, l, phase, iteration, sums, bad, elapsed, open_t,
+                          &st, stonewalled);
     }
 }
 
