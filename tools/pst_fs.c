@@ -29,6 +29,31 @@ static int pst_parse_no_opts(pst_ctx_t *ctx, int argc, char **argv)
     return PST_CONTINUE;
 }
 
+/* One call of a command that takes PATH arguments; reports its failure. */
+typedef ps_status_t (*pst_path_fn_t)(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg);
+
+/* Connect and run fn on each PATH argument (argv[optind..]): the exit
+ * status, 1 if a call failed (the others still run). */
+static int pst_for_each_path(pst_ctx_t *ctx, int argc, char **argv, pst_path_fn_t fn, void *arg)
+{
+    pstripe_fs_t *fs;
+    int ret = PST_EXIT_OK;
+
+    if (optind >= argc) {
+        return pst_usage_error(ctx, "missing PATH");
+    }
+    if (pst_connect(ctx, &fs) != PS_OK) {
+        return PST_EXIT_ERROR;
+    }
+    for (int i = optind; i < argc; i++) {
+        if (fn(ctx, fs, pst_fs_path(argv[i]), arg) != PS_OK) {
+            ret = PST_EXIT_ERROR;
+        }
+    }
+    pstripe_disconnect(fs);
+    return ret;
+}
+
 static void pst_format_mode(uint32_t mode, char *buf)
 {
     static const char rwx[] = "rwxrwxrwx";
@@ -159,45 +184,50 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
     printf("  Modified: %s\n", mtime_s);
 }
 
+static ps_status_t pst_stat_one(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg)
+{
+    pstripe_stat_t st;
+    ps_status_t status = pstripe_stat(fs, path, &st);
+
+    (void)arg;
+    if (status != PS_OK) {
+        pst_lib_error(ctx, status, "%s", path);
+        return status;
+    }
+    pst_print_stat(fs, path, &st);
+    return PS_OK;
+}
+
 int pst_cmd_stat(pst_ctx_t *ctx, int argc, char **argv)
 {
-    pstripe_fs_t *fs;
-    pstripe_stat_t st;
-    ps_status_t status;
     int ret;
 
     if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
         return ret;
     }
-    if (optind >= argc) {
-        return pst_usage_error(ctx, "missing PATH");
-    }
-    if (pst_connect(ctx, &fs) != PS_OK) {
-        return PST_EXIT_ERROR;
-    }
-    ret = PST_EXIT_OK;
-    for (int i = optind; i < argc; i++) {
-        const char *path = pst_fs_path(argv[i]);
-        status = pstripe_stat(fs, path, &st);
-        if (status != PS_OK) {
-            pst_lib_error(ctx, status, "%s", path);
-            ret = PST_EXIT_ERROR;
-            continue;
-        }
-        pst_print_stat(fs, path, &st);
-    }
-    pstripe_disconnect(fs);
-    return ret;
+    return pst_for_each_path(ctx, argc, argv, pst_stat_one, NULL);
 }
 
 /* --- rm ---------------------------------------------------------------------------- */
+
+static ps_status_t pst_rm_one(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg)
+{
+    const int force = *(const int *)arg;
+    ps_status_t status = pstripe_unlink(fs, path);
+
+    if (status == PS_ERR_NO_ENTRY && force) {
+        return PS_OK;
+    }
+    if (status != PS_OK) {
+        pst_lib_error(ctx, status, "cannot remove %s", path);
+    }
+    return status;
+}
 
 int pst_cmd_rm(pst_ctx_t *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
         {"force", no_argument, NULL, 'f'}, PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
-    pstripe_fs_t *fs;
-    ps_status_t status;
     int c, ret, force = 0;
 
     while ((c = getopt_long(argc, argv, "f" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
@@ -207,26 +237,7 @@ int pst_cmd_rm(pst_ctx_t *ctx, int argc, char **argv)
             return ret;
         }
     }
-    if (optind >= argc) {
-        return pst_usage_error(ctx, "missing PATH");
-    }
-    if (pst_connect(ctx, &fs) != PS_OK) {
-        return PST_EXIT_ERROR;
-    }
-    ret = PST_EXIT_OK;
-    for (int i = optind; i < argc; i++) {
-        const char *path = pst_fs_path(argv[i]);
-        status = pstripe_unlink(fs, path);
-        if (status == PS_ERR_NO_ENTRY && force) {
-            continue;
-        }
-        if (status != PS_OK) {
-            pst_lib_error(ctx, status, "cannot remove %s", path);
-            ret = PST_EXIT_ERROR;
-        }
-    }
-    pstripe_disconnect(fs);
-    return ret;
+    return pst_for_each_path(ctx, argc, argv, pst_rm_one, &force);
 }
 
 /* --- truncate -------------------------------------------------------------------- */

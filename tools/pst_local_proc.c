@@ -207,18 +207,10 @@ int pst_wait_exit(pid_t *pids, int n, double timeout, pst_alive_fn_t alive, void
  * where server/Makefile.mk installs it today). */
 const char *pst_local_server_binary(char *buf, size_t len)
 {
-    const char *env = getenv("PSTRIPE_SERVER");
-    char dir[PATH_MAX];
+    const char *found = pst_find_program("PSTRIPE_SERVER", "server/pstripe-server", buf, len);
 
-    if (env != NULL && env[0] != '\0') {
-        return env;
-    }
-    pst_exe_dir(dir, sizeof(dir));
-    if (dir[0] != '\0') {
-        if (pst_snprintf(buf, len, "%s/../server/pstripe-server", dir) == PS_OK &&
-            access(buf, X_OK) == 0) {
-            return buf;
-        }
+    if (found != NULL) {
+        return found;
     }
     if (access(PST_SBINDIR "/pstripe-server", X_OK) != 0 &&
         access(PST_BINDIR "/pstripe-server", X_OK) == 0) {

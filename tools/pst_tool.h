@@ -122,6 +122,13 @@ ps_status_t pst_snprintf(char *buf, size_t len, const char *fmt, ...)
  * slash; "" if unknown. */
 void pst_exe_dir(char *buf, size_t len);
 
+/*
+ * A program the tool runs: $env_var if set, else build_path relative to the
+ * build tree (<exe dir>/../build_path, in buf) if it is executable there;
+ * NULL if neither, for the caller's installed path.
+ */
+const char *pst_find_program(const char *env_var, const char *build_path, char *buf, size_t len);
+
 /* Subcommands. */
 int pst_cmd_ls(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_stat(pst_ctx_t *ctx, int argc, char **argv);

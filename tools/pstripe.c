@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -433,26 +434,30 @@ void pst_exe_dir(char *buf, size_t len)
     }
 }
 
+const char *pst_find_program(const char *env_var, const char *build_path, char *buf, size_t len)
+{
+    const char *env = getenv(env_var);
+    char dir[PATH_MAX];
+
+    if (env != NULL && env[0] != '\0') {
+        return env;
+    }
+    pst_exe_dir(dir, sizeof(dir));
+    if (dir[0] != '\0' && pst_snprintf(buf, len, "%s/../%s", dir, build_path) == PS_OK &&
+        access(buf, X_OK) == 0) {
+        return buf;
+    }
+    return NULL;
+}
+
 /* --- pstripe run ------------------------------------------------------------- */
 
 /* The pstripe-run script: $PSTRIPE_RUN, else the build tree's
  * <exe dir>/../adio/pstripe-run, else the installed one. */
 static const char *pst_run_script(char *buf, size_t len)
 {
-    const char *env = getenv("PSTRIPE_RUN");
-    char dir[4096];
-
-    if (env != NULL && env[0] != '\0') {
-        return env;
-    }
-    pst_exe_dir(dir, sizeof(dir));
-    if (dir[0] != '\0') {
-        if (pst_snprintf(buf, len, "%s/../adio/pstripe-run", dir) == PS_OK &&
-            access(buf, X_OK) == 0) {
-            return buf;
-        }
-    }
-    return PST_PKGLIBEXECDIR "/pstripe-run";
+    const char *found = pst_find_program("PSTRIPE_RUN", "adio/pstripe-run", buf, len);
+    return found ? found : PST_PKGLIBEXECDIR "/pstripe-run";
 }
 
 int pst_cmd_run(pst_ctx_t *ctx, int argc, char **argv)
