@@ -425,11 +425,11 @@ void pst_local_wait_ready(pst_server_t *srv, int n, double timeout)
         if (waiting == 0 || now >= deadline) {
             break;
         }
-        int rc = poll(pfd, (nfds_t)n, (int)((deadline - now + 999999) / 1000000));
-        if (rc < 0 && errno != EINTR) {
+        int nready = poll(pfd, (nfds_t)n, (int)((deadline - now + 999999) / 1000000));
+        if (nready < 0 && errno != EINTR) {
             break;
         }
-        for (int i = 0; i < n && rc > 0; i++) {
+        for (int i = 0; i < n && nready > 0; i++) {
             pst_server_t *s = &srv[i];
             if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) {
                 continue;
