@@ -8,7 +8,8 @@
 # would drown a LeakSanitizer report.
 
 PSB_HDRS = mpi-bench/psb.h
-PSB_SRCS = mpi-bench/psb_main.c mpi-bench/psb_pattern.c mpi-bench/psb_report.c
+PSB_SRCS = mpi-bench/psb_main.c mpi-bench/psb_args.c mpi-bench/psb_pattern.c \
+	mpi-bench/psb_report.c
 PSB_CFLAGS = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS)
 
 psbexecdir = $(bindir)
@@ -18,6 +19,7 @@ mpi-bench/pstripe-bench: $(PSB_SRCS) $(PSB_HDRS)
 	@$(MKDIR_P) mpi-bench
 	$(AM_V_CC)$(MPICC) $(PSB_CFLAGS) $(CFLAGS) -o $@ \
 	    $(srcdir)/mpi-bench/psb_main.c \
+	    $(srcdir)/mpi-bench/psb_args.c \
 	    $(srcdir)/mpi-bench/psb_pattern.c \
 	    $(srcdir)/mpi-bench/psb_report.c
 

@@ -9,6 +9,7 @@
 #define PSB_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -135,5 +136,38 @@ void psb_json_string(FILE *f, const char *s);
 int psb_parse_size(const char *s, int64_t *out);
 /* Format bytes as "4k", "1m" when exact, else decimal. */
 const char *psb_format_size(int64_t v, char *buf, size_t len);
+
+/* --- the command line (psb_args.c) --- */
+
+#define PSB_MAX_REGION_SIZES 64
+
+/* The options of a run. */
+typedef struct {
+    const char *path;
+    int64_t block;
+    int64_t xfer;
+    int64_t segments;
+    int64_t regions[PSB_MAX_REGION_SIZES];
+    int nregions;
+    psb_pattern_t pattern;
+    int gap;
+    bool collective;
+    bool do_write, do_read, do_reread;
+    bool verify, fsync, keep, drop_cache, quiet, verbose;
+    int iterations;
+    double deadline;
+    double progress;
+    uint64_t seed;
+    const char *json_path;
+    const char *csv_path;
+    const char *label;
+    const char *trace_path;
+    MPI_Info info;
+} psb_opts_t;
+
+/* Parse the command line into o (o->info created here). Ends the program
+ * (exit status 0 for -h, 2 for a usage error, said by rank 0) when it is
+ * not a run. */
+void psb_parse_args(psb_opts_t *o, int argc, char **argv);
 
 #endif

@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -31,31 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PSB_MAX_REGION_SIZES 64
 #define PSB_MAX_RESULTS      4096
-
-typedef struct {
-    const char *path;
-    int64_t block;
-    int64_t xfer;
-    int64_t segments;
-    int64_t regions[PSB_MAX_REGION_SIZES];
-    int nregions;
-    psb_pattern_t pattern;
-    int gap;
-    bool collective;
-    bool do_write, do_read, do_reread;
-    bool verify, fsync, keep, drop_cache, quiet, verbose;
-    int iterations;
-    double deadline;
-    double progress;
-    uint64_t seed;
-    const char *json_path;
-    const char *csv_path;
-    const char *label;
-    const char *trace_path;
-    MPI_Info info;
-} psb_opts_t;
 
 typedef struct {
     int rank, nprocs;
@@ -69,55 +44,6 @@ typedef struct {
 
 static psb_state_t psb_state;
 
-static void psb_usage(FILE *f)
-{
-    fprintf(f,
-"Usage: pstripe-bench [options] -o FILE\n"
-"IOR-style MPI-IO benchmark. FILE carries its ROMIO prefix: pstripe:/f, ufs:/path.\n"
-"\n"
-"Sizes accept k, m, g suffixes (binary).\n"
-"  -o FILE      test file (required)\n"
-"  -b SIZE      block: bytes per process per segment (default 16m)\n"
-"  -t SIZE      transfer: bytes per MPI I/O call (default 1m)\n"
-"  -s N         segments (default 1)\n"
-"  -p PATTERN   contig | vector | subarray | indexed | per-region (default contig)\n"
-"               strided patterns put region i of process r of segment k at\n"
-"               k*(P+G)*block + (i*(P+G)+r)*region; per-region issues one\n"
-"               MPI_File_*_at per region of that same layout\n"
-"  -z LIST      region sizes for strided patterns: 8,64,4k or A:B[:F] (A, A*F,\n"
-"               ... up to B; F defaults to 2); each is a separate run (default 4k)\n"
-"  -G N         empty region slots per row, so that even 1 process has holes (default 0)\n"
-"  -c           collective I/O (MPI_File_*_at_all); default independent\n"
-"  -w -r -R     phases: write, read, reread (default -w -r)\n"
-"  -V           verify: write offset-dependent data and check every byte read\n"
-"  -e           MPI_File_sync at the end of the write phase (timed)\n"
-"  -i N         iterations (default 1)\n"
-"  -D SEC       deadline per phase (stonewalling), 0 = none\n"
-"  -k           keep the file (default: delete at the end)\n"
-"  -H KEY=VAL   MPI_Info hint (repeatable)\n"
-"  -U FILE      hints file: KEY=VALUE or KEY VALUE lines, # comments\n"
-"  --drop-cache after the write phase, flush and drop the file's page cache\n"
-"               (local files only: ufs:, nfs: or no prefix) so read is cold\n"
-"  --json FILE  write results as JSON; --csv FILE as CSV\n"
-"  --label STR  label stored with every result row\n"
-"  --trace FILE append rank 0's per-call start time and latency (seconds) to FILE\n"
-"  --progress SEC  progress line on stderr every SEC seconds (default 5, 0 = off)\n"
-"  --seed N     data seed for verification (default 1)\n"
-"  -q           no table; -v: print effective hints\n"
-"  -h           this help\n");
-}
-
-static void psb_die(const char *fmt, const char *arg)
-{
-    if (psb_state.rank == 0) {
-        fprintf(stderr, "pstripe-bench: ");
-        fprintf(stderr, fmt, arg);
-        fprintf(stderr, "\n");
-    }
-    MPI_Finalize();
-    exit(2);
-}
-
 static void psb_check_mpi(int rc, const char *what)
 {
     char msg[MPI_MAX_ERROR_STRING];
@@ -130,224 +56,6 @@ static void psb_check_mpi(int rc, const char *what)
     fprintf(stderr, "pstripe-bench: rank %d: %s: %s\n", psb_state.rank, what,
             msg);
     MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-static void psb_add_hint(psb_opts_t *o, char *kv, const char *origin)
-{
-    char *eq = strchr(kv, '=');
-    char *key = kv, *val;
-
-    if (eq == NULL) {
-        /* "key value" (ROMIO hints-file style) */
-        eq = strpbrk(kv, " \t");
-    }
-    if (eq == NULL) {
-        psb_die("hint without a value: %s (want KEY=VALUE)", origin);
-    }
-    *eq = '\0';
-    val = eq + 1;
-    while (*val == ' ' || *val == '\t') {
-        val++;
-    }
-    size_t n = strlen(key);
-    while (n > 0 && (key[n - 1] == ' ' || key[n - 1] == '\t')) {
-        key[--n] = '\0';
-    }
-    n = strlen(val);
-    while (n > 0 && (val[n - 1] == ' ' || val[n - 1] == '\t' ||
-                     val[n - 1] == '\n' || val[n - 1] == '\r')) {
-        val[--n] = '\0';
-    }
-    if (*key == '\0' || *val == '\0') {
-        psb_die("bad hint: %s", origin);
-    }
-    MPI_Info_set(o->info, key, val);
-}
-
-static void psb_read_hints_file(psb_opts_t *o, const char *path)
-{
-    char line[1024];
-    FILE *f = fopen(path, "r");
-
-    if (f == NULL) {
-        psb_die("cannot open hints file %s", path);
-    }
-    while (fgets(line, sizeof(line), f) != NULL) {
-        char *p = line;
-        while (*p == ' ' || *p == '\t') {
-            p++;
-        }
-        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0') {
-            continue;
-        }
-        psb_add_hint(o, p, line);
-    }
-    fclose(f);
-}
-
-static void psb_parse_regions(psb_opts_t *o, const char *arg)
-{
-    char *copy = strdup(arg), *save = NULL;
-
-    o->nregions = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok != NULL;
-         tok = strtok_r(NULL, ",", &save)) {
-        char *c1 = strchr(tok, ':');
-        int64_t a, b, f = 2;
-        if (c1 == NULL) {
-            if (psb_parse_size(tok, &a) != 0 || a <= 0) {
-                psb_die("bad region size: %s", tok);
-            }
-            b = a;
-        } else {
-            *c1 = '\0';
-            char *c2 = strchr(c1 + 1, ':');
-            if (c2 != NULL) {
-                *c2 = '\0';
-                if (psb_parse_size(c2 + 1, &f) != 0 || f < 2) {
-                    psb_die("bad region factor: %s", c2 + 1);
-                }
-            }
-            if (psb_parse_size(tok, &a) != 0 || a <= 0 ||
-                psb_parse_size(c1 + 1, &b) != 0 || b < a) {
-                psb_die("bad region range: %s", arg);
-            }
-        }
-        for (int64_t v = a; v <= b; v *= f) {
-            if (o->nregions == PSB_MAX_REGION_SIZES) {
-                psb_die("too many region sizes: %s", arg);
-            }
-            o->regions[o->nregions++] = v;
-        }
-    }
-    free(copy);
-    if (o->nregions == 0) {
-        psb_die("no region sizes in %s", arg);
-    }
-}
-
-static int64_t psb_size_arg(const char *s, const char *what)
-{
-    int64_t v;
-    if (psb_parse_size(s, &v) != 0 || v <= 0) {
-        psb_die(what, s);
-    }
-    return v;
-}
-
-static void psb_parse_args(psb_opts_t *o, int argc, char **argv)
-{
-    enum { OPT_JSON = 256, OPT_CSV, OPT_LABEL, OPT_PROGRESS, OPT_SEED, OPT_DROP,
-           OPT_TRACE };
-    static const struct option longopts[] = {
-        {"json", required_argument, NULL, OPT_JSON},
-        {"csv", required_argument, NULL, OPT_CSV},
-        {"label", required_argument, NULL, OPT_LABEL},
-        {"progress", required_argument, NULL, OPT_PROGRESS},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"drop-cache", no_argument, NULL, OPT_DROP},
-        {"trace", required_argument, NULL, OPT_TRACE},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
-
-    memset(o, 0, sizeof(*o));
-    o->block = 16 << 20;
-    o->xfer = 1 << 20;
-    o->segments = 1;
-    o->regions[0] = 4096;
-    o->nregions = 1;
-    o->pattern = PSB_PATTERN_CONTIG;
-    o->iterations = 1;
-    o->progress = 5.0;
-    o->seed = 1;
-    MPI_Info_create(&o->info);
-
-    while ((c = getopt_long(argc, argv, "o:b:t:s:p:z:G:cwrRVei:D:kH:U:qvh",
-                            longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': o->path = optarg; break;
-        case 'b': o->block = psb_size_arg(optarg, "bad block size: %s"); break;
-        case 't': o->xfer = psb_size_arg(optarg, "bad transfer size: %s"); break;
-        case 's': o->segments = psb_size_arg(optarg, "bad segment count: %s"); break;
-        case 'p':
-            if (psb_pattern_parse(optarg, &o->pattern) != 0) {
-                psb_die("unknown pattern: %s", optarg);
-            }
-            break;
-        case 'z': psb_parse_regions(o, optarg); break;
-        case 'G': o->gap = atoi(optarg); break;
-        case 'c': o->collective = true; break;
-        case 'w': o->do_write = true; break;
-        case 'r': o->do_read = true; break;
-        case 'R': o->do_reread = true; break;
-        case 'V': o->verify = true; break;
-        case 'e': o->fsync = true; break;
-        case 'i': o->iterations = atoi(optarg); break;
-        case 'D': o->deadline = atof(optarg); break;
-        case 'k': o->keep = true; break;
-        case 'H': psb_add_hint(o, optarg, optarg); break;
-        case 'U': psb_read_hints_file(o, optarg); break;
-        case 'q': o->quiet = true; break;
-        case 'v': o->verbose = true; break;
-        case OPT_JSON: o->json_path = optarg; break;
-        case OPT_CSV: o->csv_path = optarg; break;
-        case OPT_LABEL: o->label = optarg; break;
-        case OPT_PROGRESS: o->progress = atof(optarg); break;
-        case OPT_SEED: o->seed = strtoull(optarg, NULL, 0); break;
-        case OPT_DROP: o->drop_cache = true; break;
-        case OPT_TRACE: o->trace_path = optarg; break;
-        case 'h':
-            if (psb_state.rank == 0) {
-                psb_usage(stdout);
-            }
-            MPI_Finalize();
-            exit(0);
-        default:
-            if (psb_state.rank == 0) {
-                psb_usage(stderr);
-            }
-            MPI_Finalize();
-            exit(2);
-        }
-    }
-    if (optind < argc) {
-        psb_die("unexpected argument: %s", argv[optind]);
-    }
-    if (o->path == NULL) {
-        psb_die("%s", "no test file (-o FILE)");
-    }
-    if (!o->do_write && !o->do_read && !o->do_reread) {
-        o->do_write = o->do_read = true;
-    }
-    if (o->iterations < 1 || o->gap < 0) {
-        psb_die("%s", "bad -i or -G");
-    }
-    if (o->xfer > INT_MAX) {
-        psb_die("%s", "transfer size must be below 2 GiB");
-    }
-    if (o->block % o->xfer != 0) {
-        psb_die("%s", "block size must be a multiple of the transfer size");
-    }
-    if (!psb_pattern_strided(o->pattern)) {
-        o->nregions = 1;
-        o->regions[0] = o->xfer;
-    }
-    for (int i = 0; i < o->nregions; i++) {
-        int64_t z = o->regions[i];
-        char zb[32];
-        if (o->block % z != 0 || (o->xfer % z != 0 && z % o->xfer != 0)) {
-            psb_die("region size %s must divide the block, and divide or be a "
-                    "multiple of the transfer size",
-                    psb_format_size(z, zb, sizeof(zb)));
-        }
-        if ((o->xfer > z ? o->xfer : z) * (int64_t)(psb_state.nprocs + o->gap) >
-            INT_MAX) {
-            psb_die("region or transfer too large for %s processes",
-                    "this many");
-        }
-    }
 }
 
 /* Local file behind a ROMIO name, or NULL when it is not a local file. */
@@ -575,47 +283,24 @@ static void psb_write_trace(const psb_opts_t *o, const psb_layout_t *l,
     fclose(f);
 }
 
-static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
-                          psb_phase_t phase, int iteration)
+/*
+ * The timed transfers of a phase, from c->t0: up to limit, or until the
+ * deadline (-D) and then IOR's wear-out, everyone doing as many transfers
+ * as the fastest. Returns how many this process did.
+ */
+static int64_t psb_transfers(const psb_opts_t *o, const psb_layout_t *l,
+                             MPI_File fh, psb_phase_t phase, int64_t limit,
+                             unsigned char *buf, psb_counters_t *c,
+                             bool *stonewalled)
 {
     bool write = phase == PSB_WRITE;
-    int amode = write ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
-    int64_t ntrans = l->segments * (l->block / l->xfer);
-    int64_t limit = ntrans, n;
-    double open_t, t0, elapsed, next_progress;
-    unsigned char *buf = NULL;
-    psb_counters_t c = {.first_bad = -1};
-    MPI_File fh;
-    bool stonewalled = false;
+    double next_progress = o->progress > 0 ? c->t0 + o->progress : 1e300;
     MPI_Comm comm = MPI_COMM_WORLD;
+    int64_t n;
 
-    if (!write && psb_state.written >= 0) {
-        limit = psb_state.written; /* read what the write phase wrote */
-    }
-    if (posix_memalign((void **)&buf, 4096, (size_t)l->xfer) != 0) {
-        fprintf(stderr, "pstripe-bench: cannot allocate %" PRId64 " bytes\n",
-                l->xfer);
-        MPI_Abort(comm, 1);
-    }
-    memset(buf, 0xa5, (size_t)l->xfer);
-    if (write && !o->verify) {
-        psb_fill(l, o->seed, 0, buf, l->xfer);
-    }
-
-    open_t = MPI_Wtime();
-    psb_check_mpi(MPI_File_open(comm, o->path, amode, o->info, &fh), "open");
-    psb_check_mpi(psb_set_view(fh, l, o->info), "set_view");
-    open_t = MPI_Wtime() - open_t;
-    psb_record_hints(fh);
-
-    c.trace = o->trace_path != NULL && psb_state.rank == 0;
-    MPI_Barrier(comm);
-    t0 = MPI_Wtime();
-    c.t0 = t0;
-    next_progress = o->progress > 0 ? t0 + o->progress : 1e300;
     for (n = 0; n < limit; n++) {
         if (o->deadline > 0) {
-            int expired = MPI_Wtime() - t0 > o->deadline;
+            int expired = MPI_Wtime() - c->t0 > o->deadline;
             if (o->collective) {
                 MPI_Allreduce(MPI_IN_PLACE, &expired, 1, MPI_INT, MPI_LOR, comm);
             }
@@ -623,60 +308,32 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
                 break;
             }
         }
-        psb_transfer(o, l, fh, write, n, buf, &c);
+        psb_transfer(o, l, fh, write, n, buf, c);
         if (psb_state.rank == 0 && MPI_Wtime() >= next_progress) {
-            psb_progress(o, phase, l, n + 1, limit, MPI_Wtime() - t0);
+            psb_progress(o, phase, l, n + 1, limit, MPI_Wtime() - c->t0);
             next_progress = MPI_Wtime() + o->progress;
         }
     }
+    *stonewalled = false;
     if (o->deadline > 0) {
         /* Wear-out: everyone does as many transfers as the fastest. */
         int64_t most = n;
         MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, comm);
-        stonewalled = most < limit;
+        *stonewalled = most < limit;
         for (; n < most; n++) {
-            psb_transfer(o, l, fh, write, n, buf, &c);
+            psb_transfer(o, l, fh, write, n, buf, c);
         }
     }
-    psb_quiet_barrier(comm);
-    if (write && o->fsync) {
-        psb_check_mpi(MPI_File_sync(fh), "sync");
-    }
-    psb_check_mpi(MPI_File_close(&fh), "close");
-    elapsed = MPI_Wtime() - t0 - c.excluded;
-    free(buf);
+    return n;
+}
 
-    if (write) {
-        psb_state.written = n;
-    }
-    int64_t bad = c.bad, calls = c.calls, regions = c.regions;
-    if (bad > 0) {
-        fprintf(stderr,
-                "pstripe-bench: rank %d: %s: %" PRId64
-                " wrong bytes, first at file offset %" PRId64 "\n",
-                psb_state.rank, psb_phase_names[phase], bad, c.first_bad);
-    }
-
-    /* Reduce to rank 0. */
-    int64_t sums[3] = {n * l->xfer, calls, regions};
-    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_INT64_T, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &open_t, 1, MPI_DOUBLE, MPI_MAX, comm);
-    psb_lat_stats_t st;
-    psb_lat_reduce(&c.lat, comm, &st);
-    if (c.trace) {
-        psb_write_trace(o, l, phase, iteration, &c);
-    }
-    psb_lat_free(&c.lat);
-    psb_lat_free(&c.starts);
-
-    if (bad > 0) {
-        psb_state.errors = 1;
-    }
-    if (psb_state.rank != 0) {
-        return;
-    }
+/* Rank 0: one result row from the reduced figures of a phase. */
+static void psb_record_result(const psb_opts_t *o, const psb_layout_t *l,
+                              psb_phase_t phase, int iteration,
+                              const int64_t sums[3], int64_t bad,
+                              double elapsed, double open_t,
+                              const psb_lat_stats_t *st, bool stonewalled)
+{
     if (psb_state.nresults == PSB_MAX_RESULTS) {
         fprintf(stderr, "pstripe-bench: too many results, not recording more\n");
         return;
@@ -704,11 +361,90 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
         r->ops_s = (double)r->calls / elapsed;
         r->regions_s = (double)r->regions / elapsed;
     }
-    r->lat = st;
-    r->errors = o->verify && !write ? bad : -1;
+    r->lat = *st;
+    r->errors = o->verify && phase != PSB_WRITE ? bad : -1;
     r->stonewalled = stonewalled;
     if (!o->quiet) {
         psb_table_row(stdout, r);
+    }
+}
+
+static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
+                          psb_phase_t phase, int iteration)
+{
+    bool write = phase == PSB_WRITE;
+    int amode = write ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
+    int64_t ntrans = l->segments * (l->block / l->xfer);
+    int64_t limit = ntrans, n;
+    double open_t, elapsed;
+    unsigned char *buf = NULL;
+    psb_counters_t c = {.first_bad = -1};
+    MPI_File fh;
+    bool stonewalled;
+    MPI_Comm comm = MPI_COMM_WORLD;
+
+    if (!write && psb_state.written >= 0) {
+        limit = psb_state.written; /* read what the write phase wrote */
+    }
+    if (posix_memalign((void **)&buf, 4096, (size_t)l->xfer) != 0) {
+        fprintf(stderr, "pstripe-bench: cannot allocate %" PRId64 " bytes\n",
+                l->xfer);
+        MPI_Abort(comm, 1);
+    }
+    memset(buf, 0xa5, (size_t)l->xfer);
+    if (write && !o->verify) {
+        psb_fill(l, o->seed, 0, buf, l->xfer);
+    }
+
+    open_t = MPI_Wtime();
+    psb_check_mpi(MPI_File_open(comm, o->path, amode, o->info, &fh), "open");
+    psb_check_mpi(psb_set_view(fh, l, o->info), "set_view");
+    open_t = MPI_Wtime() - open_t;
+    psb_record_hints(fh);
+
+    c.trace = o->trace_path != NULL && psb_state.rank == 0;
+    MPI_Barrier(comm);
+    c.t0 = MPI_Wtime();
+    n = psb_transfers(o, l, fh, phase, limit, buf, &c, &stonewalled);
+    psb_quiet_barrier(comm);
+    if (write && o->fsync) {
+        psb_check_mpi(MPI_File_sync(fh), "sync");
+    }
+    psb_check_mpi(MPI_File_close(&fh), "close");
+    elapsed = MPI_Wtime() - c.t0 - c.excluded;
+    free(buf);
+
+    if (write) {
+        psb_state.written = n;
+    }
+    int64_t bad = c.bad;
+    if (bad > 0) {
+        fprintf(stderr,
+                "pstripe-bench: rank %d: %s: %" PRId64
+                " wrong bytes, first at file offset %" PRId64 "\n",
+                psb_state.rank, psb_phase_names[phase], bad, c.first_bad);
+    }
+
+    /* Reduce to rank 0. */
+    int64_t sums[3] = {n * l->xfer, c.calls, c.regions};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &open_t, 1, MPI_DOUBLE, MPI_MAX, comm);
+    psb_lat_stats_t st;
+    psb_lat_reduce(&c.lat, comm, &st);
+    if (c.trace) {
+        psb_write_trace(o, l, phase, iteration, &c);
+    }
+    psb_lat_free(&c.lat);
+    psb_lat_free(&c.starts);
+
+    if (bad > 0) {
+        psb_state.errors = 1;
+    }
+    if (psb_state.rank == 0) {
+        psb_record_result(o, l, phase, iteration, sums, bad, elapsed, open_t,
+                          &st, stonewalled);
     }
 }
 

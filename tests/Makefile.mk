@@ -1,6 +1,6 @@
 # tests: fragment included by the top-level Makefile.am
 
-# ---- unit tests (tests/unit; owner: common engineer) -----------------------
+# ---- unit tests (tests/unit) ------------------------------------------------
 # GoogleTest units of common/ only: protocol, stripe math, extents, config,
 # status codes. One binary, run by `make check`.
 check_PROGRAMS += tests/unit/unit_tests
@@ -15,7 +15,7 @@ tests_unit_unit_tests_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
 tests_unit_unit_tests_LDADD = common/libpscommon.la $(GTEST_LIBS)
 # ---- end of unit tests -----------------------------------------------------
 
-# ---- integration-test harness and server tests (owner: server engineer) ----
+# ---- integration-test harness and server tests --------------------------------
 # tests/integration/libpscluster.la is the daemon harness (ps_cluster.h): it
 # forks pstripe-server with --ready-fd and keeps data under
 # $(abs_top_builddir)/tests/tmp. Every integration test binary links it:
@@ -31,7 +31,7 @@ tests_integration_libpscluster_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPS_TEST_TMPDIR=\"$(abs_top_builddir)/tests/tmp\"
 tests_integration_libpscluster_la_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
 
-# Server tests (owner: server engineer): real daemons through the harness,
+# Server tests: real daemons through the harness,
 # malformed requests through a raw UCX client (test_server_raw.*).
 check_PROGRAMS += tests/integration/test_server
 TESTS += tests/integration/test_server
@@ -54,7 +54,7 @@ EXTRA_tests_integration_test_server_DEPENDENCIES = server/pstripe-server
 CLEANFILES += -r tests/tmp
 # ---- end of harness and server tests ---------------------------------------
 
-# ---- client library integration tests (owner: client library, lib/) --------
+# ---- client library integration tests (lib/) ---------------------------------
 # Real daemons through ps_cluster.h; the client linked statically from
 # lib/libpsclient.la.
 PSC_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/integration
@@ -93,7 +93,7 @@ tests_integration_test_client_bench_LDADD = $(PSC_TEST_LDADD)
 EXTRA_tests_integration_test_client_bench_DEPENDENCIES = server/pstripe-server
 
 
-# ---- MPI tests (tests/mpi; owner: ROMIO driver, adio/ad_pstripe) ------------
+# ---- MPI tests (tests/mpi: the ROMIO driver, adio/ad_pstripe) ----------------
 # Plain MPI-IO programs built with the system MPI compiler $(MPICC) (as
 # mpi-bench is), so that they link the system MPICH ABI and run on the
 # pstripe-enabled MPICH through `pstripe run`. tests/mpi/mpi-tests runs each
@@ -125,7 +125,7 @@ tests/mpi/ps_kill: tests/mpi/ps_kill.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_kill.c
 # ---- end of MPI tests --------------------------------------------------------
 
-# ---- tools tests (owner: tools engineer) ----------------------------------
+# ---- tools tests ---------------------------------------------------------------
 # Shell scripts that drive the `pstripe` command (tools/) against local
 # clusters of real daemons started with `pstripe local start`. Each test
 # runs from the top of the build tree, keeps its files in its own directory
@@ -146,8 +146,18 @@ EXTRA_DIST += \
 	tests/tools/errors.sh \
 	tests/tools/hung-server.sh \
 	tests/tools/cp-1g.sh
+# ---- end of tools tests ----------------------------------------------------------
 
-# ---- pstripe MPICH and pstripe-run (tests/adio; owner: adio/ build glue) ----
+# ---- structure of the sources -----------------------------------------------------
+# scripts/check-structure checks the source tree it lives in (also in a VPATH
+# build): no function over 150 lines, no file over 900, no include/call cycle
+# among the files of lib/ or of server/. tests/tools/check-structure.sh
+# checks the checker on synthetic trees (no build needed).
+TESTS += scripts/check-structure tests/tools/check-structure.sh
+EXTRA_DIST += scripts/check-structure tests/tools/check-structure.sh
+# ---- end of structure checks ------------------------------------------------------
+
+# ---- pstripe MPICH and pstripe-run (tests/adio: adio/ build glue) -------------
 # run-library: a program built with the system $(MPICC) runs on the pstripe
 # MPICH through `pstripe-run mpiexec -n 2`; run-refuses: pstripe-run refuses
 # when programs would get another library (including a program with an RPATH

@@ -9,7 +9,9 @@ tools_pstripe_SOURCES = \
 	tools/pstripe.c \
 	tools/pst_fs.c \
 	tools/pst_cp.c \
-	tools/pst_local.c
+	tools/pst_local.h \
+	tools/pst_local.c \
+	tools/pst_local_proc.c
 tools_pstripe_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPST_SBINDIR='"$(sbindir)"' \
 	-DPST_BINDIR='"$(bindir)"' \

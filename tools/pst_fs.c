@@ -29,6 +29,31 @@ static int pst_parse_no_opts(pst_ctx_t *ctx, int argc, char **argv)
     return PST_CONTINUE;
 }
 
+/* One call of a command that takes PATH arguments; reports its failure. */
+typedef ps_status_t (*pst_path_fn_t)(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg);
+
+/* Connect and run fn on each PATH argument (argv[optind..]): the exit
+ * status, 1 if a call failed (the others still run). */
+static int pst_for_each_path(pst_ctx_t *ctx, int argc, char **argv, pst_path_fn_t fn, void *arg)
+{
+    pstripe_fs_t *fs;
+    int ret = PST_EXIT_OK;
+
+    if (optind >= argc) {
+        return pst_usage_error(ctx, "missing PATH");
+    }
+    if (pst_connect(ctx, &fs) != PS_OK) {
+        return PST_EXIT_ERROR;
+    }
+    for (int i = optind; i < argc; i++) {
+        if (fn(ctx, fs, pst_fs_path(argv[i]), arg) != PS_OK) {
+            ret = PST_EXIT_ERROR;
+        }
+    }
+    pstripe_disconnect(fs);
+    return ret;
+}
+
 static void pst_format_mode(uint32_t mode, char *buf)
 {
     static const char rwx[] = "rwxrwxrwx";
@@ -92,7 +117,8 @@ int pst_cmd_ls(pst_ctx_t *ctx, int argc, char **argv)
     pst_ls_arg_t ls = {0};
     const char *prefix;
     pstripe_fs_t *fs;
-    int c, ret, status;
+    ps_status_t status;
+    int c, ret;
 
     while ((c = getopt_long(argc, argv, "l" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
         if (c == 'l') {
@@ -106,10 +132,11 @@ int pst_cmd_ls(pst_ctx_t *ctx, int argc, char **argv)
     }
     prefix = (optind < argc) ? pst_fs_path(argv[optind]) : "/";
 
-    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
-        return ret;
+    if (pst_connect(ctx, &fs) != PS_OK) {
+        return PST_EXIT_ERROR;
     }
-    ls.fs  = fs;
+    ret = PST_EXIT_OK;
+    ls.fs = fs;
     status = pstripe_list(fs, prefix, pst_ls_print, &ls);
     if (status != PS_OK) {
         pst_lib_error(ctx, status, "list %s", prefix);
@@ -142,7 +169,7 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
 
     /* Stripe target k lives on server (first_server + k) % nservers:
      * the same mapping the library and the servers use (ps_layout.h). */
-    layout.stripe_size  = st->layout.stripe_size;
+    layout.stripe_size = st->layout.stripe_size;
     layout.stripe_count = st->layout.stripe_count;
     layout.first_server = (uint32_t)st->layout.first_server;
     printf("  Servers (stripe order):\n");
@@ -157,43 +184,51 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
     printf("  Modified: %s\n", mtime_s);
 }
 
+static ps_status_t pst_stat_one(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg)
+{
+    pstripe_stat_t st;
+    ps_status_t status = pstripe_stat(fs, path, &st);
+
+    (void)arg;
+    if (status != PS_OK) {
+        pst_lib_error(ctx, status, "%s", path);
+        return status;
+    }
+    pst_print_stat(fs, path, &st);
+    return PS_OK;
+}
+
 int pst_cmd_stat(pst_ctx_t *ctx, int argc, char **argv)
 {
-    pstripe_fs_t *fs;
-    pstripe_stat_t st;
-    int ret, status;
+    int ret;
 
     if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
         return ret;
     }
-    if (optind >= argc) {
-        return pst_usage_error(ctx, "missing PATH");
-    }
-    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
-        return ret;
-    }
-    for (int i = optind; i < argc; i++) {
-        const char *path = pst_fs_path(argv[i]);
-        status           = pstripe_stat(fs, path, &st);
-        if (status != PS_OK) {
-            pst_lib_error(ctx, status, "%s", path);
-            ret = PST_EXIT_ERROR;
-            continue;
-        }
-        pst_print_stat(fs, path, &st);
-    }
-    pstripe_disconnect(fs);
-    return ret;
+    return pst_for_each_path(ctx, argc, argv, pst_stat_one, NULL);
 }
 
 /* --- rm ---------------------------------------------------------------------------- */
+
+static ps_status_t pst_rm_one(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg)
+{
+    const int force = *(const int *)arg;
+    ps_status_t status = pstripe_unlink(fs, path);
+
+    if (status == PS_ERR_NO_ENTRY && force) {
+        return PS_OK;
+    }
+    if (status != PS_OK) {
+        pst_lib_error(ctx, status, "cannot remove %s", path);
+    }
+    return status;
+}
 
 int pst_cmd_rm(pst_ctx_t *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {
         {"force", no_argument, NULL, 'f'}, PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
-    pstripe_fs_t *fs;
-    int c, ret, status, force = 0;
+    int c, ret, force = 0;
 
     while ((c = getopt_long(argc, argv, "f" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
         if (c == 'f') {
@@ -202,25 +237,7 @@ int pst_cmd_rm(pst_ctx_t *ctx, int argc, char **argv)
             return ret;
         }
     }
-    if (optind >= argc) {
-        return pst_usage_error(ctx, "missing PATH");
-    }
-    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
-        return ret;
-    }
-    for (int i = optind; i < argc; i++) {
-        const char *path = pst_fs_path(argv[i]);
-        status           = pstripe_unlink(fs, path);
-        if (status == PS_ERR_NO_ENTRY && force) {
-            continue;
-        }
-        if (status != PS_OK) {
-            pst_lib_error(ctx, status, "cannot remove %s", path);
-            ret = PST_EXIT_ERROR;
-        }
-    }
-    pstripe_disconnect(fs);
-    return ret;
+    return pst_for_each_path(ctx, argc, argv, pst_rm_one, &force);
 }
 
 /* --- truncate -------------------------------------------------------------------- */
@@ -230,7 +247,8 @@ int pst_cmd_truncate(pst_ctx_t *ctx, int argc, char **argv)
     pstripe_fs_t *fs;
     const char *path;
     uint64_t size;
-    int ret, status;
+    ps_status_t status;
+    int ret;
 
     if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
         return ret;
@@ -239,12 +257,13 @@ int pst_cmd_truncate(pst_ctx_t *ctx, int argc, char **argv)
         return pst_usage_error(ctx, "expected PATH and SIZE");
     }
     path = pst_fs_path(argv[optind]);
-    if (pst_parse_size_arg(ctx, "SIZE", argv[optind + 1], &size) != PST_EXIT_OK) {
+    if (pst_parse_size_arg(ctx, "SIZE", argv[optind + 1], &size) != PS_OK) {
         return PST_EXIT_ERROR;
     }
-    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
-        return ret;
+    if (pst_connect(ctx, &fs) != PS_OK) {
+        return PST_EXIT_ERROR;
     }
+    ret = PST_EXIT_OK;
     status = pstripe_truncate(fs, path, size);
     if (status != PS_OK) {
         pst_lib_error(ctx, status, "cannot truncate %s to %" PRIu64 " bytes", path, size);
@@ -263,7 +282,8 @@ int pst_cmd_df(pst_ctx_t *ctx, int argc, char **argv)
     char total[32], used[32], avail[32];
     pstripe_statfs_t st;
     pstripe_fs_t *fs;
-    int c, ret, status, bytes = 0;
+    ps_status_t status;
+    int c, ret, bytes = 0;
     uint64_t used_bytes;
 
     while ((c = getopt_long(argc, argv, "b" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
@@ -276,9 +296,10 @@ int pst_cmd_df(pst_ctx_t *ctx, int argc, char **argv)
     if (optind < argc) {
         return pst_usage_error(ctx, "too many arguments");
     }
-    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
-        return ret;
+    if (pst_connect(ctx, &fs) != PS_OK) {
+        return PST_EXIT_ERROR;
     }
+    ret = PST_EXIT_OK;
     status = pstripe_statfs(fs, &st);
     if (status != PS_OK) {
         pst_lib_error(ctx, status, "statfs");
@@ -297,7 +318,7 @@ int pst_cmd_df(pst_ctx_t *ctx, int argc, char **argv)
     }
     /* Use% as df(1) computes it: used / (used + available), rounded up. */
     uint64_t denom = used_bytes + st.avail_bytes;
-    unsigned pct   = denom ? (unsigned)((used_bytes * 100 + denom - 1) / denom) : 0;
+    unsigned pct = denom ? (unsigned)((used_bytes * 100 + denom - 1) / denom) : 0;
     printf("%-8s %14s %14s %14s %5s %10s\n", "Servers", "Size", "Used", "Avail", "Use%", "Files");
     printf("%-8" PRIu32 " %14s %14s %14s %4u%% %10" PRIu64 "\n", st.nservers, total, used, avail,
            pct, st.files);
@@ -351,15 +372,14 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
     int first = -1, last = -1;
 
     printf("server %d  %s  up %.1fs  workers %" PRIu64 "  direct I/O %s\n", idx, addr,
-           (double)s->uptime_ns / 1e9, s->nworkers, s->direct_io ? "yes (O_DIRECT)" : "NO (buffered)");
+           (double)s->uptime_ns / 1e9, s->nworkers,
+           s->direct_io ? "yes (O_DIRECT)" : "NO (buffered)");
     printf("  requests        %" PRIu64 " (%" PRIu64 " errors)\n", s->requests, s->errors);
     pst_human_size(s->bytes_written, a, sizeof(a));
-    printf("  written         %s (%" PRIu64 " bytes) in %" PRIu64 " batches, %" PRIu64
-           " regions\n",
+    printf("  written         %s (%" PRIu64 " bytes) in %" PRIu64 " batches, %" PRIu64 " regions\n",
            a, s->bytes_written, s->write_batches, s->regions_written);
     pst_human_size(s->bytes_read, a, sizeof(a));
-    printf("  read            %s (%" PRIu64 " bytes) in %" PRIu64 " batches, %" PRIu64
-           " regions\n",
+    printf("  read            %s (%" PRIu64 " bytes) in %" PRIu64 " batches, %" PRIu64 " regions\n",
            a, s->bytes_read, s->read_batches, s->regions_read);
     pst_human_size(s->disk_bytes_written, a, sizeof(a));
     pst_human_size(s->disk_bytes_read, b, sizeof(b));
@@ -378,8 +398,8 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
     for (int i = 0; i < nb; i++) {
         if (s->latency_hist[i] != 0) {
             first = (first < 0) ? i : first;
-            last  = i;
-            max   = (s->latency_hist[i] > max) ? s->latency_hist[i] : max;
+            last = i;
+            max = (s->latency_hist[i] > max) ? s->latency_hist[i] : max;
         }
     }
     if (first < 0) {
@@ -407,7 +427,8 @@ int pst_cmd_stats(pst_ctx_t *ctx, int argc, char **argv)
 {
     pstripe_server_stats_t st;
     pstripe_fs_t *fs;
-    int ret, status, n, first = 0, last;
+    ps_status_t status;
+    int ret, n, first = 0, last;
 
     if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
         return ret;
@@ -415,10 +436,11 @@ int pst_cmd_stats(pst_ctx_t *ctx, int argc, char **argv)
     if (argc - optind > 1) {
         return pst_usage_error(ctx, "too many arguments");
     }
-    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
-        return ret;
+    if (pst_connect(ctx, &fs) != PS_OK) {
+        return PST_EXIT_ERROR;
     }
-    n    = pstripe_num_servers(fs);
+    ret = PST_EXIT_OK;
+    n = pstripe_num_servers(fs);
     last = n - 1;
     if (optind < argc) {
         const char *want = argv[optind];
@@ -436,8 +458,10 @@ int pst_cmd_stats(pst_ctx_t *ctx, int argc, char **argv)
             }
         }
         if (first < 0) {
-            pst_msg(ctx, "no server '%s' (give an index 0..%d or one of the addresses of "
-                         "`pstripe stat`/the config)", want, n - 1);
+            pst_msg(ctx,
+                    "no server '%s' (give an index 0..%d or one of the addresses of "
+                    "`pstripe stat`/the config)",
+                    want, n - 1);
             pstripe_disconnect(fs);
             return PST_EXIT_ERROR;
         }
@@ -481,9 +505,9 @@ int pst_cmd_config(pst_ctx_t *ctx, int argc, char **argv)
     }
     /* The effective values are those of a connection: file, environment
      * and --set, as checked by the library. */
-    if ((ret = pst_connect(ctx, &fs)) != PST_EXIT_OK) {
+    if (pst_connect(ctx, &fs) != PS_OK) {
         fprintf(stderr, "(`pstripe config --defaults` prints the defaults without servers)\n");
-        return ret;
+        return PST_EXIT_ERROR;
     }
     pstripe_print_config(fs, stdout);
     pstripe_disconnect(fs);

@@ -26,7 +26,7 @@
 #define PST_EXIT_USAGE 2
 
 /* Returned by pst_global_opt() when option parsing should go on. */
-#define PST_CONTINUE   (-1)
+#define PST_CONTINUE (-1)
 
 /* Prefix that marks a pstripe path in `cp` ("pstripe:/dir/file"). */
 #define PST_PATH_PREFIX "pstripe:"
@@ -34,12 +34,12 @@
 typedef struct pst_cmd pst_cmd_t;
 
 typedef struct pst_ctx {
-    const char *config;      /* -c/--config FILE, or NULL */
-    const char *servers;     /* --servers LIST, or NULL */
-    const char **settings;   /* --set NAME=VALUE, NULL-terminated */
+    const char *config;    /* -c/--config FILE, or NULL */
+    const char *servers;   /* --servers LIST, or NULL */
+    const char **settings; /* --set NAME=VALUE, NULL-terminated */
     int nsettings;
-    const pst_cmd_t *cmd;    /* subcommand being run */
-    char name[64];           /* "pstripe <cmd>", prefix of error messages */
+    const pst_cmd_t *cmd; /* subcommand being run */
+    char name[64];        /* "pstripe <cmd>", prefix of error messages */
 } pst_ctx_t;
 
 struct pst_cmd {
@@ -59,8 +59,12 @@ enum {
 
 #define PST_GLOBAL_SHORTOPTS "c:h"
 #define PST_GLOBAL_LONGOPTS                                                                        \
-    {"config", required_argument, NULL, 'c'}, {"servers", required_argument, NULL, PST_OPT_SERVERS}, \
-        {"set", required_argument, NULL, PST_OPT_SET}, { "help", no_argument, NULL, 'h' }
+    {"config", required_argument, NULL, 'c'},                                                      \
+        {"servers", required_argument, NULL, PST_OPT_SERVERS},                                     \
+        {"set", required_argument, NULL, PST_OPT_SET},                                             \
+    {                                                                                              \
+        "help", no_argument, NULL, 'h'                                                             \
+    }
 
 /*
  * Handle a getopt_long() result that is not one of the subcommand's own
@@ -69,6 +73,13 @@ enum {
  * argument (getopt already printed why; prints a hint, returns PST_EXIT_USAGE).
  */
 int pst_global_opt(pst_ctx_t *ctx, int opt, const char *arg);
+
+/*
+ * Append a --set NAME=VALUE argument to the NULL-terminated array
+ * *settings_p of *n_p entries. Returns PST_CONTINUE, or the exit status
+ * after printing why (not NAME=VALUE: usage; out of memory: error).
+ */
+int pst_add_setting(pst_ctx_t *ctx, const char *arg, const char ***settings_p, int *n_p);
 
 /* Print a usage error for the current subcommand and return PST_EXIT_USAGE. */
 int pst_usage_error(pst_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -81,16 +92,16 @@ void pst_msg(pst_ctx_t *ctx, const char *fmt, ...) __attribute__((format(printf,
  * status: the reason is pstripe_last_error() (the library's detailed
  * message), or pstripe_strerror(status) when there is none.
  */
-void pst_lib_error(pst_ctx_t *ctx, int status, const char *fmt, ...)
+void pst_lib_error(pst_ctx_t *ctx, ps_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
  * Connect as the global options say: --servers LIST, else the config file
  * (-c FILE or the default search); --set settings apply to both. On failure
  * prints the reason (with a hint when nothing is configured) and returns
- * PST_EXIT_ERROR; PST_EXIT_OK and *fs_p on success.
+ * its status; PS_OK and *fs_p on success.
  */
-int pst_connect(pst_ctx_t *ctx, pstripe_fs_t **fs_p);
+ps_status_t pst_connect(pst_ctx_t *ctx, pstripe_fs_t **fs_p);
 
 /* Strip an optional "pstripe:" prefix from a path argument. */
 const char *pst_fs_path(const char *arg);
@@ -99,16 +110,24 @@ const char *pst_fs_path(const char *arg);
 void pst_human_size(uint64_t bytes, char *buf, size_t len);
 
 /* Parse a size ("4m", "1g", "4096") or report "<what>: '<str>' is not a
- * size" and return PST_EXIT_ERROR. */
-int pst_parse_size_arg(pst_ctx_t *ctx, const char *what, const char *str, uint64_t *value);
+ * size" and return PS_ERR_INVALID. */
+ps_status_t pst_parse_size_arg(pst_ctx_t *ctx, const char *what, const char *str, uint64_t *value);
 
-/* snprintf that reports truncation: 0, or -1 if the result did not fit
- * (long paths must fail cleanly, never be cut). */
-int pst_snprintf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* snprintf that reports truncation: PS_OK, or PS_ERR_NAME_TOO_LONG if the
+ * result did not fit (long paths must fail cleanly, never be cut). */
+ps_status_t pst_snprintf(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Directory of the running executable (/proc/self/exe), without a trailing
  * slash; "" if unknown. */
 void pst_exe_dir(char *buf, size_t len);
+
+/*
+ * A program the tool runs: $env_var if set, else build_path relative to the
+ * build tree (<exe dir>/../build_path, in buf) if it is executable there;
+ * NULL if neither, for the caller's installed path.
+ */
+const char *pst_find_program(const char *env_var, const char *build_path, char *buf, size_t len);
 
 /* Subcommands. */
 int pst_cmd_ls(pst_ctx_t *ctx, int argc, char **argv);

@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +91,8 @@ static const pst_cmd_t pst_cmds[] = {
      "DIR: data in DIR/server<i>/, logs DIR/server<i>.log, pids DIR/server<i>.pid,\n"
      "and the client config DIR/client.conf. See `pstripe local start --help`,\n"
      "`pstripe local stop --help`, `pstripe local status --help`.\n"},
-    {"run", pst_cmd_run, "[-v] -- CMD [ARGS...] | --check", "run an MPI command on the pstripe-enabled MPICH",
+    {"run", pst_cmd_run, "[-v] -- CMD [ARGS...] | --check",
+     "run an MPI command on the pstripe-enabled MPICH",
      "Run CMD with the pstripe-enabled MPICH in place of the system one (e.g.\n"
      "`pstripe run -- mpiexec -n 2 ./prog pstripe:/out`), through the pstripe-run\n"
      "script ($PSTRIPE_RUN, else the build tree's adio/pstripe-run, else the\n"
@@ -160,21 +162,8 @@ int pst_global_opt(pst_ctx_t *ctx, int opt, const char *arg)
     case PST_OPT_SERVERS:
         ctx->servers = arg;
         return PST_CONTINUE;
-    case PST_OPT_SET: {
-        const char *eq = strchr(arg, '=');
-        if (eq == NULL || eq == arg) {
-            return pst_usage_error(ctx, "--set needs NAME=VALUE, not '%s'", arg);
-        }
-        const char **settings = realloc(ctx->settings, (ctx->nsettings + 2) * sizeof(*settings));
-        if (settings == NULL) {
-            pst_msg(ctx, "out of memory");
-            return PST_EXIT_ERROR;
-        }
-        settings[ctx->nsettings++] = arg;
-        settings[ctx->nsettings]   = NULL;
-        ctx->settings              = settings;
-        return PST_CONTINUE;
-    }
+    case PST_OPT_SET:
+        return pst_add_setting(ctx, arg, &ctx->settings, &ctx->nsettings);
     case 'h':
         if (ctx->cmd != NULL) {
             pst_print_cmd_help(ctx->cmd, ctx->name);
@@ -188,12 +177,38 @@ int pst_global_opt(pst_ctx_t *ctx, int opt, const char *arg)
     }
 }
 
+int pst_add_setting(pst_ctx_t *ctx, const char *arg, const char ***settings_p, int *n_p)
+{
+    const char *eq = strchr(arg, '=');
+    const char **settings;
+
+    if (eq == NULL || eq == arg) {
+        return pst_usage_error(ctx, "--set needs NAME=VALUE, not '%s'", arg);
+    }
+    settings = realloc(*settings_p, (size_t)(*n_p + 2) * sizeof(*settings));
+    if (settings == NULL) {
+        pst_msg(ctx, "out of memory");
+        return PST_EXIT_ERROR;
+    }
+    settings[(*n_p)++] = arg;
+    settings[*n_p] = NULL;
+    *settings_p = settings;
+    return PST_CONTINUE;
+}
+
+/* "pstripe CMD: <message>" on stderr, without the newline. */
+static void pst_vmsg(pst_ctx_t *ctx, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: ", ctx->name);
+    vfprintf(stderr, fmt, ap);
+}
+
 int pst_usage_error(pst_ctx_t *ctx, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", ctx->name);
+
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    pst_vmsg(ctx, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\n");
     if (ctx->cmd != NULL) {
@@ -206,14 +221,14 @@ int pst_usage_error(pst_ctx_t *ctx, const char *fmt, ...)
 void pst_msg(pst_ctx_t *ctx, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", ctx->name);
+
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    pst_vmsg(ctx, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\n");
 }
 
-void pst_lib_error(pst_ctx_t *ctx, int status, const char *fmt, ...)
+void pst_lib_error(pst_ctx_t *ctx, ps_status_t status, const char *fmt, ...)
 {
     const char *reason = pstripe_last_error();
     va_list ap;
@@ -221,9 +236,8 @@ void pst_lib_error(pst_ctx_t *ctx, int status, const char *fmt, ...)
     if (reason == NULL || reason[0] == '\0') {
         reason = pstripe_strerror(status);
     }
-    fprintf(stderr, "%s: ", ctx->name);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    pst_vmsg(ctx, fmt, ap);
     va_end(ap);
     fprintf(stderr, ": %s\n", reason);
 }
@@ -237,77 +251,90 @@ void pst_lib_error(pst_ctx_t *ctx, int status, const char *fmt, ...)
  * pstripe_set_option(), which rejects unknown names and bad values with a
  * clear message (the environment path would ignore a misspelled name).
  */
-static int pst_settings_to_env(pst_ctx_t *ctx)
+static ps_status_t pst_settings_to_env(pst_ctx_t *ctx)
 {
     for (int i = 0; i < ctx->nsettings; i++) {
-        const char *s  = ctx->settings[i];
+        const char *s = ctx->settings[i];
         const char *eq = strchr(s, '=');
-        char var[128]  = "PSTRIPE_";
-        size_t n       = strlen(var);
+        char var[128] = "PSTRIPE_";
+        size_t n = strlen(var);
 
         for (const char *p = s; p < eq; p++) {
             if (n + 1 >= sizeof(var) || !(isalnum((unsigned char)*p) || *p == '_')) {
                 pst_msg(ctx, "--set %s: '%.*s' is not a tunable name", s, (int)(eq - s), s);
-                return PST_EXIT_ERROR;
+                return PS_ERR_INVALID;
             }
             var[n++] = (char)toupper((unsigned char)*p);
         }
         var[n] = '\0';
         if (setenv(var, eq + 1, 1) != 0) {
+            ps_status_t status = ps_status_from_errno(errno);
             pst_msg(ctx, "setenv %s: %s", var, strerror(errno));
-            return PST_EXIT_ERROR;
+            return status;
         }
     }
-    return PST_EXIT_OK;
+    return PS_OK;
 }
 
-int pst_connect(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
+/* Connect to the --servers list, with the --set settings. */
+static ps_status_t pst_connect_list(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
 {
-    pstripe_fs_t *fs;
-    int status;
+    ps_status_t status = pstripe_connect_servers(ctx->servers, ctx->settings, fs_p);
 
-    if (ctx->servers != NULL) {
-        status = pstripe_connect_servers(ctx->servers, ctx->settings, &fs);
-        if (status == PS_ERR_INVALID) {
-            pst_lib_error(ctx, status, "invalid configuration");
-            return PST_EXIT_ERROR;
-        } else if (status != PS_OK) {
-            pst_lib_error(ctx, status, "cannot connect to %s", ctx->servers);
-            return PST_EXIT_ERROR;
-        }
-        *fs_p = fs;
-        return PST_EXIT_OK;
+    if (status == PS_ERR_INVALID) {
+        pst_lib_error(ctx, status, "invalid configuration");
+    } else if (status != PS_OK) {
+        pst_lib_error(ctx, status, "cannot connect to %s", ctx->servers);
     }
+    return status;
+}
 
-    if (pst_settings_to_env(ctx) != PST_EXIT_OK) {
-        return PST_EXIT_ERROR;
+/* Connect as the config file (-c FILE, or the default search) says, with
+ * the --set settings in the environment. */
+static ps_status_t pst_connect_config(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
+{
+    const char *env;
+    ps_status_t status;
+
+    status = pst_settings_to_env(ctx);
+    if (status != PS_OK) {
+        return status;
     }
     if (ctx->config != NULL && access(ctx->config, R_OK) != 0) {
+        status = ps_status_from_errno(errno);
         pst_msg(ctx, "config file %s: %s", ctx->config, strerror(errno));
-        return PST_EXIT_ERROR;
+        return status;
     }
-    status = pstripe_connect(ctx->config, &fs);
+    status = pstripe_connect(ctx->config, fs_p);
     if (status == PS_ERR_NOT_CONFIGURED) {
         pst_lib_error(ctx, status, "no pstripe servers configured");
-        fprintf(stderr,
-                "Give -c FILE or --servers HOST:PORT,..., or export PSTRIPE_CONFIG=FILE;\n"
-                "`pstripe local start --dir DIR` starts a local cluster and writes DIR/client.conf.\n");
-        return PST_EXIT_ERROR;
+        fprintf(
+            stderr,
+            "Give -c FILE or --servers HOST:PORT,..., or export PSTRIPE_CONFIG=FILE;\n"
+            "`pstripe local start --dir DIR` starts a local cluster and writes DIR/client.conf.\n");
     } else if (status == PS_ERR_INVALID) {
         pst_lib_error(ctx, status, "invalid configuration");
         if (ctx->nsettings > 0 && strstr(pstripe_last_error(), "environment PSTRIPE_") != NULL) {
             fprintf(stderr, "(--set NAME=VALUE reaches the library as PSTRIPE_NAME=VALUE)\n");
         }
-        return PST_EXIT_ERROR;
     } else if (status != PS_OK) {
-        const char *env = getenv("PSTRIPE_CONFIG");
+        env = getenv("PSTRIPE_CONFIG");
         pst_lib_error(ctx, status, "cannot connect to the servers of %s",
-                      ctx->config ? ctx->config : (env && env[0]) ? env : "the default config");
-        return PST_EXIT_ERROR;
+                      ctx->config       ? ctx->config
+                      : (env && env[0]) ? env
+                                        : "the default config");
     }
+    return status;
+}
+
+/* The --set settings again, through pstripe_set_option(), which rejects
+ * unknown names and bad values. */
+static ps_status_t pst_apply_settings(pst_ctx_t *ctx, pstripe_fs_t *fs)
+{
+    ps_status_t status;
 
     for (int i = 0; i < ctx->nsettings; i++) {
-        const char *s  = ctx->settings[i];
+        const char *s = ctx->settings[i];
         const char *eq = strchr(s, '=');
         char name[128];
 
@@ -318,12 +345,31 @@ int pst_connect(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
         status = pstripe_set_option(fs, name, eq + 1);
         if (status != PS_OK) {
             pst_lib_error(ctx, status, "--set %s", s);
-            pstripe_disconnect(fs);
-            return PST_EXIT_ERROR;
+            return status;
         }
     }
+    return PS_OK;
+}
+
+ps_status_t pst_connect(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
+{
+    pstripe_fs_t *fs;
+    ps_status_t status;
+
+    if (ctx->servers != NULL) {
+        return pst_connect_list(ctx, fs_p);
+    }
+    status = pst_connect_config(ctx, &fs);
+    if (status != PS_OK) {
+        return status;
+    }
+    status = pst_apply_settings(ctx, fs);
+    if (status != PS_OK) {
+        pstripe_disconnect(fs);
+        return status;
+    }
     *fs_p = fs;
-    return PST_EXIT_OK;
+    return PS_OK;
 }
 
 const char *pst_fs_path(const char *arg)
@@ -336,7 +382,7 @@ void pst_human_size(uint64_t bytes, char *buf, size_t len)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double v = (double)bytes;
-    int u    = 0;
+    int u = 0;
 
     while (v >= 1024.0 && u < 6) {
         v /= 1024.0;
@@ -349,16 +395,17 @@ void pst_human_size(uint64_t bytes, char *buf, size_t len)
     }
 }
 
-int pst_parse_size_arg(pst_ctx_t *ctx, const char *what, const char *str, uint64_t *value)
+ps_status_t pst_parse_size_arg(pst_ctx_t *ctx, const char *what, const char *str, uint64_t *value)
 {
-    if (ps_parse_size(str, value) != PS_OK) {
+    ps_status_t status = ps_parse_size(str, value);
+
+    if (status != PS_OK) {
         pst_msg(ctx, "%s: '%s' is not a size (e.g. 4096, 512k, 4m, 1g)", what, str);
-        return PST_EXIT_ERROR;
     }
-    return PST_EXIT_OK;
+    return status;
 }
 
-int pst_snprintf(char *buf, size_t len, const char *fmt, ...)
+ps_status_t pst_snprintf(char *buf, size_t len, const char *fmt, ...)
 {
     va_list ap;
     int n;
@@ -366,7 +413,7 @@ int pst_snprintf(char *buf, size_t len, const char *fmt, ...)
     va_start(ap, fmt);
     n = vsnprintf(buf, len, fmt, ap);
     va_end(ap);
-    return (n < 0 || (size_t)n >= len) ? -1 : 0;
+    return (n < 0 || (size_t)n >= len) ? PS_ERR_NAME_TOO_LONG : PS_OK;
 }
 
 void pst_exe_dir(char *buf, size_t len)
@@ -379,12 +426,28 @@ void pst_exe_dir(char *buf, size_t len)
         return;
     }
     buf[n] = '\0';
-    slash  = strrchr(buf, '/');
+    slash = strrchr(buf, '/');
     if (slash != NULL) {
         *slash = '\0';
     } else {
         buf[0] = '\0';
     }
+}
+
+const char *pst_find_program(const char *env_var, const char *build_path, char *buf, size_t len)
+{
+    const char *env = getenv(env_var);
+    char dir[PATH_MAX];
+
+    if (env != NULL && env[0] != '\0') {
+        return env;
+    }
+    pst_exe_dir(dir, sizeof(dir));
+    if (dir[0] != '\0' && pst_snprintf(buf, len, "%s/../%s", dir, build_path) == PS_OK &&
+        access(buf, X_OK) == 0) {
+        return buf;
+    }
+    return NULL;
 }
 
 /* --- pstripe run ------------------------------------------------------------- */
@@ -393,20 +456,8 @@ void pst_exe_dir(char *buf, size_t len)
  * <exe dir>/../adio/pstripe-run, else the installed one. */
 static const char *pst_run_script(char *buf, size_t len)
 {
-    const char *env = getenv("PSTRIPE_RUN");
-    char dir[4096];
-
-    if (env != NULL && env[0] != '\0') {
-        return env;
-    }
-    pst_exe_dir(dir, sizeof(dir));
-    if (dir[0] != '\0') {
-        if (pst_snprintf(buf, len, "%s/../adio/pstripe-run", dir) == 0 &&
-            access(buf, X_OK) == 0) {
-            return buf;
-        }
-    }
-    return PST_PKGLIBEXECDIR "/pstripe-run";
+    const char *found = pst_find_program("PSTRIPE_RUN", "adio/pstripe-run", buf, len);
+    return found ? found : PST_PKGLIBEXECDIR "/pstripe-run";
 }
 
 int pst_cmd_run(pst_ctx_t *ctx, int argc, char **argv)
@@ -446,7 +497,7 @@ int pst_cmd_run(pst_ctx_t *ctx, int argc, char **argv)
     if (ctx->servers != NULL) {
         setenv("PSTRIPE_SERVERS", ctx->servers, 1);
     }
-    if (pst_settings_to_env(ctx) != PST_EXIT_OK) {
+    if (pst_settings_to_env(ctx) != PS_OK) {
         return PST_EXIT_ERROR;
     }
 
@@ -456,7 +507,7 @@ int pst_cmd_run(pst_ctx_t *ctx, int argc, char **argv)
         pst_msg(ctx, "out of memory");
         return PST_EXIT_ERROR;
     }
-    script    = pst_run_script(buf, sizeof(buf));
+    script = pst_run_script(buf, sizeof(buf));
     args[n++] = (char *)script;
     if (verbose) {
         args[n++] = "-v";
@@ -481,9 +532,8 @@ int pst_cmd_run(pst_ctx_t *ctx, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {PST_GLOBAL_LONGOPTS,
-                                         {"version", no_argument, NULL, 'V'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        PST_GLOBAL_LONGOPTS, {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0}};
     pst_ctx_t ctx = {0};
     const pst_cmd_t *cmd;
     int c, ret;
@@ -531,7 +581,7 @@ int main(int argc, char **argv)
     argc -= optind;
     argv += optind;
     optind = 0; /* glibc: start a fresh scan */
-    ret    = cmd->fn(&ctx, argc, argv);
+    ret = cmd->fn(&ctx, argc, argv);
     free(ctx.settings);
     return ret;
 }

@@ -11,6 +11,8 @@
  */
 #include "ps_cluster.h"
 
+#include "ps_time.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -40,11 +42,18 @@ namespace ps_test {
 
 static const int ready_fd_in_child = 3;
 
-static double now_s()
+/* Milliseconds left until deadline_ns (ps_time_ns()), rounded up; 0 once
+ * it has passed. For poll() timeouts. */
+static int ms_left(uint64_t deadline_ns)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    uint64_t now = ps_time_ns();
+    return now >= deadline_ns ? 0 : (int)((deadline_ns - now + 999999) / 1000000);
+}
+
+/* ps_time_ns() timeout_s seconds from now (now if timeout_s <= 0). */
+static uint64_t deadline_after(double timeout_s)
+{
+    return ps_time_ns() + (timeout_s > 0 ? (uint64_t)(timeout_s * 1e9) : 0);
 }
 
 std::string read_file(const std::string &path)
@@ -193,8 +202,9 @@ std::string ps_cluster::servers_csv() const
 void ps_cluster::print_logs() const
 {
     for (int i = 0; i < size(); i++) {
-        fprintf(stderr, "===== log of server %d (%s) =====\n%s===== end of log of server %d =====\n",
-                i, log_path(i).c_str(), log(i).c_str(), i);
+        fprintf(stderr,
+                "===== log of server %d (%s) =====\n%s===== end of log of server %d =====\n", i,
+                log_path(i).c_str(), log(i).c_str(), i);
     }
 }
 
@@ -243,9 +253,10 @@ std::string ps_cluster::write_client_conf(const std::vector<std::string> &extra_
     server &s = servers_[i];
     std::string data = data_dir(i);
     std::string logp = log_path(i);
-    std::vector<std::string> args = {PS_SERVER_PATH, "--data", data, "--listen", listen,
-                                     "--ready-fd=" + std::to_string(ready_fd_in_child),
-                                     "--log-file", logp};
+    std::vector<std::string> args = {
+        PS_SERVER_PATH, "--data", data,
+        "--listen",     listen,   "--ready-fd=" + std::to_string(ready_fd_in_child),
+        "--log-file",   logp};
     const char *level = getenv("PS_TEST_LOG_LEVEL");
     args.push_back("--log-level");
     args.push_back(level ? level : "info");
@@ -317,16 +328,16 @@ std::string ps_cluster::write_client_conf(const std::vector<std::string> &extra_
 
     /* Wait for "ADDR:PORT\n" on the pipe. */
     std::string line;
-    double deadline = now_s() + start_timeout();
+    uint64_t deadline = deadline_after(start_timeout());
     bool eof = false, timed_out = false;
     while (line.find('\n') == std::string::npos) {
-        double left = deadline - now_s();
+        int left = ms_left(deadline);
         if (left <= 0) {
             timed_out = true;
             break;
         }
         struct pollfd p = {pfd[0], POLLIN, 0};
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        int r = poll(&p, 1, left);
         if (r < 0 && errno == EINTR) {
             continue;
         }
@@ -395,11 +406,11 @@ int ps_cluster::reap(int i, double timeout_s)
     }
     int pidfd = (int)syscall(SYS_pidfd_open, p, 0);
     if (pidfd >= 0) {
-        double deadline = now_s() + timeout_s;
+        uint64_t deadline = deadline_after(timeout_s);
         for (;;) {
-            double left = deadline - now_s();
+            int left = ms_left(deadline);
             struct pollfd pf = {pidfd, POLLIN, 0};
-            int r = left > 0 ? poll(&pf, 1, (int)(left * 1000) + 1) : 0;
+            int r = left > 0 ? poll(&pf, 1, left) : 0;
             if (r < 0 && errno == EINTR) {
                 continue;
             }
@@ -437,8 +448,8 @@ int ps_cluster::stop(int i, double timeout_s)
     ::kill(p, SIGCONT); /* a server a test stopped with SIGSTOP must run to exit */
     int status = reap(i, timeout_s);
     if (status == -1 && running(i)) {
-        fprintf(stderr, "ps_cluster: server %d (pid %d) ignored SIGTERM for %.0fs, killing it\n",
-                i, (int)p, timeout_s);
+        fprintf(stderr, "ps_cluster: server %d (pid %d) ignored SIGTERM for %.0fs, killing it\n", i,
+                (int)p, timeout_s);
         ::kill(p, SIGKILL);
         status = reap(i, 30.0);
         if (status != -1) {
@@ -463,8 +474,8 @@ void ps_cluster::check_sanitizers(int i)
         if (pos != std::string::npos) {
             size_t start = text.rfind('\n', pos);
             start = start == std::string::npos ? 0 : start + 1;
-            ADD_FAILURE() << "sanitizer report in the log of server " << i << " ("
-                          << log_path(i) << "):\n"
+            ADD_FAILURE() << "sanitizer report in the log of server " << i << " (" << log_path(i)
+                          << "):\n"
                           << text.substr(start, 4000);
         }
     }

@@ -48,9 +48,10 @@ pst cp --chunk-size 1m - pstripe:/slow <"$tmp/fifo" >"$tmp/slow.out" 2>&1 &
 cp_pid=$!
 exec 3>"$tmp/fifo"
 head -c 8M /dev/urandom >&3
-found=""
-deadline=$(($(date +%s) + 30))
-while [ -z "$found" ] && [ "$(date +%s)" -lt "$deadline" ]; do
+# Succeeds once some server has an object file open; each one found must
+# be open with O_DIRECT.
+object_open_direct() {
+    found=""
     for i in 0 1 2 3; do
         pid=$(server_pid $i)
         for fd in /proc/"$pid"/fd/*; do
@@ -66,11 +67,13 @@ while [ -z "$found" ] && [ "$(date +%s)" -lt "$deadline" ]; do
             esac
         done
     done
-    [ -n "$found" ] || sleep 0.05
-done
+    [ -n "$found" ]
+}
+opened=no
+wait_until 30 object_open_direct && opened=yes
 exec 3>&-
 wait "$cp_pid" || { cat "$tmp/slow.out"; fail "cp from the FIFO failed"; }
-[ -n "$found" ] || fail "no object file found open on any server while writing"
+[ "$opened" = yes ] || fail "no object file found open on any server while writing"
 expect_status 0 pst stats
 [ "$(printf '%s\n' "$out" | grep -c 'direct I/O yes')" = 4 ] || fail "stats: not every server reports direct I/O"
 

@@ -79,6 +79,18 @@ not_contains() {
     fi
 }
 
+# wait_until SECONDS CMD...: run CMD until it succeeds, at most SECONDS;
+# returns 1 if it never did. The one place a test polls: a short pause
+# between tries, never a fixed wait for something to have happened.
+wait_until() {
+    wait_deadline=$(($(date +%s) + $1))
+    shift
+    until "$@"; do
+        [ "$(date +%s)" -lt "$wait_deadline" ] || return 1
+        sleep 0.05
+    done
+}
+
 start_cluster() {
     pst local start --dir "$cluster" --workers "$workers" "$@"
 }

@@ -57,7 +57,7 @@ std::string fmt(const char *name, const test_conf &c)
 }
 
 class config : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override
     {
         ASSERT_EQ(PS_OK, ps_config_set_defaults(table, &m_conf));
@@ -191,7 +191,8 @@ TEST_F(config, error_messages)
         {"count", "-3", "count: '-3' is out of range (1..1024)"},
         {"count", "99999999999999999999", "count: '99999999999999999999' does not fit in 64 bits"},
         {"offset", "9223372036854775808", "offset: '9223372036854775808' does not fit in 64 bits"},
-        {"offset", "-9223372036854775809", "offset: '-9223372036854775809' does not fit in 64 bits"},
+        {"offset", "-9223372036854775809",
+         "offset: '-9223372036854775809' does not fit in 64 bits"},
         {"buffer_size", "4x", "buffer_size: '4x' is not a size (e.g. 4m)"},
         {"buffer_size", "-1", "buffer_size: '-1' is not a size (e.g. 4m)"},
         {"buffer_size", "1.5m", "buffer_size: '1.5m' is not a size (e.g. 4m)"},
@@ -201,7 +202,8 @@ TEST_F(config, error_messages)
         {"buffer_size", "1k", "buffer_size: '1k' is out of range (4k..1g)"},
         {"max_bytes", "16e", "max_bytes: '16e' is too large"},
         {"max_bytes", "18446744073709551616", "max_bytes: '18446744073709551616' is too large"},
-        {"max_bytes", "99999999999999999999999k", "max_bytes: '99999999999999999999999k' is too large"},
+        {"max_bytes", "99999999999999999999999k",
+         "max_bytes: '99999999999999999999999k' is too large"},
         {"max_bytes", "99999999999999999999999x",
          "max_bytes: '99999999999999999999999x' is not a size (e.g. 4m)"},
         {"timeout", "soon", "timeout: 'soon' is not a time (e.g. 30s, 500ms)"},
@@ -255,10 +257,20 @@ TEST(config_parse, size)
         const char *in;
         uint64_t out;
     } good[] = {
-        {"0", 0},           {"4096", 4096},         {"512k", 512 << 10}, {"512K", 512 << 10},
-        {"4m", 4 << 20},    {"4MB", 4 << 20},       {"4MiB", 4 << 20},   {"1g", 1ull << 30},
-        {"3t", 3ull << 40}, {"2p", 2ull << 50},     {"15e", 15ull << 60}, {"100b", 100},
-        {"18446744073709551615", UINT64_MAX},       {"0k", 0},
+        {"0", 0},
+        {"4096", 4096},
+        {"512k", 512 << 10},
+        {"512K", 512 << 10},
+        {"4m", 4 << 20},
+        {"4MB", 4 << 20},
+        {"4MiB", 4 << 20},
+        {"1g", 1ull << 30},
+        {"3t", 3ull << 40},
+        {"2p", 2ull << 50},
+        {"15e", 15ull << 60},
+        {"100b", 100},
+        {"18446744073709551615", UINT64_MAX},
+        {"0k", 0},
     };
     for (auto &g : good) {
         uint64_t v = 1;
@@ -281,9 +293,19 @@ TEST(config_parse, format_size)
         uint64_t in;
         const char *out;
     } cases[] = {
-        {0, "0"},           {100, "100"},        {1023, "1023"},           {1024, "1k"},
-        {1536, "1536"},     {3072, "3k"},        {1536 * 1024, "1536k"}, {4 << 20, "4m"},       {1ull << 30, "1g"},
-        {5ull << 40, "5t"}, {1ull << 50, "1p"},  {1ull << 60, "1e"},       {UINT64_MAX, "18446744073709551615"},
+        {0, "0"},
+        {100, "100"},
+        {1023, "1023"},
+        {1024, "1k"},
+        {1536, "1536"},
+        {3072, "3k"},
+        {1536 * 1024, "1536k"},
+        {4 << 20, "4m"},
+        {1ull << 30, "1g"},
+        {5ull << 40, "5t"},
+        {1ull << 50, "1p"},
+        {1ull << 60, "1e"},
+        {UINT64_MAX, "18446744073709551615"},
     };
     for (auto &c : cases) {
         char buf[32];
@@ -301,17 +323,17 @@ TEST(config_parse, time)
         const char *in;
         double out;
     } good[] = {
-        {"30", 30},       {"30s", 30},     {"500ms", 0.5}, {"100us", 1e-4}, {"250ns", 2.5e-7},
-        {"2m", 120},      {"2min", 120},   {"1h", 3600},   {"0.5", 0.5},    {".25s", 0.25},
-        {"1.", 1},        {"0", 0},
+        {"30", 30},        {"30s", 30},    {"500ms", 0.5}, {"100us", 1e-4},
+        {"250ns", 2.5e-7}, {"2m", 120},    {"2min", 120},  {"1h", 3600},
+        {"0.5", 0.5},      {".25s", 0.25}, {"1.", 1},      {"0", 0},
     };
     for (auto &g : good) {
         double v = -1;
         EXPECT_EQ(PS_OK, ps_parse_time(g.in, &v)) << g.in;
         EXPECT_DOUBLE_EQ(g.out, v) << g.in;
     }
-    for (const char *bad : {"", "s", "-1", "+1", "1 s", "1e3", "1e3s", "inf", "nan", "0x1p3",
-                            "1S", "1sec", "1.2.3", "5d", "1hh"}) {
+    for (const char *bad : {"", "s", "-1", "+1", "1 s", "1e3", "1e3s", "inf", "nan", "0x1p3", "1S",
+                            "1sec", "1.2.3", "5d", "1hh"}) {
         double v = 7;
         EXPECT_EQ(PS_ERR_INVALID, ps_parse_time(bad, &v)) << bad;
         EXPECT_EQ(7, v) << bad;
@@ -342,7 +364,7 @@ TEST_F(config, format_time_units)
     struct {
         const char *in, *out;
     } cases[] = {
-        {"30s", "30s"}, {"0.5", "500ms"}, {"120", "2m"}, {"1000us", "1ms"}, {"3600", "1h"},
+        {"30s", "30s"}, {"0.5", "500ms"},  {"120", "2m"},   {"1000us", "1ms"}, {"3600", "1h"},
         {"90", "90s"},  {"1.5", "1500ms"}, {"3600s", "1h"}, {"0.001", "1ms"},
     };
     for (auto &c : cases) {
@@ -379,8 +401,8 @@ TEST_F(config, find_format_release)
 
 TEST_F(config, load_file)
 {
-    std::string path = write_file("client.conf",
-                                  "; pstripe test configuration\n"
+    std::string path =
+        write_file("client.conf", "; pstripe test configuration\n"
                                   "# comment\n"
                                   "count = 1\n" /* before any section: not [client] */
                                   "\n"
@@ -426,31 +448,32 @@ TEST_F(config, load_file_errors)
               ps_config_load_file(table, &m_conf, missing.c_str(), "client", err, sizeof(err)));
     EXPECT_EQ("open " + missing + ": No such file or directory", std::string(err));
 
-    std::string p = write_file("unknown.conf", "[client]\ncount = 2\nbogus = 1\n");
-    EXPECT_EQ(PS_ERR_INVALID, ps_config_load_file(table, &m_conf, p.c_str(), "client", err,
-                                                  sizeof(err)));
-    EXPECT_EQ(p + ":3: unknown key 'bogus' in [client]", std::string(err));
-
-    p = write_file("syntax.conf", "[client]\ncount = 2\nthis line has no equals sign\n");
-    EXPECT_EQ(PS_ERR_INVALID, ps_config_load_file(table, &m_conf, p.c_str(), "client", err,
-                                                  sizeof(err)));
-    EXPECT_EQ(p + ":3: syntax error (expected '[section]' or 'name = value')", std::string(err));
-
-    p = write_file("section.conf", "[client\ncount = 2\n");
-    EXPECT_EQ(PS_ERR_INVALID, ps_config_load_file(table, &m_conf, p.c_str(), "client", err,
-                                                  sizeof(err)));
-    EXPECT_EQ(p + ":1: syntax error (expected '[section]' or 'name = value')", std::string(err));
-
-    p = write_file("value.conf", "[client]\n\n\nbuffer_size = 4 m\n");
-    EXPECT_EQ(PS_ERR_INVALID, ps_config_load_file(table, &m_conf, p.c_str(), "client", err,
-                                                  sizeof(err)));
-    EXPECT_EQ(p + ":4: buffer_size: '4 m' is not a size (e.g. 4m)", std::string(err));
+    /* each bad file fails and says where ("<path>:<line>: ") and why */
+    const struct {
+        const char *name, *text, *error;
+    } bad[] = {
+        {"unknown.conf", "[client]\ncount = 2\nbogus = 1\n", "3: unknown key 'bogus' in [client]"},
+        {"syntax.conf", "[client]\ncount = 2\nthis line has no equals sign\n",
+         "3: syntax error (expected '[section]' or 'name = value')"},
+        {"section.conf", "[client\ncount = 2\n",
+         "1: syntax error (expected '[section]' or 'name = value')"},
+        {"value.conf", "[client]\n\n\nbuffer_size = 4 m\n",
+         "4: buffer_size: '4 m' is not a size (e.g. 4m)"},
+    };
+    std::string p;
+    for (const auto &b : bad) {
+        p = write_file(b.name, b.text);
+        EXPECT_EQ(PS_ERR_INVALID,
+                  ps_config_load_file(table, &m_conf, p.c_str(), "client", err, sizeof(err)))
+            << b.name;
+        EXPECT_EQ(p + ":" + b.error, std::string(err));
+    }
 
     /* a line longer than inih's buffer is an error, not silently cut */
     std::string servers(1000, 'h');
     p = write_file("long.conf", "[client]\nservers = " + servers + "\ncount = 3\n");
-    EXPECT_EQ(PS_ERR_INVALID, ps_config_load_file(table, &m_conf, p.c_str(), "client", err,
-                                                  sizeof(err)));
+    EXPECT_EQ(PS_ERR_INVALID,
+              ps_config_load_file(table, &m_conf, p.c_str(), "client", err, sizeof(err)));
     EXPECT_EQ(0u, std::string(err).find(p + ":2: line longer than ")) << err;
     EXPECT_STRNE(servers.c_str(), m_conf.servers);
 
@@ -502,9 +525,9 @@ TEST_F(config, sources_override_in_order)
 TEST_F(config, print_then_load_round_trip)
 {
     const char *settings[][2] = {
-        {"count", "77"},          {"buffer_size", "1536k"}, {"timeout", "250ms"},
-        {"direct", "off"},        {"servers", "a:1,b:2,c:3"}, {"log_level", "trace"},
-        {"max_bytes", "12345"},   {"offset", "-42"},
+        {"count", "77"},        {"buffer_size", "1536k"},   {"timeout", "250ms"},
+        {"direct", "off"},      {"servers", "a:1,b:2,c:3"}, {"log_level", "trace"},
+        {"max_bytes", "12345"}, {"offset", "-42"},
     };
     for (auto &s : settings) {
         ASSERT_EQ("", set_err(s[0], s[1]));
@@ -530,7 +553,8 @@ TEST_F(config, print_then_load_round_trip)
     char err[256] = "";
     ASSERT_EQ(PS_OK, ps_config_set_defaults(table, &back));
     ASSERT_EQ(PS_OK, ps_config_load_file(table, &back, path.c_str(), "client", err, sizeof(err)))
-        << err << "\n" << text.str();
+        << err << "\n"
+        << text.str();
     for (const ps_config_field_t *fld = table; fld->name; fld++) {
         EXPECT_EQ(fmt(fld->name, m_conf), fmt(fld->name, back)) << fld->name;
     }

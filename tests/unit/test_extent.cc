@@ -21,6 +21,48 @@ namespace {
 
 typedef std::vector<ps_extent_t> extents_t;
 
+/* Milliseconds since t0. Timings of the large cases are recorded
+ * (RecordProperty, in the XML report), never asserted: a sanitizer build or a
+ * loaded machine is many times slower, and a test must not flake on that. */
+int elapsed_ms(std::chrono::steady_clock::time_point t0)
+{
+    return (int)std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now() - t0)
+        .count();
+}
+
+/*
+ * The contract of ps_extent_plan() checked in one pass, for lists too large
+ * for the bitmap model: spans sorted, disjoint, aligned, at most max_io long,
+ * and every byte of every region (sorted by offset) inside a span.
+ */
+void expect_plan_covers(const extents_t &sorted, const std::vector<ps_io_span_t> &spans,
+                        size_t count, uint64_t align, uint64_t max_io)
+{
+    for (size_t i = 0; i < count; i++) {
+        ASSERT_EQ(0u, spans[i].off % align) << "span " << i;
+        ASSERT_EQ(0u, spans[i].len % align) << "span " << i;
+        ASSERT_GT(spans[i].len, 0u) << "span " << i;
+        ASSERT_LE(spans[i].len, std::max(max_io / align * align, align)) << "span " << i;
+        if (i > 0) {
+            ASSERT_LE(spans[i - 1].off + spans[i - 1].len, spans[i].off) << "span " << i;
+        }
+    }
+    size_t first = 0; /* first span that ends after the current region's start */
+    for (size_t r = 0; r < sorted.size(); r++) {
+        uint64_t pos = sorted[r].off, end = sorted[r].off + sorted[r].len;
+        while (first < count && spans[first].off + spans[first].len <= pos) {
+            first++;
+        }
+        for (size_t k = first; pos < end; k++) {
+            ASSERT_LT(k, count) << "region " << r << " runs past the last span";
+            ASSERT_LE(spans[k].off, pos)
+                << "byte " << pos << " of region " << r << " is in no span";
+            pos = spans[k].off + spans[k].len;
+        }
+    }
+}
+
 uint64_t align_up(uint64_t x, uint64_t a)
 {
     return (x + a - 1) / a * a;
@@ -62,10 +104,18 @@ extents_t random_regions(std::mt19937_64 &rng, uint64_t size, size_t n)
         e.off = rng() % size;
         uint64_t room = size - e.off;
         switch (rng() % 6) {
-        case 0:  e.len = 0; break;
-        case 1:  e.len = 1 + rng() % std::min<uint64_t>(room, 8); break;
-        case 2:  e.len = 1 + rng() % std::min<uint64_t>(room, 300); break;
-        case 3:  e.len = 1 + rng() % room; break;
+        case 0:
+            e.len = 0;
+            break;
+        case 1:
+            e.len = 1 + rng() % std::min<uint64_t>(room, 8);
+            break;
+        case 2:
+            e.len = 1 + rng() % std::min<uint64_t>(room, 300);
+            break;
+        case 3:
+            e.len = 1 + rng() % room;
+            break;
         case 4:
             if (!ext.empty()) { /* duplicate or overlap an earlier region */
                 e = ext[rng() % ext.size()];
@@ -75,7 +125,9 @@ extents_t random_regions(std::mt19937_64 &rng, uint64_t size, size_t n)
                 break;
             }
             /* fall through */
-        default: e.len = 1 + rng() % std::min<uint64_t>(room, 5000); break;
+        default:
+            e.len = 1 + rng() % std::min<uint64_t>(room, 5000);
+            break;
         }
         ext.push_back(e);
     }
@@ -108,8 +160,8 @@ void check_plan(const extents_t &sorted, uint64_t align, uint64_t max_gap, uint6
         /* built only when an assertion fails */
         auto where = [&]() {
             std::ostringstream o;
-            o << " (span " << i << " [" << s.off << ", +" << s.len << ") align " << align
-              << " gap " << max_gap << " max_io " << max_io << ")";
+            o << " (span " << i << " [" << s.off << ", +" << s.len << ") align " << align << " gap "
+              << max_gap << " max_io " << max_io << ")";
             return o.str();
         };
         ASSERT_GT(s.len, 0u) << where();
@@ -118,7 +170,8 @@ void check_plan(const extents_t &sorted, uint64_t align, uint64_t max_gap, uint6
         ASSERT_LE(s.len, mio) << where();
         ASSERT_LE(s.off + s.len, size) << where();
         if (i > 0) {
-            ASSERT_LE(spans[i - 1].off + spans[i - 1].len, s.off) << "overlap or unsorted" << where();
+            ASSERT_LE(spans[i - 1].off + spans[i - 1].len, s.off)
+                << "overlap or unsorted" << where();
         }
 
         bool holes = false;
@@ -315,19 +368,41 @@ TEST(extent, plan_against_bitmap)
         uint64_t align = aligns[rng() % 6];
         uint64_t max_gap, max_io;
         switch (rng() % 5) {
-        case 0:  max_gap = 0; break;
-        case 1:  max_gap = 1 + rng() % 16; break;
-        case 2:  max_gap = rng() % 5000; break;
-        case 3:  max_gap = UINT64_MAX; break;
-        default: max_gap = rng() % 25000; break;
+        case 0:
+            max_gap = 0;
+            break;
+        case 1:
+            max_gap = 1 + rng() % 16;
+            break;
+        case 2:
+            max_gap = rng() % 5000;
+            break;
+        case 3:
+            max_gap = UINT64_MAX;
+            break;
+        default:
+            max_gap = rng() % 25000;
+            break;
         }
         switch (rng() % 6) {
-        case 0:  max_io = 0; break;
-        case 1:  max_io = align; break;
-        case 2:  max_io = align * (1 + rng() % 8); break;
-        case 3:  max_io = align * (1 + rng() % 8) + rng() % align; break;
-        case 4:  max_io = UINT64_MAX; break;
-        default: max_io = 1 + rng() % 25000; break;
+        case 0:
+            max_io = 0;
+            break;
+        case 1:
+            max_io = align;
+            break;
+        case 2:
+            max_io = align * (1 + rng() % 8);
+            break;
+        case 3:
+            max_io = align * (1 + rng() % 8) + rng() % align;
+            break;
+        case 4:
+            max_io = UINT64_MAX;
+            break;
+        default:
+            max_io = 1 + rng() % 25000;
+            break;
         }
         SCOPED_TRACE(::testing::Message() << "iteration " << iter);
         size_t nspans = 0;
@@ -357,7 +432,7 @@ TEST(extent, plan_100k_strided_regions)
     size_t bound = ps_extent_plan_bound(ext.data(), n, 4096, 1 << 20);
     std::vector<ps_io_span_t> spans(bound);
     size_t count = ps_extent_plan(ext.data(), n, 4096, 64, 1 << 20, spans.data());
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    RecordProperty("sort_and_plan_ms", elapsed_ms(t0));
 
     /* 12.8 MB of extent in 1 MB spans */
     EXPECT_EQ(13u, count);
@@ -369,8 +444,7 @@ TEST(extent, plan_100k_strided_regions)
     }
     EXPECT_EQ(n, regions); /* no record crosses a 1 MB boundary */
     EXPECT_EQ(align_up(n * 128, 4096), bytes);
-    EXPECT_LT(secs, 5.0);
-    RecordProperty("sort_and_plan_ms", (int)(secs * 1000));
+    expect_plan_covers(ext, spans, count, 4096, 1 << 20);
 
     /* with no gap allowed, only records in the same 4 KB block merge */
     count = ps_extent_plan(ext.data(), n, 4096, 0, 1 << 20, spans.data());
@@ -400,7 +474,7 @@ TEST(extent, plan_many_long_overlapping_regions)
 
     auto t0 = std::chrono::steady_clock::now();
     size_t count = ps_extent_plan(ext.data(), n, 4096, 0, 1 << 20, spans.data());
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    RecordProperty("plan_ms", elapsed_ms(t0));
 
     uint64_t end = (n - 1) * 4096 + (64ull << 20);
     ASSERT_EQ((end + (1 << 20) - 1) >> 20, count);
@@ -413,7 +487,7 @@ TEST(extent, plan_many_long_overlapping_regions)
         ASSERT_EQ(started - std::min(started, ended), spans[i].nregions) << "span " << i;
         ASSERT_EQ(0u, spans[i].holes);
     }
-    EXPECT_LT(secs, 5.0);
+    expect_plan_covers(ext, spans, count, 4096, 1 << 20);
 }
 
 TEST(extent, plan_max_regions_shuffled)
@@ -430,10 +504,10 @@ TEST(extent, plan_max_regions_shuffled)
     size_t bound = ps_extent_plan_bound(ext.data(), n, 4096, 1 << 20);
     std::vector<ps_io_span_t> spans(bound);
     size_t count = ps_extent_plan(ext.data(), n, 4096, 65536, 1 << 20, spans.data());
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    RecordProperty("sort_and_plan_ms", elapsed_ms(t0));
     EXPECT_LE(count, bound);
     EXPECT_GT(count, 0u);
-    EXPECT_LT(secs, 10.0);
+    expect_plan_covers(ext, spans, count, 4096, 1 << 20);
     uint64_t regions = 0;
     for (size_t i = 0; i < count; i++) {
         regions += spans[i].nregions;
