@@ -15,6 +15,9 @@
  */
 #include "config.h"
 #include "pss.h"
+#include "pss_meta.h"
+#include "pss_store.h"
+#include "pss_worker.h"
 
 #include "ps_log.h"
 #include "ps_time.h"

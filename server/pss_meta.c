@@ -18,7 +18,9 @@
  * their truncated prefix, so LIST by prefix finds them (it filters on the full
  * path) and paging by "resume after this path" follows key order.
  */
-#include "pss.h"
+#include "pss_meta.h"
+
+#include "pss_req.h"
 
 #include "ps_layout.h"
 #include "ps_log.h"

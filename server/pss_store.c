@@ -48,7 +48,11 @@
  * zeros on disk (a truncate into a block zeroes its tail, directly), and
  * reads return zeros past the logical size.
  */
-#include "pss.h"
+#include "pss_store.h"
+
+#include "pss_req.h"
+
+#include "ps_extent.h"
 
 #include "ps_log.h"
 #include "ps_time.h"
