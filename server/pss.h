@@ -72,6 +72,8 @@ typedef struct pss_stats {
 
 /* ---- the process -------------------------------------------------------------- */
 
+#define PSS_SIZE_XATTR "user.pstripe.size" /* an object's logical size, 8 bytes LE */
+
 typedef struct pss_worker pss_worker_t;
 
 typedef struct pss_server {
@@ -151,8 +153,6 @@ typedef struct pss_req {
 } pss_req_t;
 
 /* ---- worker ---------------------------------------------------------------- */
-
-#define PSS_OBJ_TABLE_MIN 64
 
 #define PSS_BUF_KEEP       16           /* buffers each worker keeps for reuse */
 #define PSS_BUF_KEEP_BYTES (128u << 20) /* and their bytes at most */
