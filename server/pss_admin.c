@@ -45,9 +45,9 @@ static void pss_handle_statfs(pss_worker_t *w, pss_req_t *req)
     ps_statfs_rep_t rep;
 
     if (statvfs(w->server->data_dir, &sv) != 0) {
-        int err = errno;
+        int statvfs_errno = errno;
         ps_error("statvfs %s: %m", w->server->data_dir);
-        pss_reply(req, ps_status_from_errno(err), NULL, 0, NULL, 0, NULL);
+        pss_reply(req, ps_status_from_errno(statvfs_errno), NULL, 0, NULL, 0, NULL);
         return;
     }
     memset(&rep, 0, sizeof(rep));

@@ -258,7 +258,7 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
     pss_server_t *s = w->server;
     uint64_t a = s->align;
     uint64_t keep = size < obj->size ? size : obj->size;
-    int st = PS_OK;
+    ps_status_t status = PS_OK;
 
     if (keep % a != 0 && keep < obj->size) {
         uint64_t boff = keep - keep % a;
@@ -277,11 +277,11 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
         if (n < 0) {
             ps_error("worker %u: zeroing the tail of object %016" PRIx64 " at %" PRIu64 ": %m",
                      w->index, obj->file_id, keep);
-            st = ps_status_from_errno(errno);
+            status = ps_status_from_errno(errno);
         }
         free(buf);
-        if (st != PS_OK) {
-            return st;
+        if (status != PS_OK) {
+            return status;
         }
     }
     /* Past the old size nothing is kept, even what a failed write left. */

@@ -61,7 +61,7 @@ static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_lengt
     pss_req_t *req;
     int rndv = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
     int persistent = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA);
-    ucs_status_t ret = UCS_OK;
+    ucs_status_t status = UCS_OK;
 
     req = calloc(1, sizeof(*req));
     if (req == NULL) {
@@ -117,11 +117,11 @@ static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_lengt
     if (rndv) {
         req->ucx_data = data; /* descriptor; the loop posts ucp_am_recv_data_nbx */
         req->ucx_rndv = 1;
-        ret = UCS_INPROGRESS;
+        status = UCS_INPROGRESS;
     } else if (persistent && ((uintptr_t)data % 8) == 0) {
         req->ucx_data = data;
         req->data = data;
-        ret = UCS_INPROGRESS;
+        status = UCS_INPROGRESS;
     } else {
         req->own_buf = malloc(length);
         if (req->own_buf == NULL) {
@@ -135,7 +135,7 @@ static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_lengt
 
 out_queue:
     pss_queue(w, req);
-    return ret;
+    return status;
 }
 
 static void pss_rndv_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
@@ -349,10 +349,14 @@ static void pss_process_incoming(pss_worker_t *w)
 
 /* ---- set-up and the loop --------------------------------------------------------- */
 
-static int pss_epoll_add(int epfd, int fd)
+static ps_status_t pss_epoll_add(pss_worker_t *w, int fd)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        ps_error("worker %u: epoll_ctl: %m", w->index);
+        return PS_ERR_IO;
+    }
+    return PS_OK;
 }
 
 static void pss_drain_eventfd(int fd)
@@ -362,25 +366,25 @@ static void pss_drain_eventfd(int fd)
     (void)r;
 }
 
-static int pss_listen(pss_worker_t *w)
+static ps_status_t pss_listen(pss_worker_t *w)
 {
     pss_server_t *s = w->server;
     struct sockaddr_storage ss;
     ucp_listener_params_t params;
     ucp_listener_attr_t attr;
-    ucs_status_t status;
+    ucs_status_t ucs_status;
     struct addrinfo hints, *ai = NULL;
     char port_str[16];
-    int ret;
+    int gai_status;
 
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     snprintf(port_str, sizeof(port_str), "%u", w->index == 0 ? s->listen_port : 0);
-    ret = getaddrinfo(s->listen_host[0] ? s->listen_host : NULL, port_str, &hints, &ai);
-    if (ret != 0) {
-        ps_error("listen address '%s': %s", s->listen_host, gai_strerror(ret));
+    gai_status = getaddrinfo(s->listen_host[0] ? s->listen_host : NULL, port_str, &hints, &ai);
+    if (gai_status != 0) {
+        ps_error("listen address '%s': %s", s->listen_host, gai_strerror(gai_status));
         return PS_ERR_INVALID;
     }
     memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
@@ -393,16 +397,16 @@ static int pss_listen(pss_worker_t *w)
     params.conn_handler.arg = w;
     freeaddrinfo(ai);
 
-    status = ucp_listener_create(w->ucp_worker, &params, &w->listener);
-    if (status != UCS_OK) {
+    ucs_status = ucp_listener_create(w->ucp_worker, &params, &w->listener);
+    if (ucs_status != UCS_OK) {
         ps_error("worker %u: listen on %s:%s: %s", w->index, s->listen_host, port_str,
-                 ucs_status_string(status));
-        return status == UCS_ERR_BUSY ? PS_ERR_BUSY : PS_ERR_CONN;
+                 ucs_status_string(ucs_status));
+        return ucs_status == UCS_ERR_BUSY ? PS_ERR_BUSY : PS_ERR_CONN;
     }
     attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-    status = ucp_listener_query(w->listener, &attr);
-    if (status != UCS_OK) {
-        ps_error("worker %u: ucp_listener_query: %s", w->index, ucs_status_string(status));
+    ucs_status = ucp_listener_query(w->listener, &attr);
+    if (ucs_status != UCS_OK) {
+        ps_error("worker %u: ucp_listener_query: %s", w->index, ucs_status_string(ucs_status));
         return PS_ERR_CONN;
     }
     if (attr.sockaddr.ss_family == AF_INET) {
@@ -415,13 +419,13 @@ static int pss_listen(pss_worker_t *w)
     return PS_OK;
 }
 
-static int pss_worker_setup(pss_worker_t *w)
+static ps_status_t pss_worker_setup(pss_worker_t *w)
 {
     pss_server_t *s = w->server;
     ucp_worker_params_t wparams;
     ucp_am_handler_param_t am;
-    ucs_status_t status;
-    int ret;
+    ucs_status_t ucs_status;
+    ps_status_t status;
 
     if (s->topology != NULL && w->cpuset != NULL) {
         if (hwloc_set_cpubind(s->topology, w->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
@@ -433,14 +437,14 @@ static int pss_worker_setup(pss_worker_t *w)
     memset(&wparams, 0, sizeof(wparams));
     wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
     wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
-    status = ucp_worker_create(s->ucp_context, &wparams, &w->ucp_worker);
-    if (status != UCS_OK) {
-        ps_error("worker %u: ucp_worker_create: %s", w->index, ucs_status_string(status));
+    ucs_status = ucp_worker_create(s->ucp_context, &wparams, &w->ucp_worker);
+    if (ucs_status != UCS_OK) {
+        ps_error("worker %u: ucp_worker_create: %s", w->index, ucs_status_string(ucs_status));
         return PS_ERR_CONN;
     }
-    status = ucp_worker_get_efd(w->ucp_worker, &w->ucp_efd);
-    if (status != UCS_OK) {
-        ps_error("worker %u: ucp_worker_get_efd: %s", w->index, ucs_status_string(status));
+    ucs_status = ucp_worker_get_efd(w->ucp_worker, &w->ucp_efd);
+    if (ucs_status != UCS_OK) {
+        ps_error("worker %u: ucp_worker_get_efd: %s", w->index, ucs_status_string(ucs_status));
         return PS_ERR_CONN;
     }
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -453,13 +457,12 @@ static int pss_worker_setup(pss_worker_t *w)
         ps_error("worker %u: eventfd: %m", w->index);
         return PS_ERR_IO;
     }
-    ret = pss_store_worker_init(w);
-    if (ret != PS_OK) {
-        return ret;
+    status = pss_store_worker_init(w);
+    if (status != PS_OK) {
+        return status;
     }
-    if (pss_epoll_add(w->epfd, w->ucp_efd) != 0 || pss_epoll_add(w->epfd, w->wake_fd) != 0 ||
-        pss_epoll_add(w->epfd, w->aio_efd) != 0) {
-        ps_error("worker %u: epoll_ctl: %m", w->index);
+    if (pss_epoll_add(w, w->ucp_efd) != PS_OK || pss_epoll_add(w, w->wake_fd) != PS_OK ||
+        pss_epoll_add(w, w->aio_efd) != PS_OK) {
         return PS_ERR_IO;
     }
 
@@ -470,10 +473,10 @@ static int pss_worker_setup(pss_worker_t *w)
     am.cb = pss_am_cb;
     am.arg = w;
     am.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
-    status = ucp_worker_set_am_recv_handler(w->ucp_worker, &am);
-    if (status != UCS_OK) {
+    ucs_status = ucp_worker_set_am_recv_handler(w->ucp_worker, &am);
+    if (ucs_status != UCS_OK) {
         ps_error("worker %u: ucp_worker_set_am_recv_handler: %s", w->index,
-                 ucs_status_string(status));
+                 ucs_status_string(ucs_status));
         return PS_ERR_CONN;
     }
     return pss_listen(w);
@@ -591,18 +594,18 @@ static void *pss_worker_main(void *arg)
     return NULL;
 }
 
-int pss_worker_start_all(pss_server_t *s)
+ps_status_t pss_worker_start_all(pss_server_t *s)
 {
-    int ret = PS_OK;
+    ps_status_t status = PS_OK;
     uint32_t started = 0;
 
     for (uint32_t i = 0; i < s->nworkers; i++) {
         pss_worker_t *w = s->workers[i];
-        int err = pthread_create(&w->thread, NULL, pss_worker_main, w);
-        if (err != 0) {
-            errno = err;
+        int pthread_errno = pthread_create(&w->thread, NULL, pss_worker_main, w);
+        if (pthread_errno != 0) {
+            errno = pthread_errno;
             ps_error("pthread_create for worker %u: %m", i);
-            ret = PS_ERR_NO_MEMORY;
+            status = PS_ERR_NO_MEMORY;
             break;
         }
         w->started = 1;
@@ -614,16 +617,16 @@ int pss_worker_start_all(pss_server_t *s)
     }
     for (uint32_t i = 0; i < started; i++) {
         if (s->workers[i]->start_status != PS_OK) {
-            ret = s->workers[i]->start_status;
+            status = s->workers[i]->start_status;
         }
     }
-    if (ret != PS_OK) {
+    if (status != PS_OK) {
         atomic_store(&s->stopping, 1);
     }
     s->go = 1;
     pthread_cond_broadcast(&s->start_cond);
     pthread_mutex_unlock(&s->start_lock);
-    return ret;
+    return status;
 }
 
 static void pss_worker_wake(pss_worker_t *w)
