@@ -91,7 +91,7 @@ typedef struct pss_server {
     int direct_io;              /* objects opened with O_DIRECT */
     uint32_t align;             /* disk I/O offsets and lengths, and object file lengths,
                                    are multiples of this: the file system block (at least
-                                   the O_DIRECT alignment; see pss_store.c) */
+                                   the O_DIRECT alignment; see pss_probe.c) */
     uint32_t mem_align;         /* buffer alignment for disk I/O, bytes */
     char *data_dir;             /* absolute */
     size_t max_open_per_worker; /* object files a worker keeps open */
@@ -147,7 +147,6 @@ typedef struct pss_req {
     size_t own_cap; /* > 0: own_buf is a pooled buffer of this many bytes */
 
     /* OBJ_READ / OBJ_WRITE after checks */
-    const ps_region_t *regions; /* nregions, inside data (8-byte aligned copy) */
     const uint8_t *payload;     /* write payload inside data */
     uint8_t *reply_buf;         /* read reply payload (aligned) */
 } pss_req_t;

@@ -149,7 +149,8 @@ err_close_env:
     return pss_mdb_status(mdb_status);
 }
 
-ps_status_t pss_meta_sync(pss_server_t *s)
+/* Make every committed transaction durable. */
+static ps_status_t pss_meta_sync(pss_server_t *s)
 {
     int mdb_status = mdb_env_sync(s->mdb_env, 1);
     if (mdb_status != 0) {
@@ -273,6 +274,16 @@ static ps_status_t pss_meta_put(pss_server_t *s, MDB_txn *txn, pss_key_t *key, c
     return pss_mdb_status(mdb_status);
 }
 
+/* Begin a transaction (flags 0 or MDB_RDONLY); a failure is logged here. */
+static ps_status_t pss_txn_begin(pss_server_t *s, unsigned flags, MDB_txn **txn)
+{
+    int mdb_status = mdb_txn_begin(s->mdb_env, NULL, flags, txn);
+    if (mdb_status != 0) {
+        ps_error("metadata store: mdb_txn_begin: %s", mdb_strerror(mdb_status));
+    }
+    return pss_mdb_status(mdb_status);
+}
+
 /* ---- handlers -------------------------------------------------------------- */
 
 static void pss_reply_file(pss_req_t *req, const ps_file_info_t *info, int created)
@@ -308,11 +319,6 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
     ps_status_t status;
     int mdb_status;
 
-    status = pss_check_path(req, path, len);
-    if (status != PS_OK) {
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
-        return;
-    }
     if (ps_layout_check(&layout, 0) != PS_OK ||
         (c->flags & ~(PS_CREATE_EXCL | PS_CREATE_TRUNC)) != 0) {
         ps_warn("worker %u: CREATE req %llu: invalid layout (stripe_size %llu, count %u, "
@@ -323,10 +329,9 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
         return;
     }
 
-    mdb_status = mdb_txn_begin(s->mdb_env, NULL, 0, &txn);
-    if (mdb_status != 0) {
-        ps_error("metadata store: mdb_txn_begin: %s", mdb_strerror(mdb_status));
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+    status = pss_txn_begin(s, 0, &txn);
+    if (status != PS_OK) {
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
         return;
     }
     status = pss_meta_get(s, txn, path, len, &key, &info);
@@ -388,15 +393,9 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
     ps_status_t status;
     int mdb_status;
 
-    status = pss_check_path(req, path, len);
+    status = pss_txn_begin(s, remove ? 0 : MDB_RDONLY, &txn);
     if (status != PS_OK) {
         pss_reply(req, status, NULL, 0, NULL, 0, NULL);
-        return;
-    }
-    mdb_status = mdb_txn_begin(s->mdb_env, NULL, remove ? 0 : MDB_RDONLY, &txn);
-    if (mdb_status != 0) {
-        ps_error("metadata store: mdb_txn_begin: %s", mdb_strerror(mdb_status));
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
         return;
     }
     status = pss_meta_get(s, txn, path, len, &key, &info);
@@ -574,7 +573,17 @@ static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
 
 void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
 {
-    switch (req->hdr.type) {
+    uint16_t type = req->hdr.type;
+
+    if (type == PS_MSG_CREATE || type == PS_MSG_LOOKUP || type == PS_MSG_REMOVE) {
+        size_t len = type == PS_MSG_CREATE ? req->body.create.path_len : req->body.path.path_len;
+        ps_status_t status = pss_check_path(req, req->data, len);
+        if (status != PS_OK) {
+            pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+            return;
+        }
+    }
+    switch (type) {
     case PS_MSG_CREATE:
         pss_meta_create(w, req);
         break;

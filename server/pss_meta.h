@@ -13,9 +13,6 @@ ps_status_t pss_meta_open(pss_server_t *server);
 /* Sync and close the store (no-op if not open). */
 void pss_meta_close(pss_server_t *server);
 
-/* Make every committed transaction durable (mdb_env_sync). */
-ps_status_t pss_meta_sync(pss_server_t *server);
-
 /* Answer CREATE, LOOKUP, REMOVE, LIST or META_SYNC. */
 void pss_meta_handle(pss_worker_t *w, pss_req_t *req);
 

@@ -187,7 +187,7 @@ static ps_status_t pss_probe_direct(pss_server_t *s, int want)
 
 /*
  * Disk I/O and objects' lengths are in whole file-system blocks and sizes
- * live in an attribute (see the top of this file): raise align to the block
+ * live in an attribute (see pss_object.c): raise align to the block
  * size and check that the file system keeps user attributes.
  */
 static ps_status_t pss_probe_sizes(pss_server_t *s)

@@ -74,7 +74,9 @@ void pss_buf_release_all(pss_worker_t *w)
     w->bufs_bytes = 0;
 }
 
-void pss_req_free(pss_req_t *req)
+/* Free req and what it holds (the buffer back to the worker, the connection
+ * reference, the memory charge). */
+static void pss_req_free(pss_req_t *req)
 {
     pss_worker_t *w = req->worker;
 

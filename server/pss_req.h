@@ -20,9 +20,6 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
 /* Log why req is refused (what, with a dump of its header) and reply status. */
 void pss_reject(pss_req_t *req, ps_status_t status, const char *what);
 
-/* Free req and what it holds, without a reply (pss_reply calls this). */
-void pss_req_free(pss_req_t *req);
-
 /* A buffer of at least len bytes aligned to align, reused from the worker's
  * free buffers when one fits; its capacity in *cap. NULL if out of memory.
  * It goes back to the worker with the request (req->own_buf, own_cap). */
