@@ -4,10 +4,16 @@ bin_PROGRAMS += server/pstripe-server
 server_pstripe_server_SOURCES = \
 	server/pss.h \
 	server/pss_main.c \
-	server/pss_config.c \
-	server/pss_worker.c \
-	server/pss_store.c \
-	server/pss_meta.c
+	server/pss_config.h server/pss_config.c \
+	server/pss_worker.h server/pss_worker.c \
+	server/pss_conn.h server/pss_conn.c \
+	server/pss_req.h server/pss_req.c \
+	server/pss_admin.h server/pss_admin.c \
+	server/pss_meta.h server/pss_meta.c \
+	server/pss_store.h server/pss_store.c \
+	server/pss_job.h server/pss_job.c \
+	server/pss_object.h server/pss_object.c \
+	server/pss_probe.h server/pss_probe.c
 server_pstripe_server_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS) $(HWLOC_CFLAGS) $(LMDB_CFLAGS)
 server_pstripe_server_LDADD = common/libpscommon.la \
 	$(UCX_LIBS) $(HWLOC_LIBS) $(LMDB_LIBS) $(AIO_LIBS)

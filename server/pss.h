@@ -1,5 +1,9 @@
 /*
- * pss.h: internals of the storage daemon pstripe-server.
+ * pss.h: the types every part of the storage daemon pstripe-server shares:
+ * the process (pss_server_t), its workers (pss_worker_t), a received request
+ * (pss_req_t) and the per-worker counters. Functions are declared in the
+ * header of the file that defines them; this one declares none, so that
+ * including it never ties one file to another.
  *
  * One process = one server = W workers. Each worker is a thread pinned to a
  * core with its own UCX worker, its own listener port, its own objects,
@@ -8,11 +12,18 @@
  * alignment) plus the LMDB environment, which serializes its writers itself.
  * Nothing on the I/O path takes a lock.
  *
+ * The files, each calling only those below it:
  *   pss_main.c    command line, start-up, data dir, signals, shutdown
+ *   pss_worker.c  event loop, UCX listener, request decoding, admission, routing
+ *   pss_admin.c   HELLO, STATFS and STATS
+ *   pss_meta.c    the namespace in LMDB (CREATE, LOOKUP, REMOVE, LIST, META_SYNC)
+ *   pss_store.c   OBJ_* requests: checks, each object's queue, control requests
+ *   pss_job.c     planned I/O jobs: coalescing, libaio, read-modify-write
+ *   pss_object.c  the object table and object files (open, size, sync, close)
+ *   pss_probe.c   start-up probe of O_DIRECT alignment and block size
+ *   pss_req.c     a request's life: buffers, reply, release
+ *   pss_conn.c    a worker's connections (endpoints, refcounts, closing)
  *   pss_config.c  the [server] tunables table
- *   pss_worker.c  event loop, UCX listener/endpoints, request decoding, replies
- *   pss_store.c   objects, alignment probe, coalescing, libaio, read-modify-write
- *   pss_meta.c    the namespace in LMDB
  */
 #ifndef PSS_H
 #define PSS_H
@@ -26,31 +37,9 @@
 #include <sys/types.h>
 #include <ucp/api/ucp.h>
 
-#include "ps_config.h"
-#include "ps_extent.h"
 #include "ps_proto.h"
 #include "ps_status.h"
-
-/* ---- configuration (pss_config.c) ------------------------------------------ */
-
-typedef struct pss_config {
-    char *listen;          /* "ADDR:PORT" of worker 0 */
-    char *data_dir;        /* data directory */
-    int64_t workers;       /* 0: one per core of the cpuset */
-    uint64_t max_batch;    /* bytes: largest payload of one OBJ_READ/OBJ_WRITE */
-    uint64_t coalesce_gap; /* bytes: regions closer than this share a disk I/O */
-    uint64_t max_io;       /* bytes: largest single disk I/O */
-    int64_t aio_depth;     /* disk I/Os in flight per worker */
-    char *direct_io;       /* "auto", "yes" or "no" */
-    int log_level;         /* ps_log_level_t */
-    char *log_file;        /* "" = stderr */
-    uint64_t max_merge;    /* bytes: payload of batches planned together */
-    int64_t max_open;      /* object files kept open by the whole server */
-    uint64_t max_inflight; /* bytes: request buffers a worker holds before queueing more */
-    double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
-} pss_config_t;
-
-extern const ps_config_field_t pss_config_table[];
+#include "pss_config.h"
 
 /* ---- counters ---------------------------------------------------------------- */
 
@@ -83,6 +72,8 @@ typedef struct pss_stats {
 
 /* ---- the process -------------------------------------------------------------- */
 
+#define PSS_SIZE_XATTR "user.pstripe.size" /* an object's logical size, 8 bytes LE */
+
 typedef struct pss_worker pss_worker_t;
 
 typedef struct pss_server {
@@ -100,7 +91,7 @@ typedef struct pss_server {
     int direct_io;              /* objects opened with O_DIRECT */
     uint32_t align;             /* disk I/O offsets and lengths, and object file lengths,
                                    are multiples of this: the file system block (at least
-                                   the O_DIRECT alignment; see pss_store.c) */
+                                   the O_DIRECT alignment; see pss_probe.c) */
     uint32_t mem_align;         /* buffer alignment for disk I/O, bytes */
     char *data_dir;             /* absolute */
     size_t max_open_per_worker; /* object files a worker keeps open */
@@ -142,7 +133,7 @@ typedef struct pss_req {
         ps_io_req_t io;
         ps_obj_req_t obj;
     } body;
-    int status;             /* decode status; PS_OK when valid */
+    ps_status_t status;     /* decode status; PS_OK when valid */
     int late;               /* arrived after the worker began to stop */
     uint64_t mem_charged;   /* bytes counted in worker->mem_inflight */
     const char *bad_reason; /* for the log when status != PS_OK */
@@ -150,23 +141,17 @@ typedef struct pss_req {
     /* AM data */
     void *data; /* the data bytes (held UCX data, own copy or rndv buffer) */
     uint64_t data_len;
-    void *ucx_data;   /* held UCX eager data to release, or rndv descriptor */
-    int ucx_rndv;     /* ucx_data is a rendezvous descriptor */
-    void *own_buf;    /* malloc'd buffer to free (copy or rndv target) */
-    size_t own_cap;   /* > 0: own_buf is a pooled buffer of this many bytes */
-    int recv_pending; /* rndv receive in progress */
+    void *ucx_data; /* held UCX eager data to release, or rndv descriptor */
+    int ucx_rndv;   /* ucx_data is a rendezvous descriptor */
+    void *own_buf;  /* malloc'd buffer to free (copy or rndv target) */
+    size_t own_cap; /* > 0: own_buf is a pooled buffer of this many bytes */
 
     /* OBJ_READ / OBJ_WRITE after checks */
-    const ps_region_t *regions; /* nregions, inside data (8-byte aligned copy) */
     const uint8_t *payload;     /* write payload inside data */
     uint8_t *reply_buf;         /* read reply payload (aligned) */
-    uint64_t obj_size;          /* reply: object size after the op */
-    int io_status;
 } pss_req_t;
 
 /* ---- worker ---------------------------------------------------------------- */
-
-#define PSS_OBJ_TABLE_MIN 64
 
 #define PSS_BUF_KEEP       16           /* buffers each worker keeps for reuse */
 #define PSS_BUF_KEEP_BYTES (128u << 20) /* and their bytes at most */
@@ -175,10 +160,10 @@ struct pss_worker {
     pss_server_t *server;
     uint32_t index;
     pthread_t thread;
-    int started;           /* thread created */
-    int start_status;      /* PS_OK or error, reported through the barrier */
-    int cpu;               /* core index pinned to, -1 if not pinned */
-    hwloc_cpuset_t cpuset; /* where to pin, NULL: not pinned */
+    int started;              /* thread created */
+    ps_status_t start_status; /* PS_OK or error, reported through the barrier */
+    int cpu;                  /* core index pinned to, -1 if not pinned */
+    hwloc_cpuset_t cpuset;    /* where to pin, NULL: not pinned */
 
     ucp_worker_h ucp_worker;
     ucp_listener_h listener;
@@ -199,7 +184,7 @@ struct pss_worker {
     pss_req_t *mem_wait_head, **mem_wait_tail; /* requests waiting for memory */
     uint64_t sends_inflight;                   /* reply sends not yet completed */
 
-    /* rendezvous receive buffers kept for reuse (pss_buf_get/put) */
+    /* rendezvous receive buffers kept for reuse (pss_buf_get/put in pss_req.c) */
     struct {
         void *p;
         size_t cap;
@@ -207,45 +192,18 @@ struct pss_worker {
     unsigned nbufs;
     size_t bufs_bytes;
 
-    /* storage (pss_store.c) */
+    /* storage (pss_store.c, pss_job.c, pss_object.c) */
     io_context_t aio_ctx;
     int aio_efd;
     int aio_depth;
     int aio_inflight;
     struct pss_span_io *aio_wait_head, **aio_wait_tail; /* I/Os waiting for a slot */
-    pss_object_t **objs;                                /* open-addressing table by file_id */
+    pss_object_t **objs;                                /* hash table by file_id, chained */
     size_t objs_cap, nobjs;
     pss_object_t *ready_head; /* objects with queued work to (re)consider */
     size_t nopen, max_open;   /* object files open, and the budget */
 
     pss_stats_t stats;
 };
-
-/* pss_worker.c */
-int pss_worker_start_all(pss_server_t *server);
-void pss_worker_wake(pss_worker_t *w);
-void pss_worker_join_all(pss_server_t *server);
-/* Send the reply of req (status PS_OK: body/data as given) and free req. */
-void pss_reply(pss_req_t *req, int status, const void *body, uint32_t body_len, void *data,
-               uint64_t data_len, void (*free_data)(void *));
-void pss_req_free(pss_req_t *req);
-void pss_stats_collect(pss_server_t *server, ps_stats_rep_t *rep);
-
-/* pss_store.c */
-int pss_store_init(pss_server_t *server);   /* DIR/obj, alignment, O_DIRECT probe */
-int pss_store_worker_init(pss_worker_t *w); /* aio context and eventfd */
-void pss_store_worker_cleanup(pss_worker_t *w);
-void pss_store_handle(pss_worker_t *w, pss_req_t *req); /* OBJ_* requests */
-void pss_store_progress(pss_worker_t *w);               /* reap aio, start queued work */
-int pss_store_busy(pss_worker_t *w);                    /* work queued or in flight */
-void pss_store_sync_all(pss_worker_t *w);               /* fsync and close every object */
-
-/* pss_meta.c */
-int pss_meta_open(pss_server_t *server);
-void pss_meta_close(pss_server_t *server);
-int pss_meta_sync(pss_server_t *server);
-int pss_meta_server_id(pss_server_t *server, uint64_t *id);
-void pss_meta_handle(pss_worker_t *w, pss_req_t *req); /* CREATE/LOOKUP/REMOVE/LIST/META_SYNC */
-uint64_t pss_meta_count(pss_server_t *server);
 
 #endif

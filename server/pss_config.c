@@ -2,7 +2,9 @@
  * pss_config.c: the server's tunables, section [server] of a config file,
  * environment PSTRIPE_<NAME>, `--set name=value`, dumped by --print-config.
  */
-#include "pss.h"
+#include "pss_config.h"
+
+#include "ps_proto.h"
 
 #include <stddef.h>
 

@@ -15,6 +15,9 @@
  */
 #include "config.h"
 #include "pss.h"
+#include "pss_meta.h"
+#include "pss_store.h"
+#include "pss_worker.h"
 
 #include "ps_log.h"
 #include "ps_time.h"
@@ -159,49 +162,50 @@ static void pss_parse_args(int argc, char **argv, pss_args_t *args)
     }
 }
 
-static int pss_load_config(pss_server_t *s, const pss_args_t *args)
+static ps_status_t pss_load_config(pss_server_t *s, const pss_args_t *args)
 {
     char err[512];
-    int ret;
+    ps_status_t status;
 
-    ret = ps_config_set_defaults(pss_config_table, &s->cfg);
-    if (ret != PS_OK) {
+    status = ps_config_set_defaults(pss_config_table, &s->cfg);
+    if (status != PS_OK) {
         fprintf(stderr, "pstripe-server: bad built-in defaults\n");
-        return ret;
+        return status;
     }
     if (args->config_file != NULL) {
         err[0] = '\0';
-        ret = ps_config_load_file(pss_config_table, &s->cfg, args->config_file, "server", err,
-                                  sizeof(err));
-        if (ret != PS_OK) {
+        status = ps_config_load_file(pss_config_table, &s->cfg, args->config_file, "server", err,
+                                     sizeof(err));
+        if (status != PS_OK) {
             fprintf(stderr, "pstripe-server: config file %s: %s\n", args->config_file,
-                    err[0] ? err : ps_status_string(ret));
-            return ret;
+                    err[0] ? err : ps_status_string(status));
+            return status;
         }
     }
     err[0] = '\0';
-    ret = ps_config_load_env(pss_config_table, &s->cfg, err, sizeof(err));
-    if (ret != PS_OK) {
-        fprintf(stderr, "pstripe-server: environment: %s\n", err[0] ? err : ps_status_string(ret));
-        return ret;
+    status = ps_config_load_env(pss_config_table, &s->cfg, err, sizeof(err));
+    if (status != PS_OK) {
+        fprintf(stderr, "pstripe-server: environment: %s\n",
+                err[0] ? err : ps_status_string(status));
+        return status;
     }
     for (int i = 0; i < args->nsets; i++) {
         char *kv = args->sets[i];
         char *eq = strchr(kv, '=');
         *eq = '\0';
         err[0] = '\0';
-        ret = ps_config_set(pss_config_table, &s->cfg, kv, eq + 1, err, sizeof(err));
+        status = ps_config_set(pss_config_table, &s->cfg, kv, eq + 1, err, sizeof(err));
         *eq = '=';
-        if (ret != PS_OK) {
-            fprintf(stderr, "pstripe-server: %s\n", err[0] ? err : ps_status_string(ret));
-            return ret;
+        if (status != PS_OK) {
+            fprintf(stderr, "pstripe-server: %s\n", err[0] ? err : ps_status_string(status));
+            return status;
         }
     }
     return PS_OK;
 }
 
 /* "host:port", "[v6]:port" or ":port" -> host (may be empty) and port. */
-static int pss_parse_listen(pss_server_t *s, const char *listen)
+static ps_status_t pss_parse_listen(pss_server_t *s, const char *listen)
 {
     const char *colon;
     size_t hlen;
@@ -240,7 +244,7 @@ static int pss_parse_listen(pss_server_t *s, const char *listen)
     return PS_OK;
 }
 
-static int pss_lock_data_dir(pss_server_t *s, int *lock_fd)
+static ps_status_t pss_lock_data_dir(pss_server_t *s, int *lock_fd)
 {
     char path[PATH_MAX];
     int fd;
@@ -333,7 +337,7 @@ static void pss_topology_assign(pss_server_t *s, pss_worker_t *w)
     }
 }
 
-static int pss_make_data_dir(pss_server_t *s)
+static ps_status_t pss_make_data_dir(pss_server_t *s)
 {
     char abs[PATH_MAX];
 
@@ -359,7 +363,7 @@ static int pss_make_data_dir(pss_server_t *s)
     return s->data_dir ? PS_OK : PS_ERR_NO_MEMORY;
 }
 
-static int pss_ucx_init(pss_server_t *s)
+static ps_status_t pss_ucx_init(pss_server_t *s)
 {
     ucp_params_t params;
     ucp_config_t *config;
@@ -449,13 +453,193 @@ static void pss_free_args(pss_args_t *args)
     args->nsets = 0;
 }
 
+static void pss_server_init(pss_server_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->obj_dir_fd = -1;
+    s->start_ns = ps_time_ns();
+    pthread_mutex_init(&s->start_lock, NULL);
+    pthread_cond_init(&s->start_cond, NULL);
+}
+
+/* Log level and file from the configuration, and the listen address. */
+static ps_status_t pss_start_log(pss_server_t *s)
+{
+    ps_log_set_level((ps_log_level_t)s->cfg.log_level);
+    if (s->cfg.log_file != NULL && s->cfg.log_file[0] != '\0') {
+        if (ps_log_open(s->cfg.log_file) != PS_OK) {
+            fprintf(stderr, "pstripe-server: open log file %s: %s\n", s->cfg.log_file,
+                    strerror(errno));
+            return PS_ERR_INVALID;
+        }
+    }
+    if (pss_parse_listen(s, s->cfg.listen) != PS_OK) {
+        ps_error("listen: '%s' is not ADDR:PORT", s->cfg.listen);
+        fprintf(stderr, "pstripe-server: listen: '%s' is not ADDR:PORT\n", s->cfg.listen);
+        return PS_ERR_INVALID;
+    }
+    return PS_OK;
+}
+
+/* Signals: blocked in every thread, taken by pss_wait_for_signal(). */
+static void pss_block_signals(sigset_t *sigs)
+{
+    sigemptyset(sigs);
+    sigaddset(sigs, SIGTERM);
+    sigaddset(sigs, SIGINT);
+    sigaddset(sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void pss_wait_for_signal(const sigset_t *sigs)
+{
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(sigs, &si);
+        if (sig == SIGTERM || sig == SIGINT) {
+            ps_info("signal %d (%s) from pid %d: shutting down", sig, strsignal(sig),
+                    (int)si.si_pid);
+            return;
+        }
+        if (sig == SIGHUP) {
+            ps_info("SIGHUP ignored");
+        }
+    }
+}
+
+/* The data directory, its lock, the metadata store and the object store. */
+static ps_status_t pss_open_storage(pss_server_t *s, int *lock_fd)
+{
+    ps_status_t status;
+
+    status = pss_make_data_dir(s);
+    if (status != PS_OK) {
+        return status;
+    }
+    status = pss_lock_data_dir(s, lock_fd);
+    if (status != PS_OK) {
+        return status;
+    }
+    status = pss_meta_open(s);
+    if (status != PS_OK) {
+        goto err_unlock;
+    }
+    status = pss_store_init(s);
+    if (status != PS_OK) {
+        goto err_close_meta;
+    }
+    return PS_OK;
+
+err_close_meta:
+    pss_meta_close(s);
+err_unlock:
+    close(*lock_fd);
+    *lock_fd = -1;
+    return status;
+}
+
+static void pss_close_storage(pss_server_t *s, int lock_fd)
+{
+    if (s->obj_dir_fd >= 0) {
+        close(s->obj_dir_fd);
+    }
+    pss_meta_close(s);
+    close(lock_fd);
+}
+
+/* Decide the number of workers and allocate them, each given its core. */
+static ps_status_t pss_workers_create(pss_server_t *s)
+{
+    uint32_t ncores = pss_topology_init(s);
+
+    s->nworkers = s->cfg.workers > 0 ? (uint32_t)s->cfg.workers : ncores;
+    if (s->nworkers > PS_MAX_WORKERS) {
+        s->nworkers = PS_MAX_WORKERS;
+    }
+    pss_fd_budget(s);
+    s->ports = calloc(s->nworkers, sizeof(*s->ports));
+    s->workers = calloc(s->nworkers, sizeof(*s->workers));
+    if (s->ports == NULL || s->workers == NULL) {
+        ps_error("out of memory for %u workers", s->nworkers);
+        return PS_ERR_NO_MEMORY;
+    }
+    for (uint32_t i = 0; i < s->nworkers; i++) {
+        pss_worker_t *w = calloc(1, sizeof(*w));
+        if (w == NULL) {
+            ps_error("out of memory for worker %u", i);
+            return PS_ERR_NO_MEMORY;
+        }
+        w->server = s;
+        w->index = i;
+        w->epfd = w->wake_fd = w->aio_efd = w->ucp_efd = -1;
+        w->incoming_tail = &w->incoming_head;
+        w->mem_wait_tail = &w->mem_wait_head;
+        pss_topology_assign(s, w);
+        s->workers[i] = w;
+    }
+    return PS_OK;
+}
+
+/* Free what pss_workers_create allocated (any part of it) and the topology. */
+static void pss_workers_free(pss_server_t *s)
+{
+    for (uint32_t i = 0; i < s->nworkers && s->workers != NULL; i++) {
+        if (s->workers[i] != NULL) {
+            if (s->workers[i]->cpuset != NULL) {
+                hwloc_bitmap_free(s->workers[i]->cpuset);
+            }
+            free(s->workers[i]);
+        }
+    }
+    free(s->workers);
+    free(s->ports);
+    if (s->topology != NULL) {
+        hwloc_bitmap_free(s->allowed);
+        hwloc_topology_destroy(s->topology);
+    }
+}
+
+/* Start the workers, tell --ready-fd, serve until SIGTERM/SIGINT, stop. */
+static ps_status_t pss_serve(pss_server_t *s, const sigset_t *sigs, int ready_fd)
+{
+    ps_status_t status;
+
+    status = pss_worker_start_all(s);
+    if (status != PS_OK) {
+        ps_error("start-up failed: %s", ps_status_string(status));
+        pss_worker_join_all(s);
+        return status;
+    }
+    pss_write_ready(s, ready_fd);
+    pss_wait_for_signal(sigs);
+    atomic_store(&s->stopping, 1);
+    pss_worker_join_all(s);
+    return PS_OK;
+}
+
+static void pss_report_exit(pss_server_t *s, int exit_code, int ready_fd)
+{
+    if (exit_code == 0) {
+        ps_info("stopped cleanly");
+        return;
+    }
+    if (s->cfg.log_file != NULL && s->cfg.log_file[0] != '\0') {
+        fprintf(stderr, "pstripe-server: start-up failed; the cause is in %s\n", s->cfg.log_file);
+    }
+    if (ready_fd >= 0) {
+        close(ready_fd); /* the waiting parent sees EOF at once */
+    }
+}
+
 int main(int argc, char **argv)
 {
     pss_server_t server, *s = &server;
     pss_args_t args;
     sigset_t sigs;
+    ps_status_t status;
     int lock_fd = -1;
-    int ret, exit_code = 1;
+    int exit_code = 1;
 
     /*
      * Request and reply buffers are up to max_batch bytes, allocated and
@@ -468,151 +652,37 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
 
-    memset(s, 0, sizeof(*s));
-    s->obj_dir_fd = -1;
-    s->start_ns = ps_time_ns();
-    pthread_mutex_init(&s->start_lock, NULL);
-    pthread_cond_init(&s->start_cond, NULL);
+    pss_server_init(s);
     ps_log_set_component("server");
-
     pss_parse_args(argc, argv, &args);
-    ret = pss_load_config(s, &args);
-    if (ret != PS_OK || args.print_config) {
-        if (ret == PS_OK) {
+    status = pss_load_config(s, &args);
+    if (status != PS_OK || args.print_config) {
+        if (status == PS_OK) {
             ps_config_print(pss_config_table, &s->cfg, "server", stdout);
         }
         ps_config_release(pss_config_table, &s->cfg);
         pss_free_args(&args);
-        return ret == PS_OK ? 0 : 2;
+        return status == PS_OK ? 0 : 2;
     }
-
-    ps_log_set_level((ps_log_level_t)s->cfg.log_level);
-    if (s->cfg.log_file != NULL && s->cfg.log_file[0] != '\0') {
-        ret = ps_log_open(s->cfg.log_file);
-        if (ret != 0) {
-            fprintf(stderr, "pstripe-server: open log file %s: %s\n", s->cfg.log_file,
-                    strerror(-ret));
-            goto out;
-        }
-    }
-    if (pss_parse_listen(s, s->cfg.listen) != PS_OK) {
-        ps_error("listen: '%s' is not ADDR:PORT", s->cfg.listen);
-        fprintf(stderr, "pstripe-server: listen: '%s' is not ADDR:PORT\n", s->cfg.listen);
+    if (pss_start_log(s) != PS_OK) {
         goto out;
     }
-
-    /* Signals: blocked in every thread, taken by sigwaitinfo() below. */
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    if (pss_make_data_dir(s) != PS_OK) {
+    pss_block_signals(&sigs); /* before any thread starts (UCX has its own) */
+    if (pss_open_storage(s, &lock_fd) != PS_OK) {
         goto out;
-    }
-    if (pss_lock_data_dir(s, &lock_fd) != PS_OK) {
-        goto out;
-    }
-    if (pss_meta_open(s) != PS_OK) {
-        goto err_unlock;
-    }
-    if (pss_store_init(s) != PS_OK) {
-        goto err_meta;
     }
     if (pss_ucx_init(s) != PS_OK) {
-        goto err_store;
+        goto err_close_storage;
     }
-
-    uint32_t ncores = pss_topology_init(s);
-    s->nworkers = s->cfg.workers > 0 ? (uint32_t)s->cfg.workers : ncores;
-    if (s->nworkers > PS_MAX_WORKERS) {
-        s->nworkers = PS_MAX_WORKERS;
+    if (pss_workers_create(s) == PS_OK && pss_serve(s, &sigs, args.ready_fd) == PS_OK) {
+        exit_code = 0;
     }
-    pss_fd_budget(s);
-    s->ports = calloc(s->nworkers, sizeof(*s->ports));
-    s->workers = calloc(s->nworkers, sizeof(*s->workers));
-    if (s->ports == NULL || s->workers == NULL) {
-        ps_error("out of memory for %u workers", s->nworkers);
-        goto err_ucx;
-    }
-    for (uint32_t i = 0; i < s->nworkers; i++) {
-        pss_worker_t *w = calloc(1, sizeof(*w));
-        if (w == NULL) {
-            ps_error("out of memory for worker %u", i);
-            goto err_workers;
-        }
-        w->server = s;
-        w->index = i;
-        w->epfd = w->wake_fd = w->aio_efd = w->ucp_efd = -1;
-        w->incoming_tail = &w->incoming_head;
-        w->mem_wait_tail = &w->mem_wait_head;
-        pss_topology_assign(s, w);
-        s->workers[i] = w;
-    }
-
-    ret = pss_worker_start_all(s);
-    if (ret != PS_OK) {
-        ps_error("start-up failed: %s", ps_status_string(ret));
-        pss_worker_join_all(s);
-        goto err_workers;
-    }
-    pss_write_ready(s, args.ready_fd);
-
-    for (;;) {
-        siginfo_t si;
-        int sig = sigwaitinfo(&sigs, &si);
-        if (sig == SIGTERM || sig == SIGINT) {
-            ps_info("signal %d (%s) from pid %d: shutting down", sig, strsignal(sig),
-                    (int)si.si_pid);
-            break;
-        }
-        if (sig == SIGHUP) {
-            ps_info("SIGHUP ignored");
-        }
-    }
-    atomic_store(&s->stopping, 1);
-    pss_worker_join_all(s);
-    exit_code = 0;
-
-err_workers:
-    for (uint32_t i = 0; i < s->nworkers && s->workers != NULL; i++) {
-        if (s->workers[i] != NULL) {
-            if (s->workers[i]->cpuset != NULL) {
-                hwloc_bitmap_free(s->workers[i]->cpuset);
-            }
-            free(s->workers[i]);
-        }
-    }
-    free(s->workers);
-    free(s->ports);
-err_ucx:
-    if (s->topology != NULL) {
-        hwloc_bitmap_free(s->allowed);
-        hwloc_topology_destroy(s->topology);
-    }
+    pss_workers_free(s);
     ucp_cleanup(s->ucp_context);
-err_store:
-    if (s->obj_dir_fd >= 0) {
-        close(s->obj_dir_fd);
-    }
-err_meta:
-    pss_meta_close(s);
-err_unlock:
-    close(lock_fd);
+err_close_storage:
+    pss_close_storage(s, lock_fd);
 out:
-    if (exit_code == 0) {
-        ps_info("stopped cleanly");
-    } else {
-        if (s->cfg.log_file != NULL && s->cfg.log_file[0] != '\0') {
-            fprintf(stderr, "pstripe-server: start-up failed; the cause is in %s\n",
-                    s->cfg.log_file);
-        }
-        if (args.ready_fd >= 0) {
-            close(args.ready_fd); /* the waiting parent sees EOF at once */
-        }
-    }
+    pss_report_exit(s, exit_code, args.ready_fd);
     free(s->data_dir);
     ps_config_release(pss_config_table, &s->cfg);
     pss_free_args(&args);

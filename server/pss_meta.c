@@ -18,7 +18,9 @@
  * their truncated prefix, so LIST by prefix finds them (it filters on the full
  * path) and paging by "resume after this path" follows key order.
  */
-#include "pss.h"
+#include "pss_meta.h"
+
+#include "pss_req.h"
 
 #include "ps_layout.h"
 #include "ps_log.h"
@@ -32,9 +34,9 @@
 
 #define PSS_META_MAPSIZE (8ull << 30) /* bytes of address space; the file grows as needed */
 
-static int pss_mdb_status(int rc)
+static ps_status_t pss_mdb_status(int mdb_status)
 {
-    switch (rc) {
+    switch (mdb_status) {
     case 0:
         return PS_OK;
     case MDB_NOTFOUND:
@@ -46,83 +48,95 @@ static int pss_mdb_status(int rc)
     case ENOMEM:
         return PS_ERR_NO_MEMORY;
     default:
-        return rc > 0 ? ps_status_from_errno(rc) : PS_ERR_IO;
+        return mdb_status > 0 ? ps_status_from_errno(mdb_status) : PS_ERR_IO;
     }
 }
 
-int pss_meta_open(pss_server_t *s)
+/*
+ * In txn, open the databases and read the server id, or make a random one
+ * on a new store. Returns an LMDB code (or an errno value).
+ */
+static int pss_meta_open_dbs(pss_server_t *s, MDB_txn *txn)
 {
-    char path[4096];
-    MDB_txn *txn;
     MDB_dbi server_dbi;
-    int rc;
+    int mdb_status;
 
-    snprintf(path, sizeof(path), "%s/meta", s->data_dir);
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-        ps_error("mkdir %s: %m", path);
-        return ps_status_from_errno(errno);
+    mdb_status = mdb_dbi_open(txn, "paths", MDB_CREATE, &s->mdb_paths);
+    if (mdb_status == 0) {
+        mdb_status = mdb_dbi_open(txn, "server", MDB_CREATE, &server_dbi);
     }
-    rc = mdb_env_create(&s->mdb_env);
-    if (rc != 0) {
-        ps_error("mdb_env_create: %s", mdb_strerror(rc));
-        return pss_mdb_status(rc);
-    }
-    mdb_env_set_maxdbs(s->mdb_env, 4);
-    mdb_env_set_mapsize(s->mdb_env, PSS_META_MAPSIZE);
-    mdb_env_set_maxreaders(s->mdb_env, 2 * PS_MAX_WORKERS + 16);
-    rc = mdb_env_open(s->mdb_env, path, MDB_NOMETASYNC, 0644);
-    if (rc != 0) {
-        ps_error("open the metadata store %s: %s", path, mdb_strerror(rc));
-        goto err_close_env;
-    }
-    s->mdb_max_key = (size_t)mdb_env_get_maxkeysize(s->mdb_env);
-
-    rc = mdb_txn_begin(s->mdb_env, NULL, 0, &txn);
-    if (rc != 0) {
-        ps_error("metadata store %s: mdb_txn_begin: %s", path, mdb_strerror(rc));
-        goto err_close_env;
-    }
-    rc = mdb_dbi_open(txn, "paths", MDB_CREATE, &s->mdb_paths);
-    if (rc == 0) {
-        rc = mdb_dbi_open(txn, "server", MDB_CREATE, &server_dbi);
-    }
-    if (rc == 0) {
+    if (mdb_status == 0) {
         MDB_val key = {2, (void *)"id"}, val;
-        rc = mdb_get(txn, server_dbi, &key, &val);
-        if (rc == 0 && val.mv_size == sizeof(uint64_t)) {
+        mdb_status = mdb_get(txn, server_dbi, &key, &val);
+        if (mdb_status == 0 && val.mv_size == sizeof(uint64_t)) {
             memcpy(&s->server_id, val.mv_data, sizeof(uint64_t));
-        } else if (rc == MDB_NOTFOUND) {
+        } else if (mdb_status == MDB_NOTFOUND) {
             uint64_t id = 0;
             while (id == 0) {
                 if (getrandom(&id, sizeof(id), 0) != (ssize_t)sizeof(id)) {
                     ps_error("getrandom: %m");
-                    rc = EIO;
+                    mdb_status = EIO;
                     break;
                 }
             }
             if (id != 0) {
                 val.mv_size = sizeof(id);
                 val.mv_data = &id;
-                rc = mdb_put(txn, server_dbi, &key, &val, 0);
+                mdb_status = mdb_put(txn, server_dbi, &key, &val, 0);
                 s->server_id = id;
             }
-        } else if (rc == 0) {
-            rc = MDB_CORRUPTED;
+        } else if (mdb_status == 0) {
+            mdb_status = MDB_CORRUPTED;
         }
     }
-    if (rc != 0) {
-        ps_error("metadata store %s: %s", path, mdb_strerror(rc));
+    return mdb_status;
+}
+
+ps_status_t pss_meta_open(pss_server_t *s)
+{
+    char path[4096];
+    MDB_txn *txn;
+    int mdb_status;
+
+    snprintf(path, sizeof(path), "%s/meta", s->data_dir);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        ps_error("mkdir %s: %m", path);
+        return ps_status_from_errno(errno);
+    }
+    mdb_status = mdb_env_create(&s->mdb_env);
+    if (mdb_status != 0) {
+        ps_error("mdb_env_create: %s", mdb_strerror(mdb_status));
+        return pss_mdb_status(mdb_status);
+    }
+    mdb_env_set_maxdbs(s->mdb_env, 4);
+    mdb_env_set_mapsize(s->mdb_env, PSS_META_MAPSIZE);
+    mdb_env_set_maxreaders(s->mdb_env, 2 * PS_MAX_WORKERS + 16);
+    mdb_status = mdb_env_open(s->mdb_env, path, MDB_NOMETASYNC, 0644);
+    if (mdb_status != 0) {
+        ps_error("open the metadata store %s: %s", path, mdb_strerror(mdb_status));
+        goto err_close_env;
+    }
+    s->mdb_max_key = (size_t)mdb_env_get_maxkeysize(s->mdb_env);
+
+    mdb_status = mdb_txn_begin(s->mdb_env, NULL, 0, &txn);
+    if (mdb_status != 0) {
+        ps_error("metadata store %s: mdb_txn_begin: %s", path, mdb_strerror(mdb_status));
+        goto err_close_env;
+    }
+    mdb_status = pss_meta_open_dbs(s, txn);
+    if (mdb_status != 0) {
+        ps_error("metadata store %s: %s", path, mdb_strerror(mdb_status));
         mdb_txn_abort(txn);
         goto err_close_env;
     }
-    rc = mdb_txn_commit(txn);
-    if (rc != 0) {
-        ps_error("metadata store %s: commit: %s", path, mdb_strerror(rc));
+    mdb_status = mdb_txn_commit(txn);
+    if (mdb_status != 0) {
+        ps_error("metadata store %s: commit: %s", path, mdb_strerror(mdb_status));
         goto err_close_env;
     }
-    rc = mdb_env_sync(s->mdb_env, 1);
-    if (rc != 0) {
-        ps_error("metadata store %s: sync: %s", path, mdb_strerror(rc));
+    mdb_status = mdb_env_sync(s->mdb_env, 1);
+    if (mdb_status != 0) {
+        ps_error("metadata store %s: sync: %s", path, mdb_strerror(mdb_status));
         goto err_close_env;
     }
     ps_info("metadata store %s: %llu paths, server id %016llx", path,
@@ -132,16 +146,17 @@ int pss_meta_open(pss_server_t *s)
 err_close_env:
     mdb_env_close(s->mdb_env);
     s->mdb_env = NULL;
-    return pss_mdb_status(rc);
+    return pss_mdb_status(mdb_status);
 }
 
-int pss_meta_sync(pss_server_t *s)
+/* Make every committed transaction durable. */
+static ps_status_t pss_meta_sync(pss_server_t *s)
 {
-    int rc = mdb_env_sync(s->mdb_env, 1);
-    if (rc != 0) {
-        ps_error("metadata store: mdb_env_sync: %s", mdb_strerror(rc));
+    int mdb_status = mdb_env_sync(s->mdb_env, 1);
+    if (mdb_status != 0) {
+        ps_error("metadata store: mdb_env_sync: %s", mdb_strerror(mdb_status));
     }
-    return pss_mdb_status(rc);
+    return pss_mdb_status(mdb_status);
 }
 
 void pss_meta_close(pss_server_t *s)
@@ -156,12 +171,12 @@ void pss_meta_close(pss_server_t *s)
 uint64_t pss_meta_count(pss_server_t *s)
 {
     MDB_txn *txn;
-    MDB_stat st;
+    MDB_stat db_stat;
     uint64_t n = 0;
 
     if (mdb_txn_begin(s->mdb_env, NULL, MDB_RDONLY, &txn) == 0) {
-        if (mdb_stat(txn, s->mdb_paths, &st) == 0) {
-            n = st.ms_entries;
+        if (mdb_stat(txn, s->mdb_paths, &db_stat) == 0) {
+            n = db_stat.ms_entries;
         }
         mdb_txn_abort(txn);
     }
@@ -195,7 +210,8 @@ static void pss_key_make(pss_server_t *s, const char *path, size_t len, pss_key_
 }
 
 /* Full path of a stored entry (key, or the path after the info for long keys). */
-static int pss_entry_path(const MDB_val *k, const MDB_val *v, const char **path, size_t *len)
+static ps_status_t pss_entry_path(const MDB_val *k, const MDB_val *v, const char **path,
+                                  size_t *len)
 {
     if (v->mv_size < sizeof(ps_file_info_t)) {
         return PS_ERR_IO;
@@ -211,21 +227,21 @@ static int pss_entry_path(const MDB_val *k, const MDB_val *v, const char **path,
 }
 
 /* Get a path's info in txn: PS_OK, PS_ERR_NO_ENTRY or an error. */
-static int pss_meta_get(pss_server_t *s, MDB_txn *txn, const char *path, size_t len,
-                        pss_key_t *key, ps_file_info_t *info)
+static ps_status_t pss_meta_get(pss_server_t *s, MDB_txn *txn, const char *path, size_t len,
+                                pss_key_t *key, ps_file_info_t *info)
 {
     MDB_val val;
     const char *stored;
     size_t stored_len;
-    int rc;
+    int mdb_status;
 
     pss_key_make(s, path, len, key);
-    rc = mdb_get(txn, s->mdb_paths, &key->val, &val);
-    if (rc != 0) {
-        if (rc != MDB_NOTFOUND) {
-            ps_error("metadata lookup: %s", mdb_strerror(rc));
+    mdb_status = mdb_get(txn, s->mdb_paths, &key->val, &val);
+    if (mdb_status != 0) {
+        if (mdb_status != MDB_NOTFOUND) {
+            ps_error("metadata lookup: %s", mdb_strerror(mdb_status));
         }
-        return pss_mdb_status(rc);
+        return pss_mdb_status(mdb_status);
     }
     if (pss_entry_path(&key->val, &val, &stored, &stored_len) != PS_OK) {
         ps_error("metadata store: entry of %zu bytes is too short", val.mv_size);
@@ -239,23 +255,33 @@ static int pss_meta_get(pss_server_t *s, MDB_txn *txn, const char *path, size_t 
     return PS_OK;
 }
 
-static int pss_meta_put(pss_server_t *s, MDB_txn *txn, pss_key_t *key, const char *path,
-                        size_t len, const ps_file_info_t *info)
+static ps_status_t pss_meta_put(pss_server_t *s, MDB_txn *txn, pss_key_t *key, const char *path,
+                                size_t len, const ps_file_info_t *info)
 {
     uint8_t buf[sizeof(ps_file_info_t) + PS_PATH_MAX];
     MDB_val val = {sizeof(*info), buf};
-    int rc;
+    int mdb_status;
 
     memcpy(buf, info, sizeof(*info));
     if (key->is_long) {
         memcpy(buf + sizeof(*info), path, len);
         val.mv_size += len;
     }
-    rc = mdb_put(txn, s->mdb_paths, &key->val, &val, MDB_NOOVERWRITE);
-    if (rc != 0) {
-        ps_error("metadata store: put: %s", mdb_strerror(rc));
+    mdb_status = mdb_put(txn, s->mdb_paths, &key->val, &val, MDB_NOOVERWRITE);
+    if (mdb_status != 0) {
+        ps_error("metadata store: put: %s", mdb_strerror(mdb_status));
     }
-    return pss_mdb_status(rc);
+    return pss_mdb_status(mdb_status);
+}
+
+/* Begin a transaction (flags 0 or MDB_RDONLY); a failure is logged here. */
+static ps_status_t pss_txn_begin(pss_server_t *s, unsigned flags, MDB_txn **txn)
+{
+    int mdb_status = mdb_txn_begin(s->mdb_env, NULL, flags, txn);
+    if (mdb_status != 0) {
+        ps_error("metadata store: mdb_txn_begin: %s", mdb_strerror(mdb_status));
+    }
+    return pss_mdb_status(mdb_status);
 }
 
 /* ---- handlers -------------------------------------------------------------- */
@@ -269,15 +295,15 @@ static void pss_reply_file(pss_req_t *req, const ps_file_info_t *info, int creat
     pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
 }
 
-static int pss_check_path(pss_req_t *req, const char *path, size_t len)
+static ps_status_t pss_check_path(pss_req_t *req, const char *path, size_t len)
 {
-    int st = ps_proto_check_path(path, len);
-    if (st != PS_OK) {
+    ps_status_t status = ps_proto_check_path(path, len);
+    if (status != PS_OK) {
         ps_warn("worker %u: %s req %llu: invalid path (%zu bytes): %s", req->worker->index,
                 ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id, len,
-                ps_status_string(st));
+                ps_status_string(status));
     }
-    return st;
+    return status;
 }
 
 static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
@@ -290,13 +316,9 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
     ps_file_info_t info;
     pss_key_t key;
     MDB_txn *txn;
-    int st, rc;
+    ps_status_t status;
+    int mdb_status;
 
-    st = pss_check_path(req, path, len);
-    if (st != PS_OK) {
-        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
-        return;
-    }
     if (ps_layout_check(&layout, 0) != PS_OK ||
         (c->flags & ~(PS_CREATE_EXCL | PS_CREATE_TRUNC)) != 0) {
         ps_warn("worker %u: CREATE req %llu: invalid layout (stripe_size %llu, count %u, "
@@ -307,14 +329,13 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
         return;
     }
 
-    rc = mdb_txn_begin(s->mdb_env, NULL, 0, &txn);
-    if (rc != 0) {
-        ps_error("metadata store: mdb_txn_begin: %s", mdb_strerror(rc));
-        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+    status = pss_txn_begin(s, 0, &txn);
+    if (status != PS_OK) {
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
         return;
     }
-    st = pss_meta_get(s, txn, path, len, &key, &info);
-    if (st == PS_OK) {
+    status = pss_meta_get(s, txn, path, len, &key, &info);
+    if (status == PS_OK) {
         mdb_txn_abort(txn);
         if (c->flags & PS_CREATE_EXCL) {
             pss_reply(req, PS_ERR_EXISTS, NULL, 0, NULL, 0, NULL);
@@ -323,9 +344,9 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
         }
         return;
     }
-    if (st != PS_ERR_NO_ENTRY) {
+    if (status != PS_ERR_NO_ENTRY) {
         mdb_txn_abort(txn);
-        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
         return;
     }
 
@@ -343,16 +364,17 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
     info.first_server = c->first_server;
     info.mode = c->mode & 0777;
     info.ctime_ns = info.mtime_ns = ps_wall_ns();
-    st = pss_meta_put(s, txn, &key, path, len, &info);
-    if (st != PS_OK) {
+    status = pss_meta_put(s, txn, &key, path, len, &info);
+    if (status != PS_OK) {
         mdb_txn_abort(txn);
-        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
         return;
     }
-    rc = mdb_txn_commit(txn);
-    if (rc != 0) {
-        ps_error("metadata store: commit of CREATE %.*s: %s", (int)len, path, mdb_strerror(rc));
-        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+    mdb_status = mdb_txn_commit(txn);
+    if (mdb_status != 0) {
+        ps_error("metadata store: commit of CREATE %.*s: %s", (int)len, path,
+                 mdb_strerror(mdb_status));
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
         return;
     }
     ps_debug("worker %u: created %.*s as %016llx", w->index, (int)len, path,
@@ -368,23 +390,18 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
     ps_file_info_t info;
     pss_key_t key;
     MDB_txn *txn;
-    int st, rc;
+    ps_status_t status;
+    int mdb_status;
 
-    st = pss_check_path(req, path, len);
-    if (st != PS_OK) {
-        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
+    status = pss_txn_begin(s, remove ? 0 : MDB_RDONLY, &txn);
+    if (status != PS_OK) {
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
         return;
     }
-    rc = mdb_txn_begin(s->mdb_env, NULL, remove ? 0 : MDB_RDONLY, &txn);
-    if (rc != 0) {
-        ps_error("metadata store: mdb_txn_begin: %s", mdb_strerror(rc));
-        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
-        return;
-    }
-    st = pss_meta_get(s, txn, path, len, &key, &info);
-    if (st != PS_OK) {
+    status = pss_meta_get(s, txn, path, len, &key, &info);
+    if (status != PS_OK) {
         mdb_txn_abort(txn);
-        pss_reply(req, st, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
         return;
     }
     if (!remove) {
@@ -392,18 +409,83 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
         pss_reply_file(req, &info, 0);
         return;
     }
-    rc = mdb_del(txn, s->mdb_paths, &key.val, NULL);
-    if (rc == 0) {
-        rc = mdb_txn_commit(txn);
+    mdb_status = mdb_del(txn, s->mdb_paths, &key.val, NULL);
+    if (mdb_status == 0) {
+        mdb_status = mdb_txn_commit(txn);
     } else {
         mdb_txn_abort(txn);
     }
-    if (rc != 0) {
-        ps_error("metadata store: REMOVE %.*s: %s", (int)len, path, mdb_strerror(rc));
-        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+    if (mdb_status != 0) {
+        ps_error("metadata store: REMOVE %.*s: %s", (int)len, path, mdb_strerror(mdb_status));
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
         return;
     }
     pss_reply_file(req, &info, 0);
+}
+
+/* The LIST reply's entries, growing as they are added. */
+typedef struct pss_list_buf {
+    uint8_t *p;
+    size_t cap, used;
+} pss_list_buf_t;
+
+/* Append one entry (info, then the path padded to 8 bytes); 0 or ENOMEM. */
+static int pss_list_append(pss_list_buf_t *out, const MDB_val *v, const char *path, size_t plen)
+{
+    size_t need = sizeof(ps_list_entry_t) + ((plen + 7) & ~(size_t)7);
+    if (out->used + need > out->cap) {
+        size_t ncap = out->cap * 2 + need;
+        uint8_t *nout = realloc(out->p, ncap);
+        if (nout == NULL) {
+            return ENOMEM;
+        }
+        out->p = nout;
+        out->cap = ncap;
+    }
+    ps_list_entry_t e;
+    memset(&e, 0, sizeof(e));
+    memcpy(&e.info, v->mv_data, sizeof(e.info));
+    e.path_len = (uint32_t)plen;
+    memcpy(out->p + out->used, &e, sizeof(e));
+    memcpy(out->p + out->used + sizeof(e), path, plen);
+    memset(out->p + out->used + sizeof(e) + plen, 0, need - sizeof(e) - plen);
+    out->used += need;
+    return 0;
+}
+
+/*
+ * Put the cursor on the first key to list: just after the resume key when
+ * that sorts after the prefix, else at the first key starting with the
+ * prefix's kp_len key-space bytes. Returns an LMDB code.
+ */
+static int pss_list_seek(pss_server_t *s, MDB_cursor *cur, const char *prefix, size_t kp_len,
+                         const char *after, size_t after_len, MDB_val *k, MDB_val *v)
+{
+    pss_key_t after_key;
+    int use_after = 0;
+    int mdb_status;
+
+    if (after_len > 0) {
+        pss_key_make(s, after, after_len, &after_key);
+        size_t m = after_key.val.mv_size < kp_len ? after_key.val.mv_size : kp_len;
+        int cmp = memcmp(after_key.val.mv_data, prefix, m);
+        use_after = cmp > 0 || (cmp == 0 && after_key.val.mv_size >= kp_len);
+    }
+    if (use_after) {
+        *k = after_key.val;
+        mdb_status = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+        if (mdb_status == 0 && k->mv_size == after_key.val.mv_size &&
+            memcmp(k->mv_data, after_key.val.mv_data, k->mv_size) == 0) {
+            mdb_status = mdb_cursor_get(cur, k, v, MDB_NEXT);
+        }
+    } else if (kp_len == 0) {
+        mdb_status = mdb_cursor_get(cur, k, v, MDB_FIRST);
+    } else {
+        k->mv_data = (void *)prefix;
+        k->mv_size = kp_len;
+        mdb_status = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
+    }
+    return mdb_status;
 }
 
 /*
@@ -416,32 +498,29 @@ static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
     pss_server_t *s = w->server;
     const ps_list_req_t *l = &req->body.list;
     const char *prefix = req->data ? (const char *)req->data : ""; /* no data: empty */
-    const char *after = prefix + l->prefix_len;
-    size_t prefix_len = l->prefix_len, after_len = l->after_len;
-    size_t cap = 64 * 1024, used = 0;
-    uint8_t *out = malloc(cap);
+    size_t prefix_len = l->prefix_len;
+    pss_list_buf_t out = {malloc(64 * 1024), 64 * 1024, 0};
     uint32_t n = 0, more = 0;
-    pss_key_t after_key;
     MDB_cursor *cur;
     MDB_txn *txn;
     MDB_val k, v;
-    int rc;
+    int mdb_status;
 
-    if (out == NULL) {
+    if (out.p == NULL) {
         pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
         return;
     }
-    rc = mdb_txn_begin(s->mdb_env, NULL, MDB_RDONLY, &txn);
-    if (rc == 0) {
-        rc = mdb_cursor_open(txn, s->mdb_paths, &cur);
-        if (rc != 0) {
+    mdb_status = mdb_txn_begin(s->mdb_env, NULL, MDB_RDONLY, &txn);
+    if (mdb_status == 0) {
+        mdb_status = mdb_cursor_open(txn, s->mdb_paths, &cur);
+        if (mdb_status != 0) {
             mdb_txn_abort(txn);
         }
     }
-    if (rc != 0) {
-        ps_error("metadata store: LIST: %s", mdb_strerror(rc));
-        free(out);
-        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+    if (mdb_status != 0) {
+        ps_error("metadata store: LIST: %s", mdb_strerror(mdb_status));
+        free(out.p);
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
         return;
     }
 
@@ -450,29 +529,8 @@ static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
     if (kp_len > s->mdb_max_key - 9) {
         kp_len = s->mdb_max_key - 9;
     }
-    /* Start at the resume key when it sorts after the prefix, else at the prefix. */
-    int use_after = 0;
-    if (after_len > 0) {
-        pss_key_make(s, after, after_len, &after_key);
-        size_t m = after_key.val.mv_size < kp_len ? after_key.val.mv_size : kp_len;
-        int cmp = memcmp(after_key.val.mv_data, prefix, m);
-        use_after = cmp > 0 || (cmp == 0 && after_key.val.mv_size >= kp_len);
-    }
-    if (use_after) {
-        k = after_key.val;
-        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-        if (rc == 0 && k.mv_size == after_key.val.mv_size &&
-            memcmp(k.mv_data, after_key.val.mv_data, k.mv_size) == 0) {
-            rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-        }
-    } else if (kp_len == 0) {
-        rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-    } else {
-        k.mv_data = (void *)prefix;
-        k.mv_size = kp_len;
-        rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
-    }
-    for (; rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    mdb_status = pss_list_seek(s, cur, prefix, kp_len, prefix + prefix_len, l->after_len, &k, &v);
+    for (; mdb_status == 0; mdb_status = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         const char *path;
         size_t plen;
 
@@ -487,50 +545,45 @@ static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
             more = 1;
             break;
         }
-        size_t need = sizeof(ps_list_entry_t) + ((plen + 7) & ~(size_t)7);
-        if (used + need > cap) {
-            size_t ncap = cap * 2 + need;
-            uint8_t *nout = realloc(out, ncap);
-            if (nout == NULL) {
-                rc = ENOMEM;
-                break;
-            }
-            out = nout;
-            cap = ncap;
+        mdb_status = pss_list_append(&out, &v, path, plen);
+        if (mdb_status != 0) {
+            break;
         }
-        ps_list_entry_t e;
-        memset(&e, 0, sizeof(e));
-        memcpy(&e.info, v.mv_data, sizeof(e.info));
-        e.path_len = (uint32_t)plen;
-        memcpy(out + used, &e, sizeof(e));
-        memcpy(out + used + sizeof(e), path, plen);
-        memset(out + used + sizeof(e) + plen, 0, need - sizeof(e) - plen);
-        used += need;
         n++;
     }
     mdb_cursor_close(cur);
     mdb_txn_abort(txn);
-    if (rc != 0 && rc != MDB_NOTFOUND) {
-        ps_error("metadata store: LIST: %s", mdb_strerror(rc));
-        free(out);
-        pss_reply(req, pss_mdb_status(rc), NULL, 0, NULL, 0, NULL);
+    if (mdb_status != 0 && mdb_status != MDB_NOTFOUND) {
+        ps_error("metadata store: LIST: %s", mdb_strerror(mdb_status));
+        free(out.p);
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
         return;
     }
     ps_list_rep_t rep;
     memset(&rep, 0, sizeof(rep));
     rep.nentries = n;
     rep.more = more;
-    rep.data_len = used;
-    if (used == 0) {
-        free(out);
-        out = NULL;
+    rep.data_len = out.used;
+    if (out.used == 0) {
+        free(out.p);
+        out.p = NULL;
     }
-    pss_reply(req, PS_OK, &rep, sizeof(rep), out, used, free);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), out.p, out.used, free);
 }
 
 void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
 {
-    switch (req->hdr.type) {
+    uint16_t type = req->hdr.type;
+
+    if (type == PS_MSG_CREATE || type == PS_MSG_LOOKUP || type == PS_MSG_REMOVE) {
+        size_t len = type == PS_MSG_CREATE ? req->body.create.path_len : req->body.path.path_len;
+        ps_status_t status = pss_check_path(req, req->data, len);
+        if (status != PS_OK) {
+            pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+            return;
+        }
+    }
+    switch (type) {
     case PS_MSG_CREATE:
         pss_meta_create(w, req);
         break;

@@ -1,6 +1,8 @@
 /*
- * pss_worker.c: a worker thread: UCX listener and endpoints, the event loop,
- * request decoding and routing, replies and counters.
+ * pss_worker.c: a worker thread: set-up, the event loop, request decoding,
+ * admission to memory and routing to the handlers (pss_admin.c, pss_meta.c,
+ * pss_store.c), which answer through pss_req.c. Connections are kept by
+ * pss_conn.c.
  *
  * The event loop never polls while idle. It progresses the UCX worker until
  * there is nothing left to do, handles what the callbacks queued, reaps disk
@@ -17,7 +19,13 @@
  * rendezvous receives, disk I/O, replies) happens in the loop, outside UCX
  * callbacks, so handlers may send and receive freely.
  */
-#include "pss.h"
+#include "pss_worker.h"
+
+#include "pss_admin.h"
+#include "pss_conn.h"
+#include "pss_meta.h"
+#include "pss_req.h"
+#include "pss_store.h"
 
 #include "ps_layout.h"
 #include "ps_log.h"
@@ -31,352 +39,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
-
-struct pss_conn {
-    ucp_ep_h ep;
-    pss_worker_t *worker;
-    int refs;   /* the table's reference + one per request holding it */
-    int closed; /* error seen or worker closing: never send on ep again */
-    int owned;  /* created by our listener: we close it */
-    struct pss_conn *next_dead;
-};
-
-/* A reply being sent: header and body must live until the send completes. */
-typedef struct pss_send {
-    pss_worker_t *worker;
-    void *data;
-    void (*free_data)(void *);
-    size_t hdr_len;
-    uint8_t hdr[]; /* ps_msg_hdr_t + body */
-} pss_send_t;
-
-/* Connections of this thread whose peer failed; their endpoints are closed
- * by the loop, outside the UCX error callback. */
-static __thread pss_conn_t *pss_tls_dead;
-
-/* ---- connections ------------------------------------------------------------- */
-
-static void pss_conn_unref(pss_conn_t *conn)
-{
-    if (conn != NULL && --conn->refs == 0) {
-        free(conn);
-    }
-}
-
-static void pss_conn_remove(pss_worker_t *w, pss_conn_t *conn)
-{
-    for (size_t i = 0; i < w->nconns; i++) {
-        if (w->conns[i] == conn) {
-            w->conns[i] = w->conns[--w->nconns];
-            break;
-        }
-    }
-    if (w->conn_last == conn) {
-        w->conn_last = NULL;
-    }
-}
-
-static pss_conn_t *pss_conn_add(pss_worker_t *w, ucp_ep_h ep, int owned)
-{
-    pss_conn_t *conn = calloc(1, sizeof(*conn));
-    if (conn == NULL) {
-        return NULL;
-    }
-    if (w->nconns == w->conns_cap) {
-        size_t cap = w->conns_cap ? w->conns_cap * 2 : 16;
-        pss_conn_t **conns = realloc(w->conns, cap * sizeof(*conns));
-        if (conns == NULL) {
-            free(conn);
-            return NULL;
-        }
-        w->conns = conns;
-        w->conns_cap = cap;
-    }
-    conn->ep = ep;
-    conn->worker = w;
-    conn->refs = 1;
-    conn->owned = owned;
-    w->conns[w->nconns++] = conn;
-    return conn;
-}
-
-static pss_conn_t *pss_conn_find(pss_worker_t *w, ucp_ep_h ep)
-{
-    if (w->conn_last != NULL && w->conn_last->ep == ep) {
-        return w->conn_last;
-    }
-    for (size_t i = 0; i < w->nconns; i++) {
-        if (w->conns[i]->ep == ep) {
-            w->conn_last = w->conns[i];
-            return w->conns[i];
-        }
-    }
-    return NULL;
-}
-
-static void pss_ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
-{
-    pss_conn_t *conn = arg;
-
-    ps_debug("worker %u: connection closed by peer (%s)", conn->worker->index,
-             ucs_status_string(status));
-    if (!conn->closed) {
-        conn->closed = 1;
-        conn->next_dead = pss_tls_dead;
-        pss_tls_dead = conn;
-    }
-}
-
-static void pss_ep_close(pss_worker_t *w, ucp_ep_h ep, int force)
-{
-    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                 .flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0};
-    ucs_status_ptr_t req = ucp_ep_close_nbx(ep, &param);
-    if (UCS_PTR_IS_PTR(req)) {
-        uint64_t deadline = ps_time_ns() + 2000000000ull;
-        while (ucp_request_check_status(req) == UCS_INPROGRESS && ps_time_ns() < deadline) {
-            ucp_worker_progress(w->ucp_worker);
-        }
-        if (ucp_request_check_status(req) == UCS_INPROGRESS) {
-            ucp_request_cancel(w->ucp_worker, req);
-        }
-        ucp_request_free(req);
-    }
-}
-
-/* Close the endpoints of connections whose peer went away (deferred out of
- * the error callback). */
-static void pss_close_dead_conns(pss_worker_t *w)
-{
-    while (pss_tls_dead != NULL) {
-        pss_conn_t *conn = pss_tls_dead;
-        pss_tls_dead = conn->next_dead;
-        pss_conn_remove(w, conn);
-        if (conn->owned) {
-            pss_ep_close(w, conn->ep, 1);
-        }
-        conn->ep = NULL;
-        pss_conn_unref(conn); /* the table's reference */
-    }
-}
-
-static void pss_conn_handler(ucp_conn_request_h conn_request, void *arg)
-{
-    pss_worker_t *w = arg;
-    ucp_ep_params_t params;
-    pss_conn_t *conn;
-    ucp_ep_h ep;
-    ucs_status_t status;
-
-    if (atomic_load(&w->server->stopping)) {
-        ucp_listener_reject(w->listener, conn_request);
-        return;
-    }
-    conn = pss_conn_add(w, NULL, 1);
-    if (conn == NULL) {
-        ps_error("worker %u: no memory for a new connection", w->index);
-        ucp_listener_reject(w->listener, conn_request);
-        return;
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
-                        UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
-    params.conn_request = conn_request;
-    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    params.err_handler.cb = pss_ep_error_cb;
-    params.err_handler.arg = conn;
-    status = ucp_ep_create(w->ucp_worker, &params, &ep);
-    if (status != UCS_OK) {
-        ps_error("worker %u: ucp_ep_create for an incoming connection: %s", w->index,
-                 ucs_status_string(status));
-        pss_conn_remove(w, conn);
-        pss_conn_unref(conn);
-        return;
-    }
-    conn->ep = ep;
-    ps_debug("worker %u: new connection (%zu open)", w->index, w->nconns);
-}
-
-/* ---- buffers ------------------------------------------------------------------ */
-
-/*
- * Rendezvous receive buffers (up to max_batch bytes, one per write batch)
- * are kept by the worker and reused. Allocated afresh each time, they were
- * new pages to the kernel: with glibc's per-thread heaps a 512 MiB copy in
- * took about 55,000 page faults on the daemon, each one inside the TCP
- * receive, and 1.0 s of its CPU. A buffer is reused for any request of at
- * least half its size, and capacities are rounded up to 64 KiB, so a stream
- * of batches of one size keeps hitting the same few buffers.
- */
-static void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap)
-{
-    void *p;
-
-    for (unsigned i = 0; i < w->nbufs; i++) {
-        if (w->bufs[i].cap >= len && w->bufs[i].cap / 2 <= len) {
-            p = w->bufs[i].p;
-            *cap = w->bufs[i].cap;
-            w->bufs_bytes -= *cap;
-            w->bufs[i] = w->bufs[--w->nbufs];
-            return p;
-        }
-    }
-    *cap = (len + 65535) & ~(size_t)65535;
-    if (posix_memalign(&p, align, *cap) != 0) {
-        return NULL;
-    }
-    return p;
-}
-
-static void pss_buf_put(pss_worker_t *w, void *p, size_t cap)
-{
-    if (w->nbufs == PSS_BUF_KEEP || w->bufs_bytes + cap > PSS_BUF_KEEP_BYTES) {
-        free(p);
-        return;
-    }
-    w->bufs[w->nbufs].p = p;
-    w->bufs[w->nbufs].cap = cap;
-    w->nbufs++;
-    w->bufs_bytes += cap;
-}
-
-static void pss_buf_release_all(pss_worker_t *w)
-{
-    while (w->nbufs > 0) {
-        free(w->bufs[--w->nbufs].p);
-    }
-    w->bufs_bytes = 0;
-}
-
-/* ---- requests ---------------------------------------------------------------- */
-
-void pss_req_free(pss_req_t *req)
-{
-    pss_worker_t *w = req->worker;
-
-    if (req->ucx_data != NULL) {
-        ucp_am_data_release(w->ucp_worker, req->ucx_data);
-    }
-    if (req->own_cap > 0) {
-        pss_buf_put(w, req->own_buf, req->own_cap);
-    } else {
-        free(req->own_buf);
-    }
-    free(req->reply_buf);
-    pss_conn_unref(req->conn);
-    w->mem_inflight -= req->mem_charged;
-    w->inflight--;
-    free(req);
-}
-
-static void pss_send_done(pss_send_t *send)
-{
-    if (send->free_data != NULL) {
-        send->free_data(send->data);
-    }
-    free(send);
-}
-
-static void pss_send_cb(void *request, ucs_status_t status, void *user_data)
-{
-    pss_send_t *send = user_data;
-
-    if (status != UCS_OK) {
-        ps_debug("worker %u: reply not delivered: %s", send->worker->index,
-                 ucs_status_string(status));
-    }
-    send->worker->sends_inflight--;
-    pss_send_done(send);
-    ucp_request_free(request);
-}
-
-static unsigned pss_latency_bucket(uint64_t ns)
-{
-    uint64_t us = ns / 1000;
-    unsigned b = us == 0 ? 0 : 64 - (unsigned)__builtin_clzll(us);
-    return b < PS_STATS_HIST_BUCKETS ? b : PS_STATS_HIST_BUCKETS - 1;
-}
-
-void pss_reply(pss_req_t *req, int status, const void *body, uint32_t body_len, void *data,
-               uint64_t data_len, void (*free_data)(void *))
-{
-    pss_worker_t *w = req->worker;
-    pss_conn_t *conn = req->conn;
-    ps_msg_hdr_t hdr;
-    pss_send_t *send;
-
-    if (status != PS_OK) {
-        body_len = 0;
-        PSS_STAT_ADD(w, errors, 1);
-    }
-    if (status != PS_OK || data == NULL) {
-        if (free_data != NULL && data != NULL) {
-            free_data(data);
-        }
-        data = NULL;
-        data_len = 0;
-        free_data = NULL;
-    }
-    PSS_STAT_ADD(w, latency_hist[pss_latency_bucket(ps_time_ns() - req->recv_ns)], 1);
-
-    if (conn == NULL || conn->closed || conn->ep == NULL) {
-        ps_debug("worker %u: no endpoint to reply to %s req %llu", w->index,
-                 ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id);
-        goto out_free_data;
-    }
-
-    send = malloc(sizeof(*send) + sizeof(hdr) + body_len);
-    if (send == NULL) {
-        ps_error("worker %u: no memory for a reply", w->index);
-        goto out_free_data;
-    }
-    ps_msg_hdr_init(&hdr, (ps_msg_type_t)req->hdr.type, req->hdr.req_id, status, body_len);
-    memcpy(send->hdr, &hdr, sizeof(hdr));
-    if (body_len > 0) {
-        memcpy(send->hdr + sizeof(hdr), body, body_len);
-    }
-    send->hdr_len = sizeof(hdr) + body_len;
-    send->worker = w;
-    send->data = data;
-    send->free_data = free_data;
-
-    ucp_request_param_t param;
-    memset(&param, 0, sizeof(param));
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    param.cb.send = pss_send_cb;
-    param.user_data = send;
-    ucs_status_ptr_t sreq =
-        ucp_am_send_nbx(conn->ep, PS_AM_ID_REPLY, send->hdr, send->hdr_len, data, data_len, &param);
-    if (sreq == NULL) {
-        pss_send_done(send);
-    } else if (UCS_PTR_IS_ERR(sreq)) {
-        ps_warn("worker %u: sending the reply to %s req %llu: %s", w->index,
-                ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id,
-                ucs_status_string(UCS_PTR_STATUS(sreq)));
-        pss_send_done(send);
-    } else {
-        w->sends_inflight++;
-    }
-    pss_req_free(req);
-    return;
-
-out_free_data:
-    if (free_data != NULL) {
-        free_data(data);
-    }
-    pss_req_free(req);
-}
-
-static void pss_reject(pss_req_t *req, int status, const char *what)
-{
-    char dump[256];
-    ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
-    ps_warn("worker %u: rejecting request (%s): %s: %s", req->worker->index, dump, what,
-            ps_status_string(status));
-    pss_reply(req, status, NULL, 0, NULL, 0, NULL);
-}
 
 static void pss_queue(pss_worker_t *w, pss_req_t *req)
 {
@@ -398,7 +61,7 @@ static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_lengt
     pss_req_t *req;
     int rndv = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV);
     int persistent = !!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_DATA);
-    ucs_status_t ret = UCS_OK;
+    ucs_status_t status = UCS_OK;
 
     req = calloc(1, sizeof(*req));
     if (req == NULL) {
@@ -454,11 +117,11 @@ static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_lengt
     if (rndv) {
         req->ucx_data = data; /* descriptor; the loop posts ucp_am_recv_data_nbx */
         req->ucx_rndv = 1;
-        ret = UCS_INPROGRESS;
+        status = UCS_INPROGRESS;
     } else if (persistent && ((uintptr_t)data % 8) == 0) {
         req->ucx_data = data;
         req->data = data;
-        ret = UCS_INPROGRESS;
+        status = UCS_INPROGRESS;
     } else {
         req->own_buf = malloc(length);
         if (req->own_buf == NULL) {
@@ -472,14 +135,13 @@ static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_lengt
 
 out_queue:
     pss_queue(w, req);
-    return ret;
+    return status;
 }
 
 static void pss_rndv_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     pss_req_t *req = user_data;
 
-    req->recv_pending = 0;
     if (status != UCS_OK) {
         req->status = PS_ERR_CONN;
         req->bad_reason = "rendezvous receive of the request data failed";
@@ -532,96 +194,7 @@ static int pss_rndv_start(pss_worker_t *w, pss_req_t *req)
         req->bad_reason = "rendezvous receive could not start";
         return 0;
     }
-    req->recv_pending = 1;
     return 1;
-}
-
-static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
-{
-    pss_server_t *s = w->server;
-    ps_hello_rep_t rep;
-    uint32_t *ports = malloc(s->nworkers * sizeof(uint32_t));
-
-    if (ports == NULL) {
-        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
-        return;
-    }
-    memcpy(ports, s->ports, s->nworkers * sizeof(uint32_t));
-    memset(&rep, 0, sizeof(rep));
-    rep.server_id = s->server_id;
-    rep.nworkers = s->nworkers;
-    rep.worker = w->index;
-    rep.block_size = s->align;
-    pss_reply(req, PS_OK, &rep, sizeof(rep), ports, s->nworkers * sizeof(uint32_t), free);
-}
-
-static void pss_handle_statfs(pss_worker_t *w, pss_req_t *req)
-{
-    struct statvfs sv;
-    ps_statfs_rep_t rep;
-
-    if (statvfs(w->server->data_dir, &sv) != 0) {
-        int err = errno;
-        ps_error("statvfs %s: %m", w->server->data_dir);
-        pss_reply(req, ps_status_from_errno(err), NULL, 0, NULL, 0, NULL);
-        return;
-    }
-    memset(&rep, 0, sizeof(rep));
-    rep.bsize = sv.f_frsize ? sv.f_frsize : sv.f_bsize;
-    rep.blocks = sv.f_blocks;
-    rep.bfree = sv.f_bfree;
-    rep.bavail = sv.f_bavail;
-    rep.files = pss_meta_count(w->server);
-    /* This boot of this machine, and the file system's id on it. */
-    char boot[64] = "";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f != NULL) {
-        if (fgets(boot, sizeof(boot), f) == NULL) {
-            boot[0] = '\0';
-        }
-        fclose(f);
-    }
-    uint64_t fsid = (uint64_t)sv.f_fsid;
-    rep.fs_id = ps_hash_bytes(boot, strlen(boot)) ^ ps_hash_u64(fsid);
-    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
-}
-
-void pss_stats_collect(pss_server_t *s, ps_stats_rep_t *rep)
-{
-    memset(rep, 0, sizeof(*rep));
-    rep->uptime_ns = ps_time_ns() - s->start_ns;
-    rep->nworkers = s->nworkers;
-    rep->direct_io = (uint64_t)s->direct_io;
-    for (uint32_t i = 0; i < s->nworkers; i++) {
-        pss_worker_t *w = s->workers[i];
-        rep->requests += PSS_STAT_GET(w, requests);
-        rep->errors += PSS_STAT_GET(w, errors);
-        rep->bytes_written += PSS_STAT_GET(w, bytes_written);
-        rep->bytes_read += PSS_STAT_GET(w, bytes_read);
-        rep->write_batches += PSS_STAT_GET(w, write_batches);
-        rep->read_batches += PSS_STAT_GET(w, read_batches);
-        rep->regions_written += PSS_STAT_GET(w, regions_written);
-        rep->regions_read += PSS_STAT_GET(w, regions_read);
-        rep->disk_writes += PSS_STAT_GET(w, disk_writes);
-        rep->disk_reads += PSS_STAT_GET(w, disk_reads);
-        rep->disk_bytes_written += PSS_STAT_GET(w, disk_bytes_written);
-        rep->disk_bytes_read += PSS_STAT_GET(w, disk_bytes_read);
-        rep->rmw_reads += PSS_STAT_GET(w, rmw_reads);
-        rep->queue_depth += PSS_STAT_GET(w, queue_depth);
-        uint64_t qmax = PSS_STAT_GET(w, queue_depth_max);
-        rep->queue_depth_max = qmax > rep->queue_depth_max ? qmax : rep->queue_depth_max;
-        rep->merged_batches += PSS_STAT_GET(w, merged_batches);
-        for (int b = 0; b < PS_STATS_HIST_BUCKETS; b++) {
-            rep->latency_hist[b] += PSS_STAT_GET(w, latency_hist[b]);
-        }
-    }
-}
-
-static void pss_handle_stats(pss_worker_t *w, pss_req_t *req)
-{
-    ps_stats_rep_t rep;
-    pss_stats_collect(w->server, &rep);
-    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
 }
 
 /* Route a checked request to its handler (or answer WRONG_WORKER). */
@@ -648,13 +221,9 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
 
     switch (req->hdr.type) {
     case PS_MSG_HELLO:
-        pss_handle_hello(w, req);
-        return;
     case PS_MSG_STATFS:
-        pss_handle_statfs(w, req);
-        return;
     case PS_MSG_STATS:
-        pss_handle_stats(w, req);
+        pss_admin_handle(w, req);
         return;
     case PS_MSG_LIST:
     case PS_MSG_META_SYNC:
@@ -780,10 +349,14 @@ static void pss_process_incoming(pss_worker_t *w)
 
 /* ---- set-up and the loop --------------------------------------------------------- */
 
-static int pss_epoll_add(int epfd, int fd)
+static ps_status_t pss_epoll_add(pss_worker_t *w, int fd)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        ps_error("worker %u: epoll_ctl: %m", w->index);
+        return PS_ERR_IO;
+    }
+    return PS_OK;
 }
 
 static void pss_drain_eventfd(int fd)
@@ -793,25 +366,25 @@ static void pss_drain_eventfd(int fd)
     (void)r;
 }
 
-static int pss_listen(pss_worker_t *w)
+static ps_status_t pss_listen(pss_worker_t *w)
 {
     pss_server_t *s = w->server;
     struct sockaddr_storage ss;
     ucp_listener_params_t params;
     ucp_listener_attr_t attr;
-    ucs_status_t status;
+    ucs_status_t ucs_status;
     struct addrinfo hints, *ai = NULL;
     char port_str[16];
-    int ret;
+    int gai_status;
 
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     snprintf(port_str, sizeof(port_str), "%u", w->index == 0 ? s->listen_port : 0);
-    ret = getaddrinfo(s->listen_host[0] ? s->listen_host : NULL, port_str, &hints, &ai);
-    if (ret != 0) {
-        ps_error("listen address '%s': %s", s->listen_host, gai_strerror(ret));
+    gai_status = getaddrinfo(s->listen_host[0] ? s->listen_host : NULL, port_str, &hints, &ai);
+    if (gai_status != 0) {
+        ps_error("listen address '%s': %s", s->listen_host, gai_strerror(gai_status));
         return PS_ERR_INVALID;
     }
     memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
@@ -820,20 +393,20 @@ static int pss_listen(pss_worker_t *w)
     params.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
     params.sockaddr.addr = (const struct sockaddr *)&ss;
     params.sockaddr.addrlen = ai->ai_addrlen;
-    params.conn_handler.cb = pss_conn_handler;
+    params.conn_handler.cb = pss_conn_accept_cb;
     params.conn_handler.arg = w;
     freeaddrinfo(ai);
 
-    status = ucp_listener_create(w->ucp_worker, &params, &w->listener);
-    if (status != UCS_OK) {
+    ucs_status = ucp_listener_create(w->ucp_worker, &params, &w->listener);
+    if (ucs_status != UCS_OK) {
         ps_error("worker %u: listen on %s:%s: %s", w->index, s->listen_host, port_str,
-                 ucs_status_string(status));
-        return status == UCS_ERR_BUSY ? PS_ERR_BUSY : PS_ERR_CONN;
+                 ucs_status_string(ucs_status));
+        return ucs_status == UCS_ERR_BUSY ? PS_ERR_BUSY : PS_ERR_CONN;
     }
     attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-    status = ucp_listener_query(w->listener, &attr);
-    if (status != UCS_OK) {
-        ps_error("worker %u: ucp_listener_query: %s", w->index, ucs_status_string(status));
+    ucs_status = ucp_listener_query(w->listener, &attr);
+    if (ucs_status != UCS_OK) {
+        ps_error("worker %u: ucp_listener_query: %s", w->index, ucs_status_string(ucs_status));
         return PS_ERR_CONN;
     }
     if (attr.sockaddr.ss_family == AF_INET) {
@@ -846,13 +419,13 @@ static int pss_listen(pss_worker_t *w)
     return PS_OK;
 }
 
-static int pss_worker_setup(pss_worker_t *w)
+static ps_status_t pss_worker_setup(pss_worker_t *w)
 {
     pss_server_t *s = w->server;
     ucp_worker_params_t wparams;
     ucp_am_handler_param_t am;
-    ucs_status_t status;
-    int ret;
+    ucs_status_t ucs_status;
+    ps_status_t status;
 
     if (s->topology != NULL && w->cpuset != NULL) {
         if (hwloc_set_cpubind(s->topology, w->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
@@ -864,14 +437,14 @@ static int pss_worker_setup(pss_worker_t *w)
     memset(&wparams, 0, sizeof(wparams));
     wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
     wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
-    status = ucp_worker_create(s->ucp_context, &wparams, &w->ucp_worker);
-    if (status != UCS_OK) {
-        ps_error("worker %u: ucp_worker_create: %s", w->index, ucs_status_string(status));
+    ucs_status = ucp_worker_create(s->ucp_context, &wparams, &w->ucp_worker);
+    if (ucs_status != UCS_OK) {
+        ps_error("worker %u: ucp_worker_create: %s", w->index, ucs_status_string(ucs_status));
         return PS_ERR_CONN;
     }
-    status = ucp_worker_get_efd(w->ucp_worker, &w->ucp_efd);
-    if (status != UCS_OK) {
-        ps_error("worker %u: ucp_worker_get_efd: %s", w->index, ucs_status_string(status));
+    ucs_status = ucp_worker_get_efd(w->ucp_worker, &w->ucp_efd);
+    if (ucs_status != UCS_OK) {
+        ps_error("worker %u: ucp_worker_get_efd: %s", w->index, ucs_status_string(ucs_status));
         return PS_ERR_CONN;
     }
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -884,13 +457,12 @@ static int pss_worker_setup(pss_worker_t *w)
         ps_error("worker %u: eventfd: %m", w->index);
         return PS_ERR_IO;
     }
-    ret = pss_store_worker_init(w);
-    if (ret != PS_OK) {
-        return ret;
+    status = pss_store_worker_init(w);
+    if (status != PS_OK) {
+        return status;
     }
-    if (pss_epoll_add(w->epfd, w->ucp_efd) != 0 || pss_epoll_add(w->epfd, w->wake_fd) != 0 ||
-        pss_epoll_add(w->epfd, w->aio_efd) != 0) {
-        ps_error("worker %u: epoll_ctl: %m", w->index);
+    if (pss_epoll_add(w, w->ucp_efd) != PS_OK || pss_epoll_add(w, w->wake_fd) != PS_OK ||
+        pss_epoll_add(w, w->aio_efd) != PS_OK) {
         return PS_ERR_IO;
     }
 
@@ -901,10 +473,10 @@ static int pss_worker_setup(pss_worker_t *w)
     am.cb = pss_am_cb;
     am.arg = w;
     am.flags = UCP_AM_FLAG_WHOLE_MSG | UCP_AM_FLAG_PERSISTENT_DATA;
-    status = ucp_worker_set_am_recv_handler(w->ucp_worker, &am);
-    if (status != UCS_OK) {
+    ucs_status = ucp_worker_set_am_recv_handler(w->ucp_worker, &am);
+    if (ucs_status != UCS_OK) {
         ps_error("worker %u: ucp_worker_set_am_recv_handler: %s", w->index,
-                 ucs_status_string(status));
+                 ucs_status_string(ucs_status));
         return PS_ERR_CONN;
     }
     return pss_listen(w);
@@ -917,45 +489,7 @@ static void pss_worker_teardown(pss_worker_t *w)
         w->listener = NULL;
     }
     if (w->ucp_worker != NULL) {
-        /* Close every endpoint at once (flushing what was sent), then give
-         * them together at most a second to complete. */
-        ucs_status_ptr_t *closing = calloc(w->nconns ? w->nconns : 1, sizeof(*closing));
-        size_t nclosing = 0;
-        pss_close_dead_conns(w);
-        for (size_t i = 0; i < w->nconns; i++) {
-            pss_conn_t *conn = w->conns[i];
-            if (conn->owned && conn->ep != NULL && !conn->closed) {
-                ucp_request_param_t param = {.op_attr_mask = 0};
-                ucs_status_ptr_t r = ucp_ep_close_nbx(conn->ep, &param);
-                if (UCS_PTR_IS_PTR(r) && closing != NULL) {
-                    closing[nclosing++] = r;
-                } else if (UCS_PTR_IS_PTR(r)) {
-                    ucp_request_free(r);
-                }
-            }
-            conn->closed = 1;
-            conn->ep = NULL;
-            pss_conn_unref(conn);
-        }
-        w->nconns = 0;
-        uint64_t deadline = ps_time_ns() + 1000000000ull;
-        for (;;) {
-            size_t left = 0;
-            for (size_t i = 0; i < nclosing; i++) {
-                left += ucp_request_check_status(closing[i]) == UCS_INPROGRESS;
-            }
-            if ((left == 0 && w->sends_inflight == 0) || ps_time_ns() > deadline) {
-                break;
-            }
-            ucp_worker_progress(w->ucp_worker);
-        }
-        for (size_t i = 0; i < nclosing; i++) {
-            if (ucp_request_check_status(closing[i]) == UCS_INPROGRESS) {
-                ucp_request_cancel(w->ucp_worker, closing[i]);
-            }
-            ucp_request_free(closing[i]);
-        }
-        free(closing);
+        pss_conn_close_all(w);
     }
     pss_store_worker_cleanup(w);
     pss_buf_release_all(w);
@@ -982,7 +516,7 @@ static void pss_worker_loop(pss_worker_t *w)
     for (;;) {
         while (ucp_worker_progress(w->ucp_worker) != 0) {
         }
-        pss_close_dead_conns(w);
+        pss_conn_close_dead(w);
         pss_process_incoming(w);
         pss_store_progress(w);
         if (w->incoming_head != NULL || pss_admit_ready(w)) {
@@ -1060,18 +594,18 @@ static void *pss_worker_main(void *arg)
     return NULL;
 }
 
-int pss_worker_start_all(pss_server_t *s)
+ps_status_t pss_worker_start_all(pss_server_t *s)
 {
-    int ret = PS_OK;
+    ps_status_t status = PS_OK;
     uint32_t started = 0;
 
     for (uint32_t i = 0; i < s->nworkers; i++) {
         pss_worker_t *w = s->workers[i];
-        int err = pthread_create(&w->thread, NULL, pss_worker_main, w);
-        if (err != 0) {
-            errno = err;
+        int pthread_errno = pthread_create(&w->thread, NULL, pss_worker_main, w);
+        if (pthread_errno != 0) {
+            errno = pthread_errno;
             ps_error("pthread_create for worker %u: %m", i);
-            ret = PS_ERR_NO_MEMORY;
+            status = PS_ERR_NO_MEMORY;
             break;
         }
         w->started = 1;
@@ -1083,19 +617,19 @@ int pss_worker_start_all(pss_server_t *s)
     }
     for (uint32_t i = 0; i < started; i++) {
         if (s->workers[i]->start_status != PS_OK) {
-            ret = s->workers[i]->start_status;
+            status = s->workers[i]->start_status;
         }
     }
-    if (ret != PS_OK) {
+    if (status != PS_OK) {
         atomic_store(&s->stopping, 1);
     }
     s->go = 1;
     pthread_cond_broadcast(&s->start_cond);
     pthread_mutex_unlock(&s->start_lock);
-    return ret;
+    return status;
 }
 
-void pss_worker_wake(pss_worker_t *w)
+static void pss_worker_wake(pss_worker_t *w)
 {
     uint64_t one = 1;
     if (w->wake_fd >= 0) {

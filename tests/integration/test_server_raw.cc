@@ -9,9 +9,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "ps_layout.h"
+#include "ps_time.h"
 
 namespace ps_test {
 
@@ -26,13 +26,6 @@ struct rndv_recv {
     void *desc;
     bool done = false;
 };
-
-static double now_s()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 raw_client::raw_client()
 {
@@ -84,8 +77,8 @@ raw_client::~raw_client()
         p.flags = failed_ ? UCP_EP_CLOSE_FLAG_FORCE : 0;
         ucs_status_ptr_t r = ucp_ep_close_nbx(ep_, &p);
         if (UCS_PTR_IS_PTR(r)) {
-            double deadline = now_s() + 5;
-            while (ucp_request_check_status(r) == UCS_INPROGRESS && now_s() < deadline) {
+            uint64_t deadline = ps_time_ns() + 5000000000ull;
+            while (ucp_request_check_status(r) == UCS_INPROGRESS && ps_time_ns() < deadline) {
                 ucp_worker_progress(worker_);
             }
             ucp_request_free(r);
@@ -274,7 +267,7 @@ uint64_t raw_client::send(uint16_t type, const void *body, uint32_t body_len, co
 
 raw_reply raw_client::wait(uint64_t req_id, double timeout_s)
 {
-    double deadline = now_s() + timeout_s;
+    uint64_t deadline = ps_time_ns() + (uint64_t)(timeout_s * 1e9);
 
     for (;;) {
         while (ucp_worker_progress(worker_) != 0) {
@@ -286,8 +279,8 @@ raw_reply raw_client::wait(uint64_t req_id, double timeout_s)
             replies_.erase(it);
             return r;
         }
-        double left = deadline - now_s();
-        if (left <= 0 || failed_) {
+        uint64_t now = ps_time_ns();
+        if (now >= deadline || failed_) {
             return raw_reply();
         }
         if (!rndv_todo_.empty()) {
@@ -298,7 +291,7 @@ raw_reply raw_client::wait(uint64_t req_id, double timeout_s)
             continue;
         }
         struct pollfd pfd = {efd_, POLLIN, 0};
-        poll(&pfd, 1, (int)(left * 1000) + 1);
+        poll(&pfd, 1, (int)((deadline - now) / 1000000) + 1);
     }
 }
 

@@ -21,6 +21,21 @@ static std::vector<uint8_t> bytes(size_t n, uint8_t seed)
     return v;
 }
 
+/* Connect c to worker 0 and c1 to worker 1 of server 0 (two workers); its
+ * server id in *server_id. */
+static void connect_two_workers(ps_cluster &cluster, raw_client &c, raw_client &c1,
+                                uint64_t *server_id)
+{
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    raw_reply h = c.hello();
+    ASSERT_TRUE(h.received);
+    ASSERT_EQ(h.data.size(), 2 * sizeof(uint32_t));
+    *server_id = h.body<ps_hello_rep_t>().server_id;
+    uint32_t ports[2];
+    memcpy(ports, h.data.data(), sizeof(ports));
+    ASSERT_TRUE(c1.connect(cluster.host(0), (uint16_t)ports[1]));
+}
+
 TEST(ServerRestart, SameDataDirServesSameFiles)
 {
     ps_cluster cluster;
@@ -29,15 +44,8 @@ TEST(ServerRestart, SameDataDirServesSameFiles)
     std::vector<uint8_t> data = bytes(100000, 1);
     std::string path = "/restart/file";
     {
-        raw_client c;
-        ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
-        raw_reply h = c.hello();
-        ASSERT_TRUE(h.received);
-        server_id = h.body<ps_hello_rep_t>().server_id;
-        uint32_t ports[2];
-        memcpy(ports, h.data.data(), sizeof(ports));
-        raw_client c1;
-        ASSERT_TRUE(c1.connect(cluster.host(0), (uint16_t)ports[1]));
+        raw_client c, c1;
+        ASSERT_NO_FATAL_FAILURE(connect_two_workers(cluster, c, c1, &server_id));
         raw_client &cp = ps_path_worker(path.data(), path.size(), 2) == 0 ? c : c1;
         raw_reply r = cp.create(path, PS_CREATE_EXCL);
         ASSERT_EQ(r.status(), PS_OK);
@@ -50,15 +58,10 @@ TEST(ServerRestart, SameDataDirServesSameFiles)
     }
     ASSERT_TRUE(cluster.restart(0));
 
-    raw_client c;
-    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
-    raw_reply h = c.hello();
-    ASSERT_TRUE(h.received);
-    EXPECT_EQ(h.body<ps_hello_rep_t>().server_id, server_id) << "server id is persistent";
-    uint32_t ports[2];
-    memcpy(ports, h.data.data(), sizeof(ports));
-    raw_client c1;
-    ASSERT_TRUE(c1.connect(cluster.host(0), (uint16_t)ports[1]));
+    raw_client c, c1;
+    uint64_t server_id_after;
+    ASSERT_NO_FATAL_FAILURE(connect_two_workers(cluster, c, c1, &server_id_after));
+    EXPECT_EQ(server_id_after, server_id) << "server id is persistent";
     raw_client &cp = ps_path_worker(path.data(), path.size(), 2) == 0 ? c : c1;
     raw_reply r = cp.path_op(PS_MSG_LOOKUP, path);
     ASSERT_EQ(r.status(), PS_OK);

@@ -1,0 +1,128 @@
+/*
+ * pss_admin.c: HELLO, STATFS and STATS (see pss_admin.h). HELLO gives the
+ * server id, the number of workers and every worker's port, which clients
+ * use to route each request to its owner; STATFS reports the data
+ * directory's file system (and an id that tells two servers sharing one
+ * apart); STATS sums the counters of all workers.
+ */
+#include "pss_admin.h"
+
+#include "pss_meta.h"
+#include "pss_req.h"
+
+#include "ps_layout.h"
+#include "ps_log.h"
+#include "ps_time.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
+{
+    pss_server_t *s = w->server;
+    ps_hello_rep_t rep;
+    uint32_t *ports = malloc(s->nworkers * sizeof(uint32_t));
+
+    if (ports == NULL) {
+        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    memcpy(ports, s->ports, s->nworkers * sizeof(uint32_t));
+    memset(&rep, 0, sizeof(rep));
+    rep.server_id = s->server_id;
+    rep.nworkers = s->nworkers;
+    rep.worker = w->index;
+    rep.block_size = s->align;
+    pss_reply(req, PS_OK, &rep, sizeof(rep), ports, s->nworkers * sizeof(uint32_t), free);
+}
+
+static void pss_handle_statfs(pss_worker_t *w, pss_req_t *req)
+{
+    struct statvfs sv;
+    ps_statfs_rep_t rep;
+
+    if (statvfs(w->server->data_dir, &sv) != 0) {
+        int statvfs_errno = errno;
+        ps_error("statvfs %s: %m", w->server->data_dir);
+        pss_reply(req, ps_status_from_errno(statvfs_errno), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    memset(&rep, 0, sizeof(rep));
+    rep.bsize = sv.f_frsize ? sv.f_frsize : sv.f_bsize;
+    rep.blocks = sv.f_blocks;
+    rep.bfree = sv.f_bfree;
+    rep.bavail = sv.f_bavail;
+    rep.files = pss_meta_count(w->server);
+    /* This boot of this machine, and the file system's id on it. */
+    char boot[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f != NULL) {
+        if (fgets(boot, sizeof(boot), f) == NULL) {
+            boot[0] = '\0';
+        }
+        fclose(f);
+    }
+    uint64_t fsid = (uint64_t)sv.f_fsid;
+    rep.fs_id = ps_hash_bytes(boot, strlen(boot)) ^ ps_hash_u64(fsid);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+}
+
+/* Sum the counters of every worker (each read without a lock, see pss_stats_t). */
+static void pss_stats_collect(pss_server_t *s, ps_stats_rep_t *rep)
+{
+    memset(rep, 0, sizeof(*rep));
+    rep->uptime_ns = ps_time_ns() - s->start_ns;
+    rep->nworkers = s->nworkers;
+    rep->direct_io = (uint64_t)s->direct_io;
+    for (uint32_t i = 0; i < s->nworkers; i++) {
+        pss_worker_t *w = s->workers[i];
+        rep->requests += PSS_STAT_GET(w, requests);
+        rep->errors += PSS_STAT_GET(w, errors);
+        rep->bytes_written += PSS_STAT_GET(w, bytes_written);
+        rep->bytes_read += PSS_STAT_GET(w, bytes_read);
+        rep->write_batches += PSS_STAT_GET(w, write_batches);
+        rep->read_batches += PSS_STAT_GET(w, read_batches);
+        rep->regions_written += PSS_STAT_GET(w, regions_written);
+        rep->regions_read += PSS_STAT_GET(w, regions_read);
+        rep->disk_writes += PSS_STAT_GET(w, disk_writes);
+        rep->disk_reads += PSS_STAT_GET(w, disk_reads);
+        rep->disk_bytes_written += PSS_STAT_GET(w, disk_bytes_written);
+        rep->disk_bytes_read += PSS_STAT_GET(w, disk_bytes_read);
+        rep->rmw_reads += PSS_STAT_GET(w, rmw_reads);
+        rep->queue_depth += PSS_STAT_GET(w, queue_depth);
+        uint64_t qmax = PSS_STAT_GET(w, queue_depth_max);
+        rep->queue_depth_max = qmax > rep->queue_depth_max ? qmax : rep->queue_depth_max;
+        rep->merged_batches += PSS_STAT_GET(w, merged_batches);
+        for (int b = 0; b < PS_STATS_HIST_BUCKETS; b++) {
+            rep->latency_hist[b] += PSS_STAT_GET(w, latency_hist[b]);
+        }
+    }
+}
+
+static void pss_handle_stats(pss_worker_t *w, pss_req_t *req)
+{
+    ps_stats_rep_t rep;
+    pss_stats_collect(w->server, &rep);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+}
+
+void pss_admin_handle(pss_worker_t *w, pss_req_t *req)
+{
+    switch (req->hdr.type) {
+    case PS_MSG_HELLO:
+        pss_handle_hello(w, req);
+        break;
+    case PS_MSG_STATFS:
+        pss_handle_statfs(w, req);
+        break;
+    case PS_MSG_STATS:
+        pss_handle_stats(w, req);
+        break;
+    default:
+        pss_reply(req, PS_ERR_PROTO, NULL, 0, NULL, 0, NULL);
+        break;
+    }
+}

@@ -1,0 +1,33 @@
+/*
+ * pss_config.h: the daemon's tunables, one field of pss_config_t per line of
+ * the table in pss_config.c (config file section [server], environment
+ * PSTRIPE_<NAME>, `--set name=value`, --print-config).
+ */
+#ifndef PSS_CONFIG_H
+#define PSS_CONFIG_H
+
+#include <stdint.h>
+
+#include "ps_config.h"
+
+typedef struct pss_config {
+    char *listen;          /* "ADDR:PORT" of worker 0 */
+    char *data_dir;        /* data directory */
+    int64_t workers;       /* 0: one per core of the cpuset */
+    uint64_t max_batch;    /* bytes: largest payload of one OBJ_READ/OBJ_WRITE */
+    uint64_t coalesce_gap; /* bytes: regions closer than this share a disk I/O */
+    uint64_t max_io;       /* bytes: largest single disk I/O */
+    int64_t aio_depth;     /* disk I/Os in flight per worker */
+    char *direct_io;       /* "auto", "yes" or "no" */
+    int log_level;         /* ps_log_level_t */
+    char *log_file;        /* "" = stderr */
+    uint64_t max_merge;    /* bytes: payload of batches planned together */
+    int64_t max_open;      /* object files kept open by the whole server */
+    uint64_t max_inflight; /* bytes: request buffers a worker holds before queueing more */
+    double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
+} pss_config_t;
+
+/* The [server] tunables: names, defaults, docs and where each lands in pss_config_t. */
+extern const ps_config_field_t pss_config_table[];
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * pss_conn.h: a worker's connections. A connection wraps one UCX endpoint
+ * and is shared by the worker's table and every request that will reply on
+ * it (refcounted), so a peer that goes away while its requests are served
+ * leaves them a closed connection to skip, not a dangling endpoint.
+ */
+#ifndef PSS_CONN_H
+#define PSS_CONN_H
+
+#include "pss.h"
+
+struct pss_conn {
+    ucp_ep_h ep;
+    pss_worker_t *worker;
+    int refs;   /* the table's reference + one per request holding it */
+    int closed; /* error seen or worker closing: never send on ep again */
+    int owned;  /* created by our listener: we close it */
+    struct pss_conn *next_dead;
+};
+
+/* Add a connection for ep (NULL: set later) to w's table, holding the
+ * table's reference; NULL if out of memory. */
+pss_conn_t *pss_conn_add(pss_worker_t *w, ucp_ep_h ep, int owned);
+
+/* The connection of ep in w's table, or NULL. */
+pss_conn_t *pss_conn_find(pss_worker_t *w, ucp_ep_h ep);
+
+/* Drop one reference (NULL is ignored); the last one frees the connection. */
+void pss_conn_unref(pss_conn_t *conn);
+
+/* UCX listener callback (arg = the worker): accept a connection request. */
+void pss_conn_accept_cb(ucp_conn_request_h conn_request, void *arg);
+
+/* Close the endpoints of connections whose peer failed (deferred out of the
+ * UCX error callback). Called by the loop of the worker thread. */
+void pss_conn_close_dead(pss_worker_t *w);
+
+/* On worker exit: close every endpoint, flushing what was sent, and give
+ * them and the replies still being sent at most a second together. */
+void pss_conn_close_all(pss_worker_t *w);
+
+#endif

@@ -1,0 +1,592 @@
+/*
+ * pss_job.c: I/O jobs: a group of read or write batches of one object,
+ * planned together into aligned disk I/Os (spans) and run with libaio.
+ *
+ * Client regions are arbitrary byte ranges, so they are mapped onto aligned
+ * spans with ps_extent_plan(): regions closer than coalesce_gap (or touching
+ * the same block) share a span, spans are cut at max_io, and a span that
+ * some byte of which no region covers ("holes": unaligned ends, gaps) is
+ * written by read-modify-write: read the whole span, copy the regions over
+ * it, write it back. Beyond the object's end the read returns nothing and
+ * the span buffer stays zero-filled. Each region is cut into pieces, one per
+ * span it touches, grouped by span in request order, so that for writes a
+ * later region overwrites an earlier one exactly as if they had been
+ * applied in turn.
+ *
+ * A span is one iocb; at most aio_depth of a worker's spans are in flight,
+ * the others wait in order. When the last span of a job completes, the
+ * size attribute is updated (writes) or the spans are gathered into the
+ * reply buffers (reads), and every batch of the job is answered.
+ */
+#include "pss_job.h"
+
+#include "pss_req.h"
+
+#include "ps_extent.h"
+#include "ps_log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A part of one region inside one span. */
+typedef struct pss_piece {
+    uint64_t span_off; /* bytes from the span's start */
+    uint64_t len;
+    uint64_t obj_off; /* object offset of the piece */
+    uint8_t *mem;     /* write: source in the payload; read: destination in the reply */
+} pss_piece_t;
+
+/* One aligned disk I/O of a job (a span of the plan). */
+typedef struct pss_span_io {
+    struct iocb iocb;
+    struct pss_span_io *next_wait;
+    pss_job_t *job;
+    uint64_t off, len;
+    uint8_t *buf;
+    int own_buf; /* buf allocated here (else it points into a payload) */
+    int holes;   /* write: read the span first */
+    int writing; /* current phase is the write */
+    uint32_t first_piece, npieces;
+} pss_span_io_t;
+
+struct pss_job {
+    pss_job_t *next; /* the object's running jobs */
+    pss_object_t *obj;
+    int is_write;
+    pss_req_t **batches;
+    uint32_t nbatches;
+    pss_span_io_t *spans;
+    size_t nspans, spans_left;
+    pss_piece_t *pieces;
+    size_t npieces;
+    uint64_t max_end; /* end of the furthest region */
+    ps_status_t status;
+};
+
+/* ---- aio ------------------------------------------------------------------------ */
+
+ps_status_t pss_aio_init(pss_worker_t *w)
+{
+    int aio_status;
+
+    w->aio_depth = (int)w->server->cfg.aio_depth;
+    w->aio_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->aio_efd < 0) {
+        ps_error("worker %u: eventfd for aio: %m", w->index);
+        return PS_ERR_IO;
+    }
+    memset(&w->aio_ctx, 0, sizeof(w->aio_ctx));
+    aio_status = io_setup(w->aio_depth, &w->aio_ctx);
+    if (aio_status < 0) {
+        errno = -aio_status;
+        ps_error("worker %u: io_setup(%d): %m (see /proc/sys/fs/aio-max-nr)", w->index,
+                 w->aio_depth);
+        return ps_status_from_errno(-aio_status);
+    }
+    w->aio_wait_head = NULL;
+    w->aio_wait_tail = &w->aio_wait_head;
+    return PS_OK;
+}
+
+void pss_aio_cleanup(pss_worker_t *w)
+{
+    if (w->aio_ctx != NULL) {
+        io_destroy(w->aio_ctx);
+        w->aio_ctx = NULL;
+    }
+    if (w->aio_efd >= 0) {
+        close(w->aio_efd);
+        w->aio_efd = -1;
+    }
+}
+
+int pss_aio_busy(pss_worker_t *w)
+{
+    return w->aio_inflight > 0 || w->aio_wait_head != NULL;
+}
+
+static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res);
+
+static void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp)
+{
+    pss_object_t *obj = sp->job->obj;
+    struct iocb *iocbp = &sp->iocb;
+    int nsubmitted;
+
+    if (w->aio_inflight >= w->aio_depth) {
+        sp->next_wait = NULL;
+        *w->aio_wait_tail = sp;
+        w->aio_wait_tail = &sp->next_wait;
+        return;
+    }
+    if (sp->writing) {
+        io_prep_pwrite(iocbp, obj->fd, sp->buf, sp->len, (long long)sp->off);
+        PSS_STAT_ADD(w, disk_writes, 1);
+        PSS_STAT_ADD(w, disk_bytes_written, sp->len);
+    } else {
+        io_prep_pread(iocbp, obj->fd, sp->buf, sp->len, (long long)sp->off);
+        PSS_STAT_ADD(w, disk_reads, 1);
+        PSS_STAT_ADD(w, disk_bytes_read, sp->len);
+        if (sp->job->is_write) {
+            PSS_STAT_ADD(w, rmw_reads, 1);
+        }
+    }
+    io_set_eventfd(iocbp, w->aio_efd);
+    iocbp->data = sp;
+    nsubmitted = io_submit(w->aio_ctx, 1, &iocbp);
+    if (nsubmitted != 1) {
+        errno = nsubmitted < 0 ? -nsubmitted : EAGAIN;
+        ps_error("worker %u: io_submit %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
+                 ": %m",
+                 w->index, sp->writing ? "write" : "read", sp->len, sp->off, obj->file_id);
+        pss_span_done(w, sp, nsubmitted < 0 ? nsubmitted : -EAGAIN);
+        return;
+    }
+    w->aio_inflight++;
+    PSS_STAT_SET(w, queue_depth, w->aio_inflight);
+    if ((uint64_t)w->aio_inflight > PSS_STAT_GET(w, queue_depth_max)) {
+        PSS_STAT_SET(w, queue_depth_max, w->aio_inflight);
+    }
+}
+
+void pss_aio_reap(pss_worker_t *w)
+{
+    struct io_event evs[64];
+    struct timespec zero = {0, 0};
+    int n;
+
+    while (w->aio_inflight > 0) {
+        n = io_getevents(w->aio_ctx, 0, 64, evs, &zero);
+        if (n < 0) {
+            if (n == -EINTR) {
+                continue;
+            }
+            errno = -n;
+            ps_error("worker %u: io_getevents: %m", w->index);
+            return;
+        }
+        if (n == 0) {
+            return;
+        }
+        w->aio_inflight -= n;
+        PSS_STAT_SET(w, queue_depth, w->aio_inflight);
+        for (int i = 0; i < n; i++) {
+            pss_span_done(w, evs[i].data, (long)evs[i].res);
+        }
+    }
+}
+
+void pss_aio_submit_waiting(pss_worker_t *w)
+{
+    while (w->aio_wait_head != NULL && w->aio_inflight < w->aio_depth) {
+        pss_span_io_t *sp = w->aio_wait_head;
+        w->aio_wait_head = sp->next_wait;
+        if (w->aio_wait_head == NULL) {
+            w->aio_wait_tail = &w->aio_wait_head;
+        }
+        pss_aio_submit(w, sp);
+    }
+}
+
+/* ---- jobs ------------------------------------------------------------------------ */
+
+void pss_job_free(pss_job_t *job)
+{
+    if (job->spans != NULL) {
+        for (size_t i = 0; i < job->nspans; i++) {
+            if (job->spans[i].own_buf) {
+                free(job->spans[i].buf);
+            }
+        }
+    }
+    free(job->spans);
+    free(job->pieces);
+    free(job->batches);
+    free(job);
+}
+
+/* Index of the first span whose end is beyond off (spans sorted, disjoint). */
+static size_t pss_span_search(const pss_span_io_t *spans, size_t n, uint64_t off)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (spans[mid].off + spans[mid].len <= off) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/*
+ * The job's spans: all regions of the batches, sorted and coalesced into
+ * aligned spans by ps_extent_plan (see pss_job.h); also the job's max_end.
+ */
+static ps_status_t pss_job_spans(pss_server_t *s, pss_job_t *job, pss_req_t **batches,
+                                 uint32_t nbatches, size_t nreg)
+{
+    size_t r = 0, nspans, bound;
+    ps_extent_t *ext;
+    ps_io_span_t *plan;
+
+    ext = malloc(nreg * sizeof(*ext));
+    if (ext == NULL) {
+        return PS_ERR_NO_MEMORY;
+    }
+    for (uint32_t b = 0; b < nbatches; b++) {
+        const ps_region_t *reg = pss_io_regions(batches[b]);
+        for (uint32_t i = 0; i < batches[b]->body.io.nregions; i++, r++) {
+            ext[r].off = reg[i].off;
+            ext[r].len = reg[i].len;
+            if (reg[i].off + reg[i].len > job->max_end) {
+                job->max_end = reg[i].off + reg[i].len;
+            }
+        }
+    }
+    ps_extent_sort(ext, nreg);
+    bound = ps_extent_plan_bound(ext, nreg, s->align, s->cfg.max_io);
+    plan = malloc(bound * sizeof(*plan));
+    if (plan == NULL) {
+        free(ext);
+        return PS_ERR_NO_MEMORY;
+    }
+    nspans = ps_extent_plan(ext, nreg, s->align, s->cfg.coalesce_gap, s->cfg.max_io, plan);
+    free(ext);
+
+    job->spans = calloc(nspans, sizeof(*job->spans));
+    if (job->spans == NULL) {
+        free(plan);
+        return PS_ERR_NO_MEMORY;
+    }
+    job->nspans = nspans;
+    for (size_t i = 0; i < nspans; i++) {
+        job->spans[i].job = job;
+        job->spans[i].off = plan[i].off;
+        job->spans[i].len = plan[i].len;
+        job->spans[i].holes = plan[i].holes;
+    }
+    free(plan);
+    return PS_OK;
+}
+
+/*
+ * Cut every region into pieces, one per span it touches, grouped by span in
+ * request order: first count them per span, then place them.
+ */
+static ps_status_t pss_job_pieces(pss_job_t *job, pss_req_t **batches, uint32_t nbatches)
+{
+    size_t nspans = job->nspans, npieces = 0;
+
+    for (uint32_t b = 0; b < nbatches; b++) {
+        const ps_region_t *reg = pss_io_regions(batches[b]);
+        for (uint32_t i = 0; i < batches[b]->body.io.nregions; i++) {
+            uint64_t end = reg[i].off + reg[i].len;
+            for (size_t k = pss_span_search(job->spans, nspans, reg[i].off);
+                 k < nspans && job->spans[k].off < end; k++) {
+                job->spans[k].npieces++;
+                npieces++;
+            }
+        }
+    }
+    job->pieces = malloc((npieces ? npieces : 1) * sizeof(*job->pieces));
+    if (job->pieces == NULL) {
+        return PS_ERR_NO_MEMORY;
+    }
+    job->npieces = npieces;
+    uint32_t acc = 0;
+    for (size_t k = 0; k < nspans; k++) {
+        job->spans[k].first_piece = acc;
+        acc += job->spans[k].npieces;
+        job->spans[k].npieces = 0; /* refilled below */
+    }
+    for (uint32_t b = 0; b < nbatches; b++) {
+        pss_req_t *req = batches[b];
+        const ps_region_t *reg = pss_io_regions(req);
+        uint8_t *mem = job->is_write ? (uint8_t *)req->payload : req->reply_buf;
+        for (uint32_t i = 0; i < req->body.io.nregions; i++) {
+            uint64_t end = reg[i].off + reg[i].len;
+            for (size_t k = pss_span_search(job->spans, nspans, reg[i].off);
+                 k < nspans && job->spans[k].off < end; k++) {
+                pss_span_io_t *sp = &job->spans[k];
+                uint64_t a = reg[i].off > sp->off ? reg[i].off : sp->off;
+                uint64_t z = end < sp->off + sp->len ? end : sp->off + sp->len;
+                pss_piece_t *p = &job->pieces[sp->first_piece + sp->npieces++];
+                p->span_off = a - sp->off;
+                p->len = z - a;
+                p->obj_off = a;
+                p->mem = mem + (a - reg[i].off);
+            }
+            mem += reg[i].len;
+        }
+    }
+    return PS_OK;
+}
+
+pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches, uint32_t nbatches,
+                        int is_write)
+{
+    size_t nreg = 0;
+    pss_job_t *job;
+
+    for (uint32_t b = 0; b < nbatches; b++) {
+        nreg += batches[b]->body.io.nregions;
+    }
+    job = calloc(1, sizeof(*job));
+    if (job == NULL) {
+        goto err_log;
+    }
+    job->obj = obj;
+    job->is_write = is_write;
+    if (pss_job_spans(w->server, job, batches, nbatches, nreg) != PS_OK ||
+        pss_job_pieces(job, batches, nbatches) != PS_OK) {
+        goto err_free_job;
+    }
+    job->batches = batches;
+    job->nbatches = nbatches;
+    return job;
+
+err_free_job:
+    pss_job_free(job);
+err_log:
+    ps_error("worker %u: no memory to plan %zu regions", w->index, nreg);
+    return NULL;
+}
+
+/* Do two jobs' span lists intersect? Both are sorted and disjoint. */
+static int pss_jobs_overlap(const pss_job_t *a, const pss_job_t *b)
+{
+    size_t i = 0, j = 0;
+    while (i < a->nspans && j < b->nspans) {
+        const pss_span_io_t *x = &a->spans[i], *y = &b->spans[j];
+        if (x->off + x->len <= y->off) {
+            i++;
+        } else if (y->off + y->len <= x->off) {
+            j++;
+        } else {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int pss_job_conflicts(const pss_job_t *job)
+{
+    for (const pss_job_t *a = job->obj->active; a != NULL; a = a->next) {
+        if ((job->is_write || a->is_write) && pss_jobs_overlap(job, a)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Copy a write job's pieces of one span into its buffer (request order). */
+static void pss_span_fill(pss_span_io_t *sp)
+{
+    const pss_piece_t *p = &sp->job->pieces[sp->first_piece];
+    for (uint32_t i = 0; i < sp->npieces; i++) {
+        memcpy(sp->buf + p[i].span_off, p[i].mem, p[i].len);
+    }
+}
+
+/* A span whose only piece covers it exactly at an aligned address can use
+ * the payload (write) or reply (read) memory directly. */
+static int pss_span_direct(pss_server_t *s, const pss_span_io_t *sp, const pss_piece_t *pieces)
+{
+    if (sp->npieces != 1) {
+        return 0;
+    }
+    const pss_piece_t *p = &pieces[sp->first_piece];
+    return p->span_off == 0 && p->len == sp->len && ((uintptr_t)p->mem % s->mem_align) == 0;
+}
+
+static void pss_job_finish(pss_worker_t *w, pss_job_t *job);
+
+/*
+ * ext4 (and others) run an O_DIRECT write that extends the file
+ * synchronously inside io_submit, which would stall this worker for the
+ * whole disk write. So the file is first extended (sparsely) to the end of
+ * the job's last span, rounded up to a whole block (see pss_object.c); the
+ * writes then land inside i_size and stay asynchronous.
+ */
+static void pss_job_extend(pss_worker_t *w, pss_job_t *job)
+{
+    pss_object_t *obj = job->obj;
+
+    if (!job->is_write || job->nspans == 0) {
+        return;
+    }
+    uint64_t span_end = pss_round_up(
+        job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len, w->server->align);
+    if (span_end > obj->phys_size) {
+        if (ftruncate(obj->fd, (off_t)span_end) == 0) {
+            obj->phys_size = span_end;
+        } else {
+            ps_warn("worker %u: ftruncate object %016" PRIx64 " up to %" PRIu64
+                    ": %m (writes past the end will be synchronous)",
+                    w->index, obj->file_id, span_end);
+        }
+    }
+}
+
+void pss_job_start(pss_worker_t *w, pss_job_t *job)
+{
+    pss_server_t *s = w->server;
+    pss_object_t *obj = job->obj;
+
+    if (!job->is_write && obj->fd < 0) {
+        /* nothing on disk: every byte reads as zero (size 0 clamps all) */
+        job->spans_left = 0;
+        job->next = obj->active;
+        obj->active = job;
+        pss_job_finish(w, job);
+        return;
+    }
+
+    pss_job_extend(w, job);
+    job->next = obj->active;
+    obj->active = job;
+    if (job->nbatches > 1) {
+        PSS_STAT_ADD(w, merged_batches, job->nbatches);
+    }
+    /* One extra count held by this loop, so that spans failing at once
+     * cannot finish the job before every span has been looked at. */
+    job->spans_left = job->nspans + 1;
+    for (size_t i = 0; i < job->nspans; i++) {
+        pss_span_io_t *sp = &job->spans[i];
+        if (pss_span_direct(s, sp, job->pieces)) {
+            sp->buf = job->pieces[sp->first_piece].mem;
+            sp->own_buf = 0;
+        } else {
+            if (posix_memalign((void **)&sp->buf, s->mem_align, sp->len) != 0) {
+                ps_error("worker %u: no memory for a %" PRIu64 "-byte I/O buffer", w->index,
+                         sp->len);
+                job->status = PS_ERR_NO_MEMORY;
+                job->spans_left--;
+                sp->buf = NULL;
+                continue;
+            }
+            sp->own_buf = 1;
+        }
+        if (job->is_write && !sp->holes) {
+            if (sp->own_buf) {
+                pss_span_fill(sp);
+            }
+            sp->writing = 1;
+        } else {
+            sp->writing = 0; /* read, or the read of a read-modify-write */
+        }
+        pss_aio_submit(w, sp);
+    }
+    if (--job->spans_left == 0) {
+        pss_job_finish(w, job);
+    }
+}
+
+static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
+{
+    pss_job_t *job = sp->job;
+
+    if (res < 0) {
+        if (job->status == PS_OK) {
+            errno = (int)-res;
+            ps_error("worker %u: %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
+                     ": %m",
+                     w->index, sp->writing ? "write" : "read", sp->len, sp->off, job->obj->file_id);
+            job->status = ps_status_from_errno((int)-res);
+        }
+    } else if (sp->writing && (uint64_t)res != sp->len) {
+        if (job->status == PS_OK) {
+            ps_error("worker %u: short write of %ld of %" PRIu64 " bytes at %" PRIu64
+                     " of object %016" PRIx64,
+                     w->index, res, sp->len, sp->off, job->obj->file_id);
+            job->status = PS_ERR_IO;
+        }
+    } else if (!sp->writing && (uint64_t)res < sp->len) {
+        /* end of file: the rest of the span reads as zeros */
+        memset(sp->buf + res, 0, sp->len - (uint64_t)res);
+    }
+
+    if (!sp->writing && job->is_write && job->status == PS_OK) {
+        /* read-modify-write: the span is read, lay the regions over it */
+        pss_span_fill(sp);
+        sp->writing = 1;
+        pss_aio_submit(w, sp);
+        return;
+    }
+    if (--job->spans_left == 0) {
+        pss_job_finish(w, job);
+    }
+}
+
+static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
+{
+    pss_object_t *obj = job->obj;
+    pss_job_t **pp;
+    ps_status_t status = job->status;
+
+    for (pp = &obj->active; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == job) {
+            *pp = job->next;
+            break;
+        }
+    }
+    if (job->is_write) {
+        if (status == PS_OK) {
+            uint64_t span_end =
+                job->nspans ? job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len : 0;
+            if (span_end > obj->phys_size) { /* the extension before it failed */
+                obj->phys_size = span_end;
+            }
+            if (job->max_end > obj->size) {
+                obj->size = job->max_end;
+                status = pss_obj_save_size(w, obj); /* before the write is acknowledged */
+            }
+        } else {
+            /* a failed write may have extended the file: keep it consistent */
+            struct stat file_st;
+            if (fstat(obj->fd, &file_st) == 0 && (uint64_t)file_st.st_size > obj->phys_size) {
+                obj->phys_size = (uint64_t)file_st.st_size;
+            }
+        }
+        obj->dirty = 1;
+    } else if (status == PS_OK) {
+        /* gather the spans into the replies; zeros past the logical end */
+        for (size_t k = 0; k < job->nspans; k++) {
+            pss_span_io_t *sp = &job->spans[k];
+            const pss_piece_t *p = &job->pieces[sp->first_piece];
+            for (uint32_t i = 0; i < sp->npieces; i++) {
+                if (sp->own_buf) {
+                    memcpy(p[i].mem, sp->buf + p[i].span_off, p[i].len);
+                }
+                if (p[i].obj_off + p[i].len > obj->size) {
+                    uint64_t keep = p[i].obj_off >= obj->size ? 0 : obj->size - p[i].obj_off;
+                    memset(p[i].mem + keep, 0, p[i].len - keep);
+                }
+            }
+        }
+    }
+
+    for (uint32_t b = 0; b < job->nbatches; b++) {
+        pss_req_t *req = job->batches[b];
+        ps_io_rep_t rep = {req->body.io.payload_len, obj->size};
+        if (status != PS_OK) {
+            pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        } else if (job->is_write) {
+            pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+        } else {
+            uint8_t *buf = req->reply_buf;
+            req->reply_buf = NULL;
+            pss_reply(req, PS_OK, &rep, sizeof(rep), buf, req->body.io.payload_len, free);
+        }
+    }
+    pss_job_free(job);
+    obj->blocked = 0;
+    pss_obj_schedule(w, obj);
+}

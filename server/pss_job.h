@@ -1,0 +1,51 @@
+/*
+ * pss_job.h: I/O jobs of one object (planned batches) and the worker's
+ * libaio queue that runs them.
+ *
+ * Ordering and read-modify-write safety come from per-object range
+ * serialization: a job starts only when none of its spans intersects a
+ * span of a job already running on the object (reads may overlap reads,
+ * pss_job_conflicts); otherwise the object's queue waits (pss_store.c).
+ */
+#ifndef PSS_JOB_H
+#define PSS_JOB_H
+
+#include "pss_object.h"
+
+/* The region list of an OBJ_READ/OBJ_WRITE request (at the start of its data). */
+static inline const ps_region_t *pss_io_regions(const pss_req_t *req)
+{
+    return (const ps_region_t *)req->data;
+}
+
+/* The worker's aio context and eventfd. */
+ps_status_t pss_aio_init(pss_worker_t *w);
+void pss_aio_cleanup(pss_worker_t *w);
+
+/* Reap completed disk I/Os (finishing the jobs they complete). */
+void pss_aio_reap(pss_worker_t *w);
+
+/* Submit waiting spans while the queue has room. */
+void pss_aio_submit_waiting(pss_worker_t *w);
+
+/* Disk I/Os in flight or waiting? */
+int pss_aio_busy(pss_worker_t *w);
+
+/*
+ * Plan a job for the nbatches requests in batches (a malloc'd array the job
+ * takes on success; on failure, NULL, and it stays the caller's). Writes
+ * read their payload, reads fill each request's reply_buf.
+ */
+pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches, uint32_t nbatches,
+                        int is_write);
+
+/* Does job intersect a running job of its object (and must wait)? */
+int pss_job_conflicts(const pss_job_t *job);
+
+/* Free a job that was not started (the requests stay queued). */
+void pss_job_free(pss_job_t *job);
+
+/* Run a planned job; its batches are answered when it finishes. */
+void pss_job_start(pss_worker_t *w, pss_job_t *job);
+
+#endif

@@ -1,0 +1,366 @@
+/*
+ * pss_object.c: a worker's objects (see pss_object.h): the table that finds
+ * them by file id (a hash table with chaining, doubled as it fills), their
+ * files (open, size attribute, sync, resize, close) and the budget of open
+ * files.
+ *
+ * Sizes: an object's file length is always a multiple of align (whole
+ * file-system blocks) and its logical size is kept in an extended
+ * attribute, user.pstripe.size. Setting a length that is not a multiple of
+ * the block size makes the file system zero the rest of the last block
+ * through the page cache; that page colliding with direct I/O in flight to
+ * the same block made the kernel log "Page cache invalidation failure on
+ * direct I/O" and fail the next fdatasync with EIO (and could let a stale
+ * page overwrite direct writes). So writes past the end first extend the
+ * file, sparsely and by whole blocks (pss_job.c), and the logical size (max
+ * end of the completed writes) is stored in the attribute before the write
+ * is acknowledged. Bytes between the logical size and the file's length are
+ * zeros on disk (a truncate into a block zeroes its tail, directly), and
+ * reads return zeros past the logical size.
+ */
+#include "pss_object.h"
+
+#include "ps_log.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define PSS_OBJ_TABLE_MIN 64 /* buckets of a new table (a power of 2) */
+
+static size_t pss_obj_bucket(pss_worker_t *w, uint64_t file_id)
+{
+    uint64_t h = file_id * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (w->objs_cap - 1);
+}
+
+static pss_object_t *pss_obj_find(pss_worker_t *w, uint64_t file_id)
+{
+    for (pss_object_t *o = w->objs[pss_obj_bucket(w, file_id)]; o != NULL; o = o->hnext) {
+        if (o->file_id == file_id) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+static void pss_obj_grow(pss_worker_t *w)
+{
+    size_t old_cap = w->objs_cap;
+    pss_object_t **old = w->objs;
+    pss_object_t **tab = calloc(old_cap * 2, sizeof(*tab));
+
+    if (tab == NULL) {
+        return; /* keep the longer chains */
+    }
+    w->objs = tab;
+    w->objs_cap = old_cap * 2;
+    for (size_t i = 0; i < old_cap; i++) {
+        pss_object_t *o = old[i], *next;
+        for (; o != NULL; o = next) {
+            next = o->hnext;
+            size_t b = pss_obj_bucket(w, o->file_id);
+            o->hnext = w->objs[b];
+            w->objs[b] = o;
+        }
+    }
+    free(old);
+}
+
+static void pss_obj_path(uint64_t file_id, char *buf, size_t len)
+{
+    snprintf(buf, len, "%02x/%016" PRIx64, (unsigned)(file_id >> 56), file_id);
+}
+
+ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
+{
+    pss_server_t *s = w->server;
+    char rel[64];
+    struct stat st;
+    int flags = O_RDWR | O_CLOEXEC | (s->direct_io ? O_DIRECT : 0) | (create ? O_CREAT : 0);
+
+    if (obj->fd >= 0) {
+        return PS_OK;
+    }
+    pss_obj_path(obj->file_id, rel, sizeof(rel));
+    obj->fd = openat(s->obj_dir_fd, rel, flags, 0644);
+    if (obj->fd < 0) {
+        if (errno == ENOENT && !create) {
+            obj->exists = 0;
+            return PS_OK;
+        }
+        ps_error("worker %u: open %s/obj/%s%s: %m", w->index, s->data_dir, rel,
+                 s->direct_io ? " with O_DIRECT" : "");
+        return ps_status_from_errno(errno);
+    }
+    if (fstat(obj->fd, &st) != 0) {
+        ps_error("worker %u: fstat %s/obj/%s: %m", w->index, s->data_dir, rel);
+        close(obj->fd);
+        obj->fd = -1;
+        return PS_ERR_IO;
+    }
+    obj->exists = 1;
+    obj->size = obj->phys_size = (uint64_t)st.st_size;
+    uint64_t le;
+    ssize_t n = fgetxattr(obj->fd, PSS_SIZE_XATTR, &le, sizeof(le));
+    if (n == (ssize_t)sizeof(le)) {
+        uint64_t size = le64toh(le);
+        if (size < obj->size) {
+            obj->size = size;
+        }
+    } else if (n >= 0 || errno != ENODATA) { /* ENODATA: a new file, its length is its size */
+        if (n >= 0) {
+            ps_error("worker %u: %s/obj/%s: attribute %s holds %zd bytes, not 8", w->index,
+                     s->data_dir, rel, PSS_SIZE_XATTR, n);
+        } else {
+            ps_error("worker %u: %s/obj/%s: read attribute %s: %m", w->index, s->data_dir, rel,
+                     PSS_SIZE_XATTR);
+        }
+        close(obj->fd);
+        obj->fd = -1;
+        return PS_ERR_IO;
+    }
+    w->nopen++;
+    return PS_OK;
+}
+
+ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj)
+{
+    uint64_t le = htole64(obj->size);
+
+    if (fsetxattr(obj->fd, PSS_SIZE_XATTR, &le, sizeof(le), 0) != 0) {
+        ps_error("worker %u: set %s of object %016" PRIx64 ": %m", w->index, PSS_SIZE_XATTR,
+                 obj->file_id);
+        return ps_status_from_errno(errno);
+    }
+    obj->size_dirty = 1;
+    return PS_OK;
+}
+
+ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj)
+{
+    if (obj->fd < 0 || (!obj->dirty && !obj->size_dirty)) {
+        return PS_OK;
+    }
+    if ((obj->size_dirty ? fsync(obj->fd) : fdatasync(obj->fd)) != 0) {
+        ps_error("worker %u: %s object %016" PRIx64 ": %m", w->index,
+                 obj->size_dirty ? "fsync" : "fdatasync", obj->file_id);
+        return ps_status_from_errno(errno);
+    }
+    obj->dirty = obj->size_dirty = 0;
+    return PS_OK;
+}
+
+/* Make an object's data durable (if written since the last time) and close it. */
+static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
+{
+    if (obj->fd < 0) {
+        return;
+    }
+    pss_obj_sync(w, obj);
+    obj->dirty = obj->size_dirty = 0;
+    close(obj->fd);
+    obj->fd = -1;
+    w->nopen--;
+}
+
+static int pss_obj_idle(const pss_object_t *obj)
+{
+    return obj->wait_head == NULL && obj->active == NULL && !obj->scheduled;
+}
+
+static void pss_obj_unlink_free(pss_worker_t *w, pss_object_t *obj)
+{
+    pss_object_t **pp = &w->objs[pss_obj_bucket(w, obj->file_id)];
+    for (; *pp != NULL; pp = &(*pp)->hnext) {
+        if (*pp == obj) {
+            *pp = obj->hnext;
+            w->nobjs--;
+            free(obj);
+            return;
+        }
+    }
+}
+
+void pss_obj_trim(pss_worker_t *w)
+{
+    size_t target = w->max_open - w->max_open / 4;
+
+    if (w->nopen <= w->max_open) {
+        return;
+    }
+    for (size_t b = 0; b < w->objs_cap && w->nopen > target; b++) {
+        pss_object_t *obj = w->objs[b], *next;
+        for (; obj != NULL && w->nopen > target; obj = next) {
+            next = obj->hnext;
+            if (obj->fd >= 0 && pss_obj_idle(obj)) {
+                pss_obj_close(w, obj);
+                pss_obj_unlink_free(w, obj);
+            }
+        }
+    }
+    ps_debug("worker %u: closed idle objects, %zu still open", w->index, w->nopen);
+}
+
+pss_object_t *pss_obj_get(pss_worker_t *w, uint64_t file_id)
+{
+    pss_object_t *obj = pss_obj_find(w, file_id);
+
+    if (obj != NULL) {
+        return obj;
+    }
+    obj = calloc(1, sizeof(*obj));
+    if (obj == NULL) {
+        return NULL;
+    }
+    obj->file_id = file_id;
+    obj->fd = -1;
+    obj->wait_tail = &obj->wait_head;
+    if (pss_obj_open(w, obj, 0) != PS_OK) {
+        /* unreadable: treated as missing; writes will report the error */
+        obj->exists = 0;
+    }
+    if (w->nobjs + 1 > w->objs_cap) {
+        pss_obj_grow(w);
+    }
+    size_t b = pss_obj_bucket(w, file_id);
+    obj->hnext = w->objs[b];
+    w->objs[b] = obj;
+    w->nobjs++;
+    return obj;
+}
+
+void pss_obj_forget_if_idle(pss_worker_t *w, pss_object_t *obj)
+{
+    if (obj->fd < 0 && pss_obj_idle(obj)) {
+        pss_obj_unlink_free(w, obj);
+    }
+}
+
+void pss_obj_schedule(pss_worker_t *w, pss_object_t *obj)
+{
+    if (!obj->scheduled) {
+        obj->scheduled = 1;
+        obj->next_ready = w->ready_head;
+        w->ready_head = obj;
+    }
+}
+
+ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
+{
+    pss_server_t *s = w->server;
+    uint64_t a = s->align;
+    uint64_t keep = size < obj->size ? size : obj->size;
+    ps_status_t status = PS_OK;
+
+    if (keep % a != 0 && keep < obj->size) {
+        uint64_t boff = keep - keep % a;
+        uint8_t *buf;
+        if (posix_memalign((void **)&buf, s->mem_align, a) != 0) {
+            return PS_ERR_NO_MEMORY;
+        }
+        ssize_t n = pread(obj->fd, buf, a, (off_t)boff);
+        if (n >= 0) {
+            memset(buf + (keep - boff), 0, a - (keep - boff));
+            if (n < (ssize_t)a) {
+                memset(buf + n, 0, a - (size_t)n);
+            }
+            n = pwrite(obj->fd, buf, a, (off_t)boff);
+        }
+        if (n < 0) {
+            ps_error("worker %u: zeroing the tail of object %016" PRIx64 " at %" PRIu64 ": %m",
+                     w->index, obj->file_id, keep);
+            status = ps_status_from_errno(errno);
+        }
+        free(buf);
+        if (status != PS_OK) {
+            return status;
+        }
+    }
+    /* Past the old size nothing is kept, even what a failed write left. */
+    uint64_t phys = pss_round_up(size, a);
+    if (ftruncate(obj->fd, (off_t)pss_round_up(keep, a)) != 0 ||
+        ftruncate(obj->fd, (off_t)phys) != 0) {
+        ps_error("worker %u: ftruncate object %016" PRIx64 " to %" PRIu64 ": %m", w->index,
+                 obj->file_id, phys);
+        return ps_status_from_errno(errno);
+    }
+    obj->phys_size = phys;
+    obj->size = size;
+    obj->dirty = 1;
+    return pss_obj_save_size(w, obj);
+}
+
+void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep)
+{
+    struct stat st;
+
+    memset(rep, 0, sizeof(*rep));
+    if (!obj->exists) {
+        return;
+    }
+    rep->exists = 1;
+    rep->size = obj->size;
+    if (obj->fd >= 0 && fstat(obj->fd, &st) == 0) {
+        rep->blocks = (uint64_t)st.st_blocks * 512;
+        rep->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    }
+}
+
+ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
+{
+    ps_status_t status = PS_OK;
+    char rel[64];
+
+    if (obj->fd >= 0) {
+        obj->dirty = obj->size_dirty = 0; /* its data goes away: no need to sync it */
+        pss_obj_close(w, obj);
+    }
+    pss_obj_path(obj->file_id, rel, sizeof(rel));
+    if (unlinkat(w->server->obj_dir_fd, rel, 0) != 0 && errno != ENOENT) {
+        ps_error("worker %u: unlink %s/obj/%s: %m", w->index, w->server->data_dir, rel);
+        status = ps_status_from_errno(errno);
+    }
+    obj->exists = 0;
+    obj->size = obj->phys_size = 0;
+    return status;
+}
+
+ps_status_t pss_obj_table_init(pss_worker_t *w)
+{
+    w->max_open = w->server->max_open_per_worker;
+    w->objs_cap = PSS_OBJ_TABLE_MIN;
+    w->objs = calloc(w->objs_cap, sizeof(*w->objs));
+    if (w->objs == NULL) {
+        return PS_ERR_NO_MEMORY;
+    }
+    return PS_OK;
+}
+
+void pss_obj_close_all(pss_worker_t *w)
+{
+    for (size_t b = 0; w->objs != NULL && b < w->objs_cap; b++) {
+        pss_object_t *obj = w->objs[b], *next;
+        for (; obj != NULL; obj = next) {
+            next = obj->hnext;
+            pss_obj_close(w, obj);
+            /* requests still queued here were answered or dropped by the drain */
+            free(obj);
+        }
+        w->objs[b] = NULL;
+    }
+    w->nobjs = 0;
+}
+
+void pss_obj_table_cleanup(pss_worker_t *w)
+{
+    free(w->objs);
+    w->objs = NULL;
+}

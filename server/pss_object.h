@@ -1,0 +1,89 @@
+/*
+ * pss_object.h: a worker's objects. Each file's part on this server is one
+ * object, DIR/obj/XX/<file_id in hex>, owned by the worker
+ * ps_object_worker(file_id): only that thread opens it, queues its
+ * requests, plans and issues its I/O, so no lock is needed.
+ */
+#ifndef PSS_OBJECT_H
+#define PSS_OBJECT_H
+
+#include "pss.h"
+
+typedef struct pss_job pss_job_t;
+
+struct pss_object {
+    pss_object_t *hnext; /* hash chain */
+    uint64_t file_id;
+    int fd;
+    int exists;
+    uint64_t size;      /* logical size, bytes */
+    uint64_t phys_size; /* length of the file on disk: >= size, a multiple of align */
+    pss_req_t *wait_head, **wait_tail;
+    pss_job_t *active; /* running jobs (pss_job.c) */
+    int dirty;         /* written since the last fdatasync */
+    int size_dirty;    /* size attribute set since the last fsync */
+    int blocked;       /* head of the queue waits for a running job */
+    int scheduled;
+    pss_object_t *next_ready;
+};
+
+static inline uint64_t pss_round_up(uint64_t x, uint64_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+/* The worker's table (and its share of the open-file budget). */
+ps_status_t pss_obj_table_init(pss_worker_t *w);
+void pss_obj_table_cleanup(pss_worker_t *w);
+
+/* The object of file_id, created (and its file opened if it exists) when
+ * first asked for; NULL if out of memory. */
+pss_object_t *pss_obj_get(pss_worker_t *w, uint64_t file_id);
+
+/* Put obj on the worker's list of objects with work to (re)consider. */
+void pss_obj_schedule(pss_worker_t *w, pss_object_t *obj);
+
+/* Forget an idle object that has no open file (keeps the table small). */
+void pss_obj_forget_if_idle(pss_worker_t *w, pss_object_t *obj);
+
+/*
+ * Keep the number of open objects of this worker under max_open: close
+ * (after fdatasync of written ones) and forget idle objects until a quarter
+ * of the budget is free again. They are reopened on their next request.
+ */
+void pss_obj_trim(pss_worker_t *w);
+
+/* Close every object, syncing what was written, and free them (worker exit). */
+void pss_obj_close_all(pss_worker_t *w);
+
+/*
+ * Open the object's file (create it if `create`). A missing file without
+ * `create` is PS_OK with obj->exists == 0.
+ */
+ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create);
+
+/* Store the logical size in the object's attribute (made durable by fsync). */
+ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj);
+
+/*
+ * Make what was written to the object durable: fdatasync for data, fsync
+ * when the size attribute changed since the last time.
+ */
+ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj);
+
+/*
+ * Set the object's logical size (truncate or extend; the object is idle).
+ * The file keeps a whole number of blocks: blocks past the new size are
+ * dropped, and when the size falls inside a block, the tail of that block
+ * is zeroed on disk (read, clear, write back, as the data path does), so
+ * that a later extension reads zeros there.
+ */
+ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size);
+
+/* Close the object's file without syncing it and unlink it; obj stays, empty. */
+ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj);
+
+/* The OBJ_* reply fields of obj: existence, size, blocks, mtime. */
+void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep);
+
+#endif

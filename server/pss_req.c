@@ -1,0 +1,203 @@
+/*
+ * pss_req.c: a request's life after decoding (see pss_req.h): the worker's
+ * reusable receive buffers, the reply (header and body copied into a send
+ * that lives until UCX completes it, data freed by its owner's function),
+ * the latency histogram, and the release of everything a request holds.
+ * It knows nothing of what the requests mean: handlers call into it, never
+ * the other way.
+ */
+#include "pss_req.h"
+
+#include "pss_conn.h"
+
+#include "ps_log.h"
+#include "ps_time.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A reply being sent: header and body must live until the send completes. */
+typedef struct pss_send {
+    pss_worker_t *worker;
+    void *data;
+    void (*free_data)(void *);
+    size_t hdr_len;
+    uint8_t hdr[]; /* ps_msg_hdr_t + body */
+} pss_send_t;
+
+/*
+ * Rendezvous receive buffers (up to max_batch bytes, one per write batch)
+ * are kept by the worker and reused. Allocated afresh each time, they were
+ * new pages to the kernel: with glibc's per-thread heaps a 512 MiB copy in
+ * took about 55,000 page faults on the daemon, each one inside the TCP
+ * receive, and 1.0 s of its CPU. A buffer is reused for any request of at
+ * least half its size, and capacities are rounded up to 64 KiB, so a stream
+ * of batches of one size keeps hitting the same few buffers.
+ */
+void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap)
+{
+    void *p;
+
+    for (unsigned i = 0; i < w->nbufs; i++) {
+        if (w->bufs[i].cap >= len && w->bufs[i].cap / 2 <= len) {
+            p = w->bufs[i].p;
+            *cap = w->bufs[i].cap;
+            w->bufs_bytes -= *cap;
+            w->bufs[i] = w->bufs[--w->nbufs];
+            return p;
+        }
+    }
+    *cap = (len + 65535) & ~(size_t)65535;
+    if (posix_memalign(&p, align, *cap) != 0) {
+        return NULL;
+    }
+    return p;
+}
+
+static void pss_buf_put(pss_worker_t *w, void *p, size_t cap)
+{
+    if (w->nbufs == PSS_BUF_KEEP || w->bufs_bytes + cap > PSS_BUF_KEEP_BYTES) {
+        free(p);
+        return;
+    }
+    w->bufs[w->nbufs].p = p;
+    w->bufs[w->nbufs].cap = cap;
+    w->nbufs++;
+    w->bufs_bytes += cap;
+}
+
+void pss_buf_release_all(pss_worker_t *w)
+{
+    while (w->nbufs > 0) {
+        free(w->bufs[--w->nbufs].p);
+    }
+    w->bufs_bytes = 0;
+}
+
+/* Free req and what it holds (the buffer back to the worker, the connection
+ * reference, the memory charge). */
+static void pss_req_free(pss_req_t *req)
+{
+    pss_worker_t *w = req->worker;
+
+    if (req->ucx_data != NULL) {
+        ucp_am_data_release(w->ucp_worker, req->ucx_data);
+    }
+    if (req->own_cap > 0) {
+        pss_buf_put(w, req->own_buf, req->own_cap);
+    } else {
+        free(req->own_buf);
+    }
+    free(req->reply_buf);
+    pss_conn_unref(req->conn);
+    w->mem_inflight -= req->mem_charged;
+    w->inflight--;
+    free(req);
+}
+
+static void pss_send_done(pss_send_t *send)
+{
+    if (send->free_data != NULL) {
+        send->free_data(send->data);
+    }
+    free(send);
+}
+
+static void pss_send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    pss_send_t *send = user_data;
+
+    if (status != UCS_OK) {
+        ps_debug("worker %u: reply not delivered: %s", send->worker->index,
+                 ucs_status_string(status));
+    }
+    send->worker->sends_inflight--;
+    pss_send_done(send);
+    ucp_request_free(request);
+}
+
+static unsigned pss_latency_bucket(uint64_t ns)
+{
+    uint64_t us = ns / 1000;
+    unsigned b = us == 0 ? 0 : 64 - (unsigned)__builtin_clzll(us);
+    return b < PS_STATS_HIST_BUCKETS ? b : PS_STATS_HIST_BUCKETS - 1;
+}
+
+void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t body_len, void *data,
+               uint64_t data_len, void (*free_data)(void *))
+{
+    pss_worker_t *w = req->worker;
+    pss_conn_t *conn = req->conn;
+    ps_msg_hdr_t hdr;
+    pss_send_t *send;
+
+    if (status != PS_OK) {
+        body_len = 0;
+        PSS_STAT_ADD(w, errors, 1);
+    }
+    if (status != PS_OK || data == NULL) {
+        if (free_data != NULL && data != NULL) {
+            free_data(data);
+        }
+        data = NULL;
+        data_len = 0;
+        free_data = NULL;
+    }
+    PSS_STAT_ADD(w, latency_hist[pss_latency_bucket(ps_time_ns() - req->recv_ns)], 1);
+
+    if (conn == NULL || conn->closed || conn->ep == NULL) {
+        ps_debug("worker %u: no endpoint to reply to %s req %llu", w->index,
+                 ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id);
+        goto out_free_data;
+    }
+
+    send = malloc(sizeof(*send) + sizeof(hdr) + body_len);
+    if (send == NULL) {
+        ps_error("worker %u: no memory for a reply", w->index);
+        goto out_free_data;
+    }
+    ps_msg_hdr_init(&hdr, (ps_msg_type_t)req->hdr.type, req->hdr.req_id, status, body_len);
+    memcpy(send->hdr, &hdr, sizeof(hdr));
+    if (body_len > 0) {
+        memcpy(send->hdr + sizeof(hdr), body, body_len);
+    }
+    send->hdr_len = sizeof(hdr) + body_len;
+    send->worker = w;
+    send->data = data;
+    send->free_data = free_data;
+
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send = pss_send_cb;
+    param.user_data = send;
+    ucs_status_ptr_t sreq =
+        ucp_am_send_nbx(conn->ep, PS_AM_ID_REPLY, send->hdr, send->hdr_len, data, data_len, &param);
+    if (sreq == NULL) {
+        pss_send_done(send);
+    } else if (UCS_PTR_IS_ERR(sreq)) {
+        ps_warn("worker %u: sending the reply to %s req %llu: %s", w->index,
+                ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id,
+                ucs_status_string(UCS_PTR_STATUS(sreq)));
+        pss_send_done(send);
+    } else {
+        w->sends_inflight++;
+    }
+    pss_req_free(req);
+    return;
+
+out_free_data:
+    if (free_data != NULL) {
+        free_data(data);
+    }
+    pss_req_free(req);
+}
+
+void pss_reject(pss_req_t *req, ps_status_t status, const char *what)
+{
+    char dump[256];
+    ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
+    ps_warn("worker %u: rejecting request (%s): %s: %s", req->worker->index, dump, what,
+            ps_status_string(status));
+    pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+}

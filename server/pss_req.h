@@ -1,0 +1,31 @@
+/*
+ * pss_req.h: a request's life after the worker decoded it: the buffers it
+ * holds, its reply and its release. Handlers (pss_admin.c, pss_meta.c,
+ * pss_store.c) answer every request they are given exactly once, through
+ * pss_reply, which also frees it.
+ */
+#ifndef PSS_REQ_H
+#define PSS_REQ_H
+
+#include "pss.h"
+
+/*
+ * Send the reply of req and free req. With status PS_OK the reply carries
+ * body (copied) and data, which is passed to free_data (if not NULL) once
+ * sent; with an error status it carries neither, and data is freed at once.
+ */
+void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t body_len, void *data,
+               uint64_t data_len, void (*free_data)(void *));
+
+/* Log why req is refused (what, with a dump of its header) and reply status. */
+void pss_reject(pss_req_t *req, ps_status_t status, const char *what);
+
+/* A buffer of at least len bytes aligned to align, reused from the worker's
+ * free buffers when one fits; its capacity in *cap. NULL if out of memory.
+ * It goes back to the worker with the request (req->own_buf, own_cap). */
+void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap);
+
+/* Free the worker's kept buffers (worker exit). */
+void pss_buf_release_all(pss_worker_t *w);
+
+#endif
