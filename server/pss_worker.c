@@ -213,7 +213,7 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         pss_reply(req, PS_ERR_SHUTDOWN, NULL, 0, NULL, 0, NULL);
         return;
     }
-    if (ps_log_level >= PS_LOG_TRACE) {
+    if (ps_log_enabled(PS_LOG_TRACE)) {
         char dump[256];
         ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
         ps_trace("worker %u: %s", w->index, dump);
