@@ -177,13 +177,39 @@ static void psc_stop_cmd(pstripe_fs_t *fs, psc_cmd_t *cmd)
     }
 }
 
+/* An epoll set of the worker's event fd and the wake eventfd. */
+static ps_status_t psc_epoll_init(pstripe_fs_t *fs)
+{
+    int fds[2] = {fs->ucp_fd, fs->wake_fd};
+    struct epoll_event ev;
+
+    fs->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (fs->epoll_fd < 0) {
+        snprintf(fs->init_msg, sizeof(fs->init_msg), "epoll_create1: %s", strerror(errno));
+        return PS_ERR_CONN;
+    }
+    for (int i = 0; i < 2; i++) {
+        ev.events = EPOLLIN;
+        ev.data.fd = fds[i];
+        if (epoll_ctl(fs->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev) < 0) {
+            snprintf(fs->init_msg, sizeof(fs->init_msg), "epoll_ctl: %s", strerror(errno));
+            goto err_close_epoll;
+        }
+    }
+    return PS_OK;
+
+err_close_epoll:
+    close(fs->epoll_fd);
+    fs->epoll_fd = -1;
+    return PS_ERR_CONN;
+}
+
 static ps_status_t psc_ucx_init(pstripe_fs_t *fs)
 {
     ucp_params_t params;
     ucp_worker_params_t wparams;
     ucp_am_handler_param_t aparams;
     ucp_config_t *config;
-    struct epoll_event ev;
     ucs_status_t status;
 
     status = ucp_config_read(NULL, NULL, &config);
@@ -229,28 +255,11 @@ static ps_status_t psc_ucx_init(pstripe_fs_t *fs)
                  ucs_status_string(status));
         goto err_destroy_worker;
     }
-    fs->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    if (fs->epoll_fd < 0) {
-        snprintf(fs->init_msg, sizeof(fs->init_msg), "epoll_create1: %s", strerror(errno));
+    if (psc_epoll_init(fs) != PS_OK) {
         goto err_destroy_worker;
-    }
-    ev.events = EPOLLIN;
-    ev.data.fd = fs->ucp_fd;
-    if (epoll_ctl(fs->epoll_fd, EPOLL_CTL_ADD, fs->ucp_fd, &ev) < 0) {
-        snprintf(fs->init_msg, sizeof(fs->init_msg), "epoll_ctl: %s", strerror(errno));
-        goto err_close_epoll;
-    }
-    ev.events = EPOLLIN;
-    ev.data.fd = fs->wake_fd;
-    if (epoll_ctl(fs->epoll_fd, EPOLL_CTL_ADD, fs->wake_fd, &ev) < 0) {
-        snprintf(fs->init_msg, sizeof(fs->init_msg), "epoll_ctl: %s", strerror(errno));
-        goto err_close_epoll;
     }
     return PS_OK;
 
-err_close_epoll:
-    close(fs->epoll_fd);
-    fs->epoll_fd = -1;
 err_destroy_worker:
     ucp_worker_destroy(fs->ucp_worker);
     fs->ucp_worker = NULL;
