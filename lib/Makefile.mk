@@ -6,7 +6,17 @@
 noinst_LTLIBRARIES += lib/libpsclient.la
 lib_libpsclient_la_SOURCES = \
 	lib/pstripe.h lib/psc_internal.h \
-	lib/psc_config.c lib/psc_fs.c lib/psc_progress.c lib/psc_meta.c lib/psc_io.c
+	lib/psc_error.h lib/psc_error.c \
+	lib/psc_config.h lib/psc_config.c \
+	lib/psc_stage.h lib/psc_stage.c \
+	lib/psc_call.h lib/psc_call.c \
+	lib/psc_op.h lib/psc_op.c \
+	lib/psc_conn.h lib/psc_conn.c \
+	lib/psc_recv.h lib/psc_recv.c \
+	lib/psc_progress.h lib/psc_progress.c \
+	lib/psc_fs.h lib/psc_fs.c \
+	lib/psc_meta.c \
+	lib/psc_io.h lib/psc_io.c lib/psc_batch.c
 lib_libpsclient_la_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS)
 lib_libpsclient_la_LIBADD = common/libpscommon.la $(UCX_LIBS)
 

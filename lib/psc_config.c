@@ -1,23 +1,31 @@
 /*
  * psc_config.c: the client's tunables ([client] section, PSTRIPE_<NAME>).
  *
- * buffer_size, buffer_count and max_regions set how list I/O is cut into
- * batches and pipelined; their defaults come from the sweep recorded in the
- * commit that set them (see lib/README or the commit message).
+ * buffer_size, buffer_count, max_regions and bounce_threshold set how list
+ * I/O is cut into batches and pipelined; each file holds its own copy
+ * (set per file through the API), starting from the connection's. Their defaults
+ * come from the sweep recorded in the commit that set them.
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ps_config.h"
-#include "ps_log.h"
+#include "ps_layout.h"
+#include "ps_proto.h"
 #include "ps_status.h"
-#include "psc_internal.h"
+#include "psc_config.h"
+#include "psc_error.h"
 
 #define PSC_FIELD(_name, _dfl, _doc, _type, _member, _min, _max)                                   \
     {                                                                                              \
         _name, _dfl, _doc, _type, offsetof(psc_config_t, _member), _min, _max                      \
     }
+
+/* The per-file fields come last (PSC_NCONN_FIELDS before them), so that
+ * the table's tail is the per-file table; their offsets are those of
+ * psc_io_opts_t, the first member of psc_config_t. */
+#define PSC_NCONN_FIELDS 6
 
 const ps_config_field_t psc_config_table[] = {
     PSC_FIELD("servers", "", "servers of the cluster, host:port,host:port,... (layout order)",
@@ -26,31 +34,36 @@ const ps_config_field_t psc_config_table[] = {
               (double)PS_STRIPE_SIZE_MIN, (double)PS_STRIPE_SIZE_MAX),
     PSC_FIELD("stripe_count", "0", "default number of servers a new file is striped over (0: all)",
               PS_CFG_INT, stripe_count, 0, PS_STRIPE_COUNT_MAX),
-    /* Defaults by measurement (run-matrix buffers scenario, 16 MiB transfers,
-     * 2 servers, two passes; and 4 MiB transfers alternated 3 times): 1m x 4
-     * wrote 800-850 MiB/s with 1 process where 4m x 4 wrote 570-660. */
-    PSC_FIELD("buffer_size", "1m", "largest payload of one batch (per server request)", PS_CFG_SIZE,
-              buffer_size, 4096, (double)PS_MAX_PAYLOAD),
-    PSC_FIELD("buffer_count", "4", "batches in flight per server and operation", PS_CFG_INT,
-              buffer_count, 1, 256),
-    PSC_FIELD("max_regions", "65536", "largest number of regions in one batch", PS_CFG_INT,
-              max_regions, 1, PS_MAX_REGIONS),
-    PSC_FIELD("bounce_threshold", "8k",
-              "write batches and scattered rendezvous read replies this big are staged in one "
-              "contiguous buffer (UCX 1.13 moves IOV rendezvous data in 8 KiB copies); 0: never",
-              PS_CFG_SIZE, bounce_threshold, 0, (double)PS_MAX_PAYLOAD),
     PSC_FIELD("timeout", "30s", "a server that does not answer a request within this fails it",
               PS_CFG_TIME, timeout, 0.001, 86400.0),
     PSC_FIELD("connect_timeout", "10s", "longest time to connect to a server (at most timeout)",
               PS_CFG_TIME, connect_timeout, 0.001, 86400.0),
     PSC_FIELD("log_level", "warn", "error, warn, info, debug or trace", PS_CFG_LOGLEVEL, log_level,
               1, 0),
+    /* Per-file from here on. Defaults by measurement (run-matrix buffers
+     * scenario, 16 MiB transfers, 2 servers, two passes; and 4 MiB transfers
+     * alternated 3 times): 1m x 4 wrote 800-850 MiB/s with 1 process where
+     * 4m x 4 wrote 570-660. */
+    PSC_FIELD("buffer_size", "1m", "largest payload of one batch (per server request)", PS_CFG_SIZE,
+              io.buffer_size, 4096, (double)PS_MAX_PAYLOAD),
+    PSC_FIELD("buffer_count", "4", "batches in flight per server and operation", PS_CFG_INT,
+              io.buffer_count, 1, 256),
+    PSC_FIELD("max_regions", "65536", "largest number of regions in one batch", PS_CFG_INT,
+              io.max_regions, 1, PS_MAX_REGIONS),
+    PSC_FIELD("bounce_threshold", "8k",
+              "write batches and scattered rendezvous read replies this big are staged in one "
+              "contiguous buffer (UCX 1.13 moves IOV rendezvous data in 8 KiB copies); 0: never",
+              PS_CFG_SIZE, io.bounce_threshold, 0, (double)PS_MAX_PAYLOAD),
     {NULL, NULL, NULL, 0, 0, 0, 0}};
 
-int psc_config_load(psc_config_t *cfg, const char *path, int required, int *file_found)
+const ps_config_field_t *const psc_io_config_table = &psc_config_table[PSC_NCONN_FIELDS];
+
+_Static_assert(offsetof(psc_config_t, io) == 0, "psc_io_config_table's offsets need io first");
+
+ps_status_t psc_config_load(psc_config_t *cfg, const char *path, int required, int *file_found)
 {
     char err[PSC_MSG_MAX];
-    int status;
+    ps_status_t status;
 
     memset(cfg, 0, sizeof(*cfg));
     err[0] = '\0';

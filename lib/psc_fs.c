@@ -1,8 +1,9 @@
 /*
- * psc_fs.c: connecting, tunables, error messages.
+ * psc_fs.c: connecting (config, servers, progress thread, HELLO to every
+ * server), the connection's tunables, and the argument checks the API
+ * files share.
  */
 #include <netdb.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,40 +11,13 @@
 
 #include "ps_log.h"
 #include "ps_status.h"
-#include "psc_internal.h"
+#include "psc_call.h"
+#include "psc_conn.h"
+#include "psc_fs.h"
+#include "psc_op.h"
+#include "psc_progress.h"
 
-static __thread char psc_tls_msg[PSC_MSG_MAX];
-
-void psc_set_error(const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(psc_tls_msg, sizeof(psc_tls_msg), fmt, ap);
-    va_end(ap);
-}
-
-int psc_error(int status, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(psc_tls_msg, sizeof(psc_tls_msg), fmt, ap);
-    va_end(ap);
-    return status;
-}
-
-const char *pstripe_last_error(void)
-{
-    return psc_tls_msg;
-}
-
-const char *pstripe_strerror(int status)
-{
-    return ps_status_string(status);
-}
-
-int psc_check_fs(pstripe_fs_t *fs)
+ps_status_t psc_check_fs(pstripe_fs_t *fs)
 {
     if (fs == NULL) {
         return psc_error(PS_ERR_INVALID, "no file system (NULL)");
@@ -51,9 +25,9 @@ int psc_check_fs(pstripe_fs_t *fs)
     return PS_OK;
 }
 
-int psc_normalize(const char *path, char *out, size_t *len)
+ps_status_t psc_normalize(const char *path, char *out, size_t *len)
 {
-    int status;
+    ps_status_t status;
 
     if (path == NULL) {
         return psc_error(PS_ERR_INVALID, "path is NULL");
@@ -70,13 +44,13 @@ int psc_normalize(const char *path, char *out, size_t *len)
 }
 
 /* Parse "host:port" or "[v6addr]:port" and resolve it. */
-static int psc_server_resolve(psc_server_t *srv, const char *spec)
+static ps_status_t psc_server_resolve(psc_server_t *srv, const char *spec)
 {
     char host[256], port[16];
     struct addrinfo hints, *res;
     const char *colon;
     size_t hlen;
-    int ret;
+    int gai_status;
 
     if (spec[0] == '[') {
         const char *end = strchr(spec, ']');
@@ -107,10 +81,10 @@ static int psc_server_resolve(psc_server_t *srv, const char *spec)
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV;
-    ret = getaddrinfo(host, port, &hints, &res);
-    if (ret != 0) {
+    gai_status = getaddrinfo(host, port, &hints, &res);
+    if (gai_status != 0) {
         return psc_error(PS_ERR_CONN, "server %s: cannot resolve '%s': %s", srv->addr, host,
-                         gai_strerror(ret));
+                         gai_strerror(gai_status));
     }
     memcpy(&srv->sa, res->ai_addr, res->ai_addrlen);
     srv->salen = res->ai_addrlen;
@@ -118,11 +92,11 @@ static int psc_server_resolve(psc_server_t *srv, const char *spec)
     return PS_OK;
 }
 
-static int psc_servers_parse(pstripe_fs_t *fs, const char *list)
+static ps_status_t psc_servers_parse(pstripe_fs_t *fs, const char *list)
 {
     char *copy, *tok, *save = NULL;
     uint32_t n = 0, cap = 0;
-    int status = PS_OK;
+    ps_status_t status = PS_OK;
 
     if (list == NULL || list[0] == '\0') {
         return psc_error(PS_ERR_NOT_CONFIGURED, "no servers configured (key 'servers')");
@@ -189,27 +163,28 @@ static void psc_fs_free(pstripe_fs_t *fs)
     free(fs);
 }
 
+/* Publish the tunables the progress thread reads (atomics). */
 static void psc_fs_apply_locked(pstripe_fs_t *fs)
 {
     /* idle staging buffers kept: a full pipeline of batches to every server */
-    uint64_t batch = fs->cfg.buffer_size + (uint64_t)fs->cfg.max_regions * sizeof(ps_region_t);
-    uint64_t limit = batch * (uint64_t)fs->cfg.buffer_count * (fs->nservers ? fs->nservers : 1);
+    const psc_io_opts_t *io = &fs->cfg.io;
+    uint64_t batch = io->buffer_size + (uint64_t)io->max_regions * sizeof(ps_region_t);
+    uint64_t limit = batch * (uint64_t)io->buffer_count * (fs->nservers ? fs->nservers : 1);
 
     __atomic_store_n(&fs->bounce_limit, limit > (64ull << 20) ? limit : (64ull << 20),
                      __ATOMIC_RELAXED);
     __atomic_store_n(&fs->timeout_ns, (uint64_t)(fs->cfg.timeout * 1e9), __ATOMIC_RELAXED);
     __atomic_store_n(&fs->connect_timeout_ns, (uint64_t)(fs->cfg.connect_timeout * 1e9),
                      __ATOMIC_RELAXED);
-    ps_log_set_level((ps_log_level_t)fs->cfg.log_level);
 }
 
 /* Takes ownership of cfg (released on failure too). */
-static int psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
+static ps_status_t psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
 {
     pstripe_fs_t *fs;
     psc_call_t call;
     psc_op_t *ops;
-    int status;
+    ps_status_t status;
 
     fs = calloc(1, sizeof(*fs));
     if (fs == NULL) {
@@ -222,6 +197,7 @@ static int psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
     fs->cfg = *cfg;
     fs->wake_fd = -1;
     fs->epoll_fd = -1;
+    ps_log_set_level((ps_log_level_t)fs->cfg.log_level);
     psc_fs_apply_locked(fs);
 
     status = psc_servers_parse(fs, fs->cfg.servers);
@@ -266,14 +242,14 @@ err_free:
     return status;
 }
 
-int pstripe_connect(const char *config_path, pstripe_fs_t **fs_p)
+ps_status_t pstripe_connect(const char *config_path, pstripe_fs_t **fs_p)
 {
     char home_path[4096];
     const char *env = getenv("PSTRIPE_CONFIG");
     const char *home = getenv("HOME");
     psc_config_t cfg;
     int found = 0;
-    int status;
+    ps_status_t status;
 
     if (fs_p == NULL) {
         return psc_error(PS_ERR_INVALID, "fs_p is NULL");
@@ -313,12 +289,13 @@ int pstripe_connect(const char *config_path, pstripe_fs_t **fs_p)
     return psc_fs_create(&cfg, fs_p);
 }
 
-int pstripe_connect_servers(const char *servers, const char *const *settings, pstripe_fs_t **fs_p)
+ps_status_t pstripe_connect_servers(const char *servers, const char *const *settings,
+                                    pstripe_fs_t **fs_p)
 {
     char err[PSC_MSG_MAX];
     psc_config_t cfg;
     int found;
-    int status;
+    ps_status_t status;
 
     if (fs_p == NULL) {
         return psc_error(PS_ERR_INVALID, "fs_p is NULL");
@@ -366,11 +343,11 @@ void pstripe_disconnect(pstripe_fs_t *fs)
     psc_fs_free(fs);
 }
 
-int pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value)
+ps_status_t pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value)
 {
     char err[PSC_MSG_MAX];
     int64_t old_count;
-    int status;
+    ps_status_t status;
 
     if (psc_check_fs(fs) != PS_OK) {
         return PS_ERR_INVALID;
@@ -392,6 +369,9 @@ int pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value)
     }
     if (status == PS_OK) {
         psc_fs_apply_locked(fs);
+        if (strcmp(name, "log_level") == 0) {
+            ps_log_set_level((ps_log_level_t)fs->cfg.log_level);
+        }
     }
     pthread_mutex_unlock(&fs->lock);
     if (status != PS_OK) {
@@ -400,10 +380,26 @@ int pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value)
     return PS_OK;
 }
 
-int pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, size_t len)
+/* Format the field name of table, a member of obj, into buf. */
+static ps_status_t psc_option_format(const ps_config_field_t *table, const void *obj,
+                                     const char *name, char *buf, size_t len)
 {
-    const ps_config_field_t *field;
-    int status;
+    const ps_config_field_t *field = ps_config_find(table, name);
+    ps_status_t status;
+
+    if (field == NULL) {
+        return psc_error(PS_ERR_INVALID, "unknown option '%s'", name);
+    }
+    status = ps_config_format(field, obj, buf, len);
+    if (status != PS_OK) {
+        return psc_error(status, "cannot format option '%s'", name);
+    }
+    return PS_OK;
+}
+
+ps_status_t pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, size_t len)
+{
+    ps_status_t status;
 
     if (psc_check_fs(fs) != PS_OK) {
         return PS_ERR_INVALID;
@@ -411,17 +407,52 @@ int pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, size_t len
     if (name == NULL || buf == NULL) {
         return psc_error(PS_ERR_INVALID, "option name or buffer is NULL");
     }
-    field = ps_config_find(psc_config_table, name);
-    if (field == NULL) {
-        return psc_error(PS_ERR_INVALID, "unknown option '%s'", name);
-    }
     pthread_mutex_lock(&fs->lock);
-    status = ps_config_format(field, &fs->cfg, buf, len);
+    status = psc_option_format(psc_config_table, &fs->cfg, name, buf, len);
     pthread_mutex_unlock(&fs->lock);
+    return status;
+}
+
+/* The per-file tunables, for messages. */
+#define PSC_FILE_OPTIONS "buffer_size, buffer_count, max_regions, bounce_threshold"
+
+ps_status_t pstripe_file_set_option(pstripe_file_t *file, const char *name, const char *value)
+{
+    char err[PSC_MSG_MAX];
+    ps_status_t status;
+
+    if (file == NULL || name == NULL || value == NULL) {
+        return psc_error(PS_ERR_INVALID, "file, option name or value is NULL");
+    }
+    if (ps_config_find(psc_io_config_table, name) == NULL) {
+        return psc_error(PS_ERR_INVALID, "'%s' is not a per-file option (" PSC_FILE_OPTIONS ")",
+                         name);
+    }
+    status = ps_config_set(psc_io_config_table, &file->opts, name, value, err, sizeof(err));
     if (status != PS_OK) {
-        return psc_error(status, "cannot format option '%s'", name);
+        return psc_error(status, "%s", err);
     }
     return PS_OK;
+}
+
+ps_status_t pstripe_file_get_option(pstripe_file_t *file, const char *name, char *buf, size_t len)
+{
+    if (file == NULL || name == NULL || buf == NULL) {
+        return psc_error(PS_ERR_INVALID, "file, option name or buffer is NULL");
+    }
+    if (ps_config_find(psc_io_config_table, name) == NULL) {
+        return psc_error(PS_ERR_INVALID, "'%s' is not a per-file option (" PSC_FILE_OPTIONS ")",
+                         name);
+    }
+    return psc_option_format(psc_io_config_table, &file->opts, name, buf, len);
+}
+
+/* A new file's tunables: the connection's current ones. */
+void psc_fs_file_opts(pstripe_fs_t *fs, psc_io_opts_t *opts)
+{
+    pthread_mutex_lock(&fs->lock);
+    *opts = fs->cfg.io;
+    pthread_mutex_unlock(&fs->lock);
 }
 
 void pstripe_print_config(pstripe_fs_t *fs, void *stdio_file)

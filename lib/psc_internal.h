@@ -1,5 +1,6 @@
 /*
- * psc_internal.h: internals of the client library (not installed).
+ * psc_internal.h: the data structures of the client library (not
+ * installed); each .c file declares its functions in its own header.
  *
  * Threads. A pstripe_fs_t owns one progress thread, the only thread that
  * touches its UCX worker (UCS_THREAD_MODE_SINGLE). API calls never call UCX:
@@ -31,31 +32,16 @@
 #include <ucp/api/ucp.h>
 #include <ucs/datastruct/list.h>
 
-#include "ps_config.h"
 #include "ps_layout.h"
 #include "ps_proto.h"
+#include "ps_status.h"
+#include "psc_config.h"
+#include "psc_error.h"
 #include "pstripe.h"
 
-#define PSC_MSG_MAX           512         /* bytes of an error message */
 #define PSC_BOUNCE_CACHE      64          /* idle staging buffers kept per connection, at most */
 #define PSC_PIECE_CACHE       8           /* piece arrays kept for the next requests (psc_io.c) */
 #define PSC_PIECE_CACHE_BYTES (32u << 20) /* and their bytes at most */
-
-/* Tunables of the [client] section (see psc_config_table in psc_config.c). */
-typedef struct psc_config {
-    char *servers;
-    uint64_t stripe_size;
-    int64_t stripe_count;
-    uint64_t buffer_size;
-    int64_t buffer_count;
-    int64_t max_regions;
-    uint64_t bounce_threshold;
-    double timeout;
-    double connect_timeout;
-    int log_level;
-} psc_config_t;
-
-extern const ps_config_field_t psc_config_table[];
 
 /* Where a caller waits for a group of ops. pending starts at 1 (the caller's
  * own hold, dropped by psc_call_wait) so that it cannot reach 0 while ops are
@@ -63,7 +49,7 @@ extern const ps_config_field_t psc_config_table[];
 typedef struct psc_call {
     unsigned pending;
     int done;
-    int status;
+    ps_status_t status;
     char msg[PSC_MSG_MAX];
 } psc_call_t;
 
@@ -150,7 +136,7 @@ struct psc_op {
     size_t staged_cap;  /* its allocated size */
 
     /* result */
-    int status;
+    ps_status_t status;
     char msg[PSC_MSG_MAX];
 
     /* progress-thread state */
@@ -184,7 +170,7 @@ struct psc_conn {
     int failed;
     int fail_pending; /* in fs->failq */
     ucs_list_link_t fail_link;
-    int fail_status;
+    ps_status_t fail_status;
     char fail_msg[PSC_MSG_MAX];
     unsigned nclosing; /* ep close requests outstanding */
     psc_op_t hello;
@@ -247,7 +233,6 @@ struct pstripe_fs {
     uint64_t next_deadline_ns;
     int stopping;
     uint64_t stop_deadline_ns;
-    unsigned nclosing;   /* graceful closes at stop */
     int cleanup_poll_ms; /* sleep bound while endpoints are being closed */
     struct {
         void *buf;
@@ -265,7 +250,7 @@ struct pstripe_fs {
     size_t piece_cache_bytes; /* at most PSC_PIECE_CACHE_BYTES */
     uint64_t bounce_limit;    /* bytes of idle staging buffers kept (atomic) */
     psc_cmd_t stop_cmd;
-    int init_status; /* set by the thread at start, under lock */
+    ps_status_t init_status; /* set by the thread at start, under lock */
     int init_done;
     char init_msg[PSC_MSG_MAX];
 };
@@ -277,52 +262,7 @@ struct pstripe_file {
     int flags;
     ps_file_info_t info;
     ps_layout_t layout;
+    psc_io_opts_t opts; /* this file's batching (pstripe_file_set_option) */
 };
-
-/* --- errors (psc_fs.c) --- */
-void psc_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Set the thread's message and return status. */
-int psc_error(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* --- config (psc_config.c) --- */
-/* Fill cfg: defaults, then file (if path non-NULL; missing file is an error
- * only if required), then environment. */
-int psc_config_load(psc_config_t *cfg, const char *path, int required, int *file_found);
-
-/* --- progress engine (psc_progress.c) --- */
-int psc_progress_start(pstripe_fs_t *fs);
-void psc_progress_stop(pstripe_fs_t *fs);
-/* Queue a command for the progress thread. */
-void psc_post(pstripe_fs_t *fs, psc_cmd_t *cmd);
-
-void psc_call_init(psc_call_t *call);
-/* Drop the caller's hold, wait until every op of the call is done, set the
- * thread's last error on failure and return the call's status. */
-int psc_call_wait(pstripe_fs_t *fs, psc_call_t *call);
-/* Progress thread: mark a call done with this status (io requests). */
-void psc_call_complete(pstripe_fs_t *fs, psc_call_t *call, int status, const char *msg);
-
-/* Prepare an op: type, body (copied into the AM header), destination. */
-void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body, uint32_t body_len);
-/* Post an op that completes into call (caller thread). */
-void psc_op_post(pstripe_fs_t *fs, psc_op_t *op, psc_call_t *call);
-/* Progress thread: start an op (it always completes through its done_cb or
- * call, never synchronously). */
-void psc_op_submit(pstripe_fs_t *fs, psc_op_t *op);
-/* Progress thread: a staging buffer of at least size bytes (cached), and
- * its return. NULL if out of memory. */
-void *psc_bounce_get(pstripe_fs_t *fs, size_t size, size_t *cap);
-void psc_bounce_put(pstripe_fs_t *fs, void *buf, size_t cap);
-/* Record an error on an op (first one wins). */
-void psc_op_error(psc_op_t *op, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* --- helpers shared by the API files --- */
-int psc_check_fs(pstripe_fs_t *fs);
-/* Normalize a user path into out (PS_PATH_MAX + 1 bytes); sets last error. */
-int psc_normalize(const char *path, char *out, size_t *len);
-/* Stat the objects of n files (info[i]) into st[i]; one round of OBJ_STAT. */
-int psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n, pstripe_stat_t *st);
-void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout);
 
 #endif

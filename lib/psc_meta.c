@@ -15,11 +15,14 @@
 
 #include "ps_log.h"
 #include "ps_status.h"
-#include "psc_internal.h"
+#include "psc_call.h"
+#include "psc_conn.h"
+#include "psc_fs.h"
+#include "psc_op.h"
 
 #define PSC_LIST_PAGE 512u /* entries per LIST request */
 
-void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout)
+static void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout)
 {
     layout->stripe_size = info->stripe_size;
     layout->stripe_count = info->stripe_count;
@@ -27,7 +30,7 @@ void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout)
 }
 
 /* Check a file's layout as received from a server against this cluster. */
-static int psc_check_info(pstripe_fs_t *fs, const ps_file_info_t *info, uint32_t server)
+static ps_status_t psc_check_info(pstripe_fs_t *fs, const ps_file_info_t *info, uint32_t server)
 {
     ps_layout_t layout;
 
@@ -43,13 +46,13 @@ static int psc_check_info(pstripe_fs_t *fs, const ps_file_info_t *info, uint32_t
 }
 
 /* One path request (CREATE/LOOKUP/REMOVE) to the owner, reply into rep. */
-static int psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path, size_t len,
-                       const void *body, uint32_t body_len, ps_file_rep_t *rep)
+static ps_status_t psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path, size_t len,
+                               const void *body, uint32_t body_len, ps_file_rep_t *rep)
 {
     psc_call_t call;
     psc_op_t op;
     ps_path_req_t preq;
-    int status;
+    ps_status_t status;
 
     if (body == NULL) {
         preq.path_len = (uint32_t)len;
@@ -75,14 +78,15 @@ static int psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path, size_t
 }
 
 /* The same object request to every target of a file, in parallel. reps may
- * be NULL; sizes[k] (if non-NULL) gives OBJ_TRUNCATE's size for target k. */
-static int psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, uint16_t type,
-                       const uint64_t *sizes, ps_obj_rep_t *reps)
+ * be NULL; for OBJ_TRUNCATE, each object gets the size it has in a file of
+ * file_size bytes. */
+static ps_status_t psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, uint16_t type,
+                               uint64_t file_size, ps_obj_rep_t *reps)
 {
     ps_layout_t layout;
     psc_call_t call;
     psc_op_t *ops;
-    int status;
+    ps_status_t status;
 
     psc_info_to_layout(info, &layout);
     ops = calloc(layout.stripe_count, sizeof(*ops));
@@ -91,11 +95,10 @@ static int psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, uint16_t ty
     }
     psc_call_init(&call);
     for (uint32_t k = 0; k < layout.stripe_count; k++) {
-        ps_obj_req_t req = {.file_id = info->file_id, .size = sizes ? sizes[k] : 0};
+        uint64_t size = type == PS_MSG_OBJ_TRUNCATE ? ps_layout_obj_size(&layout, file_size, k) : 0;
 
-        psc_op_init(&ops[k], ps_layout_server(&layout, k, fs->nservers), type, &req, sizeof(req));
-        ops[k].route = PSC_ROUTE_OBJECT;
-        ops[k].route_file_id = info->file_id;
+        psc_op_init_obj(&ops[k], ps_layout_server(&layout, k, fs->nservers), type, info->file_id,
+                        size);
         if (reps != NULL) {
             ops[k].rep_body = &reps[k];
             ops[k].rep_body_len = sizeof(reps[k]);
@@ -107,13 +110,14 @@ static int psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, uint16_t ty
     return status;
 }
 
-int psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n, pstripe_stat_t *st)
+static ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n,
+                                    pstripe_stat_t *st)
 {
     psc_call_t call;
     psc_op_t *ops;
     ps_obj_rep_t *reps;
     size_t nops = 0, i;
-    int status;
+    ps_status_t status;
 
     for (i = 0; i < n; i++) {
         nops += info[i].stripe_count;
@@ -132,12 +136,8 @@ int psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n, pst
 
         psc_info_to_layout(&info[i], &layout);
         for (uint32_t k = 0; k < layout.stripe_count; k++, nops++) {
-            ps_obj_req_t req = {.file_id = info[i].file_id, .size = 0};
-
-            psc_op_init(&ops[nops], ps_layout_server(&layout, k, fs->nservers), PS_MSG_OBJ_STAT,
-                        &req, sizeof(req));
-            ops[nops].route = PSC_ROUTE_OBJECT;
-            ops[nops].route_file_id = info[i].file_id;
+            psc_op_init_obj(&ops[nops], ps_layout_server(&layout, k, fs->nservers), PS_MSG_OBJ_STAT,
+                            info[i].file_id, 0);
             ops[nops].rep_body = &reps[nops];
             ops[nops].rep_body_len = sizeof(reps[nops]);
             psc_op_post(fs, &ops[nops], &call);
@@ -178,23 +178,9 @@ int psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n, pst
     return status;
 }
 
-static int psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info, uint64_t size)
+static ps_status_t psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info, uint64_t size)
 {
-    ps_layout_t layout;
-    uint64_t *sizes;
-    int status;
-
-    psc_info_to_layout(info, &layout);
-    sizes = calloc(layout.stripe_count, sizeof(*sizes));
-    if (sizes == NULL) {
-        return psc_error(PS_ERR_NO_MEMORY, "no memory");
-    }
-    for (uint32_t k = 0; k < layout.stripe_count; k++) {
-        sizes[k] = ps_layout_obj_size(&layout, size, k);
-    }
-    status = psc_obj_ops(fs, info, PS_MSG_OBJ_TRUNCATE, sizes, NULL);
-    free(sizes);
-    return status;
+    return psc_obj_ops(fs, info, PS_MSG_OBJ_TRUNCATE, size, NULL);
 }
 
 /* --- open / close -------------------------------------------------------------- */
@@ -204,12 +190,12 @@ static int psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info, ui
  * path request `type` to its owner; "cannot VERB PATH: no such file" when
  * it does not exist.
  */
-static int psc_path_call(pstripe_fs_t *fs, const char *path, uint16_t type, const char *verb,
-                         ps_file_rep_t *rep)
+static ps_status_t psc_path_call(pstripe_fs_t *fs, const char *path, uint16_t type,
+                                 const char *verb, ps_file_rep_t *rep)
 {
     char npath[PS_PATH_MAX + 1];
     size_t len;
-    int status;
+    ps_status_t status;
 
     if (psc_check_fs(fs) != PS_OK) {
         return PS_ERR_INVALID;
@@ -225,15 +211,107 @@ static int psc_path_call(pstripe_fs_t *fs, const char *path, uint16_t type, cons
     return status;
 }
 
-int pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
-                 const pstripe_layout_t *layout, pstripe_file_t **file_p)
+/* The layout of a new file: the caller's, its zero fields from the
+ * connection's defaults, checked against the cluster. */
+static ps_status_t psc_create_layout(pstripe_fs_t *fs, const char *path, size_t len,
+                                     const pstripe_layout_t *layout, ps_layout_t *l)
+{
+    int64_t count;
+
+    pthread_mutex_lock(&fs->lock);
+    l->stripe_size = fs->cfg.stripe_size;
+    count = fs->cfg.stripe_count;
+    pthread_mutex_unlock(&fs->lock);
+    if (layout != NULL && layout->stripe_size != 0) {
+        l->stripe_size = layout->stripe_size;
+    }
+    if (layout != NULL && layout->stripe_count != 0) {
+        count = layout->stripe_count;
+    }
+    l->stripe_count = count == 0 ? fs->nservers : (uint32_t)count;
+    if (layout == NULL || layout->first_server == -1) {
+        l->first_server = ps_path_server(path, len, fs->nservers);
+    } else if (layout->first_server < 0) {
+        return psc_error(PS_ERR_INVALID, "first_server %d is not a server index",
+                         layout->first_server);
+    } else {
+        l->first_server = (uint32_t)layout->first_server;
+    }
+    if (ps_layout_check(l, fs->nservers) != PS_OK) {
+        return psc_error(PS_ERR_INVALID,
+                         "layout stripe_size %llu, stripe_count %u, first_server %u does not "
+                         "fit %u servers (stripe size %llu..%llu)",
+                         (unsigned long long)l->stripe_size, l->stripe_count, l->first_server,
+                         fs->nservers, PS_STRIPE_SIZE_MIN, PS_STRIPE_SIZE_MAX);
+    }
+    return PS_OK;
+}
+
+/* CREATE (with PSTRIPE_CREAT) or LOOKUP the normalized path at its owner. */
+static ps_status_t psc_open_path(pstripe_fs_t *fs, const char *path, size_t len, int flags,
+                                 uint32_t mode, const pstripe_layout_t *layout, ps_file_rep_t *rep)
+{
+    ps_create_req_t req;
+    ps_layout_t l;
+    ps_status_t status;
+
+    if (!(flags & PSTRIPE_CREAT)) {
+        status = psc_path_op(fs, PS_MSG_LOOKUP, path, len, NULL, 0, rep);
+        if (status == PS_ERR_NO_ENTRY) {
+            psc_set_error("cannot open %s: no such file", path);
+        }
+        return status;
+    }
+    status = psc_create_layout(fs, path, len, layout, &l);
+    if (status != PS_OK) {
+        return status;
+    }
+    memset(&req, 0, sizeof(req));
+    req.stripe_size = l.stripe_size;
+    req.stripe_count = l.stripe_count;
+    req.first_server = l.first_server;
+    req.mode = mode & 0777;
+    req.flags = (flags & PSTRIPE_EXCL) ? PS_CREATE_EXCL : 0;
+    req.path_len = (uint32_t)len;
+    status = psc_path_op(fs, PS_MSG_CREATE, path, len, &req, sizeof(req), rep);
+    if (status == PS_ERR_EXISTS) {
+        psc_set_error("cannot create %s: file exists", path);
+    }
+    return status;
+}
+
+/* The file handle of an opened path, with the connection's tunables. */
+static ps_status_t psc_file_new(pstripe_fs_t *fs, const char *path, size_t len, int flags,
+                                const ps_file_info_t *info, pstripe_file_t **file_p)
+{
+    pstripe_file_t *file = calloc(1, sizeof(*file));
+
+    if (file == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    file->path = strdup(path);
+    if (file->path == NULL) {
+        free(file);
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    file->fs = fs;
+    file->path_len = len;
+    file->flags = flags;
+    file->info = *info;
+    psc_info_to_layout(info, &file->layout);
+    psc_fs_file_opts(fs, &file->opts);
+    *file_p = file;
+    return PS_OK;
+}
+
+ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
+                         const pstripe_layout_t *layout, pstripe_file_t **file_p)
 {
     char npath[PS_PATH_MAX + 1];
-    pstripe_file_t *file;
     ps_file_rep_t rep;
     size_t len;
     int acc = flags & PSTRIPE_RDWR;
-    int status;
+    ps_status_t status;
 
     if (psc_check_fs(fs) != PS_OK) {
         return PS_ERR_INVALID;
@@ -252,55 +330,7 @@ int pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
     if (status != PS_OK) {
         return status;
     }
-
-    if (flags & PSTRIPE_CREAT) {
-        ps_create_req_t req;
-        ps_layout_t l;
-        int64_t count;
-
-        pthread_mutex_lock(&fs->lock);
-        l.stripe_size = fs->cfg.stripe_size;
-        count = fs->cfg.stripe_count;
-        pthread_mutex_unlock(&fs->lock);
-        if (layout != NULL && layout->stripe_size != 0) {
-            l.stripe_size = layout->stripe_size;
-        }
-        if (layout != NULL && layout->stripe_count != 0) {
-            count = layout->stripe_count;
-        }
-        l.stripe_count = count == 0 ? fs->nservers : (uint32_t)count;
-        if (layout == NULL || layout->first_server == -1) {
-            l.first_server = ps_path_server(npath, len, fs->nservers);
-        } else if (layout->first_server < 0) {
-            return psc_error(PS_ERR_INVALID, "first_server %d is not a server index",
-                             layout->first_server);
-        } else {
-            l.first_server = (uint32_t)layout->first_server;
-        }
-        if (ps_layout_check(&l, fs->nservers) != PS_OK) {
-            return psc_error(PS_ERR_INVALID,
-                             "layout stripe_size %llu, stripe_count %u, first_server %u does not "
-                             "fit %u servers (stripe size %llu..%llu)",
-                             (unsigned long long)l.stripe_size, l.stripe_count, l.first_server,
-                             fs->nservers, PS_STRIPE_SIZE_MIN, PS_STRIPE_SIZE_MAX);
-        }
-        memset(&req, 0, sizeof(req));
-        req.stripe_size = l.stripe_size;
-        req.stripe_count = l.stripe_count;
-        req.first_server = l.first_server;
-        req.mode = mode & 0777;
-        req.flags = (flags & PSTRIPE_EXCL) ? PS_CREATE_EXCL : 0;
-        req.path_len = (uint32_t)len;
-        status = psc_path_op(fs, PS_MSG_CREATE, npath, len, &req, sizeof(req), &rep);
-        if (status == PS_ERR_EXISTS) {
-            psc_set_error("cannot create %s: file exists", npath);
-        }
-    } else {
-        status = psc_path_op(fs, PS_MSG_LOOKUP, npath, len, NULL, 0, &rep);
-        if (status == PS_ERR_NO_ENTRY) {
-            psc_set_error("cannot open %s: no such file", npath);
-        }
-    }
+    status = psc_open_path(fs, npath, len, flags, mode, layout, &rep);
     if (status != PS_OK) {
         return status;
     }
@@ -310,26 +340,10 @@ int pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
             return status;
         }
     }
-
-    file = calloc(1, sizeof(*file));
-    if (file == NULL) {
-        return psc_error(PS_ERR_NO_MEMORY, "no memory");
-    }
-    file->path = strdup(npath);
-    if (file->path == NULL) {
-        free(file);
-        return psc_error(PS_ERR_NO_MEMORY, "no memory");
-    }
-    file->fs = fs;
-    file->path_len = len;
-    file->flags = flags;
-    file->info = rep.info;
-    psc_info_to_layout(&rep.info, &file->layout);
-    *file_p = file;
-    return PS_OK;
+    return psc_file_new(fs, npath, len, flags, &rep.info, file_p);
 }
 
-int pstripe_close(pstripe_file_t *file)
+ps_status_t pstripe_close(pstripe_file_t *file)
 {
     if (file == NULL) {
         return psc_error(PS_ERR_INVALID, "file is NULL");
@@ -341,10 +355,10 @@ int pstripe_close(pstripe_file_t *file)
 
 /* --- stat / truncate / unlink / fsync --------------------------------------------- */
 
-int pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st)
+ps_status_t pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st)
 {
     ps_file_rep_t rep;
-    int status;
+    ps_status_t status;
 
     if (st == NULL) {
         return psc_error(PS_ERR_INVALID, "st is NULL");
@@ -353,7 +367,7 @@ int pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st)
     return status != PS_OK ? status : psc_stat_objects(fs, &rep.info, 1, st);
 }
 
-int pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st)
+ps_status_t pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st)
 {
     if (file == NULL || st == NULL) {
         return psc_error(PS_ERR_INVALID, "file or st is NULL");
@@ -361,15 +375,15 @@ int pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st)
     return psc_stat_objects(file->fs, &file->info, 1, st);
 }
 
-int pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size)
+ps_status_t pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size)
 {
     ps_file_rep_t rep;
-    int status = psc_path_call(fs, path, PS_MSG_LOOKUP, "truncate", &rep);
+    ps_status_t status = psc_path_call(fs, path, PS_MSG_LOOKUP, "truncate", &rep);
 
     return status != PS_OK ? status : psc_truncate_objects(fs, &rep.info, size);
 }
 
-int pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
+ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
 {
     if (file == NULL) {
         return psc_error(PS_ERR_INVALID, "file is NULL");
@@ -380,29 +394,29 @@ int pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
     return psc_truncate_objects(file->fs, &file->info, size);
 }
 
-int pstripe_unlink(pstripe_fs_t *fs, const char *path)
+ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
 {
     ps_file_rep_t rep;
-    int status = psc_path_call(fs, path, PS_MSG_REMOVE, "unlink", &rep);
+    ps_status_t status = psc_path_call(fs, path, PS_MSG_REMOVE, "unlink", &rep);
 
     if (status != PS_OK) {
         return status;
     }
     /* The path is gone; now its objects (a missing object is not an error). */
-    status = psc_obj_ops(fs, &rep.info, PS_MSG_OBJ_REMOVE, NULL, NULL);
+    status = psc_obj_ops(fs, &rep.info, PS_MSG_OBJ_REMOVE, 0, NULL);
     if (status == PS_ERR_NO_ENTRY) {
         status = PS_OK;
     }
     return status;
 }
 
-int pstripe_fsync(pstripe_file_t *file)
+ps_status_t pstripe_fsync(pstripe_file_t *file)
 {
     pstripe_fs_t *fs;
     psc_call_t call;
     psc_op_t *ops;
     uint32_t n;
-    int status;
+    ps_status_t status;
 
     if (file == NULL) {
         return psc_error(PS_ERR_INVALID, "file is NULL");
@@ -415,12 +429,8 @@ int pstripe_fsync(pstripe_file_t *file)
     }
     psc_call_init(&call);
     for (uint32_t k = 0; k < n; k++) {
-        ps_obj_req_t req = {.file_id = file->info.file_id, .size = 0};
-
-        psc_op_init(&ops[k], ps_layout_server(&file->layout, k, fs->nservers), PS_MSG_OBJ_SYNC,
-                    &req, sizeof(req));
-        ops[k].route = PSC_ROUTE_OBJECT;
-        ops[k].route_file_id = file->info.file_id;
+        psc_op_init_obj(&ops[k], ps_layout_server(&file->layout, k, fs->nservers), PS_MSG_OBJ_SYNC,
+                        file->info.file_id, 0);
         psc_op_post(fs, &ops[k], &call);
     }
     psc_op_init(&ops[n], ps_path_server(file->path, file->path_len, fs->nservers), PS_MSG_META_SYNC,
@@ -449,25 +459,20 @@ typedef struct psc_list_cursor {
     uint32_t after_len;
 } psc_list_cursor_t;
 
-static int psc_list_fetch(pstripe_fs_t *fs, uint32_t server, const char *prefix, size_t plen,
-                          psc_list_cursor_t *cur)
+/* Send one LIST request (prefix, resume after cur->after) to a server; the
+ * page lands in cur->data, its header in *rep and its length in *data_len. */
+static ps_status_t psc_list_request(pstripe_fs_t *fs, uint32_t server, const char *prefix,
+                                    size_t plen, psc_list_cursor_t *cur, ps_list_rep_t *rep,
+                                    uint64_t *data_len)
 {
-    ps_list_req_t req;
-    ps_list_rep_t rep;
+    ps_list_req_t req = {.prefix_len = (uint32_t)plen,
+                         .after_len = cur->after_len,
+                         .max_entries = PSC_LIST_PAGE,
+                         .reserved = 0};
     psc_call_t call;
     psc_op_t op;
     char *send;
-    const char *p, *end;
-    ps_file_info_t *infos = NULL;
-    int status;
-
-    free(cur->data);
-    free(cur->entries);
-    free(cur->stats);
-    cur->data = NULL;
-    cur->entries = NULL;
-    cur->stats = NULL;
-    cur->n = cur->next = 0;
+    ps_status_t status;
 
     send = malloc(plen + cur->after_len + 1);
     if (send == NULL) {
@@ -477,16 +482,12 @@ static int psc_list_fetch(pstripe_fs_t *fs, uint32_t server, const char *prefix,
     if (cur->after_len > 0) {
         memcpy(send + plen, cur->after, cur->after_len);
     }
-    req.prefix_len = (uint32_t)plen;
-    req.after_len = cur->after_len;
-    req.max_entries = PSC_LIST_PAGE;
-    req.reserved = 0;
     psc_call_init(&call);
     psc_op_init(&op, server, PS_MSG_LIST, &req, sizeof(req));
     op.send_buf = send;
     op.send_count = plen + cur->after_len;
-    op.rep_body = &rep;
-    op.rep_body_len = sizeof(rep);
+    op.rep_body = rep;
+    op.rep_body_len = sizeof(*rep);
     op.recv_mode = PSC_RECV_ALLOC;
     op.recv_max = (uint64_t)PSC_LIST_PAGE * (sizeof(ps_list_entry_t) + PS_PATH_MAX + 8);
     psc_op_post(fs, &op, &call);
@@ -496,25 +497,19 @@ static int psc_list_fetch(pstripe_fs_t *fs, uint32_t server, const char *prefix,
         return status;
     }
     cur->data = op.recv_alloc;
-    cur->more = rep.more != 0;
-    if (rep.nentries > PSC_LIST_PAGE || rep.data_len != op.recv_alloc_len) {
-        return psc_error(PS_ERR_PROTO, "server %s sent a malformed LIST reply",
-                         fs->servers[server].addr);
-    }
-    if (rep.nentries == 0) {
-        cur->more = 0;
-        return PS_OK;
-    }
-    cur->entries = calloc(rep.nentries, sizeof(*cur->entries));
-    cur->stats = calloc(rep.nentries, sizeof(*cur->stats));
-    infos = calloc(rep.nentries, sizeof(*infos));
-    if (cur->entries == NULL || cur->stats == NULL || infos == NULL) {
-        free(infos);
-        return psc_error(PS_ERR_NO_MEMORY, "no memory");
-    }
-    p = cur->data;
-    end = p + op.recv_alloc_len;
-    for (uint32_t i = 0; i < rep.nentries; i++) {
+    *data_len = op.recv_alloc_len;
+    return PS_OK;
+}
+
+/* Parse a page of n entries (data_len bytes in cur->data) into
+ * cur->entries and infos[]; every entry must start with the prefix. */
+static ps_status_t psc_list_parse(pstripe_fs_t *fs, uint32_t server, const char *prefix,
+                                  size_t plen, psc_list_cursor_t *cur, uint32_t n,
+                                  uint64_t data_len, ps_file_info_t *infos)
+{
+    const char *p = cur->data, *end = p + data_len;
+
+    for (uint32_t i = 0; i < n; i++) {
         ps_list_entry_t e;
         size_t padded;
 
@@ -538,32 +533,82 @@ static int psc_list_fetch(pstripe_fs_t *fs, uint32_t server, const char *prefix,
     if (p != end) {
         goto err_proto;
     }
-    cur->n = rep.nentries;
-    /* Sizes come from the objects: one parallel round of OBJ_STAT per page. */
-    status = psc_stat_objects(fs, infos, cur->n, cur->stats);
-    free(infos);
-    if (status != PS_OK) {
-        cur->n = 0;
-        return status;
-    }
-    {
-        psc_list_entry_t *last = &cur->entries[cur->n - 1];
-        char *after = realloc(cur->after, last->path_len);
-
-        if (after == NULL) {
-            cur->n = 0;
-            return psc_error(PS_ERR_NO_MEMORY, "no memory");
-        }
-        memcpy(after, last->path, last->path_len);
-        cur->after = after;
-        cur->after_len = last->path_len;
-    }
     return PS_OK;
 
 err_proto:
-    free(infos);
     return psc_error(PS_ERR_PROTO, "server %s sent a malformed LIST entry",
                      fs->servers[server].addr);
+}
+
+/* Keep the cursor's last path: the next page starts after it. */
+static ps_status_t psc_list_set_after(psc_list_cursor_t *cur)
+{
+    psc_list_entry_t *last = &cur->entries[cur->n - 1];
+    char *after = realloc(cur->after, last->path_len);
+
+    if (after == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    memcpy(after, last->path, last->path_len);
+    cur->after = after;
+    cur->after_len = last->path_len;
+    return PS_OK;
+}
+
+/* Replace the cursor's page with the server's next one, with the entries'
+ * stats (one parallel round of OBJ_STAT per page: sizes come from the
+ * objects). */
+static ps_status_t psc_list_fetch(pstripe_fs_t *fs, uint32_t server, const char *prefix,
+                                  size_t plen, psc_list_cursor_t *cur)
+{
+    ps_list_rep_t rep;
+    ps_file_info_t *infos;
+    uint64_t data_len = 0;
+    ps_status_t status;
+
+    free(cur->data);
+    free(cur->entries);
+    free(cur->stats);
+    cur->data = NULL;
+    cur->entries = NULL;
+    cur->stats = NULL;
+    cur->n = cur->next = 0;
+
+    status = psc_list_request(fs, server, prefix, plen, cur, &rep, &data_len);
+    if (status != PS_OK) {
+        return status;
+    }
+    cur->more = rep.more != 0;
+    if (rep.nentries > PSC_LIST_PAGE || rep.data_len != data_len) {
+        return psc_error(PS_ERR_PROTO, "server %s sent a malformed LIST reply",
+                         fs->servers[server].addr);
+    }
+    if (rep.nentries == 0) {
+        cur->more = 0;
+        return PS_OK;
+    }
+    cur->entries = calloc(rep.nentries, sizeof(*cur->entries));
+    cur->stats = calloc(rep.nentries, sizeof(*cur->stats));
+    infos = calloc(rep.nentries, sizeof(*infos));
+    if (cur->entries == NULL || cur->stats == NULL || infos == NULL) {
+        status = psc_error(PS_ERR_NO_MEMORY, "no memory");
+        goto out_free_infos;
+    }
+    status = psc_list_parse(fs, server, prefix, plen, cur, rep.nentries, data_len, infos);
+    if (status != PS_OK) {
+        goto out_free_infos;
+    }
+    cur->n = rep.nentries;
+    status = psc_stat_objects(fs, infos, cur->n, cur->stats);
+    if (status == PS_OK) {
+        status = psc_list_set_after(cur);
+    }
+    if (status != PS_OK) {
+        cur->n = 0;
+    }
+out_free_infos:
+    free(infos);
+    return status;
 }
 
 static int psc_path_cmp(const psc_list_entry_t *a, const psc_list_entry_t *b)
@@ -577,12 +622,12 @@ static int psc_path_cmp(const psc_list_entry_t *a, const psc_list_entry_t *b)
     return a->path_len < b->path_len ? -1 : a->path_len > b->path_len;
 }
 
-int pstripe_list(pstripe_fs_t *fs, const char *prefix, pstripe_list_fn fn, void *arg)
+ps_status_t pstripe_list(pstripe_fs_t *fs, const char *prefix, pstripe_list_fn fn, void *arg)
 {
     psc_list_cursor_t *cur;
     char path[PS_PATH_MAX + 1];
     size_t plen;
-    int status = PS_OK;
+    ps_status_t status = PS_OK;
 
     if (psc_check_fs(fs) != PS_OK) {
         return PS_ERR_INVALID;
@@ -650,13 +695,13 @@ out:
 
 /* --- statfs, stats, layout --------------------------------------------------------- */
 
-int pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st)
+ps_status_t pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st)
 {
     ps_statfs_rep_t *reps;
     psc_call_t call;
     psc_op_t *ops;
     pstripe_statfs_t s;
-    int status;
+    ps_status_t status;
 
     if (psc_check_fs(fs) != PS_OK) {
         return PS_ERR_INVALID;
@@ -702,12 +747,12 @@ int pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st)
     return status;
 }
 
-int pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st)
+ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st)
 {
     ps_stats_rep_t rep;
     psc_call_t call;
     psc_op_t op;
-    int status;
+    ps_status_t status;
 
     _Static_assert(sizeof(pstripe_server_stats_t) == sizeof(ps_stats_rep_t),
                    "pstripe_server_stats_t mirrors ps_stats_rep_t");
@@ -729,7 +774,7 @@ int pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *s
     return status;
 }
 
-int pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout)
+ps_status_t pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout)
 {
     if (file == NULL || layout == NULL) {
         return psc_error(PS_ERR_INVALID, "file or layout is NULL");
@@ -740,10 +785,14 @@ int pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout)
     return PS_OK;
 }
 
-int pstripe_file_server(pstripe_file_t *file, uint32_t k)
+ps_status_t pstripe_file_server(pstripe_file_t *file, uint32_t k, uint32_t *server)
 {
-    if (file == NULL || k >= file->layout.stripe_count) {
+    if (file == NULL || server == NULL) {
+        return psc_error(PS_ERR_INVALID, "file or server is NULL");
+    }
+    if (k >= file->layout.stripe_count) {
         return psc_error(PS_ERR_INVALID, "no stripe target %u", k);
     }
-    return (int)ps_layout_server(&file->layout, k, file->fs->nservers);
+    *server = ps_layout_server(&file->layout, k, file->fs->nservers);
+    return PS_OK;
 }

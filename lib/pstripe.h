@@ -92,25 +92,28 @@ typedef struct pstripe_region {
  * names a missing file is PS_ERR_NOT_CONFIGURED. PS_ERR_CONN / PS_ERR_TIMEOUT
  * if a server cannot be reached (every server is contacted).
  */
-int pstripe_connect(const char *config_path, pstripe_fs_t **fs_p);
+ps_status_t pstripe_connect(const char *config_path, pstripe_fs_t **fs_p);
 
 /*
  * Connect to explicit servers ("host:port,host:port,..."), with optional
  * "name=value" settings (NULL-terminated array, may be NULL) applied after
  * the environment.
  */
-int pstripe_connect_servers(const char *servers, const char *const *settings, pstripe_fs_t **fs_p);
+ps_status_t pstripe_connect_servers(const char *servers, const char *const *settings,
+                                    pstripe_fs_t **fs_p);
 
 /* Close every connection and stop the progress thread. Open files must be
  * closed and nonblocking requests waited for first. */
 void pstripe_disconnect(pstripe_fs_t *fs);
 
-/* Change a tunable of this connection (buffer_size, buffer_count,
- * max_regions, timeout, stripe_size, stripe_count...). PS_ERR_INVALID with a
- * message in pstripe_last_error() for an unknown name or bad value. */
-int pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value);
+/* Change a tunable of this connection (timeout, stripe_size, stripe_count,
+ * log_level...; buffer_size, buffer_count, max_regions and bounce_threshold
+ * are the defaults of files opened later, see pstripe_file_set_option).
+ * PS_ERR_INVALID with a message in pstripe_last_error() for an unknown name
+ * or bad value. */
+ps_status_t pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value);
 /* Current value of a tunable, formatted with units ("4m"). */
-int pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, size_t len);
+ps_status_t pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, size_t len);
 /* Print the client's tunables with their docs (config-file syntax); with fs
  * NULL, the defaults. stdio_file NULL means stdout. */
 void pstripe_print_config(pstripe_fs_t *fs, void *stdio_file);
@@ -122,30 +125,42 @@ const char *pstripe_server_address(pstripe_fs_t *fs, int i);
 /* --- namespace ---------------------------------------------------------------- */
 
 /* Open (and with PSTRIPE_CREAT create) a file. layout may be NULL. */
-int pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
-                 const pstripe_layout_t *layout, pstripe_file_t **file_p);
+ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
+                         const pstripe_layout_t *layout, pstripe_file_t **file_p);
 /* Close a file (does not sync). */
-int pstripe_close(pstripe_file_t *file);
+ps_status_t pstripe_close(pstripe_file_t *file);
 
-int pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st);
-int pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st);
+ps_status_t pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st);
+ps_status_t pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st);
 /* Remove a path and its objects on every server. */
-int pstripe_unlink(pstripe_fs_t *fs, const char *path);
+ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path);
 /* Set the size (shrink or extend with zeros). */
-int pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size);
-int pstripe_ftruncate(pstripe_file_t *file, uint64_t size);
+ps_status_t pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size);
+ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size);
 /* Make the file's data durable on every server it is striped over, and its
  * metadata on its owner. */
-int pstripe_fsync(pstripe_file_t *file);
+ps_status_t pstripe_fsync(pstripe_file_t *file);
 /* Call fn for every path that starts with prefix, in path order per server
- * and merged; fn returning nonzero stops the listing (returned as is). */
+ * and merged; fn returning nonzero (a ps_status_t, or a value of the
+ * caller's) stops the listing and is returned as is. */
 typedef int (*pstripe_list_fn)(const char *path, const pstripe_stat_t *st, void *arg);
-int pstripe_list(pstripe_fs_t *fs, const char *prefix, pstripe_list_fn fn, void *arg);
-int pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st);
+ps_status_t pstripe_list(pstripe_fs_t *fs, const char *prefix, pstripe_list_fn fn, void *arg);
+ps_status_t pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st);
 
-/* Layout and file id of an open file; server index of stripe target k. */
-int pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout);
-int pstripe_file_server(pstripe_file_t *file, uint32_t k);
+/* Layout of an open file. */
+ps_status_t pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout);
+/* *server = the server index of stripe target k (PS_ERR_INVALID for k at or
+ * past the stripe count). */
+ps_status_t pstripe_file_server(pstripe_file_t *file, uint32_t k, uint32_t *server);
+
+/* Per-file tunables: buffer_size, buffer_count, max_regions, bounce_threshold. A file starts with
+ * the connection's values when opened; setting one changes only this file's later requests.
+ * PS_ERR_INVALID (message in pstripe_last_error()) for another name or a bad value (same grammar
+ * and ranges as the config table). Not to be called while a request of the file is being started
+ * by another thread. */
+ps_status_t pstripe_file_set_option(pstripe_file_t *file, const char *name, const char *value);
+/* Current value of a per-file tunable, formatted with units ("1m"). */
+ps_status_t pstripe_file_get_option(pstripe_file_t *file, const char *name, char *buf, size_t len);
 
 /* --- data ------------------------------------------------------------------- */
 
@@ -156,36 +171,41 @@ int pstripe_file_server(pstripe_file_t *file, uint32_t k);
  * may be unsorted and may overlap (a later region wins). Regions are split by
  * stripe, packed per server into batches of at most buffer_size bytes and
  * max_regions regions, and up to buffer_count batches per server are in
- * flight at once. Returns when every byte is acknowledged.
+ * flight at once (the file's tunables, as they are when the call starts). Returns when every byte
+ * is acknowledged.
  */
-int pstripe_write_list(pstripe_file_t *file, const pstripe_region_t *regions, size_t nregions,
-                       const struct iovec *mem, size_t nmem);
+ps_status_t pstripe_write_list(pstripe_file_t *file, const pstripe_region_t *regions,
+                               size_t nregions, const struct iovec *mem, size_t nmem);
 /*
  * Read the file regions into mem (as write_list). Bytes beyond the end of
  * the file read as zeros; *nread (may be NULL) is set to the number of
  * requested bytes that lie below the file's size.
  */
-int pstripe_read_list(pstripe_file_t *file, const pstripe_region_t *regions, size_t nregions,
-                      const struct iovec *mem, size_t nmem, uint64_t *nread);
+ps_status_t pstripe_read_list(pstripe_file_t *file, const pstripe_region_t *regions,
+                              size_t nregions, const struct iovec *mem, size_t nmem,
+                              uint64_t *nread);
 
 /* Contiguous shorthands. */
-int pstripe_pwrite(pstripe_file_t *file, const void *buf, uint64_t len, uint64_t offset);
-int pstripe_pread(pstripe_file_t *file, void *buf, uint64_t len, uint64_t offset, uint64_t *nread);
+ps_status_t pstripe_pwrite(pstripe_file_t *file, const void *buf, uint64_t len, uint64_t offset);
+ps_status_t pstripe_pread(pstripe_file_t *file, void *buf, uint64_t len, uint64_t offset,
+                          uint64_t *nread);
 
 /*
  * Nonblocking list I/O: start the operation and return at once; the progress
  * thread moves it. The region and iovec arrays are copied; the memory they
  * point to must stay valid until completion.
  */
-int pstripe_iwrite_list(pstripe_file_t *file, const pstripe_region_t *regions, size_t nregions,
-                        const struct iovec *mem, size_t nmem, pstripe_request_t **req_p);
-int pstripe_iread_list(pstripe_file_t *file, const pstripe_region_t *regions, size_t nregions,
-                       const struct iovec *mem, size_t nmem, pstripe_request_t **req_p);
+ps_status_t pstripe_iwrite_list(pstripe_file_t *file, const pstripe_region_t *regions,
+                                size_t nregions, const struct iovec *mem, size_t nmem,
+                                pstripe_request_t **req_p);
+ps_status_t pstripe_iread_list(pstripe_file_t *file, const pstripe_region_t *regions,
+                               size_t nregions, const struct iovec *mem, size_t nmem,
+                               pstripe_request_t **req_p);
 /* *done = 1 when complete (then pstripe_request_wait() does not block). */
-int pstripe_request_test(pstripe_request_t *req, int *done);
+ps_status_t pstripe_request_test(pstripe_request_t *req, int *done);
 /* Wait for completion, free the request, return its status; *bytes (may be
  * NULL) = bytes transferred (for reads: below the file size). */
-int pstripe_request_wait(pstripe_request_t *req, uint64_t *bytes);
+ps_status_t pstripe_request_wait(pstripe_request_t *req, uint64_t *bytes);
 
 /* --- administration ------------------------------------------------------------ */
 
@@ -198,10 +218,10 @@ typedef struct pstripe_server_stats {
     uint64_t queue_depth, queue_depth_max, merged_batches, direct_io;
     uint64_t latency_hist[24]; /* bucket i: requests served in < 2^i us */
 } pstripe_server_stats_t;
-int pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
+ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
 
 /* Status description, and the calling thread's last detailed error message. */
-const char *pstripe_strerror(int status);
+const char *pstripe_strerror(ps_status_t status);
 const char *pstripe_last_error(void);
 
 #ifdef __cplusplus

@@ -54,7 +54,7 @@ struct writer {
     pstripe_file_t *file;
     bool read = false;
     std::atomic<int> writes{0};
-    std::atomic<int> status{PS_OK};
+    std::atomic<ps_status_t> status{PS_OK};
     std::atomic<double> failed_at{0};
     std::string message;
     std::vector<uint8_t> buf = std::vector<uint8_t>(4 << 20, 0x3C);
@@ -67,12 +67,13 @@ struct writer {
             uint64_t off = (i % 16) * w->buf.size(), half = w->buf.size() / 2, nread;
             pstripe_region_t reg = {off, w->buf.size()};
             struct iovec iov[2] = {{w->buf.data() + half, half}, {w->buf.data(), half}};
-            int s = w->read ? pstripe_read_list(w->file, &reg, 1, iov, 2, &nread)
-                            : pstripe_pwrite(w->file, w->buf.data(), w->buf.size(), off);
-            if (s != PS_OK) {
+            ps_status_t status = w->read
+                                     ? pstripe_read_list(w->file, &reg, 1, iov, 2, &nread)
+                                     : pstripe_pwrite(w->file, w->buf.data(), w->buf.size(), off);
+            if (status != PS_OK) {
                 w->message = pstripe_last_error();
                 w->failed_at = now_s();
-                w->status = s;
+                w->status = status;
                 return nullptr;
             }
             w->writes++;
@@ -85,11 +86,7 @@ struct writer {
     /* Wait for the thread, at most `limit` seconds (then the test fails). */
     bool join_within(double limit)
     {
-        double end = now_s() + limit;
-        while (status == PS_OK && now_s() < end) {
-            usleep(10000);
-        }
-        if (status == PS_OK) {
+        if (!wait_until([this] { return status != PS_OK; }, limit)) {
             return false; /* hung: leave the thread, the test fails */
         }
         pthread_join(thread, nullptr);
@@ -111,9 +108,8 @@ void fault_mid_io(ps_test::ps_cluster &cluster, pstripe_fs_t *fs, int sig, bool 
         }
     }
     w.start();
-    while (w.writes < 3 && w.status == PS_OK) {
-        usleep(1000);
-    }
+    ASSERT_TRUE(wait_until([&w] { return w.writes >= 3 || w.status != PS_OK; }, 60))
+        << "no I/O completed within 60s";
     ASSERT_EQ(w.status.load(), PS_OK) << w.message;
     ASSERT_EQ(cluster.kill(1, sig), 0);
     double t0 = now_s();
@@ -135,7 +131,7 @@ void fault_mid_io(ps_test::ps_cluster &cluster, pstripe_fs_t *fs, int sig, bool 
     /* other operations on that server fail fast and clearly as well */
     pstripe_stat_t st;
     t0 = now_s();
-    int s = pstripe_fstat(w.file, &st);
+    ps_status_t s = pstripe_fstat(w.file, &st);
     EXPECT_TRUE(s == PS_ERR_CONN || s == PS_ERR_TIMEOUT) << pstripe_strerror(s);
     EXPECT_LE(now_s() - t0, kTimeout + kSlack);
     PSC_ASSERT_OK(pstripe_close(w.file));
@@ -221,7 +217,7 @@ TEST_F(ClientFault, RequestAfterTimeoutFailsWithinTimeout)
     ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0);
     for (int attempt = 0; attempt < 2; attempt++) {
         double t0 = now_s();
-        int s = pstripe_pwrite(f, buf.data(), buf.size(), 0);
+        ps_status_t s = pstripe_pwrite(f, buf.data(), buf.size(), 0);
         double elapsed = now_s() - t0;
         printf("[   INFO   ] write %d to a stopped server: %s after %.3fs: %s\n", attempt,
                pstripe_strerror(s), elapsed, pstripe_last_error());
@@ -242,7 +238,7 @@ TEST_F(ClientFault, ConnectToDeadOrStoppedServer)
     /* a port nobody listens on: refused at once */
     std::string dead = cluster_.address(0) + ",127.0.0.1:1";
     double t0 = now_s();
-    int s = pstripe_connect_servers(dead.c_str(), settings, &fs);
+    ps_status_t s = pstripe_connect_servers(dead.c_str(), settings, &fs);
     double elapsed = now_s() - t0;
     printf("[   INFO   ] dead server: %s after %.3fs: %s\n", pstripe_strerror(s), elapsed,
            pstripe_last_error());

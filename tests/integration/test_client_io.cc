@@ -5,13 +5,16 @@
  * boundaries, overlaps, unsorted) from scattered memory are written and read
  * back against an in-memory model of the file, for several cluster sizes,
  * stripe sizes/counts and batching settings; many client processes write one
- * file at once; nonblocking requests progress while the caller sleeps; and
+ * file at once; nonblocking requests progress without the caller; files
+ * keep their own batching options; and
  * 100,000 small regions travel in a handful of batches.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <memory>
 
 #include "test_client_util.h"
 
@@ -41,7 +44,7 @@ std::string param_name(const ::testing::TestParamInfo<io_param> &info)
 }
 
 class ClientListIO : public ::testing::TestWithParam<io_param> {
-protected:
+  protected:
     void SetUp() override
     {
         const io_param &p = GetParam();
@@ -117,8 +120,8 @@ TEST_P(ClientListIO, RandomRegionsAgainstModel)
         if (HasFatalFailure()) {
             break;
         }
-        check_regions(f, model,
-                      random_regions(rng, nregions, span + p.stripe_size, p.stripe_size), rng);
+        check_regions(f, model, random_regions(rng, nregions, span + p.stripe_size, p.stripe_size),
+                      rng);
         if (HasFatalFailure()) {
             break;
         }
@@ -139,11 +142,10 @@ const std::vector<std::string> kSmallBatches = {"buffer_size=64k", "max_regions=
 INSTANTIATE_TEST_SUITE_P(
     Layouts, ClientListIO,
     ::testing::Values(io_param{1, 1, 65536, 1, {}},
-                      io_param{2, 1, 512, 2, {}},            /* every region crosses stripes */
+                      io_param{2, 1, 512, 2, {}},             /* every region crosses stripes */
                       io_param{2, 2, 4096, 2, kSmallBatches}, /* 2 workers per server */
-                      io_param{4, 1, 65536, 4, {}},
-                      io_param{4, 1, 8192, 4, kSmallBatches},
-                      io_param{4, 1, 1 << 20, 2, {}},        /* 2 of 4 servers */
+                      io_param{4, 1, 65536, 4, {}}, io_param{4, 1, 8192, 4, kSmallBatches},
+                      io_param{4, 1, 1 << 20, 2, {}}, /* 2 of 4 servers */
                       io_param{4, 1, 4096, 3, {"buffer_count=1"}},
                       /* IOV on every path, and staging for every batch */
                       io_param{2, 1, 65536, 2, {"bounce_threshold=0"}},
@@ -152,7 +154,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 /* Fixture with two servers and default settings. */
 class ClientIO : public ::testing::Test {
-protected:
+  protected:
     void start(int nservers, const std::vector<std::string> &settings = {})
     {
         ASSERT_TRUE(cluster_.start(nservers, 1));
@@ -263,8 +265,8 @@ TEST_F(ClientIO, HundredThousandSmallRegions)
         for (auto &b : data) {
             b = (uint8_t)rng();
         }
-        PSC_ASSERT_OK(pstripe_open(fs_, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0644,
-                                   &layout, &f));
+        PSC_ASSERT_OK(
+            pstripe_open(fs_, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
         PSC_ASSERT_OK(sum_stats(fs_, &before));
         struct iovec iov = {data.data(), data.size()};
         double t0 = now_s();
@@ -303,18 +305,24 @@ TEST_F(ClientIO, HundredThousandSmallRegions)
 }
 
 /*
- * A nonblocking write and read progress while the caller sleeps without
- * calling the library: 32 MiB in 256 KiB batches with 2 in flight per server
- * needs ~64 round trips per server, driven by the progress thread alone.
+ * A nonblocking write and read progress while the caller does not call the
+ * library: 32 MiB in 256 KiB batches with 2 in flight per server needs ~64
+ * round trips per server, driven by the progress thread alone. The caller
+ * watches the servers' counters through a second connection until every
+ * byte has arrived (reached the servers), then sees the request done;
+ * pstripe_request_test only reads the request's flag, it moves nothing.
  */
-TEST_F(ClientIO, NonblockingProgressesWhileCallerSleeps)
+TEST_F(ClientIO, NonblockingProgressesWithoutTheCaller)
 {
     start(2, {"buffer_size=256k", "buffer_count=2"});
     const uint64_t len = 32ull << 20;
+    const double limit = 60; /* seconds; the transfer takes well under 1 s */
     pstripe_layout_t layout = {1 << 20, 2, 0};
     std::vector<uint8_t> data(len), out(len, 0);
+    pstripe_fs_t *watch;
     pstripe_file_t *f;
     pstripe_request_t *req;
+    pstripe_server_stats_t base, now;
     int done = 0;
     uint64_t bytes = 0;
     std::mt19937_64 rng(7);
@@ -322,21 +330,30 @@ TEST_F(ClientIO, NonblockingProgressesWhileCallerSleeps)
     for (auto &b : data) {
         b = (uint8_t)rng();
     }
+    PSC_ASSERT_OK(connect(cluster_, {}, &watch));
+    std::unique_ptr<pstripe_fs_t, void (*)(pstripe_fs_t *)> watch_guard(watch, pstripe_disconnect);
+    auto served = [&](uint64_t pstripe_server_stats_t::*field) {
+        return sum_stats(watch, &now) == PS_OK && now.*field - base.*field >= len;
+    };
+    auto done_now = [&] { return pstripe_request_test(req, &done) == PS_OK && done; };
+
     PSC_ASSERT_OK(pstripe_open(fs_, "/nb", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
     pstripe_region_t reg = {0, len};
     struct iovec iov = {data.data(), len};
+    PSC_ASSERT_OK(sum_stats(watch, &base));
     PSC_ASSERT_OK(pstripe_iwrite_list(f, &reg, 1, &iov, 1, &req));
-    sleep(4); /* the caller computes; nothing calls into the library */
-    PSC_ASSERT_OK(pstripe_request_test(req, &done));
-    EXPECT_EQ(done, 1) << "the write did not progress while the caller slept";
+    EXPECT_TRUE(wait_until([&] { return served(&pstripe_server_stats_t::bytes_written); }, limit))
+        << "the write did not reach the servers while the caller waited";
+    EXPECT_TRUE(wait_until(done_now, limit)) << "the write did not complete by itself";
     PSC_ASSERT_OK(pstripe_request_wait(req, &bytes));
     EXPECT_EQ(bytes, len);
 
     struct iovec oiov = {out.data(), len};
+    PSC_ASSERT_OK(sum_stats(watch, &base));
     PSC_ASSERT_OK(pstripe_iread_list(f, &reg, 1, &oiov, 1, &req));
-    sleep(4);
-    PSC_ASSERT_OK(pstripe_request_test(req, &done));
-    EXPECT_EQ(done, 1) << "the read did not progress while the caller slept";
+    EXPECT_TRUE(wait_until([&] { return served(&pstripe_server_stats_t::bytes_read); }, limit))
+        << "the read did not reach the servers while the caller waited";
+    EXPECT_TRUE(wait_until(done_now, limit)) << "the read did not complete by itself";
     PSC_ASSERT_OK(pstripe_request_wait(req, &bytes));
     EXPECT_EQ(bytes, len);
     EXPECT_TRUE(out == data);
@@ -357,6 +374,114 @@ TEST_F(ClientIO, NonblockingProgressesWhileCallerSleeps)
     }
     EXPECT_TRUE(out == data);
     PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/*
+ * Two files on one connection with different batching, used at once from
+ * two threads: each file's requests are cut by its own buffer_size and
+ * max_regions. Each file lives on its own server (stripe_count 1), so that
+ * server's counters show the batches of that file alone.
+ */
+TEST_F(ClientIO, FilesKeepTheirOwnOptions)
+{
+    start(2);
+    struct job {
+        pstripe_fs_t *fs;
+        const char *path;
+        int32_t server;
+        const char *buffer_size, *max_regions;
+        std::vector<pstripe_region_t> regs;
+        ps_status_t status = PS_OK;
+        std::string msg;
+    };
+    const int rounds = 3;
+    /* A: one 4 MiB region in 64 KiB batches: 64 batches of one region */
+    job a{fs_, "/opt_a", 0, "64k", "65536", {{0, 4 << 20}}};
+    /* B: 4096 regions of 512 bytes with gaps, 8 to a 1 MiB batch: 512
+     * batches (with A's settings it would be 32, with the defaults 2) */
+    job b{fs_, "/opt_b", 1, "1m", "8", {}};
+    for (uint64_t i = 0; i < 4096; i++) {
+        b.regs.push_back({i * 1024, 512});
+    }
+
+    auto body = [](void *arg) -> void * {
+        job *j = (job *)arg;
+        pstripe_layout_t layout = {1 << 20, 1, j->server};
+        pstripe_file_t *f;
+        std::vector<uint8_t> data(total_length(j->regs)), out(data.size());
+        std::mt19937_64 rng(j->server);
+        uint64_t nread;
+
+        for (auto &c : data) {
+            c = (uint8_t)rng();
+        }
+        struct iovec iov = {data.data(), data.size()}, oiov = {out.data(), out.size()};
+        j->status = pstripe_open(j->fs, j->path, PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f);
+        if (j->status == PS_OK) {
+            j->status = pstripe_file_set_option(f, "buffer_size", j->buffer_size);
+        }
+        if (j->status == PS_OK) {
+            j->status = pstripe_file_set_option(f, "max_regions", j->max_regions);
+        }
+        for (int r = 0; r < rounds && j->status == PS_OK; r++) {
+            j->status = pstripe_write_list(f, j->regs.data(), j->regs.size(), &iov, 1);
+            if (j->status == PS_OK) {
+                j->status = pstripe_read_list(f, j->regs.data(), j->regs.size(), &oiov, 1, &nread);
+            }
+            if (j->status == PS_OK && out != data) {
+                j->status = PS_ERR_IO;
+                j->msg = "read-back differs";
+            }
+        }
+        if (j->status != PS_OK && j->msg.empty()) {
+            j->msg = pstripe_last_error();
+        }
+        pstripe_close(f);
+        return nullptr;
+    };
+
+    pstripe_server_stats_t before[2], after[2];
+    for (int i = 0; i < 2; i++) {
+        PSC_ASSERT_OK(pstripe_server_stats(fs_, i, &before[i]));
+    }
+    pthread_t ta, tb;
+    ASSERT_EQ(pthread_create(&ta, nullptr, body, &a), 0);
+    ASSERT_EQ(pthread_create(&tb, nullptr, body, &b), 0);
+    pthread_join(ta, nullptr);
+    pthread_join(tb, nullptr);
+    ASSERT_EQ(a.status, PS_OK) << a.msg;
+    ASSERT_EQ(b.status, PS_OK) << b.msg;
+    for (int i = 0; i < 2; i++) {
+        PSC_ASSERT_OK(pstripe_server_stats(fs_, i, &after[i]));
+    }
+    EXPECT_EQ(after[0].write_batches - before[0].write_batches, rounds * 64u);
+    EXPECT_EQ(after[0].regions_written - before[0].regions_written, rounds * 64u);
+    EXPECT_EQ(after[0].read_batches - before[0].read_batches, rounds * 64u);
+    EXPECT_EQ(after[1].write_batches - before[1].write_batches, rounds * 512u);
+    EXPECT_EQ(after[1].regions_written - before[1].regions_written, rounds * 4096u);
+    EXPECT_EQ(after[1].read_batches - before[1].read_batches, rounds * 512u);
+
+    /* the connection's values did not move; they are the defaults of files
+     * opened later, and setting them leaves open files alone */
+    char buf[64];
+    PSC_ASSERT_OK(pstripe_get_option(fs_, "buffer_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "1m");
+    pstripe_file_t *f, *g;
+    PSC_ASSERT_OK(pstripe_open(fs_, "/opt_a", PSTRIPE_RDWR, 0, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_set_option(fs_, "buffer_size", "256k"));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/opt_a", PSTRIPE_RDWR, 0, nullptr, &g));
+    PSC_ASSERT_OK(pstripe_file_get_option(f, "buffer_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "1m");
+    PSC_ASSERT_OK(pstripe_file_get_option(g, "buffer_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "256k");
+    PSC_ASSERT_OK(pstripe_server_stats(fs_, 0, &before[0]));
+    std::vector<uint8_t> data(1 << 20, 3);
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
+    PSC_ASSERT_OK(pstripe_pwrite(g, data.data(), data.size(), 0));
+    PSC_ASSERT_OK(pstripe_server_stats(fs_, 0, &after[0]));
+    EXPECT_EQ(after[0].write_batches - before[0].write_batches, 1u + 4u);
+    PSC_ASSERT_OK(pstripe_close(f));
+    PSC_ASSERT_OK(pstripe_close(g));
 }
 
 /* Several threads share one connection, each with its own file. */
@@ -473,8 +598,7 @@ TEST_F(ClientIO, ProcessesWriteDisjointRegionsOfOneFile)
                         for (auto &v : mem.iov) {
                             for (size_t j = 0; j < v.iov_len; j++, pos++) {
                                 uint64_t r = pos / unit;
-                                ((uint8_t *)v.iov_base)[j] =
-                                    byte_at(regs[r].offset + pos % unit);
+                                ((uint8_t *)v.iov_base)[j] = byte_at(regs[r].offset + pos % unit);
                             }
                         }
                         if (pstripe_write_list(f, regs.data(), regs.size(), mem.iov.data(),

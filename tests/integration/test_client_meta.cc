@@ -16,7 +16,7 @@ using namespace psc_test;
 namespace {
 
 class ClientMeta : public ::testing::Test {
-protected:
+  protected:
     void start(int nservers, const std::vector<std::string> &settings = {})
     {
         ASSERT_TRUE(cluster_.start(nservers, 2));
@@ -31,7 +31,7 @@ protected:
     uint64_t size_of(const char *path)
     {
         pstripe_stat_t st;
-        int s = pstripe_stat(fs_, path, &st);
+        ps_status_t s = pstripe_stat(fs_, path, &st);
         EXPECT_EQ(s, PS_OK) << pstripe_last_error();
         return s == PS_OK ? st.size : ~0ull;
     }
@@ -49,11 +49,11 @@ TEST_F(ClientMeta, ExclusiveCreateAndOpenFlags)
     EXPECT_EQ(pstripe_open(fs_, "/x/missing", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_NO_ENTRY);
     EXPECT_NE(strstr(pstripe_last_error(), "/x/missing"), nullptr) << pstripe_last_error();
 
-    PSC_ASSERT_OK(pstripe_open(fs_, "/x/f", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0640,
-                               &layout, &f));
-    EXPECT_EQ(pstripe_open(fs_, "/x/f", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0640,
-                           &layout, &g),
-              PS_ERR_EXISTS);
+    PSC_ASSERT_OK(
+        pstripe_open(fs_, "/x/f", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0640, &layout, &f));
+    EXPECT_EQ(
+        pstripe_open(fs_, "/x/f", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0640, &layout, &g),
+        PS_ERR_EXISTS);
     /* non-exclusive create of an existing file keeps its layout */
     pstripe_layout_t other = {4096, 3, 0};
     PSC_ASSERT_OK(pstripe_open(fs_, "//x/./f", PSTRIPE_RDWR | PSTRIPE_CREAT, 0, &other, &g));
@@ -62,9 +62,13 @@ TEST_F(ClientMeta, ExclusiveCreateAndOpenFlags)
     EXPECT_EQ(got.stripe_size, 65536u);
     EXPECT_EQ(got.stripe_count, 2u);
     EXPECT_EQ(got.first_server, 1);
-    EXPECT_EQ(pstripe_file_server(g, 0), 1);
-    EXPECT_EQ(pstripe_file_server(g, 1), 2);
-    EXPECT_EQ(pstripe_file_server(g, 2), PS_ERR_INVALID);
+    uint32_t server = 99;
+    PSC_EXPECT_OK(pstripe_file_server(g, 0, &server));
+    EXPECT_EQ(server, 1u);
+    PSC_EXPECT_OK(pstripe_file_server(g, 1, &server));
+    EXPECT_EQ(server, 2u);
+    EXPECT_EQ(pstripe_file_server(g, 2, &server), PS_ERR_INVALID);
+    EXPECT_EQ(server, 2u) << "output set on failure";
 
     pstripe_stat_t st;
     PSC_ASSERT_OK(pstripe_fstat(f, &st));
@@ -180,8 +184,8 @@ TEST_F(ClientMeta, UnlinkRemovesPathAndObjects)
     PSC_ASSERT_OK(pstripe_statfs(fs_, &sfs));
     EXPECT_EQ(sfs.files, 0u);
     /* a new file of the same name starts empty */
-    PSC_ASSERT_OK(pstripe_open(fs_, "/gone", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0644,
-                               &layout, &f));
+    PSC_ASSERT_OK(
+        pstripe_open(fs_, "/gone", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0644, &layout, &f));
     PSC_ASSERT_OK(pstripe_fstat(f, &st));
     EXPECT_EQ(st.size, 0u);
     EXPECT_EQ(st.blocks, 0u);
@@ -196,7 +200,9 @@ TEST_F(ClientMeta, ListMergesServersInPathOrder)
 
     /* enough files that every server holds several pages of LIST */
     for (int i = 0; i < 1300; i++) {
-        std::string path = (i % 3 == 0 ? "/a/" : i % 3 == 1 ? "/b/" : "/ab") +
+        std::string path = (i % 3 == 0   ? "/a/"
+                            : i % 3 == 1 ? "/b/"
+                                         : "/ab") +
                            std::to_string(rng() % 100000) + "_" + std::to_string(i);
         pstripe_file_t *f;
         uint64_t size = (i % 10 == 0) ? 1 + rng() % 30000 : 0;
@@ -269,6 +275,41 @@ TEST_F(ClientMeta, OptionsAndServerStats)
     EXPECT_EQ(pstripe_set_option(fs_, "stripe_count", "3"), PS_ERR_INVALID);
     PSC_ASSERT_OK(pstripe_get_option(fs_, "timeout", buf, sizeof(buf)));
     EXPECT_STREQ(buf, "7s");
+
+    /* per-file tunables: the four batching ones, parsed as the config is */
+    pstripe_file_t *opt;
+    PSC_ASSERT_OK(pstripe_open(fs_, "/opts", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &opt));
+    PSC_ASSERT_OK(pstripe_file_get_option(opt, "buffer_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "512k") << "a file starts with the connection's values";
+    const char *const round_trips[][2] = {{"buffer_size", "2m"},
+                                          {"buffer_count", "7"},
+                                          {"max_regions", "100"},
+                                          {"bounce_threshold", "64k"},
+                                          {"bounce_threshold", "0"}};
+    for (const auto &kv : round_trips) {
+        PSC_ASSERT_OK(pstripe_file_set_option(opt, kv[0], kv[1]));
+        PSC_ASSERT_OK(pstripe_file_get_option(opt, kv[0], buf, sizeof(buf)));
+        EXPECT_STREQ(buf, kv[1]) << kv[0];
+    }
+    PSC_ASSERT_OK(pstripe_file_set_option(opt, "buffer_size", "65536"));
+    PSC_ASSERT_OK(pstripe_file_get_option(opt, "buffer_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "64k");
+    const char *const bad[][2] = {
+        {"buffer_size", "lots"},    {"buffer_size", "4 m"},   {"buffer_size", "1k"},
+        {"buffer_count", "0"},      {"buffer_count", "1000"}, {"max_regions", "-1"},
+        {"timeout", "1s"},          {"log_level", "debug"},   {"stripe_size", "1m"},
+        {"servers", "127.0.0.1:1"}, {"no_such_option", "1"}};
+    for (const auto &kv : bad) {
+        EXPECT_EQ(pstripe_file_set_option(opt, kv[0], kv[1]), PS_ERR_INVALID)
+            << kv[0] << "=" << kv[1];
+        EXPECT_NE(strstr(pstripe_last_error(), kv[0]), nullptr) << pstripe_last_error();
+    }
+    PSC_ASSERT_OK(pstripe_file_get_option(opt, "buffer_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "64k") << "a rejected value changed the option";
+    EXPECT_EQ(pstripe_file_get_option(opt, "timeout", buf, sizeof(buf)), PS_ERR_INVALID);
+    PSC_ASSERT_OK(pstripe_get_option(fs_, "buffer_size", buf, sizeof(buf)));
+    EXPECT_STREQ(buf, "512k") << "a file's option changed the connection's";
+    PSC_ASSERT_OK(pstripe_close(opt));
 
     /* the configured default layout applies to new files */
     pstripe_file_t *f;

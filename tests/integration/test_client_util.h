@@ -1,7 +1,8 @@
 /*
  * test_client_util.h: helpers for the client library's integration tests
  * (test_client_*.cc): connecting to a ps_cluster, an in-memory model of a
- * file, random region lists and scattered memory.
+ * file, random region lists and scattered memory, server counters, and
+ * waiting for a condition with a deadline.
  */
 #ifndef TEST_CLIENT_UTIL_H
 #define TEST_CLIENT_UTIL_H
@@ -11,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <random>
@@ -19,34 +20,52 @@
 #include <vector>
 
 #include "ps_cluster.h"
+#include "ps_time.h"
 #include "pstripe.h"
 
-#define PSC_ASSERT_OK(_expr)                                                                   \
-    do {                                                                                       \
-        int _s = (_expr);                                                                      \
-        ASSERT_EQ(_s, PS_OK) << #_expr << ": " << pstripe_strerror(_s) << ": "                 \
-                             << pstripe_last_error();                                          \
+#define PSC_ASSERT_OK(_expr)                                                                       \
+    do {                                                                                           \
+        ps_status_t _s = (_expr);                                                                  \
+        ASSERT_EQ(_s, PS_OK) << #_expr << ": " << pstripe_strerror(_s) << ": "                     \
+                             << pstripe_last_error();                                              \
     } while (0)
 
-#define PSC_EXPECT_OK(_expr)                                                                   \
-    do {                                                                                       \
-        int _s = (_expr);                                                                      \
-        EXPECT_EQ(_s, PS_OK) << #_expr << ": " << pstripe_strerror(_s) << ": "                 \
-                             << pstripe_last_error();                                          \
+#define PSC_EXPECT_OK(_expr)                                                                       \
+    do {                                                                                           \
+        ps_status_t _s = (_expr);                                                                  \
+        EXPECT_EQ(_s, PS_OK) << #_expr << ": " << pstripe_strerror(_s) << ": "                     \
+                             << pstripe_last_error();                                              \
     } while (0)
 
 namespace psc_test {
 
+/* Monotonic time in seconds. */
 inline double now_s()
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ps_time_ns() / 1e9;
+}
+
+/*
+ * Poll cond() until it is true or `limit` seconds have passed; returns its
+ * last value. The only place a test may sleep: briefly, between polls.
+ */
+template <typename Cond> bool wait_until(Cond cond, double limit, double poll_s = 0.005)
+{
+    double end = now_s() + limit;
+    for (;;) {
+        if (cond()) {
+            return true;
+        }
+        if (now_s() >= end) {
+            return cond();
+        }
+        usleep((useconds_t)(poll_s * 1e6));
+    }
 }
 
 /* Connect to the cluster's servers with extra "name=value" settings. */
-inline int connect(const ps_test::ps_cluster &cluster, const std::vector<std::string> &settings,
-                   pstripe_fs_t **fs)
+inline ps_status_t connect(const ps_test::ps_cluster &cluster,
+                           const std::vector<std::string> &settings, pstripe_fs_t **fs)
 {
     std::vector<const char *> argv;
     for (const auto &s : settings) {
@@ -77,7 +96,10 @@ struct file_model {
         }
         size = len;
     }
-    uint8_t at(uint64_t off) const { return off < size && off < data.size() ? data[off] : 0; }
+    uint8_t at(uint64_t off) const
+    {
+        return off < size && off < data.size() ? data[off] : 0;
+    }
     /* Requested bytes below the file size. */
     uint64_t below_size(const std::vector<pstripe_region_t> &regions) const
     {
@@ -228,14 +250,14 @@ inline uint64_t total_length(const std::vector<pstripe_region_t> &regions)
 }
 
 /* Sum of every server's counters. */
-inline int sum_stats(pstripe_fs_t *fs, pstripe_server_stats_t *sum)
+inline ps_status_t sum_stats(pstripe_fs_t *fs, pstripe_server_stats_t *sum)
 {
     memset(sum, 0, sizeof(*sum));
     for (int i = 0; i < pstripe_num_servers(fs); i++) {
         pstripe_server_stats_t st;
-        int s = pstripe_server_stats(fs, i, &st);
-        if (s != PS_OK) {
-            return s;
+        ps_status_t status = pstripe_server_stats(fs, i, &st);
+        if (status != PS_OK) {
+            return status;
         }
         sum->write_batches += st.write_batches;
         sum->read_batches += st.read_batches;

@@ -1,0 +1,44 @@
+/*
+ * psc_config.h: the client's tunables ([client] section, PSTRIPE_<NAME>,
+ * pstripe_set_option) and the per-file subset (pstripe_file_set_option).
+ */
+#ifndef PSC_CONFIG_H
+#define PSC_CONFIG_H
+
+#include <stdint.h>
+
+#include "ps_config.h"
+#include "ps_status.h"
+
+/* Tunables of one request's batching, held by each file (a file starts with
+ * the connection's). */
+typedef struct psc_io_opts {
+    uint64_t buffer_size;
+    int64_t buffer_count;
+    int64_t max_regions;
+    uint64_t bounce_threshold;
+} psc_io_opts_t;
+
+/* Tunables of the [client] section. io must stay the first member: the
+ * table's per-file fields are then at the same offsets in a psc_config_t and
+ * in a psc_io_opts_t, so one table parses both. */
+typedef struct psc_config {
+    psc_io_opts_t io; /* defaults for files opened later */
+    char *servers;
+    uint64_t stripe_size;
+    int64_t stripe_count;
+    double timeout;
+    double connect_timeout;
+    int log_level;
+} psc_config_t;
+
+/* Every field, for a psc_config_t. */
+extern const ps_config_field_t psc_config_table[];
+/* The per-file fields: the tail of psc_config_table, for a psc_io_opts_t. */
+extern const ps_config_field_t *const psc_io_config_table;
+
+/* Fill cfg: defaults, then file (if path non-NULL; missing file is an error
+ * only if required), then environment. Sets the thread's message on error. */
+ps_status_t psc_config_load(psc_config_t *cfg, const char *path, int required, int *file_found);
+
+#endif

@@ -1,0 +1,498 @@
+/*
+ * psc_conn.c: connections to servers and the ops sent on them.
+ *
+ * An op enters here (psc_op_post from an API thread, psc_op_submit on the
+ * progress thread). If its server is not connected, the op waits in the
+ * server's waitq while we connect: one endpoint to worker 0, HELLO (which
+ * tells every worker's port), then one endpoint per worker. Then the op is
+ * sent to the worker its route names, with a deadline (timeout, or
+ * connect_timeout for HELLO); when one passes (psc_progress.c), the whole
+ * connection to that server is declared dead (a HELLO's deadline is the
+ * smaller of the two, so that a request that must reconnect first still
+ * fails within timeout): its endpoints are closed with
+ * UCP_EP_CLOSE_FLAG_FORCE, which completes every UCX request still using
+ * the caller's memory, and all its ops fail with PS_ERR_TIMEOUT. UCX reports
+ * a peer that vanished (UCP_ERR_HANDLING_MODE_PEER) through psc_ep_err_cb,
+ * which does the same with PS_ERR_CONN. A failed server is reconnected
+ * (HELLO again) the next time an op needs it.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps_log.h"
+#include "ps_time.h"
+#include "psc_call.h"
+#include "psc_conn.h"
+#include "psc_op.h"
+
+#define PSC_HELLO_DATA_MAX (PS_MAX_WORKERS * sizeof(uint32_t))
+
+/* --- connection failure ---------------------------------------------------------- */
+
+/* From UCX callbacks: record the failure, handled by the main loop. */
+static void psc_conn_fail_later(pstripe_fs_t *fs, psc_conn_t *conn, ps_status_t status,
+                                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void psc_conn_fail_later(pstripe_fs_t *fs, psc_conn_t *conn, ps_status_t status,
+                                const char *fmt, ...)
+{
+    va_list ap;
+
+    if (conn->failed || conn->fail_pending) {
+        return;
+    }
+    conn->fail_pending = 1;
+    conn->fail_status = status;
+    va_start(ap, fmt);
+    vsnprintf(conn->fail_msg, sizeof(conn->fail_msg), fmt, ap);
+    va_end(ap);
+    ucs_list_add_tail(&fs->failq, &conn->fail_link);
+}
+
+/* The connection's failure message for a UCX error status. */
+void psc_conn_lost(pstripe_fs_t *fs, psc_conn_t *conn, ucs_status_t status)
+{
+    if (conn->nworkers == 0) {
+        psc_conn_fail_later(fs, conn, PS_ERR_CONN, "cannot connect to server %s: %s",
+                            conn->server->addr, ucs_status_string(status));
+    } else {
+        psc_conn_fail_later(fs, conn, PS_ERR_CONN, "connection to server %s lost: %s",
+                            conn->server->addr, ucs_status_string(status));
+    }
+}
+
+static void psc_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    psc_ep_t *pep = arg;
+    psc_conn_t *conn = pep->conn;
+    pstripe_fs_t *fs = conn->server->fs;
+
+    (void)ep;
+    (void)pep;
+    psc_conn_lost(fs, conn, status);
+}
+
+static void psc_ep_close_cb(void *request, ucs_status_t status, void *user_data)
+{
+    psc_conn_t *conn = user_data;
+
+    conn->nclosing--;
+    ucp_request_free(request);
+}
+
+/* Close every endpoint; force: at once, completing every UCX request on
+ * them, else after a flush. The connection is freed once nclosing is 0. */
+static void psc_conn_close_eps(pstripe_fs_t *fs, psc_conn_t *conn, int force)
+{
+    ucp_request_param_t param;
+    void *req;
+
+    for (uint32_t i = 0; i < PS_MAX_WORKERS; i++) {
+        if (conn->eps[i].ep == NULL) {
+            continue;
+        }
+        param.op_attr_mask =
+            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+        param.cb.send = psc_ep_close_cb;
+        param.user_data = conn;
+        req = ucp_ep_close_nbx(conn->eps[i].ep, &param);
+        conn->eps[i].ep = NULL;
+        if (UCS_PTR_IS_PTR(req)) {
+            conn->nclosing++;
+        } else if (UCS_PTR_IS_ERR(req)) {
+            ps_debug("close endpoint to %s worker %u: %s", conn->server->addr, i,
+                     ucs_status_string(UCS_PTR_STATUS(req)));
+        }
+    }
+}
+
+static void psc_server_fail_waiters(pstripe_fs_t *fs, psc_server_t *srv, ps_status_t status,
+                                    const char *msg)
+{
+    psc_op_t *op, *tmp;
+
+    ucs_list_for_each_safe(op, tmp, &srv->waitq, cmd.list)
+    {
+        psc_op_fail_now(fs, op, status, msg);
+    }
+}
+
+/*
+ * Declare a connection dead: every op on it fails with status/msg (those
+ * whose UCX send or receive is still outstanding finish when UCX completes
+ * it, which the forced close makes happen promptly), its endpoints are
+ * closed, and the server goes to FAILED so that the next op reconnects.
+ */
+void psc_conn_fail(pstripe_fs_t *fs, psc_conn_t *conn, ps_status_t status, const char *msg)
+{
+    psc_server_t *srv = conn->server;
+    psc_op_t *op, *tmp;
+
+    if (conn->failed) {
+        return;
+    }
+    conn->failed = 1;
+    if (conn->fail_pending) {
+        /* keep the first cause recorded by a callback */
+        ucs_list_del(&conn->fail_link);
+        conn->fail_pending = 0;
+    } else {
+        conn->fail_status = status;
+        if (msg != conn->fail_msg) {
+            snprintf(conn->fail_msg, sizeof(conn->fail_msg), "%s", msg);
+        }
+    }
+    if (conn->fail_status == PS_ERR_CANCELED) {
+        ps_debug("%s", conn->fail_msg);
+    } else {
+        ps_warn("%s", conn->fail_msg);
+    }
+    ucs_list_add_tail(&fs->dead_conns, &conn->list);
+
+    ucs_list_for_each_safe(op, tmp, &conn->inflight, cmd.list)
+    {
+        psc_slot_remove(fs, op);
+        if (!op->reply_done || op->recv_req != NULL) {
+            op->reply_done = 1;
+            psc_op_error(op, conn->fail_status, "%s", conn->fail_msg);
+        }
+        if ((op->send_req != NULL || op->recv_req != NULL) && op->release_cb != NULL &&
+            !(op->send_req != NULL && op->send_user_mem) &&
+            !(op->recv_req != NULL && op->staged == NULL)) {
+            /* UCX only uses library memory: complete now, free later
+             * (UCX may take seconds to release requests of a closed ep) */
+            psc_op_make_ready(fs, op);
+        } else {
+            psc_op_check_ready(fs, op);
+        }
+    }
+    psc_conn_close_eps(fs, conn, 1);
+    if (srv->conn == conn) {
+        /* Ops waiting for this connection fail with it (it failed while
+         * connecting); the next op will try a new connection. */
+        srv->conn = NULL;
+        srv->state = PSC_SRV_FAILED;
+        psc_server_fail_waiters(fs, srv, conn->fail_status, conn->fail_msg);
+    }
+}
+
+/* Disconnect from a server: an idle connection is closed with a flush (the
+ * server sees an orderly disconnect), any other fails with PS_ERR_CANCELED. */
+void psc_server_disconnect(pstripe_fs_t *fs, psc_server_t *srv)
+{
+    psc_conn_t *conn = srv->conn;
+
+    if (conn == NULL) {
+        return;
+    }
+    if (srv->state != PSC_SRV_CONNECTED || !ucs_list_is_empty(&conn->inflight)) {
+        psc_conn_fail(fs, conn, PS_ERR_CANCELED, "disconnecting");
+        return;
+    }
+    psc_conn_close_eps(fs, conn, 0);
+    srv->conn = NULL;
+    srv->state = PSC_SRV_DISCONNECTED;
+    conn->failed = 1;
+    ucs_list_add_tail(&fs->dead_conns, &conn->list);
+}
+
+void psc_conn_free_dead(pstripe_fs_t *fs)
+{
+    psc_conn_t *conn, *tmp;
+
+    ucs_list_for_each_safe(conn, tmp, &fs->dead_conns, list)
+    {
+        if (conn->nclosing == 0 && ucs_list_is_empty(&conn->inflight) &&
+            conn->hello.state != PSC_OP_READY) {
+            ucs_list_del(&conn->list);
+            free(conn);
+        }
+    }
+}
+
+/* --- sending --------------------------------------------------------------------- */
+
+static uint32_t psc_route_worker(const psc_op_t *op, uint32_t nworkers)
+{
+    switch (op->route) {
+    case PSC_ROUTE_PATH:
+        return ps_path_worker(op->route_path, op->route_path_len, nworkers);
+    case PSC_ROUTE_OBJECT:
+        return ps_object_worker(op->route_file_id, nworkers);
+    default:
+        return 0;
+    }
+}
+
+/* The send of an op failed: no reply will come, and the connection is lost
+ * (the op fails with the connection's cause). */
+static void psc_op_send_failed(pstripe_fs_t *fs, psc_conn_t *conn, psc_op_t *op,
+                               ucs_status_t status)
+{
+    if (!op->reply_done) {
+        op->reply_done = 1;
+        psc_slot_remove(fs, op);
+    }
+    psc_conn_lost(fs, conn, status);
+    psc_op_error(op, conn->fail_status, "%s", conn->fail_msg);
+}
+
+static void psc_send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    psc_op_t *op = user_data;
+    psc_conn_t *conn = op->conn;
+    pstripe_fs_t *fs;
+
+    ucp_request_free(request);
+    op->send_req = NULL;
+    op->send_done = 1;
+    if (psc_op_detached(op)) {
+        return;
+    }
+    fs = conn->server->fs;
+    if (status != UCS_OK) {
+        psc_op_send_failed(fs, conn, op, status);
+    }
+    psc_op_check_ready(fs, op);
+}
+
+static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc_op_t *op)
+{
+    ucp_request_param_t param;
+    uint64_t timeout_ns;
+    void *req;
+
+    op->fs = fs;
+    op->conn = conn;
+    op->worker = worker;
+    op->send_done = 0;
+    op->reply_done = 0;
+    if (psc_slot_insert(fs, op) != PS_OK) {
+        psc_op_fail_now(fs, op, PS_ERR_NO_MEMORY, "no memory for a request slot");
+        return;
+    }
+    op->h.hdr.req_id = op->req_id;
+    op->state = PSC_OP_INFLIGHT;
+    ucs_list_add_tail(&conn->inflight, &op->cmd.list);
+    /* A HELLO waits connect_timeout, but never longer than timeout: after a
+     * failure the next request reconnects first, and a request must fail
+     * within timeout whatever it waits for. */
+    timeout_ns = __atomic_load_n(&fs->timeout_ns, __ATOMIC_RELAXED);
+    if (op->type == PS_MSG_HELLO) {
+        uint64_t c = __atomic_load_n(&fs->connect_timeout_ns, __ATOMIC_RELAXED);
+        timeout_ns = c < timeout_ns ? c : timeout_ns;
+    }
+    op->timeout_s = (double)timeout_ns / 1e9;
+    op->deadline_ns = ps_time_ns() + timeout_ns;
+    psc_update_deadline(fs, op->deadline_ns);
+
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_DATATYPE;
+    param.cb.send = psc_send_cb;
+    param.user_data = op;
+    param.flags = UCP_AM_SEND_FLAG_REPLY;
+    param.datatype = op->send_iov ? ucp_dt_make_iov() : ucp_dt_make_contig(1);
+    ps_trace("send %s req_id %#llx to %s worker %u, %zu data %s", ps_msg_type_name(op->type),
+             (unsigned long long)op->req_id, conn->server->addr, worker, op->send_count,
+             op->send_iov ? "iov entries" : "bytes");
+    req = ucp_am_send_nbx(conn->eps[worker].ep, PS_AM_ID_REQUEST, op->h.bytes, op->hdr_len,
+                          op->send_buf, op->send_count, &param);
+    if (req == NULL) {
+        op->send_done = 1;
+    } else if (UCS_PTR_IS_ERR(req)) {
+        op->send_done = 1;
+        psc_op_send_failed(fs, conn, op, UCS_PTR_STATUS(req));
+        psc_op_check_ready(fs, op);
+    } else {
+        op->send_req = req;
+    }
+}
+
+static void psc_op_dispatch(pstripe_fs_t *fs, psc_server_t *srv, psc_op_t *op)
+{
+    psc_conn_t *conn = srv->conn;
+
+    if (op->connect_only) {
+        psc_op_make_ready(fs, op);
+        return;
+    }
+    psc_op_send(fs, conn, psc_route_worker(op, conn->nworkers), op);
+}
+
+/* --- connecting ------------------------------------------------------------------ */
+
+static ps_status_t psc_ep_create(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, uint16_t port)
+{
+    psc_server_t *srv = conn->server;
+    struct sockaddr_storage sa = srv->sa;
+    ucp_ep_params_t params;
+    ucs_status_t status;
+
+    if (sa.ss_family == AF_INET) {
+        ((struct sockaddr_in *)&sa)->sin_port = htons(port);
+    } else {
+        ((struct sockaddr_in6 *)&sa)->sin6_port = htons(port);
+    }
+    conn->eps[worker].conn = conn;
+    conn->eps[worker].worker = worker;
+    params.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+    params.sockaddr.addr = (const struct sockaddr *)&sa;
+    params.sockaddr.addrlen = srv->salen;
+    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb = psc_ep_err_cb;
+    params.err_handler.arg = &conn->eps[worker];
+    status = ucp_ep_create(fs->ucp_worker, &params, &conn->eps[worker].ep);
+    if (status != UCS_OK) {
+        conn->eps[worker].ep = NULL;
+        psc_conn_fail_later(fs, conn, PS_ERR_CONN,
+                            "cannot create an endpoint to server %s worker %u (port %u): %s",
+                            srv->addr, worker, port, ucs_status_string(status));
+        return PS_ERR_CONN;
+    }
+    return PS_OK;
+}
+
+static void psc_hello_done(pstripe_fs_t *fs, psc_op_t *op)
+{
+    psc_conn_t *conn = op->arg;
+    psc_server_t *srv = conn->server;
+    const uint32_t *ports = op->recv_alloc;
+    uint32_t n = conn->hello_rep.nworkers;
+    char msg[PSC_MSG_MAX];
+
+    if (op->status != PS_OK) {
+        snprintf(msg, sizeof(msg), "%s", op->msg);
+        goto err;
+    }
+    if (n == 0 || n > PS_MAX_WORKERS || op->recv_alloc_len != n * sizeof(uint32_t)) {
+        snprintf(msg, sizeof(msg), "server %s sent a malformed HELLO reply (%u workers)", srv->addr,
+                 n);
+        goto err;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (ports[i] == 0 || ports[i] > 65535) {
+            snprintf(msg, sizeof(msg), "server %s sent port %u for worker %u", srv->addr, ports[i],
+                     i);
+            goto err;
+        }
+    }
+    if (conn->failed || conn->fail_pending) {
+        snprintf(msg, sizeof(msg), "%s", conn->fail_msg);
+        goto err;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        if (psc_ep_create(fs, conn, i, (uint16_t)ports[i]) != PS_OK) {
+            snprintf(msg, sizeof(msg), "%s", conn->fail_msg);
+            goto err;
+        }
+    }
+    conn->nworkers = n;
+    srv->server_id = conn->hello_rep.server_id;
+    srv->block_size = conn->hello_rep.block_size;
+    srv->state = PSC_SRV_CONNECTED;
+    free(op->recv_alloc);
+    op->recv_alloc = NULL;
+    ps_debug("connected to server %s: id %#llx, %u workers, block size %u", srv->addr,
+             (unsigned long long)srv->server_id, n, srv->block_size);
+    {
+        psc_op_t *wop, *tmp;
+
+        ucs_list_for_each_safe(wop, tmp, &srv->waitq, cmd.list)
+        {
+            ucs_list_del(&wop->cmd.list);
+            wop->state = PSC_OP_IDLE;
+            psc_op_dispatch(fs, srv, wop);
+        }
+    }
+    return;
+
+err:
+    free(op->recv_alloc);
+    op->recv_alloc = NULL;
+    /* If the connection already failed, its waiters failed with it. */
+    psc_conn_fail(fs, conn, op->status != PS_OK ? op->status : PS_ERR_PROTO, msg);
+}
+
+static void psc_server_connect(pstripe_fs_t *fs, psc_server_t *srv)
+{
+    psc_conn_t *conn;
+    psc_op_t *op;
+    uint16_t port;
+
+    conn = calloc(1, sizeof(*conn));
+    if (conn == NULL) {
+        psc_server_fail_waiters(fs, srv, PS_ERR_NO_MEMORY, "no memory for a connection");
+        return;
+    }
+    conn->server = srv;
+    ucs_list_head_init(&conn->inflight);
+    srv->conn = conn;
+    srv->state = PSC_SRV_CONNECTING;
+    port = ntohs(srv->sa.ss_family == AF_INET ? ((struct sockaddr_in *)&srv->sa)->sin_port
+                                              : ((struct sockaddr_in6 *)&srv->sa)->sin6_port);
+    ps_debug("connecting to server %s", srv->addr);
+    if (psc_ep_create(fs, conn, 0, port) != PS_OK) {
+        psc_conn_fail(fs, conn, conn->fail_status, conn->fail_msg);
+        return;
+    }
+
+    op = &conn->hello;
+    conn->hello_req.client_version = PS_PROTO_VERSION;
+    conn->hello_req.reserved = 0;
+    psc_op_init(op, srv->index, PS_MSG_HELLO, &conn->hello_req, sizeof(conn->hello_req));
+    op->done_cb = psc_hello_done;
+    op->arg = conn;
+    op->rep_body = &conn->hello_rep;
+    op->rep_body_len = sizeof(conn->hello_rep);
+    op->recv_mode = PSC_RECV_ALLOC;
+    op->recv_max = PSC_HELLO_DATA_MAX;
+    psc_op_send(fs, conn, 0, op);
+}
+
+/* --- submitting ------------------------------------------------------------------ */
+
+void psc_op_submit(pstripe_fs_t *fs, psc_op_t *op)
+{
+    psc_server_t *srv;
+
+    if (op->server >= fs->nservers) {
+        op->state = PSC_OP_IDLE;
+        psc_op_fail_now(fs, op, PS_ERR_INVALID, "no such server");
+        return;
+    }
+    srv = &fs->servers[op->server];
+    op->state = PSC_OP_IDLE;
+    switch (srv->state) {
+    case PSC_SRV_CONNECTED:
+        psc_op_dispatch(fs, srv, op);
+        break;
+    case PSC_SRV_CONNECTING:
+        op->state = PSC_OP_WAITING;
+        ucs_list_add_tail(&srv->waitq, &op->cmd.list);
+        break;
+    default:
+        op->state = PSC_OP_WAITING;
+        ucs_list_add_tail(&srv->waitq, &op->cmd.list);
+        psc_server_connect(fs, srv);
+        break;
+    }
+}
+
+static void psc_op_submit_cmd(pstripe_fs_t *fs, psc_cmd_t *cmd)
+{
+    psc_op_submit(fs, ucs_container_of(cmd, psc_op_t, cmd));
+}
+
+void psc_op_post(pstripe_fs_t *fs, psc_op_t *op, psc_call_t *call)
+{
+    op->call = call;
+    op->cmd.fn = psc_op_submit_cmd;
+    op->state = PSC_OP_POSTED;
+    psc_post(fs, &op->cmd, call);
+}

@@ -1,0 +1,68 @@
+/*
+ * psc_io.h: a list I/O request (pstripe_request_t), shared by the caller's
+ * side (psc_io.c) and the progress thread's (psc_batch.c).
+ */
+#ifndef PSC_IO_H
+#define PSC_IO_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "psc_internal.h"
+
+typedef struct psc_piece {
+    uint64_t obj_off;    /* bytes, in the target's object */
+    uint64_t len;        /* bytes */
+    uint64_t stream_off; /* bytes, in the caller's memory stream */
+} psc_piece_t;
+
+typedef struct psc_target {
+    uint32_t k;      /* stripe target */
+    uint32_t server; /* cluster index */
+    psc_piece_t *pieces;
+    size_t npieces, cap;
+    size_t cur;       /* next piece to batch */
+    uint64_t cur_off; /* bytes of pieces[cur] already batched */
+    unsigned inflight;
+    unsigned max_inflight;
+} psc_target_t;
+
+struct pstripe_request {
+    psc_cmd_t start;
+    psc_call_t call;
+    pstripe_fs_t *fs;
+    int is_write;
+    uint64_t file_id;
+    ps_layout_t layout;
+    /* caller's memory, as one stream */
+    struct iovec *mem;
+    size_t nmem;
+    uint64_t *mem_off; /* nmem + 1 prefix sums */
+    /* regions (kept for reads, to count bytes below the file size) */
+    pstripe_region_t *regions;
+    size_t nregions;
+    uint64_t total;
+    /* per stripe target */
+    psc_target_t *targets;
+    uint32_t ntargets;
+    /* the file's tunables, copied at start */
+    uint64_t buffer_size;
+    uint32_t buffer_count;
+    uint32_t max_regions;
+    uint64_t bounce_threshold;
+    /* progress-thread state */
+    unsigned inflight;
+    ps_status_t status;
+    char msg[PSC_MSG_MAX];
+    int need_stat;
+    int stat_started;
+    unsigned stat_pending;
+    psc_op_t *stat_ops;
+    ps_obj_rep_t *stat_reps;
+    uint64_t bytes; /* result */
+};
+
+/* Progress thread: start moving a posted request (its start command). */
+void psc_io_start_cmd(pstripe_fs_t *fs, psc_cmd_t *cmd);
+
+#endif
