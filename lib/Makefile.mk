@@ -1,4 +1,4 @@
-# lib: fragment included by the top-level Makefile.am (owner: client library).
+# lib: fragment included by the top-level Makefile.am.
 #
 # lib/libpsclient.la is a convenience library (client code + common/) that the
 # tool, the tests and the ROMIO driver link statically; lib/libpstripe.la is
@@ -16,7 +16,7 @@ lib_libpsclient_la_SOURCES = \
 	lib/psc_progress.h lib/psc_progress.c \
 	lib/psc_fs.h lib/psc_fs.c \
 	lib/psc_meta.c \
-	lib/psc_io.h lib/psc_io.c lib/psc_batch.c
+	lib/psc_request.h lib/psc_io.c lib/psc_batch.h lib/psc_batch.c
 lib_libpsclient_la_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS)
 lib_libpsclient_la_LIBADD = common/libpscommon.la $(UCX_LIBS)
 

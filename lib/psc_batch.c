@@ -42,7 +42,7 @@
 #include "ps_status.h"
 #include "psc_call.h"
 #include "psc_conn.h"
-#include "psc_io.h"
+#include "psc_batch.h"
 #include "psc_op.h"
 #include "psc_stage.h"
 

@@ -15,7 +15,8 @@
 
 #include "ps_status.h"
 #include "psc_call.h"
-#include "psc_io.h"
+#include "psc_batch.h"
+#include "psc_request.h"
 
 /* --- setup (caller thread) ------------------------------------------------------ */
 

@@ -1,9 +1,10 @@
 /*
- * psc_io.h: a list I/O request (pstripe_request_t), shared by the caller's
- * side (psc_io.c) and the progress thread's (psc_batch.c).
+ * psc_request.h: a list I/O request (pstripe_request_t), the type shared by
+ * the caller's side (psc_io.c) and the progress thread's (psc_batch.c).
+ * Types only, so that neither side depends on the other through it.
  */
-#ifndef PSC_IO_H
-#define PSC_IO_H
+#ifndef PSC_REQUEST_H
+#define PSC_REQUEST_H
 
 #include <stdint.h>
 #include <sys/uio.h>
@@ -61,8 +62,5 @@ struct pstripe_request {
     ps_obj_rep_t *stat_reps;
     uint64_t bytes; /* result */
 };
-
-/* Progress thread: start moving a posted request (its start command). */
-void psc_io_start_cmd(pstripe_fs_t *fs, psc_cmd_t *cmd);
 
 #endif
