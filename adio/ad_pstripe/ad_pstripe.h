@@ -16,8 +16,8 @@
  *   pstripe_read_list/write_list (ad_pstripe_io_list.c);
  * - collective: a two-phase exchange of our own with file domains made of
  *   whole stripes, assigned so that each aggregator serves as few servers as
- *   possible; aggregators write and read with list I/O
- *   (ad_pstripe_coll.c);
+ *   possible (ad_pstripe_aggregate.c); aggregators write and read with
+ *   list I/O (ad_pstripe_coll.c);
  * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
  *   requests (ad_pstripe_aio.c).
  *
