@@ -1,8 +1,9 @@
 # tests: fragment included by the top-level Makefile.am
 
 # ---- unit tests (tests/unit) ------------------------------------------------
-# GoogleTest units of common/ only: protocol, stripe math, extents, config,
-# status codes. One binary, run by `make check`.
+# GoogleTest units of common/ (protocol, stripe math, extents, config,
+# status codes) and of the ROMIO driver's file-domain math. One binary, run
+# by `make check`.
 check_PROGRAMS += tests/unit/unit_tests
 TESTS += tests/unit/unit_tests
 tests_unit_unit_tests_SOURCES = \
@@ -10,7 +11,11 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_proto.cc \
 	tests/unit/test_layout.cc \
 	tests/unit/test_extent.cc \
-	tests/unit/test_config.cc
+	tests/unit/test_config.cc \
+	tests/unit/test_coll_domain.cc tests/unit/coll_domain.c \
+	adio/ad_pstripe/ad_pstripe_aggregate.h
+# The driver's domain math comes in through tests/unit/coll_domain.c.
+tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/adio/ad_pstripe
 tests_unit_unit_tests_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
 tests_unit_unit_tests_LDADD = common/libpscommon.la $(GTEST_LIBS)
 # ---- end of unit tests -----------------------------------------------------

@@ -7,10 +7,11 @@
 
 if BUILD_AD_PSTRIPE
 
-noinst_HEADERS += adio/ad_pstripe/ad_pstripe.h
+noinst_HEADERS += adio/ad_pstripe/ad_pstripe.h adio/ad_pstripe/ad_pstripe_aggregate.h
 
 romio_other_sources +=                   \
     adio/ad_pstripe/ad_pstripe.c         \
+    adio/ad_pstripe/ad_pstripe_aggregate.c \
     adio/ad_pstripe/ad_pstripe_aio.c     \
     adio/ad_pstripe/ad_pstripe_coll.c    \
     adio/ad_pstripe/ad_pstripe_common.c  \

@@ -16,8 +16,8 @@
  *   pstripe_read_list/write_list (ad_pstripe_io_list.c);
  * - collective: a two-phase exchange of our own with file domains made of
  *   whole stripes, assigned so that each aggregator serves as few servers as
- *   possible; aggregators write and read with list I/O
- *   (ad_pstripe_coll.c);
+ *   possible (ad_pstripe_aggregate.c); aggregators write and read with
+ *   list I/O (ad_pstripe_coll.c);
  * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
  *   requests (ad_pstripe_aio.c).
  *
@@ -82,6 +82,16 @@ typedef struct ADIOI_PSTRIPE_access_s {
     struct iovec one_iov;       /* storage when memory is contiguous */
 } ADIOI_PSTRIPE_access;
 
+/* Do our list I/O paths serve this direction? (romio_pstripe_listio_read
+ * and _write; when disabled, ROMIO's generic code runs over our contiguous
+ * calls, for comparison.) */
+static inline int ADIOI_PSTRIPE_Listio(ADIO_File fd, int is_write)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    return (is_write ? ps->listio_write : ps->listio_read) != ADIOI_HINT_DISABLE;
+}
+
 /* ad_pstripe_common.c */
 extern pstripe_fs_t *ADIOI_PSTRIPE_fs_handle;
 void ADIOI_PSTRIPE_Init(int *error_code);
@@ -108,10 +118,9 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
                                 ADIO_Offset offset, ADIOI_PSTRIPE_access * acc,
                                 int *error_code);
 void ADIOI_PSTRIPE_Access_free(ADIOI_PSTRIPE_access * acc);
-void ADIOI_PSTRIPE_StridedListIO(ADIO_File fd, void *buf, int count,
-                                 MPI_Datatype datatype, int file_ptr_type,
-                                 ADIO_Offset offset, ADIO_Status * status,
-                                 int is_write, int *error_code);
+void ADIOI_PSTRIPE_Strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                           int is_write, int *error_code);
 
 /* ad_pstripe_lock.c */
 void ADIOI_PSTRIPE_Lock_setup(ADIO_File fd, int *error_code);
@@ -132,43 +141,28 @@ int ADIOI_PSTRIPE_Feature(ADIO_File fd, int flag);
 void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
 int ADIOI_PSTRIPE_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                           ADIO_Offset len);
-void ADIOI_PSTRIPE_ReadContig(ADIO_File fd, void *buf, int count,
-                              MPI_Datatype datatype, int file_ptr_type,
-                              ADIO_Offset offset, ADIO_Status * status, int *error_code);
-void ADIOI_PSTRIPE_WriteContig(ADIO_File fd, const void *buf, int count,
-                               MPI_Datatype datatype, int file_ptr_type,
-                               ADIO_Offset offset, ADIO_Status * status, int *error_code);
-void ADIOI_PSTRIPE_ReadStrided(ADIO_File fd, void *buf, int count,
-                               MPI_Datatype datatype, int file_ptr_type,
-                               ADIO_Offset offset, ADIO_Status * status, int *error_code);
-void ADIOI_PSTRIPE_WriteStrided(ADIO_File fd, const void *buf, int count,
-                                MPI_Datatype datatype, int file_ptr_type,
-                                ADIO_Offset offset, ADIO_Status * status, int *error_code);
-void ADIOI_PSTRIPE_ReadStridedColl(ADIO_File fd, void *buf, int count,
-                                   MPI_Datatype datatype, int file_ptr_type,
-                                   ADIO_Offset offset, ADIO_Status * status, int *error_code);
-void ADIOI_PSTRIPE_WriteStridedColl(ADIO_File fd, const void *buf, int count,
-                                    MPI_Datatype datatype, int file_ptr_type,
-                                    ADIO_Offset offset, ADIO_Status * status, int *error_code);
-void ADIOI_PSTRIPE_IreadContig(ADIO_File fd, void *buf, int count,
-                               MPI_Datatype datatype, int file_ptr_type,
-                               ADIO_Offset offset, ADIO_Request * request, int *error_code);
-void ADIOI_PSTRIPE_IwriteContig(ADIO_File fd, const void *buf, int count,
-                                MPI_Datatype datatype, int file_ptr_type,
-                                ADIO_Offset offset, ADIO_Request * request, int *error_code);
-void ADIOI_PSTRIPE_IreadStrided(ADIO_File fd, void *buf, int count,
-                                MPI_Datatype datatype, int file_ptr_type,
-                                ADIO_Offset offset, ADIO_Request * request, int *error_code);
-void ADIOI_PSTRIPE_IwriteStrided(ADIO_File fd, const void *buf, int count,
-                                 MPI_Datatype datatype, int file_ptr_type,
-                                 ADIO_Offset offset, ADIO_Request * request, int *error_code);
-void ADIOI_PSTRIPE_IreadStridedColl(ADIO_File fd, void *buf, int count,
-                                    MPI_Datatype datatype, int file_ptr_type,
-                                    ADIO_Offset offset, ADIO_Request * request,
-                                    int *error_code);
-void ADIOI_PSTRIPE_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+
+/* The data operations, declared by their signatures (those of the fields
+ * of ADIOI_Fns in ROMIO's adioi.h). */
+typedef void ADIOI_PSTRIPE_read_op(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                   int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                                   int *error_code);
+typedef void ADIOI_PSTRIPE_iread_op(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                    int file_ptr_type, ADIO_Offset offset,
+                                    ADIO_Request * request, int *error_code);
+typedef void ADIOI_PSTRIPE_write_op(ADIO_File fd, const void *buf, int count,
+                                    MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                    ADIO_Status * status, int *error_code);
+typedef void ADIOI_PSTRIPE_iwrite_op(ADIO_File fd, const void *buf, int count,
                                      MPI_Datatype datatype, int file_ptr_type,
-                                     ADIO_Offset offset, ADIO_Request * request,
-                                     int *error_code);
+                                     ADIO_Offset offset, ADIO_Request * request, int *error_code);
+ADIOI_PSTRIPE_read_op ADIOI_PSTRIPE_ReadContig, ADIOI_PSTRIPE_ReadStrided,
+    ADIOI_PSTRIPE_ReadStridedColl;
+ADIOI_PSTRIPE_write_op ADIOI_PSTRIPE_WriteContig, ADIOI_PSTRIPE_WriteStrided,
+    ADIOI_PSTRIPE_WriteStridedColl;
+ADIOI_PSTRIPE_iread_op ADIOI_PSTRIPE_IreadContig, ADIOI_PSTRIPE_IreadStrided,
+    ADIOI_PSTRIPE_IreadStridedColl;
+ADIOI_PSTRIPE_iwrite_op ADIOI_PSTRIPE_IwriteContig, ADIOI_PSTRIPE_IwriteStrided,
+    ADIOI_PSTRIPE_IwriteStridedColl;
 
 #endif /* AD_PSTRIPE_H_INCLUDED */

@@ -117,93 +117,110 @@ static int aio_wait_fn(int count, void **array_of_states, double timeout, MPI_St
     return MPI_SUCCESS;
 }
 
-#endif /* ADIOI_PSTRIPE_GREQ_CLASSES */
+/* The access of a contiguous call (offset in bytes, as for ReadContig). */
+static void contig_access(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                          int file_ptr_type, ADIO_Offset offset, ADIOI_PSTRIPE_access * acc)
+{
+    MPI_Count datatype_size;
 
-static void pstripe_aio(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                        int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
-                        int contig, int is_write, int *error_code)
+    MPI_Type_size_x(datatype, &datatype_size);
+    memset(acc, 0, sizeof(*acc));
+    acc->total = (ADIO_Offset) datatype_size * count;
+    acc->start = (file_ptr_type == ADIO_INDIVIDUAL) ? fd->fp_ind : offset;
+    acc->end = acc->start + acc->total;
+    acc->one_region.offset = (uint64_t) acc->start;
+    acc->one_region.length = (uint64_t) acc->total;
+    acc->one_iov.iov_base = buf;
+    acc->one_iov.iov_len = (size_t) acc->total;
+    acc->regions = &acc->one_region;
+    acc->iov = &acc->one_iov;
+    acc->nregions = acc->niov = acc->total > 0 ? 1 : 0;
+}
+
+/* The MPI request of a library request preq moving acc. */
+static void greq_start(ADIO_File fd, pstripe_request_t * preq, const ADIOI_PSTRIPE_access * acc,
+                       int is_write, MPI_Request * request)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    ADIOI_PSTRIPE_aio *aio;
+
+    if (ADIOI_PSTRIPE_greq_class == 0)
+        MPIX_Grequest_class_create(aio_query_fn, aio_free_fn, MPIU_Greq_cancel_fn,
+                                   aio_poll_fn, aio_wait_fn, &ADIOI_PSTRIPE_greq_class);
+    aio = ADIOI_Calloc(1, sizeof(*aio));
+    aio->preq = preq;
+    aio->total = acc->total;
+    aio->is_write = is_write;
+    aio->error_code = MPI_SUCCESS;
+    aio->path = ADIOI_Strdup(ps->path);
+    MPIX_Grequest_class_allocate(ADIOI_PSTRIPE_greq_class, aio, request);
+    memcpy(&aio->req, request, sizeof(MPI_Request));
+}
+
+/* Start the access as nonblocking list I/O in the library. */
+static void listio_start(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                         int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
+                         int contig, int is_write, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_AIO";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     ADIOI_PSTRIPE_access acc;
-    ADIO_Status status;
-    MPI_Count nbytes = 0;
-
-#ifdef ADIOI_PSTRIPE_GREQ_CLASSES
-    ADIOI_PSTRIPE_aio *aio;
     pstripe_request_t *preq;
-    MPI_Count datatype_size;
-    int rc;
+    int status;
 
-    if (!fd->atomicity) {
-        if (contig) {
-            /* offset is in bytes, as for ReadContig */
-            MPI_Type_size_x(datatype, &datatype_size);
-            memset(&acc, 0, sizeof(acc));
-            acc.total = (ADIO_Offset) datatype_size * count;
-            acc.start = (file_ptr_type == ADIO_INDIVIDUAL) ? fd->fp_ind : offset;
-            acc.end = acc.start + acc.total;
-            acc.one_region.offset = (uint64_t) acc.start;
-            acc.one_region.length = (uint64_t) acc.total;
-            acc.one_iov.iov_base = buf;
-            acc.one_iov.iov_len = (size_t) acc.total;
-            acc.regions = &acc.one_region;
-            acc.iov = &acc.one_iov;
-            acc.nregions = acc.niov = acc.total > 0 ? 1 : 0;
-            *error_code = MPI_SUCCESS;
-        } else {
-            ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
-                                       error_code);
-            if (*error_code != MPI_SUCCESS)
-                return;
-        }
-        if (acc.total == 0 || ADIOI_PSTRIPE_Apply_options(fd, error_code)) {
-            ADIOI_PSTRIPE_Access_free(&acc);
-            if (*error_code == MPI_SUCCESS)
-                MPIO_Completed_request_create(&fd, 0, error_code, request);
-            return;
-        }
-
-        if (is_write)
-            rc = pstripe_iwrite_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
-                                     &preq);
-        else
-            rc = pstripe_iread_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
-                                    &preq);
-        /* the library copied the lists */
+    *error_code = MPI_SUCCESS;
+    if (contig)
+        contig_access(fd, buf, count, datatype, file_ptr_type, offset, &acc);
+    else
+        ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
+                                   error_code);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    if (acc.total == 0 || ADIOI_PSTRIPE_Apply_options(fd, error_code)) {
         ADIOI_PSTRIPE_Access_free(&acc);
-        if (rc != PS_OK) {
-            *error_code = ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path,
-                                            __LINE__, rc, NULL);
-            return;
-        }
-
-        if (ADIOI_PSTRIPE_greq_class == 0)
-            MPIX_Grequest_class_create(aio_query_fn, aio_free_fn, MPIU_Greq_cancel_fn,
-                                       aio_poll_fn, aio_wait_fn, &ADIOI_PSTRIPE_greq_class);
-        aio = ADIOI_Calloc(1, sizeof(*aio));
-        aio->preq = preq;
-        aio->total = acc.total;
-        aio->is_write = is_write;
-        aio->error_code = MPI_SUCCESS;
-        aio->path = ADIOI_Strdup(ps->path);
-        MPIX_Grequest_class_allocate(ADIOI_PSTRIPE_greq_class, aio, request);
-        memcpy(&aio->req, request, sizeof(MPI_Request));
-
-        if (file_ptr_type == ADIO_INDIVIDUAL)
-            fd->fp_ind = acc.end;
-        fd->fp_sys_posn = -1;
-        if (is_write)
-            fd->dirty_write = 1;
-        *error_code = MPI_SUCCESS;
+        if (*error_code == MPI_SUCCESS)
+            MPIO_Completed_request_create(&fd, 0, error_code, request);
         return;
     }
-#endif
 
-    /* atomic mode (or no extended generalized requests): do it now */
+    if (is_write)
+        status = pstripe_iwrite_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
+                                     &preq);
+    else
+        status = pstripe_iread_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
+                                    &preq);
+    /* the library copied the lists */
+    ADIOI_PSTRIPE_Access_free(&acc);
+    if (status != PS_OK) {
+        *error_code = ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path,
+                                        __LINE__, status, NULL);
+        return;
+    }
+    greq_start(fd, preq, &acc, is_write, request);
+
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind = acc.end;
+    fd->fp_sys_posn = -1;
+    if (is_write)
+        fd->dirty_write = 1;
+}
+
+#endif /* ADIOI_PSTRIPE_GREQ_CLASSES */
+
+/* The access done at once (under the lock in atomic mode), then a
+ * completed request. */
+static void io_now(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                   int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
+                   int contig, int is_write, int *error_code)
+{
+    ADIO_Status status;
+    MPI_Count nbytes = 0;
+    int lock_err = MPI_SUCCESS;
+
     MPI_Status_set_elements_x(&status, MPI_BYTE, 0);
     if (contig) {
-        int lock_err = fd->atomicity ? ADIOI_PSTRIPE_Lock(fd, is_write) : MPI_SUCCESS;
+        if (fd->atomicity)
+            lock_err = ADIOI_PSTRIPE_Lock(fd, is_write);
         if (lock_err != MPI_SUCCESS) {
             *error_code = lock_err;
             return;
@@ -217,54 +234,58 @@ static void pstripe_aio(ADIO_File fd, void *buf, int count, MPI_Datatype datatyp
         if (fd->atomicity)
             ADIOI_PSTRIPE_Unlock(fd);
     } else {
-        ADIOI_PSTRIPE_StridedListIO(fd, buf, count, datatype, file_ptr_type, offset, &status,
-                                    is_write, error_code);
+        ADIOI_PSTRIPE_Strided(fd, buf, count, datatype, file_ptr_type, offset, &status, is_write,
+                              error_code);
     }
     if (*error_code == MPI_SUCCESS)
         MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
     MPIO_Completed_request_create(&fd, nbytes, error_code, request);
 }
 
+static void nonblocking_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
+                           int contig, int is_write, int *error_code)
+{
+#ifdef ADIOI_PSTRIPE_GREQ_CLASSES
+    if (!fd->atomicity && (contig || ADIOI_PSTRIPE_Listio(fd, is_write))) {
+        listio_start(fd, buf, count, datatype, file_ptr_type, offset, request, contig, is_write,
+                     error_code);
+        return;
+    }
+#endif
+    /* atomic mode, ROMIO's generic noncontiguous path (the listio hint
+     * disables ours; as ADIOI_GEN_IreadStrided does), or no extended
+     * generalized requests */
+    io_now(fd, buf, count, datatype, file_ptr_type, offset, request, contig, is_write,
+           error_code);
+}
+
 void ADIOI_PSTRIPE_IreadContig(ADIO_File fd, void *buf, int count,
                                MPI_Datatype datatype, int file_ptr_type,
                                ADIO_Offset offset, ADIO_Request * request, int *error_code)
 {
-    pstripe_aio(fd, buf, count, datatype, file_ptr_type, offset, request, 1, 0, error_code);
+    nonblocking_io(fd, buf, count, datatype, file_ptr_type, offset, request, 1, 0, error_code);
 }
 
 void ADIOI_PSTRIPE_IwriteContig(ADIO_File fd, const void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type,
                                 ADIO_Offset offset, ADIO_Request * request, int *error_code)
 {
-    pstripe_aio(fd, (void *) buf, count, datatype, file_ptr_type, offset, request, 1, 1,
-                error_code);
+    nonblocking_io(fd, (void *) buf, count, datatype, file_ptr_type, offset, request, 1, 1,
+                   error_code);
 }
 
 void ADIOI_PSTRIPE_IreadStrided(ADIO_File fd, void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type,
                                 ADIO_Offset offset, ADIO_Request * request, int *error_code)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-
-    if (ps->listio_read == ADIOI_HINT_DISABLE) {
-        ADIOI_GEN_IreadStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
-                               error_code);
-        return;
-    }
-    pstripe_aio(fd, buf, count, datatype, file_ptr_type, offset, request, 0, 0, error_code);
+    nonblocking_io(fd, buf, count, datatype, file_ptr_type, offset, request, 0, 0, error_code);
 }
 
 void ADIOI_PSTRIPE_IwriteStrided(ADIO_File fd, const void *buf, int count,
                                  MPI_Datatype datatype, int file_ptr_type,
                                  ADIO_Offset offset, ADIO_Request * request, int *error_code)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-
-    if (ps->listio_write == ADIOI_HINT_DISABLE) {
-        ADIOI_GEN_IwriteStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
-                                error_code);
-        return;
-    }
-    pstripe_aio(fd, (void *) buf, count, datatype, file_ptr_type, offset, request, 0, 1,
-                error_code);
+    nonblocking_io(fd, (void *) buf, count, datatype, file_ptr_type, offset, request, 0, 1,
+                   error_code);
 }

@@ -6,34 +6,29 @@
  * stays available for comparison when romio_pstripe_listio_write or _read
  * is disabled): that code gives each aggregator one contiguous file domain,
  * which on a striped file touches every server, and it fills holes by
- * reading the domain before writing it back. Here:
- *
- * File domains are whole stripes. Stripe i lives on stripe target
- * k = i % stripe_count, and targets are dealt to the cb_nodes aggregators
- * (ROMIO's ranklist) round robin, so an aggregator serves the stripes of
- * about stripe_count / cb_nodes targets, that is, talks to as few servers
- * as possible. With more aggregators than targets, the rows of a target's
- * stripes are dealt to the aggregators that share it.
+ * reading the domain before writing it back. Here the file domains are
+ * whole stripes, dealt to the aggregators so that each serves as few
+ * servers as possible, and cut into rounds of cb_buffer_size bytes
+ * (ad_pstripe_aggregate.c, where the math is).
  *
  * Each process cuts its own access (the region and iovec lists of list
- * I/O) into pieces that fall in one aggregator's domain and one round. The
- * stripes an aggregator owns, taken in file order, form its domain; a round
- * is cb_buffer_size bytes of that domain, counted from the first stripe of
- * the collective access. The pieces' offsets and lengths go to their
- * aggregators in one all-to-all; from then on every process knows exactly
- * what it sends and receives in each round, so rounds need no collective
- * call, a process simply walks the rounds it takes part in in increasing
- * order (which cannot deadlock: the lowest unfinished round can always
- * finish). In a write round the aggregator sorts the round's pieces by file
- * offset and gives each its place in the round buffer in that order; every
- * process's packed data is received straight into those places (an
- * hindexed datatype per process), so pieces that touch in the file, from
- * whatever process, become one region, and the buffer is one iovec: one
- * list write per round. Holes are never read, so there is no
- * read-modify-write. The write of round r runs
- * (pstripe_iwrite_list) while round r + 1 is exchanged, in a second buffer.
- * A read round is the mirror: a list read into the buffer, then the pieces
- * go back to their owners, who unpack them into their memory.
+ * I/O) into pieces that fall in one aggregator's domain and one round
+ * (plan_pieces). The pieces' offsets and lengths go to their aggregators
+ * in one all-to-all (exchange_pieces); from then on every process knows
+ * exactly what it sends and receives in each round, so rounds need no
+ * collective call, a process simply walks the rounds it takes part in in
+ * increasing order (next_round), which cannot deadlock: the lowest
+ * unfinished round can always finish. In each round the aggregator sorts
+ * the round's pieces by file offset and gives each its place in the round
+ * buffer in that order (plan_round); every process's packed data is
+ * received straight into those places (an hindexed datatype per process),
+ * so pieces that touch in the file, from whatever process, become one
+ * region, and the buffer is one iovec: one list write per round
+ * (write_round). Holes are never read, so there is no read-modify-write.
+ * The write of round r runs (pstripe_iwrite_list) while round r + 1 is
+ * exchanged, in a second buffer. A read round (read_round) is the mirror: a
+ * list read into the buffer, then the pieces go back to their owners, who
+ * unpack them into their memory.
  *
  * romio_cb_write / romio_cb_read behave as in ROMIO: disable means
  * independent list I/O, enable means two-phase, automatic means two-phase
@@ -46,129 +41,92 @@
  */
 
 #include "ad_pstripe.h"
+#include "ad_pstripe_aggregate.h"
 
 #define ADIOI_PSTRIPE_COLL_TAG 0x5053   /* "PS" */
 
+/* Bytes of one process's access that lie in one aggregator's domain and
+ * one round of it: what the process tells the aggregator (three
+ * MPI_LONG_LONG on the wire). */
 typedef struct {
     ADIO_Offset off;            /* file offset */
-    ADIO_Offset len;
-    ADIO_Offset round;
-    ADIO_Offset moff;           /* offset in the access's memory stream */
+    ADIO_Offset len;            /* bytes */
+    ADIO_Offset round;          /* round of the aggregator */
 } coll_piece;
 
+/* The pieces exchanged with one peer, in file order (so their rounds are
+ * nondecreasing). Every process keeps one list per aggregator, of its own
+ * pieces, with where each is in its memory stream; an aggregator also keeps
+ * one per process, of the pieces it receives, with the place of each in
+ * the round buffer. [cur, end) are the pieces of the current round. */
 typedef struct {
-    ADIO_Offset off;
-    int g;                      /* index of the piece in the received metadata */
-} piece_order;
+    coll_piece *piece;
+    ADIO_Offset *at;            /* memory stream offset, or place in the round buffer */
+    int n;
+    int cur, end;
+    ADIO_Offset bytes;          /* of the pieces [cur, end) */
+} coll_peer;
 
-static int piece_cmp(const void *a, const void *b)
-{
-    const piece_order *x = a, *y = b;
-
-    if (x->off != y->off)
-        return x->off < y->off ? -1 : 1;
-    return x->g - y->g;         /* same offset: keep rank order */
-}
-
-typedef struct {
-    int naggs;
-    int *ranklist;
-    ADIO_Offset stripe_size;
-    ADIO_Offset stripe_count;
-    ADIO_Offset round_size;
-    ADIO_Offset *base;          /* per aggregator: domain position of round 0 */
-} coll_domains;
-
-/* Aggregator (index into ranklist) of stripe i. */
-static int agg_of_stripe(const coll_domains * d, ADIO_Offset i)
-{
-    ADIO_Offset k = i % d->stripe_count, row = i / d->stripe_count, g;
-
-    if (d->naggs <= d->stripe_count)
-        return (int) (k % d->naggs);
-    g = d->naggs / d->stripe_count;
-    return (int) (k + d->stripe_count * (row % g));
-}
-
-/* Number of stripes aggregator a owns below stripe i. */
-static ADIO_Offset stripes_below(const coll_domains * d, int a, ADIO_Offset i)
-{
-    ADIO_Offset sc = d->stripe_count, naggs = d->naggs;
-
-    if (naggs <= sc) {
-        ADIO_Offset targets = (sc - a + naggs - 1) / naggs;
-        ADIO_Offset row = i / sc, k = i % sc;
-        return row * targets + (k > a ? (k - a + naggs - 1) / naggs : 0);
-    } else {
-        ADIO_Offset g = naggs / sc, ka = a % sc, ra = a / sc, rows;
-        if (a >= g * sc)
-            return 0;
-        rows = i > ka ? (i - ka + sc - 1) / sc : 0;
-        return rows > ra ? (rows - ra + g - 1) / g : 0;
-    }
-}
-
-/* Position of file offset off (in stripe i, owned by a) in a's domain. */
-static ADIO_Offset domain_pos(const coll_domains * d, int a, ADIO_Offset i, ADIO_Offset off)
-{
-    return stripes_below(d, a, i) * d->stripe_size + off % d->stripe_size;
-}
-
-/* Cut the access into pieces, one list per aggregator, in file order (so
- * rounds are nondecreasing along each list). counts[a] is set. */
-static coll_piece **make_pieces(const coll_domains * d, const ADIOI_PSTRIPE_access * acc,
-                                int *counts)
-{
-    coll_piece **lists;
-    int pass, a;
-    size_t r;
-
-    lists = ADIOI_Calloc(d->naggs, sizeof(*lists));
-    for (pass = 0; pass < 2; pass++) {
-        ADIO_Offset moff = 0;
-        if (pass == 1) {
-            for (a = 0; a < d->naggs; a++) {
-                lists[a] = ADIOI_Malloc((counts[a] + 1) * sizeof(coll_piece));
-                counts[a] = 0;
-            }
-        } else {
-            memset(counts, 0, d->naggs * sizeof(int));
-        }
-        for (r = 0; r < acc->nregions; r++) {
-            ADIO_Offset off = (ADIO_Offset) acc->regions[r].offset;
-            ADIO_Offset left = (ADIO_Offset) acc->regions[r].length;
-            while (left > 0) {
-                ADIO_Offset i = off / d->stripe_size;
-                ADIO_Offset pos, round, take;
-                a = agg_of_stripe(d, i);
-                pos = domain_pos(d, a, i, off) - d->base[a];
-                round = pos / d->round_size;
-                take = MPL_MIN(left, (i + 1) * d->stripe_size - off);
-                take = MPL_MIN(take, (round + 1) * d->round_size - pos);
-                if (pass == 1) {
-                    coll_piece *p = &lists[a][counts[a]];
-                    p->off = off;
-                    p->len = take;
-                    p->round = round;
-                    p->moff = moff;
-                }
-                counts[a]++;
-                off += take;
-                moff += take;
-                left -= take;
-            }
-        }
-    }
-    return lists;
-}
-
-/* Copy between the access's memory stream and a packed buffer. */
+/* The access's memory as one stream of bytes, over its iovecs. */
 typedef struct {
     const struct iovec *iov;
     size_t niov;
     ADIO_Offset *prefix;        /* prefix[k]: stream offset of iov[k] */
 } mem_stream;
 
+/* The file range [start, end) of one process's access (two MPI_LONG_LONG
+ * on the wire); start = end when it accesses nothing. */
+typedef struct {
+    ADIO_Offset start, end;
+} coll_range;
+
+/* A received piece of the current round, for sorting by file offset. */
+typedef struct {
+    ADIO_Offset off;
+    int g;                      /* index of the piece in coll_plan.recvd */
+} piece_order;
+
+/* Everything one collective call knows once the pieces are exchanged. */
+typedef struct {
+    ADIO_File fd;
+    ADIOI_PSTRIPE_fs *ps;
+    int nprocs, myrank;
+    int my_agg;                 /* my index in the ranklist; -1: not an aggregator */
+    ADIOI_PSTRIPE_domains dom;
+    int64_t *base;              /* per aggregator: domain position of round 0 */
+    mem_stream mem;
+    coll_peer *to_agg;          /* [naggs]: my pieces */
+    coll_peer *from;            /* [nprocs]: the pieces I aggregate */
+    coll_piece *mine, *recvd;   /* storage of to_agg[].piece and from[].piece */
+    ADIO_Offset *mine_at, *recvd_at;    /* storage of to_agg[].at and from[].at */
+    int nrecvd, max_from;       /* pieces received; most from one process */
+    /* per round, sized for the largest */
+    piece_order *order;
+    MPI_Datatype *ptype;        /* per process: its pieces' places in the round buffer */
+    int *lens;
+    MPI_Aint *displs;
+    MPI_Request *reqs;
+    MPI_Status *statuses;
+    int nreqs;
+    pstripe_region_t *regions;
+    size_t regions_cap;
+    /* the aggregator's writes in flight, one per round buffer */
+    pstripe_request_t *pending[2];
+    int slot;                   /* round buffer of the next round */
+    int status;                 /* first pstripe error of this process */
+    char detail[256];
+} coll_plan;
+
+/* One round, as plan_round lays it out. */
+typedef struct {
+    ADIO_Offset round;
+    char *sendbuf;              /* my pieces for the other aggregators, packed */
+    char *abuf;                 /* the aggregator's round buffer */
+    ADIO_Offset abytes;         /* bytes in abuf */
+    int nregions;               /* regions of the aggregator's list I/O */
+} coll_round;
+
+/* Copy between the access's memory stream and a packed buffer. */
 static void stream_copy(const mem_stream * m, ADIO_Offset moff, ADIO_Offset len, char *packed,
                         int to_packed)
 {
@@ -243,404 +201,517 @@ static void independent(ADIO_File fd, void *buf, int count, MPI_Datatype datatyp
     }
 }
 
-/* Do the access ranges [start, end) of the processes overlap? (ROMIO's
- * test compares neighbours in rank order; this one sorts.) */
-static int ranges_interleave(ADIO_Offset * se, int nprocs)
+/* Do the access ranges of the processes overlap? (ROMIO's test compares
+ * neighbours in rank order; this one sorts.) */
+static int ranges_interleave(const coll_range * ranges, int nprocs)
 {
-    ADIO_Offset *st = ADIOI_Malloc(2 * nprocs * sizeof(ADIO_Offset));
+    coll_range *st = ADIOI_Malloc(nprocs * sizeof(*st));
     int i, j, n = 0, inter = 0;
     ADIO_Offset max_end;
 
     for (i = 0; i < nprocs; i++) {
-        if (se[2 * i + 1] <= se[2 * i])
+        if (ranges[i].end <= ranges[i].start)
             continue;
         /* insertion sort by start: nprocs is small next to the I/O */
-        for (j = n; j > 0 && st[2 * (j - 1)] > se[2 * i]; j--) {
-            st[2 * j] = st[2 * (j - 1)];
-            st[2 * j + 1] = st[2 * (j - 1) + 1];
-        }
-        st[2 * j] = se[2 * i];
-        st[2 * j + 1] = se[2 * i + 1];
+        for (j = n; j > 0 && st[j - 1].start > ranges[i].start; j--)
+            st[j] = st[j - 1];
+        st[j] = ranges[i];
         n++;
     }
-    for (i = 1, max_end = n ? st[1] : 0; i < n && !inter; i++) {
-        if (st[2 * i] < max_end)
+    for (i = 1, max_end = n ? st[0].end : 0; i < n && !inter; i++) {
+        if (st[i].start < max_end)
             inter = 1;
-        max_end = MPL_MAX(max_end, st[2 * i + 1]);
+        max_end = MPL_MAX(max_end, st[i].end);
     }
     ADIOI_Free(st);
     return inter;
 }
 
-static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, ADIO_Offset * se,
+static int piece_cmp(const void *a, const void *b)
+{
+    const piece_order *x = a, *y = b;
+
+    if (x->off != y->off)
+        return x->off < y->off ? -1 : 1;
+    return x->g - y->g;         /* same offset: keep rank order */
+}
+
+/* The first pstripe error of this process is the one reported. */
+static void coll_failed(coll_plan * pl, int status)
+{
+    if (pl->status == PS_OK) {
+        pl->status = status;
+        MPL_snprintf(pl->detail, sizeof(pl->detail), "%s", pstripe_last_error());
+    }
+}
+
+/* Wait for the write that last used round buffer slot. */
+static void wait_pending(coll_plan * pl, int slot)
+{
+    int status;
+
+    if (pl->pending[slot] == NULL)
+        return;
+    status = pstripe_request_wait(pl->pending[slot], NULL);
+    pl->pending[slot] = NULL;
+    if (status != PS_OK)
+        coll_failed(pl, status);
+}
+
+/* Cut the access into pieces, one list per aggregator, in file order.
+ * Called twice: to count the pieces (fill = 0), then to fill the lists. */
+static void cut_access(coll_plan * pl, const ADIOI_PSTRIPE_access * acc, int fill)
+{
+    ADIOI_PSTRIPE_cut cut;
+    ADIO_Offset moff = 0, off, left;
+    coll_peer *peer;
+    size_t r;
+    int a;
+
+    for (a = 0; a < pl->dom.naggs; a++)
+        pl->to_agg[a].n = 0;
+    for (r = 0; r < acc->nregions; r++) {
+        off = (ADIO_Offset) acc->regions[r].offset;
+        left = (ADIO_Offset) acc->regions[r].length;
+        while (left > 0) {
+            ADIOI_PSTRIPE_Domain_cut(&pl->dom, pl->base, off, left, &cut);
+            peer = &pl->to_agg[cut.agg];
+            if (fill) {
+                peer->piece[peer->n].off = off;
+                peer->piece[peer->n].len = cut.len;
+                peer->piece[peer->n].round = cut.round;
+                peer->at[peer->n] = moff;
+            }
+            peer->n++;
+            off += cut.len;
+            moff += cut.len;
+            left -= cut.len;
+        }
+    }
+}
+
+/* The domains of this call and my pieces, and my memory as a stream. */
+static void plan_pieces(coll_plan * pl, const ADIOI_PSTRIPE_access * acc,
+                        const coll_range * ranges)
+{
+    ADIO_File fd = pl->fd;
+    ADIO_Offset min_start = -1;
+    int a, p, total = 0;
+    size_t k;
+
+    ADIOI_PSTRIPE_Domains_init(&pl->dom, fd->hints->cb_nodes, (int64_t) pl->ps->layout.stripe_size,
+                               (int64_t) pl->ps->layout.stripe_count,
+                               (int64_t) fd->hints->cb_buffer_size);
+    pl->my_agg = -1;
+    for (a = 0; a < pl->dom.naggs; a++)
+        if (fd->hints->ranklist[a] == pl->myrank)
+            pl->my_agg = a;
+    for (p = 0; p < pl->nprocs; p++)
+        if (ranges[p].end > ranges[p].start && (min_start < 0 || ranges[p].start < min_start))
+            min_start = ranges[p].start;
+    pl->base = ADIOI_Malloc(pl->dom.naggs * sizeof(*pl->base));
+    ADIOI_PSTRIPE_Domain_bases(&pl->dom, min_start, pl->base);
+
+    pl->to_agg = ADIOI_Calloc(pl->dom.naggs, sizeof(*pl->to_agg));
+    cut_access(pl, acc, 0);
+    for (a = 0; a < pl->dom.naggs; a++)
+        total += pl->to_agg[a].n;
+    pl->mine = ADIOI_Malloc((total + 1) * sizeof(*pl->mine));
+    pl->mine_at = ADIOI_Malloc((total + 1) * sizeof(*pl->mine_at));
+    for (a = 0, total = 0; a < pl->dom.naggs; a++) {
+        pl->to_agg[a].piece = pl->mine + total;
+        pl->to_agg[a].at = pl->mine_at + total;
+        total += pl->to_agg[a].n;
+    }
+    cut_access(pl, acc, 1);
+
+    pl->mem.iov = acc->iov;
+    pl->mem.niov = acc->niov;
+    pl->mem.prefix = ADIOI_Malloc((acc->niov + 1) * sizeof(ADIO_Offset));
+    pl->mem.prefix[0] = 0;
+    for (k = 0; k < acc->niov; k++)
+        pl->mem.prefix[k + 1] = pl->mem.prefix[k] + (ADIO_Offset) acc->iov[k].iov_len;
+}
+
+/* Every aggregator learns the pieces it will handle: the counts in an
+ * all-to-all, then the pieces in an all-to-allv. Then the per-round
+ * arrays are sized. */
+static void exchange_pieces(coll_plan * pl)
+{
+    int nprocs = pl->nprocs, naggs = pl->dom.naggs, a, p;
+    int *send_counts = ADIOI_Calloc(4 * nprocs, sizeof(int));
+    int *recv_counts = send_counts + nprocs;
+    int *sdispls = recv_counts + nprocs, *rdispls = sdispls + nprocs;
+    MPI_Datatype piece_type;
+
+    for (a = 0; a < naggs; a++) {
+        p = pl->fd->hints->ranklist[a];
+        send_counts[p] = pl->to_agg[a].n;
+        sdispls[p] = (int) (pl->to_agg[a].piece - pl->mine);
+    }
+    MPI_Alltoall(send_counts, 1, MPI_INT, recv_counts, 1, MPI_INT, pl->fd->comm);
+    pl->nrecvd = 0;
+    pl->max_from = 1;
+    for (p = 0; p < nprocs; p++) {
+        rdispls[p] = pl->nrecvd;
+        pl->nrecvd += recv_counts[p];
+        pl->max_from = MPL_MAX(pl->max_from, recv_counts[p]);
+    }
+    pl->recvd = ADIOI_Malloc((pl->nrecvd + 1) * sizeof(*pl->recvd));
+    pl->recvd_at = ADIOI_Malloc((pl->nrecvd + 1) * sizeof(*pl->recvd_at));
+    MPI_Type_contiguous(3, MPI_LONG_LONG, &piece_type);
+    MPI_Type_commit(&piece_type);
+    MPI_Alltoallv(pl->mine, send_counts, sdispls, piece_type, pl->recvd, recv_counts, rdispls,
+                  piece_type, pl->fd->comm);
+    MPI_Type_free(&piece_type);
+
+    pl->from = ADIOI_Calloc(nprocs, sizeof(*pl->from));
+    for (p = 0; p < nprocs; p++) {
+        pl->from[p].piece = pl->recvd + rdispls[p];
+        pl->from[p].at = pl->recvd_at + rdispls[p];
+        pl->from[p].n = recv_counts[p];
+    }
+    ADIOI_Free(send_counts);
+
+    pl->order = ADIOI_Malloc((pl->nrecvd + 1) * sizeof(*pl->order));
+    pl->ptype = ADIOI_Malloc(nprocs * sizeof(*pl->ptype));
+    pl->lens = ADIOI_Malloc(pl->max_from * sizeof(*pl->lens));
+    pl->displs = ADIOI_Malloc(pl->max_from * sizeof(*pl->displs));
+    pl->reqs = ADIOI_Malloc((naggs + nprocs + 1) * sizeof(*pl->reqs));
+    pl->statuses = ADIOI_Malloc((naggs + nprocs + 1) * sizeof(*pl->statuses));
+}
+
+/* Lowest round (below round, if round >= 0) of the peers' next pieces. */
+static ADIO_Offset peers_next_round(const coll_peer * peer, int n, ADIO_Offset round)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        if (peer[i].cur < peer[i].n && (round < 0 || peer[i].piece[peer[i].cur].round < round))
+            round = peer[i].piece[peer[i].cur].round;
+    return round;
+}
+
+/* Mark the peers' pieces of round: [cur, end) and their bytes. */
+static void peers_mark_round(coll_peer * peer, int n, ADIO_Offset round)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        peer[i].bytes = 0;
+        for (peer[i].end = peer[i].cur;
+             peer[i].end < peer[i].n && peer[i].piece[peer[i].end].round == round; peer[i].end++)
+            peer[i].bytes += peer[i].piece[peer[i].end].len;
+    }
+}
+
+/* The lowest round this process takes part in; 0 when there is none left. */
+static int next_round(coll_plan * pl, coll_round * rd)
+{
+    ADIO_Offset round = peers_next_round(pl->to_agg, pl->dom.naggs, -1);
+
+    round = peers_next_round(pl->from, pl->nprocs, round);
+    if (round < 0)
+        return 0;
+    rd->round = round;
+    peers_mark_round(pl->to_agg, pl->dom.naggs, round);
+    peers_mark_round(pl->from, pl->nprocs, round);
+    return 1;
+}
+
+/* The aggregator's pieces of this round in file order: each gets its place
+ * in the round buffer in that order, so that neighbouring pieces
+ * (whichever process they come from) make one region of the list I/O and
+ * the buffer is a single iovec. */
+static void place_pieces(coll_plan * pl, coll_round * rd)
+{
+    pstripe_region_t *regions = pl->regions;
+    ADIO_Offset pos = 0;
+    int k = 0, i, n, p;
+
+    for (p = 0; p < pl->nprocs; p++) {
+        for (i = pl->from[p].cur; i < pl->from[p].end; i++, k++) {
+            pl->order[k].g = (int) (pl->from[p].piece - pl->recvd) + i;
+            pl->order[k].off = pl->recvd[pl->order[k].g].off;
+        }
+    }
+    qsort(pl->order, k, sizeof(*pl->order), piece_cmp);
+    for (n = 0, i = 0; i < k; i++) {
+        const coll_piece *piece = &pl->recvd[pl->order[i].g];
+        pl->recvd_at[pl->order[i].g] = pos;
+        pos += piece->len;
+        if (n > 0 && regions[n - 1].offset + regions[n - 1].length == (uint64_t) piece->off) {
+            regions[n - 1].length += (uint64_t) piece->len;
+        } else {
+            regions[n].offset = (uint64_t) piece->off;
+            regions[n].length = (uint64_t) piece->len;
+            n++;
+        }
+    }
+    rd->nregions = n;
+}
+
+/* Per process: its pieces' places in the round buffer, an hindexed type
+ * that the process's packed data is received into (sent from). */
+static void make_types(coll_plan * pl)
+{
+    int p, i, cnt;
+
+    for (p = 0; p < pl->nprocs; p++) {
+        const coll_peer *from = &pl->from[p];
+        pl->ptype[p] = MPI_DATATYPE_NULL;
+        cnt = from->end - from->cur;
+        if (cnt == 0 || p == pl->myrank)
+            continue;
+        for (i = 0; i < cnt; i++) {
+            pl->lens[i] = (int) from->piece[from->cur + i].len;
+            pl->displs[i] = (MPI_Aint) from->at[from->cur + i];
+        }
+        MPI_Type_create_hindexed(cnt, pl->lens, pl->displs, MPI_BYTE, &pl->ptype[p]);
+        MPI_Type_commit(&pl->ptype[p]);
+    }
+}
+
+/* The buffers of a round and, on an aggregator, its list I/O and types. */
+static void plan_round(coll_plan * pl, coll_round * rd)
+{
+    ADIO_Offset sbytes = 0;
+    int a, p, npieces = 0;
+
+    for (a = 0; a < pl->dom.naggs; a++)
+        if (a != pl->my_agg)
+            sbytes += pl->to_agg[a].bytes;
+    rd->abytes = 0;
+    for (p = 0; p < pl->nprocs; p++) {
+        rd->abytes += pl->from[p].bytes;
+        npieces += pl->from[p].end - pl->from[p].cur;
+    }
+    rd->sendbuf = coll_buffer(pl->ps, 2, sbytes);
+    /* the aggregator's buffer: wait for the write that last used it */
+    wait_pending(pl, pl->slot);
+    rd->abuf = coll_buffer(pl->ps, pl->slot, rd->abytes);
+    if ((size_t) npieces > pl->regions_cap) {
+        if (pl->regions)
+            ADIOI_Free(pl->regions);
+        pl->regions_cap = npieces;
+        pl->regions = ADIOI_Malloc(pl->regions_cap * sizeof(*pl->regions));
+    }
+    rd->nregions = 0;
+    if (npieces > 0)
+        place_pieces(pl, rd);
+    make_types(pl);
+}
+
+/* Copy my pieces of this round for the other aggregators between my
+ * memory and the send buffer, where they are packed in aggregator order. */
+static void copy_for_aggs(coll_plan * pl, coll_round * rd, int to_packed)
+{
+    ADIO_Offset pos = 0;
+    int a, i;
+
+    for (a = 0; a < pl->dom.naggs; a++) {
+        const coll_peer *peer = &pl->to_agg[a];
+        if (a == pl->my_agg)
+            continue;
+        for (i = peer->cur; i < peer->end; i++) {
+            stream_copy(&pl->mem, peer->at[i], peer->piece[i].len, rd->sendbuf + pos, to_packed);
+            pos += peer->piece[i].len;
+        }
+    }
+}
+
+/* Send (write) or receive (read) my packed pieces of this round to or from
+ * the other aggregators. */
+static void post_for_aggs(coll_plan * pl, coll_round * rd, int send)
+{
+    ADIO_Offset pos = 0;
+    int a, rank;
+
+    for (a = 0; a < pl->dom.naggs; a++) {
+        const coll_peer *peer = &pl->to_agg[a];
+        if (a == pl->my_agg || peer->bytes == 0)
+            continue;
+        rank = pl->fd->hints->ranklist[a];
+        if (send)
+            MPI_Isend(rd->sendbuf + pos, (int) peer->bytes, MPI_BYTE, rank,
+                      ADIOI_PSTRIPE_COLL_TAG, pl->fd->comm, &pl->reqs[pl->nreqs++]);
+        else
+            MPI_Irecv(rd->sendbuf + pos, (int) peer->bytes, MPI_BYTE, rank,
+                      ADIOI_PSTRIPE_COLL_TAG, pl->fd->comm, &pl->reqs[pl->nreqs++]);
+        pos += peer->bytes;
+    }
+}
+
+/* Aggregator: receive (write) or send (read) the other processes' pieces
+ * of this round, into or from their places in the round buffer. */
+static void post_for_procs(coll_plan * pl, coll_round * rd, int send)
+{
+    int p;
+
+    for (p = 0; p < pl->nprocs; p++) {
+        if (pl->ptype[p] == MPI_DATATYPE_NULL)
+            continue;
+        if (send)
+            MPI_Isend(rd->abuf, 1, pl->ptype[p], p, ADIOI_PSTRIPE_COLL_TAG, pl->fd->comm,
+                      &pl->reqs[pl->nreqs++]);
+        else
+            MPI_Irecv(rd->abuf, 1, pl->ptype[p], p, ADIOI_PSTRIPE_COLL_TAG, pl->fd->comm,
+                      &pl->reqs[pl->nreqs++]);
+    }
+}
+
+/* Aggregator: copy the pieces I aggregate myself between my memory and
+ * their places in the round buffer. */
+static void copy_self(coll_plan * pl, coll_round * rd, int to_buffer)
+{
+    const coll_peer *mine, *self;
+    int i, j;
+
+    if (pl->my_agg < 0)
+        return;
+    mine = &pl->to_agg[pl->my_agg];
+    self = &pl->from[pl->myrank];
+    for (i = mine->cur, j = self->cur; i < mine->end; i++, j++)
+        stream_copy(&pl->mem, mine->at[i], mine->piece[i].len, rd->abuf + self->at[j],
+                    to_buffer);
+}
+
+/* A write round: the pieces gather in the aggregators' round buffers,
+ * which are written with one list write each, left running. */
+static void write_round(coll_plan * pl, coll_round * rd)
+{
+    struct iovec iov = { rd->abuf, (size_t) rd->abytes };
+    int status;
+
+    pl->nreqs = 0;
+    post_for_procs(pl, rd, 0);
+    copy_for_aggs(pl, rd, 1);
+    post_for_aggs(pl, rd, 1);
+    copy_self(pl, rd, 1);
+    MPI_Waitall(pl->nreqs, pl->reqs, pl->statuses);
+
+    if (rd->nregions > 0 && pl->status == PS_OK) {
+        status = pstripe_iwrite_list(pl->ps->file, pl->regions, rd->nregions, &iov, 1,
+                                     &pl->pending[pl->slot]);
+        if (status != PS_OK) {
+            pl->pending[pl->slot] = NULL;
+            coll_failed(pl, status);
+        }
+        pl->slot ^= 1;
+    }
+}
+
+/* A read round: the aggregators read their round buffers with one list
+ * read each (zeros after an error) and scatter the pieces. */
+static void read_round(coll_plan * pl, coll_round * rd)
+{
+    struct iovec iov = { rd->abuf, (size_t) rd->abytes };
+    int status = PS_ERR_IO;
+
+    pl->nreqs = 0;
+    post_for_aggs(pl, rd, 0);
+    if (rd->nregions > 0) {
+        if (pl->status == PS_OK) {
+            status = pstripe_read_list(pl->ps->file, pl->regions, rd->nregions, &iov, 1, NULL);
+            if (status != PS_OK)
+                coll_failed(pl, status);
+        }
+        if (status != PS_OK)
+            memset(rd->abuf, 0, rd->abytes);
+        post_for_procs(pl, rd, 1);
+        copy_self(pl, rd, 0);
+    }
+    MPI_Waitall(pl->nreqs, pl->reqs, pl->statuses);
+    copy_for_aggs(pl, rd, 0);
+}
+
+static void end_round(coll_plan * pl)
+{
+    int a, p;
+
+    for (p = 0; p < pl->nprocs; p++)
+        if (pl->ptype[p] != MPI_DATATYPE_NULL)
+            MPI_Type_free(&pl->ptype[p]);
+    for (a = 0; a < pl->dom.naggs; a++)
+        pl->to_agg[a].cur = pl->to_agg[a].end;
+    for (p = 0; p < pl->nprocs; p++)
+        pl->from[p].cur = pl->from[p].end;
+}
+
+static void plan_free(coll_plan * pl)
+{
+    ADIOI_Free(pl->reqs);
+    ADIOI_Free(pl->statuses);
+    ADIOI_Free(pl->order);
+    ADIOI_Free(pl->ptype);
+    ADIOI_Free(pl->lens);
+    ADIOI_Free(pl->displs);
+    if (pl->regions)
+        ADIOI_Free(pl->regions);
+    ADIOI_Free(pl->from);
+    ADIOI_Free(pl->recvd);
+    ADIOI_Free(pl->recvd_at);
+    ADIOI_Free(pl->mem.prefix);
+    ADIOI_Free(pl->to_agg);
+    ADIOI_Free(pl->mine);
+    ADIOI_Free(pl->mine_at);
+    ADIOI_Free(pl->base);
+}
+
+/* Two-phase I/O of the access acc; ranges holds every process's. */
+static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, const coll_range * ranges,
                       int is_write, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_TWO_PHASE";
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    coll_domains d;
-    coll_piece **mine;
-    mem_stream mem;
-    int nprocs, myrank, my_agg = -1, a, p, i, j;
-    int *send_counts, *recv_counts, *sdispls, *rdispls;
-    ADIO_Offset *send_meta, *recv_meta = NULL, min_start = -1, total_recv;
-    int *nmine;                 /* my pieces per aggregator */
-    int *scur, *rcur;           /* cursors: my pieces per aggregator, received per process */
-    int *rstart = NULL;         /* first received piece of process p in recv_meta */
-    piece_order *order;         /* a round's received pieces, sorted by offset */
-    ADIO_Offset *place;         /* place of each received piece in the round buffer */
-    MPI_Datatype *ptype;        /* per process: its pieces' places */
-    int *lens, nrecv_pieces = 0, max_pieces = 1;
-    MPI_Aint *displs;
-    MPI_Request *reqs;
-    MPI_Status *statuses;
-    char *sendbuf = NULL;
-    pstripe_request_t *pending[2] = { NULL, NULL };
-    pstripe_region_t *regions = NULL;
-    size_t regions_cap = 0;
-    int slot = 0, status = PS_OK, first_failed, failed;
-    char detail[256] = "";
+    coll_plan plan;
+    coll_round rd;
+    int failed, first_failed;
 
-    MPI_Comm_size(fd->comm, &nprocs);
-    MPI_Comm_rank(fd->comm, &myrank);
+    memset(&plan, 0, sizeof(plan));
+    plan.fd = fd;
+    plan.ps = fd->fs_ptr;
+    plan.status = PS_OK;
+    MPI_Comm_size(fd->comm, &plan.nprocs);
+    MPI_Comm_rank(fd->comm, &plan.myrank);
 
-    d.naggs = fd->hints->cb_nodes;
-    d.ranklist = fd->hints->ranklist;
-    d.stripe_size = ps->layout.stripe_size > 0 ? (ADIO_Offset) ps->layout.stripe_size :
-        (ADIO_Offset) fd->hints->cb_buffer_size;
-    d.stripe_count = ps->layout.stripe_count > 0 ? (ADIO_Offset) ps->layout.stripe_count : 1;
-    d.round_size = fd->hints->cb_buffer_size > 0 ? fd->hints->cb_buffer_size : d.stripe_size;
-    for (a = 0; a < d.naggs; a++)
-        if (d.ranklist[a] == myrank)
-            my_agg = a;
-    for (p = 0; p < nprocs; p++)
-        if (se[2 * p + 1] > se[2 * p] && (min_start < 0 || se[2 * p] < min_start))
-            min_start = se[2 * p];
-    d.base = ADIOI_Malloc(d.naggs * sizeof(ADIO_Offset));
-    for (a = 0; a < d.naggs; a++)
-        d.base[a] = stripes_below(&d, a, min_start / d.stripe_size) * d.stripe_size;
-
-    /* my pieces, and where they are in my memory */
-    send_counts = ADIOI_Calloc(4 * nprocs, sizeof(int));
-    recv_counts = send_counts + nprocs;
-    sdispls = recv_counts + nprocs;
-    rdispls = sdispls + nprocs;
-    {
-        int *per_agg = ADIOI_Malloc(d.naggs * sizeof(int));
-        mine = make_pieces(&d, acc, per_agg);
-        for (a = 0; a < d.naggs; a++)
-            send_counts[d.ranklist[a]] = 3 * per_agg[a];
-        ADIOI_Free(per_agg);
+    plan_pieces(&plan, acc, ranges);
+    exchange_pieces(&plan);
+    while (next_round(&plan, &rd)) {
+        plan_round(&plan, &rd);
+        if (is_write)
+            write_round(&plan, &rd);
+        else
+            read_round(&plan, &rd);
+        end_round(&plan);
     }
-    mem.iov = acc->iov;
-    mem.niov = acc->niov;
-    mem.prefix = ADIOI_Malloc((acc->niov + 1) * sizeof(ADIO_Offset));
-    mem.prefix[0] = 0;
-    for (i = 0; i < (int) acc->niov; i++)
-        mem.prefix[i + 1] = mem.prefix[i] + (ADIO_Offset) acc->iov[i].iov_len;
-
-    /* phase 0: every aggregator learns the pieces it will handle */
-    MPI_Alltoall(send_counts, 1, MPI_INT, recv_counts, 1, MPI_INT, fd->comm);
-    {
-        int nsend = 0, nrecv = 0;
-        for (p = 0; p < nprocs; p++) {
-            sdispls[p] = nsend;
-            rdispls[p] = nrecv;
-            nsend += send_counts[p];
-            nrecv += recv_counts[p];
-        }
-        send_meta = ADIOI_Malloc((nsend + 1) * sizeof(ADIO_Offset));
-        for (a = 0; a < d.naggs; a++) {
-            ADIO_Offset *m = send_meta + sdispls[d.ranklist[a]];
-            for (i = 0; i < send_counts[d.ranklist[a]] / 3; i++) {
-                m[3 * i] = mine[a][i].off;
-                m[3 * i + 1] = mine[a][i].len;
-                m[3 * i + 2] = mine[a][i].round;
-            }
-        }
-        recv_meta = ADIOI_Malloc((nrecv + 1) * sizeof(ADIO_Offset));
-        MPI_Alltoallv(send_meta, send_counts, sdispls, MPI_LONG_LONG, recv_meta, recv_counts,
-                      rdispls, MPI_LONG_LONG, fd->comm);
-        ADIOI_Free(send_meta);
-    }
-
-    scur = ADIOI_Calloc(d.naggs + 2 * nprocs, sizeof(int));
-    rcur = scur + d.naggs;
-    rstart = rcur + nprocs;
-    for (p = 0; p < nprocs; p++) {
-        rstart[p] = rdispls[p] / 3;
-        recv_counts[p] /= 3;
-    }
-    for (p = 0; p < nprocs; p++) {
-        nrecv_pieces += recv_counts[p];
-        max_pieces = MPL_MAX(max_pieces, recv_counts[p]);
-    }
-    order = ADIOI_Malloc((nrecv_pieces + 1) * sizeof(*order));
-    place = ADIOI_Malloc((nrecv_pieces + 1) * sizeof(*place));
-    ptype = ADIOI_Malloc(nprocs * sizeof(*ptype));
-    lens = ADIOI_Malloc(max_pieces * sizeof(*lens));
-    displs = ADIOI_Malloc(max_pieces * sizeof(*displs));
-    nmine = ADIOI_Malloc(d.naggs * sizeof(int));
-    for (a = 0; a < d.naggs; a++)
-        nmine[a] = send_counts[d.ranklist[a]] / 3;
-    reqs = ADIOI_Malloc((d.naggs + nprocs + 1) * sizeof(MPI_Request));
-    statuses = ADIOI_Malloc((d.naggs + nprocs + 1) * sizeof(MPI_Status));
-
-    /* the rounds this process takes part in, in increasing order */
-    for (;;) {
-        ADIO_Offset round = -1, sbytes = 0, pos;
-        int nreqs = 0, nregions = 0;
-        char *abuf;
-
-        for (a = 0; a < d.naggs; a++)
-            if (scur[a] < nmine[a] && (round < 0 || mine[a][scur[a]].round < round))
-                round = mine[a][scur[a]].round;
-        if (my_agg >= 0)
-            for (p = 0; p < nprocs; p++)
-                if (rcur[p] < recv_counts[p]) {
-                    ADIO_Offset r = recv_meta[3 * (rstart[p] + rcur[p]) + 2];
-                    if (round < 0 || r < round)
-                        round = r;
-                }
-        if (round < 0)
-            break;
-
-        /* sizes of this round */
-        for (a = 0; a < d.naggs; a++)
-            if (a != my_agg)
-                for (i = scur[a]; i < nmine[a] && mine[a][i].round == round; i++)
-                    sbytes += mine[a][i].len;
-        total_recv = 0;
-        if (my_agg >= 0)
-            for (p = 0; p < nprocs; p++)
-                for (i = rcur[p]; i < recv_counts[p]; i++) {
-                    ADIO_Offset *m = recv_meta + 3 * (rstart[p] + i);
-                    if (m[2] != round)
-                        break;
-                    total_recv += m[1];
-                    nregions++;
-                }
-
-        sendbuf = coll_buffer(ps, 2, sbytes);
-        /* the aggregator's buffer: wait for the write that last used it */
-        if (pending[slot] != NULL) {
-            int rc = pstripe_request_wait(pending[slot], NULL);
-            pending[slot] = NULL;
-            if (rc != PS_OK && status == PS_OK) {
-                status = rc;
-                MPL_snprintf(detail, sizeof(detail), "%s", pstripe_last_error());
-            }
-        }
-        abuf = coll_buffer(ps, slot, total_recv);
-        if ((size_t) nregions > regions_cap) {
-            if (regions)
-                ADIOI_Free(regions);
-            regions_cap = nregions;
-            regions = ADIOI_Malloc(regions_cap * sizeof(*regions));
-        }
-
-        /* the aggregator's pieces of this round in file order: each gets
-         * its place in the buffer in that order, so that neighbouring
-         * pieces (whichever process they come from) make one region of the
-         * list I/O and the buffer is a single iovec; each process's pieces
-         * are received into (sent from) their places with an hindexed type */
-        if (my_agg >= 0 && nregions > 0) {
-            int k = 0;
-            for (p = 0; p < nprocs; p++)
-                for (i = rcur[p]; i < recv_counts[p]; i++) {
-                    int g = rstart[p] + i;
-                    if (recv_meta[3 * g + 2] != round)
-                        break;
-                    order[k].off = recv_meta[3 * g];
-                    order[k].g = g;
-                    k++;
-                }
-            qsort(order, k, sizeof(*order), piece_cmp);
-            pos = 0;
-            nregions = 0;
-            for (i = 0; i < k; i++) {
-                int g = order[i].g;
-                ADIO_Offset off = recv_meta[3 * g], len = recv_meta[3 * g + 1];
-                place[g] = pos;
-                pos += len;
-                if (nregions > 0 &&
-                    regions[nregions - 1].offset + regions[nregions - 1].length == (uint64_t) off) {
-                    regions[nregions - 1].length += (uint64_t) len;
-                } else {
-                    regions[nregions].offset = (uint64_t) off;
-                    regions[nregions].length = (uint64_t) len;
-                    nregions++;
-                }
-            }
-            for (p = 0; p < nprocs; p++) {
-                int cnt = 0;
-                ptype[p] = MPI_DATATYPE_NULL;
-                for (i = rcur[p]; i < recv_counts[p]; i++, cnt++) {
-                    int g = rstart[p] + i;
-                    if (recv_meta[3 * g + 2] != round)
-                        break;
-                    lens[cnt] = (int) recv_meta[3 * g + 1];
-                    displs[cnt] = (MPI_Aint) place[g];
-                }
-                if (cnt > 0 && p != myrank) {
-                    MPI_Type_create_hindexed(cnt, lens, displs, MPI_BYTE, &ptype[p]);
-                    MPI_Type_commit(&ptype[p]);
-                }
-            }
-        }
-
-        if (is_write) {
-            /* receive the others' pieces into their places; pack and send
-             * mine to the other aggregators; copy those I aggregate myself
-             * straight from my memory to their places */
-            if (my_agg >= 0 && nregions > 0)
-                for (p = 0; p < nprocs; p++)
-                    if (p != myrank && ptype[p] != MPI_DATATYPE_NULL)
-                        MPI_Irecv(abuf, 1, ptype[p], p, ADIOI_PSTRIPE_COLL_TAG, fd->comm,
-                                  &reqs[nreqs++]);
-            pos = 0;
-            for (a = 0; a < d.naggs; a++) {
-                ADIO_Offset start = pos;
-                if (a == my_agg)
-                    continue;
-                for (i = scur[a]; i < nmine[a] && mine[a][i].round == round; i++) {
-                    stream_copy(&mem, mine[a][i].moff, mine[a][i].len, sendbuf + pos, 1);
-                    pos += mine[a][i].len;
-                }
-                if (pos > start)
-                    MPI_Isend(sendbuf + start, (int) (pos - start), MPI_BYTE, d.ranklist[a],
-                              ADIOI_PSTRIPE_COLL_TAG, fd->comm, &reqs[nreqs++]);
-            }
-            if (my_agg >= 0)
-                for (i = scur[my_agg], j = rstart[myrank] + rcur[myrank];
-                     i < nmine[my_agg] && mine[my_agg][i].round == round; i++, j++)
-                    stream_copy(&mem, mine[my_agg][i].moff, mine[my_agg][i].len, abuf + place[j],
-                                1);
-            MPI_Waitall(nreqs, reqs, statuses);
-
-            if (my_agg >= 0 && nregions > 0 && status == PS_OK) {
-                struct iovec iov = { abuf, (size_t) total_recv };
-                int rc = pstripe_iwrite_list(ps->file, regions, nregions, &iov, 1,
-                                             &pending[slot]);
-                if (rc != PS_OK) {
-                    pending[slot] = NULL;
-                    status = rc;
-                    MPL_snprintf(detail, sizeof(detail), "%s", pstripe_last_error());
-                }
-                slot ^= 1;
-            }
-        } else {
-            /* post receives for my pieces, read the aggregator's, send */
-            pos = 0;
-            for (a = 0; a < d.naggs; a++) {
-                ADIO_Offset start = pos;
-                if (a == my_agg)
-                    continue;
-                for (i = scur[a]; i < nmine[a] && mine[a][i].round == round; i++)
-                    pos += mine[a][i].len;
-                if (pos > start)
-                    MPI_Irecv(sendbuf + start, (int) (pos - start), MPI_BYTE, d.ranklist[a],
-                              ADIOI_PSTRIPE_COLL_TAG, fd->comm, &reqs[nreqs++]);
-            }
-            if (my_agg >= 0 && nregions > 0) {
-                int rc = PS_ERR_IO;
-                if (status == PS_OK) {
-                    struct iovec iov = { abuf, (size_t) total_recv };
-                    rc = pstripe_read_list(ps->file, regions, nregions, &iov, 1, NULL);
-                    if (rc != PS_OK) {
-                        status = rc;
-                        MPL_snprintf(detail, sizeof(detail), "%s", pstripe_last_error());
-                    }
-                }
-                if (rc != PS_OK)
-                    memset(abuf, 0, total_recv);
-                for (p = 0; p < nprocs; p++)
-                    if (p != myrank && ptype[p] != MPI_DATATYPE_NULL)
-                        MPI_Isend(abuf, 1, ptype[p], p, ADIOI_PSTRIPE_COLL_TAG, fd->comm,
-                                  &reqs[nreqs++]);
-                for (i = scur[my_agg], j = rstart[myrank] + rcur[myrank];
-                     i < nmine[my_agg] && mine[my_agg][i].round == round; i++, j++)
-                    stream_copy(&mem, mine[my_agg][i].moff, mine[my_agg][i].len, abuf + place[j],
-                                0);
-            }
-            MPI_Waitall(nreqs, reqs, statuses);
-            pos = 0;
-            for (a = 0; a < d.naggs; a++)
-                for (i = scur[a]; a != my_agg && i < nmine[a] && mine[a][i].round == round; i++) {
-                    stream_copy(&mem, mine[a][i].moff, mine[a][i].len, sendbuf + pos, 0);
-                    pos += mine[a][i].len;
-                }
-        }
-
-        if (my_agg >= 0 && nregions > 0)
-            for (p = 0; p < nprocs; p++)
-                if (ptype[p] != MPI_DATATYPE_NULL)
-                    MPI_Type_free(&ptype[p]);
-
-        /* next round */
-        for (a = 0; a < d.naggs; a++)
-            while (scur[a] < nmine[a] && mine[a][scur[a]].round == round)
-                scur[a]++;
-        if (my_agg >= 0)
-            for (p = 0; p < nprocs; p++)
-                while (rcur[p] < recv_counts[p] &&
-                       recv_meta[3 * (rstart[p] + rcur[p]) + 2] == round)
-                    rcur[p]++;
-    }
-
-    for (slot = 0; slot < 2; slot++) {
-        if (pending[slot] != NULL) {
-            int rc = pstripe_request_wait(pending[slot], NULL);
-            if (rc != PS_OK && status == PS_OK) {
-                status = rc;
-                MPL_snprintf(detail, sizeof(detail), "%s", pstripe_last_error());
-            }
-        }
-    }
+    wait_pending(&plan, 0);
+    wait_pending(&plan, 1);
     if (is_write)
         fd->dirty_write = 1;
 
     /* every process returns the first failing process's error */
-    failed = (status != PS_OK) ? myrank : nprocs;
+    failed = (plan.status != PS_OK) ? plan.myrank : plan.nprocs;
     MPI_Allreduce(&failed, &first_failed, 1, MPI_INT, MPI_MIN, fd->comm);
-    if (first_failed < nprocs)
-        *error_code = ADIOI_PSTRIPE_Bcast_status(fd, first_failed, status, myname,
+    if (first_failed < plan.nprocs)
+        *error_code = ADIOI_PSTRIPE_Bcast_status(fd, first_failed, plan.status, myname,
                                                  is_write ? "collective write" :
-                                                 "collective read", __LINE__, detail);
+                                                 "collective read", __LINE__, plan.detail);
     else
         *error_code = MPI_SUCCESS;
-
-    ADIOI_Free(reqs);
-    ADIOI_Free(statuses);
-    ADIOI_Free(order);
-    ADIOI_Free(place);
-    ADIOI_Free(ptype);
-    ADIOI_Free(lens);
-    ADIOI_Free(displs);
-    ADIOI_Free(nmine);
-    ADIOI_Free(scur);
-    if (regions)
-        ADIOI_Free(regions);
-    ADIOI_Free(recv_meta);
-    ADIOI_Free(mem.prefix);
-    for (a = 0; a < d.naggs; a++)
-        ADIOI_Free(mine[a]);
-    ADIOI_Free(mine);
-    ADIOI_Free(send_counts);
-    ADIOI_Free(d.base);
+    plan_free(&plan);
 }
 
-static void pstripe_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+static void strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                          int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                          int is_write, int *error_code)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     ADIOI_PSTRIPE_access acc;
-    ADIO_Offset my_se[2], *se;
+    coll_range mine, *ranges;
     int cb = is_write ? fd->hints->cb_write : fd->hints->cb_read;
     int nprocs, build_err, all_ok, ok;
 
     *error_code = MPI_SUCCESS;
-    if ((is_write ? ps->listio_write : ps->listio_read) == ADIOI_HINT_DISABLE) {
+    if (!ADIOI_PSTRIPE_Listio(fd, is_write)) {
         /* ROMIO's generic two-phase over our contiguous I/O, for comparison;
          * its file domains are aligned to striping_unit (our stripe size) */
         if (is_write)
@@ -661,10 +732,10 @@ static void pstripe_coll(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
                                &build_err);
     ok = (build_err == MPI_SUCCESS);
-    my_se[0] = ok ? acc.start : 0;
-    my_se[1] = ok && acc.total > 0 ? acc.end : my_se[0];
-    se = ADIOI_Malloc(2 * nprocs * sizeof(ADIO_Offset));
-    MPI_Allgather(my_se, 2, MPI_LONG_LONG, se, 2, MPI_LONG_LONG, fd->comm);
+    mine.start = ok ? acc.start : 0;
+    mine.end = ok && acc.total > 0 ? acc.end : mine.start;
+    ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
+    MPI_Allgather(&mine, 2, MPI_LONG_LONG, ranges, 2, MPI_LONG_LONG, fd->comm);
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fd->comm);
 
     if (!all_ok) {
@@ -673,15 +744,15 @@ static void pstripe_coll(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
                                                 "**io", "**io %s",
                                                 "pstripe: collective I/O failed on another process")
             : build_err;
-    } else if (cb == ADIOI_HINT_AUTO && !ranges_interleave(se, nprocs)) {
+    } else if (cb == ADIOI_HINT_AUTO && !ranges_interleave(ranges, nprocs)) {
         /* nothing to gain from aggregation: independent list I/O */
         ADIOI_PSTRIPE_Access_free(&acc);
-        ADIOI_Free(se);
+        ADIOI_Free(ranges);
         independent(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
                     error_code);
         return;
     } else if (ADIOI_PSTRIPE_Apply_options(fd, error_code) == 0) {
-        two_phase(fd, &acc, se, is_write, error_code);
+        two_phase(fd, &acc, ranges, is_write, error_code);
         if (*error_code == MPI_SUCCESS) {
             if (file_ptr_type == ADIO_INDIVIDUAL)
                 fd->fp_ind = acc.end;
@@ -694,14 +765,14 @@ static void pstripe_coll(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     }
     if (ok)
         ADIOI_PSTRIPE_Access_free(&acc);
-    ADIOI_Free(se);
+    ADIOI_Free(ranges);
 }
 
 void ADIOI_PSTRIPE_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                     MPI_Datatype datatype, int file_ptr_type,
                                     ADIO_Offset offset, ADIO_Status * status, int *error_code)
 {
-    pstripe_coll(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
+    strided_coll(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
                  error_code);
 }
 
@@ -709,25 +780,33 @@ void ADIOI_PSTRIPE_ReadStridedColl(ADIO_File fd, void *buf, int count,
                                    MPI_Datatype datatype, int file_ptr_type,
                                    ADIO_Offset offset, ADIO_Status * status, int *error_code)
 {
-    pstripe_coll(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
+    strided_coll(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
 }
 
 /* Nonblocking collectives (MPI_File_iwrite_all ...): done at once, then a
  * completed request is returned. */
-void ADIOI_PSTRIPE_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
-                                     MPI_Datatype datatype, int file_ptr_type,
-                                     ADIO_Offset offset, ADIO_Request * request,
-                                     int *error_code)
+static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                             int is_write, int *error_code)
 {
     ADIO_Status status;
     MPI_Count nbytes = 0;
 
     MPI_Status_set_elements_x(&status, MPI_BYTE, 0);
-    ADIOI_PSTRIPE_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
-                                   error_code);
+    strided_coll(fd, buf, count, datatype, file_ptr_type, offset, &status, is_write,
+                 error_code);
     if (*error_code == MPI_SUCCESS)
         MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
     MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+}
+
+void ADIOI_PSTRIPE_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                     MPI_Datatype datatype, int file_ptr_type,
+                                     ADIO_Offset offset, ADIO_Request * request,
+                                     int *error_code)
+{
+    nonblocking_coll(fd, (void *) buf, count, datatype, file_ptr_type, offset, request, 1,
+                     error_code);
 }
 
 void ADIOI_PSTRIPE_IreadStridedColl(ADIO_File fd, void *buf, int count,
@@ -735,13 +814,5 @@ void ADIOI_PSTRIPE_IreadStridedColl(ADIO_File fd, void *buf, int count,
                                     ADIO_Offset offset, ADIO_Request * request,
                                     int *error_code)
 {
-    ADIO_Status status;
-    MPI_Count nbytes = 0;
-
-    MPI_Status_set_elements_x(&status, MPI_BYTE, 0);
-    ADIOI_PSTRIPE_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
-                                  error_code);
-    if (*error_code == MPI_SUCCESS)
-        MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
-    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+    nonblocking_coll(fd, buf, count, datatype, file_ptr_type, offset, request, 0, error_code);
 }

@@ -54,6 +54,11 @@ static const struct {
     {ADIOI_PSTRIPE_HINT_LISTIO_WRITE, KIND_ENABLE, "enable, disable or automatic"},
 };
 
+/* The hint of each per-file tunable (ADIOI_PSTRIPE_OPT_...). */
+static const int key_of_opt[ADIOI_PSTRIPE_NOPTS] = {
+    KEY_BUFFER_SIZE, KEY_BUFFER_COUNT, KEY_MAX_REGIONS
+};
+
 static int parse_hint(int kind, const char *value, long long *val)
 {
     char *end;
@@ -110,21 +115,136 @@ void ADIOI_PSTRIPE_Set_layout_hints(ADIO_File fd)
     set_info_ll(fd->info, "start_iodevice", fd->hints->start_iodevice);
 }
 
-void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
+/* The pstripe hints of one SetInfo call, as given. */
+typedef struct {
+    int present[NKEYS];
+    long long val[NKEYS];
+    int bad_key;                /* first key whose value does not parse; -1: none */
+    char msg[MPI_MAX_INFO_VAL + 256];   /* what is wrong with it */
+} hint_values;
+
+/* Read and parse our hints from users_info (which may be MPI_INFO_NULL). */
+static void read_hints(MPI_Info users_info, hint_values * hv)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int k, flag;
+
+    hv->bad_key = -1;
+    for (k = 0; k < NKEYS; k++) {
+        hv->present[k] = 0;
+        hv->val[k] = 0;
+        if (users_info == MPI_INFO_NULL)
+            continue;
+        ADIOI_Info_get(users_info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag);
+        if (!flag)
+            continue;
+        hv->present[k] = 1;
+        if (parse_hint(hint_table[k].kind, value, &hv->val[k]) != 0 && hv->bad_key < 0) {
+            hv->bad_key = k;
+            MPL_snprintf(hv->msg, sizeof(hv->msg), "invalid value \"%s\" for hint %s: expected %s",
+                         value, hint_table[k].key, hint_table[k].expect);
+        }
+    }
+}
+
+/* One allreduce (MAX of values and of their negations) tells every process
+ * whether any value was bad and whether all processes agree. Returns the
+ * MPI error code (the same on every process). */
+static int agree_hints(ADIO_File fd, hint_values * hv)
 {
     static char myname[] = "ADIOI_PSTRIPE_SETINFO";
-    static const int opt_of_key[NKEYS] = {
-        -1, -1, -1, ADIOI_PSTRIPE_OPT_BUFFER_SIZE, ADIOI_PSTRIPE_OPT_BUFFER_COUNT,
-        ADIOI_PSTRIPE_OPT_MAX_REGIONS, -1, -1
-    };
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    char value[MPI_MAX_INFO_VAL + 1];
-    char msg[MPI_MAX_INFO_VAL + 256];
-    long long val[NKEYS];
     long long local[1 + 4 * NKEYS], global[1 + 4 * NKEYS];
-    int present[NKEYS];
-    int at_open = 0, bad_key = -1, k, flag, gen_error, err = MPI_SUCCESS;
-    int old_listio_write;
+    int k, err = MPI_SUCCESS;
+
+    local[0] = (hv->bad_key >= 0);
+    for (k = 0; k < NKEYS; k++) {
+        local[1 + k] = hv->present[k];
+        local[1 + NKEYS + k] = hv->val[k];
+        local[1 + 2 * NKEYS + k] = -hv->present[k];
+        local[1 + 3 * NKEYS + k] = -hv->val[k];
+    }
+    MPI_Allreduce(local, global, 1 + 4 * NKEYS, MPI_LONG_LONG, MPI_MAX, fd->comm);
+
+    if (global[0]) {
+        if (hv->bad_key < 0)
+            MPL_snprintf(hv->msg, sizeof(hv->msg), "invalid pstripe hint value on another process");
+        return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                    MPI_ERR_INFO_VALUE, "**infoval", "%s", hv->msg);
+    }
+    for (k = 0; k < NKEYS; k++) {
+        if (global[1 + k] != -global[1 + 2 * NKEYS + k] ||
+            global[1 + NKEYS + k] != -global[1 + 3 * NKEYS + k]) {
+            MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, hint_table[k].key, &err);
+            break;
+        }
+    }
+    return err;
+}
+
+/* Layout hints: they matter only when the open creates the file. */
+static void set_layout_hints(ADIOI_PSTRIPE_fs * ps, const hint_values * hv, int at_open)
+{
+    if (!at_open)
+        return;
+    if (hv->present[KEY_STRIPING_FACTOR])
+        ps->create_layout.stripe_count = (uint32_t) hv->val[KEY_STRIPING_FACTOR];
+    if (hv->present[KEY_STRIPING_UNIT])
+        ps->create_layout.stripe_size = (uint64_t) hv->val[KEY_STRIPING_UNIT];
+    if (hv->present[KEY_START_IODEVICE])
+        ps->create_layout.first_server = (int32_t) hv->val[KEY_START_IODEVICE];
+}
+
+/* Buffer hints: the client library's tunables for this file's I/O. */
+static void set_buffer_hints(ADIOI_PSTRIPE_fs * ps, const hint_values * hv)
+{
+    int k;
+
+    for (k = 0; k < ADIOI_PSTRIPE_NOPTS; k++)
+        if (hv->present[key_of_opt[k]])
+            ps->opt[k] = hv->val[key_of_opt[k]];
+}
+
+/* List I/O hints: our noncontiguous paths, or ROMIO's generic ones. */
+static void set_listio_hints(ADIOI_PSTRIPE_fs * ps, const hint_values * hv)
+{
+    if (hv->present[KEY_LISTIO_READ])
+        ps->listio_read = (int) hv->val[KEY_LISTIO_READ];
+    if (hv->present[KEY_LISTIO_WRITE])
+        ps->listio_write = (int) hv->val[KEY_LISTIO_WRITE];
+}
+
+/* The effective values, into fd->info (after ADIOI_GEN_SetInfo, which
+ * makes fd->info and may have stepped on striping_unit): the connection's
+ * tunables where the file sets none, the list I/O switches, and the layout
+ * of the open file, else the layout hints given. */
+static void show_hints(ADIO_File fd, const hint_values * hv, int err)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int k;
+
+    for (k = 0; k < ADIOI_PSTRIPE_NOPTS; k++) {
+        long long v = ps->opt[k] ? ps->opt[k] : ADIOI_PSTRIPE_Option_default(k);
+        if (v > 0)
+            set_info_ll(fd->info, hint_table[key_of_opt[k]].key, v);
+    }
+    ADIOI_Info_set(fd->info, ADIOI_PSTRIPE_HINT_LISTIO_READ,
+                   ps->listio_read == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    ADIOI_Info_set(fd->info, ADIOI_PSTRIPE_HINT_LISTIO_WRITE,
+                   ps->listio_write == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    if (ps->file != NULL) {
+        ADIOI_PSTRIPE_Set_layout_hints(fd);
+    } else if (err == MPI_SUCCESS) {
+        for (k = KEY_STRIPING_FACTOR; k <= KEY_START_IODEVICE; k++)
+            if (hv->present[k])
+                set_info_ll(fd->info, hint_table[k].key, hv->val[k]);
+    }
+}
+
+void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    hint_values hv;
+    int at_open = 0, gen_error, err, old_listio_write;
 
     *error_code = MPI_SUCCESS;
     if (ps == NULL) {
@@ -136,96 +256,18 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         ADIOI_PSTRIPE_Init(&gen_error);
     }
 
-    for (k = 0; k < NKEYS; k++) {
-        present[k] = 0;
-        val[k] = 0;
-        if (users_info == MPI_INFO_NULL)
-            continue;
-        ADIOI_Info_get(users_info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag);
-        if (!flag)
-            continue;
-        present[k] = 1;
-        if (parse_hint(hint_table[k].kind, value, &val[k]) != 0 && bad_key < 0) {
-            bad_key = k;
-            MPL_snprintf(msg, sizeof(msg), "invalid value \"%s\" for hint %s: expected %s",
-                         value, hint_table[k].key, hint_table[k].expect);
-        }
-    }
-
-    /* one allreduce (MAX of values and of their negations) tells every
-     * process whether any value was bad and whether all processes agree */
-    local[0] = (bad_key >= 0);
-    for (k = 0; k < NKEYS; k++) {
-        local[1 + k] = present[k];
-        local[1 + NKEYS + k] = val[k];
-        local[1 + 2 * NKEYS + k] = -present[k];
-        local[1 + 3 * NKEYS + k] = -val[k];
-    }
-    MPI_Allreduce(local, global, 1 + 4 * NKEYS, MPI_LONG_LONG, MPI_MAX, fd->comm);
-
-    if (global[0]) {
-        if (bad_key < 0)
-            MPL_snprintf(msg, sizeof(msg), "invalid pstripe hint value on another process");
-        err = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                   MPI_ERR_INFO_VALUE, "**infoval", "%s", msg);
-    } else {
-        for (k = 0; k < NKEYS; k++) {
-            if (global[1 + k] != -global[1 + 2 * NKEYS + k] ||
-                global[1 + NKEYS + k] != -global[1 + 3 * NKEYS + k]) {
-                MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, hint_table[k].key, &err);
-                break;
-            }
-        }
-    }
-
+    read_hints(users_info, &hv);
+    err = agree_hints(fd, &hv);
     old_listio_write = ps->listio_write;
     if (err == MPI_SUCCESS) {
-        /* the layout hints matter only when the file is created */
-        if (at_open) {
-            if (present[KEY_STRIPING_FACTOR])
-                ps->create_layout.stripe_count = (uint32_t) val[KEY_STRIPING_FACTOR];
-            if (present[KEY_STRIPING_UNIT])
-                ps->create_layout.stripe_size = (uint64_t) val[KEY_STRIPING_UNIT];
-            if (present[KEY_START_IODEVICE])
-                ps->create_layout.first_server = (int32_t) val[KEY_START_IODEVICE];
-        }
-        for (k = 0; k < NKEYS; k++)
-            if (present[k] && opt_of_key[k] >= 0)
-                ps->opt[opt_of_key[k]] = val[k];
-        if (present[KEY_LISTIO_READ])
-            ps->listio_read = (int) val[KEY_LISTIO_READ];
-        if (present[KEY_LISTIO_WRITE])
-            ps->listio_write = (int) val[KEY_LISTIO_WRITE];
+        set_layout_hints(ps, &hv, at_open);
+        set_buffer_hints(ps, &hv);
+        set_listio_hints(ps, &hv);
     }
-
     /* ROMIO's own hints (cb_*, ds_*, ind_*): always, since ADIO_Open
      * relies on them even when ours are wrong */
     ADIOI_GEN_SetInfo(fd, users_info, &gen_error);
-
-    /* effective values */
-    for (k = 0; k < ADIOI_PSTRIPE_NOPTS; k++) {
-        static const int key_of_opt[ADIOI_PSTRIPE_NOPTS] = {
-            KEY_BUFFER_SIZE, KEY_BUFFER_COUNT, KEY_MAX_REGIONS
-        };
-        long long v = ps->opt[k] ? ps->opt[k] : ADIOI_PSTRIPE_Option_default(k);
-        if (v > 0)
-            set_info_ll(fd->info, hint_table[key_of_opt[k]].key, v);
-    }
-    ADIOI_Info_set(fd->info, ADIOI_PSTRIPE_HINT_LISTIO_READ,
-                   ps->listio_read == ADIOI_HINT_DISABLE ? "disable" : "enable");
-    ADIOI_Info_set(fd->info, ADIOI_PSTRIPE_HINT_LISTIO_WRITE,
-                   ps->listio_write == ADIOI_HINT_DISABLE ? "disable" : "enable");
-    if (ps->file != NULL) {
-        /* the generic code may have stepped on striping_unit */
-        ADIOI_PSTRIPE_Set_layout_hints(fd);
-    } else if (err == MPI_SUCCESS) {
-        if (present[KEY_STRIPING_FACTOR])
-            set_info_ll(fd->info, "striping_factor", val[KEY_STRIPING_FACTOR]);
-        if (present[KEY_STRIPING_UNIT])
-            set_info_ll(fd->info, "striping_unit", val[KEY_STRIPING_UNIT]);
-        if (present[KEY_START_IODEVICE])
-            set_info_ll(fd->info, "start_iodevice", val[KEY_START_IODEVICE]);
-    }
+    show_hints(fd, &hv, err);
 
     if (err != MPI_SUCCESS) {
         if (at_open)

@@ -4,9 +4,9 @@
 
 #include "ad_pstripe.h"
 
-static void pstripe_io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
-                              int is_write, int *error_code)
+static void io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                      int file_ptr_type, ADIO_Offset offset, ADIO_Status * status, int is_write,
+                      int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_IOCONTIG";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
@@ -54,13 +54,12 @@ void ADIOI_PSTRIPE_ReadContig(ADIO_File fd, void *buf, int count,
                               MPI_Datatype datatype, int file_ptr_type,
                               ADIO_Offset offset, ADIO_Status * status, int *error_code)
 {
-    pstripe_io_contig(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
+    io_contig(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
 }
 
 void ADIOI_PSTRIPE_WriteContig(ADIO_File fd, const void *buf, int count,
                                MPI_Datatype datatype, int file_ptr_type,
                                ADIO_Offset offset, ADIO_Status * status, int *error_code)
 {
-    pstripe_io_contig(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
-                      error_code);
+    io_contig(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1, error_code);
 }

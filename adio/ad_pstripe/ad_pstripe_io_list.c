@@ -205,12 +205,9 @@ void ADIOI_PSTRIPE_Access_free(ADIOI_PSTRIPE_access * acc)
     acc->iov = NULL;
 }
 
-/* Blocking list I/O of one access (also used by the collective code when
- * it falls back to independent I/O). */
-void ADIOI_PSTRIPE_StridedListIO(ADIO_File fd, void *buf, int count,
-                                 MPI_Datatype datatype, int file_ptr_type,
-                                 ADIO_Offset offset, ADIO_Status * status,
-                                 int is_write, int *error_code)
+/* Blocking list I/O of one access. */
+static void list_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype, int file_ptr_type,
+                    ADIO_Offset offset, ADIO_Status * status, int is_write, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_STRIDEDLISTIO";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
@@ -261,35 +258,35 @@ void ADIOI_PSTRIPE_StridedListIO(ADIO_File fd, void *buf, int count,
     ADIOI_PSTRIPE_Access_free(&acc);
 }
 
+/* A blocking noncontiguous access (ReadStrided, WriteStrided; also the
+ * nonblocking ones done at once): our list I/O, or ROMIO's data sieving over
+ * our contiguous calls when the listio hint disables it, for comparison (a
+ * write then reads, modifies and writes back under our whole-file lock). */
+void ADIOI_PSTRIPE_Strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                           int is_write, int *error_code)
+{
+    if (ADIOI_PSTRIPE_Listio(fd, is_write))
+        list_io(fd, buf, count, datatype, file_ptr_type, offset, status, is_write, error_code);
+    else if (is_write)
+        ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                               error_code);
+    else
+        ADIOI_GEN_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
+                              error_code);
+}
+
 void ADIOI_PSTRIPE_ReadStrided(ADIO_File fd, void *buf, int count,
                                MPI_Datatype datatype, int file_ptr_type,
                                ADIO_Offset offset, ADIO_Status * status, int *error_code)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-
-    if (ps->listio_read == ADIOI_HINT_DISABLE) {
-        /* ROMIO's data sieving over our contiguous reads, for comparison */
-        ADIOI_GEN_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
-                              error_code);
-        return;
-    }
-    ADIOI_PSTRIPE_StridedListIO(fd, buf, count, datatype, file_ptr_type, offset, status, 0,
-                                error_code);
+    ADIOI_PSTRIPE_Strided(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
 }
 
 void ADIOI_PSTRIPE_WriteStrided(ADIO_File fd, const void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type,
                                 ADIO_Offset offset, ADIO_Status * status, int *error_code)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-
-    if (ps->listio_write == ADIOI_HINT_DISABLE) {
-        /* ROMIO's data sieving (read-modify-write under our whole-file
-         * lock) over our contiguous writes, for comparison */
-        ADIOI_GEN_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status,
-                               error_code);
-        return;
-    }
-    ADIOI_PSTRIPE_StridedListIO(fd, (void *) buf, count, datatype, file_ptr_type, offset,
-                                status, 1, error_code);
+    ADIOI_PSTRIPE_Strided(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
+                          error_code);
 }

@@ -11,7 +11,9 @@
 
 #include "ad_pstripe.h"
 
-static int pstripe_mode(ADIO_File fd)
+/* Permission bits of a file the open creates: the mode given, else the
+ * umask applied to 0666. */
+static int create_mode(ADIO_File fd)
 {
     mode_t old_mask;
 
@@ -43,7 +45,7 @@ void ADIOI_PSTRIPE_Open(ADIO_File fd, int *error_code)
     if (fd->access_mode & ADIO_EXCL)
         flags |= PSTRIPE_EXCL;
 
-    rc = pstripe_open(ADIOI_PSTRIPE_fs_handle, ps->path, flags, pstripe_mode(fd),
+    rc = pstripe_open(ADIOI_PSTRIPE_fs_handle, ps->path, flags, create_mode(fd),
                       (flags & PSTRIPE_CREAT) ? &ps->create_layout : NULL, &ps->file);
     ps->last_status = rc;
     if (rc != PS_OK) {

@@ -1,0 +1,66 @@
+/*
+ * ad_pstripe_aggregate.h: the file domains of collective I/O.
+ *
+ * How the byte range of a collective access is cut into the aggregators'
+ * file domains (whole stripes, dealt so that each aggregator serves as few
+ * servers as possible) and into rounds of cb_buffer_size bytes of a domain.
+ * Pure functions over plain integers, with no MPI or ADIO type, so that a
+ * unit test (tests/unit/test_coll_domain.cc) checks them against a
+ * brute-force model without MPI; ad_pstripe_coll.c does the exchange.
+ */
+#ifndef AD_PSTRIPE_AGGREGATE_H_INCLUDED
+#define AD_PSTRIPE_AGGREGATE_H_INCLUDED
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The geometry of the file domains of one collective call. */
+typedef struct ADIOI_PSTRIPE_domains_s {
+    int naggs;                  /* aggregators (cb_nodes) */
+    int64_t stripe_size;        /* bytes */
+    int64_t stripe_count;       /* stripe targets of the file */
+    int64_t round_size;         /* bytes of a domain per round (cb_buffer_size) */
+} ADIOI_PSTRIPE_domains;
+
+/* One piece of an access, as ADIOI_PSTRIPE_Domain_cut finds it. */
+typedef struct ADIOI_PSTRIPE_cut_s {
+    int agg;                    /* aggregator (index into the ranklist) */
+    int64_t round;              /* round of that aggregator */
+    int64_t len;                /* bytes */
+} ADIOI_PSTRIPE_cut;
+
+/* The geometry from the file's layout and the cb_buffer_size hint; a layout
+ * without stripes (size or count 0) counts as one stripe of cb_buffer_size
+ * bytes on one target. */
+void ADIOI_PSTRIPE_Domains_init(ADIOI_PSTRIPE_domains * d, int naggs, int64_t stripe_size,
+                                int64_t stripe_count, int64_t cb_buffer_size);
+
+/* Aggregator of stripe i (the i-th stripe of the file). */
+int ADIOI_PSTRIPE_Stripe_agg(const ADIOI_PSTRIPE_domains * d, int64_t i);
+
+/* Number of stripes aggregator agg owns below stripe i. */
+int64_t ADIOI_PSTRIPE_Stripes_below(const ADIOI_PSTRIPE_domains * d, int agg, int64_t i);
+
+/* Position of file offset off in its aggregator's domain (the stripes the
+ * aggregator owns, in file order, end to end). */
+int64_t ADIOI_PSTRIPE_Domain_pos(const ADIOI_PSTRIPE_domains * d, int64_t off);
+
+/* base[a] for each of the d->naggs aggregators: the domain position where
+ * round 0 of aggregator a starts, for a collective access whose lowest
+ * offset is start. */
+void ADIOI_PSTRIPE_Domain_bases(const ADIOI_PSTRIPE_domains * d, int64_t start, int64_t * base);
+
+/* The first piece of the bytes [off, off + len) (off >= the start given to
+ * Domain_bases, len > 0): as many bytes from off as lie in one stripe and
+ * in one round of its aggregator. */
+void ADIOI_PSTRIPE_Domain_cut(const ADIOI_PSTRIPE_domains * d, const int64_t * base,
+                              int64_t off, int64_t len, ADIOI_PSTRIPE_cut * cut);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AD_PSTRIPE_AGGREGATE_H_INCLUDED */
