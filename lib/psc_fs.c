@@ -413,6 +413,11 @@ ps_status_t pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, si
     return status;
 }
 
+ps_status_t pstripe_parse_size(const char *str, uint64_t *value)
+{
+    return ps_parse_size(str, value);
+}
+
 /* The per-file tunables, for messages. */
 #define PSC_FILE_OPTIONS "buffer_size, buffer_count, max_regions, bounce_threshold"
 

@@ -220,6 +220,11 @@ typedef struct pstripe_server_stats {
 } pstripe_server_stats_t;
 ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
 
+/* Parse a size the way the configuration does ("65536", "4k", "1m", "2GiB":
+ * powers of 1024); PS_ERR_INVALID for anything else. So that every layer
+ * (the tool, the MPI drivers) reads sizes with one grammar. */
+ps_status_t pstripe_parse_size(const char *str, uint64_t *value);
+
 /* Status description, and the calling thread's last detailed error message. */
 const char *pstripe_strerror(ps_status_t status);
 const char *pstripe_last_error(void);

@@ -101,9 +101,8 @@ char *ADIOI_PSTRIPE_Path(const char *filename);
 ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void);
 void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps);
 int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code);
-long long ADIOI_PSTRIPE_Option_default(int opt);
+long long ADIOI_PSTRIPE_Option_value(ADIO_File fd, int opt);
 void ADIOI_PSTRIPE_file_opened(int delta);
-int ADIOI_PSTRIPE_Parse_size(const char *s, long long *val);
 
 /* ad_pstripe_fcntl.c */
 int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *myname,

@@ -176,10 +176,9 @@ static void listio_start(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
                                    error_code);
     if (*error_code != MPI_SUCCESS)
         return;
-    if (acc.total == 0 || ADIOI_PSTRIPE_Apply_options(fd, error_code)) {
+    if (acc.total == 0) {
         ADIOI_PSTRIPE_Access_free(&acc);
-        if (*error_code == MPI_SUCCESS)
-            MPIO_Completed_request_create(&fd, 0, error_code, request);
+        MPIO_Completed_request_create(&fd, 0, error_code, request);
         return;
     }
 

@@ -751,7 +751,7 @@ static void strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
         independent(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
                     error_code);
         return;
-    } else if (ADIOI_PSTRIPE_Apply_options(fd, error_code) == 0) {
+    } else {
         two_phase(fd, &acc, ranges, is_write, error_code);
         if (*error_code == MPI_SUCCESS) {
             if (file_ptr_type == ADIO_INDIVIDUAL)

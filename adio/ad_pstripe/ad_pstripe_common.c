@@ -4,24 +4,17 @@
  */
 
 #include "ad_pstripe.h"
-#include <ctype.h>
-#include <errno.h>
 
 pstripe_fs_t *ADIOI_PSTRIPE_fs_handle = NULL;
 static int ADIOI_PSTRIPE_Keyval = MPI_KEYVAL_INVALID;
 static int ADIOI_PSTRIPE_nfiles = 0;    /* files open on the connection */
 
-/* Names of the connection tunables a file may override, the connection's
- * own values (read at connect time) and the values last applied to it.
- * The tunables belong to the connection, which all files of the process
- * share, so a file's values are applied before each of its operations
- * when they differ from what the connection currently uses. */
+/* Names, in the client library, of the tunables a file may set by hints
+ * (ADIOI_PSTRIPE_OPT_...). They belong to the library's file handle: each
+ * file's requests use its own values, whatever other files set. */
 static const char *const opt_names[ADIOI_PSTRIPE_NOPTS] = {
     "buffer_size", "buffer_count", "max_regions"
 };
-
-static long long opt_default[ADIOI_PSTRIPE_NOPTS];
-static long long opt_applied[ADIOI_PSTRIPE_NOPTS];
 
 static int ADIOI_PSTRIPE_End(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state)
 {
@@ -48,8 +41,7 @@ void ADIOI_PSTRIPE_Init(int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_INIT";
     pstripe_fs_t *fs;
-    char value[64];
-    int i, rc;
+    int rc;
 
     *error_code = MPI_SUCCESS;
     if (ADIOI_PSTRIPE_fs_handle != NULL)
@@ -59,13 +51,6 @@ void ADIOI_PSTRIPE_Init(int *error_code)
     if (rc != PS_OK) {
         *error_code = ADIOI_PSTRIPE_err(myname, "connect to the servers", NULL, __LINE__, rc, NULL);
         return;
-    }
-
-    for (i = 0; i < ADIOI_PSTRIPE_NOPTS; i++) {
-        opt_default[i] = 0;
-        if (pstripe_get_option(fs, opt_names[i], value, sizeof(value)) == PS_OK)
-            ADIOI_PSTRIPE_Parse_size(value, &opt_default[i]);
-        opt_applied[i] = opt_default[i];
     }
     ADIOI_PSTRIPE_fs_handle = fs;
 
@@ -193,83 +178,46 @@ void ADIOI_PSTRIPE_file_opened(int delta)
     ADIOI_PSTRIPE_nfiles += delta;
 }
 
-/* Value of a connection tunable when a file does not set it (0: unknown). */
-long long ADIOI_PSTRIPE_Option_default(int opt)
+/* The value of a tunable in effect for this file: the file's own once it
+ * is open, else the connection's (what the file will start with); 0 if
+ * there is no connection. */
+long long ADIOI_PSTRIPE_Option_value(ADIO_File fd, int opt)
 {
-    return opt_default[opt];
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    char value[64];
+    uint64_t v;
+    int rc;
+
+    if (ps != NULL && ps->file != NULL)
+        rc = pstripe_file_get_option(ps->file, opt_names[opt], value, sizeof(value));
+    else if (ADIOI_PSTRIPE_fs_handle != NULL)
+        rc = pstripe_get_option(ADIOI_PSTRIPE_fs_handle, opt_names[opt], value, sizeof(value));
+    else
+        return 0;
+    if (rc != PS_OK || pstripe_parse_size(value, &v) != PS_OK || v > LLONG_MAX)
+        return 0;
+    return (long long) v;
 }
 
-/* Make the connection use this file's tunables. */
+/* Give the open file the tunables its hints set (after open, and when
+ * SetInfo changes them). Returns 0, or -1 with *error_code set. */
 int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_APPLY_OPTIONS";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     char value[32];
-    long long want;
     int i, rc;
 
     *error_code = MPI_SUCCESS;
-    for (i = 0; i < ADIOI_PSTRIPE_NOPTS; i++) {
-        want = ps->opt[i] ? ps->opt[i] : opt_default[i];
-        if (want == 0 || want == opt_applied[i])
+    for (i = 0; i < ADIOI_PSTRIPE_NOPTS && ps->file != NULL; i++) {
+        if (ps->opt[i] == 0)
             continue;
-        snprintf(value, sizeof(value), "%lld", want);
-        rc = pstripe_set_option(ADIOI_PSTRIPE_fs_handle, opt_names[i], value);
+        snprintf(value, sizeof(value), "%lld", ps->opt[i]);
+        rc = pstripe_file_set_option(ps->file, opt_names[i], value);
         if (rc != PS_OK) {
             *error_code = ADIOI_PSTRIPE_err(myname, "set option", opt_names[i], __LINE__, rc, NULL);
             return -1;
         }
-        opt_applied[i] = want;
     }
-    return 0;
-}
-
-/* A positive size: digits with an optional k, m, g or t suffix (powers of
- * 1024, as the library's config values), optionally followed by "b" or
- * "ib". Returns 0 and sets *val, or -1. */
-int ADIOI_PSTRIPE_Parse_size(const char *s, long long *val)
-{
-    unsigned long long v, mult = 1;
-    char *end;
-
-    while (isspace((unsigned char) *s))
-        s++;
-    if (!isdigit((unsigned char) *s))
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0)
-        return -1;
-    while (isspace((unsigned char) *end))
-        end++;
-    switch (tolower((unsigned char) *end)) {
-        case 'k':
-            mult = 1ULL << 10;
-            end++;
-            break;
-        case 'm':
-            mult = 1ULL << 20;
-            end++;
-            break;
-        case 'g':
-            mult = 1ULL << 30;
-            end++;
-            break;
-        case 't':
-            mult = 1ULL << 40;
-            end++;
-            break;
-        default:
-            break;
-    }
-    if (mult > 1 && tolower((unsigned char) *end) == 'i')
-        end++;
-    if (tolower((unsigned char) *end) == 'b')
-        end++;
-    while (isspace((unsigned char) *end))
-        end++;
-    if (*end != '\0' || v > (unsigned long long) LLONG_MAX / mult)
-        return -1;
-    *val = (long long) (v * mult);
     return 0;
 }

@@ -52,8 +52,6 @@ static void prealloc(ADIO_File fd, ADIO_Offset diskspace, int *error_code)
     }
     if ((uint64_t) diskspace <= st.size)
         return;
-    if (ADIOI_PSTRIPE_Apply_options(fd, error_code))
-        return;
 
     region.offset = st.size;
     region.length = (uint64_t) diskspace - st.size;

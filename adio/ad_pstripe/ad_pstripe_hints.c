@@ -11,8 +11,9 @@
  * is kept in the file's state and returned by OpenColl.
  *
  * The effective values are written back into fd->info: the layout the file
- * really has (after open), the connection's tunables when the file does not
- * set them, and the list I/O switches.
+ * really has (after open), the tunables its requests use (the file's own in
+ * the client library once open, else those it will start with), and the
+ * list I/O switches.
  */
 
 #include "ad_pstripe.h"
@@ -63,6 +64,7 @@ static int parse_hint(int kind, const char *value, long long *val)
 {
     char *end;
     long long v;
+    uint64_t size;
 
     switch (kind) {
         case KIND_COUNT:
@@ -76,9 +78,9 @@ static int parse_hint(int kind, const char *value, long long *val)
             *val = v;
             return 0;
         case KIND_SIZE:
-            if (ADIOI_PSTRIPE_Parse_size(value, &v) != 0 || v < 1 || v > INT_MAX)
+            if (pstripe_parse_size(value, &size) != PS_OK || size < 1 || size > INT_MAX)
                 return -1;
-            *val = v;
+            *val = (long long) size;
             return 0;
         case KIND_ENABLE:
             if (!strcasecmp(value, "enable") || !strcasecmp(value, "automatic") ||
@@ -223,7 +225,7 @@ static void show_hints(ADIO_File fd, const hint_values * hv, int err)
     int k;
 
     for (k = 0; k < ADIOI_PSTRIPE_NOPTS; k++) {
-        long long v = ps->opt[k] ? ps->opt[k] : ADIOI_PSTRIPE_Option_default(k);
+        long long v = ps->opt[k] ? ps->opt[k] : ADIOI_PSTRIPE_Option_value(fd, k);
         if (v > 0)
             set_info_ll(fd->info, hint_table[key_of_opt[k]].key, v);
     }
@@ -275,6 +277,9 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         *error_code = err;
         return;
     }
+    /* an open file takes changed buffer hints at once (at open, Open does) */
+    if (ps->file != NULL && ADIOI_PSTRIPE_Apply_options(fd, error_code))
+        return;
 
     /* switching to ROMIO's data-sieving writes on an open file needs the
      * lock; SetInfo is collective, so the window can be made here */

@@ -22,8 +22,6 @@ static void io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
         offset = fd->fp_ind;
 
     if (len > 0) {
-        if (ADIOI_PSTRIPE_Apply_options(fd, error_code))
-            return;
         if (is_write) {
             rc = pstripe_pwrite(ps->file, buf, len, (uint64_t) offset);
             nbytes = len;

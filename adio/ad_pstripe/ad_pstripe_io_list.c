@@ -221,8 +221,6 @@ static void list_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype, i
         return;
 
     if (acc.total > 0) {
-        if (ADIOI_PSTRIPE_Apply_options(fd, error_code))
-            goto fn_exit;
         if (fd->atomicity)
             lock_err = ADIOI_PSTRIPE_Lock(fd, is_write);
         if (lock_err != MPI_SUCCESS) {
