@@ -16,25 +16,24 @@ tests_unit_unit_tests_SOURCES = \
 	adio/ad_pstripe/ad_pstripe_aggregate.h
 # The driver's domain math comes in through tests/unit/coll_domain.c.
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/adio/ad_pstripe
-tests_unit_unit_tests_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
+tests_unit_unit_tests_CXXFLAGS = $(AM_CXXFLAGS)
 tests_unit_unit_tests_LDADD = common/libpscommon.la $(GTEST_LIBS)
 # ---- end of unit tests -----------------------------------------------------
 
 # ---- integration-test harness and server tests --------------------------------
 # tests/integration/libpscluster.la is the daemon harness (ps_cluster.h): it
 # forks pstripe-server with --ready-fd and keeps data under
-# $(abs_top_builddir)/tests/tmp. Every integration test binary links it:
-#   tests_integration_foo_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
-#   tests_integration_foo_LDADD = tests/integration/libpscluster.la ... $(GTEST_LIBS)
-# and should list server/pstripe-server in EXTRA_..._DEPENDENCIES so that the
-# daemon is built first.
+# $(abs_top_builddir)/tests/tmp. Every integration test binary links it
+# (the default LDADD below does), and linking it builds the daemon first.
 check_LTLIBRARIES = tests/integration/libpscluster.la
 tests_integration_libpscluster_la_SOURCES = \
 	tests/integration/ps_cluster.cc tests/integration/ps_cluster.h
 tests_integration_libpscluster_la_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPS_SERVER_PATH=\"$(abs_top_builddir)/server/pstripe-server\" \
 	-DPS_TEST_TMPDIR=\"$(abs_top_builddir)/tests/tmp\"
-tests_integration_libpscluster_la_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
+tests_integration_libpscluster_la_CXXFLAGS = $(AM_CXXFLAGS)
+# every program linking the harness needs the daemon it starts
+EXTRA_tests_integration_libpscluster_la_DEPENDENCIES = server/pstripe-server
 
 # Server tests: real daemons through the harness,
 # malformed requests through a raw UCX client (test_server_raw.*).
@@ -52,49 +51,29 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_idle.cc
 tests_integration_test_server_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPS_SERVER_PATH=\"$(abs_top_builddir)/server/pstripe-server\"
-tests_integration_test_server_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS) $(UCX_CFLAGS)
+tests_integration_test_server_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
 tests_integration_test_server_LDADD = tests/integration/libpscluster.la \
 	common/libpscommon.la $(UCX_LIBS) $(GTEST_LIBS)
-EXTRA_tests_integration_test_server_DEPENDENCIES = server/pstripe-server
 CLEANFILES += -r tests/tmp
 # ---- end of harness and server tests ---------------------------------------
 
 # ---- client library integration tests (lib/) ---------------------------------
 # Real daemons through ps_cluster.h; the client linked statically from
-# lib/libpsclient.la.
-PSC_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/integration
-PSC_TEST_CXXFLAGS = $(AM_CXXFLAGS) $(GTEST_CFLAGS)
-PSC_TEST_LDADD = tests/integration/libpscluster.la lib/libpsclient.la $(GTEST_LIBS)
+# lib/libpsclient.la. Programs here take the defaults below (LDADD, and the
+# flags added to AM_*FLAGS); test_client_bench runs its sweeps small (see the
+# top of the file for the full measurement).
+AM_CPPFLAGS += -I$(top_srcdir)/tests/integration
+AM_CXXFLAGS += $(GTEST_CFLAGS)
+LDADD = tests/integration/libpscluster.la lib/libpsclient.la $(GTEST_LIBS)
 PSC_TESTS = tests/integration/test_client_io tests/integration/test_client_meta \
 	tests/integration/test_client_fault tests/integration/test_client_bench
 check_PROGRAMS += $(PSC_TESTS)
 TESTS += $(PSC_TESTS)
-tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc \
-	tests/integration/test_client_util.h
-tests_integration_test_client_io_CPPFLAGS = $(PSC_TEST_CPPFLAGS)
-tests_integration_test_client_io_CXXFLAGS = $(PSC_TEST_CXXFLAGS)
-tests_integration_test_client_io_LDADD = $(PSC_TEST_LDADD)
-EXTRA_tests_integration_test_client_io_DEPENDENCIES = server/pstripe-server
-tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc \
-	tests/integration/test_client_util.h
-tests_integration_test_client_meta_CPPFLAGS = $(PSC_TEST_CPPFLAGS)
-tests_integration_test_client_meta_CXXFLAGS = $(PSC_TEST_CXXFLAGS)
-tests_integration_test_client_meta_LDADD = $(PSC_TEST_LDADD)
-EXTRA_tests_integration_test_client_meta_DEPENDENCIES = server/pstripe-server
-tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc \
-	tests/integration/test_client_util.h
-tests_integration_test_client_fault_CPPFLAGS = $(PSC_TEST_CPPFLAGS)
-tests_integration_test_client_fault_CXXFLAGS = $(PSC_TEST_CXXFLAGS)
-tests_integration_test_client_fault_LDADD = $(PSC_TEST_LDADD)
-EXTRA_tests_integration_test_client_fault_DEPENDENCIES = server/pstripe-server
-# The measurements behind the batching defaults, run small by `make check`
-# (see the top of test_client_bench.cc for the full measurement).
-tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc \
-	tests/integration/test_client_util.h
-tests_integration_test_client_bench_CPPFLAGS = $(PSC_TEST_CPPFLAGS)
-tests_integration_test_client_bench_CXXFLAGS = $(PSC_TEST_CXXFLAGS)
-tests_integration_test_client_bench_LDADD = $(PSC_TEST_LDADD)
-EXTRA_tests_integration_test_client_bench_DEPENDENCIES = server/pstripe-server
+PSC_TEST_UTIL = tests/integration/test_client_util.h
+tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc $(PSC_TEST_UTIL)
+tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc $(PSC_TEST_UTIL)
+tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc $(PSC_TEST_UTIL)
+tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc $(PSC_TEST_UTIL)
 
 
 # ---- MPI tests (tests/mpi: the ROMIO driver, adio/ad_pstripe) ----------------
