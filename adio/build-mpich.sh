@@ -174,15 +174,28 @@ set -- \
     --enable-fast=O2 --disable-static --without-yaksa \
     --enable-silent-rules \
     "--with-custom-version-string=$custom" \
-    "PSTRIPE_CPPFLAGS=$cppflags" \
     "PSTRIPE_CFLAGS=-g"
 # shellcheck disable=SC2086 # extra holds several arguments
 set -- "$@" $extra
+# The key leaves out where the checkout is: the include directories of
+# --cppflags reach MPICH's configure as links under B (B/pstripe/inc<i>),
+# set below like the driver's link, so that every checkout (git worktrees,
+# clones) shares one MPICH build and rebuilds only the driver.
 key=$({
     printf '%s\n' "$src_id" "$libs" "$@"
+    printf '%s\n' "$cppflags" | sed 's/-I[^ ]*/-I@DIR@/g'
     sha256sum < "$here/patch-romio.sh"
 } | sha256sum | cut -c1-12)
 B=$cache/mpich-$key
+incflags=
+i=0
+for f in $cppflags; do
+    case $f in
+        -I*) incflags="$incflags -I$B/pstripe/inc$i"; i=$((i + 1)) ;;
+        *) incflags="$incflags $f" ;;
+    esac
+done
+set -- "$@" "PSTRIPE_CPPFLAGS=${incflags# }"
 
 # One build at a time in B (several build trees may share the cache).
 exec 9>"$B.lock"
@@ -250,10 +263,30 @@ fi
 # copy: ROMIO's make sees the changed files. A link pointing elsewhere than
 # last time (another checkout) makes ROMIO regenerate its Makefile.in, whose
 # source list comes from the driver's Makefile.mk.
+# The include directories (pstripe.h, common/) are links too. When any link
+# changes, the driver's objects are removed: the other checkout's files may
+# be older than objects built from this one, and make would keep them.
+relink() { # relink LINK TARGET: point LINK at TARGET; say whether it changed
+    [ "$(readlink "$1" 2>/dev/null || true)" = "$2" ] && return 1
+    ln -sfn "$2" "$1"
+    return 0
+}
+changed=no
 link=$romio/adio/ad_pstripe
-if [ "$(readlink "$link" 2>/dev/null || true)" != "$driver" ]; then
-    ln -sfn "$driver" "$link"
+if relink "$link" "$driver"; then
     touch "$romio/adio/Makefile.mk"
+    changed=yes
+fi
+mkdir -p "$B/pstripe"
+i=0
+for f in $cppflags; do
+    case $f in
+        -I*) relink "$B/pstripe/inc$i" "${f#-I}" && changed=yes; i=$((i + 1)) ;;
+    esac
+done
+if [ "$changed" = yes ] && [ -d "$B/build/src/mpi/romio/adio/ad_pstripe" ]; then
+    find "$B/build/src/mpi/romio/adio/ad_pstripe" -name '*.lo' -o -name '*.o' | xargs rm -f
+    rm -f "$B/build/lib/libmpi.la"
 fi
 if [ ! -f "$B/romio.stamp" ]; then
     say "registering pstripe in ROMIO and running autoreconf -fi in src/mpi/romio"
