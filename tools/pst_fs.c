@@ -92,6 +92,35 @@ typedef struct pst_ls_arg {
     uint64_t count;
 } pst_ls_arg_t;
 
+/*
+ * Print a path so that it is one line on the terminal whatever it holds:
+ * control characters (C0, DEL, and C1 as UTF-8 encodes them) and backslash
+ * are written as C escapes (\n, \t, \\, \033), as `ls -b` does, so that a
+ * name with a newline or an escape sequence can neither forge a second
+ * entry nor drive the terminal. Other UTF-8 is printed as it is.
+ */
+static void pst_put_path(const char *path)
+{
+    static const char named[] = "\a\b\t\n\v\f\r";
+    static const char letter[] = "abtnvfr";
+
+    for (const unsigned char *p = (const unsigned char *)path; *p != '\0'; p++) {
+        const char *hit = strchr(named, *p);
+        if (*p == '\\') {
+            fputs("\\\\", stdout);
+        } else if (hit != NULL) {
+            printf("\\%c", letter[hit - named]);
+        } else if (*p < 0x20 || *p == 0x7f) {
+            printf("\\%03o", *p);
+        } else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            printf("\\%03o\\%03o", p[0], p[1]);
+            p++;
+        } else {
+            putchar(*p);
+        }
+    }
+}
+
 static int pst_ls_print(const char *path, const pstripe_stat_t *st, void *arg)
 {
     pst_ls_arg_t *ls = arg;
@@ -99,14 +128,17 @@ static int pst_ls_print(const char *path, const pstripe_stat_t *st, void *arg)
 
     ls->count++;
     if (!ls->long_format) {
-        printf("%s\n", path);
+        pst_put_path(path);
+        putchar('\n');
         return 0;
     }
     pst_format_mode(st->mode, mode);
     ps_format_size(st->layout.stripe_size, stripe, sizeof(stripe));
     pst_format_time(st->mtime_ns ? st->mtime_ns : st->ctime_ns, 0, mtime, sizeof(mtime));
-    printf("%s %4" PRIu32 " x %-6s %14" PRIu64 "  %s  %s\n", mode, st->layout.stripe_count, stripe,
-           st->size, mtime, path);
+    printf("%s %4" PRIu32 " x %-6s %14" PRIu64 "  %s  ", mode, st->layout.stripe_count, stripe,
+           st->size, mtime);
+    pst_put_path(path);
+    putchar('\n');
     return 0;
 }
 
@@ -155,7 +187,9 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
     ps_layout_t layout;
 
     pst_human_size(st->size, human, sizeof(human));
-    printf("  File: %s\n", path);
+    fputs("  File: ", stdout);
+    pst_put_path(path);
+    putchar('\n');
     printf("  Size: %" PRIu64 " (%s)\n", st->size, human);
     pst_human_size(st->blocks, human, sizeof(human));
     printf("  Allocated: %" PRIu64 " (%s, all servers)\n", st->blocks, human);

@@ -50,6 +50,17 @@ contains "$out" "^-rw-r--r-- +4 x 1m +1024  [0-9-]+ [0-9:]+  /a\$" "ls -l /a"
 contains "$out" " 1048577  [0-9-]+ [0-9:]+  /dir/b\$" "ls -l /dir/b"
 expect_status 2 pst ls /a /b
 
+step "ls and stat escape names that would forge lines or drive the terminal"
+odd=$(printf '/odd\nname\033[2J\\x')
+expect_status 0 pst cp "$tmp/a" "pstripe:$odd"
+expect_status 0 pst ls /odd
+[ "$out" = '/odd\nname\033[2J\\x' ] || fail "ls of an odd name: '$out'"
+expect_status 0 pst ls -l /odd
+contains "$out" '  /odd\\nname\\033\[2J\\\\x$' "ls -l of an odd name"
+expect_status 0 pst stat "$odd"
+contains "$out" '^  File: /odd\\nname\\033\[2J\\\\x$' "stat of an odd name"
+expect_status 0 pst rm "$odd"
+
 step "truncate"
 expect_status 0 pst truncate /a 10m
 expect_status 0 pst stat /a
