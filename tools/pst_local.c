@@ -252,8 +252,8 @@ static ps_status_t pst_local_write_file(pst_ctx_t *ctx, const char *path, const 
 
 /*
  * How many servers to start in o->dir: as many as it holds data directories
- * for (-n must agree), else -n, else the default. Fails if one of them still
- * runs.
+ * for (-n must agree), else -n, else the default. Fails if all of them
+ * still run.
  */
 static ps_status_t pst_local_start_count(pst_ctx_t *ctx, const pst_local_opts_t *o, int *n_p)
 {
@@ -269,18 +269,113 @@ static ps_status_t pst_local_start_count(pst_ctx_t *ctx, const pst_local_opts_t 
         return PS_ERR_INVALID;
     }
     n = existing ? existing : (o->nservers ? o->nservers : PST_LOCAL_NSERVERS_DFL);
+    int nrunning = 0;
     for (int i = 0; i < n; i++) {
-        pid_t pid = pst_local_running(o->dir, i);
-        if (pid > 0) {
-            pst_msg(ctx,
-                    "server%d of %s is already running (pid %d); run `pstripe local stop "
-                    "--dir %s` first",
-                    i, o->dir, (int)pid, o->dir);
-            return PS_ERR_BUSY;
-        }
+        nrunning += (pst_local_running(o->dir, i) > 0);
+    }
+    if (nrunning == n) {
+        pst_msg(ctx,
+                "all %d servers of %s are already running; run `pstripe local stop --dir %s` "
+                "first to start them again",
+                n, o->dir, o->dir);
+        return PS_ERR_BUSY;
     }
     *n_p = n;
     return PS_OK;
+}
+
+/* Addresses from DIR/client.conf ("servers = a,b,c"); *naddrs may be 0. */
+static char **pst_local_read_addrs(const char *dir, int *naddrs)
+{
+    char path[PATH_MAX], *line = NULL, **addrs = NULL;
+    size_t cap = 0;
+    FILE *f;
+    int n = 0;
+
+    *naddrs = 0;
+    pst_snprintf(path, sizeof(path), "%s/client.conf", dir);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return NULL;
+    }
+    while (getline(&line, &cap, f) > 0) {
+        char *p = line + strspn(line, " \t");
+        if (strncmp(p, "servers", 7) != 0) {
+            continue;
+        }
+        p += 7;
+        p += strspn(p, " \t");
+        if (*p != '=') {
+            continue;
+        }
+        p++;
+        for (char *tok = strtok(p, ", \t\r\n"); tok != NULL; tok = strtok(NULL, ", \t\r\n")) {
+            char **a = realloc(addrs, (size_t)(n + 1) * sizeof(*a));
+            if (a == NULL) {
+                break;
+            }
+            addrs = a;
+            addrs[n++] = strdup(tok);
+        }
+    }
+    free(line);
+    fclose(f);
+    *naddrs = n;
+    return addrs;
+}
+
+/*
+ * On a cluster where some daemons still run, only the others are started,
+ * each on the address client.conf already lists for it: clients keep their
+ * configuration, and those connected reconnect to the restarted servers.
+ * Marks the running ones in srv (with their pid and address) and sets the
+ * listen address of the others; *addrs_p (to free) holds the addresses.
+ */
+static ps_status_t pst_local_plan_restart(pst_ctx_t *ctx, const pst_local_opts_t *o,
+                                          pst_server_t *srv, int n, char ***addrs_p, int *naddrs_p)
+{
+    int nrunning = 0, naddrs;
+    char **addrs;
+
+    *addrs_p = NULL;
+    *naddrs_p = 0;
+    for (int i = 0; i < n; i++) {
+        srv[i].pid = pst_local_running(o->dir, i);
+        srv[i].running = (srv[i].pid > 0);
+        nrunning += srv[i].running;
+    }
+    if (nrunning == 0) {
+        return PS_OK; /* a new or stopped cluster: every server on a new port */
+    }
+    addrs = pst_local_read_addrs(o->dir, &naddrs);
+    *addrs_p = addrs;
+    *naddrs_p = naddrs;
+    if (naddrs != n) {
+        pst_msg(ctx,
+                "%d of the %d servers of %s still run, but %s/client.conf lists %d "
+                "addresses: cannot restart the others on their addresses; run `pstripe local "
+                "stop --dir %s` first",
+                nrunning, n, o->dir, o->dir, naddrs, o->dir);
+        return PS_ERR_INVALID;
+    }
+    for (int i = 0; i < n; i++) {
+        if (srv[i].running) {
+            srv[i].ready = 1;
+            srv[i].ready_fd = -1;
+            srv[i].addr_len = (size_t)snprintf(srv[i].addr, sizeof(srv[i].addr), "%s", addrs[i]);
+        } else {
+            srv[i].listen = addrs[i];
+        }
+    }
+    return PS_OK;
+}
+
+static void pst_local_free_addrs(char **addrs, int naddrs)
+{
+    for (int i = 0; i < naddrs; i++) {
+        free(addrs[i]);
+    }
+    free(addrs);
 }
 
 /* Pid files, then DIR/client.conf (its path in conf_path) with the
@@ -325,10 +420,22 @@ static ps_status_t pst_local_write_state(pst_ctx_t *ctx, const pst_local_opts_t 
 static void pst_local_print_started(const pst_local_opts_t *o, const pst_server_t *srv, int n,
                                     const char *conf_path)
 {
-    printf("Started %d pstripe servers in %s:\n", n, o->dir);
+    int nrunning = 0;
+
     for (int i = 0; i < n; i++) {
-        printf("  server%-3d pid %-8d %-22s data %s/server%d/  log %s/server%d.log\n", i,
-               (int)srv[i].pid, srv[i].addr, o->dir, i, o->dir, i);
+        nrunning += srv[i].running;
+    }
+    if (nrunning == 0) {
+        printf("Started %d pstripe servers in %s:\n", n, o->dir);
+    } else {
+        printf("Restarted %d of the %d pstripe servers in %s on their addresses (the others "
+               "were running):\n",
+               n - nrunning, n, o->dir);
+    }
+    for (int i = 0; i < n; i++) {
+        printf("  server%-3d pid %-8d %-22s data %s/server%d/  log %s/server%d.log%s\n", i,
+               (int)srv[i].pid, srv[i].addr, o->dir, i, o->dir, i,
+               srv[i].running ? "  (was running)" : "");
     }
     printf("\nTo use them:\n"
            "  export PSTRIPE_CONFIG=%s\n"
@@ -346,7 +453,8 @@ static int pst_local_start(pst_ctx_t *ctx, pst_local_opts_t *o)
     ps_status_t status, ready_status;
     const char *binary;
     pst_server_t *srv;
-    int n;
+    char **addrs = NULL;
+    int n, naddrs = 0;
 
     if (pst_local_start_count(ctx, o, &n) != PS_OK) {
         return PST_EXIT_ERROR;
@@ -365,6 +473,9 @@ static int pst_local_start(pst_ctx_t *ctx, pst_local_opts_t *o)
         return PST_EXIT_ERROR;
     }
 
+    if (pst_local_plan_restart(ctx, o, srv, n, &addrs, &naddrs) != PS_OK) {
+        goto err_free;
+    }
     status = pst_local_spawn(ctx, o, binary, srv, n);
     pst_local_wait_ready(srv, n, o->timeout);
     ready_status = pst_local_report_unready(ctx, o, srv, n);
@@ -378,10 +489,12 @@ static int pst_local_start(pst_ctx_t *ctx, pst_local_opts_t *o)
         goto err_free;
     }
     pst_local_print_started(o, srv, n, conf_path);
+    pst_local_free_addrs(addrs, naddrs);
     free(srv);
     return PST_EXIT_OK;
 
 err_free:
+    pst_local_free_addrs(addrs, naddrs);
     free(srv);
     return PST_EXIT_ERROR;
 }
@@ -478,46 +591,6 @@ static int pst_local_stop(pst_ctx_t *ctx, pst_local_opts_t *o)
 }
 
 /* --- status ------------------------------------------------------------------------- */
-
-/* Addresses from DIR/client.conf ("servers = a,b,c"); *naddrs may be 0. */
-static char **pst_local_read_addrs(const char *dir, int *naddrs)
-{
-    char path[PATH_MAX], *line = NULL, **addrs = NULL;
-    size_t cap = 0;
-    FILE *f;
-    int n = 0;
-
-    *naddrs = 0;
-    pst_snprintf(path, sizeof(path), "%s/client.conf", dir);
-    f = fopen(path, "r");
-    if (f == NULL) {
-        return NULL;
-    }
-    while (getline(&line, &cap, f) > 0) {
-        char *p = line + strspn(line, " \t");
-        if (strncmp(p, "servers", 7) != 0) {
-            continue;
-        }
-        p += 7;
-        p += strspn(p, " \t");
-        if (*p != '=') {
-            continue;
-        }
-        p++;
-        for (char *tok = strtok(p, ", \t\r\n"); tok != NULL; tok = strtok(NULL, ", \t\r\n")) {
-            char **a = realloc(addrs, (size_t)(n + 1) * sizeof(*a));
-            if (a == NULL) {
-                break;
-            }
-            addrs = a;
-            addrs[n++] = strdup(tok);
-        }
-    }
-    free(line);
-    fclose(f);
-    *naddrs = n;
-    return addrs;
-}
 
 static int pst_local_status(pst_ctx_t *ctx, pst_local_opts_t *o)
 {

@@ -31,8 +31,12 @@ typedef struct pst_local_opts {
     double timeout; /* seconds */
 } pst_local_opts_t;
 
-/* One daemon of the cluster being started. */
+/* One daemon of the cluster being started. A start on a cluster where some
+ * daemons still run starts only the others (running = 1 for those), each on
+ * the address client.conf lists for it (listen). */
 typedef struct pst_server {
+    int running;        /* already running: not started, never stopped here */
+    const char *listen; /* address to listen on; NULL: 127.0.0.1:0 (any port) */
     pid_t pid;
     int ready_fd; /* read end of the --ready-fd pipe, -1 when done */
     size_t addr_len;

@@ -221,7 +221,8 @@ const char *pst_local_server_binary(char *buf, size_t len)
 
 /* In the child: detach, redirect stdio to the log, exec the daemon. Never
  * returns; failures are written to the log and end the child with 127. */
-static void pst_local_exec(const pst_local_opts_t *o, int i, const char *binary, int ready_fd)
+static void pst_local_exec(const pst_local_opts_t *o, int i, const char *binary, const char *listen,
+                           int ready_fd)
 {
     char datadir[PATH_MAX], logpath[PATH_MAX], fdstr[16];
     const char *argv[16 + 2 * PST_LOCAL_NSERVERS_MAX];
@@ -267,7 +268,7 @@ static void pst_local_exec(const pst_local_opts_t *o, int i, const char *binary,
     argv[argc++] = "--data";
     argv[argc++] = datadir;
     argv[argc++] = "--listen";
-    argv[argc++] = "127.0.0.1:0";
+    argv[argc++] = listen != NULL ? listen : "127.0.0.1:0";
     argv[argc++] = "--ready-fd";
     argv[argc++] = fdstr;
     if (o->workers != NULL) {
@@ -383,6 +384,9 @@ void pst_local_abort(pst_ctx_t *ctx, pst_server_t *srv, int n)
         return;
     }
     for (int i = 0; i < n; i++) {
+        if (srv[i].running) {
+            continue; /* not ours to stop */
+        }
         if (srv[i].pid > 0 && waitpid(srv[i].pid, NULL, WNOHANG) == 0) {
             pids[i] = srv[i].pid;
             kill(pids[i], SIGTERM);
@@ -398,7 +402,7 @@ void pst_local_abort(pst_ctx_t *ctx, pst_server_t *srv, int n)
         }
     }
     for (int i = 0; i < n; i++) {
-        if (srv[i].pid > 0) {
+        if (srv[i].pid > 0 && !srv[i].running) {
             waitpid(srv[i].pid, NULL, 0); /* reap: exited, or SIGKILLed just now */
         }
     }
@@ -485,7 +489,7 @@ static ps_status_t pst_local_spawn_one(pst_ctx_t *ctx, const pst_local_opts_t *o
     s->pid = fork();
     if (s->pid == 0) {
         close(pipefd[0]);
-        pst_local_exec(o, i, binary, pipefd[1]);
+        pst_local_exec(o, i, binary, s->listen, pipefd[1]);
     }
     close(pipefd[1]);
     if (s->pid < 0) {
@@ -506,7 +510,9 @@ ps_status_t pst_local_spawn(pst_ctx_t *ctx, const pst_local_opts_t *o, const cha
 
     fflush(NULL); /* nothing buffered may be written twice by the children */
     for (int i = 0; i < n && status == PS_OK; i++) {
-        status = pst_local_spawn_one(ctx, o, i, binary, &srv[i]);
+        if (!srv[i].running) {
+            status = pst_local_spawn_one(ctx, o, i, binary, &srv[i]);
+        }
     }
     return status;
 }

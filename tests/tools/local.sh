@@ -1,6 +1,7 @@
 #!/bin/sh
 # `pstripe local start|status|stop` with 4 real daemons: files it writes,
-# status, refusing a second start, restart on the same DIR (same data dirs in
+# status, refusing a second start, restarting only the servers that died
+# (on the addresses client.conf lists), restart on the same DIR (same data dirs in
 # the same order: a file written before the restart reads back identical),
 # refusing another server count, stop (SIGTERM; the daemons are gone).
 . "$(dirname "$0")/lib.sh"
@@ -49,6 +50,23 @@ head -c 3000000 /dev/urandom >"$tmp/before"
 expect_status 0 pst cp "$tmp/before" pstripe:/before
 expect_status 0 pst ls
 contains "$out" "^/before\$" "ls"
+
+step "servers that died are restarted alone, on their addresses"
+conf_before=$(cat "$cluster/client.conf")
+pid0=$(server_pid 0) pid2=$(server_pid 2) pid3=$(server_pid 3)
+kill -9 "$(server_pid 1)"
+not_all_running() { ! pst local status --dir "$cluster" >/dev/null 2>&1; }
+wait_until 10 not_all_running || fail "status does not notice the killed server1"
+expect_status 1 pst cp pstripe:/before "$tmp/during"
+expect_status 0 start_cluster
+contains "$out" "Restarted 1 of the 4 pstripe servers" "partial restart"
+contains "$out" "server0 .*(was running)" "partial restart keeps server0"
+[ "$(cat "$cluster/client.conf")" = "$conf_before" ] || fail "client.conf changed on a partial restart"
+[ "$(server_pid 0) $(server_pid 2) $(server_pid 3)" = "$pid0 $pid2 $pid3" ] ||
+    fail "a partial restart replaced a running server"
+expect_status 0 pst cp pstripe:/before "$tmp/after-partial"
+cmp "$tmp/before" "$tmp/after-partial" || fail "file differs after server1 was restarted"
+expect_status 0 pst local status --dir "$cluster"
 
 step "stop"
 pids=$(cat "$cluster"/server*.pid)
