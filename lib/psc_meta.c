@@ -394,20 +394,38 @@ ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
     return psc_truncate_objects(file->fs, &file->info, size);
 }
 
+/* Remove the objects of a file on every server (a missing one is fine). */
+static ps_status_t psc_remove_objects(pstripe_fs_t *fs, const ps_file_info_t *info)
+{
+    ps_status_t status = psc_obj_ops(fs, info, PS_MSG_OBJ_REMOVE, 0, NULL);
+
+    return status == PS_ERR_NO_ENTRY ? PS_OK : status;
+}
+
 ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
 {
     ps_file_rep_t rep;
     ps_status_t status = psc_path_call(fs, path, PS_MSG_REMOVE, "unlink", &rep);
 
+    if (status == PS_ERR_NO_SPACE) {
+        /* The owner's metadata store needs room to record the removal and
+         * its disk is full: free the file's data first, then ask again. Until
+         * the second REMOVE the file reads as holes; if that one fails too,
+         * the name stays (with no data) and the error says so. */
+        status = psc_path_call(fs, path, PS_MSG_LOOKUP, "unlink", &rep);
+        if (status == PS_OK) {
+            status = psc_remove_objects(fs, &rep.info);
+        }
+        if (status == PS_OK) {
+            status = psc_path_call(fs, path, PS_MSG_REMOVE, "unlink", &rep);
+        }
+        return status;
+    }
     if (status != PS_OK) {
         return status;
     }
-    /* The path is gone; now its objects (a missing object is not an error). */
-    status = psc_obj_ops(fs, &rep.info, PS_MSG_OBJ_REMOVE, 0, NULL);
-    if (status == PS_ERR_NO_ENTRY) {
-        status = PS_OK;
-    }
-    return status;
+    /* The path is gone; now its objects. */
+    return psc_remove_objects(fs, &rep.info);
 }
 
 ps_status_t pstripe_fsync(pstripe_file_t *file)

@@ -58,8 +58,8 @@ static ps_status_t pss_probe_read_align(int fd, uint32_t *off_align, uint32_t *m
 /*
  * The O_DIRECT offset and memory alignment for fd (open with O_DIRECT):
  * statx(STATX_DIOALIGN) when the kernel reports it, else the device's
- * logical block size (BLKSSZGET), else trial reads. Returns how it was found
- * (NULL if not); *off_align stays 0 when nothing worked.
+ * logical block size (BLKSSZGET). Returns how it was found (NULL if not);
+ * *off_align stays 0 when neither worked.
  */
 static const char *pss_probe_dio_align(int fd, uint32_t *off_align, uint32_t *mem_align)
 {
@@ -89,12 +89,26 @@ static const char *pss_probe_dio_align(int fd, uint32_t *off_align, uint32_t *me
             close(bfd);
         }
     }
-    if (*off_align == 0) {
-        if (pss_probe_read_align(fd, off_align, mem_align) == PS_OK) {
-            how = "trial reads";
-        }
-    }
     return how;
+}
+
+/* Two pages of data in the probe file, for trial reads to read. Only this
+ * last resort writes data (it fails on a full disk; then direct_io = auto
+ * falls back to buffered I/O). */
+static ps_status_t pss_probe_fill(pss_server_t *s, const char *probe)
+{
+    static const uint8_t zeros[8192];
+    ps_status_t status = PS_OK;
+    int fd = openat(s->obj_dir_fd, probe, O_WRONLY | O_CLOEXEC);
+
+    if (fd < 0 || pwrite(fd, zeros, sizeof(zeros), 0) != (ssize_t)sizeof(zeros)) {
+        ps_warn("write %s/obj/%s for trial O_DIRECT reads: %m", s->data_dir, probe);
+        status = ps_status_from_errno(errno != 0 ? errno : EIO);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+    return status;
 }
 
 /*
@@ -117,18 +131,11 @@ static ps_status_t pss_probe_direct(pss_server_t *s, int want)
         return PS_OK;
     }
 
+    /* An empty file: the probe must also work on a full disk. */
     fd = openat(s->obj_dir_fd, probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         ps_error("create %s/obj/%s: %m", s->data_dir, probe);
         return ps_status_from_errno(errno);
-    }
-    /* Two pages of data so that trial reads have something to read. */
-    static const uint8_t zeros[8192];
-    if (pwrite(fd, zeros, sizeof(zeros), 0) != (ssize_t)sizeof(zeros)) {
-        ps_error("write %s/obj/%s: %m", s->data_dir, probe);
-        close(fd);
-        unlinkat(s->obj_dir_fd, probe, 0);
-        return PS_ERR_IO;
     }
     close(fd);
 
@@ -148,6 +155,10 @@ static ps_status_t pss_probe_direct(pss_server_t *s, int want)
     }
 
     how = pss_probe_dio_align(fd, &off_align, &mem_align);
+    if (how == NULL && pss_probe_fill(s, probe) == PS_OK &&
+        pss_probe_read_align(fd, &off_align, &mem_align) == PS_OK) {
+        how = "trial reads";
+    }
     close(fd);
     unlinkat(s->obj_dir_fd, probe, 0);
 

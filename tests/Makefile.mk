@@ -120,7 +120,8 @@ TESTS += \
 	tests/tools/cp.sh \
 	tests/tools/ops.sh \
 	tests/tools/errors.sh \
-	tests/tools/hung-server.sh
+	tests/tools/hung-server.sh \
+	tests/tools/disk-full.sh
 EXTRA_DIST += \
 	tests/tools/lib.sh \
 	tests/tools/local.sh \
@@ -128,6 +129,7 @@ EXTRA_DIST += \
 	tests/tools/ops.sh \
 	tests/tools/errors.sh \
 	tests/tools/hung-server.sh \
+	tests/tools/disk-full.sh \
 	tests/tools/cp-1g.sh
 # ---- end of tools tests ----------------------------------------------------------
 

@@ -123,6 +123,8 @@ cleanup() {
             fi
         done
     fi
+    # A test's own teardown (e.g. unmounting), after its servers stopped.
+    [ -z "${cleanup_extra:-}" ] || eval "$cleanup_extra"
     if [ "$rc" = 0 ]; then
         rm -rf "$tmp"
     else

@@ -1,0 +1,64 @@
+#!/bin/sh
+# A server's disk fills up: writes fail with "no space left" and nothing else
+# is harmed; `rm` frees the space on the full disk (the metadata store needs
+# room to record a removal, so the client frees the data first); a server
+# restarts on a full disk (its start-up probe writes no data). The server's
+# data directory is a small ext4 file system in a file, loop-mounted: needs
+# root and a loop device, else the test is skipped.
+. "$(dirname "$0")/lib.sh"
+
+img=$tmp/disk.img
+mnt=$cluster/server0
+if [ "$(id -u)" != 0 ] || ! command -v mkfs.ext4 >/dev/null || [ ! -e /dev/loop-control ]; then
+    echo "SKIP: needs root, mkfs.ext4 and loop devices"
+    exit 77
+fi
+truncate -s 64M "$img"
+mkfs.ext4 -q -F "$img"
+mkdir -p "$mnt"
+if ! mount -o loop "$img" "$mnt"; then
+    echo "SKIP: cannot loop-mount a file system here"
+    exit 77
+fi
+# lib.sh's EXIT trap stops the server, then runs this.
+cleanup_extra='umount "$mnt" 2>/dev/null || umount -l "$mnt"'
+
+used_kib() { df -k --output=used "$mnt" | tail -n 1 | tr -d ' '; }
+
+step "fill the disk through pstripe"
+expect_status 0 start_cluster -n 1
+head -c 80000000 /dev/urandom >"$tmp/big"
+head -c 1000000 /dev/urandom >"$tmp/small"
+expect_status 0 pst cp "$tmp/small" pstripe:/small
+expect_status 1 pst cp "$tmp/big" pstripe:/big
+contains "$err" "no space left" "a write to a full disk"
+full=$(used_kib)
+echo "used on the full disk: $full KiB"
+
+step "nothing else is harmed: other files read back"
+expect_status 0 pst cp pstripe:/small "$tmp/small.out"
+cmp "$tmp/small" "$tmp/small.out" || fail "a file written before the disk filled differs"
+
+step "rm frees space on the full disk"
+expect_status 0 pst rm /big
+expect_status 0 pst ls
+[ "$out" = "/small" ] || fail "ls after rm: '$out'"
+freed=$(used_kib)
+echo "used after rm: $freed KiB"
+[ "$freed" -lt $((full / 2)) ] || fail "rm freed too little ($full -> $freed KiB)"
+expect_status 0 pst cp "$tmp/small" pstripe:/small2
+
+step "a server restarts on a full disk"
+expect_status 0 pst local stop --dir "$cluster"
+head -c 100000000 /dev/zero >"$mnt/fill" 2>/dev/null || true
+[ "$(df -k --output=avail "$mnt" | tail -n 1 | tr -d ' ')" -lt 64 ] || fail "could not fill the disk"
+expect_status 0 start_cluster -n 1
+expect_status 0 pst ls
+contains "$out" "^/small2\$" "ls on a full disk"
+expect_status 0 pst cp pstripe:/small "$tmp/small.out2"
+cmp "$tmp/small" "$tmp/small.out2" || fail "a file read on a full disk differs"
+expect_status 1 pst cp "$tmp/small" pstripe:/small3
+contains "$err" "no space left" "a write to a full disk after restart"
+rm -f "$mnt/fill"
+expect_status 0 pst cp "$tmp/small" pstripe:/small4
+echo "PASS"
