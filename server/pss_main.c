@@ -15,6 +15,7 @@
  */
 #include "config.h"
 #include "pss.h"
+#include "pss_check.h"
 #include "pss_meta.h"
 #include "pss_store.h"
 #include "pss_worker.h"
@@ -41,7 +42,7 @@ static void pss_usage(FILE *out)
             "Usage: pstripe-server --data DIR [--listen ADDR:PORT] [--workers N]\n"
             "                      [--ready-fd N] [--config FILE] [--set name=value]...\n"
             "                      [--log-file FILE] [--log-level LEVEL] [--print-config]\n"
-            "                      [--help]\n"
+            "                      [--check] [--help]\n"
             "\n"
             "pstripe storage daemon. Serves the pstripe protocol over UCX on ADDR:PORT\n"
             "(worker 0; port 0 picks a free port) and one more port per extra worker.\n"
@@ -55,6 +56,9 @@ static void pss_usage(FILE *out)
             "  --log-file FILE     append the log to FILE (default: stderr)\n"
             "  --log-level LEVEL   error, warn, info, debug, trace\n"
             "  --print-config      print the effective configuration and exit\n"
+            "  --check             check the data directory's metadata store (readable,\n"
+            "                      not damaged, not missing beside objects) and exit:\n"
+            "                      0 usable, 1 not (the server would refuse to start)\n"
             "  --help              this text\n");
 }
 
@@ -70,6 +74,7 @@ typedef struct pss_args {
     const char *config_file;
     int ready_fd;
     int print_config;
+    int check;
     /* settings in command-line order: "key=value" strings */
     char **sets;
     int nsets;
@@ -117,6 +122,10 @@ static void pss_parse_args(int argc, char **argv, pss_args_t *args)
         }
         if (strcmp(argv[i], "--print-config") == 0) {
             args->print_config = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "--check") == 0) {
+            args->check = 1;
             continue;
         }
         if (pss_split_opt(argc, argv, &i, "--config", &v)) {
@@ -508,6 +517,38 @@ static void pss_wait_for_signal(const sigset_t *sigs)
     }
 }
 
+/* --check: what the data directory holds, and whether the server would
+ * start on it. Exit status 0 or 1. */
+static int pss_check_main(pss_server_t *s)
+{
+    pss_meta_report_t rep;
+    ps_status_t status;
+    struct stat st;
+
+    if (s->cfg.data_dir == NULL || stat(s->cfg.data_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "pstripe-server --check: no data directory %s\n",
+                s->cfg.data_dir ? s->cfg.data_dir : "(--data DIR)");
+        return 1;
+    }
+    status = pss_meta_check(s->cfg.data_dir, &rep);
+    if (status != PS_OK) {
+        fprintf(stderr, "pstripe-server --check: %s\n", ps_status_string(status));
+        return 1;
+    }
+    printf("data directory   %s\n", s->cfg.data_dir);
+    printf("metadata store   meta/data.mdb %s\n", rep.store_found ? "found" : "missing or empty");
+    printf("namespace        %llu paths, %llu damaged entries, server id %s\n",
+           (unsigned long long)rep.paths, (unsigned long long)rep.bad_entries,
+           rep.has_server_id ? "present" : "absent");
+    printf("objects          %llu in obj/\n", (unsigned long long)rep.objects);
+    if (rep.problem[0] != '\0') {
+        printf("NOT USABLE       %s\n", rep.problem);
+        return 1;
+    }
+    printf("usable\n");
+    return 0;
+}
+
 /* The data directory, its lock, the metadata store and the object store. */
 static ps_status_t pss_open_storage(pss_server_t *s, int *lock_fd)
 {
@@ -663,6 +704,12 @@ int main(int argc, char **argv)
         ps_config_release(pss_config_table, &s->cfg);
         pss_free_args(&args);
         return status == PS_OK ? 0 : 2;
+    }
+    if (args.check) {
+        exit_code = pss_check_main(s);
+        ps_config_release(pss_config_table, &s->cfg);
+        pss_free_args(&args);
+        return exit_code;
     }
     if (pss_start_log(s) != PS_OK) {
         goto out;

@@ -20,6 +20,7 @@
  */
 #include "pss_meta.h"
 
+#include "pss_check.h"
 #include "pss_req.h"
 
 #include "ps_layout.h"
@@ -92,16 +93,43 @@ static int pss_meta_open_dbs(pss_server_t *s, MDB_txn *txn)
     return mdb_status;
 }
 
+/* A store that is damaged, or missing beside objects, is not opened: LMDB
+ * would fault on it or silently start an empty namespace (pss_check.c). */
+static ps_status_t pss_meta_refuse_damaged(pss_server_t *s)
+{
+    pss_meta_report_t rep;
+    ps_status_t status = pss_meta_check(s->data_dir, &rep);
+
+    if (status != PS_OK) {
+        ps_error("%s/meta: cannot check the metadata store: %s", s->data_dir,
+                 ps_status_string(status));
+        return status;
+    }
+    if (rep.problem[0] == '\0') {
+        return PS_OK;
+    }
+    ps_error("%s: %s. The server does not start on it: restore %s/meta from a backup, or, to "
+             "start an empty server here, move %s/meta and %s/obj aside. `pstripe-server --data "
+             "%s --check` reports what the directory holds.",
+             s->data_dir, rep.problem, s->data_dir, s->data_dir, s->data_dir, s->data_dir);
+    return PS_ERR_IO;
+}
+
 ps_status_t pss_meta_open(pss_server_t *s)
 {
     char path[4096];
     MDB_txn *txn;
+    ps_status_t status;
     int mdb_status;
 
     snprintf(path, sizeof(path), "%s/meta", s->data_dir);
     if (mkdir(path, 0755) != 0 && errno != EEXIST) {
         ps_error("mkdir %s: %m", path);
         return ps_status_from_errno(errno);
+    }
+    status = pss_meta_refuse_damaged(s);
+    if (status != PS_OK) {
+        return status;
     }
     mdb_status = mdb_env_create(&s->mdb_env);
     if (mdb_status != 0) {

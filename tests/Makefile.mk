@@ -121,7 +121,8 @@ TESTS += \
 	tests/tools/ops.sh \
 	tests/tools/errors.sh \
 	tests/tools/hung-server.sh \
-	tests/tools/disk-full.sh
+	tests/tools/disk-full.sh \
+	tests/tools/meta-damage.sh
 EXTRA_DIST += \
 	tests/tools/lib.sh \
 	tests/tools/local.sh \
@@ -130,6 +131,7 @@ EXTRA_DIST += \
 	tests/tools/errors.sh \
 	tests/tools/hung-server.sh \
 	tests/tools/disk-full.sh \
+	tests/tools/meta-damage.sh \
 	tests/tools/cp-1g.sh
 # ---- end of tools tests ----------------------------------------------------------
 
