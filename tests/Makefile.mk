@@ -122,7 +122,8 @@ TESTS += \
 	tests/tools/errors.sh \
 	tests/tools/hung-server.sh \
 	tests/tools/disk-full.sh \
-	tests/tools/meta-damage.sh
+	tests/tools/meta-damage.sh \
+	tests/tools/netns.sh
 EXTRA_DIST += \
 	tests/tools/lib.sh \
 	tests/tools/local.sh \
@@ -132,6 +133,7 @@ EXTRA_DIST += \
 	tests/tools/hung-server.sh \
 	tests/tools/disk-full.sh \
 	tests/tools/meta-damage.sh \
+	tests/tools/netns.sh \
 	tests/tools/cp-1g.sh
 # ---- end of tools tests ----------------------------------------------------------
 
