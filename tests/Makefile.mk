@@ -184,3 +184,19 @@ tests/adio/env.sh: Makefile
 	    echo "system_libmpich='$$($(MPICC) -print-file-name=libmpich.so.12)'"; \
 	} > $@.tmp && mv $@.tmp $@
 # ---- end of pstripe MPICH and pstripe-run tests ------------------------------
+
+# ---- protocol fuzzing (tests/fuzz) ------------------------------------------------
+# fuzz_proto is a libFuzzer target over common/ps_proto.c, built with clang
+# when configure found one that can (else run-fuzz is skipped); run-fuzz
+# runs it for PS_FUZZ_SECONDS (30) from the committed seed corpus.
+if BUILD_FUZZ
+FUZZ_SRC = $(srcdir)/tests/fuzz/fuzz_proto.c $(srcdir)/common/ps_proto.c \
+	$(srcdir)/common/ps_status.c
+check_SCRIPTS += tests/fuzz/fuzz_proto
+tests/fuzz/fuzz_proto: $(FUZZ_SRC) $(srcdir)/common/ps_proto.h
+	$(AM_V_CC)$(MKDIR_P) tests/fuzz && $(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=undefined -I$(srcdir)/common -o $@ $(FUZZ_SRC)
+CLEANFILES += tests/fuzz/fuzz_proto
+endif
+TESTS += tests/fuzz/run-fuzz
+EXTRA_DIST += tests/fuzz/run-fuzz tests/fuzz/fuzz_proto.c tests/fuzz/corpus
