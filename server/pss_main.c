@@ -383,6 +383,18 @@ static ps_status_t pss_ucx_init(pss_server_t *s)
         ps_error("ucp_config_read: %s", ucs_status_string(status));
         return PS_ERR_CONN;
     }
+    /* A restarted server listens on its old port (clients have it in their
+     * configuration) while connections of the killed one may still sit in
+     * TIME_WAIT: listen with SO_REUSEADDR, as TCP servers do. A port that a
+     * live listener holds is still refused. */
+    if (getenv("UCX_CM_REUSEADDR") == NULL && getenv("UCX_TCP_CM_REUSEADDR") == NULL) {
+        status = ucp_config_modify(config, "CM_REUSEADDR", "y");
+        if (status != UCS_OK) {
+            ps_warn("UCX: cannot set CM_REUSEADDR (%s); a restart on the same port may have to "
+                    "wait for old connections to time out",
+                    ucs_status_string(status));
+        }
+    }
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                         UCP_PARAM_FIELD_NAME;
