@@ -430,9 +430,10 @@ static void *psc_progress_main(void *arg)
             continue;
         }
         /* Nothing happened: spin a little while requests are out, then sleep. */
-        spin_end = fs->next_deadline_ns != 0 && __atomic_load_n(&fs->nwaiters, __ATOMIC_RELAXED) == 0
-                       ? ps_time_ns() + PSC_SPIN_NS
-                       : 0;
+        spin_end =
+            fs->next_deadline_ns != 0 && __atomic_load_n(&fs->nwaiters, __ATOMIC_RELAXED) == 0
+                ? ps_time_ns() + PSC_SPIN_NS
+                : 0;
         while (ps_time_ns() < spin_end && n == 0) {
             n = (int)ucp_worker_progress(fs->ucp_worker);
         }

@@ -344,8 +344,8 @@ TEST_F(ClientFault, BlockedCallersTimeOutTogether)
     ASSERT_TRUE(wait_until(all_failed, kTimeout + 30)) << "a blocked caller hung";
     for (auto &c : callers) {
         pthread_join(c.thread, nullptr);
-        EXPECT_GE(c.calls.load(), 3) << "caller " << c.id << ": " << pstripe_strerror(c.status)
-                                     << ": " << c.message;
+        EXPECT_GE(c.calls.load(), 3)
+            << "caller " << c.id << ": " << pstripe_strerror(c.status) << ": " << c.message;
     }
     ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
     PSC_ASSERT_OK(pstripe_close(f));
