@@ -14,6 +14,7 @@ lib_libpsclient_la_SOURCES = \
 	lib/psc_conn.h lib/psc_conn.c \
 	lib/psc_recv.h lib/psc_recv.c \
 	lib/psc_progress.h lib/psc_progress.c \
+	lib/psc_wait.h lib/psc_wait.c \
 	lib/psc_fs.h lib/psc_fs.c \
 	lib/psc_meta.c \
 	lib/psc_request.h lib/psc_io.c lib/psc_batch.h lib/psc_batch.c

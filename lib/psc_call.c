@@ -1,8 +1,9 @@
 /*
  * psc_call.c: the API threads' side of the progress engine. A call counts
- * the ops an API thread posted and waits until the progress thread has
- * completed them all; psc_post queues work and wakes the progress thread
- * through its eventfd.
+ * the ops an API thread posted (psc_wait.c waits until they are all
+ * completed); psc_post queues work and wakes whoever owns the UCX worker
+ * through its eventfd: the caller that drives it, else the progress thread
+ * (unless the poster is about to wait and drive the worker itself).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,20 +34,6 @@ static void psc_call_release_locked(pstripe_fs_t *fs, psc_call_t *call, ps_statu
     }
 }
 
-ps_status_t psc_call_wait(pstripe_fs_t *fs, psc_call_t *call)
-{
-    pthread_mutex_lock(&fs->lock);
-    psc_call_release_locked(fs, call, PS_OK, "");
-    while (!call->done) {
-        pthread_cond_wait(&fs->cond, &fs->lock);
-    }
-    pthread_mutex_unlock(&fs->lock);
-    if (call->status != PS_OK) {
-        psc_set_error("%s", call->msg[0] ? call->msg : ps_status_string(call->status));
-    }
-    return call->status;
-}
-
 void psc_call_complete(pstripe_fs_t *fs, psc_call_t *call, ps_status_t status, const char *msg)
 {
     pthread_mutex_lock(&fs->lock);
@@ -56,29 +43,43 @@ void psc_call_complete(pstripe_fs_t *fs, psc_call_t *call, ps_status_t status, c
 
 /* --- posting ------------------------------------------------------------------ */
 
-static void psc_wake(pstripe_fs_t *fs)
+static void psc_wake(int fd)
 {
     uint64_t one = 1;
     ssize_t n;
 
     do {
-        n = write(fs->wake_fd, &one, sizeof(one));
+        n = write(fd, &one, sizeof(one));
     } while (n < 0 && errno == EINTR);
-    /* EAGAIN means the counter is already huge: the thread is awake anyway. */
+    /* EAGAIN means the counter is already huge: the sleeper is awake anyway. */
 }
 
-void psc_post(pstripe_fs_t *fs, psc_cmd_t *cmd, psc_call_t *call)
+static void psc_post_cmd(pstripe_fs_t *fs, psc_cmd_t *cmd, psc_call_t *call, int wake)
 {
-    int was_empty;
+    int fd = -1;
 
     pthread_mutex_lock(&fs->lock);
     if (call != NULL) {
         call->pending++;
     }
-    was_empty = ucs_list_is_empty(&fs->postq);
     ucs_list_add_tail(&fs->postq, &cmd->list);
-    pthread_mutex_unlock(&fs->lock);
-    if (was_empty) {
-        psc_wake(fs);
+    if (fs->owner == PSC_OWNER_CALLER) {
+        fd = fs->owner_wake_fd;
+    } else if (wake) {
+        fd = fs->wake_fd;
     }
+    pthread_mutex_unlock(&fs->lock);
+    if (fd >= 0) {
+        psc_wake(fd);
+    }
+}
+
+void psc_post(pstripe_fs_t *fs, psc_cmd_t *cmd, psc_call_t *call)
+{
+    psc_post_cmd(fs, cmd, call, 1);
+}
+
+void psc_post_then_wait(pstripe_fs_t *fs, psc_cmd_t *cmd, psc_call_t *call)
+{
+    psc_post_cmd(fs, cmd, call, 0);
 }

@@ -494,5 +494,5 @@ void psc_op_post(pstripe_fs_t *fs, psc_op_t *op, psc_call_t *call)
     op->call = call;
     op->cmd.fn = psc_op_submit_cmd;
     op->state = PSC_OP_POSTED;
-    psc_post(fs, &op->cmd, call);
+    psc_post_then_wait(fs, &op->cmd, call);
 }

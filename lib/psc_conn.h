@@ -9,7 +9,8 @@
 
 #include "psc_internal.h"
 
-/* API thread: post an op that completes into call. */
+/* API thread: post an op that completes into call; the caller waits for the
+ * call next (psc_call_wait), which sends it. */
 void psc_op_post(pstripe_fs_t *fs, psc_op_t *op, psc_call_t *call);
 
 /* --- progress thread only --- */

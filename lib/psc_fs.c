@@ -15,6 +15,7 @@
 #include "psc_conn.h"
 #include "psc_fs.h"
 #include "psc_op.h"
+#include "psc_wait.h"
 #include "psc_progress.h"
 
 ps_status_t psc_check_fs(pstripe_fs_t *fs)
@@ -196,6 +197,7 @@ static ps_status_t psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
     ucs_list_head_init(&fs->postq);
     fs->cfg = *cfg;
     fs->wake_fd = -1;
+    fs->owner_wake_fd = -1;
     fs->epoll_fd = -1;
     ps_log_set_level((ps_log_level_t)fs->cfg.log_level);
     psc_fs_apply_locked(fs);

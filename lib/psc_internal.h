@@ -2,13 +2,19 @@
  * psc_internal.h: the data structures of the client library (not
  * installed); each .c file declares its functions in its own header.
  *
- * Threads. A pstripe_fs_t owns one progress thread, the only thread that
- * touches its UCX worker (UCS_THREAD_MODE_SINGLE). API calls never call UCX:
- * they fill psc_op_t messages (or other psc_cmd_t commands), append them to
- * fs->postq under fs->lock, wake the progress thread through an eventfd and
- * wait on fs->cond for their psc_call_t to be done. The progress thread
- * sleeps in epoll on the worker's event fd and the wake eventfd when it has
- * nothing to do, so an idle client costs no CPU.
+ * Threads. A pstripe_fs_t owns one progress thread and one UCX worker
+ * (UCS_THREAD_MODE_SERIALIZED). Whoever drives the worker owns it
+ * (fs->owner, psc_owner_t): the progress thread while it runs its loop, or a
+ * caller blocked in psc_call_wait (psc_wait.c), which then posts its own ops,
+ * runs UCX progress and sleeps on the worker's event fd itself, so that a
+ * blocking call costs one hop (caller -> server -> caller) instead of three
+ * (caller -> progress thread -> server -> progress thread -> caller). The
+ * progress thread sleeps in epoll on the worker's event fd and a wake eventfd
+ * when it has nothing to do, giving the worker up (PSC_OWNER_NONE), so an
+ * idle client costs no CPU; it is there for nonblocking requests, connection
+ * errors and keepalive while no caller waits. API calls fill psc_op_t
+ * messages (or other psc_cmd_t commands) and append them to fs->postq under
+ * fs->lock; the owner drains the queue.
  *
  * Inside the progress thread, UCX callbacks (send/receive completions, AM
  * replies, endpoint errors) only record what happened and move finished ops
@@ -20,7 +26,8 @@
  * server is being connected) -> INFLIGHT (conn->inflight, registered in the
  * req_id slot table, with a deadline) -> READY (fs->readyq, once the send
  * completed, the reply was processed and any rendezvous receive finished) ->
- * DONE (its done_cb ran, or its psc_call_t was updated).
+ * DONE (its done_cb ran, or its psc_call_t was updated). "Progress thread"
+ * below and in the other files means whoever owns the worker.
  */
 #ifndef PSC_INTERNAL_H
 #define PSC_INTERNAL_H
@@ -42,6 +49,13 @@
 #define PSC_BOUNCE_CACHE      64          /* idle staging buffers kept per connection, at most */
 #define PSC_PIECE_CACHE       8           /* piece arrays kept for the next requests (psc_io.c) */
 #define PSC_PIECE_CACHE_BYTES (32u << 20) /* and their bytes at most */
+
+/* Who drives the UCX worker (fs->owner). */
+typedef enum psc_owner {
+    PSC_OWNER_NONE,   /* nobody: the progress thread sleeps in epoll */
+    PSC_OWNER_THREAD, /* the progress thread runs its loop */
+    PSC_OWNER_CALLER  /* a caller blocked in psc_call_wait drives it */
+} psc_owner_t;
 
 /* Where a caller waits for a group of ops. pending starts at 1 (the caller's
  * own hold, dropped by psc_call_wait) so that it cannot reach 0 while ops are
@@ -209,7 +223,14 @@ struct pstripe_fs {
 
     /* posting (guarded by lock) */
     ucs_list_link_t postq;
-    int wake_fd;
+    int wake_fd;       /* eventfd the progress thread sleeps on */
+    int owner_wake_fd; /* eventfd a caller that owns the worker sleeps on */
+
+    /* who drives the UCX worker (guarded by lock, see the top of this file) */
+    psc_owner_t owner;
+    unsigned nwaiters;  /* callers blocked in psc_call_wait */
+    int ucp_fd_watched; /* ucp_fd is in the progress thread's epoll set */
+    int stop_requested; /* psc_progress_stop: callers may not take the worker */
 
     /* timeouts, read by the progress thread (atomic) */
     uint64_t timeout_ns;
@@ -218,6 +239,7 @@ struct pstripe_fs {
     /* progress thread */
     pthread_t thread;
     int thread_started;
+    int thread_owns; /* the thread has the worker (thread only) */
     int epoll_fd;
     int ucp_fd;
     ucp_context_h ucp_context;

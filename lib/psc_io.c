@@ -17,6 +17,7 @@
 #include "psc_call.h"
 #include "psc_batch.h"
 #include "psc_request.h"
+#include "psc_wait.h"
 
 /* --- setup (caller thread) ------------------------------------------------------ */
 
@@ -318,9 +319,10 @@ err_free_io:
 
 /* --- API ------------------------------------------------------------------------ */
 
+/* then_wait: the caller waits for the request next (it sends it). */
 static ps_status_t psc_io_start(pstripe_file_t *file, int is_write, const pstripe_region_t *regions,
                                 size_t nregions, const struct iovec *mem, size_t nmem,
-                                pstripe_request_t **req_p)
+                                int then_wait, pstripe_request_t **req_p)
 {
     pstripe_request_t *io = NULL;
     ps_status_t status;
@@ -337,7 +339,11 @@ static ps_status_t psc_io_start(pstripe_file_t *file, int is_write, const pstrip
         io->call.done = 1;
     } else {
         io->start.fn = psc_io_start_cmd;
-        psc_post(io->fs, &io->start, NULL);
+        if (then_wait) {
+            psc_post_then_wait(io->fs, &io->start, NULL);
+        } else {
+            psc_post(io->fs, &io->start, NULL);
+        }
     }
     *req_p = io;
     return PS_OK;
@@ -347,14 +353,14 @@ ps_status_t pstripe_iwrite_list(pstripe_file_t *file, const pstripe_region_t *re
                                 size_t nregions, const struct iovec *mem, size_t nmem,
                                 pstripe_request_t **req_p)
 {
-    return psc_io_start(file, 1, regions, nregions, mem, nmem, req_p);
+    return psc_io_start(file, 1, regions, nregions, mem, nmem, 0, req_p);
 }
 
 ps_status_t pstripe_iread_list(pstripe_file_t *file, const pstripe_region_t *regions,
                                size_t nregions, const struct iovec *mem, size_t nmem,
                                pstripe_request_t **req_p)
 {
-    return psc_io_start(file, 0, regions, nregions, mem, nmem, req_p);
+    return psc_io_start(file, 0, regions, nregions, mem, nmem, 0, req_p);
 }
 
 ps_status_t pstripe_request_test(pstripe_request_t *req, int *done)
@@ -377,11 +383,7 @@ ps_status_t pstripe_request_wait(pstripe_request_t *req, uint64_t *bytes)
         return psc_error(PS_ERR_INVALID, "req is NULL");
     }
     fs = req->fs;
-    pthread_mutex_lock(&fs->lock);
-    while (!req->call.done) {
-        pthread_cond_wait(&fs->cond, &fs->lock);
-    }
-    pthread_mutex_unlock(&fs->lock);
+    psc_call_wait_done(fs, &req->call);
     status = req->call.status;
     if (status != PS_OK) {
         psc_set_error("%s", req->call.msg[0] ? req->call.msg : ps_status_string(status));
@@ -400,7 +402,7 @@ static ps_status_t psc_io_run(pstripe_file_t *file, int is_write, const pstripe_
     pstripe_request_t *req;
     ps_status_t status;
 
-    status = psc_io_start(file, is_write, regions, nregions, mem, nmem, &req);
+    status = psc_io_start(file, is_write, regions, nregions, mem, nmem, 1, &req);
     if (status != PS_OK) {
         return status;
     }

@@ -19,6 +19,7 @@
 #include "psc_conn.h"
 #include "psc_fs.h"
 #include "psc_op.h"
+#include "psc_wait.h"
 
 #define PSC_LIST_PAGE 512u /* entries per LIST request */
 

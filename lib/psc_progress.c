@@ -1,14 +1,20 @@
 /*
- * psc_progress.c: the progress thread and its loop.
+ * psc_progress.c: the progress thread, its loop, and the turn of progress
+ * that whoever owns the UCX worker runs (psc_wait.c runs it in a blocking
+ * caller).
  *
- * Every pstripe_fs_t has one progress thread that owns its UCX context and
- * worker. It sleeps in epoll_wait() on two fds, the worker's event fd (armed
- * with ucp_worker_arm() only once progress found nothing to do) and an
- * eventfd that API threads write when they queue work, with a timeout equal
- * to the nearest request deadline. It spins briefly (PSC_SPIN_NS) before
- * sleeping, because a reply often follows a request within microseconds, but
- * never polls while idle: the machines we run on are shared with MPI ranks
- * and daemons.
+ * Every pstripe_fs_t has one progress thread that creates its UCX context
+ * and worker. It sleeps in epoll_wait() on two fds, the worker's event fd
+ * (armed with ucp_worker_arm() only once progress found nothing to do) and
+ * an eventfd that API threads write when they queue work, with a timeout
+ * equal to the nearest request deadline. Before sleeping it gives the worker
+ * up (fs->owner), so that a caller blocked in psc_call_wait can drive it; such
+ * a caller takes the worker's event fd out of the thread's epoll set while it
+ * has it, so that a reply wakes the caller only. The thread spins briefly
+ * (PSC_SPIN_NS) before sleeping while requests are out and no caller waits,
+ * because a reply often follows a request within microseconds, but never
+ * polls while idle: the machines we run on are shared with MPI ranks and
+ * daemons.
  *
  * One turn of the loop runs the posted commands, UCX progress (whose
  * callbacks only record what happened), the failed connections, the
@@ -130,7 +136,7 @@ static void psc_check_deadlines(pstripe_fs_t *fs)
     }
 }
 
-static int psc_progress_once(pstripe_fs_t *fs)
+int psc_progress_turn(pstripe_fs_t *fs)
 {
     int n = 0;
     unsigned p;
@@ -149,6 +155,51 @@ static int psc_progress_once(pstripe_fs_t *fs)
     n += psc_drain_readyq(fs);
     psc_conn_free_dead(fs);
     return n;
+}
+
+int psc_progress_busy(pstripe_fs_t *fs)
+{
+    if (fs->stopping || fs->nbounce > 0 || !ucs_list_is_empty(&fs->readyq) ||
+        !ucs_list_is_empty(&fs->failq) || !ucs_list_is_empty(&fs->dead_conns)) {
+        return 1;
+    }
+    for (uint32_t i = 0; i < fs->nservers; i++) {
+        psc_server_t *srv = &fs->servers[i];
+
+        if (!ucs_list_is_empty(&srv->waitq) ||
+            (srv->conn != NULL &&
+             (srv->state != PSC_SRV_CONNECTED || !ucs_list_is_empty(&srv->conn->inflight)))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Take the worker for the thread's loop, waiting while a caller drives it. */
+static void psc_thread_own(pstripe_fs_t *fs)
+{
+    if (fs->thread_owns) {
+        return;
+    }
+    pthread_mutex_lock(&fs->lock);
+    while (fs->owner == PSC_OWNER_CALLER) {
+        pthread_cond_wait(&fs->cond, &fs->lock);
+    }
+    fs->owner = PSC_OWNER_THREAD;
+    pthread_mutex_unlock(&fs->lock);
+    fs->thread_owns = 1;
+}
+
+/* Give the worker up before sleeping (it is armed); a waiting caller takes it. */
+static void psc_thread_unown(pstripe_fs_t *fs)
+{
+    fs->thread_owns = 0;
+    pthread_mutex_lock(&fs->lock);
+    fs->owner = PSC_OWNER_NONE;
+    if (fs->nwaiters > 0) {
+        pthread_cond_broadcast(&fs->cond);
+    }
+    pthread_mutex_unlock(&fs->lock);
 }
 
 static int psc_is_idle_for_stop(pstripe_fs_t *fs)
@@ -230,7 +281,7 @@ static ps_status_t psc_ucx_init(pstripe_fs_t *fs)
         return PS_ERR_CONN;
     }
     wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+    wparams.thread_mode = UCS_THREAD_MODE_SERIALIZED; /* the thread or a caller, see fs->owner */
     status = ucp_worker_create(fs->ucp_context, &wparams, &fs->ucp_worker);
     if (status != UCS_OK) {
         snprintf(fs->init_msg, sizeof(fs->init_msg), "ucp_worker_create: %s",
@@ -258,6 +309,7 @@ static ps_status_t psc_ucx_init(pstripe_fs_t *fs)
     if (psc_epoll_init(fs) != PS_OK) {
         goto err_destroy_worker;
     }
+    fs->ucp_fd_watched = 1;
     return PS_OK;
 
 err_destroy_worker:
@@ -288,17 +340,11 @@ static void psc_ucx_fini(pstripe_fs_t *fs)
  */
 #define PSC_CLEANUP_POLL_MS_MAX 64
 
-static void psc_sleep(pstripe_fs_t *fs)
+int psc_progress_timeout_ms(pstripe_fs_t *fs)
 {
-    struct epoll_event ev[2];
-    uint64_t now, value;
+    uint64_t now = ps_time_ns();
     int timeout_ms = -1;
-    int n;
 
-    if (ucp_worker_arm(fs->ucp_worker) == UCS_ERR_BUSY) {
-        return;
-    }
-    now = ps_time_ns();
     if (fs->next_deadline_ns != 0) {
         timeout_ms =
             fs->next_deadline_ns > now ? (int)((fs->next_deadline_ns - now + 999999) / 1000000) : 0;
@@ -330,6 +376,21 @@ static void psc_sleep(pstripe_fs_t *fs)
     } else {
         fs->cleanup_poll_ms = 0;
     }
+    return timeout_ms;
+}
+
+static void psc_sleep(pstripe_fs_t *fs)
+{
+    struct epoll_event ev[2];
+    uint64_t value;
+    int timeout_ms;
+    int n;
+
+    if (ucp_worker_arm(fs->ucp_worker) == UCS_ERR_BUSY) {
+        return;
+    }
+    timeout_ms = psc_progress_timeout_ms(fs);
+    psc_thread_unown(fs);
     n = epoll_wait(fs->epoll_fd, ev, 2, timeout_ms);
     for (int i = 0; i < n; i++) {
         if (ev[i].data.fd == fs->wake_fd) {
@@ -357,7 +418,10 @@ static void *psc_progress_main(void *arg)
 
     for (;;) {
         uint64_t spin_end;
-        int n = psc_progress_once(fs);
+        int n;
+
+        psc_thread_own(fs);
+        n = psc_progress_turn(fs);
 
         if (fs->stopping && (psc_is_idle_for_stop(fs) || ps_time_ns() >= fs->stop_deadline_ns)) {
             break;
@@ -366,7 +430,10 @@ static void *psc_progress_main(void *arg)
             continue;
         }
         /* Nothing happened: spin a little while requests are out, then sleep. */
-        spin_end = fs->next_deadline_ns != 0 ? ps_time_ns() + PSC_SPIN_NS : 0;
+        spin_end =
+            fs->next_deadline_ns != 0 && __atomic_load_n(&fs->nwaiters, __ATOMIC_RELAXED) == 0
+                ? ps_time_ns() + PSC_SPIN_NS
+                : 0;
         while (ps_time_ns() < spin_end && n == 0) {
             n = (int)ucp_worker_progress(fs->ucp_worker);
         }
@@ -379,6 +446,14 @@ static void *psc_progress_main(void *arg)
     return NULL;
 }
 
+static void psc_close_wake_fds(pstripe_fs_t *fs)
+{
+    close(fs->wake_fd);
+    fs->wake_fd = -1;
+    close(fs->owner_wake_fd);
+    fs->owner_wake_fd = -1;
+}
+
 ps_status_t psc_progress_start(pstripe_fs_t *fs)
 {
     int error;
@@ -387,13 +462,20 @@ ps_status_t psc_progress_start(pstripe_fs_t *fs)
     if (fs->wake_fd < 0) {
         return psc_error(PS_ERR_NO_MEMORY, "eventfd: %s", strerror(errno));
     }
+    fs->owner_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fs->owner_wake_fd < 0) {
+        close(fs->wake_fd);
+        fs->wake_fd = -1;
+        return psc_error(PS_ERR_NO_MEMORY, "eventfd: %s", strerror(errno));
+    }
+    fs->owner = PSC_OWNER_THREAD; /* until its first sleep */
+    fs->thread_owns = 1;
     ucs_list_head_init(&fs->readyq);
     ucs_list_head_init(&fs->failq);
     ucs_list_head_init(&fs->dead_conns);
     error = pthread_create(&fs->thread, NULL, psc_progress_main, fs);
     if (error != 0) {
-        close(fs->wake_fd);
-        fs->wake_fd = -1;
+        psc_close_wake_fds(fs);
         return psc_error(PS_ERR_NO_MEMORY, "pthread_create: %s", strerror(error));
     }
     pthread_mutex_lock(&fs->lock);
@@ -403,8 +485,7 @@ ps_status_t psc_progress_start(pstripe_fs_t *fs)
     pthread_mutex_unlock(&fs->lock);
     if (fs->init_status != PS_OK) {
         pthread_join(fs->thread, NULL);
-        close(fs->wake_fd);
-        fs->wake_fd = -1;
+        psc_close_wake_fds(fs);
         return psc_error(fs->init_status, "UCX initialization failed: %s", fs->init_msg);
     }
     fs->thread_started = 1;
@@ -418,6 +499,9 @@ void psc_progress_stop(pstripe_fs_t *fs)
     if (!fs->thread_started) {
         return;
     }
+    pthread_mutex_lock(&fs->lock);
+    fs->stop_requested = 1; /* no caller takes the worker from now on */
+    pthread_mutex_unlock(&fs->lock);
     fs->stop_cmd.fn = psc_stop_cmd;
     psc_post(fs, &fs->stop_cmd, NULL);
     pthread_join(fs->thread, NULL);
@@ -428,8 +512,7 @@ void psc_progress_stop(pstripe_fs_t *fs)
         ucs_list_del(&conn->list);
         free(conn);
     }
-    close(fs->wake_fd);
-    fs->wake_fd = -1;
+    psc_close_wake_fds(fs);
     free(fs->slots);
     free(fs->free_slots);
     fs->slots = NULL;

@@ -1,6 +1,6 @@
 /*
- * psc_progress.h: starting and stopping a connection's progress thread
- * (see psc_progress.c).
+ * psc_progress.h: starting and stopping a connection's progress thread, and
+ * the turn of progress that the worker's owner runs (see psc_progress.c).
  */
 #ifndef PSC_PROGRESS_H
 #define PSC_PROGRESS_H
@@ -12,5 +12,19 @@
 ps_status_t psc_progress_start(pstripe_fs_t *fs);
 /* Close every connection (bounded wait) and stop the thread. */
 void psc_progress_stop(pstripe_fs_t *fs);
+
+/* --- whoever owns the worker (fs->owner) --- */
+
+/* One turn: posted commands, UCX progress, failed connections, deadlines,
+ * completions of ready ops. Returns how much happened (0: nothing). */
+int psc_progress_turn(pstripe_fs_t *fs);
+/* How long the owner may sleep on the worker's event fd (ms, -1: until an
+ * event): the nearest deadline, or a cleanup or trim timer. */
+int psc_progress_timeout_ms(pstripe_fs_t *fs);
+/* 1 if something besides the posted queue needs the progress thread once a
+ * caller gives the worker back: ops in flight or waiting for a connection,
+ * completions or failures not yet handled, connections being closed, cached
+ * staging buffers to trim, a disconnect. */
+int psc_progress_busy(pstripe_fs_t *fs);
 
 #endif

@@ -229,6 +229,128 @@ TEST_F(ClientFault, RequestAfterTimeoutFailsWithinTimeout)
     PSC_ASSERT_OK(pstripe_close(f));
 }
 
+/* A thread making blocking 4 KiB calls (write, then read back) on one
+ * server's stripe until one fails. */
+struct small_caller {
+    pstripe_file_t *file;
+    int id;
+    std::atomic<int> calls{0};
+    std::atomic<ps_status_t> status{PS_OK};
+    std::atomic<double> failed_at{0};
+    std::string message;
+    pthread_t thread;
+
+    static void *run(void *arg)
+    {
+        small_caller *c = (small_caller *)arg;
+        std::vector<uint8_t> buf(4096, (uint8_t)c->id), out(4096);
+        /* stripe 9 of a {1 MiB, 2, first server 0} layout: server 1 only,
+         * beyond the test's nonblocking 8 MiB write */
+        uint64_t off = (9 << 20) + (uint64_t)c->id * 8192, nread;
+
+        for (;;) {
+            ps_status_t s = pstripe_pwrite(c->file, buf.data(), buf.size(), off);
+            if (s == PS_OK) {
+                s = pstripe_pread(c->file, out.data(), out.size(), off, &nread);
+            }
+            if (s == PS_OK && (nread != out.size() || out != buf)) {
+                s = PS_ERR_IO; /* read back something else */
+            }
+            if (s != PS_OK) {
+                c->message = pstripe_last_error();
+                c->failed_at = now_s();
+                c->status = s;
+                return nullptr;
+            }
+            c->calls++;
+        }
+    }
+};
+
+/* Several threads blocked at once (one of them drives the connection, the
+ * others wait for it) while a nonblocking request is in flight, and the
+ * server they all wait for stops answering: every blocked caller and the
+ * request must fail with a timeout naming the server, never hang; once the
+ * server continues, blocking calls and nonblocking requests work again. */
+TEST_F(ClientFault, BlockedCallersTimeOutTogether)
+{
+    start(2);
+    const int ncallers = 4;
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> big(8 << 20, 0x5A);
+    pstripe_region_t reg = {0, big.size()};
+    struct iovec iov = {big.data(), big.size()};
+    pstripe_request_t *req;
+    std::vector<small_caller> callers(ncallers);
+    uint64_t bytes;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/blocked", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    for (int i = 0; i < ncallers; i++) {
+        callers[i].file = f;
+        callers[i].id = i;
+        ASSERT_EQ(pthread_create(&callers[i].thread, nullptr, small_caller::run, &callers[i]), 0);
+    }
+    auto all_called = [&] {
+        for (auto &c : callers) {
+            if (c.calls < 3 && c.status == PS_OK) {
+                return false;
+            }
+        }
+        return true;
+    };
+    ASSERT_TRUE(wait_until(all_called, 60)) << "the callers made no progress within 60s";
+    for (auto &c : callers) {
+        ASSERT_EQ(c.status.load(), PS_OK) << c.message;
+    }
+    PSC_ASSERT_OK(pstripe_iwrite_list(f, &reg, 1, &iov, 1, &req));
+    ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0);
+    double t0 = now_s();
+    auto all_failed = [&] {
+        for (auto &c : callers) {
+            if (c.status == PS_OK) {
+                return false;
+            }
+        }
+        return true;
+    };
+    bool failed = wait_until(all_failed, kTimeout + 30);
+    ps_status_t rs = pstripe_request_wait(req, &bytes);
+    printf("[   INFO   ] nonblocking write across the stopped server: %s after %.3fs: %s\n",
+           pstripe_strerror(rs), now_s() - t0, rs != PS_OK ? pstripe_last_error() : "");
+    ASSERT_TRUE(failed) << "a blocked caller hung on the stopped server";
+    for (auto &c : callers) {
+        pthread_join(c.thread, nullptr);
+        printf("[   INFO   ] caller %d: %d calls, then %s after %.3fs: %s\n", c.id, c.calls.load(),
+               pstripe_strerror(c.status), c.failed_at - t0, c.message.c_str());
+        /* the first failure of each is the stopped server's timeout, or a
+         * reconnection to it that timed out as well */
+        EXPECT_EQ(c.status.load(), PS_ERR_TIMEOUT) << c.message;
+        EXPECT_NE(c.message.find(cluster_.address(1)), std::string::npos) << c.message;
+    }
+    EXPECT_TRUE(rs == PS_ERR_TIMEOUT || rs == PS_ERR_CONN) << pstripe_strerror(rs);
+
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    for (int i = 0; i < ncallers; i++) {
+        callers[i].status = PS_OK;
+        callers[i].calls = 0;
+        ASSERT_EQ(pthread_create(&callers[i].thread, nullptr, small_caller::run, &callers[i]), 0);
+    }
+    PSC_ASSERT_OK(pstripe_iwrite_list(f, &reg, 1, &iov, 1, &req));
+    ASSERT_TRUE(wait_until(all_called, 60)) << "no progress after the server continued";
+    PSC_ASSERT_OK(pstripe_request_wait(req, &bytes));
+    EXPECT_EQ(bytes, big.size());
+    ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0); /* ends the callers' loops */
+    ASSERT_TRUE(wait_until(all_failed, kTimeout + 30)) << "a blocked caller hung";
+    for (auto &c : callers) {
+        pthread_join(c.thread, nullptr);
+        EXPECT_GE(c.calls.load(), 3)
+            << "caller " << c.id << ": " << pstripe_strerror(c.status) << ": " << c.message;
+    }
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
 TEST_F(ClientFault, ConnectToDeadOrStoppedServer)
 {
     ASSERT_TRUE(cluster_.start(2, 1));
