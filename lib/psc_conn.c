@@ -55,7 +55,12 @@ static void psc_conn_fail_later(pstripe_fs_t *fs, psc_conn_t *conn, ps_status_t 
 /* The connection's failure message for a UCX error status. */
 void psc_conn_lost(pstripe_fs_t *fs, psc_conn_t *conn, ucs_status_t status)
 {
-    if (conn->nworkers == 0) {
+    if (status == UCS_ERR_REJECTED) {
+        psc_conn_fail_later(fs, conn, PS_ERR_CONN,
+                            "server %s refused the connection: it has as many as it accepts "
+                            "(its max_connections); try again when other clients are gone",
+                            conn->server->addr);
+    } else if (conn->nworkers == 0) {
         psc_conn_fail_later(fs, conn, PS_ERR_CONN, "cannot connect to server %s: %s",
                             conn->server->addr, ucs_status_string(status));
     } else {

@@ -95,6 +95,7 @@ typedef struct pss_server {
     uint32_t mem_align;         /* buffer alignment for disk I/O, bytes */
     char *data_dir;             /* absolute */
     size_t max_open_per_worker; /* object files a worker keeps open */
+    size_t max_conns_per_worker; /* connections a worker accepts (pss_conn.c) */
 
     /* metadata */
     MDB_env *mdb_env;
@@ -175,6 +176,8 @@ struct pss_worker {
     /* connections accepted by this worker's listener */
     pss_conn_t **conns;
     size_t conns_cap, nconns;
+    uint64_t conns_refused;     /* connections refused at max_conns_per_worker */
+    uint64_t refused_logged_ns; /* when that was last logged */
     pss_conn_t *conn_last; /* last looked-up connection */
 
     /* requests decoded by the AM callback, processed after progress */

@@ -43,6 +43,10 @@ const ps_config_field_t pss_config_table[] = {
               "object files kept open (all workers; idle ones are closed beyond it, and it is "
               "lowered to fit RLIMIT_NOFILE)",
               PS_CFG_INT, max_open, 16, 1 << 24),
+    PSS_FIELD("max_connections", "1024",
+              "connections one worker accepts (lowered to fit RLIMIT_NOFILE); more are "
+              "refused until some close",
+              PS_CFG_INT, max_connections, 1, 1 << 20),
     PSS_FIELD("max_inflight", "1g",
               "per worker: buffers of large requests in service; beyond it their rendezvous "
               "data waits at the sender",

@@ -23,6 +23,7 @@ typedef struct pss_config {
     char *log_file;        /* "" = stderr */
     uint64_t max_merge;    /* bytes: payload of batches planned together */
     int64_t max_open;      /* object files kept open by the whole server */
+    int64_t max_connections; /* connections per worker */
     uint64_t max_inflight; /* bytes: request buffers a worker holds before queueing more */
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
 } pss_config_t;

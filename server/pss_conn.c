@@ -151,6 +151,20 @@ void pss_conn_accept_cb(ucp_conn_request_h conn_request, void *arg)
         ucp_listener_reject(w->listener, conn_request);
         return;
     }
+    if (w->nconns >= w->server->max_conns_per_worker) {
+        /* The client sees the connection rejected. Logged at most once a
+         * second: a flood must not flood the log too. */
+        uint64_t now = ps_time_ns();
+        w->conns_refused++;
+        if (now - w->refused_logged_ns > 1000000000ull) {
+            ps_warn("worker %u: %zu connections open, the most it accepts (max_connections): "
+                    "refusing new ones (%llu so far)",
+                    w->index, w->nconns, (unsigned long long)w->conns_refused);
+            w->refused_logged_ns = now;
+        }
+        ucp_listener_reject(w->listener, conn_request);
+        return;
+    }
     conn = pss_conn_add(w, NULL, 1);
     if (conn == NULL) {
         ps_error("worker %u: no memory for a new connection", w->index);

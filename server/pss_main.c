@@ -415,6 +415,9 @@ static ps_status_t pss_ucx_init(pss_server_t *s)
  * budget (max_open, lowered to what the limit allows after sockets, aio and
  * epoll descriptors) between the workers.
  */
+#define PSS_FDS_PER_CONN 4   /* descriptors a UCX TCP connection may hold */
+#define PSS_FDS_RESERVED 128 /* listeners, epoll, eventfds, aio, LMDB, logs */
+
 static void pss_fd_budget(pss_server_t *s)
 {
     struct rlimit rl;
@@ -430,7 +433,10 @@ static void pss_fd_budget(pss_server_t *s)
         }
         avail = rl.rlim_cur == RLIM_INFINITY ? (1u << 24) : (uint64_t)rl.rlim_cur;
     }
-    /* half for connections and everything else */
+    /* half for objects, half for connections (a UCX TCP connection holds up
+     * to PSS_FDS_PER_CONN descriptors) and everything else (PSS_FDS_RESERVED):
+     * a worker that ran out of descriptors could not accept connections again
+     * even after a flood of them ended, so it refuses beyond its share. */
     uint64_t budget = avail / 2;
     if ((uint64_t)s->cfg.max_open < budget) {
         budget = (uint64_t)s->cfg.max_open;
@@ -439,8 +445,18 @@ static void pss_fd_budget(pss_server_t *s)
     if (s->max_open_per_worker < 4) {
         s->max_open_per_worker = 4;
     }
-    ps_info("descriptor limit %llu: up to %zu open objects per worker",
-            (unsigned long long)avail, s->max_open_per_worker);
+    uint64_t conn_fds = avail - avail / 2;
+    conn_fds = conn_fds > PSS_FDS_RESERVED ? conn_fds - PSS_FDS_RESERVED : 0;
+    uint64_t conns = conn_fds / PSS_FDS_PER_CONN / s->nworkers;
+    if (conns < 4) {
+        conns = 4;
+    }
+    if ((uint64_t)s->cfg.max_connections < conns) {
+        conns = (uint64_t)s->cfg.max_connections;
+    }
+    s->max_conns_per_worker = (size_t)conns;
+    ps_info("descriptor limit %llu: up to %zu open objects and %zu connections per worker",
+            (unsigned long long)avail, s->max_open_per_worker, s->max_conns_per_worker);
 }
 
 static void pss_write_ready(pss_server_t *s, int fd)

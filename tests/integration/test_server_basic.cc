@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "ps_cluster.h"
+#include "ps_time.h"
 #include "test_server_raw.h"
 
 using namespace ps_test;
@@ -149,4 +150,66 @@ TEST(ServerStart, BadSettingFails)
     int status = pclose(p);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
     EXPECT_NE(std::string(buf).find("max_io"), std::string::npos) << buf;
+}
+
+/*
+ * A flood of connections beyond max_connections: the worker refuses the
+ * surplus (the clients see their connection fail, not a hang), keeps serving
+ * the ones it accepted, accepts again once the flood is gone, and stops
+ * cleanly on SIGTERM. Without the limit a flood that exhausted the server's
+ * descriptors left the worker refusing everything for good.
+ */
+TEST(ServerConn, FloodIsRefusedAndRecovers)
+{
+    const int limit = 6, flood = 20;
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "max_connections=" + std::to_string(limit)}));
+
+    std::vector<std::unique_ptr<raw_client>> clients;
+    int answered = 0, refused = 0;
+    for (int i = 0; i < flood; i++) {
+        clients.emplace_back(new raw_client());
+        ASSERT_TRUE(clients.back()->connect(cluster.host(0), cluster.port(0)));
+        raw_reply r = clients.back()->hello();
+        if (r.received && r.status() == PS_OK) {
+            answered++;
+        } else {
+            EXPECT_FALSE(clients.back()->connected()) << "an unanswered client must see an error";
+            refused++;
+        }
+    }
+    RecordProperty("answered", answered);
+    RecordProperty("refused", refused);
+    EXPECT_EQ(answered, limit);
+    EXPECT_EQ(refused, flood - limit);
+    EXPECT_NE(cluster.log(0).find("refusing new ones"), std::string::npos) << cluster.log(0);
+
+    /* The accepted ones keep working while the refused ones go away. */
+    for (int i = 0; i < flood; i++) {
+        if (clients[i]->connected()) {
+            EXPECT_TRUE(clients[i]->hello().received) << "client " << i;
+        }
+    }
+    clients.clear();
+
+    /* Once the flood is gone (the server sees the clients close), new
+     * clients are accepted again: wait for it with a deadline. */
+    bool recovered = false;
+    uint64_t deadline = ps_time_ns() + 20000000000ull;
+    while (!recovered && ps_time_ns() < deadline) {
+        std::vector<std::unique_ptr<raw_client>> again;
+        int ok = 0;
+        for (int i = 0; i < limit; i++) {
+            again.emplace_back(new raw_client());
+            ok += again.back()->connect(cluster.host(0), cluster.port(0)) &&
+                  again.back()->hello().received;
+        }
+        recovered = ok == limit;
+    }
+    EXPECT_TRUE(recovered) << cluster.log(0);
+
+    int status = cluster.stop(0);
+    ASSERT_TRUE(WIFEXITED(status)) << cluster.log(0);
+    EXPECT_EQ(WEXITSTATUS(status), 0) << cluster.log(0);
+    EXPECT_EQ(cluster.log(0).find("Assertion"), std::string::npos) << cluster.log(0);
 }
