@@ -84,6 +84,10 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     size_t wb_used;
     pstripe_region_t *wb_regions;
     size_t wb_nregions, wb_cap;
+    pstripe_request_t *wb_req;  /* the full buffer being sent, or NULL */
+    char *wb_data_out;          /* its bytes and regions (kept until done) */
+    pstripe_region_t *wb_regions_out;
+    size_t wb_cap_out;
     ADIO_Offset wb_lo, wb_hi;   /* extent of the buffered regions */
     int wb_error;               /* sticky MPI error of a failed flush */
     /* read cache (ad_pstripe_cache.c) */

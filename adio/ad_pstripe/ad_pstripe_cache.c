@@ -9,12 +9,16 @@
  * - Write-behind: an independent write of less than a quarter of
  *   romio_pstripe_wb_buffer_size is copied into the handle's buffer, as
  *   its regions (in order) and their bytes. The buffer goes to the servers
- *   as ONE list write (pstripe_write_list: later regions win, as in the
- *   program's order) when it is full, and before anything that must see
+ *   as ONE list write (later regions win, as in the program's order):
+ *   when it is full, without waiting (pstripe_iwrite_list; a second
+ *   buffer fills meanwhile, and a send waits for the previous one, so
+ *   writes stay in order), and, waited for, before anything that must see
  *   it: sync, close, set_view/set_info, set_size, preallocate, get_size,
  *   set_atomicity, every collective call, nonblocking I/O, a direct
- *   (larger) write, and a read that overlaps the buffered bytes' extent.
- *   A failed flush is reported by the call that flushed and again, once,
+ *   (larger) write, and a read (any read waits for a send in flight; one
+ *   that overlaps the buffered bytes' extent flushes them).
+ *   A failed flush is reported by the call that flushed (or waited for
+ *   the send) and again, once,
  *   by the next MPI_File_sync or close (ps->wb_error is sticky; a sync or
  *   close whose own flush fails leaves it for the next one).
  * - Read cache: a small independent read is served from blocks of
@@ -238,17 +242,74 @@ static uint64_t rc_serve(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc
 
 /* ---- write-behind ------------------------------------------------------- */
 
-/* Send the buffered regions as one list write. Returns an MPI error code
- * (kept as the handle's sticky error too). */
-int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
+/* An MPI error code for a failed write-behind send, kept as the handle's
+ * sticky error too. */
+static int wb_failed(ADIOI_PSTRIPE_fs * ps, int status, int line)
 {
     static char myname[] = "ADIOI_PSTRIPE_WB_FLUSH";
+    int err = ADIOI_PSTRIPE_err(myname, "write (write-behind)", ps->path, line, status, NULL);
+
+    if (ps->wb_error == MPI_SUCCESS)
+        ps->wb_error = err;
+    return err;
+}
+
+/* Wait for the buffer being sent, if any. Returns an MPI error code. */
+static int wb_wait(ADIOI_PSTRIPE_fs * ps)
+{
+    int status;
+
+    if (ps->wb_req == NULL)
+        return MPI_SUCCESS;
+    status = pstripe_request_wait(ps->wb_req, NULL);
+    ps->wb_req = NULL;
+    return status == PS_OK ? MPI_SUCCESS : wb_failed(ps, status, __LINE__);
+}
+
+/* The buffer is full: send it without waiting (the previous one must be
+ * done first, so that writes stay in order) and fill the other buffer
+ * meanwhile. Returns an MPI error code (of the previous send, or of this
+ * start). */
+static int wb_start(ADIOI_PSTRIPE_fs * ps)
+{
+    struct iovec iov;
+    char *data;
+    pstripe_region_t *regions;
+    size_t cap;
+    int status, err = wb_wait(ps);
+
+    if (ps->rc_nslots > 0)
+        rc_invalidate(ps, ps->wb_regions, ps->wb_nregions);
+    iov.iov_base = ps->wb_data;
+    iov.iov_len = ps->wb_used;
+    status = pstripe_iwrite_list(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1,
+                                 &ps->wb_req);
+    if (status != PS_OK) {
+        ps->wb_req = NULL;
+        if (err == MPI_SUCCESS)
+            err = wb_failed(ps, status, __LINE__);
+    }
+    /* swap: the sent buffer stays untouched until wb_wait */
+    data = ps->wb_data, regions = ps->wb_regions, cap = ps->wb_cap;
+    ps->wb_data = ps->wb_data_out, ps->wb_regions = ps->wb_regions_out;
+    ps->wb_cap = ps->wb_cap_out;
+    ps->wb_data_out = data, ps->wb_regions_out = regions, ps->wb_cap_out = cap;
+    ps->wb_nregions = 0;
+    ps->wb_used = 0;
+    return err;
+}
+
+/* Send the buffered regions as one list write (after the one in flight).
+ * Returns an MPI error code (kept as the handle's sticky error too). */
+int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
+{
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     struct iovec iov;
-    int status, err = MPI_SUCCESS;
+    int status, err;
 
     if (ps == NULL)
         return MPI_SUCCESS;
+    err = wb_wait(ps);
     if (ps->wb_nregions > 0 && ps->file != NULL) {
         /* blocks read (ahead) while these bytes were buffered are stale */
         if (ps->rc_nslots > 0)
@@ -256,12 +317,8 @@ int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
         iov.iov_base = ps->wb_data;
         iov.iov_len = ps->wb_used;
         status = pstripe_write_list(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1);
-        if (status != PS_OK) {
-            err = ADIOI_PSTRIPE_err(myname, "write (write-behind)", ps->path, __LINE__,
-                                    status, NULL);
-            if (ps->wb_error == MPI_SUCCESS)
-                ps->wb_error = err;
-        }
+        if (status != PS_OK && err == MPI_SUCCESS)
+            err = wb_failed(ps, status, __LINE__);
     }
     ps->wb_nregions = 0;
     ps->wb_used = 0;
@@ -333,14 +390,17 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, in
     small = cache_usable(fd) && ps->write_behind != ADIOI_HINT_DISABLE &&
         !(fd->access_mode & ADIO_RDONLY) && ps->wb_size > 0 && acc->total < ps->wb_size / 4;
     max_regions = (size_t) MPL_MAX(ps->wb_size / 16, 64);
-    if (ps->wb_used > 0 && (!small || ps->wb_used + acc->total > (uint64_t) ps->wb_size ||
-                            ps->wb_nregions + acc->nregions > max_regions)) {
+    if (!small) {
+        /* a direct write comes after every buffered one */
         *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
+        return *error_code != MPI_SUCCESS;
+    }
+    if (ps->wb_used > 0 && (ps->wb_used + (uint64_t) acc->total > (uint64_t) ps->wb_size ||
+                            ps->wb_nregions + acc->nregions > max_regions)) {
+        *error_code = wb_start(ps);
         if (*error_code != MPI_SUCCESS)
             return 1;
     }
-    if (!small)
-        return 0;
     if (ps->wb_data == NULL)
         ps->wb_data = ADIOI_Malloc((size_t) ps->wb_size);
     wb_append(ps, acc);
@@ -364,6 +424,11 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
     *error_code = MPI_SUCCESS;
     if (ps == NULL || ps->file == NULL || acc->nregions == 0)
         return 0;
+    /* a full buffer being sent: the servers must have it before we read
+     * (blocks read now would miss it) */
+    *error_code = wb_wait(ps);
+    if (*error_code != MPI_SUCCESS)
+        return 1;
     if (ps->wb_used > 0 && acc->start < ps->wb_hi && ps->wb_lo < acc->end) {
         *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
         if (*error_code != MPI_SUCCESS)
@@ -407,6 +472,15 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
  * the next use. */
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
 {
+    if (ps->wb_req != NULL)     /* not after a flush: a failed open's cleanup */
+        wb_wait(ps);
+    if (ps->wb_data_out)
+        ADIOI_Free(ps->wb_data_out);
+    if (ps->wb_regions_out)
+        ADIOI_Free(ps->wb_regions_out);
+    ps->wb_data_out = NULL;
+    ps->wb_regions_out = NULL;
+    ps->wb_cap_out = 0;
     if (ps->wb_data)
         ADIOI_Free(ps->wb_data);
     if (ps->wb_regions)
