@@ -6,8 +6,8 @@
  *   overlapping ones in program order (the last wins), each read back at
  *   once by the writer (while still buffered), then through another view;
  * - cached blocks follow the writer's own later writes;
- * - another process sees the writes after sync-barrier-sync, and after
- *   close and open;
+ * - another process sees the writes after sync-barrier-sync (also over
+ *   bytes it had read before), and after close and open;
  * - reads across the end of file count only the bytes below it, also after
  *   another process extended the file (sync-barrier-sync);
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
@@ -179,6 +179,22 @@ static void eof_reads(MPI_File fh)
     check_range(fh, old - 100, 300, 300, "read across the new EOF");
 }
 
+/* Rank 0 rewrites bytes the others have read (and may have cached): they
+ * see the new bytes after sync-barrier-sync. */
+static void cross_visibility(MPI_File fh)
+{
+    MPI_Offset off = slot_off(20, 0) + 64;
+
+    if (ps_rank != 0)
+        check_range(fh, slot_off(20, 0), S, 32, "before another process's write");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        write_small(fh, off, 64, 7);
+    model_write(off, 64, 7);
+    sync_barrier_sync(fh);
+    check_range(fh, slot_off(20, 0), S, 32, "another process's write after sync-barrier-sync");
+}
+
 /* Atomic mode: rank 0 writes, barrier, rank 1 reads at once. Rank 1 first
  * caches the old bytes. */
 static void atomic_mode(MPI_File fh)
@@ -249,6 +265,7 @@ int main(int argc, char **argv)
     sync_barrier_sync(fh);
     check_range(fh, 0, fsize, 4000, "every process's writes after sync-barrier-sync");
     eof_reads(fh);
+    cross_visibility(fh);
     atomic_mode(fh);
     PS_MPI(MPI_File_close(&fh));
 
