@@ -13,6 +13,7 @@ romio_other_sources +=                   \
     adio/ad_pstripe/ad_pstripe.c         \
     adio/ad_pstripe/ad_pstripe_aggregate.c \
     adio/ad_pstripe/ad_pstripe_aio.c     \
+    adio/ad_pstripe/ad_pstripe_cache.c   \
     adio/ad_pstripe/ad_pstripe_coll.c    \
     adio/ad_pstripe/ad_pstripe_common.c  \
     adio/ad_pstripe/ad_pstripe_fcntl.c   \

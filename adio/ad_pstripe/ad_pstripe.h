@@ -39,6 +39,16 @@
 #define ADIOI_PSTRIPE_HINT_MAX_REGIONS  "romio_pstripe_max_regions"
 #define ADIOI_PSTRIPE_HINT_LISTIO_READ  "romio_pstripe_listio_read"
 #define ADIOI_PSTRIPE_HINT_LISTIO_WRITE "romio_pstripe_listio_write"
+#define ADIOI_PSTRIPE_HINT_WRITE_BEHIND "romio_pstripe_write_behind"
+#define ADIOI_PSTRIPE_HINT_WB_SIZE      "romio_pstripe_wb_buffer_size"
+#define ADIOI_PSTRIPE_HINT_READ_CACHE   "romio_pstripe_read_cache"
+#define ADIOI_PSTRIPE_HINT_RC_SIZE      "romio_pstripe_rc_size"
+#define ADIOI_PSTRIPE_HINT_RC_BLOCK     "romio_pstripe_rc_block_size"
+
+/* Their defaults (ad_pstripe_cache.c). */
+#define ADIOI_PSTRIPE_WB_SIZE_DEFAULT  (1 << 20)
+#define ADIOI_PSTRIPE_RC_SIZE_DEFAULT  (4 << 20)
+#define ADIOI_PSTRIPE_RC_BLOCK_DEFAULT (64 << 10)
 
 /* Connection tunables a file can override (index into ADIOI_PSTRIPE_fs.opt). */
 enum {
@@ -67,6 +77,29 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     MPI_Win lock_win;           /* whole-file lock (ad_pstripe_lock.c) */
     void *lock_base;
     int lock_depth;
+    /* write-behind (ad_pstripe_cache.c) */
+    int write_behind;           /* ADIOI_HINT_ENABLE or ADIOI_HINT_DISABLE */
+    long long wb_size;          /* buffer size in bytes */
+    char *wb_data;              /* the buffered bytes, in region order */
+    size_t wb_used;
+    pstripe_region_t *wb_regions;
+    size_t wb_nregions, wb_cap;
+    pstripe_request_t *wb_req;  /* the full buffer being sent, or NULL */
+    char *wb_data_out;          /* its bytes and regions (kept until done) */
+    pstripe_region_t *wb_regions_out;
+    size_t wb_cap_out;
+    ADIO_Offset wb_lo, wb_hi;   /* extent of the buffered regions */
+    int wb_error;               /* sticky MPI error of a failed flush */
+    /* read cache (ad_pstripe_cache.c) */
+    int read_cache;
+    long long rc_size, rc_block;        /* bytes */
+    char *rc_data;              /* rc_nslots blocks of rc_block bytes */
+    int64_t *rc_tag;            /* block number held by a slot; -1: none */
+    uint64_t *rc_valid;         /* bytes of it below EOF when read */
+    size_t rc_nslots;
+    int64_t rc_next;            /* block after the last fetch (read-ahead) */
+    int rc_window;              /* read-ahead blocks of the last fetch */
+    int bypass;                 /* > 0: in a collective call, no caching */
 } ADIOI_PSTRIPE_fs;
 
 /* One access, flattened: file regions in view order, memory as iovecs. */
@@ -103,6 +136,15 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps);
 int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code);
 long long ADIOI_PSTRIPE_Option_value(ADIO_File fd, int opt);
 void ADIOI_PSTRIPE_file_opened(int delta);
+
+/* ad_pstripe_cache.c */
+int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, int *error_code);
+int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t * nread,
+                             int *error_code);
+int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
+int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
+void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
+void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
 
 /* ad_pstripe_fcntl.c */
 int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *myname,

@@ -245,6 +245,11 @@ static void nonblocking_io(ADIO_File fd, void *buf, int count, MPI_Datatype data
                            int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
                            int contig, int is_write, int *error_code)
 {
+    /* the write-behind buffer goes first (a write also drops the read
+     * cache): nonblocking accesses go straight to the servers */
+    *error_code = ADIOI_PSTRIPE_Cache_flush(fd, is_write);
+    if (*error_code != MPI_SUCCESS)
+        return;
 #ifdef ADIOI_PSTRIPE_GREQ_CLASSES
     if (!fd->atomicity && (contig || ADIOI_PSTRIPE_Listio(fd, is_write))) {
         listio_start(fd, buf, count, datatype, file_ptr_type, offset, request, contig, is_write,

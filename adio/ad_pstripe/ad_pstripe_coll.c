@@ -701,9 +701,9 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, const coll_range
     plan_free(&plan);
 }
 
-static void strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                         int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
-                         int is_write, int *error_code)
+static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                              int is_write, int *error_code)
 {
     ADIOI_PSTRIPE_access acc;
     coll_range mine, *ranges;
@@ -766,6 +766,24 @@ static void strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     if (ok)
         ADIOI_PSTRIPE_Access_free(&acc);
     ADIOI_Free(ranges);
+}
+
+/* A collective access: the write-behind buffer is flushed first (a
+ * collective write drops the read cache too), and the access itself does
+ * no caching. A failed flush is this call's error, after the access. */
+static void strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                         int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                         int is_write, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int flush_err = ADIOI_PSTRIPE_Cache_flush(fd, is_write);
+
+    ps->bypass++;
+    strided_coll_body(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
+                      error_code);
+    ps->bypass--;
+    if (flush_err != MPI_SUCCESS)
+        *error_code = flush_err;
 }
 
 void ADIOI_PSTRIPE_WriteStridedColl(ADIO_File fd, const void *buf, int count,

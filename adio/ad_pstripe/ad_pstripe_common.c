@@ -156,6 +156,13 @@ ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void)
     ps->listio_read = ADIOI_HINT_ENABLE;
     ps->listio_write = ADIOI_HINT_ENABLE;
     ps->lock_win = MPI_WIN_NULL;
+    ps->write_behind = ADIOI_HINT_ENABLE;
+    ps->wb_size = ADIOI_PSTRIPE_WB_SIZE_DEFAULT;
+    ps->wb_error = MPI_SUCCESS;
+    ps->read_cache = ADIOI_HINT_ENABLE;
+    ps->rc_size = ADIOI_PSTRIPE_RC_SIZE_DEFAULT;
+    ps->rc_block = ADIOI_PSTRIPE_RC_BLOCK_DEFAULT;
+    ps->rc_next = -1;
     return ps;
 }
 
@@ -170,6 +177,7 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
     for (i = 0; i < 3; i++)
         if (ps->coll_buf[i])
             ADIOI_Free(ps->coll_buf[i]);
+    ADIOI_PSTRIPE_Cache_release(ps);
     ADIOI_Free(ps);
 }
 

@@ -80,6 +80,10 @@ void ADIOI_PSTRIPE_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, in
     *error_code = MPI_SUCCESS;
     switch (flag) {
         case ADIO_FCNTL_GET_FSIZE:
+            /* our buffered writes count */
+            *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
+            if (*error_code != MPI_SUCCESS)
+                return;
             rc = pstripe_fstat(ps->file, &st);
             if (rc != PS_OK) {
                 *error_code = ADIOI_PSTRIPE_err(myname, "stat", ps->path, __LINE__, rc, NULL);
@@ -89,14 +93,23 @@ void ADIOI_PSTRIPE_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, in
             return;
 
         case ADIO_FCNTL_SET_DISKSPACE:
+            *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 1);
+            if (*error_code != MPI_SUCCESS)
+                return;
             prealloc(fd, fcntl_struct->diskspace, error_code);
             return;
 
         case ADIO_FCNTL_SET_ATOMICITY:
-            /* collective (MPI_File_set_atomicity) */
+            /* collective (MPI_File_set_atomicity); atomic mode does no
+             * caching, and what was cached before is flushed and dropped */
+            *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 1);
             fd->atomicity = fcntl_struct->atomicity ? 1 : 0;
-            if (fd->atomicity)
-                ADIOI_PSTRIPE_Lock_setup(fd, error_code);
+            if (fd->atomicity) {
+                int lock_err;
+                ADIOI_PSTRIPE_Lock_setup(fd, &lock_err);
+                if (*error_code == MPI_SUCCESS)
+                    *error_code = lock_err;
+            }
             return;
 
         default:
@@ -107,23 +120,30 @@ void ADIOI_PSTRIPE_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, in
     }
 }
 
-/* MPI_File_set_size is collective: one process truncates (the servers
- * resize every object of the file), the others learn the result. */
+/* MPI_File_set_size is collective: every process flushes its buffered
+ * writes, then one process truncates (the servers resize every object of
+ * the file), the others learn the result. */
 void ADIOI_PSTRIPE_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_RESIZE";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     int rank, root = fd->hints->ranklist[0], rc = PS_OK;
+    int flush_err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
 
+    /* no truncate before every buffered write is on the servers */
+    MPI_Barrier(fd->comm);
     MPI_Comm_rank(fd->comm, &rank);
     if (rank == root)
         rc = pstripe_ftruncate(ps->file, (uint64_t) size);
     *error_code = ADIOI_PSTRIPE_Bcast_status(fd, root, rc, myname, "set size of", __LINE__,
                                              NULL);
+    if (flush_err != MPI_SUCCESS)
+        *error_code = flush_err;
 }
 
-/* MPI_File_sync is collective. Once every process is past the barrier all
- * their writes are acknowledged by the servers, so one pstripe_fsync (which
+/* MPI_File_sync is collective. Once every process has flushed its
+ * write-behind buffer and is past the barrier all their writes are
+ * acknowledged by the servers, so one pstripe_fsync (which
  * makes the file durable on every server it is striped over) covers them
  * all. */
 void ADIOI_PSTRIPE_Flush(ADIO_File fd, int *error_code)
@@ -131,12 +151,17 @@ void ADIOI_PSTRIPE_Flush(ADIO_File fd, int *error_code)
     static char myname[] = "ADIOI_PSTRIPE_FLUSH";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     int rank, root = fd->hints->ranklist[0], rc = PS_OK;
+    /* this process's buffered writes (or the error of an earlier flush of
+     * them, reported once more) */
+    int wb_err = ADIOI_PSTRIPE_Cache_sync(fd);
 
     MPI_Barrier(fd->comm);
     MPI_Comm_rank(fd->comm, &rank);
     if (rank == root)
         rc = pstripe_fsync(ps->file);
     *error_code = ADIOI_PSTRIPE_Bcast_status(fd, root, rc, myname, "sync", __LINE__, NULL);
+    if (wb_err != MPI_SUCCESS)
+        *error_code = wb_err;
 }
 
 int ADIOI_PSTRIPE_Feature(ADIO_File fd, int flag)

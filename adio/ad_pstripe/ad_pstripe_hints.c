@@ -30,6 +30,11 @@ enum {
     KEY_MAX_REGIONS,
     KEY_LISTIO_READ,
     KEY_LISTIO_WRITE,
+    KEY_WRITE_BEHIND,
+    KEY_WB_SIZE,
+    KEY_READ_CACHE,
+    KEY_RC_SIZE,
+    KEY_RC_BLOCK,
     NKEYS
 };
 
@@ -53,6 +58,11 @@ static const struct {
     {ADIOI_PSTRIPE_HINT_MAX_REGIONS, KIND_COUNT, "an integer >= 1"},
     {ADIOI_PSTRIPE_HINT_LISTIO_READ, KIND_ENABLE, "enable, disable or automatic"},
     {ADIOI_PSTRIPE_HINT_LISTIO_WRITE, KIND_ENABLE, "enable, disable or automatic"},
+    {ADIOI_PSTRIPE_HINT_WRITE_BEHIND, KIND_ENABLE, "enable, disable or automatic"},
+    {ADIOI_PSTRIPE_HINT_WB_SIZE, KIND_SIZE, "a size in bytes >= 1 (k, m, g suffixes allowed)"},
+    {ADIOI_PSTRIPE_HINT_READ_CACHE, KIND_ENABLE, "enable, disable or automatic"},
+    {ADIOI_PSTRIPE_HINT_RC_SIZE, KIND_SIZE, "a size in bytes >= 1 (k, m, g suffixes allowed)"},
+    {ADIOI_PSTRIPE_HINT_RC_BLOCK, KIND_SIZE, "a size in bytes >= 1 (k, m, g suffixes allowed)"},
 };
 
 /* The hint of each per-file tunable (ADIOI_PSTRIPE_OPT_...). */
@@ -215,6 +225,34 @@ static void set_listio_hints(ADIOI_PSTRIPE_fs * ps, const hint_values * hv)
         ps->listio_write = (int) hv->val[KEY_LISTIO_WRITE];
 }
 
+/* Write-behind and read cache hints (ad_pstripe_cache.c). */
+static void set_cache_hints(ADIOI_PSTRIPE_fs * ps, const hint_values * hv)
+{
+    if (hv->present[KEY_WRITE_BEHIND])
+        ps->write_behind = (int) hv->val[KEY_WRITE_BEHIND];
+    if (hv->present[KEY_WB_SIZE])
+        ps->wb_size = hv->val[KEY_WB_SIZE];
+    if (hv->present[KEY_READ_CACHE])
+        ps->read_cache = (int) hv->val[KEY_READ_CACHE];
+    if (hv->present[KEY_RC_SIZE])
+        ps->rc_size = hv->val[KEY_RC_SIZE];
+    if (hv->present[KEY_RC_BLOCK])
+        ps->rc_block = hv->val[KEY_RC_BLOCK];
+}
+
+static void show_cache_hints(ADIO_File fd)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    ADIOI_Info_set(fd->info, ADIOI_PSTRIPE_HINT_WRITE_BEHIND,
+                   ps->write_behind == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    set_info_ll(fd->info, ADIOI_PSTRIPE_HINT_WB_SIZE, ps->wb_size);
+    ADIOI_Info_set(fd->info, ADIOI_PSTRIPE_HINT_READ_CACHE,
+                   ps->read_cache == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    set_info_ll(fd->info, ADIOI_PSTRIPE_HINT_RC_SIZE, ps->rc_size);
+    set_info_ll(fd->info, ADIOI_PSTRIPE_HINT_RC_BLOCK, ps->rc_block);
+}
+
 /* The effective values, into fd->info (after ADIOI_GEN_SetInfo, which
  * makes fd->info and may have stepped on striping_unit): the connection's
  * tunables where the file sets none, the list I/O switches, and the layout
@@ -233,6 +271,7 @@ static void show_hints(ADIO_File fd, const hint_values * hv, int err)
                    ps->listio_read == ADIOI_HINT_DISABLE ? "disable" : "enable");
     ADIOI_Info_set(fd->info, ADIOI_PSTRIPE_HINT_LISTIO_WRITE,
                    ps->listio_write == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    show_cache_hints(fd);
     if (ps->file != NULL) {
         ADIOI_PSTRIPE_Set_layout_hints(fd);
     } else if (err == MPI_SUCCESS) {
@@ -246,7 +285,7 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     hint_values hv;
-    int at_open = 0, gen_error, err, old_listio_write;
+    int at_open = 0, gen_error, err, old_listio_write, flush_err = MPI_SUCCESS;
 
     *error_code = MPI_SUCCESS;
     if (ps == NULL) {
@@ -256,6 +295,10 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         /* connect now so that the info object can show the connection's
          * tunables; a failure is reported by OpenColl */
         ADIOI_PSTRIPE_Init(&gen_error);
+    } else {
+        /* set_view and set_info: buffered writes go out, the read cache is
+         * dropped (a failure stays as the handle's sticky error too) */
+        flush_err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
     }
 
     read_hints(users_info, &hv);
@@ -265,12 +308,17 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         set_layout_hints(ps, &hv, at_open);
         set_buffer_hints(ps, &hv);
         set_listio_hints(ps, &hv);
+        set_cache_hints(ps, &hv);
+        /* the buffers are made again, of the new sizes, when next used */
+        ADIOI_PSTRIPE_Cache_release(ps);
     }
     /* ROMIO's own hints (cb_*, ds_*, ind_*): always, since ADIO_Open
      * relies on them even when ours are wrong */
     ADIOI_GEN_SetInfo(fd, users_info, &gen_error);
     show_hints(fd, &hv, err);
 
+    if (err == MPI_SUCCESS)
+        err = flush_err;
     if (err != MPI_SUCCESS) {
         if (at_open)
             ps->pending_error = err;

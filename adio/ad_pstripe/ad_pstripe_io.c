@@ -22,11 +22,35 @@ static void io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
         offset = fd->fp_ind;
 
     if (len > 0) {
+        /* small writes go to the write-behind buffer, small reads to the
+         * read cache (ad_pstripe_cache.c) */
+        ADIOI_PSTRIPE_access acc;
+        int handled;
+
+        memset(&acc, 0, sizeof(acc));
+        acc.one_region.offset = (uint64_t) offset;
+        acc.one_region.length = len;
+        acc.one_iov.iov_base = buf;
+        acc.one_iov.iov_len = (size_t) len;
+        acc.regions = &acc.one_region;
+        acc.iov = &acc.one_iov;
+        acc.nregions = acc.niov = 1;
+        acc.total = (ADIO_Offset) len;
+        acc.start = offset;
+        acc.end = offset + (ADIO_Offset) len;
+        if (is_write)
+            handled = ADIOI_PSTRIPE_Cache_write(fd, &acc, error_code);
+        else
+            handled = ADIOI_PSTRIPE_Cache_read(fd, &acc, &nbytes, error_code);
+        if (*error_code != MPI_SUCCESS)
+            return;
+        rc = PS_OK;
         if (is_write) {
-            rc = pstripe_pwrite(ps->file, buf, len, (uint64_t) offset);
+            if (!handled)
+                rc = pstripe_pwrite(ps->file, buf, len, (uint64_t) offset);
             nbytes = len;
             fd->dirty_write = 1;
-        } else {
+        } else if (!handled) {
             rc = pstripe_pread(ps->file, buf, len, (uint64_t) offset, &nbytes);
         }
         if (rc != PS_OK) {

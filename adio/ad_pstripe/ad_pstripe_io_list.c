@@ -213,7 +213,7 @@ static void list_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype, i
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     ADIOI_PSTRIPE_access acc;
     uint64_t nbytes = 0;
-    int rc = PS_OK, lock_err = MPI_SUCCESS;
+    int rc = PS_OK, lock_err = MPI_SUCCESS, handled;
 
     ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
                                error_code);
@@ -227,11 +227,22 @@ static void list_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype, i
             *error_code = lock_err;
             goto fn_exit;
         }
+        /* write-behind and read cache (ad_pstripe_cache.c; they stand
+         * aside in atomic mode) */
+        handled = is_write ? ADIOI_PSTRIPE_Cache_write(fd, &acc, error_code)
+            : ADIOI_PSTRIPE_Cache_read(fd, &acc, &nbytes, error_code);
+        if (*error_code != MPI_SUCCESS) {
+            if (fd->atomicity)
+                ADIOI_PSTRIPE_Unlock(fd);
+            goto fn_exit;
+        }
         if (is_write) {
-            rc = pstripe_write_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov);
+            if (!handled)
+                rc = pstripe_write_list(ps->file, acc.regions, acc.nregions, acc.iov,
+                                        acc.niov);
             nbytes = (uint64_t) acc.total;
             fd->dirty_write = 1;
-        } else {
+        } else if (!handled) {
             rc = pstripe_read_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
                                    &nbytes);
         }

@@ -185,11 +185,13 @@ void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_CLOSE";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    int rc = PS_OK;
+    int rc = PS_OK, wb_err;
 
     *error_code = MPI_SUCCESS;
     if (ps == NULL)
         return;
+    /* buffered writes, or the error of an earlier failed flush of them */
+    wb_err = ADIOI_PSTRIPE_Cache_sync(fd);
 
     /* ROMIO deletes a delete-on-close file (on one process) right after
      * this close, and, with no shared file pointers, without waiting for
@@ -207,6 +209,8 @@ void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
     }
     if (rc != PS_OK)
         *error_code = ADIOI_PSTRIPE_err(myname, "close", ps->path, __LINE__, rc, NULL);
+    if (wb_err != MPI_SUCCESS)
+        *error_code = wb_err;
     ADIOI_PSTRIPE_fs_free(ps);
     fd->fs_ptr = NULL;
 }

@@ -7,7 +7,9 @@
  * After two rounds rank 0 creates the file MARKER: the test runner then
  * kills or stops one server. Each rank goes on until a write fails, then
  * checks that a nonblocking write (whose start must not block) and a
- * collective write (two-phase, forced) fail too. Each failing call must
+ * collective write (two-phase, forced) fail too, and that small writes
+ * (buffered by the driver's write-behind) make MPI_File_sync fail, and
+ * MPI_File_close after it. Each failing call must
  * return within LIMIT seconds (the client's timeout plus slack) and with
  * class MPI_ERR_IO.
  *
@@ -122,7 +124,21 @@ int main(int argc, char **argv)
     rc = MPI_File_write_at_all(fh, (MPI_Offset) ps_rank * BS, buf, BS, MPI_BYTE, &st);
     expect_io_error(rc, t0, "collective write");
 
-    MPI_File_close(&fh);        /* may fail too: the file's state is gone */
+    /* small writes are kept by the driver's write-behind (they succeed);
+     * the sync that flushes them must fail, and the close again */
+    for (iter = 0; iter < 16; iter++) {
+        rc = MPI_File_write_at(fh, (MPI_Offset) iter * 65536 + ps_rank * 64, buf, 64, MPI_BYTE,
+                               &st);
+        if (rc != MPI_SUCCESS)
+            break;
+    }
+    t0 = MPI_Wtime();
+    if (rc == MPI_SUCCESS)
+        rc = MPI_File_sync(fh);
+    expect_io_error(rc, t0, "sync of buffered small writes");
+    t0 = MPI_Wtime();
+    rc = MPI_File_close(&fh);
+    expect_io_error(rc, t0, "close after a failed flush");
     free(buf);
     MPI_Barrier(MPI_COMM_WORLD);
     if (ps_rank == 0)

@@ -1,0 +1,501 @@
+/*
+ * ad_pstripe_cache.c: write-behind and read cache of a file handle.
+ *
+ * MPI's consistency rules (nonatomic mode) let a process keep its writes
+ * to itself until MPI_File_sync, close or a collective call, as long as it
+ * reads them back at once itself. Both caches live in the per-file state
+ * and follow exactly those rules:
+ *
+ * - Write-behind: an independent write of less than a quarter of
+ *   romio_pstripe_wb_buffer_size is copied into the handle's buffer, as
+ *   its regions (in order) and their bytes. The buffer goes to the servers
+ *   as ONE list write (later regions win, as in the program's order):
+ *   when it is full, without waiting (pstripe_iwrite_list; a second
+ *   buffer fills meanwhile, and a send waits for the previous one, so
+ *   writes stay in order), and, waited for, before anything that must see
+ *   it: sync, close, set_view/set_info, set_size, preallocate, get_size,
+ *   set_atomicity, every collective call, nonblocking I/O, a direct
+ *   (larger) write, and a read (any read waits for a send in flight; one
+ *   that overlaps the buffered bytes' extent flushes them).
+ *   A failed flush is reported by the call that flushed (or waited for
+ *   the send) and again, once,
+ *   by the next MPI_File_sync or close (ps->wb_error is sticky; a sync or
+ *   close whose own flush fails leaves it for the next one).
+ * - Read cache: a small independent read is served from blocks of
+ *   romio_pstripe_rc_block_size bytes, direct-mapped into
+ *   romio_pstripe_rc_size bytes. The missing blocks of a read are fetched
+ *   in one list read; when the misses walk forward, the fetch reads ahead
+ *   (a window that doubles up to half the cache). A block keeps the number
+ *   of its bytes that were below the file's size when it was read (the
+ *   library's *nread): a read is a hit only if it lies within those bytes,
+ *   so bytes past the end of file are never data, and a read across EOF
+ *   counts what the servers count. The handle's own writes drop the blocks
+ *   they touch; sync, set_view, set_info, set_size, set_atomicity, close
+ *   and collective writes drop the whole cache.
+ *
+ * Both are bypassed in atomic mode and under the whole-file lock (ROMIO's
+ * data sieving), and inside collective calls (ps->bypass).
+ */
+
+#include "ad_pstripe.h"
+
+/* Is caching allowed for this call at all? */
+static int cache_usable(ADIO_File fd)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    return ps != NULL && ps->file != NULL && !fd->atomicity && ps->lock_depth == 0 &&
+        ps->bypass == 0;
+}
+
+/* A cursor over the memory of an access (its iovecs, as one stream). */
+typedef struct {
+    const struct iovec *iov;
+    size_t n, i, off;
+} mem_cursor;
+
+/* Copy len bytes between the memory stream and buf (to_mem: buf -> memory;
+ * buf NULL with to_mem: zeros). */
+static void mem_copy(mem_cursor * c, char *buf, size_t len, int to_mem)
+{
+    size_t take;
+    char *mem;
+
+    while (len > 0 && c->i < c->n) {
+        take = MPL_MIN(len, c->iov[c->i].iov_len - c->off);
+        mem = (char *) c->iov[c->i].iov_base + c->off;
+        if (!to_mem)
+            memcpy(buf, mem, take);
+        else if (buf != NULL)
+            memcpy(mem, buf, take);
+        else
+            memset(mem, 0, take);
+        if (buf != NULL)
+            buf += take;
+        len -= take;
+        c->off += take;
+        if (c->off == c->iov[c->i].iov_len) {
+            c->i++;
+            c->off = 0;
+        }
+    }
+}
+
+/* ---- read cache --------------------------------------------------------- */
+
+void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
+{
+    size_t s;
+
+    for (s = 0; s < ps->rc_nslots; s++)
+        ps->rc_tag[s] = -1;
+    ps->rc_next = -1;
+    ps->rc_window = 0;
+}
+
+/* Drop the cached blocks that the regions touch. */
+static void rc_invalidate(ADIOI_PSTRIPE_fs * ps, const pstripe_region_t * regions, size_t n)
+{
+    uint64_t bs = (uint64_t) ps->rc_block, b, b1;
+    size_t i, s;
+
+    for (i = 0; i < n && ps->rc_nslots > 0; i++) {
+        if (regions[i].length == 0)
+            continue;
+        b = regions[i].offset / bs;
+        b1 = (regions[i].offset + regions[i].length - 1) / bs;
+        if (b1 - b + 1 >= ps->rc_nslots) {
+            ADIOI_PSTRIPE_Cache_drop(ps);
+            return;
+        }
+        for (; b <= b1; b++) {
+            s = b % ps->rc_nslots;
+            if (ps->rc_tag[s] == (int64_t) b)
+                ps->rc_tag[s] = -1;
+        }
+    }
+}
+
+static int rc_setup(ADIOI_PSTRIPE_fs * ps)
+{
+    size_t s;
+
+    if (ps->rc_nslots > 0)
+        return 1;
+    if (ps->rc_block <= 0 || ps->rc_size < 2 * ps->rc_block)
+        return 0;
+    ps->rc_nslots = (size_t) (ps->rc_size / ps->rc_block);
+    ps->rc_data = ADIOI_Malloc(ps->rc_nslots * (size_t) ps->rc_block);
+    ps->rc_tag = ADIOI_Malloc(ps->rc_nslots * sizeof(*ps->rc_tag));
+    ps->rc_valid = ADIOI_Malloc(ps->rc_nslots * sizeof(*ps->rc_valid));
+    for (s = 0; s < ps->rc_nslots; s++)
+        ps->rc_tag[s] = -1;
+    ps->rc_next = -1;
+    return 1;
+}
+
+/* Is block b cached with the bytes [from, to) of it valid? */
+static int rc_hit(const ADIOI_PSTRIPE_fs * ps, uint64_t b, uint64_t to)
+{
+    size_t s = b % ps->rc_nslots;
+
+    return ps->rc_tag[s] == (int64_t) b && to <= ps->rc_valid[s];
+}
+
+/* Fetch blocks [b, b + n) that are not already whole-valid hits, in one
+ * list read. Returns a pstripe status. */
+static int rc_fetch(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n)
+{
+    uint64_t bs = (uint64_t) ps->rc_block, nread = 0, left;
+    pstripe_region_t *regs = ADIOI_Malloc(n * sizeof(*regs));
+    struct iovec *iov = ADIOI_Malloc(n * sizeof(*iov));
+    size_t i, s;
+    int status;
+
+    for (i = 0; i < n; i++) {
+        s = blocks[i] % ps->rc_nslots;
+        ps->rc_tag[s] = -1;
+        regs[i].offset = blocks[i] * bs;
+        regs[i].length = bs;
+        iov[i].iov_base = ps->rc_data + s * bs;
+        iov[i].iov_len = bs;
+    }
+    status = pstripe_read_list(ps->file, regs, n, iov, n, &nread);
+    /* the blocks ascend: those below the file's size come first */
+    for (i = 0, left = nread; status == PS_OK && i < n; i++) {
+        s = blocks[i] % ps->rc_nslots;
+        ps->rc_tag[s] = (int64_t) blocks[i];
+        ps->rc_valid[s] = MPL_MIN(bs, left);
+        left -= ps->rc_valid[s];
+    }
+    ADIOI_Free(regs);
+    ADIOI_Free(iov);
+    return status;
+}
+
+/* The blocks an access misses (ascending, into *missing), plus read-ahead
+ * when the misses walk forward. Returns the count. */
+static size_t rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, uint64_t b0,
+                      uint64_t span, uint64_t * missing)
+{
+    uint64_t bs = (uint64_t) ps->rc_block, b, b1, from, to, last;
+    char *need = ADIOI_Calloc(span, 1);
+    size_t i, n = 0, max_ra;
+
+    for (i = 0; i < acc->nregions; i++) {
+        from = acc->regions[i].offset;
+        to = from + acc->regions[i].length;
+        for (b = from / bs, b1 = (to - 1) / bs; b <= b1; b++) {
+            uint64_t end = MPL_MIN(to, (b + 1) * bs) - b * bs;
+            if (!rc_hit(ps, b, end))
+                need[b - b0] = 1;
+        }
+    }
+    for (b = 0; b < span; b++)
+        if (need[b])
+            missing[n++] = b0 + b;
+    ADIOI_Free(need);
+    if (n == 0)
+        return 0;
+
+    /* sequential read-ahead: the first miss is where the last fetch ended */
+    max_ra = ps->rc_nslots - (size_t) span;
+    if ((int64_t) missing[0] == ps->rc_next)
+        ps->rc_window = (int) MPL_MIN(MPL_MAX(2 * ps->rc_window, 1), (long long) max_ra);
+    else
+        ps->rc_window = 0;
+    last = b0 + span - 1;
+    for (b = last + 1; b <= last + (uint64_t) ps->rc_window; b++)
+        if (!rc_hit(ps, b, bs))
+            missing[n++] = b;
+    ps->rc_next = (int64_t) (missing[n - 1] + 1);
+    return n;
+}
+
+/* Copy an access out of the cache (every block it touches is cached):
+ * bytes past a block's valid length read as zeros and are not counted. */
+static uint64_t rc_serve(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
+{
+    uint64_t bs = (uint64_t) ps->rc_block, b, from, to, len, valid, got = 0;
+    mem_cursor c = { acc->iov, acc->niov, 0, 0 };
+    size_t i, s;
+    char *blk;
+
+    for (i = 0; i < acc->nregions; i++) {
+        from = acc->regions[i].offset;
+        to = from + acc->regions[i].length;
+        while (from < to) {
+            b = from / bs;
+            s = b % ps->rc_nslots;
+            blk = ps->rc_data + s * bs;
+            len = MPL_MIN(to, (b + 1) * bs) - from;
+            valid = ps->rc_valid[s] > from - b * bs ? ps->rc_valid[s] - (from - b * bs) : 0;
+            valid = MPL_MIN(valid, len);
+            mem_copy(&c, blk + (from - b * bs), valid, 1);
+            mem_copy(&c, NULL, len - valid, 1);
+            got += valid;
+            from += len;
+        }
+    }
+    return got;
+}
+
+/* ---- write-behind ------------------------------------------------------- */
+
+/* An MPI error code for a failed write-behind send, kept as the handle's
+ * sticky error too. */
+static int wb_failed(ADIOI_PSTRIPE_fs * ps, int status, int line)
+{
+    static char myname[] = "ADIOI_PSTRIPE_WB_FLUSH";
+    int err = ADIOI_PSTRIPE_err(myname, "write (write-behind)", ps->path, line, status, NULL);
+
+    if (ps->wb_error == MPI_SUCCESS)
+        ps->wb_error = err;
+    return err;
+}
+
+/* Wait for the buffer being sent, if any. Returns an MPI error code. */
+static int wb_wait(ADIOI_PSTRIPE_fs * ps)
+{
+    int status;
+
+    if (ps->wb_req == NULL)
+        return MPI_SUCCESS;
+    status = pstripe_request_wait(ps->wb_req, NULL);
+    ps->wb_req = NULL;
+    return status == PS_OK ? MPI_SUCCESS : wb_failed(ps, status, __LINE__);
+}
+
+/* The buffer is full: send it without waiting (the previous one must be
+ * done first, so that writes stay in order) and fill the other buffer
+ * meanwhile. Returns an MPI error code (of the previous send, or of this
+ * start). */
+static int wb_start(ADIOI_PSTRIPE_fs * ps)
+{
+    struct iovec iov;
+    char *data;
+    pstripe_region_t *regions;
+    size_t cap;
+    int status, err = wb_wait(ps);
+
+    if (ps->rc_nslots > 0)
+        rc_invalidate(ps, ps->wb_regions, ps->wb_nregions);
+    iov.iov_base = ps->wb_data;
+    iov.iov_len = ps->wb_used;
+    status = pstripe_iwrite_list(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1,
+                                 &ps->wb_req);
+    if (status != PS_OK) {
+        ps->wb_req = NULL;
+        if (err == MPI_SUCCESS)
+            err = wb_failed(ps, status, __LINE__);
+    }
+    /* swap: the sent buffer stays untouched until wb_wait */
+    data = ps->wb_data, regions = ps->wb_regions, cap = ps->wb_cap;
+    ps->wb_data = ps->wb_data_out, ps->wb_regions = ps->wb_regions_out;
+    ps->wb_cap = ps->wb_cap_out;
+    ps->wb_data_out = data, ps->wb_regions_out = regions, ps->wb_cap_out = cap;
+    ps->wb_nregions = 0;
+    ps->wb_used = 0;
+    return err;
+}
+
+/* Send the buffered regions as one list write (after the one in flight).
+ * Returns an MPI error code (kept as the handle's sticky error too). */
+int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    struct iovec iov;
+    int status, err;
+
+    if (ps == NULL)
+        return MPI_SUCCESS;
+    err = wb_wait(ps);
+    if (ps->wb_nregions > 0 && ps->file != NULL) {
+        /* blocks read (ahead) while these bytes were buffered are stale */
+        if (ps->rc_nslots > 0)
+            rc_invalidate(ps, ps->wb_regions, ps->wb_nregions);
+        iov.iov_base = ps->wb_data;
+        iov.iov_len = ps->wb_used;
+        status = pstripe_write_list(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1);
+        if (status != PS_OK && err == MPI_SUCCESS)
+            err = wb_failed(ps, status, __LINE__);
+    }
+    ps->wb_nregions = 0;
+    ps->wb_used = 0;
+    if (drop && ps->rc_nslots > 0)
+        ADIOI_PSTRIPE_Cache_drop(ps);
+    return err;
+}
+
+/* Flush and drop (MPI_File_sync, close). Returns the error of this flush
+ * (which stays sticky, for the next sync or close), else the sticky error
+ * of an earlier failed flush, which is then cleared. */
+int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
+
+    if (ps == NULL || err != MPI_SUCCESS)
+        return err;
+    err = ps->wb_error;
+    ps->wb_error = MPI_SUCCESS;
+    return err;
+}
+
+/* Append an access to the buffer (it fits). */
+static void wb_append(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
+{
+    mem_cursor c = { acc->iov, acc->niov, 0, 0 };
+    pstripe_region_t *last;
+    size_t i;
+
+    if (ps->wb_nregions + acc->nregions > ps->wb_cap) {
+        ps->wb_cap = MPL_MAX(2 * ps->wb_cap, ps->wb_nregions + acc->nregions);
+        ps->wb_regions = ADIOI_Realloc(ps->wb_regions, ps->wb_cap * sizeof(*ps->wb_regions));
+    }
+    for (i = 0; i < acc->nregions; i++) {
+        last = ps->wb_nregions ? &ps->wb_regions[ps->wb_nregions - 1] : NULL;
+        if (last != NULL && last->offset + last->length == acc->regions[i].offset) {
+            last->length += acc->regions[i].length;     /* bytes are adjacent too */
+        } else {
+            ps->wb_regions[ps->wb_nregions++] = acc->regions[i];
+        }
+    }
+    mem_copy(&c, ps->wb_data + ps->wb_used, (size_t) acc->total, 0);
+    if (ps->wb_used == 0) {
+        ps->wb_lo = acc->start;
+        ps->wb_hi = acc->end;
+    }
+    ps->wb_lo = MPL_MIN(ps->wb_lo, acc->start);
+    ps->wb_hi = MPL_MAX(ps->wb_hi, acc->end);
+    ps->wb_used += (size_t) acc->total;
+}
+
+/* A write of this access: buffered (returns 1), or, after the buffer is
+ * flushed so that the order of writes holds, left to the caller (returns
+ * 0). Either way the cached blocks it touches are dropped (also when the
+ * caches are bypassed, e.g. under ROMIO's data-sieving lock). *error_code
+ * is set when a flush failed (then 1 is returned and nothing was written). */
+int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    size_t max_regions;
+    int small;
+
+    *error_code = MPI_SUCCESS;
+    if (ps == NULL || ps->file == NULL)
+        return 0;
+    if (ps->rc_nslots > 0)
+        rc_invalidate(ps, acc->regions, acc->nregions);
+    small = cache_usable(fd) && ps->write_behind != ADIOI_HINT_DISABLE &&
+        !(fd->access_mode & ADIO_RDONLY) && ps->wb_size > 0 && acc->total < ps->wb_size / 4;
+    max_regions = (size_t) MPL_MAX(ps->wb_size / 16, 64);
+    if (!small) {
+        /* a direct write comes after every buffered one */
+        *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
+        return *error_code != MPI_SUCCESS;
+    }
+    if (ps->wb_used > 0 && (ps->wb_used + (uint64_t) acc->total > (uint64_t) ps->wb_size ||
+                            ps->wb_nregions + acc->nregions > max_regions)) {
+        *error_code = wb_start(ps);
+        if (*error_code != MPI_SUCCESS)
+            return 1;
+    }
+    if (ps->wb_data == NULL)
+        ps->wb_data = ADIOI_Malloc((size_t) ps->wb_size);
+    wb_append(ps, acc);
+    fd->dirty_write = 1;
+    return 1;
+}
+
+/* A read of this access: flush the buffer first if the read may overlap
+ * it; then serve it from the cache (returns 1, *nread = bytes below the
+ * file's size) or leave it to the caller (returns 0). On an error 1 is
+ * returned with *error_code set. */
+int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t * nread,
+                             int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_RC_READ";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    uint64_t bs, b0, b1, span, *missing;
+    size_t i, n;
+    int status;
+
+    *error_code = MPI_SUCCESS;
+    if (ps == NULL || ps->file == NULL || acc->nregions == 0)
+        return 0;
+    /* a full buffer being sent: the servers must have it before we read
+     * (blocks read now would miss it) */
+    *error_code = wb_wait(ps);
+    if (*error_code != MPI_SUCCESS)
+        return 1;
+    if (ps->wb_used > 0 && acc->start < ps->wb_hi && ps->wb_lo < acc->end) {
+        *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
+        if (*error_code != MPI_SUCCESS)
+            return 1;
+    }
+    if (!cache_usable(fd) || ps->read_cache == ADIOI_HINT_DISABLE ||
+        (fd->access_mode & ADIO_WRONLY) || !rc_setup(ps))
+        return 0;
+    bs = (uint64_t) ps->rc_block;
+    if ((uint64_t) acc->total / acc->nregions > bs / 4)
+        return 0;
+    if (acc->nregions == 1 && (acc->regions[0].offset % bs) + acc->regions[0].length <= bs &&
+        rc_hit(ps, acc->regions[0].offset / bs,
+               (acc->regions[0].offset % bs) + acc->regions[0].length)) {
+        *nread = rc_serve(ps, acc);     /* the common hit: one region in one block */
+        return 1;
+    }
+    b0 = UINT64_MAX;
+    b1 = 0;
+    for (i = 0; i < acc->nregions; i++) {
+        b0 = MPL_MIN(b0, acc->regions[i].offset / bs);
+        b1 = MPL_MAX(b1, (acc->regions[i].offset + acc->regions[i].length - 1) / bs);
+    }
+    span = b1 - b0 + 1;
+    if (span > ps->rc_nslots / 2)
+        return 0;
+
+    missing = ADIOI_Malloc(ps->rc_nslots * sizeof(*missing));
+    n = rc_plan(ps, acc, b0, span, missing);
+    status = n > 0 ? rc_fetch(ps, missing, n) : PS_OK;
+    ADIOI_Free(missing);
+    if (status != PS_OK) {
+        *error_code = ADIOI_PSTRIPE_err(myname, "read", ps->path, __LINE__, status, NULL);
+        return 1;
+    }
+    *nread = rc_serve(ps, acc);
+    return 1;
+}
+
+/* Forget the buffers (after a flush): new sizes from hints take effect at
+ * the next use. */
+void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
+{
+    if (ps->wb_req != NULL)     /* not after a flush: a failed open's cleanup */
+        wb_wait(ps);
+    if (ps->wb_data_out)
+        ADIOI_Free(ps->wb_data_out);
+    if (ps->wb_regions_out)
+        ADIOI_Free(ps->wb_regions_out);
+    ps->wb_data_out = NULL;
+    ps->wb_regions_out = NULL;
+    ps->wb_cap_out = 0;
+    if (ps->wb_data)
+        ADIOI_Free(ps->wb_data);
+    if (ps->wb_regions)
+        ADIOI_Free(ps->wb_regions);
+    if (ps->rc_data)
+        ADIOI_Free(ps->rc_data);
+    if (ps->rc_tag)
+        ADIOI_Free(ps->rc_tag);
+    if (ps->rc_valid)
+        ADIOI_Free(ps->rc_valid);
+    ps->wb_data = NULL;
+    ps->wb_regions = NULL;
+    ps->wb_cap = ps->wb_nregions = ps->wb_used = 0;
+    ps->rc_data = NULL;
+    ps->rc_tag = NULL;
+    ps->rc_valid = NULL;
+    ps->rc_nslots = 0;
+}

@@ -1,0 +1,284 @@
+/*
+ * ps_cache: MPI consistency with the driver's write-behind and read cache,
+ * checked against a byte model of the file.
+ *
+ * - many small independent writes (interleaved between the processes),
+ *   overlapping ones in program order (the last wins), each read back at
+ *   once by the writer (while still buffered), then through another view;
+ * - cached blocks follow the writer's own later writes;
+ * - another process sees the writes after sync-barrier-sync (also over
+ *   bytes it had read before), and after close and open;
+ * - reads across the end of file count only the bytes below it, also after
+ *   another process extended the file (sync-barrier-sync);
+ * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
+ *   even where rank 1 had cached the old bytes;
+ * - on pstripe, the hints show in MPI_File_get_info.
+ *
+ * The pstripe run uses a small write-behind buffer and a small read cache
+ * (so that buffers fill and blocks are evicted). Rank 0 prints the number
+ * of small writes ("small writes: N"): mpi-tests compares it with the
+ * servers' write batches.
+ */
+#include "pstest.h"
+
+#define S 512                   /* slot size */
+#define NB 64                   /* slots per process */
+#define NSMALL 16               /* small writes per slot in the counted phase */
+
+static unsigned char *model;    /* the whole file as it must be */
+static MPI_Offset fsize;        /* its size */
+
+/* Apply a write by process `rank` of len bytes at off with seed to the
+ * model (every process applies every process's writes, in the order they
+ * are made visible). */
+static void model_write(MPI_Offset off, int len, unsigned seed)
+{
+    ps_fill(model + off, len, off, seed);
+    if (off + len > fsize)
+        fsize = off + len;
+}
+
+static MPI_Offset slot_off(int slot, int rank)
+{
+    return ((MPI_Offset) slot * ps_nprocs + rank) * S;
+}
+
+static void write_small(MPI_File fh, MPI_Offset off, int len, unsigned seed)
+{
+    unsigned char buf[S];
+    MPI_Status st;
+
+    ps_fill(buf, len, off, seed);
+    PS_MPI(MPI_File_write_at(fh, off, buf, len, MPI_BYTE, &st));
+}
+
+/* Read [off, off + len) with small reads of `piece` bytes; compare with the
+ * model, byte counts included (bytes past the model's size: none). */
+static void check_range(MPI_File fh, MPI_Offset off, MPI_Offset len, int piece, const char *what)
+{
+    unsigned char buf[4096];
+    MPI_Status st;
+    MPI_Offset o, want;
+    int n, got;
+
+    for (o = off; o < off + len; o += piece) {
+        n = (int) PS_MIN((MPI_Offset) piece, off + len - o);
+        PS_MPI(MPI_File_read_at(fh, o, buf, n, MPI_BYTE, &st));
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        want = PS_MAX(0, PS_MIN((MPI_Offset) n, fsize - o));
+        if (got != want)
+            PS_FAIL("%s: read of %d at %lld: %d bytes, expected %lld", what, n, (long long) o, got,
+                    (long long) want);
+        for (int i = 0; i < got; i++)
+            if (buf[i] != model[o + i])
+                PS_FAIL("%s: byte at %lld is 0x%02x, expected 0x%02x (read of %d at %lld)", what,
+                        (long long) (o + i), buf[i], model[o + i], n, (long long) o);
+    }
+}
+
+/* Small interleaved writes, overlapping ones, each read back at once. */
+static void own_writes(MPI_File fh, int *nsmall)
+{
+    int i, k, r;
+
+    for (i = 0; i < NB; i++) {
+        for (k = 0; k < NSMALL; k++) {
+            MPI_Offset off = slot_off(i, ps_rank) + k * (S / NSMALL);
+            write_small(fh, off, S / NSMALL, 1);
+            (*nsmall)++;
+        }
+        /* overlapping, in order: the last wins */
+        write_small(fh, slot_off(i, ps_rank) + 100, 50, 2);
+        write_small(fh, slot_off(i, ps_rank) + 120, 10, 3);
+        *nsmall += 2;
+    }
+    for (r = 0; r < ps_nprocs; r++) {
+        for (i = 0; i < NB; i++) {
+            model_write(slot_off(i, r), S, 1);
+            model_write(slot_off(i, r) + 100, 50, 2);
+            model_write(slot_off(i, r) + 120, 10, 3);
+        }
+    }
+    /* read back at once: the bytes of my slots (others' are not visible
+     * yet), in pieces of several sizes */
+    for (i = 0; i < NB; i++)
+        check_range(fh, slot_off(i, ps_rank), S, 1 + (i % 7) * 37, "own write read back");
+    /* a cached block follows my own later writes */
+    write_small(fh, slot_off(3, ps_rank) + 7, 33, 4);
+    for (r = 0; r < ps_nprocs; r++)
+        model_write(slot_off(3, r) + 7, 33, 4);
+    check_range(fh, slot_off(3, ps_rank), S, 64, "own rewrite read back");
+}
+
+/* My slots through a vector view: one noncontiguous read, then small
+ * writes through the view, read back at once. */
+static void view_reads(MPI_File fh)
+{
+    MPI_Datatype vec;
+    MPI_Status st;
+    unsigned char *buf = malloc((size_t) NB * S), want[S];
+    int i, got;
+
+    MPI_Type_vector(NB, S, S * ps_nprocs, MPI_BYTE, &vec);
+    MPI_Type_commit(&vec);
+    PS_MPI(MPI_File_set_view(fh, (MPI_Offset) ps_rank * S, MPI_BYTE, vec, "native",
+                             MPI_INFO_NULL));
+    PS_MPI(MPI_File_read_at(fh, 0, buf, NB * S, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    PS_CHECK(got == NB * S, "view read: %d bytes", got);
+    for (i = 0; i < NB; i++)
+        ps_compare(buf + (size_t) i * S, model + slot_off(i, ps_rank), S, "view read");
+    /* small writes through the view: view offset i*S+200 is file offset
+     * slot_off(i)+200 */
+    for (i = 0; i < NB; i += 5) {
+        ps_fill(want, 40, (uint64_t) slot_off(i, ps_rank) + 200, 5);
+        PS_MPI(MPI_File_write_at(fh, (MPI_Offset) i * S + 200, want, 40, MPI_BYTE, &st));
+        model_write(slot_off(i, ps_rank) + 200, 40, 5);
+        PS_MPI(MPI_File_read_at(fh, (MPI_Offset) i * S + 190, buf, 60, MPI_BYTE, &st));
+        ps_compare(buf, model + slot_off(i, ps_rank) + 190, 60, "view write read back");
+    }
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    MPI_Type_free(&vec);
+    free(buf);
+    /* the other processes' view writes, for the model */
+    for (int r = 0; r < ps_nprocs; r++)
+        for (i = 0; i < NB; i += 5)
+            if (r != ps_rank)
+                model_write(slot_off(i, r) + 200, 40, 5);
+}
+
+static void sync_barrier_sync(MPI_File fh)
+{
+    PS_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_sync(fh));
+}
+
+/* Reads across the end of file; then the last process extends the file
+ * with a small write and everybody sees it after sync-barrier-sync. */
+static void eof_reads(MPI_File fh)
+{
+    MPI_Offset size, old = fsize;
+
+    check_range(fh, old - 100, 300, 300, "read across EOF");
+    check_range(fh, old + 10, 50, 50, "read past EOF");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == ps_nprocs - 1) {
+        write_small(fh, old + 50, 10, 6);
+        model_write(old + 50, 10, 6);
+        memset(model + old, 0, 50);
+        check_range(fh, old - 100, 300, 300, "own read across the new EOF");
+    } else {
+        model_write(old + 50, 10, 6);
+        memset(model + old, 0, 50);
+    }
+    sync_barrier_sync(fh);
+    PS_MPI(MPI_File_get_size(fh, &size));
+    PS_CHECK(size == fsize, "size %lld after the extension, expected %lld", (long long) size,
+             (long long) fsize);
+    check_range(fh, old - 100, 300, 300, "read across the new EOF");
+}
+
+/* Rank 0 rewrites bytes the others have read (and may have cached): they
+ * see the new bytes after sync-barrier-sync. */
+static void cross_visibility(MPI_File fh)
+{
+    MPI_Offset off = slot_off(20, 0) + 64;
+
+    if (ps_rank != 0)
+        check_range(fh, slot_off(20, 0), S, 32, "before another process's write");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        write_small(fh, off, 64, 7);
+    model_write(off, 64, 7);
+    sync_barrier_sync(fh);
+    check_range(fh, slot_off(20, 0), S, 32, "another process's write after sync-barrier-sync");
+}
+
+/* Atomic mode: rank 0 writes, barrier, rank 1 reads at once. Rank 1 first
+ * caches the old bytes. */
+static void atomic_mode(MPI_File fh)
+{
+    MPI_Offset off = slot_off(5, 0) + 30;
+    int i;
+
+    if (ps_nprocs < 2)
+        return;
+    if (ps_rank == 1)
+        check_range(fh, slot_off(5, 0), S, 16, "before atomic mode");
+    PS_MPI(MPI_File_set_atomicity(fh, 1));
+    MPI_Barrier(MPI_COMM_WORLD);        /* set_atomicity need not synchronize */
+    for (i = 0; i < 4; i++) {
+        if (ps_rank == 0)
+            write_small(fh, off + i * 20, 20, 10 + i);
+        model_write(off + i * 20, 20, 10 + i);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (ps_rank == 1)
+            check_range(fh, off, 100, 16, "atomic read of another process's write");
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    PS_MPI(MPI_File_set_atomicity(fh, 0));
+}
+
+static void check_hints(MPI_File fh, const char *fname)
+{
+    static const char *const keys[][2] = {
+        {"romio_pstripe_write_behind", "enable"}, {"romio_pstripe_wb_buffer_size", "16384"},
+        {"romio_pstripe_read_cache", "enable"}, {"romio_pstripe_rc_size", "65536"},
+        {"romio_pstripe_rc_block_size", "4096"},
+    };
+    char value[MPI_MAX_INFO_VAL + 1];
+    MPI_Info info;
+    int k, flag;
+
+    /* (ROMIO_HINTS may switch the caches off, to compare) */
+    if (!ps_is_pstripe(fname) || getenv("ROMIO_HINTS") != NULL)
+        return;
+    PS_MPI(MPI_File_get_info(fh, &info));
+    for (k = 0; k < 5; k++) {
+        MPI_Info_get(info, keys[k][0], MPI_MAX_INFO_VAL, value, &flag);
+        PS_CHECK(flag && strcmp(value, keys[k][1]) == 0, "hint %s: \"%s\", expected %s",
+                 keys[k][0], flag ? value : "(none)", keys[k][1]);
+    }
+    MPI_Info_free(&info);
+}
+
+int main(int argc, char **argv)
+{
+    const char *fname = ps_init(&argc, &argv);
+    MPI_File fh;
+    MPI_Info info = ps_test_info();
+    int nsmall = 0, total;
+
+    model = calloc((size_t) (NB + 2) * ps_nprocs * S + 4096, 1);
+    MPI_Info_set(info, "romio_pstripe_wb_buffer_size", "16k");
+    MPI_Info_set(info, "romio_pstripe_rc_size", "64k");
+    MPI_Info_set(info, "romio_pstripe_rc_block_size", "4k");
+    if (ps_rank == 0)
+        MPI_File_delete(fname, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    check_hints(fh, fname);
+
+    own_writes(fh, &nsmall);
+    view_reads(fh);
+    sync_barrier_sync(fh);
+    check_range(fh, 0, fsize, 4000, "every process's writes after sync-barrier-sync");
+    eof_reads(fh);
+    cross_visibility(fh);
+    atomic_mode(fh);
+    PS_MPI(MPI_File_close(&fh));
+
+    /* after close and open, with the default cache sizes */
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    check_range(fh, 0, fsize, 333, "after close and open");
+    PS_MPI(MPI_File_close(&fh));
+
+    MPI_Info_free(&info);
+    MPI_Reduce(&nsmall, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        printf("ps_cache: %d processes: small writes: %d: PASS\n", ps_nprocs, total);
+    free(model);
+    MPI_Finalize();
+    return 0;
+}
