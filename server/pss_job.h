@@ -12,10 +12,30 @@
 
 #include "pss_object.h"
 
-/* The region list of an OBJ_READ/OBJ_WRITE request (at the start of its data). */
-static inline const ps_region_t *pss_io_regions(const pss_req_t *req)
+#include <string.h>
+
+/* Entry i of a checked OBJ_READ/OBJ_WRITE request's list (at the start of its
+ * data) as a run: a plain region is the run {off, len, len, 1}. */
+static inline ps_extent_run_t pss_io_run(const pss_req_t *req, uint32_t i)
 {
-    return (const ps_region_t *)req->data;
+    ps_extent_run_t r;
+
+    if (req->body.io.flags & PS_IO_RUNS) {
+        ps_run_t w;
+        memcpy(&w, (const ps_run_t *)req->data + i, sizeof(w));
+        r.off = w.off;
+        r.len = w.len;
+        r.stride = w.stride;
+        r.count = w.count;
+    } else {
+        ps_region_t w;
+        memcpy(&w, (const ps_region_t *)req->data + i, sizeof(w));
+        r.off = w.off;
+        r.len = w.len;
+        r.stride = w.len;
+        r.count = 1;
+    }
+    return r;
 }
 
 /* The worker's aio context and eventfd. */

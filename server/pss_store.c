@@ -233,27 +233,33 @@ static void pss_obj_run(pss_worker_t *w, pss_object_t *obj)
 static ps_status_t pss_io_prepare(pss_worker_t *w, pss_req_t *req)
 {
     const ps_io_req_t *io = &req->body.io;
-    uint64_t rbytes = (uint64_t)io->nregions * sizeof(ps_region_t);
+    uint64_t rbytes = ps_io_list_bytes(io), nreg = io->nregions;
     ps_status_t status;
 
     if (((uintptr_t)req->data % 8) != 0) {
         /* held UCX data is 8-byte aligned (checked in the AM callback) */
         return PS_ERR_PROTO;
     }
-    status = ps_proto_check_regions(pss_io_regions(req), io->nregions, io->payload_len,
-                                    PSS_MAX_OBJ_SIZE);
+    if (io->flags & PS_IO_RUNS) {
+        status = ps_proto_check_runs((const ps_run_t *)req->data, io->nregions, io->payload_len,
+                                     PSS_MAX_OBJ_SIZE, &nreg);
+    } else {
+        status = ps_proto_check_regions((const ps_region_t *)req->data, io->nregions,
+                                        io->payload_len, PSS_MAX_OBJ_SIZE);
+    }
     if (status != PS_OK) {
-        ps_warn("worker %u: %s req %llu for object %016" PRIx64 ": bad region list (%u "
-                "regions, payload %" PRIu64 " bytes; lengths must be > 0, sum to the "
-                "payload and end below %llu)",
+        ps_warn("worker %u: %s req %llu for object %016" PRIx64 ": bad %s list (%u "
+                "entries, payload %" PRIu64 " bytes; lengths and counts must be > 0, strides "
+                "at least the length, bytes sum to the payload and end below %llu)",
                 w->index, ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id,
-                io->file_id, io->nregions, io->payload_len, (unsigned long long)PSS_MAX_OBJ_SIZE);
+                io->file_id, (io->flags & PS_IO_RUNS) ? "run" : "region", io->nregions,
+                io->payload_len, (unsigned long long)PSS_MAX_OBJ_SIZE);
         return status;
     }
     if (req->hdr.type == PS_MSG_OBJ_WRITE) {
         req->payload = (const uint8_t *)req->data + rbytes;
         PSS_STAT_ADD(w, write_batches, 1);
-        PSS_STAT_ADD(w, regions_written, io->nregions);
+        PSS_STAT_ADD(w, regions_written, nreg);
         PSS_STAT_ADD(w, bytes_written, io->payload_len);
         return PS_OK;
     }
@@ -264,7 +270,7 @@ static ps_status_t pss_io_prepare(pss_worker_t *w, pss_req_t *req)
         return PS_ERR_NO_MEMORY;
     }
     PSS_STAT_ADD(w, read_batches, 1);
-    PSS_STAT_ADD(w, regions_read, io->nregions);
+    PSS_STAT_ADD(w, regions_read, nreg);
     PSS_STAT_ADD(w, bytes_read, io->payload_len);
     return PS_OK;
 }
