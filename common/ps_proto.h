@@ -229,6 +229,8 @@ typedef struct ps_stats_rep {
     uint64_t merged_batches;     /* batches served together with another batch */
     uint64_t direct_io;          /* 1 if data files use O_DIRECT, 0 if buffered fallback */
     uint64_t latency_hist[PS_STATS_HIST_BUCKETS]; /* request service times */
+    uint64_t merged_writers; /* write jobs planned from batches of two or more clients */
+    uint64_t merge_waits;    /* write batches held (<= merge wait) for another client's */
 } ps_stats_rep_t;
 
 static_assert(sizeof(ps_msg_hdr_t) == 24, "wire size");
@@ -248,7 +250,7 @@ static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
-static_assert(sizeof(ps_stats_rep_t) == 8 * (19 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_stats_rep_t) == 8 * (21 + PS_STATS_HIST_BUCKETS), "wire size");
 
 /* A decoded AM header: pointers into the caller's buffer, no copies. */
 typedef struct ps_msg_view {

@@ -24,6 +24,7 @@
 
 #include "ps_extent.h"
 #include "ps_log.h"
+#include "ps_time.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -483,6 +484,27 @@ int pss_job_conflicts(const pss_job_t *job)
     return 0;
 }
 
+int pss_job_needs_rmw(const pss_job_t *job)
+{
+    for (size_t i = 0; i < job->nspans; i++) {
+        if (job->spans[i].holes) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Do the job's batches come from more than one client connection? */
+static int pss_job_multi_client(const pss_job_t *job)
+{
+    for (uint32_t b = 1; b < job->nbatches; b++) {
+        if (job->batches[b]->conn != job->batches[0]->conn) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Copy a write job's pieces of one span into its buffer (request order). */
 static void pss_span_fill(pss_span_io_t *sp)
 {
@@ -571,6 +593,9 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
     obj->active = job;
     if (job->nbatches > 1) {
         PSS_STAT_ADD(w, merged_batches, job->nbatches);
+    }
+    if (job->is_write && pss_job_multi_client(job)) {
+        PSS_STAT_ADD(w, merged_writers, 1);
     }
     /* One extra count held by this loop, so that spans failing at once
      * cannot finish the job before every span has been looked at. */
@@ -673,6 +698,9 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             }
         }
         obj->dirty = 1;
+        obj->last_write_ns = ps_time_ns();
+        obj->last_write_conn = job->batches[0]->conn;
+        obj->last_write_multi = pss_job_multi_client(job);
     } else if (status == PS_OK) {
         /* gather the spans into the replies; zeros past the logical end */
         for (size_t k = 0; k < job->nspans; k++) {

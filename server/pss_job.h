@@ -62,6 +62,9 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
 /* Does job intersect a running job of its object (and must wait)? */
 int pss_job_conflicts(const pss_job_t *job);
 
+/* Does a planned write job read any span first (read-modify-write)? */
+int pss_job_needs_rmw(const pss_job_t *job);
+
 /* Free a job that was not started (the requests stay queued). */
 void pss_job_free(pss_job_t *job);
 

@@ -25,6 +25,12 @@ struct pss_object {
     int blocked;       /* head of the queue waits for a running job */
     int scheduled;
     pss_object_t *next_ready;
+    /* merging interleaved writers (pss_store.c) */
+    uint64_t hold_until;         /* ns: the queued writes wait for another client's until then */
+    pss_object_t *next_held;     /* worker's held list */
+    uint64_t last_write_ns;      /* when the last write job finished */
+    const void *last_write_conn; /* its (first) client connection */
+    int last_write_multi;        /* it carried batches of several clients */
 };
 
 static inline uint64_t pss_round_up(uint64_t x, uint64_t a)

@@ -12,6 +12,21 @@
  * finishes. Two read-modify-write cycles on the same block can therefore
  * never interleave and lose each other's bytes. Truncate, remove and sync
  * wait for the object to be idle.
+ *
+ * Interleaved writers. When two clients write interleaved small regions of
+ * the same blocks (region i of process r at (i * 2 + r) * z), each batch
+ * alone covers only part of its blocks and needs read-modify-write, while
+ * the two together cover them whole. Batches queued at the same time are
+ * planned together anyway; a batch that arrives alone would start at once.
+ * So a write batch whose plan needs read-modify-write is held, when the
+ * object was last written by another client (or by several) less than
+ * PSS_MERGE_WINDOW_NS ago and nothing else of the object is queued or
+ * running, for at most merge_wait_ns (1 ms by default): the other client's
+ * batch usually arrives meanwhile and the two are planned as one job that
+ * writes the blocks blind. The hold ends early when another batch arrives
+ * (the queue is planned again), and a timerfd on the worker's epoll set
+ * ends it otherwise, so nothing polls. A client writing alone waits at most
+ * once: its own job then becomes the object's last writer.
  */
 #include "pss_store.h"
 
@@ -21,6 +36,7 @@
 #include "pss_req.h"
 
 #include "ps_log.h"
+#include "ps_time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,9 +45,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #define PSS_MAX_OBJ_SIZE (1ull << 44) /* bytes: regions must end below this (16 TiB) */
+#define PSS_MERGE_WINDOW_NS (10ull * 1000 * 1000) /* another client wrote this recently: hold */
+#define PSS_MERGE_WAIT_US   1000                  /* default longest hold, microseconds */
 
 /* ---- start-up -------------------------------------------------------------------- */
 
@@ -59,6 +80,9 @@ ps_status_t pss_store_init(pss_server_t *s)
         }
     }
 
+    const char *mw = getenv("PSTRIPE_SERVER_MERGE_WAIT_US");
+    s->merge_wait_ns = (uint64_t)(mw != NULL ? strtoull(mw, NULL, 10) : PSS_MERGE_WAIT_US) * 1000;
+
     const char *d = s->cfg.direct_io;
     int yes;
     if (strcasecmp(d, "auto") == 0) {
@@ -76,9 +100,21 @@ ps_status_t pss_store_init(pss_server_t *s)
 
 ps_status_t pss_store_worker_init(pss_worker_t *w)
 {
+    struct epoll_event ev = {.events = EPOLLIN};
     ps_status_t status = pss_aio_init(w);
     if (status != PS_OK) {
         return status;
+    }
+    w->hold_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (w->hold_tfd < 0) {
+        ps_error("worker %u: timerfd_create: %m", w->index);
+        return PS_ERR_IO;
+    }
+    w->hold_timer = 1;
+    ev.data.fd = w->hold_tfd; /* the loop wakes; pss_store_progress reads it */
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->hold_tfd, &ev) != 0) {
+        ps_error("worker %u: epoll_ctl of the hold timer: %m", w->index);
+        return PS_ERR_IO;
     }
     return pss_obj_table_init(w);
 }
@@ -87,6 +123,112 @@ void pss_store_worker_cleanup(pss_worker_t *w)
 {
     pss_aio_cleanup(w);
     pss_obj_table_cleanup(w);
+    if (w->hold_timer) {
+        close(w->hold_tfd);
+        w->hold_timer = 0;
+    }
+}
+
+/* ---- holding writes for another client's (see the top) ---------------------------- */
+
+static void pss_hold_arm(pss_worker_t *w, uint64_t deadline)
+{
+    struct itimerspec its = {{0, 0}, {0, 0}};
+
+    if (w->hold_armed != 0 && w->hold_armed <= deadline) {
+        return;
+    }
+    its.it_value.tv_sec = (time_t)(deadline / 1000000000ull);
+    its.it_value.tv_nsec = (long)(deadline % 1000000000ull);
+    if (timerfd_settime(w->hold_tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0) {
+        ps_error("worker %u: timerfd_settime: %m", w->index);
+        return;
+    }
+    w->hold_armed = deadline;
+}
+
+static void pss_unhold(pss_worker_t *w, pss_object_t *obj)
+{
+    obj->hold_until = 0;
+    for (pss_object_t **pp = &w->held_head; *pp != NULL; pp = &(*pp)->next_held) {
+        if (*pp == obj) {
+            *pp = obj->next_held;
+            break;
+        }
+    }
+}
+
+/* Reschedule the objects whose hold has ended (they start unheld), and
+ * read the timer once it has fired (its fd is level-triggered). */
+static void pss_hold_expire(pss_worker_t *w)
+{
+    uint64_t now, next = 0, ticks;
+
+    if (w->held_head == NULL && w->hold_armed == 0) {
+        return;
+    }
+    now = ps_time_ns();
+    if (w->hold_armed != 0 && now >= w->hold_armed) {
+        if (read(w->hold_tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
+            ps_error("worker %u: read of the hold timer: %m", w->index);
+        }
+        w->hold_armed = 0;
+    }
+    for (pss_object_t **pp = &w->held_head; *pp != NULL;) {
+        pss_object_t *obj = *pp;
+        if (now >= obj->hold_until) {
+            *pp = obj->next_held;
+            obj->blocked = 0;
+            pss_obj_schedule(w, obj); /* hold_until stays: it starts now */
+            continue;
+        }
+        next = next == 0 || obj->hold_until < next ? obj->hold_until : next;
+        pp = &obj->next_held;
+    }
+    if (next != 0) {
+        pss_hold_arm(w, next);
+    }
+}
+
+/*
+ * Should this write job (of the n batches at the head of obj's queue) wait
+ * for another client's batch? If so the object is held (blocked until a
+ * batch arrives or the hold ends) and 1 is returned.
+ */
+static int pss_obj_hold(pss_worker_t *w, pss_object_t *obj, const pss_job_t *job,
+                        pss_req_t **batches, uint32_t n)
+{
+    uint64_t now;
+
+    if (w->server->merge_wait_ns == 0 || obj->active != NULL || batches[n - 1]->next != NULL) {
+        return 0;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        if (batches[i]->conn != batches[0]->conn) {
+            return 0; /* several writers already: plan what is here */
+        }
+    }
+    if (!obj->last_write_multi && obj->last_write_conn == batches[0]->conn) {
+        return 0;
+    }
+    if (!pss_job_needs_rmw(job)) {
+        return 0;
+    }
+    now = ps_time_ns();
+    if (obj->hold_until == 0) {
+        if (now - obj->last_write_ns > PSS_MERGE_WINDOW_NS) {
+            return 0;
+        }
+        obj->hold_until = now + w->server->merge_wait_ns;
+        obj->next_held = w->held_head;
+        w->held_head = obj;
+        PSS_STAT_ADD(w, merge_waits, 1);
+    } else if (now >= obj->hold_until) {
+        return 0;
+    }
+    pss_hold_arm(w, obj->hold_until);
+    obj->blocked = 1;
+    return 1;
 }
 
 /* ---- the object's queue ------------------------------------------------------------ */
@@ -188,6 +330,13 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
         free(batches);
         pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
         return;
+    }
+    if (is_write && pss_obj_hold(w, obj, job, batches, n)) {
+        pss_job_free(job); /* and the array; planned again when the hold ends */
+        return;
+    }
+    if (obj->hold_until != 0) {
+        pss_unhold(w, obj);
     }
     if (pss_job_conflicts(job)) {
         pss_job_free(job); /* and the array; the requests stay queued */
@@ -307,6 +456,9 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
     req->next = NULL;
     *obj->wait_tail = req;
     obj->wait_tail = &req->next;
+    if (obj->hold_until != 0) {
+        obj->blocked = 0; /* held for this: plan the queue again */
+    }
     if (!obj->blocked) {
         pss_obj_schedule(w, obj);
     }
@@ -314,6 +466,7 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
 
 void pss_store_progress(pss_worker_t *w)
 {
+    pss_hold_expire(w);
     pss_aio_reap(w);
     pss_aio_submit_waiting(w);
     while (w->ready_head != NULL) {
@@ -329,7 +482,7 @@ void pss_store_progress(pss_worker_t *w)
 
 int pss_store_busy(pss_worker_t *w)
 {
-    return pss_aio_busy(w) || w->ready_head != NULL;
+    return pss_aio_busy(w) || w->ready_head != NULL || w->held_head != NULL;
 }
 
 void pss_store_sync_all(pss_worker_t *w)

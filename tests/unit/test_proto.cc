@@ -411,7 +411,7 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(16u, sizeof(ps_obj_req_t));
     EXPECT_EQ(32u, sizeof(ps_obj_rep_t));
     EXPECT_EQ(48u, sizeof(ps_statfs_rep_t));
-    EXPECT_EQ(344u, sizeof(ps_stats_rep_t));
+    EXPECT_EQ(360u, sizeof(ps_stats_rep_t));
     EXPECT_EQ(16u, sizeof(ps_extent_t));
     EXPECT_EQ(24u, sizeof(ps_io_span_t));
 }
@@ -443,6 +443,8 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(16u, offsetof(ps_io_req_t, nregions));
     EXPECT_EQ(24u, offsetof(ps_obj_rep_t, exists));
     EXPECT_EQ(8u * 19, offsetof(ps_stats_rep_t, latency_hist));
+    EXPECT_EQ(8u * 43, offsetof(ps_stats_rep_t, merged_writers));
+    EXPECT_EQ(8u * 44, offsetof(ps_stats_rep_t, merge_waits));
     /* "PST1" in memory order */
     uint32_t magic = PS_PROTO_MAGIC;
     EXPECT_EQ(0, memcmp(&magic, "PST1", 4));
@@ -471,7 +473,7 @@ TEST(proto, body_len)
         {PS_MSG_REMOVE, 8, 56},      {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 24, 16},
         {PS_MSG_OBJ_READ, 24, 16},   {PS_MSG_OBJ_STAT, 16, 32}, {PS_MSG_OBJ_TRUNCATE, 16, 32},
         {PS_MSG_OBJ_REMOVE, 16, 32}, {PS_MSG_OBJ_SYNC, 16, 32}, {PS_MSG_META_SYNC, 0, 0},
-        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 344},
+        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 360},
     };
     for (auto &e : expect) {
         uint32_t req = 1, rep = 1;
