@@ -494,6 +494,34 @@ int pss_job_needs_rmw(const pss_job_t *job)
     return 0;
 }
 
+void pss_job_hull(const pss_job_t *job, uint64_t *lo, uint64_t *hi)
+{
+    *lo = job->nspans ? job->spans[0].off : 0;
+    *hi = job->nspans ? job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len : 0;
+}
+
+int pss_job_other_writer(const pss_object_t *obj, const void *conn, uint64_t lo, uint64_t hi)
+{
+    int found = 0;
+
+    for (const pss_job_t *a = obj->active; a != NULL; a = a->next) {
+        uint64_t alo, ahi;
+        int other = 0;
+        for (uint32_t b = 0; b < a->nbatches && a->is_write; b++) {
+            other |= a->batches[b]->conn != conn;
+        }
+        if (!other) {
+            continue;
+        }
+        pss_job_hull(a, &alo, &ahi);
+        if (alo < hi && lo < ahi) {
+            return -1;
+        }
+        found = 1;
+    }
+    return found;
+}
+
 /* Do the job's batches come from more than one client connection? */
 static int pss_job_multi_client(const pss_job_t *job)
 {
@@ -701,6 +729,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         obj->last_write_ns = ps_time_ns();
         obj->last_write_conn = job->batches[0]->conn;
         obj->last_write_multi = pss_job_multi_client(job);
+        pss_job_hull(job, &obj->last_write_lo, &obj->last_write_hi);
     } else if (status == PS_OK) {
         /* gather the spans into the replies; zeros past the logical end */
         for (size_t k = 0; k < job->nspans; k++) {

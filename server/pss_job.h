@@ -65,6 +65,13 @@ int pss_job_conflicts(const pss_job_t *job);
 /* Does a planned write job read any span first (read-modify-write)? */
 int pss_job_needs_rmw(const pss_job_t *job);
 
+/* The object bytes [*lo, *hi) from the job's first span to its last. */
+void pss_job_hull(const pss_job_t *job, uint64_t *lo, uint64_t *hi);
+
+/* Write jobs of clients other than conn running on obj: -1 if one of them
+ * touches [lo, hi), else 1 if there is one, else 0. */
+int pss_job_other_writer(const pss_object_t *obj, const void *conn, uint64_t lo, uint64_t hi);
+
 /* Free a job that was not started (the requests stay queued). */
 void pss_job_free(pss_job_t *job);
 

@@ -31,6 +31,8 @@ struct pss_object {
     uint64_t last_write_ns;      /* when the last write job finished */
     const void *last_write_conn; /* its (first) client connection */
     int last_write_multi;        /* it carried batches of several clients */
+    uint64_t last_write_lo;      /* bytes: its spans' hull */
+    uint64_t last_write_hi;
 };
 
 static inline uint64_t pss_round_up(uint64_t x, uint64_t a)

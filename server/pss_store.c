@@ -20,8 +20,11 @@
  * planned together anyway; a batch that arrives alone would start at once.
  * So a write batch whose plan needs read-modify-write is held, when the
  * object was last written by another client (or by several) less than
- * PSS_MERGE_WINDOW_NS ago and nothing else of the object is queued or
- * running, for at most merge_wait_ns (1 ms by default): the other client's
+ * PSS_MERGE_WINDOW_NS ago or is writing it now, not in the blocks this
+ * batch writes (then the partner's half is on disk already, and waiting
+ * would only pair this batch with the partner's next one, of other blocks,
+ * round after round), and nothing else of the object is queued, for at most
+ * merge_wait_ns (1 ms by default): the other client's
  * batch usually arrives meanwhile and the two are planned as one job that
  * writes the blocks blind. The hold ends early when another batch arrives
  * (the queue is planned again), and a timerfd on the worker's epoll set
@@ -198,26 +201,29 @@ static void pss_hold_expire(pss_worker_t *w)
 static int pss_obj_hold(pss_worker_t *w, pss_object_t *obj, const pss_job_t *job,
                         pss_req_t **batches, uint32_t n)
 {
-    uint64_t now;
+    const void *conn = batches[0]->conn;
+    uint64_t now, lo, hi;
 
-    if (w->server->merge_wait_ns == 0 || obj->active != NULL || batches[n - 1]->next != NULL) {
+    if (w->server->merge_wait_ns == 0 || batches[n - 1]->next != NULL) {
         return 0;
     }
     for (uint32_t i = 1; i < n; i++) {
-        if (batches[i]->conn != batches[0]->conn) {
+        if (batches[i]->conn != conn) {
             return 0; /* several writers already: plan what is here */
         }
-    }
-    if (!obj->last_write_multi && obj->last_write_conn == batches[0]->conn) {
-        return 0;
     }
     if (!pss_job_needs_rmw(job)) {
         return 0;
     }
     now = ps_time_ns();
     if (obj->hold_until == 0) {
-        if (now - obj->last_write_ns > PSS_MERGE_WINDOW_NS) {
-            return 0;
+        pss_job_hull(job, &lo, &hi);
+        int running = pss_job_other_writer(obj, conn, lo, hi);
+        int recent = (obj->last_write_multi || obj->last_write_conn != conn) &&
+                     now - obj->last_write_ns <= PSS_MERGE_WINDOW_NS &&
+                     !(lo < obj->last_write_hi && obj->last_write_lo < hi);
+        if (running < 0 || (!running && !recent)) {
+            return 0; /* no writer nearby, or it wrote these blocks already: no partner to wait for */
         }
         obj->hold_until = now + w->server->merge_wait_ns;
         obj->next_held = w->held_head;
