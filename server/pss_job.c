@@ -726,10 +726,11 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             }
         }
         obj->dirty = 1;
-        obj->last_write_ns = ps_time_ns();
-        obj->last_write_conn = job->batches[0]->conn;
-        obj->last_write_multi = pss_job_multi_client(job);
-        pss_job_hull(job, &obj->last_write_lo, &obj->last_write_hi);
+        uint32_t k = obj->recent_next++ % PSS_OBJ_RECENT;
+        obj->recent[k].ns = ps_time_ns();
+        obj->recent[k].conn = job->batches[0]->conn;
+        obj->recent[k].multi = pss_job_multi_client(job);
+        pss_job_hull(job, &obj->recent[k].lo, &obj->recent[k].hi);
     } else if (status == PS_OK) {
         /* gather the spans into the replies; zeros past the logical end */
         for (size_t k = 0; k < job->nspans; k++) {

@@ -18,9 +18,10 @@
  * alone covers only part of its blocks and needs read-modify-write, while
  * the two together cover them whole. Batches queued at the same time are
  * planned together anyway; a batch that arrives alone would start at once.
- * So a write batch whose plan needs read-modify-write is held, when the
- * object was last written by another client (or by several) less than
- * PSS_MERGE_WINDOW_NS ago or is writing it now, not in the blocks this
+ * So a write batch whose plan needs read-modify-write is held, when
+ * another client (or several) wrote the object in one of its last
+ * PSS_OBJ_RECENT write jobs less than PSS_MERGE_WINDOW_NS ago, or is
+ * writing it now, and none of those touched the blocks this
  * batch writes (then the partner's half is on disk already, and waiting
  * would only pair this batch with the partner's next one, of other blocks,
  * round after round), and nothing else of the object is queued, for at most
@@ -193,6 +194,26 @@ static void pss_hold_expire(pss_worker_t *w)
     }
 }
 
+/* Recent write jobs (PSS_MERGE_WINDOW_NS) of clients other than conn: -1 if
+ * one of them touched [lo, hi), else 1 if there is one, else 0. */
+static int pss_obj_recent_other(const pss_object_t *obj, const void *conn, uint64_t lo, uint64_t hi,
+                                uint64_t now)
+{
+    int found = 0;
+
+    for (int k = 0; k < PSS_OBJ_RECENT; k++) {
+        if (obj->recent[k].ns == 0 || now - obj->recent[k].ns > PSS_MERGE_WINDOW_NS ||
+            (!obj->recent[k].multi && obj->recent[k].conn == conn)) {
+            continue;
+        }
+        if (lo < obj->recent[k].hi && obj->recent[k].lo < hi) {
+            return -1;
+        }
+        found = 1;
+    }
+    return found;
+}
+
 /*
  * Should this write job (of the n batches at the head of obj's queue) wait
  * for another client's batch? If so the object is held (blocked until a
@@ -219,10 +240,8 @@ static int pss_obj_hold(pss_worker_t *w, pss_object_t *obj, const pss_job_t *job
     if (obj->hold_until == 0) {
         pss_job_hull(job, &lo, &hi);
         int running = pss_job_other_writer(obj, conn, lo, hi);
-        int recent = (obj->last_write_multi || obj->last_write_conn != conn) &&
-                     now - obj->last_write_ns <= PSS_MERGE_WINDOW_NS &&
-                     !(lo < obj->last_write_hi && obj->last_write_lo < hi);
-        if (running < 0 || (!running && !recent)) {
+        int recent = pss_obj_recent_other(obj, conn, lo, hi, now);
+        if (running < 0 || recent < 0 || (!running && !recent)) {
             return 0; /* no writer nearby, or it wrote these blocks already: no partner to wait for */
         }
         obj->hold_until = now + w->server->merge_wait_ns;
@@ -278,6 +297,50 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
 }
 
 /*
+ * A held batch met batches of other clients, but together they still need
+ * read-modify-write: those are not its partners (they are the other
+ * client's previous batch, of other blocks). Merging them would pair the
+ * two clients' batches off by one round from then on; instead the others
+ * go first, alone, and the held batch keeps waiting for its partner.
+ */
+static int pss_obj_mismatched(pss_object_t *obj, const pss_job_t *job, pss_req_t **batches,
+                              uint32_t n)
+{
+    int multi = 0;
+
+    if (obj->hold_until == 0 || ps_time_ns() >= obj->hold_until) {
+        return 0;
+    }
+    for (uint32_t i = 1; i < n; i++) {
+        multi |= batches[i]->conn != batches[0]->conn;
+    }
+    return multi && pss_job_needs_rmw(job);
+}
+
+/* Reorder the n batches at the head of obj's queue: those of other clients
+ * than the first batch's, then the first client's, each in arrival order;
+ * the next job takes only the new head client's batches. */
+static void pss_obj_rotate(pss_object_t *obj, pss_req_t **batches, uint32_t n)
+{
+    pss_req_t *rest = batches[n - 1]->next, **tail = &obj->wait_head;
+    const pss_conn_t *conn = batches[0]->conn;
+
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < n; i++) {
+            if ((batches[i]->conn == conn) == (pass == 1)) {
+                *tail = batches[i];
+                tail = &batches[i]->next;
+            }
+        }
+    }
+    *tail = rest;
+    if (rest == NULL) {
+        obj->wait_tail = tail;
+    }
+    obj->head_one_conn = 1;
+}
+
+/*
  * The longest run of same-kind batches at the head of obj's queue, up to
  * max_merge bytes (at least one), in a malloc'd array; NULL if out of memory.
  */
@@ -289,7 +352,8 @@ static pss_req_t **pss_obj_head_batches(pss_server_t *s, pss_object_t *obj, uint
     uint64_t bytes = 0;
 
     for (pss_req_t *r = head; r != NULL && r->hdr.type == type; r = r->next) {
-        if (n > 0 && bytes + r->body.io.payload_len > s->cfg.max_merge) {
+        if (n > 0 && (bytes + r->body.io.payload_len > s->cfg.max_merge ||
+                      (obj->head_one_conn && r->conn != head->conn))) {
             break;
         }
         bytes += r->body.io.payload_len;
@@ -319,6 +383,8 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
     uint32_t n;
     pss_req_t **batches = pss_obj_head_batches(w->server, obj, &n);
 
+    obj->head_one_conn = 0;
+
     if (batches == NULL) {
         pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
         return;
@@ -335,6 +401,11 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
     if (job == NULL) {
         free(batches);
         pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    if (is_write && pss_obj_mismatched(obj, job, batches, n)) {
+        pss_obj_rotate(obj, batches, n);
+        pss_job_free(job); /* and the array: the other clients' batches go first */
         return;
     }
     if (is_write && pss_obj_hold(w, obj, job, batches, n)) {

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/xattr.h>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <unistd.h>
 
@@ -689,6 +691,15 @@ interleave_result interleaved_writers(const char *merge_wait_us)
     }
     std::vector<uint8_t> model(rounds * 2 * n * z, 0);
     bool ok[2] = {false, false};
+    std::mutex mu;
+    std::condition_variable cv;
+    int ready = 0; /* both connected (or failed) before either writes: they run together */
+    auto arrive = [&]() {
+        std::unique_lock<std::mutex> lk(mu);
+        ready++;
+        cv.notify_all();
+        cv.wait_for(lk, std::chrono::seconds(30), [&] { return ready == 2; });
+    };
     auto writer = [&](int r) {
         raw_client cl;
         std::vector<std::vector<uint8_t>> payloads; /* made first: rounds follow each other */
@@ -704,7 +715,9 @@ interleave_result interleaved_writers(const char *merge_wait_us)
                 at += g.len;
             }
         }
-        if (!cl.connect(cluster.host(0), cluster.port(0))) {
+        bool connected = cl.connect(cluster.host(0), cluster.port(0));
+        arrive();
+        if (!connected) {
             return;
         }
         for (uint64_t k = 0; k < rounds; k++) {
