@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define PS_PROTO_MAGIC   0x31545350u /* "PST1" in memory order */
-#define PS_PROTO_VERSION 2 /* 2: OBJ_READ/OBJ_WRITE lists may be strided runs */
+#define PS_PROTO_VERSION 2           /* 2: OBJ_READ/OBJ_WRITE lists may be strided runs */
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -290,7 +290,8 @@ ps_status_t ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions
  * a write's payload). */
 static inline uint64_t ps_io_list_bytes(const ps_io_req_t *io)
 {
-    return (uint64_t)io->nregions * ((io->flags & PS_IO_RUNS) ? sizeof(ps_run_t) : sizeof(ps_region_t));
+    return (uint64_t)io->nregions *
+           ((io->flags & PS_IO_RUNS) ? sizeof(ps_run_t) : sizeof(ps_region_t));
 }
 
 /*

@@ -353,8 +353,8 @@ static size_t pss_run_pieces(const ps_extent_run_t *r, uint8_t *mem, const pss_s
                              pss_piece_t *out)
 {
     uint64_t a = sp->off, b = sp->off + sp->len, st = r->stride;
-    uint64_t i = a < r->off + r->len ? 0 : (a - r->off - r->len) / st + 1; /* ends after a */
-    uint64_t lim = b <= r->off ? 0 : (b - r->off - 1) / st + 1;            /* start before b */
+    uint64_t i = a < r->off + r->len ? 0 : (a - r->off - r->len) / st + 1;     /* ends after a */
+    uint64_t lim = b <= r->off ? 0 : (b - r->off - 1) / st + 1;                /* start before b */
     uint64_t whole = b < r->off + r->len ? 0 : (b - r->off - r->len) / st + 1; /* end by b */
     size_t n = 0;
 

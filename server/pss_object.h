@@ -28,14 +28,14 @@ struct pss_object {
     int scheduled;
     pss_object_t *next_ready;
     /* merging interleaved writers (pss_store.c) */
-    uint64_t hold_until;         /* ns: the queued writes wait for another client's until then */
-    pss_object_t *next_held;     /* worker's held list */
-    int head_one_conn; /* next job: only the head client's batches */
+    uint64_t hold_until;     /* ns: the queued writes wait for another client's until then */
+    pss_object_t *next_held; /* worker's held list */
+    int head_one_conn;       /* next job: only the head client's batches */
     struct {
-        uint64_t ns;      /* when the write job finished, 0: empty */
-        uint64_t lo, hi;  /* bytes: its spans' hull */
-        const void *conn; /* its (first) client connection */
-        int multi;        /* it carried batches of several clients */
+        uint64_t ns;          /* when the write job finished, 0: empty */
+        uint64_t lo, hi;      /* bytes: its spans' hull */
+        const void *conn;     /* its (first) client connection */
+        int multi;            /* it carried batches of several clients */
     } recent[PSS_OBJ_RECENT]; /* the last write jobs, a ring */
     uint32_t recent_next;
 };

@@ -242,7 +242,8 @@ static int pss_obj_hold(pss_worker_t *w, pss_object_t *obj, const pss_job_t *job
         int running = pss_job_other_writer(obj, conn, lo, hi);
         int recent = pss_obj_recent_other(obj, conn, lo, hi, now);
         if (running < 0 || recent < 0 || (!running && !recent)) {
-            return 0; /* no writer nearby, or it wrote these blocks already: no partner to wait for */
+            return 0; /* no writer nearby, or it wrote these blocks already: no partner to wait for
+                       */
         }
         obj->hold_until = now + w->server->merge_wait_ns;
         obj->next_held = w->held_head;
