@@ -215,6 +215,95 @@ static void ps_plan_count(const ps_extent_t *sorted, size_t n, ps_io_span_t *spa
     }
 }
 
+/* ---- runs: closed forms over the regions of a run --------------------------- */
+
+uint64_t ps_extent_run_end(const ps_extent_run_t *r)
+{
+    return r->count == 0 ? r->off : r->off + r->stride * (r->count - 1) + r->len;
+}
+
+/* Bytes of the run's regions below x. */
+static uint64_t ps_run_below(const ps_extent_run_t *r, uint64_t x)
+{
+    uint64_t d, i, rem;
+
+    if (x <= r->off) {
+        return 0;
+    }
+    d = x - r->off;
+    i = d / r->stride;
+    if (i >= r->count) {
+        return r->count * r->len;
+    }
+    rem = d - i * r->stride;
+    return i * r->len + (rem < r->len ? rem : r->len);
+}
+
+/* The first byte at or after x that a region covers (x below the run's end). */
+static uint64_t ps_run_next(const ps_extent_run_t *r, uint64_t x)
+{
+    uint64_t d, i;
+
+    if (x <= r->off) {
+        return r->off;
+    }
+    d = x - r->off;
+    i = d / r->stride;
+    return d - i * r->stride < r->len ? x : r->off + (i + 1) * r->stride;
+}
+
+/* The end of the covered bytes below x: x when the byte before x is covered,
+ * else the end of the last region that ends before x (x above the run's start). */
+static uint64_t ps_run_cover_end(const ps_extent_run_t *r, uint64_t x)
+{
+    uint64_t d = x - r->off, i = d / r->stride, rem;
+
+    if (i >= r->count) {
+        return ps_extent_run_end(r);
+    }
+    rem = d - i * r->stride;
+    if (rem == 0) {
+        return i == 0 ? r->off : r->off + (i - 1) * r->stride + r->len;
+    }
+    return rem <= r->len ? x : r->off + i * r->stride + r->len;
+}
+
+/* Regions of the run that intersect [a, b). */
+static uint64_t ps_run_regions_in(const ps_extent_run_t *r, uint64_t a, uint64_t b)
+{
+    uint64_t start_below, end_by;
+
+    start_below = b <= r->off ? 0 : (b - r->off - 1) / r->stride + 1;
+    if (start_below > r->count) {
+        start_below = r->count;
+    }
+    end_by = a < r->off + r->len ? 0 : (a - r->off - r->len) / r->stride + 1;
+    if (end_by > r->count) {
+        end_by = r->count;
+    }
+    return start_below > end_by ? start_below - end_by : 0;
+}
+
+int ps_extent_runs_disjoint(const ps_extent_run_t *runs, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (runs[i].off < ps_extent_run_end(&runs[i - 1])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- the planner ------------------------------------------------------------- */
+
+typedef struct ps_plan_state {
+    ps_plan_span_t cur;
+    uint64_t cov_end; /* end of the union of the regions seen so far */
+    uint64_t align, max_gap, max_io;
+    ps_io_span_t *spans;
+    size_t count;
+} ps_plan_state_t;
+
 /*
  * One pass over the sorted regions keeps the union of the regions seen so far
  * (its end is cov_end; sorted input means a region can only extend it at the
@@ -233,56 +322,166 @@ static void ps_plan_count(const ps_extent_t *sorted, size_t n, ps_io_span_t *spa
  * the block of its last, and counting covered bytes gives the holes flag.
  * Regions must end at least one block below 2^64 (off + len + align fits in
  * 64 bits), which ps_proto_check_regions() with any real max_obj_size ensures.
+ *
+ * ps_plan_add() takes a run whose gaps (stride - len) are at most max_gap:
+ * no region of it can close the span by the first rule, so the run acts as
+ * one stretch from its first byte to its last whose covered bytes, next
+ * covered byte and last covered end come from closed forms (ps_run_*). A
+ * single region is the run {off, len, len, 1}. Runs with larger gaps are fed
+ * to it region by region. The run must not start below cov_end unless
+ * everything in [off, cov_end) is already covered (true for sorted single
+ * regions and for runs with disjoint hulls).
  */
+static void ps_plan_add(ps_plan_state_t *st, const ps_extent_run_t *r)
+{
+    ps_plan_span_t *cur = &st->cur;
+    uint64_t align = st->align, ro = r->off, re = ps_extent_run_end(r), u0;
+
+    if (cur->open && ro > st->cov_end && ro - st->cov_end > st->max_gap &&
+        ps_align_down(ro, align) >= ps_align_up(st->cov_end, align)) {
+        ps_plan_flush(cur, align, st->spans, &st->count);
+    }
+
+    u0 = ro > st->cov_end ? ro : st->cov_end; /* only bytes not covered yet */
+    while (u0 < re) {
+        uint64_t seg_end;
+
+        if (cur->open && u0 >= cur->limit) {
+            ps_plan_flush(cur, align, st->spans, &st->count);
+        }
+        if (!cur->open) {
+            u0 = ps_run_next(r, u0);
+            cur->open = 1;
+            cur->start = ps_align_down(u0, align);
+            cur->limit =
+                cur->start > UINT64_MAX - st->max_io ? UINT64_MAX : cur->start + st->max_io;
+            cur->covered = 0;
+        }
+        seg_end = re < cur->limit ? re : cur->limit;
+        cur->covered += ps_run_below(r, seg_end) - ps_run_below(r, u0);
+        cur->end = ps_run_cover_end(r, seg_end);
+        u0 = seg_end;
+    }
+    if (re > st->cov_end) {
+        st->cov_end = re;
+    }
+}
+
+static void ps_plan_init(ps_plan_state_t *st, uint64_t align, uint64_t max_gap, uint64_t max_io,
+                         ps_io_span_t *spans)
+{
+    st->cur.open = 0;
+    st->cov_end = 0;
+    st->align = ps_plan_align(align);
+    st->max_gap = max_gap;
+    st->max_io = ps_plan_max_io(st->align, max_io);
+    st->spans = spans;
+    st->count = 0;
+}
+
+static size_t ps_plan_done(ps_plan_state_t *st)
+{
+    if (st->cur.open) {
+        ps_plan_flush(&st->cur, st->align, st->spans, &st->count);
+    }
+    return st->count;
+}
+
 size_t ps_extent_plan(const ps_extent_t *sorted, size_t n, uint64_t align, uint64_t max_gap,
                       uint64_t max_io, ps_io_span_t *spans)
 {
-    ps_plan_span_t cur = {0};
-    uint64_t cov_end = 0;
-    size_t count = 0;
+    ps_plan_state_t st;
+    size_t count;
+
+    ps_plan_init(&st, align, max_gap, max_io, spans);
+    for (size_t i = 0; i < n; i++) {
+        ps_extent_run_t r = {sorted[i].off, sorted[i].len, sorted[i].len, 1};
+        if (r.len != 0) {
+            ps_plan_add(&st, &r);
+        }
+    }
+    count = ps_plan_done(&st);
+    ps_plan_count(sorted, n, spans, count);
+    return count;
+}
+
+/* Count the regions of every span: runs and spans are both sorted and
+ * disjoint, so each (run, span) pair that intersects is visited once. */
+static void ps_plan_count_runs(const ps_extent_run_t *runs, size_t n, ps_io_span_t *spans,
+                               size_t count)
+{
+    size_t first = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const ps_extent_run_t *r = &runs[i];
+        uint64_t re;
+
+        if (r->count == 0 || r->len == 0) {
+            continue;
+        }
+        re = ps_extent_run_end(r);
+        while (first < count && spans[first].off + spans[first].len <= r->off) {
+            first++;
+        }
+        for (size_t k = first; k < count && spans[k].off < re; k++) {
+            spans[k].nregions +=
+                (uint32_t)ps_run_regions_in(r, spans[k].off, spans[k].off + spans[k].len);
+        }
+    }
+}
+
+size_t ps_extent_plan_runs(const ps_extent_run_t *runs, size_t n, uint64_t align, uint64_t max_gap,
+                           uint64_t max_io, ps_io_span_t *spans)
+{
+    ps_plan_state_t st;
+    size_t count;
+
+    ps_plan_init(&st, align, max_gap, max_io, spans);
+    for (size_t i = 0; i < n; i++) {
+        const ps_extent_run_t *r = &runs[i];
+
+        if (r->count == 0 || r->len == 0) {
+            continue;
+        }
+        if (r->count == 1 || r->stride - r->len <= max_gap) {
+            ps_plan_add(&st, r);
+            continue;
+        }
+        for (uint64_t k = 0; k < r->count; k++) {
+            ps_extent_run_t one = {r->off + k * r->stride, r->len, r->len, 1};
+            ps_plan_add(&st, &one);
+        }
+    }
+    count = ps_plan_done(&st);
+    ps_plan_count_runs(runs, n, spans, count);
+    return count;
+}
+
+size_t ps_extent_plan_runs_bound(const ps_extent_run_t *runs, size_t n, uint64_t align,
+                                 uint64_t max_io)
+{
+    size_t bound = 0;
 
     align = ps_plan_align(align);
     max_io = ps_plan_max_io(align, max_io);
 
+    /* Spans are disjoint, at least a block long, and each opens in a block
+     * of the run whose byte opened it: at most the blocks of the run's hull,
+     * and at most what its regions one by one could open. */
     for (size_t i = 0; i < n; i++) {
-        uint64_t ro = sorted[i].off, re, u0;
+        const ps_extent_run_t *r = &runs[i];
+        uint64_t blocks, per_region, k;
 
-        if (sorted[i].len == 0) {
+        if (r->count == 0 || r->len == 0) {
             continue;
         }
-        re = ps_extent_end(ro, sorted[i].len);
-
-        if (cur.open && ro > cov_end && ro - cov_end > max_gap &&
-            ps_align_down(ro, align) >= ps_align_up(cov_end, align)) {
-            ps_plan_flush(&cur, align, spans, &count);
+        blocks = (ps_align_up(ps_extent_run_end(r), align) - ps_align_down(r->off, align)) / align;
+        per_region = (ps_align_up(r->len, align) + align) / max_io + 1;
+        k = r->count > blocks / per_region ? blocks : r->count * per_region;
+        if (k > SIZE_MAX - bound) {
+            return SIZE_MAX;
         }
-
-        u0 = ro > cov_end ? ro : cov_end; /* only bytes not covered yet */
-        while (u0 < re) {
-            uint64_t seg_end;
-
-            if (cur.open && u0 >= cur.limit) {
-                ps_plan_flush(&cur, align, spans, &count);
-            }
-            if (!cur.open) {
-                cur.open = 1;
-                cur.start = ps_align_down(u0, align);
-                cur.limit = cur.start > UINT64_MAX - max_io ? UINT64_MAX : cur.start + max_io;
-                cur.covered = 0;
-            }
-            seg_end = re < cur.limit ? re : cur.limit;
-            cur.covered += seg_end - u0;
-            cur.end = seg_end;
-            u0 = seg_end;
-        }
-        if (re > cov_end) {
-            cov_end = re;
-        }
+        bound += (size_t)k;
     }
-    if (cur.open) {
-        ps_plan_flush(&cur, align, spans, &count);
-    }
-
-    ps_plan_count(sorted, n, spans, count);
-    return count;
+    return bound;
 }

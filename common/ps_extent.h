@@ -57,6 +57,38 @@ size_t ps_extent_plan(const ps_extent_t *sorted, size_t n, uint64_t align, uint6
 size_t ps_extent_plan_bound(const ps_extent_t *sorted, size_t n, uint64_t align,
                             uint64_t max_io);
 
+/* A strided run of regions: count regions of len bytes, region i at
+ * off + i * stride (stride >= len: the regions do not overlap). */
+typedef struct ps_extent_run {
+    uint64_t off;    /* bytes, region 0 */
+    uint64_t len;    /* bytes per region */
+    uint64_t stride; /* bytes between region starts */
+    uint64_t count;  /* regions */
+} ps_extent_run_t;
+
+/* End of a run's last region (off + stride * (count - 1) + len); off if count is 0. */
+uint64_t ps_extent_run_end(const ps_extent_run_t *run);
+
+/* 1 if the runs are sorted by offset and each ends at or before the next
+ * one's offset (their hulls are disjoint), so ps_extent_plan_runs() applies. */
+int ps_extent_runs_disjoint(const ps_extent_run_t *runs, size_t n);
+
+/*
+ * ps_extent_plan() for runs whose hulls are sorted and disjoint
+ * (ps_extent_runs_disjoint), without expanding them: the spans (and their
+ * nregions, which count regions, not runs) are exactly those that
+ * ps_extent_plan() gives for the runs' regions listed one by one. A run
+ * whose gaps (stride - len) are at most max_gap costs O(1 + spans it
+ * touches); others are walked region by region, still without memory.
+ * Runs with count or len 0 are ignored.
+ */
+size_t ps_extent_plan_runs(const ps_extent_run_t *runs, size_t n, uint64_t align, uint64_t max_gap,
+                           uint64_t max_io, ps_io_span_t *spans);
+
+/* Upper bound on the spans ps_extent_plan_runs() can produce for these runs. */
+size_t ps_extent_plan_runs_bound(const ps_extent_run_t *runs, size_t n, uint64_t align,
+                                 uint64_t max_io);
+
 #ifdef __cplusplus
 }
 #endif

@@ -88,7 +88,7 @@ static int ps_proto_path_len_ok(uint32_t len)
 static int ps_proto_io_req_ok(const ps_io_req_t *req)
 {
     return req->nregions >= 1 && req->nregions <= PS_MAX_REGIONS &&
-           req->payload_len <= PS_MAX_PAYLOAD;
+           req->payload_len <= PS_MAX_PAYLOAD && (req->flags & ~PS_IO_RUNS) == 0;
 }
 
 /*
@@ -140,7 +140,7 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
             if (!ps_proto_io_req_ok(&req)) {
                 return PS_ERR_PROTO;
             }
-            *data_len = (uint64_t)req.nregions * sizeof(ps_region_t);
+            *data_len = ps_io_list_bytes(&req);
             if (type == PS_MSG_OBJ_WRITE) {
                 *data_len += req.payload_len;
             }
@@ -254,6 +254,51 @@ ps_status_t ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions
         sum += r.len;
     }
     return sum == payload_len ? PS_OK : PS_ERR_PROTO;
+}
+
+/*
+ * Each run is checked before anything is computed from it, in an order that
+ * keeps every operation in range: count and len are at least 1, so count <=
+ * rest and len <= rest / count bound len * count by the payload still
+ * unclaimed (rest <= 2^30 after the decoder); off + len <= max_obj_size; and
+ * stride * (count - 1) is compared by division against the room left.
+ */
+static int ps_proto_run_ok(const ps_run_t *r, uint64_t rest, uint64_t max_obj_size)
+{
+    if (r->count == 0 || r->len == 0 || r->stride < r->len) {
+        return 0;
+    }
+    if (r->count > rest || r->len > rest / r->count) {
+        return 0; /* more bytes than the payload has left */
+    }
+    if (r->off > max_obj_size || r->len > max_obj_size - r->off) {
+        return 0;
+    }
+    return r->count == 1 || r->stride <= (max_obj_size - r->off - r->len) / (r->count - 1);
+}
+
+ps_status_t ps_proto_check_runs(const ps_run_t *runs, uint32_t nruns, uint64_t payload_len,
+                                uint64_t max_obj_size, uint64_t *nregions)
+{
+    uint64_t sum = 0, count = 0;
+
+    if (runs == NULL || nruns == 0 || nruns > PS_MAX_REGIONS) {
+        return PS_ERR_PROTO;
+    }
+    for (uint32_t i = 0; i < nruns; i++) {
+        ps_run_t r;
+        memcpy(&r, &runs[i], sizeof(r)); /* AM data need not be aligned */
+        if (!ps_proto_run_ok(&r, payload_len - sum, max_obj_size)) {
+            return PS_ERR_PROTO;
+        }
+        sum += r.len * r.count;
+        count += r.count;
+    }
+    if (sum != payload_len) {
+        return PS_ERR_PROTO;
+    }
+    *nregions = count;
+    return PS_OK;
 }
 
 ps_status_t ps_proto_check_path(const char *path, size_t len)
@@ -426,8 +471,8 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
         case PS_MSG_OBJ_READ: {
             ps_io_req_t b;
             memcpy(&b, body, sizeof(b));
-            PS_DUMP(" file_id=%016" PRIx64 " nregions=%" PRIu32 " payload_len=%" PRIu64, b.file_id,
-                    b.nregions, b.payload_len);
+            PS_DUMP(" file_id=%016" PRIx64 " nregions=%" PRIu32 "%s payload_len=%" PRIu64,
+                    b.file_id, b.nregions, (b.flags & PS_IO_RUNS) ? " (runs)" : "", b.payload_len);
             return;
         }
         case PS_MSG_OBJ_STAT:

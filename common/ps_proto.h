@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define PS_PROTO_MAGIC   0x31545350u /* "PST1" in memory order */
-#define PS_PROTO_VERSION 1
+#define PS_PROTO_VERSION 2           /* 2: OBJ_READ/OBJ_WRITE lists may be strided runs */
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -155,15 +155,27 @@ typedef struct ps_list_entry {
 } ps_list_entry_t;
 
 /* --- OBJ_WRITE / OBJ_READ ---------------------------------------------------- */
+#define PS_IO_RUNS 0x1u /* ps_io_req_t.flags: the list is ps_run_t entries */
+
 typedef struct ps_io_req {
     uint64_t file_id;     /* object to access */
     uint64_t payload_len; /* bytes: sum of region lengths */
-    uint32_t nregions;    /* 1..PS_MAX_REGIONS */
-    uint32_t flags;       /* reserved, 0 */
+    uint32_t nregions;    /* list entries (regions, or runs with PS_IO_RUNS), 1..PS_MAX_REGIONS */
+    uint32_t flags;       /* PS_IO_*; other bits must be 0 */
 } ps_io_req_t;
-/* OBJ_WRITE data: nregions x ps_region_t, then payload_len bytes, the regions'
- * data in region order. OBJ_READ data: nregions x ps_region_t. Regions may be
- * unsorted and may overlap (a later region wins for writes). */
+/* OBJ_WRITE data: the list (nregions x ps_region_t, or nregions x ps_run_t
+ * with PS_IO_RUNS), then payload_len bytes, the regions' data in region
+ * order (a run's regions in index order). OBJ_READ data: the list. Regions
+ * may be unsorted and may overlap (a later region wins for writes); the
+ * regions of one run never overlap each other (stride >= len). */
+
+/* A strided run: count regions of len bytes, region i at off + i * stride. */
+typedef struct ps_run {
+    uint64_t off;    /* bytes from the start of the object, of region 0 */
+    uint64_t len;    /* bytes of each region, >= 1 */
+    uint64_t stride; /* bytes from one region's start to the next, >= len */
+    uint64_t count;  /* regions, >= 1 */
+} ps_run_t;
 typedef struct ps_io_rep {
     uint64_t bytes;    /* bytes written or read (payload_len on success) */
     uint64_t obj_size; /* object size after the operation, bytes */
@@ -217,6 +229,8 @@ typedef struct ps_stats_rep {
     uint64_t merged_batches;     /* batches served together with another batch */
     uint64_t direct_io;          /* 1 if data files use O_DIRECT, 0 if buffered fallback */
     uint64_t latency_hist[PS_STATS_HIST_BUCKETS]; /* request service times */
+    uint64_t merged_writers; /* write jobs planned from batches of two or more clients */
+    uint64_t merge_waits;    /* write batches held (<= merge wait) for another client's */
 } ps_stats_rep_t;
 
 static_assert(sizeof(ps_msg_hdr_t) == 24, "wire size");
@@ -231,11 +245,12 @@ static_assert(sizeof(ps_list_req_t) == 16, "wire size");
 static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_list_entry_t) == 56, "wire size");
 static_assert(sizeof(ps_io_req_t) == 24, "wire size");
+static_assert(sizeof(ps_run_t) == 32, "wire size");
 static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
-static_assert(sizeof(ps_stats_rep_t) == 8 * (19 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_stats_rep_t) == 8 * (21 + PS_STATS_HIST_BUCKETS), "wire size");
 
 /* A decoded AM header: pointers into the caller's buffer, no copies. */
 typedef struct ps_msg_view {
@@ -270,6 +285,25 @@ ps_status_t ps_proto_decode(const void *hdr, size_t hdr_len, int is_reply, ps_ms
  */
 ps_status_t ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions,
                                    uint64_t payload_len, uint64_t max_obj_size);
+
+/* Bytes of the region list of an OBJ_READ/OBJ_WRITE body (in AM data, before
+ * a write's payload). */
+static inline uint64_t ps_io_list_bytes(const ps_io_req_t *io)
+{
+    return (uint64_t)io->nregions *
+           ((io->flags & PS_IO_RUNS) ? sizeof(ps_run_t) : sizeof(ps_region_t));
+}
+
+/*
+ * Check the run list of an OBJ_READ/OBJ_WRITE with PS_IO_RUNS: every run has
+ * count >= 1, len >= 1 and stride >= len; its last region ends (off +
+ * stride * (count - 1) + len, computed without overflow) at or below
+ * max_obj_size; and the runs' bytes (len * count) sum to payload_len. The
+ * number of regions the runs describe goes to *nregions. Returns PS_OK or
+ * PS_ERR_PROTO.
+ */
+ps_status_t ps_proto_check_runs(const ps_run_t *runs, uint32_t nruns, uint64_t payload_len,
+                                uint64_t max_obj_size, uint64_t *nregions);
 
 /*
  * Check a path from the wire: 1..PS_PATH_MAX bytes, starts with '/', no NUL,

@@ -52,9 +52,13 @@ typedef struct psc_batch {
     psc_target_t *t;
     ps_io_req_t req;
     ps_io_rep_t rep;
-    ps_region_t *regions;
-    uint32_t nregions;
-    size_t regions_cap;
+    ps_run_t *runs; /* the batch's regions as strided runs, built as pieces come */
+    uint32_t nruns;
+    size_t runs_cap;
+    uint64_t nregions;    /* regions the runs hold */
+    ps_region_t *regions; /* the regions one by one, when that is the smaller list */
+    void *list;           /* what is sent: runs or regions */
+    size_t list_len;      /* bytes */
     ucp_dt_iov_t *iov; /* write: [0] = regions; read: memory only */
     size_t niov, iov_cap;
     uint64_t payload;
@@ -130,6 +134,7 @@ static ps_status_t psc_batch_add_mem(psc_batch_t *b, uint64_t s, uint64_t len)
 static void psc_batch_free(pstripe_fs_t *fs, psc_batch_t *b)
 {
     psc_bounce_put(fs, b->bounce, b->bounce_cap);
+    free(b->runs);
     free(b->regions);
     free(b->iov);
     free(b);
@@ -143,37 +148,99 @@ static void psc_batch_released(pstripe_fs_t *fs, psc_op_t *op)
     psc_batch_free(fs, op->arg);
 }
 
-/* Append a region to the batch; a region that continues the last one in
- * the object extends it. PS_ERR_BUSY when the batch has max_regions. */
+/*
+ * Append a region to the batch's runs. A region that continues the last
+ * region in the object extends it (splitting it off its run if needed); one
+ * of the same length at the next stride (or, after a single region, at any
+ * distance past its end) extends the last run; anything else starts a run.
+ * Runs only grow forward, so the regions keep their order and a run's
+ * regions never overlap. PS_ERR_BUSY when the batch has max_regions regions:
+ * runs shorten the list on the wire, not the server's work per batch.
+ */
 static ps_status_t psc_batch_add_region(psc_batch_t *b, uint64_t off, uint64_t len)
 {
     uint32_t max = b->io->max_regions;
-    ps_region_t *last = b->nregions ? &b->regions[b->nregions - 1] : NULL;
+    ps_run_t *last = b->nruns ? &b->runs[b->nruns - 1] : NULL;
+    uint64_t last_off = last ? last->off + last->stride * (last->count - 1) : 0;
 
-    if (last != NULL && last->off + last->len == off) {
+    if (last != NULL && last->count == 1 && last->off + last->len == off) {
         last->len += len;
+        last->stride = last->len;
         return PS_OK;
     }
-    if (b->nregions == max) {
-        return PS_ERR_BUSY;
+    if (b->nregions == max && !(last != NULL && last_off + last->len == off)) {
+        return PS_ERR_BUSY; /* max_regions regions (a continued region adds none) */
     }
-    if (b->nregions == b->regions_cap) {
-        size_t cap = b->regions_cap ? b->regions_cap * 2 : 16;
-        ps_region_t *r;
+    if (last != NULL && last->len == len && off >= last_off + len &&
+        (last->count == 1 || off == last_off + last->stride)) {
+        last->stride = last->count == 1 ? off - last->off : last->stride;
+        last->count++;
+        b->nregions++;
+        return PS_OK;
+    }
+    if (b->nruns == b->runs_cap) {
+        size_t cap = b->runs_cap ? b->runs_cap * 2 : 16;
+        ps_run_t *r;
 
         if (cap > max) {
             cap = max;
         }
-        r = realloc(b->regions, cap * sizeof(*r));
+        r = realloc(b->runs, cap * sizeof(*r));
         if (r == NULL) {
             return PS_ERR_NO_MEMORY;
         }
-        b->regions = r;
-        b->regions_cap = cap;
+        b->runs = r;
+        b->runs_cap = cap;
+        last = b->nruns ? &b->runs[b->nruns - 1] : NULL;
     }
-    b->regions[b->nregions].off = off;
-    b->regions[b->nregions].len = len;
-    b->nregions++;
+    if (last != NULL && last->count > 1 && last_off + last->len == off) {
+        last->count--; /* its last region continues below as a region of its own */
+        off = last_off;
+        len += last->len;
+    } else {
+        b->nregions++;
+    }
+    b->runs[b->nruns].off = off;
+    b->runs[b->nruns].len = len;
+    b->runs[b->nruns].stride = len;
+    b->runs[b->nruns].count = 1;
+    b->nruns++;
+    return PS_OK;
+}
+
+/*
+ * The list the batch sends: its runs (PS_IO_RUNS, 32 bytes each) when they
+ * take fewer bytes than the regions one by one (16 bytes each); else the
+ * regions. Sets the request's
+ * nregions and flags; *list and *list_len describe the bytes to send.
+ */
+static ps_status_t psc_batch_set_list(psc_batch_t *b)
+{
+    void **list = &b->list;
+    size_t *list_len = &b->list_len;
+    uint64_t k = 0;
+
+    if (2 * (uint64_t)b->nruns < b->nregions) {
+        b->req.nregions = b->nruns;
+        b->req.flags = PS_IO_RUNS;
+        *list = b->runs;
+        *list_len = b->nruns * sizeof(ps_run_t);
+        return PS_OK;
+    }
+    b->regions = malloc(b->nregions * sizeof(*b->regions));
+    if (b->regions == NULL) {
+        return PS_ERR_NO_MEMORY;
+    }
+    for (uint32_t i = 0; i < b->nruns; i++) {
+        for (uint64_t c = 0; c < b->runs[i].count; c++, k++) {
+            b->regions[k].off = b->runs[i].off + c * b->runs[i].stride;
+            b->regions[k].len = b->runs[i].len;
+        }
+    }
+    b->req.nregions = (uint32_t)b->nregions;
+    b->req.flags = 0;
+    *list = b->regions;
+    *list_len = b->nregions * sizeof(ps_region_t);
     return PS_OK;
 }
 
@@ -221,8 +288,8 @@ static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
     size_t len;
     char *p;
 
-    b->iov[0].buffer = b->regions;
-    b->iov[0].length = b->nregions * sizeof(ps_region_t);
+    b->iov[0].buffer = b->list;
+    b->iov[0].length = b->list_len;
     b->op.send_buf = b->iov;
     b->op.send_count = b->niov;
     b->op.send_iov = 1;
@@ -252,8 +319,8 @@ static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
  * bounce_threshold bytes and more staged first (psc_recv.c). */
 static void psc_batch_set_recv(psc_batch_t *b)
 {
-    b->op.send_buf = b->regions;
-    b->op.send_count = b->nregions * sizeof(ps_region_t);
+    b->op.send_buf = b->list;
+    b->op.send_count = b->list_len;
     b->op.recv_mode = PSC_RECV_BUF;
     b->op.recv_len = b->payload;
     b->op.stage_min = b->io->bounce_threshold;
@@ -282,13 +349,11 @@ static psc_batch_t *psc_batch_build(pstripe_fs_t *fs, pstripe_request_t *io, psc
     if (io->is_write && psc_batch_add_iov(b, NULL, 0) != PS_OK) { /* [0]: regions, set later */
         goto err_free_batch;
     }
-    if (psc_batch_fill(b, t) != PS_OK) {
+    if (psc_batch_fill(b, t) != PS_OK || psc_batch_set_list(b) != PS_OK) {
         goto err_free_batch;
     }
     b->req.file_id = io->file_id;
     b->req.payload_len = b->payload;
-    b->req.nregions = b->nregions;
-    b->req.flags = 0;
     psc_op_init(&b->op, t->server, io->is_write ? PS_MSG_OBJ_WRITE : PS_MSG_OBJ_READ, &b->req,
                 sizeof(b->req));
     b->op.route = PSC_ROUTE_OBJECT;

@@ -217,6 +217,7 @@ typedef struct pstripe_server_stats {
     uint64_t disk_bytes_written, disk_bytes_read, rmw_reads;
     uint64_t queue_depth, queue_depth_max, merged_batches, direct_io;
     uint64_t latency_hist[24]; /* bucket i: requests served in < 2^i us */
+    uint64_t merged_writers, merge_waits;
 } pstripe_server_stats_t;
 ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
 

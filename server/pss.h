@@ -58,6 +58,7 @@ typedef struct pss_stats {
     _Atomic uint64_t rmw_reads;
     _Atomic uint64_t queue_depth, queue_depth_max;
     _Atomic uint64_t merged_batches;
+    _Atomic uint64_t merged_writers, merge_waits;
     _Atomic uint64_t latency_hist[PS_STATS_HIST_BUCKETS];
 } pss_stats_t;
 
@@ -96,6 +97,8 @@ typedef struct pss_server {
     char *data_dir;             /* absolute */
     size_t max_open_per_worker; /* object files a worker keeps open */
     size_t max_conns_per_worker; /* connections a worker accepts (pss_conn.c) */
+    uint64_t merge_wait_ns;     /* longest hold of a write batch for another client's
+                                   (pss_store.c; the merge_wait tunable), 0: never */
 
     /* metadata */
     MDB_env *mdb_env;
@@ -205,6 +208,10 @@ struct pss_worker {
     size_t objs_cap, nobjs;
     pss_object_t *ready_head; /* objects with queued work to (re)consider */
     size_t nopen, max_open;   /* object files open, and the budget */
+    pss_object_t *held_head;  /* objects whose writes wait for another client's (pss_store.c) */
+    int hold_tfd;             /* timerfd that ends the earliest hold */
+    int hold_timer;           /* hold_tfd was created */
+    uint64_t hold_armed;      /* deadline hold_tfd is set to (ns, CLOCK_MONOTONIC), 0: none */
 
     pss_stats_t stats;
 };

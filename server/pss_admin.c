@@ -96,6 +96,8 @@ static void pss_stats_collect(pss_server_t *s, ps_stats_rep_t *rep)
         uint64_t qmax = PSS_STAT_GET(w, queue_depth_max);
         rep->queue_depth_max = qmax > rep->queue_depth_max ? qmax : rep->queue_depth_max;
         rep->merged_batches += PSS_STAT_GET(w, merged_batches);
+        rep->merged_writers += PSS_STAT_GET(w, merged_writers);
+        rep->merge_waits += PSS_STAT_GET(w, merge_waits);
         for (int b = 0; b < PS_STATS_HIST_BUCKETS; b++) {
             rep->latency_hist[b] += PSS_STAT_GET(w, latency_hist[b]);
         }

@@ -24,6 +24,7 @@
 
 #include "ps_extent.h"
 #include "ps_log.h"
+#include "ps_time.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,12 +34,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A part of one region inside one span. */
+/* A part of one region, or count whole regions of one run, inside one span:
+ * region c at span_off + c * stride in the span, at mem + c * len in memory. */
 typedef struct pss_piece {
-    uint64_t span_off; /* bytes from the span's start */
-    uint64_t len;
-    uint64_t obj_off; /* object offset of the piece */
-    uint8_t *mem;     /* write: source in the payload; read: destination in the reply */
+    uint64_t span_off; /* bytes from the span's start, of the first region */
+    uint64_t len;      /* bytes of each region */
+    uint64_t stride;   /* bytes between region starts */
+    uint64_t count;    /* regions */
+    uint64_t obj_off;  /* object offset of the first region */
+    uint8_t *mem;      /* write: source in the payload; read: destination in the reply */
 } pss_piece_t;
 
 /* One aligned disk I/O of a job (a span of the plan). */
@@ -225,42 +229,95 @@ static size_t pss_span_search(const pss_span_io_t *spans, size_t n, uint64_t off
     return lo;
 }
 
-/*
- * The job's spans: all regions of the batches, sorted and coalesced into
- * aligned spans by ps_extent_plan (see pss_job.h); also the job's max_end.
- */
-static ps_status_t pss_job_spans(pss_server_t *s, pss_job_t *job, pss_req_t **batches,
-                                 uint32_t nbatches, size_t nreg)
+static int pss_run_cmp(const void *a, const void *b)
 {
-    size_t r = 0, nspans, bound;
-    ps_extent_t *ext;
-    ps_io_span_t *plan;
+    const ps_extent_run_t *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
 
+/*
+ * Plan the runs (sorted here) into spans: without expanding them when their
+ * hulls are disjoint (one client's strided pattern), else by expanding them
+ * into nreg regions for ps_extent_plan (interleaved runs of several
+ * batches). *plan is malloc'd.
+ */
+static ps_status_t pss_job_plan_runs(pss_server_t *s, ps_extent_run_t *runs, size_t nruns,
+                                     uint64_t nreg, ps_io_span_t **plan, size_t *nspans)
+{
+    size_t i = 1, r = 0, bound;
+    ps_extent_t *ext;
+
+    while (i < nruns && runs[i - 1].off <= runs[i].off) {
+        i++;
+    }
+    if (i < nruns) {
+        qsort(runs, nruns, sizeof(*runs), pss_run_cmp);
+    }
+    if (ps_extent_runs_disjoint(runs, nruns)) {
+        bound = ps_extent_plan_runs_bound(runs, nruns, s->align, s->cfg.max_io);
+        *plan = malloc((bound ? bound : 1) * sizeof(**plan));
+        if (*plan == NULL) {
+            return PS_ERR_NO_MEMORY;
+        }
+        *nspans =
+            ps_extent_plan_runs(runs, nruns, s->align, s->cfg.coalesce_gap, s->cfg.max_io, *plan);
+        return PS_OK;
+    }
     ext = malloc(nreg * sizeof(*ext));
     if (ext == NULL) {
         return PS_ERR_NO_MEMORY;
     }
-    for (uint32_t b = 0; b < nbatches; b++) {
-        const ps_region_t *reg = pss_io_regions(batches[b]);
-        for (uint32_t i = 0; i < batches[b]->body.io.nregions; i++, r++) {
-            ext[r].off = reg[i].off;
-            ext[r].len = reg[i].len;
-            if (reg[i].off + reg[i].len > job->max_end) {
-                job->max_end = reg[i].off + reg[i].len;
-            }
+    for (i = 0; i < nruns; i++) {
+        for (uint64_t k = 0; k < runs[i].count; k++, r++) {
+            ext[r].off = runs[i].off + k * runs[i].stride;
+            ext[r].len = runs[i].len;
         }
     }
     ps_extent_sort(ext, nreg);
     bound = ps_extent_plan_bound(ext, nreg, s->align, s->cfg.max_io);
-    plan = malloc(bound * sizeof(*plan));
-    if (plan == NULL) {
+    *plan = malloc((bound ? bound : 1) * sizeof(**plan));
+    if (*plan == NULL) {
         free(ext);
         return PS_ERR_NO_MEMORY;
     }
-    nspans = ps_extent_plan(ext, nreg, s->align, s->cfg.coalesce_gap, s->cfg.max_io, plan);
+    *nspans = ps_extent_plan(ext, nreg, s->align, s->cfg.coalesce_gap, s->cfg.max_io, *plan);
     free(ext);
+    return PS_OK;
+}
 
-    job->spans = calloc(nspans, sizeof(*job->spans));
+/*
+ * The job's spans: all regions of the batches, sorted and coalesced into
+ * aligned spans (see pss_job.h); also the job's max_end.
+ */
+static ps_status_t pss_job_spans(pss_server_t *s, pss_job_t *job, pss_req_t **batches,
+                                 uint32_t nbatches, size_t nruns)
+{
+    size_t r = 0, nspans = 0;
+    uint64_t nreg = 0;
+    ps_extent_run_t *runs;
+    ps_io_span_t *plan = NULL;
+    ps_status_t status;
+
+    runs = malloc(nruns * sizeof(*runs));
+    if (runs == NULL) {
+        return PS_ERR_NO_MEMORY;
+    }
+    for (uint32_t b = 0; b < nbatches; b++) {
+        for (uint32_t i = 0; i < batches[b]->body.io.nregions; i++, r++) {
+            runs[r] = pss_io_run(batches[b], i);
+            nreg += runs[r].count;
+            if (ps_extent_run_end(&runs[r]) > job->max_end) {
+                job->max_end = ps_extent_run_end(&runs[r]);
+            }
+        }
+    }
+    status = pss_job_plan_runs(s, runs, nruns, nreg, &plan, &nspans);
+    free(runs);
+    if (status != PS_OK) {
+        return status;
+    }
+
+    job->spans = calloc(nspans ? nspans : 1, sizeof(*job->spans));
     if (job->spans == NULL) {
         free(plan);
         return PS_ERR_NO_MEMORY;
@@ -276,56 +333,97 @@ static ps_status_t pss_job_spans(pss_server_t *s, pss_job_t *job, pss_req_t **ba
     return PS_OK;
 }
 
-/*
- * Cut every region into pieces, one per span it touches, grouped by span in
- * request order: first count them per span, then place them.
- */
-static ps_status_t pss_job_pieces(pss_job_t *job, pss_req_t **batches, uint32_t nbatches)
+static void pss_piece_set(pss_piece_t *p, uint64_t span_off, uint64_t len, uint64_t stride,
+                          uint64_t count, uint64_t obj_off, uint8_t *mem)
 {
-    size_t nspans = job->nspans, npieces = 0;
+    p->span_off = span_off;
+    p->len = len;
+    p->stride = stride;
+    p->count = count;
+    p->obj_off = obj_off;
+    p->mem = mem;
+}
+
+/*
+ * The pieces of run r (its data at mem) inside span sp: a cut region at
+ * either end, and the whole regions between as one piece. Writes them to
+ * out unless out is NULL; returns how many.
+ */
+static size_t pss_run_pieces(const ps_extent_run_t *r, uint8_t *mem, const pss_span_io_t *sp,
+                             pss_piece_t *out)
+{
+    uint64_t a = sp->off, b = sp->off + sp->len, st = r->stride;
+    uint64_t i = a < r->off + r->len ? 0 : (a - r->off - r->len) / st + 1;     /* ends after a */
+    uint64_t lim = b <= r->off ? 0 : (b - r->off - 1) / st + 1;                /* start before b */
+    uint64_t whole = b < r->off + r->len ? 0 : (b - r->off - r->len) / st + 1; /* end by b */
+    size_t n = 0;
+
+    lim = lim < r->count ? lim : r->count;
+    whole = whole < lim ? whole : lim;
+    while (i < lim) {
+        uint64_t ro = r->off + i * st, re = ro + r->len;
+        if (ro >= a && re <= b) {
+            if (out != NULL) {
+                pss_piece_set(&out[n], ro - a, r->len, st, whole - i, ro, mem + i * r->len);
+            }
+            i = whole;
+        } else {
+            uint64_t x = ro > a ? ro : a, z = re < b ? re : b;
+            if (out != NULL) {
+                pss_piece_set(&out[n], x - a, z - x, z - x, 1, x, mem + i * r->len + (x - ro));
+            }
+            i++;
+        }
+        n++;
+    }
+    return n;
+}
+
+/*
+ * Cut every run into pieces per span it touches, grouped by span in
+ * request order: first count them per span (place == 0), then place them.
+ */
+static void pss_job_walk_pieces(pss_job_t *job, pss_req_t **batches, uint32_t nbatches, int place)
+{
+    size_t nspans = job->nspans;
 
     for (uint32_t b = 0; b < nbatches; b++) {
-        const ps_region_t *reg = pss_io_regions(batches[b]);
-        for (uint32_t i = 0; i < batches[b]->body.io.nregions; i++) {
-            uint64_t end = reg[i].off + reg[i].len;
-            for (size_t k = pss_span_search(job->spans, nspans, reg[i].off);
+        pss_req_t *req = batches[b];
+        uint8_t *mem = job->is_write ? (uint8_t *)req->payload : req->reply_buf;
+        for (uint32_t i = 0; i < req->body.io.nregions; i++) {
+            ps_extent_run_t r = pss_io_run(req, i);
+            uint64_t end = ps_extent_run_end(&r);
+            for (size_t k = pss_span_search(job->spans, nspans, r.off);
                  k < nspans && job->spans[k].off < end; k++) {
-                job->spans[k].npieces++;
-                npieces++;
+                pss_span_io_t *sp = &job->spans[k];
+                pss_piece_t *out = place ? &job->pieces[sp->first_piece + sp->npieces] : NULL;
+                sp->npieces += (uint32_t)pss_run_pieces(&r, mem, sp, out);
             }
+            mem += r.len * r.count;
         }
+    }
+}
+
+static ps_status_t pss_job_pieces(pss_job_t *job, pss_req_t **batches, uint32_t nbatches)
+{
+    size_t npieces = 0;
+    uint32_t acc = 0;
+
+    pss_job_walk_pieces(job, batches, nbatches, 0);
+    for (size_t k = 0; k < job->nspans; k++) {
+        npieces += job->spans[k].npieces;
     }
     job->pieces = malloc((npieces ? npieces : 1) * sizeof(*job->pieces));
     if (job->pieces == NULL) {
         return PS_ERR_NO_MEMORY;
     }
     job->npieces = npieces;
-    uint32_t acc = 0;
-    for (size_t k = 0; k < nspans; k++) {
+    for (size_t k = 0; k < job->nspans; k++) {
         job->spans[k].first_piece = acc;
         acc += job->spans[k].npieces;
         job->spans[k].npieces = 0; /* refilled below */
     }
-    for (uint32_t b = 0; b < nbatches; b++) {
-        pss_req_t *req = batches[b];
-        const ps_region_t *reg = pss_io_regions(req);
-        uint8_t *mem = job->is_write ? (uint8_t *)req->payload : req->reply_buf;
-        for (uint32_t i = 0; i < req->body.io.nregions; i++) {
-            uint64_t end = reg[i].off + reg[i].len;
-            for (size_t k = pss_span_search(job->spans, nspans, reg[i].off);
-                 k < nspans && job->spans[k].off < end; k++) {
-                pss_span_io_t *sp = &job->spans[k];
-                uint64_t a = reg[i].off > sp->off ? reg[i].off : sp->off;
-                uint64_t z = end < sp->off + sp->len ? end : sp->off + sp->len;
-                pss_piece_t *p = &job->pieces[sp->first_piece + sp->npieces++];
-                p->span_off = a - sp->off;
-                p->len = z - a;
-                p->obj_off = a;
-                p->mem = mem + (a - reg[i].off);
-            }
-            mem += reg[i].len;
-        }
-    }
+    pss_job_walk_pieces(job, batches, nbatches, 1);
     return PS_OK;
 }
 
@@ -355,7 +453,7 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
 err_free_job:
     pss_job_free(job);
 err_log:
-    ps_error("worker %u: no memory to plan %zu regions", w->index, nreg);
+    ps_error("worker %u: no memory to plan %zu region list entries", w->index, nreg);
     return NULL;
 }
 
@@ -386,12 +484,80 @@ int pss_job_conflicts(const pss_job_t *job)
     return 0;
 }
 
+int pss_job_needs_rmw(const pss_job_t *job)
+{
+    for (size_t i = 0; i < job->nspans; i++) {
+        if (job->spans[i].holes) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void pss_job_hull(const pss_job_t *job, uint64_t *lo, uint64_t *hi)
+{
+    *lo = job->nspans ? job->spans[0].off : 0;
+    *hi = job->nspans ? job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len : 0;
+}
+
+int pss_job_other_writer(const pss_object_t *obj, const void *conn, uint64_t lo, uint64_t hi)
+{
+    int found = 0;
+
+    for (const pss_job_t *a = obj->active; a != NULL; a = a->next) {
+        uint64_t alo, ahi;
+        int other = 0;
+        for (uint32_t b = 0; b < a->nbatches && a->is_write; b++) {
+            other |= a->batches[b]->conn != conn;
+        }
+        if (!other) {
+            continue;
+        }
+        pss_job_hull(a, &alo, &ahi);
+        if (alo < hi && lo < ahi) {
+            return -1;
+        }
+        found = 1;
+    }
+    return found;
+}
+
+/* Do the job's batches come from more than one client connection? */
+static int pss_job_multi_client(const pss_job_t *job)
+{
+    for (uint32_t b = 1; b < job->nbatches; b++) {
+        if (job->batches[b]->conn != job->batches[0]->conn) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Copy a write job's pieces of one span into its buffer (request order). */
 static void pss_span_fill(pss_span_io_t *sp)
 {
     const pss_piece_t *p = &sp->job->pieces[sp->first_piece];
     for (uint32_t i = 0; i < sp->npieces; i++) {
-        memcpy(sp->buf + p[i].span_off, p[i].mem, p[i].len);
+        for (uint64_t c = 0; c < p[i].count; c++) {
+            memcpy(sp->buf + p[i].span_off + c * p[i].stride, p[i].mem + c * p[i].len, p[i].len);
+        }
+    }
+}
+
+/* Copy a read job's piece out of its span's buffer (unless the span read
+ * straight into the reply) and zero what lies past the logical size. */
+static void pss_piece_gather(const pss_span_io_t *sp, const pss_piece_t *p, uint64_t size)
+{
+    for (uint64_t c = 0; c < p->count; c++) {
+        uint8_t *mem = p->mem + c * p->len;
+        uint64_t obj_off = p->obj_off + c * p->stride;
+        if (sp->own_buf) {
+            memcpy(mem, sp->buf + p->span_off + c * p->stride, p->len);
+        }
+        if (obj_off + p->len > size) {
+            uint64_t keep = obj_off >= size ? 0 : size - obj_off;
+            memset(mem + keep, 0, p->len - keep);
+        }
     }
 }
 
@@ -403,7 +569,8 @@ static int pss_span_direct(pss_server_t *s, const pss_span_io_t *sp, const pss_p
         return 0;
     }
     const pss_piece_t *p = &pieces[sp->first_piece];
-    return p->span_off == 0 && p->len == sp->len && ((uintptr_t)p->mem % s->mem_align) == 0;
+    return p->count == 1 && p->span_off == 0 && p->len == sp->len &&
+           ((uintptr_t)p->mem % s->mem_align) == 0;
 }
 
 static void pss_job_finish(pss_worker_t *w, pss_job_t *job);
@@ -454,6 +621,9 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
     obj->active = job;
     if (job->nbatches > 1) {
         PSS_STAT_ADD(w, merged_batches, job->nbatches);
+    }
+    if (job->is_write && pss_job_multi_client(job)) {
+        PSS_STAT_ADD(w, merged_writers, 1);
     }
     /* One extra count held by this loop, so that spans failing at once
      * cannot finish the job before every span has been looked at. */
@@ -556,19 +726,18 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             }
         }
         obj->dirty = 1;
+        uint32_t k = obj->recent_next++ % PSS_OBJ_RECENT;
+        obj->recent[k].ns = ps_time_ns();
+        obj->recent[k].conn = job->batches[0]->conn;
+        obj->recent[k].multi = pss_job_multi_client(job);
+        pss_job_hull(job, &obj->recent[k].lo, &obj->recent[k].hi);
     } else if (status == PS_OK) {
         /* gather the spans into the replies; zeros past the logical end */
         for (size_t k = 0; k < job->nspans; k++) {
             pss_span_io_t *sp = &job->spans[k];
             const pss_piece_t *p = &job->pieces[sp->first_piece];
             for (uint32_t i = 0; i < sp->npieces; i++) {
-                if (sp->own_buf) {
-                    memcpy(p[i].mem, sp->buf + p[i].span_off, p[i].len);
-                }
-                if (p[i].obj_off + p[i].len > obj->size) {
-                    uint64_t keep = p[i].obj_off >= obj->size ? 0 : obj->size - p[i].obj_off;
-                    memset(p[i].mem + keep, 0, p[i].len - keep);
-                }
+                pss_piece_gather(sp, &p[i], obj->size);
             }
         }
     }

@@ -12,10 +12,30 @@
 
 #include "pss_object.h"
 
-/* The region list of an OBJ_READ/OBJ_WRITE request (at the start of its data). */
-static inline const ps_region_t *pss_io_regions(const pss_req_t *req)
+#include <string.h>
+
+/* Entry i of a checked OBJ_READ/OBJ_WRITE request's list (at the start of its
+ * data) as a run: a plain region is the run {off, len, len, 1}. */
+static inline ps_extent_run_t pss_io_run(const pss_req_t *req, uint32_t i)
 {
-    return (const ps_region_t *)req->data;
+    ps_extent_run_t r;
+
+    if (req->body.io.flags & PS_IO_RUNS) {
+        ps_run_t w;
+        memcpy(&w, (const ps_run_t *)req->data + i, sizeof(w));
+        r.off = w.off;
+        r.len = w.len;
+        r.stride = w.stride;
+        r.count = w.count;
+    } else {
+        ps_region_t w;
+        memcpy(&w, (const ps_region_t *)req->data + i, sizeof(w));
+        r.off = w.off;
+        r.len = w.len;
+        r.stride = w.len;
+        r.count = 1;
+    }
+    return r;
 }
 
 /* The worker's aio context and eventfd. */
@@ -41,6 +61,16 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
 
 /* Does job intersect a running job of its object (and must wait)? */
 int pss_job_conflicts(const pss_job_t *job);
+
+/* Does a planned write job read any span first (read-modify-write)? */
+int pss_job_needs_rmw(const pss_job_t *job);
+
+/* The object bytes [*lo, *hi) from the job's first span to its last. */
+void pss_job_hull(const pss_job_t *job, uint64_t *lo, uint64_t *hi);
+
+/* Write jobs of clients other than conn running on obj: -1 if one of them
+ * touches [lo, hi), else 1 if there is one, else 0. */
+int pss_job_other_writer(const pss_object_t *obj, const void *conn, uint64_t lo, uint64_t hi);
 
 /* Free a job that was not started (the requests stay queued). */
 void pss_job_free(pss_job_t *job);

@@ -11,6 +11,8 @@
 
 typedef struct pss_job pss_job_t;
 
+#define PSS_OBJ_RECENT 4 /* write jobs an object remembers (merging interleaved writers) */
+
 struct pss_object {
     pss_object_t *hnext; /* hash chain */
     uint64_t file_id;
@@ -25,6 +27,17 @@ struct pss_object {
     int blocked;       /* head of the queue waits for a running job */
     int scheduled;
     pss_object_t *next_ready;
+    /* merging interleaved writers (pss_store.c) */
+    uint64_t hold_until;     /* ns: the queued writes wait for another client's until then */
+    pss_object_t *next_held; /* worker's held list */
+    int head_one_conn;       /* next job: only the head client's batches */
+    struct {
+        uint64_t ns;          /* when the write job finished, 0: empty */
+        uint64_t lo, hi;      /* bytes: its spans' hull */
+        const void *conn;     /* its (first) client connection */
+        int multi;            /* it carried batches of several clients */
+    } recent[PSS_OBJ_RECENT]; /* the last write jobs, a ring */
+    uint32_t recent_next;
 };
 
 static inline uint64_t pss_round_up(uint64_t x, uint64_t a)

@@ -428,6 +428,9 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
                      s->disk_reads > s->rmw_reads ? s->disk_reads - s->rmw_reads : 0));
     printf("  queue depth     %" PRIu64 " now, %" PRIu64 " max; %" PRIu64 " merged batches\n",
            s->queue_depth, s->queue_depth_max, s->merged_batches);
+    printf("  merged writers  %" PRIu64 " write jobs of several clients (%" PRIu64
+           " batches waited for a partner)\n",
+           s->merged_writers, s->merge_waits);
 
     for (int i = 0; i < nb; i++) {
         if (s->latency_hist[i] != 0) {

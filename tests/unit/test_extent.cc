@@ -523,3 +523,112 @@ TEST(extent, plan_bound)
     EXPECT_EQ(1u + 1u + 10u, ps_extent_plan_bound(e.data(), e.size(), 4096, 1 << 20));
     EXPECT_EQ(0u, ps_extent_plan_bound(NULL, 0, 4096, 4096));
 }
+
+namespace {
+
+typedef std::vector<ps_extent_run_t> runs_t;
+
+/* Random runs with sorted, disjoint hulls below about `size` bytes: gaps of
+ * every kind (none, within a block, past max_gap), counts 1..40. */
+runs_t random_runs(std::mt19937_64 &rng, uint64_t size, size_t n)
+{
+    runs_t runs;
+    uint64_t at = rng() % 64;
+
+    for (size_t i = 0; i < n && at < size; i++) {
+        ps_extent_run_t r;
+        r.off = at;
+        r.len = 1 + rng() % (rng() % 4 == 0 ? 300 : 20);
+        r.stride = r.len + (rng() % 3 == 0 ? 0 : rng() % (rng() % 2 ? 16 : 700));
+        r.count = 1 + rng() % 40;
+        runs.push_back(r);
+        at = ps_extent_run_end(&r) + rng() % (rng() % 3 == 0 ? 2 : 900);
+    }
+    return runs;
+}
+
+extents_t expand_runs(const runs_t &runs)
+{
+    extents_t ext;
+    for (const ps_extent_run_t &r : runs) {
+        for (uint64_t k = 0; k < r.count; k++) {
+            ext.push_back({r.off + k * r.stride, r.len});
+        }
+    }
+    return ext;
+}
+
+} // namespace
+
+/* The run planner gives exactly the spans of the region planner on the
+ * expanded regions, which check_plan verifies against the bitmap model. */
+TEST(extent, plan_runs_against_expanded)
+{
+    static const uint64_t aligns[] = {1, 2, 8, 64, 512, 4096};
+    static const uint64_t gaps[] = {0, 3, 100, 5000, UINT64_MAX};
+    std::mt19937_64 rng(21);
+    size_t total_spans = 0;
+
+    for (int iter = 0; iter < 3000 && !HasFailure(); iter++) {
+        runs_t runs = random_runs(rng, 1 + rng() % 40000, rng() % 12);
+        extents_t ext = expand_runs(runs);
+        uint64_t align = aligns[rng() % 6];
+        uint64_t max_gap = gaps[rng() % 5];
+        uint64_t max_io = rng() % 3 == 0 ? UINT64_MAX : align * (1 + rng() % 8) + rng() % 300;
+        SCOPED_TRACE(::testing::Message() << "iteration " << iter);
+
+        ASSERT_TRUE(ps_extent_runs_disjoint(runs.data(), runs.size()));
+        size_t nspans = 0;
+        check_plan(ext, align, max_gap, max_io, &nspans);
+
+        std::vector<ps_io_span_t> want(ps_extent_plan_bound(ext.data(), ext.size(), align, max_io));
+        want.resize(ps_extent_plan(ext.data(), ext.size(), align, max_gap, max_io, want.data()));
+        size_t bound = ps_extent_plan_runs_bound(runs.data(), runs.size(), align, max_io);
+        std::vector<ps_io_span_t> got(bound + 1);
+        got[bound].off = 0xdeadbeef;
+        size_t n = ps_extent_plan_runs(runs.data(), runs.size(), align, max_gap, max_io, got.data());
+        ASSERT_LE(n, bound);
+        ASSERT_EQ(0xdeadbeefu, got[bound].off) << "wrote past the bound";
+        ASSERT_EQ(want.size(), n);
+        for (size_t i = 0; i < n; i++) {
+            ASSERT_EQ(want[i].off, got[i].off) << "span " << i;
+            ASSERT_EQ(want[i].len, got[i].len) << "span " << i;
+            ASSERT_EQ(want[i].holes, got[i].holes) << "span " << i;
+            ASSERT_EQ(want[i].nregions, got[i].nregions) << "span " << i;
+        }
+        total_spans += n;
+    }
+    EXPECT_GT(total_spans, 3000u);
+}
+
+TEST(extent, runs_disjoint)
+{
+    runs_t ok = {{0, 8, 16, 4}, {56, 8, 8, 1}, {64, 1, 1, 1}};
+    EXPECT_TRUE(ps_extent_runs_disjoint(ok.data(), ok.size()));
+    runs_t interleaved = {{0, 8, 16, 4}, {8, 8, 16, 4}};
+    EXPECT_FALSE(ps_extent_runs_disjoint(interleaved.data(), interleaved.size()));
+    runs_t unsorted = {{100, 8, 16, 1}, {0, 8, 16, 1}};
+    EXPECT_FALSE(ps_extent_runs_disjoint(unsorted.data(), unsorted.size()));
+}
+
+/* A run of a million 8-byte regions (8 MiB of data in 16 MiB) plans into
+ * 16 one-MiB spans with holes and counts every region, from one entry. */
+TEST(extent, plan_run_of_a_million_regions)
+{
+    ps_extent_run_t run = {0, 8, 16, 1u << 20};
+    auto t0 = std::chrono::steady_clock::now();
+    size_t bound = ps_extent_plan_runs_bound(&run, 1, 4096, 1 << 20);
+    std::vector<ps_io_span_t> spans(bound);
+    size_t n = ps_extent_plan_runs(&run, 1, 4096, 4096, 1 << 20, spans.data());
+    RecordProperty("plan_ms", elapsed_ms(t0));
+    ASSERT_EQ(16u, n);
+    EXPECT_LE(bound, 4096u);
+    uint64_t regions = 0;
+    for (size_t i = 0; i < n; i++) {
+        EXPECT_EQ(i << 20, spans[i].off);
+        EXPECT_EQ(1u << 20, spans[i].len);
+        EXPECT_EQ(1u, spans[i].holes);
+        regions += spans[i].nregions;
+    }
+    EXPECT_EQ(1u << 20, regions);
+}

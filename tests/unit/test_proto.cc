@@ -353,11 +353,12 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
         case PS_MSG_OBJ_WRITE:
         case PS_MSG_OBJ_READ: {
             ps_io_req_t b = body_at<ps_io_req_t>(m);
-            if (b.nregions < 1 || b.nregions > PS_MAX_REGIONS || b.payload_len > PS_MAX_PAYLOAD) {
+            if (b.nregions < 1 || b.nregions > PS_MAX_REGIONS || b.payload_len > PS_MAX_PAYLOAD ||
+                (b.flags != 0 && b.flags != PS_IO_RUNS)) {
                 return false;
             }
-            *data_len =
-                (uint64_t)b.nregions * 16 + (h.type == PS_MSG_OBJ_WRITE ? b.payload_len : 0);
+            *data_len = (uint64_t)b.nregions * (b.flags == PS_IO_RUNS ? 32 : 16) +
+                        (h.type == PS_MSG_OBJ_WRITE ? b.payload_len : 0);
             return true;
         }
         default:
@@ -395,6 +396,7 @@ TEST(proto, wire_sizes)
 {
     EXPECT_EQ(24u, sizeof(ps_msg_hdr_t));
     EXPECT_EQ(16u, sizeof(ps_region_t));
+    EXPECT_EQ(32u, sizeof(ps_run_t));
     EXPECT_EQ(48u, sizeof(ps_file_info_t));
     EXPECT_EQ(8u, sizeof(ps_hello_req_t));
     EXPECT_EQ(24u, sizeof(ps_hello_rep_t));
@@ -409,7 +411,7 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(16u, sizeof(ps_obj_req_t));
     EXPECT_EQ(32u, sizeof(ps_obj_rep_t));
     EXPECT_EQ(48u, sizeof(ps_statfs_rep_t));
-    EXPECT_EQ(344u, sizeof(ps_stats_rep_t));
+    EXPECT_EQ(360u, sizeof(ps_stats_rep_t));
     EXPECT_EQ(16u, sizeof(ps_extent_t));
     EXPECT_EQ(24u, sizeof(ps_io_span_t));
 }
@@ -423,6 +425,10 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(16u, offsetof(ps_msg_hdr_t, status));
     EXPECT_EQ(20u, offsetof(ps_msg_hdr_t, body_len));
     EXPECT_EQ(8u, offsetof(ps_region_t, len));
+    EXPECT_EQ(8u, offsetof(ps_run_t, len));
+    EXPECT_EQ(16u, offsetof(ps_run_t, stride));
+    EXPECT_EQ(24u, offsetof(ps_run_t, count));
+    EXPECT_EQ(20u, offsetof(ps_io_req_t, flags));
     EXPECT_EQ(16u, offsetof(ps_file_info_t, stripe_count));
     EXPECT_EQ(24u, offsetof(ps_file_info_t, mode));
     EXPECT_EQ(32u, offsetof(ps_file_info_t, ctime_ns));
@@ -437,6 +443,8 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(16u, offsetof(ps_io_req_t, nregions));
     EXPECT_EQ(24u, offsetof(ps_obj_rep_t, exists));
     EXPECT_EQ(8u * 19, offsetof(ps_stats_rep_t, latency_hist));
+    EXPECT_EQ(8u * 43, offsetof(ps_stats_rep_t, merged_writers));
+    EXPECT_EQ(8u * 44, offsetof(ps_stats_rep_t, merge_waits));
     /* "PST1" in memory order */
     uint32_t magic = PS_PROTO_MAGIC;
     EXPECT_EQ(0, memcmp(&magic, "PST1", 4));
@@ -465,7 +473,7 @@ TEST(proto, body_len)
         {PS_MSG_REMOVE, 8, 56},      {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 24, 16},
         {PS_MSG_OBJ_READ, 24, 16},   {PS_MSG_OBJ_STAT, 16, 32}, {PS_MSG_OBJ_TRUNCATE, 16, 32},
         {PS_MSG_OBJ_REMOVE, 16, 32}, {PS_MSG_OBJ_SYNC, 16, 32}, {PS_MSG_META_SYNC, 0, 0},
-        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 344},
+        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 360},
     };
     for (auto &e : expect) {
         uint32_t req = 1, rep = 1;
@@ -560,7 +568,7 @@ TEST(proto, bad_header_fields)
     set_hdr(m, h);
     EXPECT_EQ(PS_ERR_PROTO, decode(m, 0)) << "bad magic";
 
-    for (uint16_t v : {0, 2, 0xffff}) {
+    for (uint16_t v : {0, PS_PROTO_VERSION - 1, PS_PROTO_VERSION + 1, 0xffff}) {
         m = good;
         h = hdr_of(m);
         h.version = v;
@@ -774,6 +782,76 @@ TEST(proto, check_regions)
     std::vector<uint8_t> buf(sizeof(r) + 1);
     memcpy(buf.data() + 1, r, sizeof(r));
     EXPECT_EQ(PS_OK, ps_proto_check_regions((const ps_region_t *)(buf.data() + 1), 3, 35, max));
+}
+
+/* Every malformed run is refused, one defect at a time, from a valid list. */
+TEST(proto, check_runs)
+{
+    const uint64_t max = 1ull << 40;
+    ps_run_t r[3] = {{0, 8, 16, 4}, {1000, 100, 100, 1}, {5000, 1, 7, 10}};
+    uint64_t n = 0;
+
+    ASSERT_EQ(PS_OK, ps_proto_check_runs(r, 3, 32 + 100 + 10, max, &n));
+    EXPECT_EQ(15u, n);
+
+    auto check = [&](ps_run_t bad, uint64_t payload) {
+        ps_run_t l[3] = {r[0], bad, r[2]};
+        uint64_t cnt = 12345;
+        ps_status_t status = ps_proto_check_runs(l, 3, payload, max, &cnt);
+        if (status != PS_OK) {
+            EXPECT_EQ(12345u, cnt) << "count set on failure";
+        }
+        return status;
+    };
+    EXPECT_EQ(PS_OK, check({1000, 100, 100, 1}, 142));
+    EXPECT_EQ(PS_ERR_PROTO, check({1000, 100, 100, 0}, 42)) << "zero count";
+    EXPECT_EQ(PS_ERR_PROTO, check({1000, 0, 100, 3}, 42)) << "zero length";
+    EXPECT_EQ(PS_ERR_PROTO, check({1000, 100, 99, 2}, 242)) << "stride < length (overlap)";
+    EXPECT_EQ(PS_ERR_PROTO, check({1000, 100, 0, 1}, 142)) << "stride 0 < length";
+    EXPECT_EQ(PS_ERR_PROTO, check({1000, 100, 100, 1}, 141)) << "total below the payload";
+    EXPECT_EQ(PS_ERR_PROTO, check({1000, 100, 100, 1}, 143)) << "total above the payload";
+    EXPECT_EQ(PS_ERR_PROTO, check({max - 99, 100, 100, 1}, 142)) << "last region past max";
+    EXPECT_EQ(PS_OK, check({max - 100, 100, 100, 1}, 142)) << "ends exactly at max";
+    EXPECT_EQ(PS_ERR_PROTO, check({max - 1000, 1, 1000, 2}, 44)) << "stride takes it past max";
+    EXPECT_EQ(PS_OK, check({max - 1001, 1, 1000, 2}, 44)) << "stride lands on max - 1";
+    EXPECT_EQ(PS_ERR_PROTO, check({UINT64_MAX - 5, 10, 10, 1}, 52)) << "off + len wraps";
+    /* stride * (count - 1) wraps 64 bits to a small number */
+    EXPECT_EQ(PS_ERR_PROTO, check({0, 1, 1ull << 62, 5}, 47)) << "stride * count wraps";
+    /* len * count wraps 64 bits to exactly the payload */
+    EXPECT_EQ(PS_ERR_PROTO, check({0, 1ull << 62, 1ull << 62, 4}, 42)) << "len * count wraps";
+    EXPECT_EQ(PS_ERR_PROTO, check({0, 3, 3, 1ull << 63}, 42)) << "count beyond the payload";
+
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_runs(r, 0, 0, max, &n)) << "no runs";
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_runs(NULL, 1, 32, max, &n));
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_runs(r, PS_MAX_REGIONS + 1, 142, max, &n));
+    /* a truncated list: fewer runs than the payload needs */
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_runs(r, 2, 142, max, &n)) << "truncated list";
+
+    /* run arrays in AM data need not be aligned */
+    std::vector<uint8_t> buf(sizeof(r) + 1);
+    memcpy(buf.data() + 1, r, sizeof(r));
+    EXPECT_EQ(PS_OK, ps_proto_check_runs((const ps_run_t *)(buf.data() + 1), 3, 142, max, &n));
+}
+
+/* The decoder: unknown flags are refused; with PS_IO_RUNS the list takes 32
+ * bytes an entry, and a truncated or extended list is caught by data_len. */
+TEST(proto, io_runs_flag)
+{
+    for (uint16_t type : {PS_MSG_OBJ_WRITE, PS_MSG_OBJ_READ}) {
+        ps_io_req_t b = {7, 100, 3, PS_IO_RUNS};
+        ps_msg_view_t v;
+        bytes_t m = make(type, b);
+        ASSERT_EQ(PS_OK, ps_proto_decode(m.data(), m.size(), 0, &v));
+        EXPECT_EQ(3u * 32 + (type == PS_MSG_OBJ_WRITE ? 100 : 0), v.data_len);
+        EXPECT_EQ(96u, ps_io_list_bytes(&b));
+        b.flags = 0;
+        EXPECT_EQ(48u, ps_io_list_bytes(&b));
+        for (uint32_t f : {0x2u, 0x3u, 0x80000000u}) {
+            b.flags = f;
+            m = make(type, b);
+            EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(m.data(), m.size(), 0, &v)) << "flags " << f;
+        }
+    }
 }
 
 TEST(proto, check_path)
