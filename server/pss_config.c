@@ -51,6 +51,10 @@ const ps_config_field_t pss_config_table[] = {
               "per worker: buffers of large requests in service; beyond it their rendezvous "
               "data waits at the sender",
               PS_CFG_SIZE, max_inflight, 1 << 20, (double)(1ull << 40)),
+    PSS_FIELD("merge_wait", "1ms",
+              "a write batch that needs read-modify-write waits up to this for another "
+              "client's batch of the same blocks, so both are written once (0: never)",
+              PS_CFG_TIME, merge_wait, 0, 1.0),
     PSS_FIELD("drain_timeout", "20s",
               "on SIGTERM, time allowed to finish in-flight requests before exiting",
               PS_CFG_TIME, drain_timeout, 0, 3600),

@@ -26,6 +26,7 @@ typedef struct pss_config {
     int64_t max_connections; /* connections per worker */
     uint64_t max_inflight; /* bytes: request buffers a worker holds before queueing more */
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
+    double merge_wait;     /* seconds a write batch may wait for another client's */
 } pss_config_t;
 
 /* The [server] tunables: names, defaults, docs and where each lands in pss_config_t. */

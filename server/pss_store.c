@@ -25,7 +25,7 @@
  * batch writes (then the partner's half is on disk already, and waiting
  * would only pair this batch with the partner's next one, of other blocks,
  * round after round), and nothing else of the object is queued, for at most
- * merge_wait_ns (1 ms by default): the other client's
+ * the merge_wait tunable (1 ms by default): the other client's
  * batch usually arrives meanwhile and the two are planned as one job that
  * writes the blocks blind. The hold ends early when another batch arrives
  * (the queue is planned again), and a timerfd on the worker's epoll set
@@ -56,7 +56,6 @@
 
 #define PSS_MAX_OBJ_SIZE (1ull << 44) /* bytes: regions must end below this (16 TiB) */
 #define PSS_MERGE_WINDOW_NS (10ull * 1000 * 1000) /* another client wrote this recently: hold */
-#define PSS_MERGE_WAIT_US   1000                  /* default longest hold, microseconds */
 
 /* ---- start-up -------------------------------------------------------------------- */
 
@@ -84,8 +83,7 @@ ps_status_t pss_store_init(pss_server_t *s)
         }
     }
 
-    const char *mw = getenv("PSTRIPE_SERVER_MERGE_WAIT_US");
-    s->merge_wait_ns = (uint64_t)(mw != NULL ? strtoull(mw, NULL, 10) : PSS_MERGE_WAIT_US) * 1000;
+    s->merge_wait_ns = (uint64_t)(s->cfg.merge_wait * 1e9);
 
     const char *d = s->cfg.direct_io;
     int yes;

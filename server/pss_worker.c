@@ -163,7 +163,7 @@ static int pss_rndv_start(pss_worker_t *w, pss_req_t *req)
     void *buf;
 
     if (req->hdr.type == PS_MSG_OBJ_WRITE) {
-        size_t rbytes = (size_t)req->body.io.nregions * sizeof(ps_region_t);
+        size_t rbytes = (size_t)ps_io_list_bytes(&req->body.io);
         pad = (align - rbytes % align) % align;
     }
     buf = pss_buf_get(w, pad + req->data_len, align, &req->own_cap);

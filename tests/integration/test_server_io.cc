@@ -677,14 +677,12 @@ struct interleave_result {
  * blocking MPI call does. Every block is written half by each client. The
  * object is then read back and compared with the byte model.
  */
-interleave_result interleaved_writers(const char *merge_wait_us)
+interleave_result interleaved_writers(const char *merge_wait)
 {
     interleave_result res;
     const uint64_t fid = 0x8888, z = 64, n = 2048, rounds = 30;
-    setenv("PSTRIPE_SERVER_MERGE_WAIT_US", merge_wait_us, 1);
     ps_cluster cluster;
-    bool started = cluster.start(1, 1);
-    unsetenv("PSTRIPE_SERVER_MERGE_WAIT_US");
+    bool started = cluster.start(1, 1, {"--set", std::string("merge_wait=") + merge_wait});
     EXPECT_TRUE(started);
     if (!started) {
         return res;
@@ -757,9 +755,9 @@ TEST(ServerMerge, InterleavedWritersMerge)
 {
     /* 20 ms instead of the default 1 ms: this machine's two cores are shared
      * with other jobs, and the test shows the mechanism, not its timing */
-    interleave_result with = interleaved_writers("20000");
+    interleave_result with = interleaved_writers("20ms");
     ASSERT_TRUE(with.ok);
-    interleave_result without = interleaved_writers("0");
+    interleave_result without = interleaved_writers("0s");
     ASSERT_TRUE(without.ok);
     printf("interleaved writers, 60 batches: with merge wait: %llu merged writer jobs, %llu "
            "waits, %llu rmw reads, %llu disk writes; without: %llu merged, %llu rmw reads, %llu "
