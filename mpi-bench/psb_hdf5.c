@@ -44,15 +44,15 @@
 #define H5B_MAX_HINTS 32
 
 typedef struct {
-    const char *path;      /* with its ROMIO prefix */
-    long long rows, cols;  /* dataset dimensions, elements */
-    long long band;        /* rows per H5Dwrite/H5Dread */
-    bool by_rows;          /* -d rows: each process a block of rows */
-    bool chunked;          /* -L chunked */
-    bool collective;       /* -c */
+    const char *path;     /* with its ROMIO prefix */
+    long long rows, cols; /* dataset dimensions, elements */
+    long long band;       /* rows per H5Dwrite/H5Dread */
+    bool by_rows;         /* -d rows: each process a block of rows */
+    bool chunked;         /* -L chunked */
+    bool collective;      /* -c */
     bool do_write, do_read, verify, keep, quiet, drop_cache;
-    int seed;              /* --seed: added to every value */
-    const char *json;      /* --json FILE */
+    int seed;         /* --seed: added to every value */
+    const char *json; /* --json FILE */
     const char *label;
     int nhints;
     char *hint_key[H5B_MAX_HINTS], *hint_val[H5B_MAX_HINTS];
@@ -119,60 +119,85 @@ static bool h5b_parse_layout(h5b_opts_t *o, int c, const char *arg)
 static int h5b_parse_args(h5b_opts_t *o, int argc, char **argv)
 {
     static const struct option longs[] = {
-        {"json", required_argument, NULL, 'J'},
-        {"label", required_argument, NULL, 'B'},
-        {"drop-cache", no_argument, NULL, 'X'},
-        {"seed", required_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"json", required_argument, NULL, 'J'}, {"label", required_argument, NULL, 'B'},
+        {"drop-cache", no_argument, NULL, 'X'}, {"seed", required_argument, NULL, 'S'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
     int c;
 
     *o = (h5b_opts_t){.rows = 4096, .cols = 1024, .band = 64, .label = ""};
-    while ((c = getopt_long(argc, argv, "o:R:C:k:d:L:cwrVKH:qh", longs,
-                            NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:R:C:k:d:L:cwrVKH:qh", longs, NULL)) != -1) {
         switch (c) {
-        case 'o': o->path = optarg; break;
-        case 'R': o->rows = atoll(optarg); break;
-        case 'C': o->cols = atoll(optarg); break;
-        case 'k': o->band = atoll(optarg); break;
+        case 'o':
+            o->path = optarg;
+            break;
+        case 'R':
+            o->rows = atoll(optarg);
+            break;
+        case 'C':
+            o->cols = atoll(optarg);
+            break;
+        case 'k':
+            o->band = atoll(optarg);
+            break;
         case 'd':
         case 'L':
             if (!h5b_parse_layout(o, c, optarg)) {
                 return -1;
             }
             break;
-        case 'c': o->collective = true; break;
-        case 'w': o->do_write = true; break;
-        case 'r': o->do_read = true; break;
-        case 'V': o->verify = true; break;
-        case 'K': o->keep = true; break;
-        case 'q': o->quiet = true; break;
-        case 'X': o->drop_cache = true; break;
-        case 'S': o->seed = atoi(optarg); break;
-        case 'J': o->json = optarg; break;
-        case 'B': o->label = optarg; break;
+        case 'c':
+            o->collective = true;
+            break;
+        case 'w':
+            o->do_write = true;
+            break;
+        case 'r':
+            o->do_read = true;
+            break;
+        case 'V':
+            o->verify = true;
+            break;
+        case 'K':
+            o->keep = true;
+            break;
+        case 'q':
+            o->quiet = true;
+            break;
+        case 'X':
+            o->drop_cache = true;
+            break;
+        case 'S':
+            o->seed = atoi(optarg);
+            break;
+        case 'J':
+            o->json = optarg;
+            break;
+        case 'B':
+            o->label = optarg;
+            break;
         case 'H':
             if (!h5b_parse_hint(o, optarg)) {
                 return -1;
             }
             break;
-        case 'h': h5b_usage(); return 1;
-        default: return -1;
+        case 'h':
+            h5b_usage();
+            return 1;
+        default:
+            return -1;
         }
     }
     if (!o->do_write && !o->do_read) {
         o->do_write = o->do_read = true;
     }
-    return (o->path == NULL || o->rows <= 0 || o->cols <= 0 || o->band <= 0)
-               ? -1
-               : 0;
+    return (o->path == NULL || o->rows <= 0 || o->cols <= 0 || o->band <= 0) ? -1 : 0;
 }
 
 /* This process's block, and the checks that the decomposition divides. */
 static bool h5b_decompose(const h5b_opts_t *o, h5b_ctx_t *x)
 {
     long long split = o->by_rows ? o->rows : o->cols;
-    long long mine  = split / x->nprocs;
+    long long mine = split / x->nprocs;
 
     if (mine == 0 || split % x->nprocs != 0) {
         return false;
@@ -197,16 +222,14 @@ static double h5b_value(hsize_t row, hsize_t col, hsize_t cols, int seed)
 }
 
 /* Fill (or check) the band of rows starting at the block's row r0. */
-static long long h5b_band_data(const h5b_opts_t *o, h5b_ctx_t *x, hsize_t r0,
-                               bool check)
+static long long h5b_band_data(const h5b_opts_t *o, h5b_ctx_t *x, hsize_t r0, bool check)
 {
     long long bad = 0;
     hsize_t i, j;
 
     for (i = 0; i < (hsize_t)o->band; i++) {
         for (j = 0; j < x->count[1]; j++) {
-            double v = h5b_value(x->start[0] + r0 + i, x->start[1] + j,
-                                 (hsize_t)o->cols, o->seed);
+            double v = h5b_value(x->start[0] + r0 + i, x->start[1] + j, (hsize_t)o->cols, o->seed);
             double *p = &x->buf[i * x->count[1] + j];
             if (!check) {
                 *p = v;
@@ -251,8 +274,7 @@ static hid_t h5b_dcpl(const h5b_opts_t *o, const h5b_ctx_t *x)
 }
 
 /* Create or open the file and its dataset; false on an HDF5 error. */
-static bool h5b_open(const h5b_opts_t *o, const h5b_ctx_t *x, bool create,
-                     hid_t *file, hid_t *dset)
+static bool h5b_open(const h5b_opts_t *o, const h5b_ctx_t *x, bool create, hid_t *file, hid_t *dset)
 {
     hid_t fapl = h5b_fapl(o), space, dcpl;
     hsize_t dims[2] = {(hsize_t)o->rows, (hsize_t)o->cols};
@@ -268,9 +290,9 @@ static bool h5b_open(const h5b_opts_t *o, const h5b_ctx_t *x, bool create,
         *dset = H5Dopen2(*file, "field", H5P_DEFAULT);
     } else {
         space = H5Screate_simple(2, dims, NULL);
-        dcpl  = h5b_dcpl(o, x);
-        *dset = H5Dcreate2(*file, "field", H5T_NATIVE_DOUBLE, space,
-                           H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        dcpl = h5b_dcpl(o, x);
+        *dset =
+            H5Dcreate2(*file, "field", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
         H5Pclose(dcpl);
         H5Sclose(space);
     }
@@ -282,8 +304,8 @@ static bool h5b_open(const h5b_opts_t *o, const h5b_ctx_t *x, bool create,
 }
 
 /* One H5Dwrite or H5Dread of the band starting at block row r0. */
-static bool h5b_band_io(const h5b_opts_t *o, h5b_ctx_t *x, hid_t dset,
-                        hid_t dxpl, hsize_t r0, bool write)
+static bool h5b_band_io(const h5b_opts_t *o, h5b_ctx_t *x, hid_t dset, hid_t dxpl, hsize_t r0,
+                        bool write)
 {
     hsize_t start[2] = {x->start[0] + r0, x->start[1]};
     hsize_t count[2] = {(hsize_t)o->band, x->count[1]};
@@ -314,14 +336,14 @@ static void h5b_latency(const h5b_ctx_t *x, h5b_result_t *res)
     long long n = x->ncalls * x->nprocs;
     double *all = x->rank == 0 ? malloc(sizeof(double) * (size_t)n) : NULL;
 
-    MPI_Gather(x->lat, (int)x->ncalls, MPI_DOUBLE, all, (int)x->ncalls,
-               MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(x->lat, (int)x->ncalls, MPI_DOUBLE, all, (int)x->ncalls, MPI_DOUBLE, 0,
+               MPI_COMM_WORLD);
     if (x->rank == 0 && n > 0) {
         qsort(all, (size_t)n, sizeof(double), h5b_cmp_double);
-        res->lat_min    = all[0];
+        res->lat_min = all[0];
         res->lat_median = all[n / 2];
-        res->lat_p99    = all[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
-        res->lat_max    = all[n - 1];
+        res->lat_p99 = all[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
+        res->lat_max = all[n - 1];
     }
     free(all);
 }
@@ -335,10 +357,8 @@ static void h5b_drop_cache(const h5b_opts_t *o, const h5b_ctx_t *x)
     if (x->rank == 0 && local != NULL) {
         fd = open(local, O_RDONLY);
         if (fd >= 0) {
-            if (fdatasync(fd) != 0 ||
-                posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) {
-                fprintf(stderr, "pstripe-h5bench: drop cache %s: %s\n", local,
-                        strerror(errno));
+            if (fdatasync(fd) != 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0) {
+                fprintf(stderr, "pstripe-h5bench: drop cache %s: %s\n", local, strerror(errno));
             }
             close(fd);
         }
@@ -347,8 +367,7 @@ static void h5b_drop_cache(const h5b_opts_t *o, const h5b_ctx_t *x)
 }
 
 /* One phase; false when HDF5 failed on some process. */
-static bool h5b_phase(const h5b_opts_t *o, h5b_ctx_t *x, bool write,
-                      h5b_result_t *res)
+static bool h5b_phase(const h5b_opts_t *o, h5b_ctx_t *x, bool write, h5b_result_t *res)
 {
     hid_t file, dset, dxpl = H5Pcreate(H5P_DATASET_XFER);
     long long bad = 0, tot_bad = 0;
@@ -357,12 +376,11 @@ static bool h5b_phase(const h5b_opts_t *o, h5b_ctx_t *x, bool write,
     int lok, all_ok;
     hsize_t r0;
 
-    H5Pset_dxpl_mpio(dxpl, o->collective ? H5FD_MPIO_COLLECTIVE
-                                         : H5FD_MPIO_INDEPENDENT);
+    H5Pset_dxpl_mpio(dxpl, o->collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT);
     x->ncalls = 0;
     MPI_Barrier(MPI_COMM_WORLD);
-    t0     = MPI_Wtime();
-    ok     = h5b_open(o, x, write, &file, &dset);
+    t0 = MPI_Wtime();
+    ok = h5b_open(o, x, write, &file, &dset);
     t_open = MPI_Wtime() - t0;
     for (r0 = 0; ok && r0 < x->count[0]; r0 += (hsize_t)o->band) {
         if (write && (o->verify || r0 == 0)) {
@@ -382,12 +400,11 @@ static bool h5b_phase(const h5b_opts_t *o, h5b_ctx_t *x, bool write,
     lok = ok;
     MPI_Allreduce(&lok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Reduce(&t_end, &res->seconds, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&t_open, &res->open_seconds, 1, MPI_DOUBLE, MPI_MAX, 0,
-               MPI_COMM_WORLD);
+    MPI_Reduce(&t_open, &res->open_seconds, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&bad, &tot_bad, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    res->phase  = write ? "write" : "read";
-    res->bytes  = o->rows * o->cols * (long long)sizeof(double);
-    res->calls  = x->ncalls * x->nprocs;
+    res->phase = write ? "write" : "read";
+    res->bytes = o->rows * o->cols * (long long)sizeof(double);
+    res->calls = x->ncalls * x->nprocs;
     res->errors = tot_bad;
     if (all_ok) {
         h5b_latency(x, res);
@@ -407,21 +424,19 @@ static void h5b_print(const h5b_opts_t *o, const h5b_result_t *r, int n)
     if (o->quiet) {
         return;
     }
-    printf("%-6s %10s %12s %10s %10s %10s %10s %8s\n", "phase", "MiB/s",
-           "seconds", "open_s", "calls", "lat_med_ms", "lat_max_ms", "errors");
+    printf("%-6s %10s %12s %10s %10s %10s %10s %8s\n", "phase", "MiB/s", "seconds", "open_s",
+           "calls", "lat_med_ms", "lat_max_ms", "errors");
     for (i = 0; i < n; i++) {
-        printf("%-6s %10.1f %12.4f %10.4f %10lld %10.3f %10.3f %8lld\n",
-               r[i].phase, h5b_mib_s(&r[i]), r[i].seconds, r[i].open_seconds,
-               r[i].calls, r[i].lat_median * 1e3, r[i].lat_max * 1e3,
-               r[i].errors);
+        printf("%-6s %10.1f %12.4f %10.4f %10lld %10.3f %10.3f %8lld\n", r[i].phase,
+               h5b_mib_s(&r[i]), r[i].seconds, r[i].open_seconds, r[i].calls, r[i].lat_median * 1e3,
+               r[i].lat_max * 1e3, r[i].errors);
     }
 }
 
-static void h5b_json(const h5b_opts_t *o, const h5b_ctx_t *x,
-                     const h5b_result_t *r, int n)
+static void h5b_json(const h5b_opts_t *o, const h5b_ctx_t *x, const h5b_result_t *r, int n)
 {
     FILE *f = fopen(o->json, "w");
-    long long xfer   = o->band * (long long)x->count[1] * 8;
+    long long xfer = o->band * (long long)x->count[1] * 8;
     /* contiguous piece of the file per call: a row of the column block in
      * the contiguous layout, else the whole band */
     long long region = (o->by_rows || o->chunked) ? xfer : (long long)x->count[1] * 8;
@@ -431,28 +446,26 @@ static void h5b_json(const h5b_opts_t *o, const h5b_ctx_t *x,
         fprintf(stderr, "pstripe-h5bench: %s: %s\n", o->json, strerror(errno));
         return;
     }
-    fprintf(f, "{\n  \"program\": \"pstripe-h5bench\",\n  \"label\": \"%s\",\n"
-               "  \"nprocs\": %d,\n  \"path\": \"%s\",\n  \"hdf5\": \"%d.%d.%d\",\n"
-               "  \"rows\": %lld, \"cols\": %lld, \"band_rows\": %lld,\n"
-               "  \"decomposition\": \"%s\", \"layout\": \"%s\",\n"
-               "  \"results\": [",
-            o->label, x->nprocs, o->path, H5_VERS_MAJOR, H5_VERS_MINOR,
-            H5_VERS_RELEASE, o->rows, o->cols, o->band,
-            o->by_rows ? "rows" : "cols", o->chunked ? "chunked" : "contig");
+    fprintf(f,
+            "{\n  \"program\": \"pstripe-h5bench\",\n  \"label\": \"%s\",\n"
+            "  \"nprocs\": %d,\n  \"path\": \"%s\",\n  \"hdf5\": \"%d.%d.%d\",\n"
+            "  \"rows\": %lld, \"cols\": %lld, \"band_rows\": %lld,\n"
+            "  \"decomposition\": \"%s\", \"layout\": \"%s\",\n"
+            "  \"results\": [",
+            o->label, x->nprocs, o->path, H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, o->rows,
+            o->cols, o->band, o->by_rows ? "rows" : "cols", o->chunked ? "chunked" : "contig");
     for (i = 0; i < n; i++) {
-        fprintf(f, "%s\n    {\"phase\": \"%s\", \"pattern\": \"hdf5-%s-%s\", "
-                   "\"collective\": %s, \"region\": %lld, \"xfer\": %lld, "
-                   "\"bytes\": %lld, \"calls\": %lld, \"seconds\": %.6f, "
-                   "\"open_seconds\": %.6f, \"mib_s\": %.3f, "
-                   "\"lat_min_s\": %.9f, \"lat_median_s\": %.9f, "
-                   "\"lat_p99_s\": %.9f, \"lat_max_s\": %.9f, \"errors\": %lld}",
+        fprintf(f,
+                "%s\n    {\"phase\": \"%s\", \"pattern\": \"hdf5-%s-%s\", "
+                "\"collective\": %s, \"region\": %lld, \"xfer\": %lld, "
+                "\"bytes\": %lld, \"calls\": %lld, \"seconds\": %.6f, "
+                "\"open_seconds\": %.6f, \"mib_s\": %.3f, "
+                "\"lat_min_s\": %.9f, \"lat_median_s\": %.9f, "
+                "\"lat_p99_s\": %.9f, \"lat_max_s\": %.9f, \"errors\": %lld}",
                 i ? "," : "", r[i].phase, o->by_rows ? "rows" : "cols",
-                o->chunked ? "chunked" : "contig",
-                o->collective ? "true" : "false", region,
-                xfer, r[i].bytes,
-                r[i].calls, r[i].seconds, r[i].open_seconds, h5b_mib_s(&r[i]),
-                r[i].lat_min, r[i].lat_median, r[i].lat_p99, r[i].lat_max,
-                r[i].errors);
+                o->chunked ? "chunked" : "contig", o->collective ? "true" : "false", region, xfer,
+                r[i].bytes, r[i].calls, r[i].seconds, r[i].open_seconds, h5b_mib_s(&r[i]),
+                r[i].lat_min, r[i].lat_median, r[i].lat_p99, r[i].lat_max, r[i].errors);
     }
     fprintf(f, "\n  ]\n}\n");
     fclose(f);
@@ -508,11 +521,11 @@ int main(int argc, char **argv)
     rc = h5b_parse_args(&o, argc, argv);
     if (rc == 0 && !h5b_decompose(&o, &x)) {
         if (x.rank == 0) {
-            fprintf(stderr, "pstripe-h5bench: the %s (%lld) must divide among "
-                            "%d processes and each block into bands of %lld "
-                            "rows\n",
-                    o.by_rows ? "rows" : "columns", o.by_rows ? o.rows : o.cols,
-                    x.nprocs, o.band);
+            fprintf(stderr,
+                    "pstripe-h5bench: the %s (%lld) must divide among "
+                    "%d processes and each block into bands of %lld "
+                    "rows\n",
+                    o.by_rows ? "rows" : "columns", o.by_rows ? o.rows : o.cols, x.nprocs, o.band);
         }
         rc = -1;
     }
@@ -525,7 +538,7 @@ int main(int argc, char **argv)
     }
     x.buf = malloc(sizeof(double) * (size_t)o.band * x.count[1]);
     x.lat = malloc(sizeof(double) * (size_t)(x.count[0] / (hsize_t)o.band + 1));
-    rc    = h5b_run(&o, &x);
+    rc = h5b_run(&o, &x);
     if (rc != 0 && x.rank == 0) {
         fprintf(stderr, "pstripe-h5bench: %s failed\n", o.path);
     }
