@@ -19,7 +19,8 @@
  * H5Pset_dxpl_mpio. A phase (write, then read) creates or opens the file,
  * issues every band and closes the file; the time from a barrier before
  * the open to the slowest process's close is the phase's time (HDF5 writes
- * its metadata at close), and the open alone is reported too. Each H5Dwrite
+ * its metadata at close; -e adds H5Fflush, MPI_File_sync, before it), and
+ * the open alone is reported too. Each H5Dwrite
  * or H5Dread is timed for the latency figures. -V fills every element with a
  * value derived from its (row, column) and checks every element read.
  *
@@ -50,8 +51,10 @@ typedef struct {
     bool by_rows;         /* -d rows: each process a block of rows */
     bool chunked;         /* -L chunked */
     bool collective;      /* -c */
+    bool sync;            /* -e: H5Fflush (MPI_File_sync) before the close */
     bool do_write, do_read, verify, keep, quiet, drop_cache;
     int seed;         /* --seed: added to every value */
+    long long align;  /* -A: H5Pset_alignment of objects >= this size */
     const char *json; /* --json FILE */
     const char *label;
     int nhints;
@@ -82,8 +85,11 @@ static void h5b_usage(void)
            "  -k ROWS      rows per H5Dwrite/H5Dread call (default 64)\n"
            "  -d cols|rows each process a block of columns (default) or rows\n"
            "  -L contig|chunked   dataset layout (default contig)\n"
+           "  -A BYTES     align objects of BYTES or more to BYTES (H5Pset_alignment;\n"
+           "               default none: the data start after HDF5's header)\n"
            "  -c           collective transfers (H5FD_MPIO_COLLECTIVE)\n"
            "  -w -r        write phase, read phase (default both)\n"
+           "  -e           H5Fflush (MPI_File_sync) at the end of the write phase\n"
            "  -V           verify every element read\n"
            "  -K           keep the file\n"
            "  -H key=value MPI-IO hint (repeatable)\n"
@@ -125,7 +131,7 @@ static int h5b_parse_args(h5b_opts_t *o, int argc, char **argv)
     int c;
 
     *o = (h5b_opts_t){.rows = 4096, .cols = 1024, .band = 64, .label = ""};
-    while ((c = getopt_long(argc, argv, "o:R:C:k:d:L:cwrVKH:qh", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:R:C:k:d:L:A:cewrVKH:qh", longs, NULL)) != -1) {
         switch (c) {
         case 'o':
             o->path = optarg;
@@ -139,6 +145,9 @@ static int h5b_parse_args(h5b_opts_t *o, int argc, char **argv)
         case 'k':
             o->band = atoll(optarg);
             break;
+        case 'A':
+            o->align = atoll(optarg);
+            break;
         case 'd':
         case 'L':
             if (!h5b_parse_layout(o, c, optarg)) {
@@ -147,6 +156,9 @@ static int h5b_parse_args(h5b_opts_t *o, int argc, char **argv)
             break;
         case 'c':
             o->collective = true;
+            break;
+        case 'e':
+            o->sync = true;
             break;
         case 'w':
             o->do_write = true;
@@ -252,6 +264,9 @@ static hid_t h5b_fapl(const h5b_opts_t *o)
         MPI_Info_set(info, o->hint_key[i], o->hint_val[i]);
     }
     H5Pset_fapl_mpio(fapl, MPI_COMM_WORLD, info);
+    if (o->align > 0) {
+        H5Pset_alignment(fapl, (hsize_t)o->align, (hsize_t)o->align);
+    }
     MPI_Info_free(&info);
     return fapl;
 }
@@ -390,6 +405,9 @@ static bool h5b_phase(const h5b_opts_t *o, h5b_ctx_t *x, bool write, h5b_result_
         if (ok && !write && o->verify) {
             bad += h5b_band_data(o, x, r0, true);
         }
+    }
+    if (ok && write && o->sync) {
+        ok = H5Fflush(file, H5F_SCOPE_GLOBAL) >= 0;
     }
     if (ok) {
         ok = H5Dclose(dset) >= 0;
