@@ -23,13 +23,32 @@ mpi-bench/pstripe-bench: $(PSB_SRCS) $(PSB_HDRS)
 	    $(srcdir)/mpi-bench/psb_pattern.c \
 	    $(srcdir)/mpi-bench/psb_report.c
 
+# pstripe-h5bench: the parallel HDF5 scenario of run-matrix. Built with the
+# system mpicc and the flags of Debian's libhdf5-mpich-dev (pkg-config
+# hdf5-mpich) when that package is installed; otherwise the rule says so and
+# builds nothing, and run-matrix and smoke-test skip their HDF5 parts.
+PSB_H5_SRCS = mpi-bench/psb_hdf5.c
+noinst_SCRIPTS = mpi-bench/pstripe-h5bench
+
+mpi-bench/pstripe-h5bench: $(PSB_H5_SRCS)
+	@$(MKDIR_P) mpi-bench
+	@if $(PKG_CONFIG) --exists hdf5-mpich; then \
+	    echo "  CC       $@"; \
+	    $(MPICC) $(PSB_CFLAGS) $(CFLAGS) -o $@ $(srcdir)/mpi-bench/psb_hdf5.c \
+	        `$(PKG_CONFIG) --cflags hdf5-mpich` \
+	        `$(PKG_CONFIG) --libs-only-L hdf5-mpich` -lhdf5; \
+	else \
+	    echo "mpi-bench: HDF5 for MPICH not installed (libhdf5-mpich-dev):" \
+	        "pstripe-h5bench not built, HDF5 scenario skipped"; \
+	fi
+
 # The runner and its README, installed beside the data of the package.
 psbdatadir = $(pkgdatadir)/mpi-bench
 dist_psbdata_SCRIPTS = mpi-bench/run-matrix
 dist_psbdata_DATA = mpi-bench/README
 
-CLEANFILES += mpi-bench/pstripe-bench
-EXTRA_DIST += $(PSB_SRCS) $(PSB_HDRS) mpi-bench/smoke-test
+CLEANFILES += mpi-bench/pstripe-bench mpi-bench/pstripe-h5bench
+EXTRA_DIST += $(PSB_SRCS) $(PSB_HDRS) $(PSB_H5_SRCS) mpi-bench/smoke-test
 
 # Smoke test: small sizes, every pattern, with verification, on ufs: and,
 # when the tool and the pstripe MPICH are built, on pstripe:.
