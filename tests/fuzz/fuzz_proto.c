@@ -1,8 +1,8 @@
 /*
  * fuzz_proto.c: libFuzzer target for the protocol decoders a server and a
  * client run on bytes from the network (common/ps_proto.c): the AM header
- * check (ps_proto_decode), the region lists of OBJ_READ/OBJ_WRITE
- * (ps_proto_check_regions), wire paths (ps_proto_check_path,
+ * check (ps_proto_decode), the region and strided-run lists of
+ * OBJ_READ/OBJ_WRITE (ps_proto_check_regions, ps_proto_check_runs), wire paths (ps_proto_check_path,
  * ps_path_normalize) and the trace dump (ps_proto_dump).
  *
  * Input: byte 0 bit 0 = is_reply, bytes 1-2 = length of the AM header (little
@@ -19,35 +19,68 @@
 
 #include "ps_proto.h"
 
+/* A run list the decoder accepted must be what it promises. */
+static void fuzz_check_runs_ok(const ps_run_t *runs, uint32_t n, uint64_t payload_len)
+{
+    unsigned __int128 sum = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        if (runs[i].count == 0 || runs[i].len == 0 || runs[i].stride < runs[i].len) {
+            __builtin_trap(); /* accepted an empty or self-overlapping run */
+        }
+        if ((unsigned __int128)runs[i].off +
+                (unsigned __int128)runs[i].stride * (runs[i].count - 1) + runs[i].len >
+            (unsigned __int128)UINT64_MAX) {
+            __builtin_trap(); /* accepted a run past the end of the offset space */
+        }
+        sum += (unsigned __int128)runs[i].len * runs[i].count;
+    }
+    if (sum != payload_len) {
+        __builtin_trap();
+    }
+}
+
+static void fuzz_check_regions_ok(const ps_region_t *regions, uint32_t n, uint64_t payload_len)
+{
+    uint64_t sum = 0;
+
+    for (uint32_t i = 0; i < n; i++) {
+        if (regions[i].len == 0 || regions[i].off + regions[i].len < regions[i].off) {
+            __builtin_trap(); /* accepted an empty or overflowing region */
+        }
+        sum += regions[i].len;
+    }
+    if (sum != payload_len) {
+        __builtin_trap();
+    }
+}
+
 static void fuzz_io(const ps_msg_view_t *view, const uint8_t *data, size_t data_len)
 {
     ps_io_req_t io;
-    ps_region_t *regions;
-    size_t rlen;
+    uint64_t rlen, nregions = 0;
+    void *list;
 
     memcpy(&io, view->body, sizeof(io));
-    rlen = (size_t)io.nregions * sizeof(ps_region_t);
+    rlen = ps_io_list_bytes(&io);
     if (view->data_len != data_len || rlen > data_len) {
         return; /* a receiver refuses a length mismatch before looking inside */
     }
-    regions = malloc(rlen ? rlen : 1); /* exact size: ASan sees any overread */
-    if (regions == NULL) {
+    list = malloc(rlen ? (size_t)rlen : 1); /* exact size: ASan sees any overread */
+    if (list == NULL) {
         return;
     }
-    memcpy(regions, data, rlen);
-    if (ps_proto_check_regions(regions, io.nregions, io.payload_len, UINT64_MAX / 2) == PS_OK) {
-        uint64_t sum = 0;
-        for (uint32_t i = 0; i < io.nregions; i++) {
-            if (regions[i].len == 0 || regions[i].off + regions[i].len < regions[i].off) {
-                __builtin_trap(); /* accepted an empty or overflowing region */
-            }
-            sum += regions[i].len;
+    memcpy(list, data, (size_t)rlen);
+    if (io.flags & PS_IO_RUNS) {
+        if (ps_proto_check_runs(list, io.nregions, io.payload_len, UINT64_MAX / 2, &nregions) ==
+            PS_OK) {
+            fuzz_check_runs_ok(list, io.nregions, io.payload_len);
         }
-        if (sum != io.payload_len) {
-            __builtin_trap();
-        }
+    } else if (ps_proto_check_regions(list, io.nregions, io.payload_len, UINT64_MAX / 2) ==
+               PS_OK) {
+        fuzz_check_regions_ok(list, io.nregions, io.payload_len);
     }
-    free(regions);
+    free(list);
 }
 
 static void fuzz_path(const uint8_t *data, size_t len)
