@@ -93,7 +93,8 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
     obj->fd = openat(s->obj_dir_fd, rel, flags, 0644);
     if (obj->fd < 0) {
         if (errno == ENOENT && !create) {
-            obj->exists = 0;
+            obj->exists = 0; /* reads are zeros: nothing of a stale size */
+            obj->size = obj->phys_size = 0;
             return PS_OK;
         }
         ps_error("worker %u: open %s/obj/%s%s: %m", w->index, s->data_dir, rel,
@@ -223,10 +224,9 @@ pss_object_t *pss_obj_get(pss_worker_t *w, uint64_t file_id)
     obj->file_id = file_id;
     obj->fd = -1;
     obj->wait_tail = &obj->wait_head;
-    if (pss_obj_open(w, obj, 0) != PS_OK) {
-        /* unreadable: treated as missing; writes will report the error */
-        obj->exists = 0;
-    }
+    /* An object that cannot be opened now is opened again by the request
+     * that needs it, which then fails with the error (pss_obj_start_io). */
+    pss_obj_open(w, obj, 0);
     if (w->nobjs + 1 > w->objs_cap) {
         pss_obj_grow(w);
     }

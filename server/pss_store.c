@@ -275,6 +275,9 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
 
     switch (req->hdr.type) {
     case PS_MSG_OBJ_STAT:
+        if (obj->fd < 0) {
+            status = pss_obj_open(w, obj, 0); /* an unreadable object is an error */
+        }
         break;
     case PS_MSG_OBJ_TRUNCATE:
         status = pss_obj_open(w, obj, 1);
@@ -388,8 +391,11 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
         pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
         return;
     }
-    if (is_write && obj->fd < 0) {
-        ps_status_t status = pss_obj_open(w, obj, 1);
+    if (obj->fd < 0) {
+        /* A read of an object that exists but cannot be opened (damaged
+         * size attribute, EMFILE, EIO) is an error, never zeros or stale
+         * buffers; one that does not exist reads as zeros. */
+        ps_status_t status = pss_obj_open(w, obj, is_write);
         if (status != PS_OK) {
             free(batches);
             pss_reply(pss_obj_pop(obj), status, NULL, 0, NULL, 0, NULL);

@@ -143,6 +143,47 @@ TEST_F(ServerIo, CorruptSizeAttributeIsAnError)
         << "no clear log line";
 }
 
+/*
+ * A read of an object that exists but cannot be opened (here its size
+ * attribute is damaged) is an error to the client, never a success with
+ * bytes that were not read from disk (issue 11: another file's bytes came
+ * back from uninitialised reply buffers). Reads of an object that does not
+ * exist are zeros.
+ */
+TEST_F(ServerIo, UnreadableObjectIsAnErrorNotData)
+{
+    uint64_t fid = 0x1f2f;
+    std::vector<uint8_t> data(20000, 0xab);
+    raw_reply w = c.write(fid, {{0, data.size()}}, data);
+    ASSERT_TRUE(w.received);
+    ASSERT_EQ(w.status(), PS_OK);
+    /* fill the worker's reusable buffers with recognisable bytes */
+    raw_reply r = c.read(fid, {{0, data.size()}});
+    ASSERT_EQ(r.status(), PS_OK);
+    ASSERT_EQ(r.data, data);
+
+    /* damage the attribute and make the server open the object again */
+    ASSERT_TRUE(cluster.restart(0, true));
+    raw_client c2;
+    ASSERT_TRUE(c2.connect(cluster.host(0), cluster.port(0)));
+    std::string path = object_path(fid);
+    ASSERT_EQ(setxattr(path.c_str(), "user.pstripe.size", "abc", 3, 0), 0);
+    r = c2.read(fid, {{0, 4096}, {8192, 100}});
+    ASSERT_TRUE(r.received);
+    EXPECT_EQ(r.status(), PS_ERR_IO) << "bytes of an unreadable object were returned";
+    EXPECT_TRUE(r.data.empty());
+    std::ifstream log(cluster.log_path(0));
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("attribute user.pstripe.size holds 3 bytes, not 8"), std::string::npos)
+        << "no log line naming the object";
+
+    /* an object that does not exist reads as zeros */
+    r = c2.read(0x7a7a, {{0, 300}});
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.data, std::vector<uint8_t>(300, 0));
+}
+
 TEST_F(ServerIo, OverlappingRegionsLaterWins)
 {
     uint64_t fid = 0x2222;
