@@ -196,8 +196,9 @@ ps_status_t pss_meta_check(const char *data_dir, pss_meta_report_t *rep)
     }
     if (rep->problem[0] == '\0' && rep->objects > 0 && !rep->has_server_id) {
         snprintf(rep->problem, sizeof(rep->problem),
-                 "meta/data.mdb is %s, but obj/ holds %llu objects: their names would be lost",
-                 rep->store_found ? "an empty store" : "missing or empty",
+                 "meta/data.mdb %s, but obj/ holds %llu objects: their names would be lost",
+                 rep->store_found ? "holds no namespace and no server id (damaged, or emptied)"
+                                  : "is missing or empty",
                  (unsigned long long)rep->objects);
     }
     return PS_OK;
