@@ -299,6 +299,15 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         /* set_view and set_info: buffered writes go out, the read cache is
          * dropped (a failure stays as the handle's sticky error too) */
         flush_err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
+        if (users_info == MPI_INFO_NULL) {
+            /* set_view without hints (HDF5 makes two per dataset access):
+             * nothing of ours changes, so no agreement, no new buffers.
+             * ROMIO's own SetInfo likewise talks to the other processes
+             * only when there is an info object. */
+            ADIOI_GEN_SetInfo(fd, users_info, &gen_error);
+            *error_code = flush_err;
+            return;
+        }
     }
 
     read_hints(users_info, &hv);
