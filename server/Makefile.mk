@@ -14,6 +14,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_store.h server/pss_store.c \
 	server/pss_job.h server/pss_job.c \
 	server/pss_object.h server/pss_object.c \
+	server/pss_edge.h server/pss_edge.c \
 	server/pss_probe.h server/pss_probe.c
 server_pstripe_server_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS) $(HWLOC_CFLAGS) $(LMDB_CFLAGS)
 server_pstripe_server_LDADD = common/libpscommon.la \

@@ -20,6 +20,7 @@
  */
 #include "pss_job.h"
 
+#include "pss_edge.h"
 #include "pss_req.h"
 
 #include "ps_extent.h"
@@ -69,8 +70,11 @@ struct pss_job {
     pss_piece_t *pieces;
     size_t npieces;
     uint64_t max_end; /* end of the furthest region */
+    uint32_t align;   /* the server's disk alignment, bytes */
     ps_status_t status;
 };
+
+#define PSS_GAPS_MAX 32 /* covered ranges of a span looked at to fill its holes blind */
 
 /* ---- aio ------------------------------------------------------------------------ */
 
@@ -442,6 +446,7 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
     }
     job->obj = obj;
     job->is_write = is_write;
+    job->align = w->server->align;
     if (pss_job_spans(w->server, job, batches, nbatches, nreg) != PS_OK ||
         pss_job_pieces(job, batches, nbatches) != PS_OK) {
         goto err_free_job;
@@ -484,10 +489,83 @@ int pss_job_conflicts(const pss_job_t *job)
     return 0;
 }
 
+static int pss_range_cmp(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/*
+ * The bytes of span sp that no piece covers, as sorted [lo, hi) offsets in
+ * the span, in gaps[]: their number, or -1 when the pieces are too many
+ * ranges to look at.
+ */
+static int pss_span_gaps(const pss_span_io_t *sp, uint64_t (*gaps)[2])
+{
+    const pss_piece_t *p = &sp->job->pieces[sp->first_piece];
+    uint64_t cov[PSS_GAPS_MAX][2], at = 0;
+    int n = 0, ngaps = 0;
+
+    for (uint32_t i = 0; i < sp->npieces; i++) {
+        for (uint64_t c = 0; c < p[i].count; c++) {
+            if (n == PSS_GAPS_MAX) {
+                return -1;
+            }
+            cov[n][0] = p[i].span_off + c * p[i].stride;
+            cov[n][1] = cov[n][0] + p[i].len;
+            n++;
+        }
+    }
+    qsort(cov, (size_t)n, sizeof(cov[0]), pss_range_cmp);
+    for (int i = 0; i <= n; i++) {
+        uint64_t next = i < n ? cov[i][0] : sp->len;
+        if (next > at) {
+            if (ngaps == PSS_GAPS_MAX) {
+                return -1;
+            }
+            gaps[ngaps][0] = at;
+            gaps[ngaps][1] = next;
+            ngaps++;
+        }
+        if (i < n && cov[i][1] > at) {
+            at = cov[i][1];
+        }
+    }
+    return ngaps;
+}
+
+/*
+ * Can the holes of write span sp be filled without reading the span? Bytes
+ * at or past phys (the file's length before this job) are zeros; the others
+ * must lie in edge blocks kept from earlier writes (pss_edge.c). With fill,
+ * also put those bytes into sp->buf.
+ */
+static int pss_span_prefill(pss_span_io_t *sp, uint64_t phys, int fill)
+{
+    const pss_object_t *obj = sp->job->obj;
+    uint32_t align = sp->job->align;
+    uint64_t gaps[PSS_GAPS_MAX][2];
+    int n = pss_span_gaps(sp, gaps);
+
+    for (int i = 0; i < n; i++) {
+        uint64_t lo = sp->off + gaps[i][0], hi = sp->off + gaps[i][1];
+        uint64_t old_end = hi < phys ? hi : phys;
+        if (lo < old_end &&
+            !pss_edge_copy(obj, align, lo, old_end - lo, fill ? sp->buf + (lo - sp->off) : NULL)) {
+            return 0;
+        }
+        if (fill && hi > phys) {
+            uint64_t z = lo > phys ? lo : phys;
+            memset(sp->buf + (z - sp->off), 0, hi - z);
+        }
+    }
+    return n >= 0;
+}
+
 int pss_job_needs_rmw(const pss_job_t *job)
 {
     for (size_t i = 0; i < job->nspans; i++) {
-        if (job->spans[i].holes) {
+        if (job->spans[i].holes && !pss_span_prefill(&job->spans[i], job->obj->phys_size, 0)) {
             return 1;
         }
     }
@@ -606,6 +684,7 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
 {
     pss_server_t *s = w->server;
     pss_object_t *obj = job->obj;
+    uint64_t phys = obj->phys_size; /* before pss_job_extend */
 
     if (!job->is_write && obj->fd < 0) {
         /* nothing on disk: every byte reads as zero (size 0 clamps all) */
@@ -644,6 +723,9 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
             }
             sp->own_buf = 1;
         }
+        if (job->is_write && sp->holes && pss_span_prefill(sp, phys, 1)) {
+            sp->holes = 0; /* its old bytes are in the buffer: no read */
+        }
         if (job->is_write && !sp->holes) {
             if (sp->own_buf) {
                 pss_span_fill(sp);
@@ -664,6 +746,7 @@ static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
     pss_job_t *job = sp->job;
 
     if (res < 0) {
+        pss_edge_drop(job->obj); /* what the write left on disk is unknown */
         if (job->status == PS_OK) {
             errno = (int)-res;
             ps_error("worker %u: %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
@@ -671,7 +754,10 @@ static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
                      w->index, sp->writing ? "write" : "read", sp->len, sp->off, job->obj->file_id);
             job->status = ps_status_from_errno((int)-res);
         }
-    } else if (sp->writing && (uint64_t)res != sp->len) {
+    } else if (sp->writing && (uint64_t)res == sp->len) {
+        pss_edge_note(job->obj, job->align, sp->off, sp->len, sp->buf);
+    } else if (sp->writing) {
+        pss_edge_drop(job->obj);
         if (job->status == PS_OK) {
             ps_error("worker %u: short write of %ld of %" PRIu64 " bytes at %" PRIu64
                      " of object %016" PRIx64,

@@ -20,6 +20,8 @@
  */
 #include "pss_object.h"
 
+#include "pss_edge.h"
+
 #include "ps_log.h"
 
 #include <endian.h>
@@ -167,6 +169,7 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
     }
     pss_obj_sync(w, obj);
     obj->dirty = obj->size_dirty = 0;
+    pss_edge_drop(obj);
     close(obj->fd);
     obj->fd = -1;
     w->nopen--;
@@ -184,6 +187,7 @@ static void pss_obj_unlink_free(pss_worker_t *w, pss_object_t *obj)
         if (*pp == obj) {
             *pp = obj->hnext;
             w->nobjs--;
+            pss_edge_free(obj);
             free(obj);
             return;
         }
@@ -258,6 +262,8 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
     pss_server_t *s = w->server;
     uint64_t a = s->align;
     uint64_t keep = size < obj->size ? size : obj->size;
+
+    pss_edge_drop(obj); /* the tail block changes here, or may have, on failure */
     ps_status_t status = PS_OK;
 
     if (keep % a != 0 && keep < obj->size) {
@@ -330,6 +336,7 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
     }
     obj->exists = 0;
     obj->size = obj->phys_size = 0;
+    pss_edge_drop(obj);
     return status;
 }
 
@@ -352,6 +359,7 @@ void pss_obj_close_all(pss_worker_t *w)
             next = obj->hnext;
             pss_obj_close(w, obj);
             /* requests still queued here were answered or dropped by the drain */
+            pss_edge_free(obj);
             free(obj);
         }
         w->objs[b] = NULL;

@@ -12,6 +12,7 @@
 typedef struct pss_job pss_job_t;
 
 #define PSS_OBJ_RECENT 4 /* write jobs an object remembers (merging interleaved writers) */
+#define PSS_EDGE_SLOTS 8 /* edge blocks of recent writes an object keeps (pss_edge.c) */
 
 struct pss_object {
     pss_object_t *hnext; /* hash chain */
@@ -38,6 +39,11 @@ struct pss_object {
         int multi;            /* it carried batches of several clients */
     } recent[PSS_OBJ_RECENT]; /* the last write jobs, a ring */
     uint32_t recent_next;
+    /* edge blocks of recent writes (pss_edge.c) */
+    uint8_t *edge_buf;                 /* PSS_EDGE_SLOTS blocks of align bytes, or NULL */
+    uint64_t edge_off[PSS_EDGE_SLOTS]; /* object offset of each kept block */
+    uint32_t edge_valid;               /* bit i: slot i holds a block */
+    uint32_t edge_next;                /* slot to replace next (a ring) */
 };
 
 static inline uint64_t pss_round_up(uint64_t x, uint64_t a)

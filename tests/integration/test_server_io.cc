@@ -126,6 +126,68 @@ TEST_F(ServerIo, UnalignedRoundTrip)
     EXPECT_EQ(le64toh(le), 5001u);
 }
 
+/*
+ * Unaligned records written one after the other (two clients taking turns,
+ * as HDF5's chunks or a log) start in the block the previous record ended
+ * in: the server keeps that block (pss_edge.c) and writes without reading.
+ * Then the kept blocks must follow every change: a whole-block overwrite,
+ * a truncate, a write past a truncated end. The byte model says what the
+ * object holds after each step.
+ */
+TEST_F(ServerIo, UnalignedAppendsNeedNoReadsAndStayExact)
+{
+    uint64_t fid = 0x1212;
+    const uint64_t rec = 3001;
+    const int n = 200;
+    raw_client c2;
+    ASSERT_TRUE(c2.connect(cluster.host(0), cluster.port(0)));
+    std::vector<uint8_t> model(rec * n + 8192, 0);
+    uint64_t end = rec * n;
+    auto apply = [&](const ps_region_t &g, const std::vector<uint8_t> &d) {
+        memcpy(&model[g.off], d.data(), g.len);
+    };
+
+    ps_stats_rep_t before = stats();
+    for (int i = 0; i < n; i++) {
+        std::vector<ps_region_t> reg = {{i * rec, rec}};
+        std::vector<uint8_t> d = payload_for(reg, (uint8_t)(i % 2));
+        raw_reply w = (i % 2 ? c2 : c).write(fid, reg, d);
+        ASSERT_TRUE(w.received);
+        ASSERT_EQ(w.status(), PS_OK);
+        apply(reg[0], d);
+    }
+    ps_stats_rep_t after = stats();
+    printf("%d unaligned %llu-byte appends: %llu disk writes, %llu read-modify-write reads\n", n,
+           (unsigned long long)rec, (unsigned long long)(after.disk_writes - before.disk_writes),
+           (unsigned long long)(after.rmw_reads - before.rmw_reads));
+    EXPECT_EQ(after.rmw_reads, before.rmw_reads) << "an append read the block it started in";
+
+    /* a whole-block overwrite of a kept block, then a write inside it */
+    std::vector<ps_region_t> blk = {{2 * 4096, 4096}};
+    std::vector<uint8_t> d = payload_for(blk, 7);
+    ASSERT_EQ(c.write(fid, blk, d).status(), PS_OK);
+    apply(blk[0], d);
+    std::vector<ps_region_t> in = {{2 * 4096 + 100, 5}};
+    d = payload_for(in, 9);
+    ASSERT_EQ(c2.write(fid, in, d).status(), PS_OK);
+    apply(in[0], d);
+
+    /* cut inside the last block, then grow past it with a write */
+    uint64_t cut = end - 1500;
+    ASSERT_EQ(c.obj(PS_MSG_OBJ_TRUNCATE, fid, cut).status(), PS_OK);
+    std::fill(model.begin() + (long)cut, model.end(), 0);
+    std::vector<ps_region_t> past = {{end + 10, 20}};
+    d = payload_for(past, 3);
+    ASSERT_EQ(c2.write(fid, past, d).status(), PS_OK);
+    apply(past[0], d);
+    model.resize(end + 30);
+
+    raw_reply r = c.read(fid, {{0, model.size()}});
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_TRUE(r.data == model) << "the object differs from the byte model";
+}
+
 TEST_F(ServerIo, CorruptSizeAttributeIsAnError)
 {
     uint64_t fid = 0x1f1f;
