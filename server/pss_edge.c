@@ -53,8 +53,7 @@ void pss_edge_note(pss_object_t *obj, uint32_t align, uint64_t off, uint64_t len
     pss_edge_keep(obj, align, off + len - align, buf + len - align);
 }
 
-int pss_edge_copy(const pss_object_t *obj, uint32_t align, uint64_t off, uint64_t len,
-                  uint8_t *dst)
+int pss_edge_copy(const pss_object_t *obj, uint32_t align, uint64_t off, uint64_t len, uint8_t *dst)
 {
     uint64_t block = off / align * align;
     int i;
