@@ -20,6 +20,8 @@
  *   pss_store.c   OBJ_* requests: checks, each object's queue, control requests
  *   pss_job.c     planned I/O jobs: coalescing, libaio, read-modify-write
  *   pss_object.c  the object table and object files (open, size, sync, close)
+ *   pss_edge.c    edge blocks of recent writes (writes without read-modify-write)
+ *   pss_share.c   read spans kept for other clients reading the same blocks
  *   pss_probe.c   start-up probe of O_DIRECT alignment and block size
  *   pss_req.c     a request's life: buffers, reply, release
  *   pss_conn.c    a worker's connections (endpoints, refcounts, closing)
@@ -120,6 +122,7 @@ typedef struct pss_server {
 
 typedef struct pss_conn pss_conn_t;
 typedef struct pss_object pss_object_t;
+typedef struct pss_rspan pss_rspan_t;
 
 /* A received request, from its arrival until its reply is sent. */
 typedef struct pss_req {
@@ -212,6 +215,9 @@ struct pss_worker {
     int hold_tfd;             /* timerfd that ends the earliest hold */
     int hold_timer;           /* hold_tfd was created */
     uint64_t hold_armed;      /* deadline hold_tfd is set to (ns, CLOCK_MONOTONIC), 0: none */
+    pss_rspan_t *share_head, *share_tail; /* kept read spans, most recently used first
+                                             (pss_share.c) */
+    uint64_t share_bytes;                 /* their bytes, at most cfg.read_share */
 
     pss_stats_t stats;
 };

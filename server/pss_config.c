@@ -55,6 +55,10 @@ const ps_config_field_t pss_config_table[] = {
               "a write batch that needs read-modify-write waits up to this for another "
               "client's batch of the same blocks, so both are written once (0: never)",
               PS_CFG_TIME, merge_wait, 0, 1.0),
+    PSS_FIELD("read_share", "16m",
+              "per worker: spans just read from disk kept for other clients reading the same "
+              "blocks (used only while several clients read one file; 0: never)",
+              PS_CFG_SIZE, read_share, 0, (double)(1ull << 40)),
     PSS_FIELD("drain_timeout", "20s",
               "on SIGTERM, time allowed to finish in-flight requests before exiting",
               PS_CFG_TIME, drain_timeout, 0, 3600),

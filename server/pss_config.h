@@ -27,6 +27,7 @@ typedef struct pss_config {
     uint64_t max_inflight; /* bytes: request buffers a worker holds before queueing more */
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
     double merge_wait;     /* seconds a write batch may wait for another client's */
+    uint64_t read_share;   /* bytes per worker: read spans kept for other clients' reads */
 } pss_config_t;
 
 /* The [server] tunables: names, defaults, docs and where each lands in pss_config_t. */

@@ -18,23 +18,31 @@
 #ifndef PSS_EDGE_H
 #define PSS_EDGE_H
 
-#include "pss_object.h"
+#include "pss.h"
 
-/* The span [off, off + len) of obj (whole blocks of align bytes) was
+#define PSS_EDGE_SLOTS 8 /* edge blocks of recent writes an object keeps */
+
+/* One object's kept blocks (a member of pss_object_t). */
+typedef struct pss_edges {
+    uint8_t *buf;                 /* PSS_EDGE_SLOTS blocks of align bytes, or NULL */
+    uint64_t off[PSS_EDGE_SLOTS]; /* object offset of each kept block */
+    uint32_t valid;               /* bit i: slot i holds a block */
+    uint32_t next;                /* slot to replace next (a ring) */
+} pss_edges_t;
+
+/* The span [off, off + len) of the object (whole blocks of align bytes) was
  * written from buf: refresh the kept blocks inside it and keep its first and
  * last block. Without memory for the blocks nothing is kept. */
-void pss_edge_note(pss_object_t *obj, uint32_t align, uint64_t off, uint64_t len,
-                   const uint8_t *buf);
+void pss_edge_note(pss_edges_t *e, uint32_t align, uint64_t off, uint64_t len, const uint8_t *buf);
 
 /* If the block holding [off, off + len) (which must lie in one block) is
  * kept, copy those bytes to dst (unless dst is NULL) and return 1. */
-int pss_edge_copy(const pss_object_t *obj, uint32_t align, uint64_t off, uint64_t len,
-                  uint8_t *dst);
+int pss_edge_copy(const pss_edges_t *e, uint32_t align, uint64_t off, uint64_t len, uint8_t *dst);
 
-/* Forget every kept block of obj (its bytes changed or are unknown). */
-void pss_edge_drop(pss_object_t *obj);
+/* Forget every kept block (its bytes changed or are unknown). */
+void pss_edge_drop(pss_edges_t *e);
 
 /* Free the kept blocks' memory (the object goes away). */
-void pss_edge_free(pss_object_t *obj);
+void pss_edge_free(pss_edges_t *e);
 
 #endif

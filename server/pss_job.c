@@ -20,7 +20,6 @@
  */
 #include "pss_job.h"
 
-#include "pss_edge.h"
 #include "pss_req.h"
 
 #include "ps_extent.h"
@@ -56,6 +55,7 @@ typedef struct pss_span_io {
     int own_buf; /* buf allocated here (else it points into a payload) */
     int holes;   /* write: read the span first */
     int writing; /* current phase is the write */
+    int shared;  /* read: copied from a span kept for sharing, not read from disk */
     uint32_t first_piece, npieces;
 } pss_span_io_t;
 
@@ -481,8 +481,12 @@ static int pss_jobs_overlap(const pss_job_t *a, const pss_job_t *b)
 
 int pss_job_conflicts(const pss_job_t *job)
 {
+    /* reads shared by several clients wait for a running read of the same
+     * blocks and then copy what it kept (pss_share.c) */
+    int shared = !job->is_write && pss_share_active(&job->obj->share);
+
     for (const pss_job_t *a = job->obj->active; a != NULL; a = a->next) {
-        if ((job->is_write || a->is_write) && pss_jobs_overlap(job, a)) {
+        if ((job->is_write || a->is_write || shared) && pss_jobs_overlap(job, a)) {
             return 1;
         }
     }
@@ -551,7 +555,7 @@ static int pss_span_prefill(pss_span_io_t *sp, uint64_t phys, int fill)
         uint64_t lo = sp->off + gaps[i][0], hi = sp->off + gaps[i][1];
         uint64_t old_end = hi < phys ? hi : phys;
         if (lo < old_end &&
-            !pss_edge_copy(obj, align, lo, old_end - lo, fill ? sp->buf + (lo - sp->off) : NULL)) {
+            !pss_edge_copy(&obj->edges, align, lo, old_end - lo, fill ? sp->buf + (lo - sp->off) : NULL)) {
             return 0;
         }
         if (fill && hi > phys) {
@@ -695,6 +699,11 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         return;
     }
 
+    if (job->is_write && obj->share.spans != NULL && job->nspans > 0) {
+        uint64_t lo, hi;
+        pss_job_hull(job, &lo, &hi);
+        pss_share_drop(w, &obj->share, lo, hi);
+    }
     pss_job_extend(w, job);
     job->next = obj->active;
     obj->active = job;
@@ -734,6 +743,12 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         } else {
             sp->writing = 0; /* read, or the read of a read-modify-write */
         }
+        if (!job->is_write && obj->share.spans != NULL &&
+            pss_share_copy(w, &obj->share, sp->off, sp->len, sp->buf)) {
+            sp->shared = 1;
+            pss_span_done(w, sp, (long)sp->len);
+            continue;
+        }
         pss_aio_submit(w, sp);
     }
     if (--job->spans_left == 0) {
@@ -746,7 +761,7 @@ static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
     pss_job_t *job = sp->job;
 
     if (res < 0) {
-        pss_edge_drop(job->obj); /* what the write left on disk is unknown */
+        pss_edge_drop(&job->obj->edges); /* what the write left on disk is unknown */
         if (job->status == PS_OK) {
             errno = (int)-res;
             ps_error("worker %u: %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
@@ -755,9 +770,9 @@ static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
             job->status = ps_status_from_errno((int)-res);
         }
     } else if (sp->writing && (uint64_t)res == sp->len) {
-        pss_edge_note(job->obj, job->align, sp->off, sp->len, sp->buf);
+        pss_edge_note(&job->obj->edges, job->align, sp->off, sp->len, sp->buf);
     } else if (sp->writing) {
-        pss_edge_drop(job->obj);
+        pss_edge_drop(&job->obj->edges);
         if (job->status == PS_OK) {
             ps_error("worker %u: short write of %ld of %" PRIu64 " bytes at %" PRIu64
                      " of object %016" PRIx64,
@@ -819,8 +834,12 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         pss_job_hull(job, &obj->recent[k].lo, &obj->recent[k].hi);
     } else if (status == PS_OK) {
         /* gather the spans into the replies; zeros past the logical end */
+        int keep = pss_share_active(&obj->share);
         for (size_t k = 0; k < job->nspans; k++) {
             pss_span_io_t *sp = &job->spans[k];
+            if (keep && !sp->shared) {
+                pss_share_keep(w, &obj->share, sp->off, sp->len, sp->buf);
+            }
             const pss_piece_t *p = &job->pieces[sp->first_piece];
             for (uint32_t i = 0; i < sp->npieces; i++) {
                 pss_piece_gather(sp, &p[i], obj->size);

@@ -8,11 +8,12 @@
 #define PSS_OBJECT_H
 
 #include "pss.h"
+#include "pss_edge.h"
+#include "pss_share.h"
 
 typedef struct pss_job pss_job_t;
 
 #define PSS_OBJ_RECENT 4 /* write jobs an object remembers (merging interleaved writers) */
-#define PSS_EDGE_SLOTS 8 /* edge blocks of recent writes an object keeps (pss_edge.c) */
 
 struct pss_object {
     pss_object_t *hnext; /* hash chain */
@@ -39,11 +40,8 @@ struct pss_object {
         int multi;            /* it carried batches of several clients */
     } recent[PSS_OBJ_RECENT]; /* the last write jobs, a ring */
     uint32_t recent_next;
-    /* edge blocks of recent writes (pss_edge.c) */
-    uint8_t *edge_buf;                 /* PSS_EDGE_SLOTS blocks of align bytes, or NULL */
-    uint64_t edge_off[PSS_EDGE_SLOTS]; /* object offset of each kept block */
-    uint32_t edge_valid;               /* bit i: slot i holds a block */
-    uint32_t edge_next;                /* slot to replace next (a ring) */
+    pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
+    pss_share_t share;  /* reads shared by several clients (pss_share.c) */
 };
 
 static inline uint64_t pss_round_up(uint64_t x, uint64_t a)

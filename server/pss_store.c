@@ -420,6 +420,9 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
     if (obj->hold_until != 0) {
         pss_unhold(w, obj);
     }
+    if (!is_write) {
+        pss_share_note_reader(w, &obj->share, batches[0]->conn);
+    }
     if (pss_job_conflicts(job)) {
         pss_job_free(job); /* and the array; the requests stay queued */
         obj->blocked = 1;
