@@ -124,6 +124,8 @@ typedef struct pss_conn pss_conn_t;
 typedef struct pss_object pss_object_t;
 typedef struct pss_rspan pss_rspan_t;
 
+#define PSS_AIO_BATCH 64 /* disk I/Os handed to the kernel in one io_submit */
+
 /* A received request, from its arrival until its reply is sent. */
 typedef struct pss_req {
     struct pss_req *next; /* incoming list / object queue */
@@ -207,6 +209,8 @@ struct pss_worker {
     int aio_depth;
     int aio_inflight;
     struct pss_span_io *aio_wait_head, **aio_wait_tail; /* I/Os waiting for a slot */
+    struct iocb *aio_batch[PSS_AIO_BATCH];              /* prepared, not yet submitted */
+    int aio_nbatch;
     pss_object_t **objs;                                /* hash table by file_id, chained */
     size_t objs_cap, nobjs;
     pss_object_t *ready_head; /* objects with queued work to (re)consider */

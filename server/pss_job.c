@@ -3,9 +3,10 @@
  * planned together into aligned disk I/Os (spans) and run with libaio.
  *
  * Client regions are arbitrary byte ranges, so they are mapped onto aligned
- * spans with ps_extent_plan(): regions closer than coalesce_gap (or touching
- * the same block) share a span, spans are cut at max_io, and a span that
- * some byte of which no region covers ("holes": unaligned ends, gaps) is
+ * spans with ps_extent_plan(): regions closer than coalesce_gap (for
+ * writes also less than a block apart) or touching the same block share a
+ * span, spans are cut at max_io, and a span some byte of which no region covers ("holes":
+ * unaligned ends, gaps) is
  * written by read-modify-write: read the whole span, copy the regions over
  * it, write it back. Beyond the object's end the read returns nothing and
  * the span buffer stays zero-filled. Each region is cut into pieces, one per
@@ -120,13 +121,45 @@ int pss_aio_busy(pss_worker_t *w)
 
 static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res);
 
+/*
+ * Hand the prepared I/Os to the kernel, as many per io_submit as there are
+ * (one system call for a job's spans, and the block layer sees them
+ * together and merges neighbours). An I/O the kernel refuses completes with
+ * the error.
+ */
+static void pss_aio_flush(pss_worker_t *w)
+{
+    while (w->aio_nbatch > 0) {
+        int n = io_submit(w->aio_ctx, w->aio_nbatch, w->aio_batch);
+        if (n > 0) {
+            w->aio_nbatch -= n;
+            memmove(w->aio_batch, w->aio_batch + n,
+                    (size_t)w->aio_nbatch * sizeof(w->aio_batch[0]));
+            w->aio_inflight += n;
+            PSS_STAT_SET(w, queue_depth, w->aio_inflight);
+            if ((uint64_t)w->aio_inflight > PSS_STAT_GET(w, queue_depth_max)) {
+                PSS_STAT_SET(w, queue_depth_max, w->aio_inflight);
+            }
+            continue;
+        }
+        pss_span_io_t *sp = w->aio_batch[0]->data;
+        w->aio_nbatch--;
+        memmove(w->aio_batch, w->aio_batch + 1, (size_t)w->aio_nbatch * sizeof(w->aio_batch[0]));
+        errno = n < 0 ? -n : EAGAIN;
+        ps_error("worker %u: io_submit %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
+                 ": %m",
+                 w->index, sp->writing ? "write" : "read", sp->len, sp->off, sp->job->obj->file_id);
+        pss_span_done(w, sp, n < 0 ? n : -EAGAIN);
+    }
+}
+
+/* Prepare sp's disk I/O; pss_aio_flush submits it (or it waits for a slot). */
 static void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp)
 {
     pss_object_t *obj = sp->job->obj;
     struct iocb *iocbp = &sp->iocb;
-    int nsubmitted;
 
-    if (w->aio_inflight >= w->aio_depth) {
+    if (w->aio_inflight + w->aio_nbatch >= w->aio_depth) {
         sp->next_wait = NULL;
         *w->aio_wait_tail = sp;
         w->aio_wait_tail = &sp->next_wait;
@@ -146,19 +179,9 @@ static void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp)
     }
     io_set_eventfd(iocbp, w->aio_efd);
     iocbp->data = sp;
-    nsubmitted = io_submit(w->aio_ctx, 1, &iocbp);
-    if (nsubmitted != 1) {
-        errno = nsubmitted < 0 ? -nsubmitted : EAGAIN;
-        ps_error("worker %u: io_submit %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
-                 ": %m",
-                 w->index, sp->writing ? "write" : "read", sp->len, sp->off, obj->file_id);
-        pss_span_done(w, sp, nsubmitted < 0 ? nsubmitted : -EAGAIN);
-        return;
-    }
-    w->aio_inflight++;
-    PSS_STAT_SET(w, queue_depth, w->aio_inflight);
-    if ((uint64_t)w->aio_inflight > PSS_STAT_GET(w, queue_depth_max)) {
-        PSS_STAT_SET(w, queue_depth_max, w->aio_inflight);
+    w->aio_batch[w->aio_nbatch++] = iocbp;
+    if (w->aio_nbatch == PSS_AIO_BATCH) {
+        pss_aio_flush(w);
     }
 }
 
@@ -186,12 +209,13 @@ void pss_aio_reap(pss_worker_t *w)
         for (int i = 0; i < n; i++) {
             pss_span_done(w, evs[i].data, (long)evs[i].res);
         }
+        pss_aio_flush(w); /* the writes of read-modify-writes just read */
     }
 }
 
 void pss_aio_submit_waiting(pss_worker_t *w)
 {
-    while (w->aio_wait_head != NULL && w->aio_inflight < w->aio_depth) {
+    while (w->aio_wait_head != NULL && w->aio_inflight + w->aio_nbatch < w->aio_depth) {
         pss_span_io_t *sp = w->aio_wait_head;
         w->aio_wait_head = sp->next_wait;
         if (w->aio_wait_head == NULL) {
@@ -199,6 +223,7 @@ void pss_aio_submit_waiting(pss_worker_t *w)
         }
         pss_aio_submit(w, sp);
     }
+    pss_aio_flush(w);
 }
 
 /* ---- jobs ------------------------------------------------------------------------ */
@@ -245,11 +270,20 @@ static int pss_run_cmp(const void *a, const void *b)
  * into nreg regions for ps_extent_plan (interleaved runs of several
  * batches). *plan is malloc'd.
  */
-static ps_status_t pss_job_plan_runs(pss_server_t *s, ps_extent_run_t *runs, size_t nruns,
-                                     uint64_t nreg, ps_io_span_t **plan, size_t *nspans)
+static ps_status_t pss_job_plan_runs(pss_server_t *s, int is_write, ps_extent_run_t *runs,
+                                     size_t nruns, uint64_t nreg, ps_io_span_t **plan,
+                                     size_t *nspans)
 {
     size_t i = 1, r = 0, bound;
     ps_extent_t *ext;
+    /* A write span with a whole block no region writes reads and writes
+     * that block back (read-modify-write of the span), so writes coalesce
+     * over gaps shorter than a block only; a read span merely also reads
+     * its gaps. */
+    uint64_t gap = s->cfg.coalesce_gap;
+    if (is_write && gap >= s->align) {
+        gap = s->align - 1;
+    }
 
     while (i < nruns && runs[i - 1].off <= runs[i].off) {
         i++;
@@ -263,8 +297,7 @@ static ps_status_t pss_job_plan_runs(pss_server_t *s, ps_extent_run_t *runs, siz
         if (*plan == NULL) {
             return PS_ERR_NO_MEMORY;
         }
-        *nspans =
-            ps_extent_plan_runs(runs, nruns, s->align, s->cfg.coalesce_gap, s->cfg.max_io, *plan);
+        *nspans = ps_extent_plan_runs(runs, nruns, s->align, gap, s->cfg.max_io, *plan);
         return PS_OK;
     }
     ext = malloc(nreg * sizeof(*ext));
@@ -284,7 +317,7 @@ static ps_status_t pss_job_plan_runs(pss_server_t *s, ps_extent_run_t *runs, siz
         free(ext);
         return PS_ERR_NO_MEMORY;
     }
-    *nspans = ps_extent_plan(ext, nreg, s->align, s->cfg.coalesce_gap, s->cfg.max_io, *plan);
+    *nspans = ps_extent_plan(ext, nreg, s->align, gap, s->cfg.max_io, *plan);
     free(ext);
     return PS_OK;
 }
@@ -315,7 +348,7 @@ static ps_status_t pss_job_spans(pss_server_t *s, pss_job_t *job, pss_req_t **ba
             }
         }
     }
-    status = pss_job_plan_runs(s, runs, nruns, nreg, &plan, &nspans);
+    status = pss_job_plan_runs(s, job->is_write, runs, nruns, nreg, &plan, &nspans);
     free(runs);
     if (status != PS_OK) {
         return status;
@@ -554,8 +587,8 @@ static int pss_span_prefill(pss_span_io_t *sp, uint64_t phys, int fill)
     for (int i = 0; i < n; i++) {
         uint64_t lo = sp->off + gaps[i][0], hi = sp->off + gaps[i][1];
         uint64_t old_end = hi < phys ? hi : phys;
-        if (lo < old_end &&
-            !pss_edge_copy(&obj->edges, align, lo, old_end - lo, fill ? sp->buf + (lo - sp->off) : NULL)) {
+        if (lo < old_end && !pss_edge_copy(&obj->edges, align, lo, old_end - lo,
+                                           fill ? sp->buf + (lo - sp->off) : NULL)) {
             return 0;
         }
         if (fill && hi > phys) {
@@ -751,6 +784,7 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         }
         pss_aio_submit(w, sp);
     }
+    pss_aio_flush(w);
     if (--job->spans_left == 0) {
         pss_job_finish(w, job);
     }
