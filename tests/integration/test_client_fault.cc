@@ -12,12 +12,34 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
+#include <string>
 
 #include "test_client_util.h"
 
 using namespace psc_test;
 
 namespace {
+
+/* SIGSTOP server i and wait until the kernel shows it stopped: on a loaded
+ * machine its threads may otherwise answer one more request. */
+bool stop_server(ps_test::ps_cluster &cluster, int i)
+{
+    if (cluster.kill(i, SIGSTOP) != 0) {
+        return false;
+    }
+    std::string stat_path = "/proc/" + std::to_string(cluster.pid(i)) + "/stat";
+    return wait_until(
+        [&] {
+            std::ifstream in(stat_path);
+            std::string line;
+            std::getline(in, line);
+            size_t paren = line.rfind(')');
+            return paren != std::string::npos && paren + 2 < line.size() &&
+                   line[paren + 2] == 'T';
+        },
+        10);
+}
 
 const double kTimeout = 3.0; /* client `timeout` in these tests, seconds */
 const double kSlack = 2.0;   /* allowed beyond it (loaded 2-core machines) */
@@ -111,7 +133,7 @@ void fault_mid_io(ps_test::ps_cluster &cluster, pstripe_fs_t *fs, int sig, bool 
     ASSERT_TRUE(wait_until([&w] { return w.writes >= 3 || w.status != PS_OK; }, 60))
         << "no I/O completed within 60s";
     ASSERT_EQ(w.status.load(), PS_OK) << w.message;
-    ASSERT_EQ(cluster.kill(1, sig), 0);
+    ASSERT_TRUE(sig == SIGSTOP ? stop_server(cluster, 1) : cluster.kill(1, sig) == 0);
     double t0 = now_s();
     ASSERT_TRUE(w.join_within(kTimeout + 30)) << "write did not fail: hung";
     double elapsed = w.failed_at - t0;
@@ -214,7 +236,7 @@ TEST_F(ClientFault, RequestAfterTimeoutFailsWithinTimeout)
     std::vector<uint8_t> buf(2 << 20, 5);
     PSC_ASSERT_OK(pstripe_open(fs_, "/again", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
     PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
-    ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0);
+    ASSERT_TRUE(stop_server(cluster_, 1));
     for (int attempt = 0; attempt < 2; attempt++) {
         double t0 = now_s();
         ps_status_t s = pstripe_pwrite(f, buf.data(), buf.size(), 0);
@@ -304,7 +326,7 @@ TEST_F(ClientFault, BlockedCallersTimeOutTogether)
         ASSERT_EQ(c.status.load(), PS_OK) << c.message;
     }
     PSC_ASSERT_OK(pstripe_iwrite_list(f, &reg, 1, &iov, 1, &req));
-    ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0);
+    ASSERT_TRUE(stop_server(cluster_, 1));
     double t0 = now_s();
     auto all_failed = [&] {
         for (auto &c : callers) {
@@ -340,7 +362,7 @@ TEST_F(ClientFault, BlockedCallersTimeOutTogether)
     ASSERT_TRUE(wait_until(all_called, 60)) << "no progress after the server continued";
     PSC_ASSERT_OK(pstripe_request_wait(req, &bytes));
     EXPECT_EQ(bytes, big.size());
-    ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0); /* ends the callers' loops */
+    ASSERT_TRUE(stop_server(cluster_, 1)); /* ends the callers' loops */
     ASSERT_TRUE(wait_until(all_failed, kTimeout + 30)) << "a blocked caller hung";
     for (auto &c : callers) {
         pthread_join(c.thread, nullptr);
@@ -369,7 +391,7 @@ TEST_F(ClientFault, ConnectToDeadOrStoppedServer)
     EXPECT_LE(elapsed, 1.5 + kSlack);
 
     /* a stopped server accepts the TCP connection but never answers HELLO */
-    ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0);
+    ASSERT_TRUE(stop_server(cluster_, 1));
     t0 = now_s();
     s = pstripe_connect_servers(cluster_.servers_csv().c_str(), settings, &fs);
     elapsed = now_s() - t0;
