@@ -35,8 +35,7 @@ bool stop_server(ps_test::ps_cluster &cluster, int i)
             std::string line;
             std::getline(in, line);
             size_t paren = line.rfind(')');
-            return paren != std::string::npos && paren + 2 < line.size() &&
-                   line[paren + 2] == 'T';
+            return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'T';
         },
         10);
 }
