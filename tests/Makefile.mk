@@ -66,7 +66,8 @@ AM_CPPFLAGS += -I$(top_srcdir)/tests/integration
 AM_CXXFLAGS += $(GTEST_CFLAGS)
 LDADD = tests/integration/libpscluster.la lib/libpsclient.la $(GTEST_LIBS)
 PSC_TESTS = tests/integration/test_client_io tests/integration/test_client_meta \
-	tests/integration/test_client_fault tests/integration/test_client_bench
+	tests/integration/test_client_fault tests/integration/test_client_bench \
+	tests/integration/test_client_sharedfp
 check_PROGRAMS += $(PSC_TESTS)
 TESTS += $(PSC_TESTS)
 PSC_TEST_UTIL = tests/integration/test_client_util.h
@@ -74,6 +75,8 @@ tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc $
 tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc $(PSC_TEST_UTIL)
+tests_integration_test_client_sharedfp_SOURCES = tests/integration/test_client_sharedfp.cc \
+	$(PSC_TEST_UTIL)
 
 
 # ---- MPI tests (tests/mpi: the ROMIO driver, adio/ad_pstripe) ----------------
