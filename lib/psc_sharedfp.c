@@ -46,6 +46,13 @@ static ps_status_t psc_sfp_call(pstripe_file_t *file, uint64_t instance, uint32_
     op.rep_body_len = sizeof(rep);
     psc_op_post(fs, &op, &call);
     status = psc_call_wait(fs, &call);
+    if (status == PS_ERR_TOO_BIG) {
+        return psc_error(status, "shared file pointer: %s on server %u",
+                         op_code == PS_SFP_FETCH_ADD
+                             ? "the pointer would pass INT64_MAX, or the table of pointers is full"
+                             : "the table of pointers is full",
+                         op.server);
+    }
     if (status != PS_OK) {
         return status;
     }
