@@ -16,12 +16,14 @@
  *    exactly once.
  * 4. write_ordered_begin/end append one more block each; read_ordered_begin
  *    /end read them back.
- * 5. A second open of the file has its own pointer, at 0 (on pstripe).
+ * 5. A second open of the file has its own pointer, at 0 (on pstripe);
+ *    with a view of ints, the pointer counts ints.
  * Every look at the pointer is followed by a barrier, so that no process
  * moves it before the others have looked.
  * 6. MPI_MODE_SEQUENTIAL: a file opened write-only in sequential mode gets
  *    records from every process with write_shared; reopened, it holds
- *    them all. It is deleted afterwards.
+ *    them all; opened with MPI_MODE_APPEND, its pointer starts at the end.
+ *    It is deleted afterwards.
  *
  * The file left behind is the one of steps 2 and 4, equal on pstripe and
  * ufs. Usage: ps_shared FILENAME
@@ -287,6 +289,11 @@ static void sequential(const char *fname)
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
     check_records(fh, total);
     PS_MPI(MPI_File_close(&fh));
+    /* MPI_MODE_APPEND starts the shared pointer at the end */
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_WRONLY | MPI_MODE_APPEND, MPI_INFO_NULL,
+                         &fh));
+    expect_position(fh, total, "open with MPI_MODE_APPEND");
+    PS_MPI(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
     if (ps_rank == 0)
         PS_MPI(MPI_File_delete(name, MPI_INFO_NULL));
@@ -326,6 +333,22 @@ int main(int argc, char **argv)
         expect_position(fh, total, "first open, after the second open");
         PS_MPI(MPI_File_close(&fh2));
     }
+
+    /* the pointer counts etypes of the view: ints here */
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    expect_position(fh, 0, "after set_view to ints");
+    PS_MPI(MPI_File_seek_shared(fh, 10, MPI_SEEK_SET));
+    expect_position(fh, 10, "seek_shared to int 10");
+    {
+        int two[2], cnt;
+        MPI_Status st;
+        PS_MPI(MPI_File_read_ordered(fh, two, 2, MPI_INT, &st));
+        MPI_Get_count(&st, MPI_INT, &cnt);
+        PS_CHECK(cnt == 2 && two[0] == 40 + 8 * ps_rank && two[1] == 0,
+                 "read_ordered of ints: %d ints, %d %d; expected 2, %d 0", cnt, two[0], two[1],
+                 40 + 8 * ps_rank);
+    }
+    expect_position(fh, 10 + 2 * (MPI_Offset) ps_nprocs, "after read_ordered of ints");
     PS_MPI(MPI_File_close(&fh));
 
     sequential(fname);
