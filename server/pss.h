@@ -141,6 +141,7 @@ typedef struct pss_req {
         ps_list_req_t list;
         ps_io_req_t io;
         ps_obj_req_t obj;
+        ps_sfp_req_t sfp;
     } body;
     ps_status_t status;     /* decode status; PS_OK when valid */
     int late;               /* arrived after the worker began to stop */
@@ -222,6 +223,8 @@ struct pss_worker {
     pss_rspan_t *share_head, *share_tail; /* kept read spans, most recently used first
                                              (pss_share.c) */
     uint64_t share_bytes;                 /* their bytes, at most cfg.read_share */
+
+    struct pss_sfp_table *sfp; /* shared file pointers (pss_sharedfp.c), NULL until used */
 
     pss_stats_t stats;
 };

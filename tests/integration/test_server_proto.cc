@@ -287,6 +287,41 @@ TEST_F(ServerProto, WrongWorker)
     expect_alive();
 }
 
+TEST_F(ServerProto, SharedFilePointer)
+{
+    /* malformed: unknown op, reserved set, a value past INT64_MAX, a release with a value */
+    ps_sfp_req_t bad[] = {
+        {fid, 1, 1, 0, 0},
+        {fid, 1, 1, 4, 0},
+        {fid, 1, 1, PS_SFP_FETCH_ADD, 1},
+        {fid, 1, (uint64_t)INT64_MAX + 1, PS_SFP_SET, 0},
+        {fid, 1, 5, PS_SFP_RELEASE, 0},
+    };
+    uint64_t id = 1100;
+    for (auto &b : bad) {
+        expect_error(header(PS_MSG_SHARED_FP, id, &b, sizeof(b), sizeof(b)), {}, id, PS_ERR_PROTO);
+        id++;
+    }
+    /* the counter of a file id owned by worker 1 is refused by worker 0 and
+     * kept by worker 1 */
+    uint64_t other = file_id_for_worker(1, nworkers, 3);
+    ps_sfp_req_t add{other, 9, 40, PS_SFP_FETCH_ADD, 0};
+    std::vector<uint8_t> h = header(PS_MSG_SHARED_FP, id, &add, sizeof(add), sizeof(add));
+    c.send_raw(h.data(), h.size(), nullptr, 0);
+    raw_reply r = c.wait(id++, 20);
+    ASSERT_TRUE(r.received);
+    EXPECT_EQ(r.status(), PS_ERR_WRONG_WORKER);
+    for (uint64_t want : {0u, 40u, 80u}) {
+        h = header(PS_MSG_SHARED_FP, id, &add, sizeof(add), sizeof(add));
+        c1.send_raw(h.data(), h.size(), nullptr, 0);
+        r = c1.wait(id++, 20);
+        ASSERT_TRUE(r.received);
+        ASSERT_EQ(r.status(), PS_OK);
+        EXPECT_EQ(r.body<ps_sfp_rep_t>().value, want);
+    }
+    expect_alive();
+}
+
 TEST_F(ServerProto, ManyBadRequestsInARow)
 {
     /* a burst of garbage of every size, then normal service */
