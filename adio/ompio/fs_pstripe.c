@@ -9,7 +9,13 @@
  *   start_iodevice   server of stripe 0 (>= -1)         at creation only
  *   romio_pstripe_buffer_size, romio_pstripe_buffer_count,
  *   romio_pstripe_max_regions: the client's per-file tunables.
- * After open, the file's info holds the effective layout.
+ *   romio_pstripe_listio_read/_write, _write_behind, _read_cache
+ *   (enable/disable/automatic), _wb_buffer_size, _rc_size, _rc_block_size:
+ *   the ROMIO driver's switches; checked, and of no effect here (OMPIO
+ *   always hands down lists, and there is no write-behind or read cache).
+ * After open, the file's info holds the effective layout and tunables.
+ * Errors carry their reason: MPI_Error_string names pstripe and the cause
+ * (ps_ompio_code).
  */
 #include "ps_ompio.h"
 
@@ -20,9 +26,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-enum { HINT_FACTOR, HINT_UNIT, HINT_START, HINT_BSIZE, HINT_BCOUNT, HINT_MAXREG, NHINTS };
-enum { KIND_COUNT, KIND_SIZE, KIND_SERVER };
+enum {
+    HINT_FACTOR, HINT_UNIT, HINT_START, HINT_BSIZE, HINT_BCOUNT, HINT_MAXREG,
+    HINT_LISTIO_READ, HINT_LISTIO_WRITE, HINT_WRITE_BEHIND, HINT_READ_CACHE,
+    HINT_WB_SIZE, HINT_RC_SIZE, HINT_RC_BLOCK, NHINTS
+};
+enum { KIND_COUNT, KIND_SIZE, KIND_SERVER, KIND_ENABLE };
 
 static const struct {
     const char *key;
@@ -36,6 +47,13 @@ static const struct {
     {"romio_pstripe_buffer_size", "buffer_size", KIND_SIZE, "a size in bytes >= 1"},
     {"romio_pstripe_buffer_count", "buffer_count", KIND_COUNT, "an integer >= 1"},
     {"romio_pstripe_max_regions", "max_regions", KIND_COUNT, "an integer >= 1"},
+    {"romio_pstripe_listio_read", NULL, KIND_ENABLE, "enable, disable or automatic"},
+    {"romio_pstripe_listio_write", NULL, KIND_ENABLE, "enable, disable or automatic"},
+    {"romio_pstripe_write_behind", NULL, KIND_ENABLE, "enable, disable or automatic"},
+    {"romio_pstripe_read_cache", NULL, KIND_ENABLE, "enable, disable or automatic"},
+    {"romio_pstripe_wb_buffer_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
+    {"romio_pstripe_rc_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
+    {"romio_pstripe_rc_block_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
 };
 
 static int fs_priority = 50;
@@ -47,6 +65,16 @@ static int parse_hint(int kind, const char *value, long long *val)
     char *end;
     long long v;
 
+    if (kind == KIND_ENABLE) {
+        if (!strcasecmp(value, "enable") || !strcasecmp(value, "automatic")) {
+            *val = 1;
+        } else if (!strcasecmp(value, "disable")) {
+            *val = 2;
+        } else {
+            return -1;
+        }
+        return 0;
+    }
     if (kind == KIND_SIZE) {
         if (pstripe_parse_size(value, &size) != PS_OK || size < 1 || size > INT32_MAX) {
             return -1;
@@ -80,9 +108,9 @@ static int read_hints(opal_info_t *info, long long vals[NHINTS])
             continue;
         }
         if (parse_hint(hint_table[k].kind, value, &vals[k]) != 0) {
-            opal_output(0, "pstripe: invalid value \"%s\" for hint %s: expected %s", value,
-                        hint_table[k].key, hint_table[k].expect);
-            return MPI_ERR_INFO_VALUE;
+            return ps_ompio_code(MPI_ERR_INFO_VALUE,
+                                 "pstripe: invalid value \"%s\" for hint %s: expected %s", value,
+                                 hint_table[k].key, hint_table[k].expect);
         }
     }
     return MPI_SUCCESS;
@@ -105,13 +133,16 @@ static int agree_hints(MPI_Comm comm, int err, long long vals[NHINTS])
         return MPI_ERR_OTHER;
     }
     if (all[2 * NHINTS]) {
-        return MPI_ERR_INFO_VALUE;
+        return err != MPI_SUCCESS ? err :
+               ps_ompio_code(MPI_ERR_INFO_VALUE,
+                             "pstripe: invalid hint value on another process");
     }
     for (k = 0; k < NHINTS; k++) {
         if (all[2 * k] != -all[2 * k + 1]) {
-            opal_output(0, "pstripe: hint %s differs between the processes opening the file",
-                        hint_table[k].key);
-            return MPI_ERR_NOT_SAME;
+            return ps_ompio_code(MPI_ERR_NOT_SAME,
+                                 "pstripe: hint %s differs between the processes opening "
+                                 "the file (or is given by some only)",
+                                 hint_table[k].key);
         }
     }
     return MPI_SUCCESS;
@@ -144,38 +175,61 @@ static int open_flags(int amode, int create)
 }
 
 /* Rank 0 creates (or opens) first, so that the others find the file;
- * then every process opens it. Returns an MPI error, equal on all. */
+ * then every process opens it. All fail or none (the same error class on
+ * all; each process's own reason, or which process failed). */
 static int open_all(MPI_Comm comm, int rank, const char *path, int amode, int perm,
                     const long long vals[NHINTS], pstripe_file_t **file_p)
 {
     pstripe_layout_t layout = {(uint64_t)vals[HINT_UNIT], (uint32_t)vals[HINT_FACTOR],
                                vals[HINT_START] == -2 ? -1 : (int32_t)vals[HINT_START]};
     ps_status_t status = ps_connect();
-    int err = MPI_SUCCESS, all_err;
+    int cls, all_cls, code = MPI_SUCCESS;
 
     if (rank == 0 && status == PS_OK) {
         status = pstripe_open(fs_handle, path, open_flags(amode, 1), (uint32_t)perm, &layout,
                               file_p);
     }
-    err = (status == PS_OK) ? MPI_SUCCESS : ps_ompio_mpi_error(status);
-    MPI_Bcast(&err, 1, MPI_INT, 0, comm);
-    if (rank != 0 && err == MPI_SUCCESS) {
-        if (status == PS_OK) {
-            status = pstripe_open(fs_handle, path, open_flags(amode, 0), (uint32_t)perm, NULL,
-                                  file_p);
-        }
-        err = (status == PS_OK) ? MPI_SUCCESS : ps_ompio_mpi_error(status);
+    cls = (status == PS_OK) ? MPI_SUCCESS : ps_ompio_mpi_error(status);
+    MPI_Bcast(&cls, 1, MPI_INT, 0, comm);
+    if (rank != 0 && cls == MPI_SUCCESS && status == PS_OK) {
+        status = pstripe_open(fs_handle, path, open_flags(amode, 0), (uint32_t)perm, NULL,
+                              file_p);
     }
     if (status != PS_OK) {
-        ps_ompio_report("cannot open", path, status);
+        cls = ps_ompio_mpi_error(status);
+        code = ps_ompio_fail("cannot open", path, status);
+    } else if (cls != MPI_SUCCESS) {
+        code = ps_ompio_code(cls, "pstripe: cannot open %s: the open failed on process 0", path);
     }
-    /* the lowest error class wins, the same on every process */
-    MPI_Allreduce(&err, &all_err, 1, MPI_INT, MPI_MAX, comm);
-    if (all_err != MPI_SUCCESS && err == MPI_SUCCESS) {
+    MPI_Allreduce(&cls, &all_cls, 1, MPI_INT, MPI_MAX, comm);
+    if (all_cls == MPI_SUCCESS) {
+        return MPI_SUCCESS;
+    }
+    if (status == PS_OK && cls == MPI_SUCCESS) {
         pstripe_close(*file_p);
         *file_p = NULL;
     }
-    return all_err;
+    if (cls != all_cls) {
+        code = ps_ompio_code(all_cls, "pstripe: cannot open %s: the open failed on another process",
+                             path);
+    }
+    return code;
+}
+
+/* The file's tunables into its info, in bytes (as the ROMIO driver does). */
+static void info_tunables(opal_info_t *info, pstripe_file_t *file)
+{
+    char value[64];
+    uint64_t v;
+    int k;
+
+    for (k = HINT_BSIZE; k <= HINT_MAXREG; k++) {
+        if (pstripe_file_get_option(file, hint_table[k].option, value, sizeof(value)) == PS_OK &&
+            pstripe_parse_size(value, &v) == PS_OK) {
+            snprintf(value, sizeof(value), "%llu", (unsigned long long)v);
+            opal_info_set(info, hint_table[k].key, value);
+        }
+    }
 }
 
 /* Per-file tunables from the hints, and the effective layout into the
@@ -188,21 +242,20 @@ static int apply_file(ompio_file_t *fh, opal_info_t *info, pstripe_file_t *file,
     ps_status_t status;
     int k;
 
-    for (k = HINT_BSIZE; k < NHINTS; k++) {
+    for (k = HINT_BSIZE; k <= HINT_MAXREG; k++) {
         if (vals[k] == 0) {
             continue;
         }
         snprintf(value, sizeof(value), "%lld", vals[k]);
         status = pstripe_file_set_option(file, hint_table[k].option, value);
         if (status != PS_OK) {
-            ps_ompio_report("cannot apply hint", hint_table[k].key, status);
-            return MPI_ERR_INFO_VALUE;
+            return ps_ompio_code(MPI_ERR_INFO_VALUE, "pstripe: hint %s: %s", hint_table[k].key,
+                                 pstripe_last_error());
         }
     }
     status = pstripe_file_layout(file, &layout);
     if (status != PS_OK) {
-        ps_ompio_report("cannot read the layout of", fh->f_filename, status);
-        return ps_ompio_mpi_error(status);
+        return ps_ompio_fail("cannot read the layout of", fh->f_filename, status);
     }
     fh->f_stripe_size = (size_t)layout.stripe_size;
     fh->f_stripe_count = (int)layout.stripe_count;
@@ -214,6 +267,7 @@ static int apply_file(ompio_file_t *fh, opal_info_t *info, pstripe_file_t *file,
         opal_info_set(info, "striping_factor", value);
         snprintf(value, sizeof(value), "%d", layout.first_server);
         opal_info_set(info, "start_iodevice", value);
+        info_tunables(info, file);
     }
     return MPI_SUCCESS;
 }
@@ -268,6 +322,10 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     if (path == NULL) {
         return MPI_ERR_BAD_FILE;
     }
+    if (amode & MPI_MODE_SEQUENTIAL) {
+        return ps_ompio_code(MPI_ERR_UNSUPPORTED_OPERATION,
+                             "pstripe: MPI_MODE_SEQUENTIAL is not supported (%s)", filename);
+    }
     MPI_Comm_rank(comm, &rank);
     err = agree_hints(comm, read_hints(info, vals), vals);
     if (err != MPI_SUCCESS) {
@@ -279,14 +337,20 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     }
     err = open_all(comm, rank, path, amode, fh->f_perm, vals, &pf->file);
     if (err == MPI_SUCCESS) {
+        int failed, any_failed = 1;
+
         err = apply_file(fh, info, pf->file, vals);
+        failed = (err != MPI_SUCCESS);
         /* collective, after every process's open: on all or none */
-        if (MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS &&
-            err == MPI_SUCCESS) {
+        MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+        if (!any_failed) {
             lock_setup(comm, pf);
-        }
-        if (err != MPI_SUCCESS) {
+        } else {
             pstripe_close(pf->file);
+            if (!failed) {
+                err = ps_ompio_code(MPI_ERR_IO, "pstripe: cannot open %s: the open failed on "
+                                                "another process", filename);
+            }
         }
     }
     if (err != MPI_SUCCESS) {
@@ -312,15 +376,11 @@ static int fs_file_close(ompio_file_t *fh)
     }
     lock_free(pf); /* collective: every process is done with the file */
     status = pstripe_close(pf->file);
-    if (status != PS_OK) {
-        ps_ompio_report("close", fh->f_filename, status);
-    }
-    err = ps_ompio_mpi_error(status);
+    err = status == PS_OK ? MPI_SUCCESS : ps_ompio_fail("cannot close", fh->f_filename, status);
     if (pf->delete_on_close && fh->f_rank == 0) {
         status = pstripe_unlink(fs_handle, ps_ompio_path(fh->f_filename));
         if (status != PS_OK) {
-            ps_ompio_report("delete on close", fh->f_filename, status);
-            err = ps_ompio_mpi_error(status);
+            err = ps_ompio_fail("cannot delete on close", fh->f_filename, status);
         }
     }
     free(pf);
@@ -341,10 +401,7 @@ static int fs_file_delete(char *filename, struct opal_info_t *info)
     if (status == PS_OK) {
         status = pstripe_unlink(fs_handle, path);
     }
-    if (status != PS_OK && status != PS_ERR_NO_ENTRY) {
-        ps_ompio_report("cannot delete", path, status);
-    }
-    return ps_ompio_mpi_error(status);
+    return status == PS_OK ? MPI_SUCCESS : ps_ompio_fail("cannot delete", filename, status);
 }
 
 /* OMPIO calls this on every process (with the same size): rank 0 sets it,
@@ -352,20 +409,24 @@ static int fs_file_delete(char *filename, struct opal_info_t *info)
 static int fs_file_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 {
     ps_ompio_file_t *pf = fh->f_fs_ptr;
-    int err = MPI_SUCCESS;
-    ps_status_t status;
+    ps_status_t status = PS_OK;
+    int cls = MPI_SUCCESS;
 
     if (fh->f_rank == 0) {
         status = size < 0 ? PS_ERR_INVALID : pstripe_ftruncate(pf->file, (uint64_t)size);
-        if (status != PS_OK) {
-            ps_ompio_report("cannot set the size of", fh->f_filename, status);
-        }
-        err = ps_ompio_mpi_error(status);
+        cls = ps_ompio_mpi_error(status);
     }
     if (fh->f_comm != MPI_COMM_NULL) {
-        MPI_Bcast(&err, 1, MPI_INT, 0, fh->f_comm);
+        MPI_Bcast(&cls, 1, MPI_INT, 0, fh->f_comm);
     }
-    return err;
+    if (status != PS_OK) {
+        return ps_ompio_fail("cannot set the size of", fh->f_filename, status);
+    }
+    if (cls != MPI_SUCCESS) {
+        return ps_ompio_code(cls, "pstripe: cannot set the size of %s: it failed on process 0",
+                             fh->f_filename);
+    }
+    return MPI_SUCCESS;
 }
 
 static int fs_file_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
@@ -376,8 +437,7 @@ static int fs_file_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
 
     status = pstripe_fstat(pf->file, &st);
     if (status != PS_OK) {
-        ps_ompio_report("cannot stat", fh->f_filename, status);
-        return ps_ompio_mpi_error(status);
+        return ps_ompio_fail("cannot get the size of", fh->f_filename, status);
     }
     *size = (OMPI_MPI_OFFSET_TYPE)st.size;
     return MPI_SUCCESS;
@@ -389,10 +449,7 @@ static int fs_file_sync(ompio_file_t *fh)
     ps_status_t status;
 
     status = pstripe_fsync(pf->file);
-    if (status != PS_OK) {
-        ps_ompio_report("cannot sync", fh->f_filename, status);
-    }
-    return ps_ompio_mpi_error(status);
+    return status == PS_OK ? MPI_SUCCESS : ps_ompio_fail("cannot sync", fh->f_filename, status);
 }
 
 static int fs_module_init(ompio_file_t *fh)

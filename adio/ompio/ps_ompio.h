@@ -48,7 +48,18 @@ int ps_ompio_check_version(const char *component);
 /* An MPI error class for a pstripe status. */
 int ps_ompio_mpi_error(ps_status_t status);
 
-/* Print a failed pstripe call with the client's detailed message. */
+/* An MPI error code of class mpi_class whose MPI_Error_string is msg
+ * (the caller's reason, "pstripe: ..."): one code per class, added with
+ * MPI_Add_error_code, its string replaced by the latest failure. Falls back
+ * to the bare class if MPI cannot add codes. MPI_SUCCESS stays that. */
+int ps_ompio_code(int mpi_class, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The error code of a failed pstripe call ("pstripe: WHAT PATH: reason"),
+ * with the client's detailed message. */
+int ps_ompio_fail(const char *what, const char *path, ps_status_t status);
+
+/* Print a failed pstripe call with the client's detailed message (where
+ * OMPIO drops the error code: blocking independent reads and writes). */
 void ps_ompio_report(const char *what, const char *path, ps_status_t status);
 
 /* The pstripe path of a "pstripe:/path" name, or NULL if it is not one. */

@@ -4,8 +4,13 @@
  */
 #include "ps_ompio.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#define PS_OMPIO_NCLASSES 128
+
+static int class_codes[PS_OMPIO_NCLASSES]; /* 0: none added yet */
 
 int ps_ompio_check_version(const char *component)
 {
@@ -52,6 +57,42 @@ int ps_ompio_mpi_error(ps_status_t status)
     default:
         return MPI_ERR_IO;
     }
+}
+
+int ps_ompio_code(int mpi_class, const char *fmt, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    int code;
+
+    if (mpi_class == MPI_SUCCESS || mpi_class < 0 || mpi_class >= PS_OMPIO_NCLASSES) {
+        return mpi_class;
+    }
+    code = class_codes[mpi_class];
+    if (code == 0) {
+        if (MPI_Add_error_code(mpi_class, &code) != MPI_SUCCESS) {
+            return mpi_class;
+        }
+        class_codes[mpi_class] = code;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (MPI_Add_error_string(code, msg) != MPI_SUCCESS) {
+        return mpi_class;
+    }
+    return code;
+}
+
+int ps_ompio_fail(const char *what, const char *path, ps_status_t status)
+{
+    const char *detail = pstripe_last_error();
+
+    if (detail == NULL || *detail == '\0') {
+        detail = pstripe_strerror(status);
+    }
+    return ps_ompio_code(ps_ompio_mpi_error(status), "pstripe: %s %s: %s", what,
+                         path != NULL ? path : "", detail);
 }
 
 void ps_ompio_report(const char *what, const char *path, ps_status_t status)

@@ -18,10 +18,10 @@ static int sharedfp_priority = 50;
 
 static int refuse(ompio_file_t *fh, const char *op)
 {
-    opal_output(0, "pstripe: %s on %s: shared file pointers are not supported on pstripe "
-                   "files under Open MPI (MPI_ERR_UNSUPPORTED_OPERATION); use explicit offsets "
-                   "or individual file pointers", op, fh->f_filename);
-    return MPI_ERR_UNSUPPORTED_OPERATION;
+    return ps_ompio_code(MPI_ERR_UNSUPPORTED_OPERATION,
+                         "pstripe: %s on %s: shared file pointers are not supported on pstripe "
+                         "files under Open MPI; use explicit offsets or individual file pointers",
+                         op, fh->f_filename);
 }
 
 /* OMPIO itself seeks the shared pointer, at every MPI_File_set_view and at
