@@ -405,13 +405,19 @@ static int fs_file_delete(char *filename, struct opal_info_t *info)
 }
 
 /* OMPIO calls this on every process (with the same size): rank 0 sets it,
- * the others learn the result. */
+ * the others learn the result. The barrier first keeps rank 0 from changing
+ * the size while another process may still look at the size an earlier
+ * MPI_File_set_size left (ufs under OMPIO has that race: each process
+ * truncates on its own). */
 static int fs_file_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 {
     ps_ompio_file_t *pf = fh->f_fs_ptr;
     ps_status_t status = PS_OK;
     int cls = MPI_SUCCESS;
 
+    if (fh->f_comm != MPI_COMM_NULL) {
+        MPI_Barrier(fh->f_comm);
+    }
     if (fh->f_rank == 0) {
         status = size < 0 ? PS_ERR_INVALID : pstripe_ftruncate(pf->file, (uint64_t)size);
         cls = ps_ompio_mpi_error(status);
