@@ -14,6 +14,9 @@
 #                                 library's flags (PSTRIPE_CPPFLAGS, _CFLAGS, _LIBS)
 #   adio/Makefile.mk              include adio/ad_pstripe/Makefile.mk
 #
+# and ROMIO's generic shared-file-pointer code gets pstripe branches (see
+# "Shared file pointers" below).
+#
 # The driver itself (adio/ad_pstripe) is a link made by build-mpich.sh; the
 # caller runs `autoreconf -fi` in ROMIO afterwards.
 #
@@ -120,5 +123,88 @@ edit configure.ac ROMIO_PSTRIPE '
         done = 1
     }
     { print }'
+
+# Shared file pointers. ROMIO keeps one in a hidden file locked with fcntl;
+# pstripe keeps it as a counter at the file's metadata owner
+# (adio/ad_pstripe/ad_pstripe_sharedfp.c), so ROMIO's generic code goes to
+# the driver for pstripe files, in four places:
+#   adioi_fs_proto.h              the driver's shared-pointer functions
+#   ad_get_sh_fp.c, ad_set_sh_fp.c  a branch on ADIO_PSTRIPE before ROMIO's
+#                                 own NFS special case, like that case
+#   set_view.c                    the reset to zero (ROMIO resets only a
+#                                 pointer file it has opened)
+#   write_ord.c, read_ord.c,      ordered calls: one fetch-and-add for the
+#   write_ordb.c, read_ordb.c     group and a scan instead of the token
+#                                 passed from rank to rank
+edit adio/include/adioi_fs_proto.h ADIOI_PSTRIPE_Get_ordered_fp '
+    /^#endif.*ADIOI_FS_PROTO_H_INCLUDED/ {
+        print "#ifdef ROMIO_PSTRIPE"
+        print "void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,"
+        print "                                 int *error_code);"
+        print "void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code);"
+        print "void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,"
+        print "                                  int *error_code);"
+        print "#endif"
+        print ""
+    }
+    { print }'
+
+for op in get set; do
+    if [ $op = get ]; then
+        call='ADIOI_PSTRIPE_Get_shared_fp(fd, incr, shared_fp, error_code);'
+    else
+        call='ADIOI_PSTRIPE_Set_shared_fp(fd, offset, error_code);'
+    fi
+    edit adio/common/ad_${op}_sh_fp.c "$call" '
+    /^#ifdef ROMIO_NFS/ && !done {
+        print "#ifdef ROMIO_PSTRIPE"
+        print "    if (fd->file_system == ADIO_PSTRIPE) {"
+        print "        '"$call"'"
+        print "        return;"
+        print "    }"
+        print "#endif"
+        print ""
+        done = 1
+    }
+    { print }'
+done
+
+edit mpi-io/set_view.c 'file_system == ADIO_PSTRIPE' '
+    /^[ \t]*\/\* reset shared file pointer to zero \*\// && !done {
+        print "#ifdef ROMIO_PSTRIPE"
+        print "    /* pstripe: no pointer file (shared_fp_fd stays ADIO_FILE_NULL); every"
+        print "     * process sets the counter to zero, the barrier below orders that"
+        print "     * before any shared access */"
+        print "    if (adio_fh->file_system == ADIO_PSTRIPE) {"
+        print "        ADIO_Set_shared_fp(adio_fh, 0, &error_code);"
+        print "        if (error_code != MPI_SUCCESS)"
+        print "            error_code = MPIO_Err_return_file(adio_fh, error_code);"
+        print "    }"
+        print "#endif"
+        print ""
+        done = 1
+    }
+    { print }'
+
+for f in write_ord read_ord write_ordb read_ordb; do
+    edit mpi-io/$f.c ADIOI_PSTRIPE_Get_ordered_fp '
+    /^[ \t]*MPI_Recv\(NULL, 0, MPI_BYTE, source, 0, adio_fh->comm, MPI_STATUS_IGNORE\);/ && !token {
+        print "#ifdef ROMIO_PSTRIPE"
+        print "    /* pstripe: no token, one fetch-and-add for the group and a scan */"
+        print "    if (adio_fh->file_system == ADIO_PSTRIPE)"
+        print "        source = dest = MPI_PROC_NULL;"
+        print "#endif"
+        token = 1
+    }
+    /^[ \t]*ADIO_Get_shared_fp\(adio_fh, incr, &shared_fp, &error_code\);/ && token && !done {
+        print "#ifdef ROMIO_PSTRIPE"
+        print "    if (adio_fh->file_system == ADIO_PSTRIPE)"
+        print "        ADIOI_PSTRIPE_Get_ordered_fp(adio_fh, incr, &shared_fp, &error_code);"
+        print "    else"
+        print "#endif"
+        done = 1
+    }
+    { print }'
+done
 
 exit 0

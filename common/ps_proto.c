@@ -73,6 +73,10 @@ ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
         req = 0;
         rep = sizeof(ps_stats_rep_t);
         break;
+    case PS_MSG_SHARED_FP:
+        req = sizeof(ps_sfp_req_t);
+        rep = sizeof(ps_sfp_rep_t);
+        break;
     default:
         return PS_ERR_PROTO;
     }
@@ -146,6 +150,15 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
             }
             return PS_OK;
         }
+        case PS_MSG_SHARED_FP: {
+            ps_sfp_req_t req;
+            memcpy(&req, body, sizeof(req));
+            if (req.op < PS_SFP_FETCH_ADD || req.op > PS_SFP_RELEASE || req.reserved != 0 ||
+                req.value > PS_SFP_VALUE_MAX || (req.op == PS_SFP_RELEASE && req.value != 0)) {
+                return PS_ERR_PROTO;
+            }
+            return PS_OK;
+        }
         default:
             return PS_OK;
         }
@@ -183,6 +196,11 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         }
         *data_len = rep.bytes;
         return PS_OK;
+    }
+    case PS_MSG_SHARED_FP: {
+        ps_sfp_rep_t rep;
+        memcpy(&rep, body, sizeof(rep));
+        return rep.value > PS_SFP_VALUE_MAX ? PS_ERR_PROTO : PS_OK;
     }
     default:
         return PS_OK;
@@ -407,6 +425,7 @@ const char *ps_msg_type_name(uint16_t type)
         [PS_MSG_META_SYNC] = "META_SYNC",
         [PS_MSG_STATFS] = "STATFS",
         [PS_MSG_STATS] = "STATS",
+        [PS_MSG_SHARED_FP] = "SHARED_FP",
     };
 
     if (type == 0 || type >= PS_MSG_TYPE_LAST) {
@@ -484,6 +503,13 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
             PS_DUMP(" file_id=%016" PRIx64 " size=%" PRIu64, b.file_id, b.size);
             return;
         }
+        case PS_MSG_SHARED_FP: {
+            ps_sfp_req_t b;
+            memcpy(&b, body, sizeof(b));
+            PS_DUMP(" file_id=%016" PRIx64 " instance=%016" PRIx64 " op=%" PRIu32 " value=%" PRIu64,
+                    b.file_id, b.instance, b.op, b.value);
+            return;
+        }
         default:
             return;
         }
@@ -544,6 +570,12 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
         memcpy(&b, body, sizeof(b));
         PS_DUMP(" requests=%" PRIu64 " errors=%" PRIu64 " queue_depth=%" PRIu64, b.requests,
                 b.errors, b.queue_depth);
+        return;
+    }
+    case PS_MSG_SHARED_FP: {
+        ps_sfp_rep_t b;
+        memcpy(&b, body, sizeof(b));
+        PS_DUMP(" value=%" PRIu64, b.value);
         return;
     }
     default:

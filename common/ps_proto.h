@@ -65,7 +65,8 @@ typedef enum ps_msg_type {
     PS_MSG_META_SYNC = 12,   /* make the metadata store durable */
     PS_MSG_STATFS = 13,      /* capacity of the server's data directory */
     PS_MSG_STATS = 14,       /* server counters */
-    PS_MSG_TYPE_LAST = 15
+    PS_MSG_SHARED_FP = 15,   /* shared file pointer: fetch-and-add, set, release */
+    PS_MSG_TYPE_LAST = 16
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -233,6 +234,29 @@ typedef struct ps_stats_rep {
     uint64_t merge_waits;    /* write batches held (<= merge wait) for another client's */
 } ps_stats_rep_t;
 
+/* --- SHARED_FP ----------------------------------------------------------------------
+ * A 64-bit counter named by (file_id, instance), kept in memory by worker
+ * ps_object_worker(file_id) of the file's metadata owner ps_path_server(path).
+ * The instance is a random id chosen at a collective open, so two opens of
+ * one file have independent counters. An unknown counter reads as 0 (the
+ * first FETCH_ADD or SET makes it); RELEASE forgets it. Values and results
+ * stay <= INT64_MAX (an add past it fails with PS_ERR_TOO_BIG, unchanged);
+ * a server's table of counters is bounded (full: PS_ERR_TOO_BIG). */
+#define PS_SFP_FETCH_ADD 1u /* add value; reply: the value before */
+#define PS_SFP_SET       2u /* set to value; reply: the new value */
+#define PS_SFP_RELEASE   3u /* forget the counter; reply: its last value (0 if unknown) */
+#define PS_SFP_VALUE_MAX INT64_MAX
+typedef struct ps_sfp_req {
+    uint64_t file_id;  /* file the pointer belongs to */
+    uint64_t instance; /* open instance (random, chosen at the collective open) */
+    uint64_t value;    /* FETCH_ADD: increment; SET: new value; RELEASE: 0 (units: the caller's) */
+    uint32_t op;       /* PS_SFP_* */
+    uint32_t reserved; /* 0 */
+} ps_sfp_req_t;
+typedef struct ps_sfp_rep {
+    uint64_t value; /* see PS_SFP_* */
+} ps_sfp_rep_t;
+
 static_assert(sizeof(ps_msg_hdr_t) == 24, "wire size");
 static_assert(sizeof(ps_region_t) == 16, "wire size");
 static_assert(sizeof(ps_file_info_t) == 48, "wire size");
@@ -251,6 +275,8 @@ static_assert(sizeof(ps_obj_req_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
 static_assert(sizeof(ps_stats_rep_t) == 8 * (21 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_sfp_req_t) == 32, "wire size");
+static_assert(sizeof(ps_sfp_rep_t) == 8, "wire size");
 
 /* A decoded AM header: pointers into the caller's buffer, no copies. */
 typedef struct ps_msg_view {

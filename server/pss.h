@@ -136,6 +136,7 @@ typedef struct pss_req {
         ps_list_req_t list;
         ps_io_req_t io;
         ps_obj_req_t obj;
+        ps_sfp_req_t sfp;
     } body;
     ps_status_t status;     /* decode status; PS_OK when valid */
     int late;               /* arrived after the worker began to stop */
@@ -212,6 +213,8 @@ struct pss_worker {
     int hold_tfd;             /* timerfd that ends the earliest hold */
     int hold_timer;           /* hold_tfd was created */
     uint64_t hold_armed;      /* deadline hold_tfd is set to (ns, CLOCK_MONOTONIC), 0: none */
+
+    struct pss_sfp_table *sfp; /* shared file pointers (pss_sharedfp.c), NULL until used */
 
     pss_stats_t stats;
 };

@@ -25,6 +25,7 @@
 #include "pss_conn.h"
 #include "pss_meta.h"
 #include "pss_req.h"
+#include "pss_sharedfp.h"
 #include "pss_store.h"
 
 #include "ps_layout.h"
@@ -259,6 +260,13 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         pss_store_handle(w, req);
         return;
     }
+    case PS_MSG_SHARED_FP:
+        if (ps_object_worker(req->body.sfp.file_id, s->nworkers) != w->index) {
+            pss_reject(req, PS_ERR_WRONG_WORKER, "shared file pointer owned by another worker");
+            return;
+        }
+        pss_sfp_handle(w, req);
+        return;
     default:
         pss_reject(req, PS_ERR_PROTO, "unknown message type");
         return;
@@ -492,6 +500,7 @@ static void pss_worker_teardown(pss_worker_t *w)
         pss_conn_close_all(w);
     }
     pss_store_worker_cleanup(w);
+    pss_sfp_cleanup(w);
     pss_buf_release_all(w);
     if (w->ucp_worker != NULL) {
         ucp_worker_destroy(w->ucp_worker);

@@ -66,7 +66,8 @@ AM_CPPFLAGS += -I$(top_srcdir)/tests/integration
 AM_CXXFLAGS += $(GTEST_CFLAGS)
 LDADD = tests/integration/libpscluster.la lib/libpsclient.la $(GTEST_LIBS)
 PSC_TESTS = tests/integration/test_client_io tests/integration/test_client_meta \
-	tests/integration/test_client_fault tests/integration/test_client_bench
+	tests/integration/test_client_fault tests/integration/test_client_bench \
+	tests/integration/test_client_sharedfp
 check_PROGRAMS += $(PSC_TESTS)
 TESTS += $(PSC_TESTS)
 PSC_TEST_UTIL = tests/integration/test_client_util.h
@@ -74,6 +75,8 @@ tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc $
 tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc $(PSC_TEST_UTIL)
+tests_integration_test_client_sharedfp_SOURCES = tests/integration/test_client_sharedfp.cc \
+	$(PSC_TEST_UTIL)
 
 
 # ---- MPI tests (tests/mpi: the ROMIO driver, adio/ad_pstripe) ----------------
@@ -84,7 +87,7 @@ tests_integration_test_client_bench_SOURCES = tests/integration/test_client_benc
 # tests/mpi/mpi-kill fails a server under a running program.
 PSM_PROGS = tests/mpi/ps_contig tests/mpi/ps_views tests/mpi/ps_coll3d \
 	tests/mpi/ps_errors tests/mpi/ps_hints tests/mpi/ps_atomic tests/mpi/ps_kill \
-	tests/mpi/ps_campaign tests/mpi/ps_cache
+	tests/mpi/ps_campaign tests/mpi/ps_cache tests/mpi/ps_shared
 PSM_CFLAGS = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS)
 PSM_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi && $(MPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 check_SCRIPTS += $(PSM_PROGS)
@@ -92,10 +95,12 @@ TESTS += tests/mpi/mpi-tests tests/mpi/mpi-kill tests/mpi/mpi-campaign
 EXTRA_DIST += tests/mpi/pstest.h tests/mpi/mpi-tests tests/mpi/mpi-kill tests/mpi/mpi-campaign \
 	tests/mpi/ps_contig.c tests/mpi/ps_views.c tests/mpi/ps_coll3d.c \
 	tests/mpi/ps_errors.c tests/mpi/ps_hints.c tests/mpi/ps_atomic.c tests/mpi/ps_kill.c \
-	tests/mpi/ps_campaign.c tests/mpi/ps_cache.c
+	tests/mpi/ps_campaign.c tests/mpi/ps_cache.c tests/mpi/ps_shared.c
 CLEANFILES += $(PSM_PROGS)
 tests/mpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_contig.c
+tests/mpi/ps_shared: tests/mpi/ps_shared.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_shared.c
 tests/mpi/ps_views: tests/mpi/ps_views.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_views.c
 tests/mpi/ps_coll3d: tests/mpi/ps_coll3d.c tests/mpi/pstest.h

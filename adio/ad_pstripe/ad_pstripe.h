@@ -21,8 +21,8 @@
  * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
  *   requests (ad_pstripe_aio.c).
  *
- * Shared file pointers are not offered (MPI_ERR_UNSUPPORTED_OPERATION from
- * ROMIO's generic check). Atomic mode and ROMIO's data-sieving path use a
+ * Shared file pointers (write_shared, the ordered calls, MPI_MODE_SEQUENTIAL)
+ * are counters at the file's metadata owner (ad_pstripe_sharedfp.c). Atomic mode and ROMIO's data-sieving path use a
  * whole-file lock built on MPI one-sided communication among the processes
  * that opened the file together (ad_pstripe_lock.c).
  */
@@ -72,6 +72,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int pending_error;          /* hint error found while opening */
     int last_status;            /* status of the last pstripe_open */
     int all_open;               /* every process of fd->comm opened it */
+    uint64_t sfp_instance;      /* shared file pointer of this open (0: none) */
     char *coll_buf[3];          /* collective I/O buffers (ad_pstripe_coll.c) */
     size_t coll_size[3];
     MPI_Win lock_win;           /* whole-file lock (ad_pstripe_lock.c) */
@@ -162,6 +163,16 @@ void ADIOI_PSTRIPE_Access_free(ADIOI_PSTRIPE_access * acc);
 void ADIOI_PSTRIPE_Strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                            int is_write, int *error_code);
+
+/* ad_pstripe_sharedfp.c (the Get/Set/Get_ordered functions are called by
+ * ROMIO's generic code through adio/patch-romio.sh) */
+void ADIOI_PSTRIPE_Sharedfp_open(ADIO_File fd);
+int ADIOI_PSTRIPE_Sharedfp_close(ADIO_File fd);
+void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,
+                                 int *error_code);
+void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code);
+void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,
+                                  int *error_code);
 
 /* ad_pstripe_lock.c */
 void ADIOI_PSTRIPE_Lock_setup(ADIO_File fd, int *error_code);

@@ -173,8 +173,8 @@ int ADIOI_PSTRIPE_Feature(ADIO_File fd, int flag)
         case ADIO_SCALABLE_RESIZE:
         case ADIO_UNLINK_AFTER_CLOSE:
         case ADIO_IMMEDIATELY_VISIBLE:
+        case ADIO_SHARED_FP:   /* ad_pstripe_sharedfp.c */
             return 1;
-        case ADIO_SHARED_FP:   /* no shared file pointers */
         case ADIO_SEQUENTIAL:
         case ADIO_TWO_PHASE:   /* our collective I/O is not ROMIO's generic one */
         case ADIO_SCALABLE_OPEN:

@@ -114,13 +114,6 @@ void ADIOI_PSTRIPE_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
     ADIOI_PSTRIPE_Init(error_code);
     if (*error_code == MPI_SUCCESS && ps->pending_error != MPI_SUCCESS)
         *error_code = ps->pending_error;
-    if (*error_code == MPI_SUCCESS && (access_mode & ADIO_SEQUENTIAL)) {
-        /* ROMIO would refuse it after the open (no shared file pointers),
-         * but its cleanup on that path frees the communicator twice */
-        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,
-                                           __LINE__, MPI_ERR_UNSUPPORTED_OPERATION,
-                                           "**iosequnsupported", 0);
-    }
 
     /* nobody creates anything unless every process can go on */
     local_fail = (*error_code != MPI_SUCCESS);
@@ -168,6 +161,8 @@ void ADIOI_PSTRIPE_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
     ps->all_open = all_ok;
     fd->is_open = 1;
     fd->dirty_write = 0;
+    if (all_ok)
+        ADIOI_PSTRIPE_Sharedfp_open(fd);        /* a new pointer, at 0 */
     if (all_ok && ADIOI_PSTRIPE_Lock_needed(fd))
         ADIOI_PSTRIPE_Lock_setup(fd, error_code);
     return;
@@ -185,7 +180,7 @@ void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_CLOSE";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    int rc = PS_OK, wb_err;
+    int rc = PS_OK, sfp_rc, wb_err;
 
     *error_code = MPI_SUCCESS;
     if (ps == NULL)
@@ -194,19 +189,22 @@ void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
     wb_err = ADIOI_PSTRIPE_Cache_sync(fd);
 
     /* ROMIO deletes a delete-on-close file (on one process) right after
-     * this close, and, with no shared file pointers, without waiting for
-     * the others: a pstripe file is gone for every process the moment it is
+     * this close: a pstripe file is gone for every process the moment it is
      * unlinked, so wait here until every process is done with it (unless
      * this is the cleanup of a failed open, where not all processes come) */
     if ((fd->access_mode & ADIO_DELETE_ON_CLOSE) && ps->all_open)
         MPI_Barrier(fd->comm);
 
     ADIOI_PSTRIPE_Lock_free(fd);
+    sfp_rc = ADIOI_PSTRIPE_Sharedfp_close(fd);
     if (ps->file != NULL) {
         rc = pstripe_close(ps->file);
         ADIOI_PSTRIPE_file_opened(-1);
         ps->file = NULL;
     }
+    if (rc == PS_OK && sfp_rc != PS_OK)
+        *error_code = ADIOI_PSTRIPE_err(myname, "release the shared file pointer of", ps->path,
+                                        __LINE__, sfp_rc, NULL);
     if (rc != PS_OK)
         *error_code = ADIOI_PSTRIPE_err(myname, "close", ps->path, __LINE__, rc, NULL);
     if (wb_err != MPI_SUCCESS)

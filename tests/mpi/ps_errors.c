@@ -5,8 +5,8 @@
  * On every file system: opening a missing file, exclusive create of an
  * existing one, writing a read-only file, reading a write-only one,
  * deleting a missing file, delete-on-close, a bad access mode.
- * On pstripe only: shared file pointers and MPI_MODE_SEQUENTIAL are not
- * offered (MPI_ERR_UNSUPPORTED_OPERATION); a bad hint value is
+ * MPI_MODE_SEQUENTIAL refuses explicit offsets (ps_shared tests its use).
+ * On pstripe only: a bad hint value is
  * MPI_ERR_INFO_VALUE; a hint that differs between processes is
  * MPI_ERR_NOT_SAME; the error strings name pstripe and the reason.
  *
@@ -109,20 +109,13 @@ int main(int argc, char **argv)
     PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
                   MPI_ERR_NO_SUCH_FILE);
 
-    if (pstripe) {
-        /* shared file pointers and sequential mode are not offered */
-        PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-        PS_MPI_EXPECT(MPI_File_write_shared(fh, want, 10, MPI_BYTE, &st),
-                      MPI_ERR_UNSUPPORTED_OPERATION);
-        PS_MPI_EXPECT(MPI_File_read_ordered(fh, buf, 10, MPI_BYTE, &st),
-                      MPI_ERR_UNSUPPORTED_OPERATION);
-        PS_MPI_EXPECT(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET),
-                      MPI_ERR_UNSUPPORTED_OPERATION);
-        PS_MPI(MPI_File_close(&fh));
-        PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname,
-                                    MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL, MPI_INFO_NULL, &fh),
-                      MPI_ERR_UNSUPPORTED_OPERATION);
+    /* sequential mode: no explicit offsets (the file stays as it is) */
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL,
+                         MPI_INFO_NULL, &fh));
+    PS_MPI_EXPECT(MPI_File_read_at(fh, 0, buf, 10, MPI_BYTE, &st), MPI_ERR_UNSUPPORTED_OPERATION);
+    PS_MPI(MPI_File_close(&fh));
 
+    if (pstripe) {
         /* a bad hint value, on every process or on one */
         MPI_Info_create(&info);
         MPI_Info_set(info, "romio_pstripe_buffer_size", "lots");

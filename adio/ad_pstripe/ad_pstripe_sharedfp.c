@@ -1,0 +1,172 @@
+/*
+ * ad_pstripe_sharedfp.c: shared file pointers.
+ *
+ * ROMIO keeps a shared file pointer in a hidden file that it locks and
+ * rewrites for every access; pstripe keeps it as a counter at the file's
+ * metadata owner (pstripe_sfp_*, server/pss_sharedfp.c), named by the file
+ * and an instance id that the first aggregator draws at the collective open
+ * and broadcasts: the pointer belongs to this open of the file, and a new
+ * open starts at 0. adio/patch-romio.sh sends ROMIO's ADIO_Get_shared_fp
+ * and ADIO_Set_shared_fp here for pstripe files, makes MPI_File_set_view
+ * reset the counter, and has the ordered calls use ADIOI_PSTRIPE_Get_ordered_fp
+ * instead of passing a token from rank to rank.
+ *
+ * Units are ROMIO's: etypes of the current view.
+ */
+
+#include "ad_pstripe.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <time.h>
+
+/* A random nonzero 64-bit id. */
+static uint64_t random_instance(void)
+{
+    uint64_t id = 0;
+    struct timespec ts;
+
+    if (getrandom(&id, sizeof(id), 0) != (ssize_t) sizeof(id)) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        id = ((uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec) ^
+            ((uint64_t) getpid() << 32);
+        id *= 0x9e3779b97f4a7c15ull;
+    }
+    return id != 0 ? id : 1;
+}
+
+/* Collective over fd->comm, once every process has the file open: the
+ * first aggregator draws the instance and broadcasts it. */
+void ADIOI_PSTRIPE_Sharedfp_open(ADIO_File fd)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int rank;
+    unsigned long long id = 0;
+
+    MPI_Comm_rank(fd->comm, &rank);
+    if (rank == fd->hints->ranklist[0])
+        id = random_instance();
+    MPI_Bcast(&id, 1, MPI_UNSIGNED_LONG_LONG, fd->hints->ranklist[0], fd->comm);
+    ps->sfp_instance = id;
+}
+
+/* At close (after ROMIO's barrier in MPI_File_close): one process forgets
+ * the counter on the server. Returns a pstripe status. */
+int ADIOI_PSTRIPE_Sharedfp_close(ADIO_File fd)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int rank;
+
+    if (ps->sfp_instance == 0 || ps->file == NULL || !ps->all_open)
+        return PS_OK;
+    MPI_Comm_rank(fd->comm, &rank);
+    if (rank != fd->hints->ranklist[0])
+        return PS_OK;
+    return pstripe_sfp_release(ps->file, ps->sfp_instance);
+}
+
+/* The file's handle and instance, or an MPI error code. */
+static int sfp_check(ADIO_File fd, const char *myname, int line)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    if (ps == NULL || ps->file == NULL || ps->sfp_instance == 0)
+        return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, line,
+                                    MPI_ERR_IO, "**io", "**io %s",
+                                    "pstripe: the file has no shared file pointer (not open on every process)");
+    return MPI_SUCCESS;
+}
+
+/* *shared_fp = the pointer; the pointer += incr, atomically. */
+void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,
+                                 int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_GET_SHARED_FP";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    uint64_t old = 0;
+    int rc;
+
+    *shared_fp = 0;
+    *error_code = sfp_check(fd, myname, __LINE__);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    if (incr < 0) {
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           MPI_ERR_ARG, "**io", "**io %s",
+                                           "pstripe: negative shared file pointer increment");
+        return;
+    }
+    rc = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance, (uint64_t) incr, &old);
+    if (rc != PS_OK) {
+        *error_code = ADIOI_PSTRIPE_err(myname, "shared file pointer", ps->path, __LINE__, rc,
+                                        NULL);
+        return;
+    }
+    *shared_fp = (ADIO_Offset) old;
+}
+
+/* The pointer = offset (etypes). */
+void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_SET_SHARED_FP";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int rc;
+
+    *error_code = sfp_check(fd, myname, __LINE__);
+    if (*error_code != MPI_SUCCESS)
+        return;
+    if (offset < 0) {
+        *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                           MPI_ERR_ARG, "**iobadoffset", 0);
+        return;
+    }
+    rc = pstripe_sfp_set(ps->file, ps->sfp_instance, (uint64_t) offset);
+    if (rc != PS_OK)
+        *error_code = ADIOI_PSTRIPE_err(myname, "shared file pointer", ps->path, __LINE__, rc,
+                                        NULL);
+}
+
+/*
+ * Ordered access, collective over fd->comm: an exclusive scan of the
+ * increments gives each process its place in rank order; the last rank,
+ * which knows the total, takes it from the pointer with one fetch-and-add
+ * and broadcasts the old value (and the status, so every process returns
+ * the same error). *shared_fp = old value + the increments of lower ranks.
+ */
+void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,
+                                  int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_GET_ORDERED_FP";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    long long mine = incr, before = 0, msg[2] = { 0, PS_OK };
+    const char *detail = NULL;
+    int rank, nprocs, last, err;
+    uint64_t old = 0;
+
+    *shared_fp = 0;
+    MPI_Comm_rank(fd->comm, &rank);
+    MPI_Comm_size(fd->comm, &nprocs);
+    last = nprocs - 1;
+    MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, fd->comm);
+    if (rank == 0)
+        before = 0;     /* MPI_Exscan leaves rank 0's result undefined */
+    if (rank == last) {
+        err = sfp_check(fd, myname, __LINE__);
+        if (err != MPI_SUCCESS || before + mine < 0) {
+            msg[1] = PS_ERR_INVALID;
+            detail = err != MPI_SUCCESS ? "no shared file pointer" : "negative total increment";
+        } else
+            msg[1] = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance,
+                                           (uint64_t) (before + mine), &old);
+        msg[0] = (long long) old;
+    }
+    MPI_Bcast(msg, 2, MPI_LONG_LONG, last, fd->comm);
+    if (msg[1] != PS_OK) {
+        *error_code = ADIOI_PSTRIPE_err(myname, "ordered shared file pointer",
+                                        ps != NULL ? ps->path : fd->filename, __LINE__,
+                                        (int) msg[1], rank == last ? detail : "failed on the last process");
+        return;
+    }
+    *shared_fp = (ADIO_Offset) (msg[0] + before);
+    *error_code = MPI_SUCCESS;
+}

@@ -1,0 +1,179 @@
+/*
+ * test_client_sharedfp.cc: shared file pointers (pstripe_sfp_*) against real
+ * daemons: concurrent fetch-and-adds from several clients hand out disjoint
+ * ranges that sum exactly; instances are independent; release forgets a
+ * counter; bad arguments and overflow are refused; a full table of counters
+ * is an error, not reuse.
+ */
+#include <algorithm>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "test_client_util.h"
+
+using namespace psc_test;
+
+namespace {
+
+class ClientSharedFp : public ::testing::Test {
+  protected:
+    void start(int nservers)
+    {
+        ASSERT_TRUE(cluster_.start(nservers, 2));
+        PSC_ASSERT_OK(connect(cluster_, {}, &fs_));
+        pstripe_layout_t layout = {65536, (uint32_t)nservers, 0};
+        PSC_ASSERT_OK(
+            pstripe_open(fs_, "/sfp/f", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &file_));
+    }
+    void TearDown() override
+    {
+        if (file_ != nullptr) {
+            pstripe_close(file_);
+        }
+        if (fs_ != nullptr) {
+            pstripe_disconnect(fs_);
+        }
+    }
+    uint64_t peek(pstripe_file_t *f, uint64_t instance)
+    {
+        uint64_t v = ~0ull;
+        ps_status_t s = pstripe_sfp_fetch_add(f, instance, 0, &v);
+        EXPECT_EQ(s, PS_OK) << pstripe_last_error();
+        return v;
+    }
+
+    ps_test::ps_cluster cluster_;
+    pstripe_fs_t *fs_ = nullptr;
+    pstripe_file_t *file_ = nullptr;
+};
+
+/* Four clients (own connections, own opens of the file) add at once; the
+ * ranges [old, old + incr) they get must tile [0, total) exactly. */
+TEST_F(ClientSharedFp, ConcurrentFetchAddsSumExactly)
+{
+    start(3);
+    const int nclients = 4, nops = 300;
+    const uint64_t instance = 0x1234567890abcdefull;
+    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> got(nclients);
+    std::vector<ps_status_t> result(nclients, PS_OK);
+
+    auto client = [&](int c) {
+        pstripe_fs_t *fs = nullptr;
+        pstripe_file_t *f = nullptr;
+        ps_status_t s = connect(cluster_, {}, &fs);
+        if (s == PS_OK) {
+            s = pstripe_open(fs, "/sfp/f", PSTRIPE_RDWR, 0, nullptr, &f);
+        }
+        for (int i = 0; s == PS_OK && i < nops; i++) {
+            uint64_t incr = 1 + (uint64_t)((c * 7 + i) % 13), old = 0;
+            s = pstripe_sfp_fetch_add(f, instance, incr, &old);
+            got[c].emplace_back(old, incr);
+        }
+        result[c] = s;
+        if (f != nullptr) {
+            pstripe_close(f);
+        }
+        if (fs != nullptr) {
+            pstripe_disconnect(fs);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int c = 0; c < nclients; c++) {
+        threads.emplace_back(client, c);
+    }
+    for (auto &t : threads) {
+        t.join();
+    }
+
+    std::vector<std::pair<uint64_t, uint64_t>> all;
+    uint64_t total = 0;
+    for (int c = 0; c < nclients; c++) {
+        EXPECT_EQ(result[c], PS_OK) << "client " << c;
+        ASSERT_EQ(got[c].size(), (size_t)nops);
+        for (size_t i = 1; i < got[c].size(); i++) {
+            EXPECT_GT(got[c][i].first, got[c][i - 1].first) << "a client's values only grow";
+        }
+        for (auto &p : got[c]) {
+            all.push_back(p);
+            total += p.second;
+        }
+    }
+    std::sort(all.begin(), all.end());
+    uint64_t next = 0;
+    for (auto &p : all) {
+        ASSERT_EQ(p.first, next) << "gap or overlap in the ranges handed out";
+        next += p.second;
+    }
+    EXPECT_EQ(next, total);
+    EXPECT_EQ(peek(file_, instance), total);
+}
+
+TEST_F(ClientSharedFp, InstancesSetReleaseAndErrors)
+{
+    start(2);
+    const uint64_t a = 11, b = 22;
+    uint64_t old = 99;
+
+    EXPECT_EQ(peek(file_, a), 0u) << "an unknown counter reads as 0";
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 100, &old));
+    EXPECT_EQ(old, 0u);
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 5, &old));
+    EXPECT_EQ(old, 100u);
+    EXPECT_EQ(peek(file_, b), 0u) << "instance b is independent of a";
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, b, 7));
+    EXPECT_EQ(peek(file_, b), 7u);
+    EXPECT_EQ(peek(file_, a), 105u);
+
+    /* another file: its own counters even with the same instance */
+    pstripe_file_t *g = nullptr;
+    PSC_ASSERT_OK(pstripe_open(fs_, "/sfp/g", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &g));
+    EXPECT_EQ(peek(g, a), 0u);
+    PSC_EXPECT_OK(pstripe_sfp_release(g, a));
+    PSC_EXPECT_OK(pstripe_close(g));
+
+    /* release forgets; a later use starts at 0; releasing twice is fine */
+    PSC_ASSERT_OK(pstripe_sfp_release(file_, a));
+    PSC_ASSERT_OK(pstripe_sfp_release(file_, a));
+    EXPECT_EQ(peek(file_, a), 0u);
+    EXPECT_EQ(peek(file_, b), 7u) << "releasing a left b alone";
+
+    /* bad arguments */
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, 0, 1, &old), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_sfp_fetch_add(nullptr, a, 1, &old), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 1, nullptr), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_sfp_set(file_, a, (uint64_t)INT64_MAX + 1), PS_ERR_TOO_BIG);
+
+    /* an add past INT64_MAX fails and changes nothing */
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, (uint64_t)INT64_MAX - 10));
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 11, &old), PS_ERR_TOO_BIG);
+    EXPECT_EQ(peek(file_, a), (uint64_t)INT64_MAX - 10);
+    PSC_EXPECT_OK(pstripe_sfp_fetch_add(file_, a, 10, &old));
+    EXPECT_EQ(peek(file_, a), (uint64_t)INT64_MAX);
+}
+
+/* All counters of one file live on one worker, whose table holds 4096
+ * (PSS_SFP_MAX): the next one is refused while those are in use, and
+ * accepted once one is released. The refusal leaves the others intact. */
+TEST_F(ClientSharedFp, FullTableIsAnError)
+{
+    start(1);
+    const uint64_t max = 4096;
+    uint64_t old;
+
+    for (uint64_t i = 1; i <= max; i++) {
+        ps_status_t s = pstripe_sfp_fetch_add(file_, i, i, &old);
+        ASSERT_EQ(s, PS_OK) << "counter " << i << ": " << pstripe_last_error();
+    }
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, max + 1, 1, &old), PS_ERR_TOO_BIG);
+    EXPECT_EQ(pstripe_sfp_set(file_, max + 2, 1), PS_ERR_TOO_BIG);
+    EXPECT_EQ(peek(file_, 1), 1u);
+    EXPECT_EQ(peek(file_, max), max);
+    PSC_ASSERT_OK(pstripe_sfp_release(file_, 17));
+    PSC_EXPECT_OK(pstripe_sfp_fetch_add(file_, max + 1, 3, &old));
+    EXPECT_EQ(old, 0u);
+    EXPECT_EQ(peek(file_, max + 1), 3u);
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, 17, 1, &old), PS_ERR_TOO_BIG) << "full again";
+}
+
+} // namespace

@@ -1,0 +1,336 @@
+/*
+ * ps_shared: shared file pointers, ordered mode and MPI_MODE_SEQUENTIAL.
+ *
+ * 1. Every process appends NREC records of varying length at once with
+ *    MPI_File_write_shared (every fourth with iwrite_shared); then every
+ *    process reads the file back and walks it record by record: each
+ *    (rank, seq) is there exactly once with its bytes intact, nothing
+ *    overlaps, nothing is missing, and the shared pointer is at the total.
+ * 2. set_view resets the pointer to 0; after set_size(0), write_ordered
+ *    writes one block per process, of a different size on each, in rank
+ *    order (every 8-byte word of the result holds its own offset, so the
+ *    file is the same whatever the interleaving of step 1 was).
+ * 3. seek_shared / get_position_shared (SEEK_SET, SEEK_CUR, SEEK_END);
+ *    read_ordered gives each process its block back; read_shared and
+ *    iread_shared of 64-byte chunks until the end hand out every chunk
+ *    exactly once.
+ * 4. write_ordered_begin/end append one more block each; read_ordered_begin
+ *    /end read them back.
+ * 5. A second open of the file has its own pointer, at 0 (on pstripe).
+ * Every look at the pointer is followed by a barrier, so that no process
+ * moves it before the others have looked.
+ * 6. MPI_MODE_SEQUENTIAL: a file opened write-only in sequential mode gets
+ *    records from every process with write_shared; reopened, it holds
+ *    them all. It is deleted afterwards.
+ *
+ * The file left behind is the one of steps 2 and 4, equal on pstripe and
+ * ufs. Usage: ps_shared FILENAME
+ */
+#include "pstest.h"
+
+#define NREC  300
+#define MAGIC 0x31434552u       /* "REC1" */
+#define CHUNK 64
+
+typedef struct {
+    uint32_t magic, rank, seq, len;
+} rec_hdr_t;
+
+static int rec_len(int rank, int seq)
+{
+    return (int) sizeof(rec_hdr_t) + ((rank * 7 + seq) % 6) * 8;
+}
+
+static unsigned char rec_byte(int rank, int seq, int i)
+{
+    return (unsigned char) (rank * 31 + seq * 7 + i);
+}
+
+static void rec_make(unsigned char *buf, int rank, int seq)
+{
+    rec_hdr_t h = { MAGIC, (uint32_t) rank, (uint32_t) seq, (uint32_t) rec_len(rank, seq) };
+    int i;
+
+    memcpy(buf, &h, sizeof(h));
+    for (i = sizeof(h); i < (int) h.len; i++)
+        buf[i] = rec_byte(rank, seq, i);
+}
+
+/* Append NREC records per process with write_shared; return the total. */
+static MPI_Offset append_records(MPI_File fh)
+{
+    unsigned char rec[64];
+    MPI_Status st;
+    MPI_Request req;
+    long long mine = 0, total = 0;
+    int seq, got;
+
+    for (seq = 0; seq < NREC; seq++) {
+        int len = rec_len(ps_rank, seq);
+        rec_make(rec, ps_rank, seq);
+        if (seq % 4 == 3) {
+            PS_MPI(MPI_File_iwrite_shared(fh, rec, len, MPI_BYTE, &req));
+            PS_MPI(MPI_Wait(&req, &st));
+        } else {
+            PS_MPI(MPI_File_write_shared(fh, rec, len, MPI_BYTE, &st));
+        }
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        PS_CHECK(got == len, "record %d: wrote %d of %d bytes", seq, got, len);
+        mine += len;
+    }
+    MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return total;
+}
+
+/* Read the whole file on every process and walk it: every record of every
+ * process exactly once, intact, and nothing else. */
+static void check_records(MPI_File fh, MPI_Offset total)
+{
+    unsigned char *buf = malloc(total + 1);
+    char *seen = calloc((size_t) ps_nprocs * NREC, 1);
+    MPI_Offset size, off = 0;
+    MPI_Status st;
+    long long nrec = 0;
+    int i;
+
+    PS_MPI(MPI_File_get_size(fh, &size));
+    PS_CHECK(size == total, "file has %lld bytes after the appends, expected %lld",
+             (long long) size, (long long) total);
+    PS_MPI(MPI_File_read_at(fh, 0, buf, (int) total, MPI_BYTE, &st));
+    while (off < total) {
+        rec_hdr_t h;
+        PS_CHECK(off + (MPI_Offset) sizeof(h) <= total, "record header cut at %lld",
+                 (long long) off);
+        memcpy(&h, buf + off, sizeof(h));
+        PS_CHECK(h.magic == MAGIC && h.rank < (uint32_t) ps_nprocs && h.seq < NREC &&
+                 h.len == (uint32_t) rec_len(h.rank, h.seq),
+                 "no valid record at offset %lld (overlap or hole)", (long long) off);
+        PS_CHECK(off + h.len <= total, "record at %lld runs past the end", (long long) off);
+        PS_CHECK(!seen[h.rank * NREC + h.seq], "record %u/%u twice", h.rank, h.seq);
+        seen[h.rank * NREC + h.seq] = 1;
+        for (i = sizeof(h); i < (int) h.len; i++)
+            PS_CHECK(buf[off + i] == rec_byte(h.rank, h.seq, i),
+                     "record %u/%u byte %d damaged", h.rank, h.seq, i);
+        off += h.len;
+        nrec++;
+    }
+    PS_CHECK(nrec == (long long) ps_nprocs * NREC, "%lld records, expected %d", nrec,
+             ps_nprocs * NREC);
+    free(seen);
+    free(buf);
+}
+
+static void expect_position(MPI_File fh, MPI_Offset want, const char *when)
+{
+    MPI_Offset pos = -1;
+
+    PS_MPI(MPI_File_get_position_shared(fh, &pos));
+    PS_CHECK(pos == want, "%s: shared position %lld, expected %lld", when, (long long) pos,
+             (long long) want);
+    MPI_Barrier(MPI_COMM_WORLD);        /* nobody moves it before all have looked */
+}
+
+/* Block of rank r in step 2: its size and where write_ordered puts it. */
+static MPI_Offset block_size(int r)
+{
+    return 1024 + 256 * (MPI_Offset) r;
+}
+
+static MPI_Offset block_start(int r)
+{
+    MPI_Offset off = 0;
+    int q;
+
+    for (q = 0; q < r; q++)
+        off += block_size(q);
+    return off;
+}
+
+/* n bytes whose 8-byte words hold their own file offset (n, off multiples of 8). */
+static void fill_words(unsigned char *buf, MPI_Offset n, MPI_Offset off)
+{
+    MPI_Offset i;
+
+    for (i = 0; i < n; i += 8) {
+        uint64_t w = (uint64_t) (off + i);
+        memcpy(buf + i, &w, 8);
+    }
+}
+
+static void check_words(const unsigned char *buf, MPI_Offset n, MPI_Offset off, const char *what)
+{
+    unsigned char *want = malloc(n);
+
+    fill_words(want, n, off);
+    ps_compare(buf, want, (size_t) n, what);
+    free(want);
+}
+
+/* Steps 2-4. Returns the file's final size. */
+static MPI_Offset ordered_steps(MPI_File fh)
+{
+    MPI_Offset mine = block_size(ps_rank), total = block_start(ps_nprocs), chunks, n;
+    unsigned char *buf = malloc(mine), *got = malloc(mine), chunk[CHUNK];
+    long long *offs = malloc(sizeof(*offs) * (total / CHUNK + 1)), *all = NULL;
+    int nmine = 0, *counts = NULL, *displs = NULL, i, cnt;
+    MPI_Status st;
+    MPI_Request req;
+
+    /* 2: set_view resets; write_ordered in rank order */
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    expect_position(fh, 0, "after set_view");
+    PS_MPI(MPI_File_set_size(fh, 0));
+    fill_words(buf, mine, block_start(ps_rank));
+    PS_MPI(MPI_File_write_ordered(fh, buf, (int) mine, MPI_BYTE, &st));
+    expect_position(fh, total, "after write_ordered");
+    PS_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_sync(fh));
+
+    /* 3: seeks, read_ordered, read_shared chunks */
+    PS_MPI(MPI_File_seek_shared(fh, 64, MPI_SEEK_SET));
+    expect_position(fh, 64, "seek_shared SEEK_SET 64");
+    PS_MPI(MPI_File_seek_shared(fh, 64, MPI_SEEK_CUR));
+    expect_position(fh, 128, "seek_shared SEEK_CUR +64");
+    PS_MPI(MPI_File_seek_shared(fh, -64, MPI_SEEK_END));
+    expect_position(fh, total - 64, "seek_shared SEEK_END -64");
+    PS_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    PS_MPI(MPI_File_read_ordered(fh, got, (int) mine, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &cnt);
+    PS_CHECK(cnt == mine, "read_ordered read %d of %lld bytes", cnt, (long long) mine);
+    check_words(got, mine, block_start(ps_rank), "read_ordered block");
+    expect_position(fh, total, "after read_ordered");
+
+    PS_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    for (;;) {
+        if (nmine % 2) {
+            PS_MPI(MPI_File_iread_shared(fh, chunk, CHUNK, MPI_BYTE, &req));
+            PS_MPI(MPI_Wait(&req, &st));
+        } else {
+            PS_MPI(MPI_File_read_shared(fh, chunk, CHUNK, MPI_BYTE, &st));
+        }
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        if (cnt == 0)
+            break;
+        PS_CHECK(cnt == CHUNK, "read_shared read %d bytes", cnt);
+        memcpy(&offs[nmine], chunk, 8);
+        check_words(chunk, CHUNK, offs[nmine], "read_shared chunk");
+        nmine++;
+    }
+    chunks = total / CHUNK;
+    if (ps_rank == 0) {
+        counts = malloc(sizeof(int) * ps_nprocs);
+        displs = malloc(sizeof(int) * ps_nprocs);
+    }
+    MPI_Gather(&nmine, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (ps_rank == 0) {
+        char *seen = calloc(chunks, 1);
+        for (n = 0, i = 0; i < ps_nprocs; i++) {
+            displs[i] = (int) n;
+            n += counts[i];
+        }
+        PS_CHECK(n == chunks, "read_shared handed out %lld chunks, expected %lld",
+                 (long long) n, (long long) chunks);
+        all = malloc(sizeof(*all) * (n + 1));
+        MPI_Gatherv(offs, nmine, MPI_LONG_LONG, all, counts, displs, MPI_LONG_LONG, 0,
+                    MPI_COMM_WORLD);
+        for (i = 0; i < n; i++) {
+            PS_CHECK(all[i] % CHUNK == 0 && all[i] / CHUNK < chunks && !seen[all[i] / CHUNK],
+                     "chunk at %lld read twice or misplaced", all[i]);
+            seen[all[i] / CHUNK] = 1;
+        }
+        free(seen);
+        free(all);
+        free(counts);
+        free(displs);
+    } else {
+        MPI_Gatherv(offs, nmine, MPI_LONG_LONG, NULL, NULL, NULL, MPI_LONG_LONG, 0,
+                    MPI_COMM_WORLD);
+    }
+
+    /* 4: split ordered: one more 64-byte block per process at the end (the
+     * reads past the end above moved the pointer beyond it) */
+    PS_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_END));
+    expect_position(fh, total, "seek_shared SEEK_END 0");
+    fill_words(buf, 64, total + 64 * (MPI_Offset) ps_rank);
+    PS_MPI(MPI_File_write_ordered_begin(fh, buf, 64, MPI_BYTE));
+    PS_MPI(MPI_File_write_ordered_end(fh, buf, &st));
+    PS_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_sync(fh));
+    PS_MPI(MPI_File_seek_shared(fh, total, MPI_SEEK_SET));
+    PS_MPI(MPI_File_read_ordered_begin(fh, got, 64, MPI_BYTE));
+    PS_MPI(MPI_File_read_ordered_end(fh, got, &st));
+    check_words(got, 64, total + 64 * (MPI_Offset) ps_rank, "read_ordered_begin block");
+    total += 64 * (MPI_Offset) ps_nprocs;
+    expect_position(fh, total, "after the split ordered calls");
+
+    free(offs);
+    free(buf);
+    free(got);
+    return total;
+}
+
+/* 6: sequential mode. */
+static void sequential(const char *fname)
+{
+    char name[1024];
+    MPI_File fh;
+    MPI_Offset total;
+
+    ps_fname(name, sizeof(name), fname, ".seq");
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, name,
+                         MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL,
+                         MPI_INFO_NULL, &fh));
+    total = append_records(fh);
+    PS_MPI(MPI_File_close(&fh));
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    check_records(fh, total);
+    PS_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        PS_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+}
+
+int main(int argc, char **argv)
+{
+    const char *fname = ps_init(&argc, &argv);
+    MPI_File fh, fh2;
+    MPI_Offset total;
+    double t0, t1;
+
+    t0 = MPI_Wtime();
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                         MPI_INFO_NULL, &fh));
+    PS_MPI(MPI_File_set_size(fh, 0));
+    expect_position(fh, 0, "after open");
+    total = append_records(fh);
+    t1 = MPI_Wtime();
+    expect_position(fh, total, "after the appends");
+    PS_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_sync(fh));
+    check_records(fh, total);
+    if (ps_rank == 0)
+        printf("ps_shared: %d processes wrote %d records (%lld bytes) with write_shared "
+               "in %.3f s\n", ps_nprocs, ps_nprocs * NREC, (long long) total, t1 - t0);
+
+    total = ordered_steps(fh);
+
+    /* 5: a second open has its own pointer (pstripe only: ROMIO's ufs names
+     * its hidden pointer file from a random number that can repeat in one
+     * process, and then two opens share it) */
+    if (ps_is_pstripe(fname)) {
+        PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh2));
+        expect_position(fh2, 0, "second open");
+        expect_position(fh, total, "first open, after the second open");
+        PS_MPI(MPI_File_close(&fh2));
+    }
+    PS_MPI(MPI_File_close(&fh));
+
+    sequential(fname);
+    if (ps_rank == 0)
+        printf("ps_shared: PASS (%d processes)\n", ps_nprocs);
+    MPI_Finalize();
+    return 0;
+}
