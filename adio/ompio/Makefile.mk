@@ -11,6 +11,8 @@
 #   build tree   adio/openmpi/mca_{fs,fbtl,sharedfp}_pstripe.so  (RPATH: lib/.libs)
 #   installed    $(pkglibdir)/openmpi/                           (RPATH: $(libdir))
 #
+# The sharedfp component also links Open MPI's libmca_common_ompio (the
+# explicit-offset calls it reads and writes the shared pointer with).
 # pstripe-run adds the directory beside its MPICH (adio/mpich, or
 # $(pkglibdir)/mpich) named openmpi to Open MPI's component path.
 
@@ -49,10 +51,10 @@ adio/ompio/inst/mca_fbtl_pstripe.so: $(srcdir)/adio/ompio/fbtl_pstripe.c $(ompio
 	$(AM_V_CC)f=fbtl; $(ompio_link) -Wl,-rpath,$(libdir)
 adio/openmpi/mca_sharedfp_pstripe.so: $(srcdir)/adio/ompio/sharedfp_pstripe.c $(ompio_deps)
 	@$(MKDIR_P) adio/openmpi
-	$(AM_V_CC)f=sharedfp; $(ompio_link) -Wl,-rpath,$(abs_top_builddir)/lib/.libs
+	$(AM_V_CC)f=sharedfp; $(ompio_link) -lmca_common_ompio -Wl,-rpath,$(abs_top_builddir)/lib/.libs
 adio/ompio/inst/mca_sharedfp_pstripe.so: $(srcdir)/adio/ompio/sharedfp_pstripe.c $(ompio_deps)
 	@$(MKDIR_P) adio/ompio/inst
-	$(AM_V_CC)f=sharedfp; $(ompio_link) -Wl,-rpath,$(libdir)
+	$(AM_V_CC)f=sharedfp; $(ompio_link) -lmca_common_ompio -Wl,-rpath,$(libdir)
 endif
 
 all-local: ompio-all

@@ -322,10 +322,6 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     if (path == NULL) {
         return MPI_ERR_BAD_FILE;
     }
-    if (amode & MPI_MODE_SEQUENTIAL) {
-        return ps_ompio_code(MPI_ERR_UNSUPPORTED_OPERATION,
-                             "pstripe: MPI_MODE_SEQUENTIAL is not supported (%s)", filename);
-    }
     MPI_Comm_rank(comm, &rank);
     err = agree_hints(comm, read_hints(info, vals), vals);
     if (err != MPI_SUCCESS) {
