@@ -81,7 +81,8 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     }
     if (fh->f_atomicity && (err = ps_ompio_lock(pf, is_write)) != MPI_SUCCESS) {
         opal_output(0, "pstripe: %s: atomic mode: cannot take the file lock (MPI error %d%s)",
-                    fh->f_filename, err, pf->lock_failed ? ": its MPI window could not be created at open" : "");
+                    fh->f_filename, err,
+                    pf->lock_failed ? ": its MPI window could not be created at open" : "");
         free_list(&list);
         return OMPI_ERROR;
     }
@@ -240,14 +241,16 @@ static int fbtl_file_unquery(ompio_file_t *fh)
 
 static int fbtl_register(void);
 
-__attribute__((visibility("default"))) mca_fbtl_base_component_2_0_0_t mca_fbtl_pstripe_component = {
-    .fbtlm_version = {
-        MCA_FBTL_BASE_VERSION_2_0_0,
-        .mca_component_name = "pstripe",
-        MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
-                              OMPI_RELEASE_VERSION),
-        .mca_register_component_params = fbtl_register,
-    },
+__attribute__((visibility("default")))
+mca_fbtl_base_component_2_0_0_t mca_fbtl_pstripe_component = {
+    .fbtlm_version =
+        {
+            MCA_FBTL_BASE_VERSION_2_0_0,
+            .mca_component_name = "pstripe",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_register_component_params = fbtl_register,
+        },
     .fbtlm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
     .fbtlm_init_query = fbtl_init_query,
     .fbtlm_file_query = fbtl_file_query,

@@ -29,9 +29,20 @@
 #include <strings.h>
 
 enum {
-    HINT_FACTOR, HINT_UNIT, HINT_START, HINT_BSIZE, HINT_BCOUNT, HINT_MAXREG,
-    HINT_LISTIO_READ, HINT_LISTIO_WRITE, HINT_WRITE_BEHIND, HINT_READ_CACHE,
-    HINT_WB_SIZE, HINT_RC_SIZE, HINT_RC_BLOCK, NHINTS
+    HINT_FACTOR,
+    HINT_UNIT,
+    HINT_START,
+    HINT_BSIZE,
+    HINT_BCOUNT,
+    HINT_MAXREG,
+    HINT_LISTIO_READ,
+    HINT_LISTIO_WRITE,
+    HINT_WRITE_BEHIND,
+    HINT_READ_CACHE,
+    HINT_WB_SIZE,
+    HINT_RC_SIZE,
+    HINT_RC_BLOCK,
+    NHINTS
 };
 enum { KIND_COUNT, KIND_SIZE, KIND_SERVER, KIND_ENABLE };
 
@@ -103,7 +114,8 @@ static int read_hints(opal_info_t *info, long long vals[NHINTS])
         vals[k] = (k == HINT_START) ? -2 : 0;
         flag = 0;
         if (info == NULL || info == &ompi_mpi_info_null.info.super ||
-            opal_info_get(info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag) != OPAL_SUCCESS ||
+            opal_info_get(info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag) !=
+                OPAL_SUCCESS ||
             !flag) {
             continue;
         }
@@ -133,9 +145,9 @@ static int agree_hints(MPI_Comm comm, int err, long long vals[NHINTS])
         return MPI_ERR_OTHER;
     }
     if (all[2 * NHINTS]) {
-        return err != MPI_SUCCESS ? err :
-               ps_ompio_code(MPI_ERR_INFO_VALUE,
-                             "pstripe: invalid hint value on another process");
+        return err != MPI_SUCCESS ? err
+                                  : ps_ompio_code(MPI_ERR_INFO_VALUE,
+                                                  "pstripe: invalid hint value on another process");
     }
     for (k = 0; k < NHINTS; k++) {
         if (all[2 * k] != -all[2 * k + 1]) {
@@ -165,8 +177,9 @@ static ps_status_t ps_connect(void)
 
 static int open_flags(int amode, int create)
 {
-    int flags = (amode & MPI_MODE_RDONLY) ? PSTRIPE_RDONLY :
-                (amode & MPI_MODE_WRONLY) ? PSTRIPE_WRONLY : PSTRIPE_RDWR;
+    int flags = (amode & MPI_MODE_RDONLY)   ? PSTRIPE_RDONLY
+                : (amode & MPI_MODE_WRONLY) ? PSTRIPE_WRONLY
+                                            : PSTRIPE_RDWR;
 
     if (create && (amode & MPI_MODE_CREATE)) {
         flags |= PSTRIPE_CREAT | ((amode & MPI_MODE_EXCL) ? PSTRIPE_EXCL : 0);
@@ -186,14 +199,13 @@ static int open_all(MPI_Comm comm, int rank, const char *path, int amode, int pe
     int cls, all_cls, code = MPI_SUCCESS;
 
     if (rank == 0 && status == PS_OK) {
-        status = pstripe_open(fs_handle, path, open_flags(amode, 1), (uint32_t)perm, &layout,
-                              file_p);
+        status =
+            pstripe_open(fs_handle, path, open_flags(amode, 1), (uint32_t)perm, &layout, file_p);
     }
     cls = (status == PS_OK) ? MPI_SUCCESS : ps_ompio_mpi_error(status);
     MPI_Bcast(&cls, 1, MPI_INT, 0, comm);
     if (rank != 0 && cls == MPI_SUCCESS && status == PS_OK) {
-        status = pstripe_open(fs_handle, path, open_flags(amode, 0), (uint32_t)perm, NULL,
-                              file_p);
+        status = pstripe_open(fs_handle, path, open_flags(amode, 0), (uint32_t)perm, NULL, file_p);
     }
     if (status != PS_OK) {
         cls = ps_ompio_mpi_error(status);
@@ -344,8 +356,10 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
         } else {
             pstripe_close(pf->file);
             if (!failed) {
-                err = ps_ompio_code(MPI_ERR_IO, "pstripe: cannot open %s: the open failed on "
-                                                "another process", filename);
+                err = ps_ompio_code(MPI_ERR_IO,
+                                    "pstripe: cannot open %s: the open failed on "
+                                    "another process",
+                                    filename);
             }
         }
     }
@@ -508,14 +522,15 @@ static int fs_close_component(void)
 }
 
 __attribute__((visibility("default"))) mca_fs_base_component_2_0_0_t mca_fs_pstripe_component = {
-    .fsm_version = {
-        MCA_FS_BASE_VERSION_2_0_0,
-        .mca_component_name = "pstripe",
-        MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
-                              OMPI_RELEASE_VERSION),
-        .mca_close_component = fs_close_component,
-        .mca_register_component_params = fs_register,
-    },
+    .fsm_version =
+        {
+            MCA_FS_BASE_VERSION_2_0_0,
+            .mca_component_name = "pstripe",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_close_component = fs_close_component,
+            .mca_register_component_params = fs_register,
+        },
     .fsm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
     .fsm_init_query = fs_init_query,
     .fsm_file_query = fs_file_query,

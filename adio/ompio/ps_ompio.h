@@ -22,7 +22,7 @@
 /* OMPIO has no file-system type for pstripe (enum ompio_fs_type ends at
  * GPFS = 6); the fs component marks its files with this value, and the fbtl
  * and sharedfp components claim exactly the files that carry it. */
-#define PS_OMPIO_FSTYPE ((enum ompio_fs_type) 0x70)
+#define PS_OMPIO_FSTYPE ((enum ompio_fs_type)0x70)
 
 #define PS_OMPIO_PREFIX     "pstripe:"
 #define PS_OMPIO_PREFIX_LEN 8
@@ -30,11 +30,11 @@
 /* f_fs_ptr of a pstripe file */
 typedef struct ps_ompio_file {
     pstripe_file_t *file;
-    MPI_Win lock_win;    /* 1-byte window at rank 0 of lock_comm: the lock of
-                            atomic mode (ps_ompio_lock); MPI_WIN_NULL for one
-                            process, or if it could not be created */
-    MPI_Comm lock_comm;  /* duplicate of the file's communicator */
-    int lock_failed;     /* the window could not be created */
+    MPI_Win lock_win;   /* 1-byte window at rank 0 of lock_comm: the lock of
+                           atomic mode (ps_ompio_lock); MPI_WIN_NULL for one
+                           process, or if it could not be created */
+    MPI_Comm lock_comm; /* duplicate of the file's communicator */
+    int lock_failed;    /* the window could not be created */
     char lock_byte;
     int delete_on_close; /* MPI_MODE_DELETE_ON_CLOSE, done by our close */
 } ps_ompio_file_t;

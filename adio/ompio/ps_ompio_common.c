@@ -20,8 +20,8 @@ int ps_ompio_check_version(const char *component)
     /* callable before MPI_Init; Open MPI's begins "Open MPI v4.1.4, ..." */
     memset(version, 0, sizeof(version));
     if (MPI_Get_library_version(version, &len) == MPI_SUCCESS &&
-        sscanf(version, "Open MPI v%d.%d", &major, &minor) == 2 &&
-        major == OMPI_MAJOR_VERSION && minor == OMPI_MINOR_VERSION) {
+        sscanf(version, "Open MPI v%d.%d", &major, &minor) == 2 && major == OMPI_MAJOR_VERSION &&
+        minor == OMPI_MINOR_VERSION) {
         return OMPI_SUCCESS;
     }
     version[strcspn(version, ",\n")] = '\0';

@@ -90,9 +90,11 @@ static int ordered_offset(ompio_file_t *fh, uint64_t mine, uint64_t *offset)
     MPI_Bcast(&err, 1, MPI_INT, last, comm);
     MPI_Bcast(&base, 1, MPI_UNSIGNED_LONG_LONG, last, comm);
     if (err != MPI_SUCCESS) {
-        return fh->f_rank == last ? err :
-               ps_ompio_code(MPI_ERR_IO, "pstripe: ordered access to %s: the shared file "
-                                         "pointer failed on process %d", fh->f_filename, last);
+        return fh->f_rank == last ? err
+                                  : ps_ompio_code(MPI_ERR_IO,
+                                                  "pstripe: ordered access to %s: the shared file "
+                                                  "pointer failed on process %d",
+                                                  fh->f_filename, last);
     }
     *offset = base + incl - mine;
     return MPI_SUCCESS;
@@ -116,8 +118,10 @@ static int sfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
             err = MPI_ERR_ARG;
         }
         if (err == MPI_SUCCESS && pos < 0) {
-            err = ps_ompio_code(MPI_ERR_ARG, "pstripe: seek of the shared file pointer of %s "
-                                             "before the start of the view", fh->f_filename);
+            err = ps_ompio_code(MPI_ERR_ARG,
+                                "pstripe: seek of the shared file pointer of %s "
+                                "before the start of the view",
+                                fh->f_filename);
         }
         if (err == MPI_SUCCESS) {
             ps_status_t status = pstripe_sfp_set(pfile(fh), sfp->instance, (uint64_t)pos);
@@ -147,8 +151,9 @@ static int sfp_read(ompio_file_t *fh, void *buf, int count, struct ompi_datatype
     uint64_t pos;
     int err = fetch_add(fh, access_bytes(count, datatype), &pos);
 
-    return err != MPI_SUCCESS ? err :
-           mca_common_ompio_file_read_at(fh, in_etypes(fh, pos), buf, count, datatype, status);
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_read_at(fh, in_etypes(fh, pos), buf, count,
+                                                              datatype, status);
 }
 
 static int sfp_iread(ompio_file_t *fh, void *buf, int count, struct ompi_datatype_t *datatype,
@@ -157,18 +162,20 @@ static int sfp_iread(ompio_file_t *fh, void *buf, int count, struct ompi_datatyp
     uint64_t pos;
     int err = fetch_add(fh, access_bytes(count, datatype), &pos);
 
-    return err != MPI_SUCCESS ? err :
-           mca_common_ompio_file_iread_at(fh, in_etypes(fh, pos), buf, count, datatype, request);
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_iread_at(fh, in_etypes(fh, pos), buf, count,
+                                                               datatype, request);
 }
 
-static int sfp_write(ompio_file_t *fh, const void *buf, int count,
-                     struct ompi_datatype_t *datatype, ompi_status_public_t *status)
+static int sfp_write(ompio_file_t *fh, const void *buf, int count, struct ompi_datatype_t *datatype,
+                     ompi_status_public_t *status)
 {
     uint64_t pos;
     int err = fetch_add(fh, access_bytes(count, datatype), &pos);
 
-    return err != MPI_SUCCESS ? err :
-           mca_common_ompio_file_write_at(fh, in_etypes(fh, pos), buf, count, datatype, status);
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_write_at(fh, in_etypes(fh, pos), buf, count,
+                                                               datatype, status);
 }
 
 static int sfp_iwrite(ompio_file_t *fh, const void *buf, int count,
@@ -177,8 +184,9 @@ static int sfp_iwrite(ompio_file_t *fh, const void *buf, int count,
     uint64_t pos;
     int err = fetch_add(fh, access_bytes(count, datatype), &pos);
 
-    return err != MPI_SUCCESS ? err :
-           mca_common_ompio_file_iwrite_at(fh, in_etypes(fh, pos), buf, count, datatype, request);
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_iwrite_at(fh, in_etypes(fh, pos), buf, count,
+                                                                datatype, request);
 }
 
 static int sfp_read_ordered(ompio_file_t *fh, void *buf, int count,
@@ -187,9 +195,9 @@ static int sfp_read_ordered(ompio_file_t *fh, void *buf, int count,
     uint64_t pos;
     int err = ordered_offset(fh, access_bytes(count, datatype), &pos);
 
-    return err != MPI_SUCCESS ? err :
-           mca_common_ompio_file_read_at_all(fh, in_etypes(fh, pos), buf, count, datatype,
-                                             status);
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_read_at_all(fh, in_etypes(fh, pos), buf,
+                                                                  count, datatype, status);
 }
 
 static int sfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
@@ -198,9 +206,9 @@ static int sfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
     uint64_t pos;
     int err = ordered_offset(fh, access_bytes(count, datatype), &pos);
 
-    return err != MPI_SUCCESS ? err :
-           mca_common_ompio_file_write_at_all(fh, in_etypes(fh, pos), buf, count, datatype,
-                                              status);
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_write_at_all(fh, in_etypes(fh, pos), buf,
+                                                                   count, datatype, status);
 }
 
 /* Split ordered calls: the access runs in *_begin, *_end reports it. */
@@ -268,8 +276,10 @@ static int sfp_file_open(struct ompi_communicator_t *comm, const char *filename,
     MPI_Bcast(&instance, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
     if (sfp == NULL || instance == 0) {
         free(sfp);
-        return ps_ompio_code(MPI_ERR_OTHER, "pstripe: %s: no instance id for the shared file "
-                                            "pointer (getrandom failed)", filename);
+        return ps_ompio_code(MPI_ERR_OTHER,
+                             "pstripe: %s: no instance id for the shared file "
+                             "pointer (getrandom failed)",
+                             filename);
     }
     sfp->instance = instance;
     fh->f_sharedfp_data = sfp;
@@ -292,8 +302,8 @@ static int sfp_file_close(ompio_file_t *fh)
     }
     free(sfp);
     fh->f_sharedfp_data = NULL;
-    return status == PS_OK ? MPI_SUCCESS : sfp_fail(fh, "cannot release the shared file pointer of",
-                                                    status);
+    return status == PS_OK ? MPI_SUCCESS
+                           : sfp_fail(fh, "cannot release the shared file pointer of", status);
 }
 
 static int sfp_module_init(ompio_file_t *fh)
@@ -350,13 +360,14 @@ static int sfp_register(void);
 
 __attribute__((visibility("default")))
 mca_sharedfp_base_component_2_0_0_t mca_sharedfp_pstripe_component = {
-    .sharedfpm_version = {
-        MCA_SHAREDFP_BASE_VERSION_2_0_0,
-        .mca_component_name = "pstripe",
-        MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
-                              OMPI_RELEASE_VERSION),
-        .mca_register_component_params = sfp_register,
-    },
+    .sharedfpm_version =
+        {
+            MCA_SHAREDFP_BASE_VERSION_2_0_0,
+            .mca_component_name = "pstripe",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_register_component_params = sfp_register,
+        },
     .sharedfpm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
     .sharedfpm_init_query = sfp_init_query,
     .sharedfpm_file_query = sfp_file_query,
