@@ -23,6 +23,20 @@ mpi-bench/pstripe-bench: $(PSB_SRCS) $(PSB_HDRS)
 	    $(srcdir)/mpi-bench/psb_pattern.c \
 	    $(srcdir)/mpi-bench/psb_report.c
 
+# pstripe-bench-openmpi: the same program built with Open MPI's mpicc, for
+# `run-matrix --mpi openmpi` (pstripe through the OMPIO components of
+# adio/ompio), when configure found Open MPI's devel headers.
+if BUILD_OMPIO
+psbexec_SCRIPTS += mpi-bench/pstripe-bench-openmpi
+endif
+mpi-bench/pstripe-bench-openmpi: $(PSB_SRCS) $(PSB_HDRS)
+	@$(MKDIR_P) mpi-bench
+	$(AM_V_CC)$(OMPICC) $(PSB_CFLAGS) $(CFLAGS) -o $@ \
+	    $(srcdir)/mpi-bench/psb_main.c \
+	    $(srcdir)/mpi-bench/psb_args.c \
+	    $(srcdir)/mpi-bench/psb_pattern.c \
+	    $(srcdir)/mpi-bench/psb_report.c
+
 # pstripe-h5bench: the parallel HDF5 scenario of run-matrix. Built with the
 # system mpicc and the flags of Debian's libhdf5-mpich-dev (pkg-config
 # hdf5-mpich) when that package is installed; otherwise the rule says so and
@@ -47,7 +61,7 @@ psbdatadir = $(pkgdatadir)/mpi-bench
 dist_psbdata_SCRIPTS = mpi-bench/run-matrix
 dist_psbdata_DATA = mpi-bench/README
 
-CLEANFILES += mpi-bench/pstripe-bench mpi-bench/pstripe-h5bench
+CLEANFILES += mpi-bench/pstripe-bench mpi-bench/pstripe-h5bench mpi-bench/pstripe-bench-openmpi
 EXTRA_DIST += $(PSB_SRCS) $(PSB_HDRS) $(PSB_H5_SRCS) mpi-bench/smoke-test
 
 # Smoke test: small sizes, every pattern, with verification, on ufs: and,

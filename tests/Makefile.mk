@@ -119,6 +119,43 @@ tests/mpi/ps_cache: tests/mpi/ps_cache.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_cache.c
 # ---- end of MPI tests --------------------------------------------------------
 
+# ---- MPI tests under Open MPI (adio/ompio) -----------------------------------
+# The same programs built with Open MPI's mpicc (tests/mpi/openmpi/), when
+# configure found its devel headers (BUILD_OMPIO). mpi-tests-openmpi runs
+# them through `pstripe run -- mpirun.openmpi` on pstripe: and on plain
+# paths and compares the files; ompi-version fakes another Open MPI version
+# (fake-ompi-version.so, preloaded) and expects the components to refuse.
+# Both exit 77 (skipped) without Open MPI.
+PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mpi/openmpi/ps_coll3d tests/mpi/openmpi/ps_errors \
+	tests/mpi/openmpi/ps_hints tests/mpi/openmpi/ps_atomic tests/mpi/openmpi/ps_kill \
+	tests/mpi/openmpi/ps_shared
+PSM_OMPI_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi/openmpi && $(OMPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
+if BUILD_OMPIO
+check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
+endif
+TESTS += tests/mpi/mpi-tests-openmpi tests/mpi/ompi-version
+EXTRA_DIST += tests/mpi/mpi-tests-openmpi tests/mpi/ompi-version tests/mpi/fake_ompi_version.c
+CLEANFILES += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
+tests/mpi/openmpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_contig.c
+tests/mpi/openmpi/ps_views: tests/mpi/ps_views.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_views.c
+tests/mpi/openmpi/ps_coll3d: tests/mpi/ps_coll3d.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_coll3d.c
+tests/mpi/openmpi/ps_errors: tests/mpi/ps_errors.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_errors.c
+tests/mpi/openmpi/ps_hints: tests/mpi/ps_hints.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_hints.c
+tests/mpi/openmpi/ps_atomic: tests/mpi/ps_atomic.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_atomic.c
+tests/mpi/openmpi/ps_kill: tests/mpi/ps_kill.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_kill.c
+tests/mpi/openmpi/ps_shared: tests/mpi/ps_shared.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_shared.c
+tests/mpi/openmpi/fake-ompi-version.so: tests/mpi/fake_ompi_version.c
+	$(PSM_OMPI_CC) -fPIC -shared $(srcdir)/tests/mpi/fake_ompi_version.c
+# ---- end of MPI tests under Open MPI ------------------------------------------
+
 # ---- tools tests ---------------------------------------------------------------
 # Shell scripts that drive the `pstripe` command (tools/) against local
 # clusters of real daemons started with `pstripe local start`. Each test

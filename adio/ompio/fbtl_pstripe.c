@@ -1,0 +1,274 @@
+/*
+ * fbtl_pstripe.c: the pstripe fbtl component of OMPIO. The list of
+ * (memory, file offset, length) entries OMPIO hands down in f_io_array goes
+ * out as one pstripe list I/O call (regions split by stripe and batched per
+ * server by the client library), not one request per entry.
+ *
+ * Nonblocking: pstripe_iwrite_list/iread_list start the transfer on the
+ * client's progress thread; OMPIO's progress hook (registered by OMPIO
+ * around ipwritev/ipreadv) tests the request and completes the MPI request.
+ *
+ * Atomic mode (MPI_File_set_atomicity(fh, 1)): every access runs under the
+ * file's whole-file lock (ps_ompio_lock: exclusive for writes, shared for
+ * reads). A nonblocking access in atomic mode runs to completion under the
+ * lock before ipwritev/ipreadv return (the MPI request then completes at
+ * the first test), since the lock must not be taken inside the progress
+ * hook.
+ */
+#include "ps_ompio.h"
+
+#include "ompi/mca/fbtl/fbtl.h"
+#include "ompi/mca/common/ompio/common_ompio_request.h"
+
+#include <stdlib.h>
+
+static int fbtl_priority = 50;
+
+/* what an MPI request of ours carries (req_data) */
+typedef struct ps_fbtl_req {
+    pstripe_request_t *preq; /* NULL once waited for (or never started) */
+    int err;                 /* MPI error when preq is NULL */
+    uint64_t bytes;
+} ps_fbtl_req_t;
+
+typedef struct ps_list {
+    pstripe_region_t *regions;
+    struct iovec *iov;
+    size_t n;
+} ps_list_t;
+
+static int make_list(ompio_file_t *fh, ps_list_t *list)
+{
+    size_t i, n = (size_t)fh->f_num_of_io_entries;
+
+    list->n = n;
+    list->regions = malloc((n ? n : 1) * sizeof(*list->regions));
+    list->iov = malloc((n ? n : 1) * sizeof(*list->iov));
+    if (list->regions == NULL || list->iov == NULL) {
+        free(list->regions);
+        free(list->iov);
+        return MPI_ERR_NO_MEM;
+    }
+    for (i = 0; i < n; i++) {
+        list->regions[i].offset = (uint64_t)(intptr_t)fh->f_io_array[i].offset;
+        list->regions[i].length = fh->f_io_array[i].length;
+        list->iov[i].iov_base = fh->f_io_array[i].memory_address;
+        list->iov[i].iov_len = fh->f_io_array[i].length;
+    }
+    return MPI_SUCCESS;
+}
+
+static void free_list(ps_list_t *list)
+{
+    free(list->regions);
+    free(list->iov);
+}
+
+/* One blocking list access, under the lock in atomic mode. Returns the
+ * bytes moved (reads: those below the end of the file) or an MPI error as
+ * a negative number. */
+static ssize_t list_io(ompio_file_t *fh, int is_write)
+{
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    uint64_t nread = 0, total = 0;
+    ps_status_t status;
+    ps_list_t list;
+    size_t i;
+    int err;
+
+    if (pf == NULL || make_list(fh, &list) != MPI_SUCCESS) {
+        return OMPI_ERROR;
+    }
+    if (fh->f_atomicity && (err = ps_ompio_lock(pf, is_write)) != MPI_SUCCESS) {
+        opal_output(0, "pstripe: %s: atomic mode: cannot take the file lock (MPI error %d%s)",
+                    fh->f_filename, err,
+                    pf->lock_failed ? ": its MPI window could not be created at open" : "");
+        free_list(&list);
+        return OMPI_ERROR;
+    }
+    for (i = 0; i < list.n; i++) {
+        total += list.regions[i].length;
+    }
+    if (is_write) {
+        status = pstripe_write_list(pf->file, list.regions, list.n, list.iov, list.n);
+    } else {
+        status = pstripe_read_list(pf->file, list.regions, list.n, list.iov, list.n, &nread);
+    }
+    if (fh->f_atomicity) {
+        ps_ompio_unlock(pf);
+    }
+    free_list(&list);
+    if (status != PS_OK) {
+        ps_ompio_report(is_write ? "write to" : "read from", fh->f_filename, status);
+        return OMPI_ERROR;
+    }
+    return (ssize_t)(is_write ? total : nread);
+}
+
+static ssize_t fbtl_preadv(ompio_file_t *fh)
+{
+    return list_io(fh, 0);
+}
+
+static ssize_t fbtl_pwritev(ompio_file_t *fh)
+{
+    return list_io(fh, 1);
+}
+
+static bool fbtl_progress(mca_ompio_request_t *req)
+{
+    ps_fbtl_req_t *data = req->req_data;
+    ps_status_t status;
+    int done = 0;
+
+    if (data->preq != NULL) {
+        status = pstripe_request_test(data->preq, &done);
+        if (status == PS_OK && !done) {
+            return false;
+        }
+        status = pstripe_request_wait(data->preq, &data->bytes);
+        data->preq = NULL;
+        if (status != PS_OK) {
+            ps_ompio_report("nonblocking access", "", status);
+        }
+        data->err = ps_ompio_mpi_error(status);
+    }
+    req->req_ompi.req_status.MPI_ERROR = data->err;
+    req->req_ompi.req_status._ucount = (size_t)data->bytes;
+    return true;
+}
+
+static void fbtl_request_free(mca_ompio_request_t *req)
+{
+    ps_fbtl_req_t *data = req->req_data;
+
+    if (data != NULL) {
+        if (data->preq != NULL) {
+            (void)pstripe_request_wait(data->preq, NULL); /* its memory is going away */
+        }
+        free(data);
+        req->req_data = NULL;
+    }
+}
+
+static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
+{
+    mca_ompio_request_t *req = (mca_ompio_request_t *)request;
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    ps_fbtl_req_t *data = calloc(1, sizeof(*data));
+    ps_status_t status;
+    ps_list_t list;
+    ssize_t n;
+
+    if (data == NULL) {
+        return OMPI_ERROR;
+    }
+    req->req_data = data;
+    req->req_progress_fn = fbtl_progress;
+    req->req_free_fn = fbtl_request_free;
+    if (fh->f_atomicity) {
+        n = list_io(fh, is_write);
+        data->err = n < 0 ? MPI_ERR_IO : MPI_SUCCESS;
+        data->bytes = n < 0 ? 0 : (uint64_t)n;
+        return n;
+    }
+    if (make_list(fh, &list) != MPI_SUCCESS) {
+        data->err = MPI_ERR_NO_MEM;
+        return OMPI_ERROR;
+    }
+    if (is_write) {
+        status = pstripe_iwrite_list(pf->file, list.regions, list.n, list.iov, list.n, &data->preq);
+    } else {
+        status = pstripe_iread_list(pf->file, list.regions, list.n, list.iov, list.n, &data->preq);
+    }
+    free_list(&list); /* the library copies the arrays */
+    if (status != PS_OK) {
+        ps_ompio_report(is_write ? "cannot start a write to" : "cannot start a read from",
+                        fh->f_filename, status);
+        data->preq = NULL;
+        data->err = ps_ompio_mpi_error(status);
+        return OMPI_ERROR;
+    }
+    return 0;
+}
+
+static ssize_t fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request)
+{
+    return start_io(fh, request, 0);
+}
+
+static ssize_t fbtl_ipwritev(ompio_file_t *fh, ompi_request_t *request)
+{
+    return start_io(fh, request, 1);
+}
+
+static int fbtl_module_init(ompio_file_t *fh)
+{
+    (void)fh;
+    return OMPI_SUCCESS;
+}
+
+static int fbtl_module_finalize(ompio_file_t *fh)
+{
+    (void)fh;
+    return OMPI_SUCCESS;
+}
+
+static mca_fbtl_base_module_1_0_0_t fbtl_module = {
+    fbtl_module_init, fbtl_module_finalize, fbtl_preadv,   fbtl_ipreadv,
+    fbtl_pwritev,     fbtl_ipwritev,        fbtl_progress, fbtl_request_free,
+};
+
+static int fbtl_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+/* Claim the files the pstripe fs component opened, and only those. */
+static struct mca_fbtl_base_module_1_0_0_t *fbtl_file_query(ompio_file_t *fh, int *priority)
+{
+    *priority = fbtl_priority;
+    return fh->f_fstype == PS_OMPIO_FSTYPE ? &fbtl_module : NULL;
+}
+
+static int fbtl_file_unquery(ompio_file_t *fh)
+{
+    (void)fh;
+    return OMPI_SUCCESS;
+}
+
+static int fbtl_register(void);
+
+__attribute__((visibility("default")))
+mca_fbtl_base_component_2_0_0_t mca_fbtl_pstripe_component = {
+    .fbtlm_version =
+        {
+            MCA_FBTL_BASE_VERSION_2_0_0,
+            .mca_component_name = "pstripe",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_register_component_params = fbtl_register,
+        },
+    .fbtlm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+    .fbtlm_init_query = fbtl_init_query,
+    .fbtlm_file_query = fbtl_file_query,
+    .fbtlm_file_unquery = fbtl_file_unquery,
+};
+
+static int fbtl_register(void)
+{
+    int rc = ps_ompio_check_version("fbtl");
+
+    if (rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    fbtl_priority = 50;
+    (void)mca_base_component_var_register(&mca_fbtl_pstripe_component.fbtlm_version, "priority",
+                                          "Priority of the fbtl pstripe component (it claims only "
+                                          "files of the pstripe fs component)",
+                                          MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
+                                          MCA_BASE_VAR_SCOPE_READONLY, &fbtl_priority);
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,554 @@
+/*
+ * fs_pstripe.c: the pstripe fs component of OMPIO. It claims files named
+ * "pstripe:/path", opens them with the layout hints (the ROMIO driver's
+ * names), and does close, delete, set_size and sync.
+ *
+ * Hints (checked on every process, and equal on all, or the open fails):
+ *   striping_factor  servers to stripe over (>= 1)      at creation only
+ *   striping_unit    stripe size in bytes (k, m, g)     at creation only
+ *   start_iodevice   server of stripe 0 (>= -1)         at creation only
+ *   romio_pstripe_buffer_size, romio_pstripe_buffer_count,
+ *   romio_pstripe_max_regions: the client's per-file tunables.
+ *   romio_pstripe_listio_read/_write, _write_behind, _read_cache
+ *   (enable/disable/automatic), _wb_buffer_size, _rc_size, _rc_block_size:
+ *   the ROMIO driver's switches; checked, and of no effect here (OMPIO
+ *   always hands down lists, and there is no write-behind or read cache).
+ * After open, the file's info holds the effective layout and tunables.
+ * Errors carry their reason: MPI_Error_string names pstripe and the cause
+ * (ps_ompio_code).
+ */
+#include "ps_ompio.h"
+
+#include "ompi/mca/fs/fs.h"
+#include "opal/util/info.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum {
+    HINT_FACTOR,
+    HINT_UNIT,
+    HINT_START,
+    HINT_BSIZE,
+    HINT_BCOUNT,
+    HINT_MAXREG,
+    HINT_LISTIO_READ,
+    HINT_LISTIO_WRITE,
+    HINT_WRITE_BEHIND,
+    HINT_READ_CACHE,
+    HINT_WB_SIZE,
+    HINT_RC_SIZE,
+    HINT_RC_BLOCK,
+    NHINTS
+};
+enum { KIND_COUNT, KIND_SIZE, KIND_SERVER, KIND_ENABLE };
+
+static const struct {
+    const char *key;
+    const char *option; /* per-file tunable, or NULL for a layout hint */
+    int kind;
+    const char *expect;
+} hint_table[NHINTS] = {
+    {"striping_factor", NULL, KIND_COUNT, "a number of servers >= 1"},
+    {"striping_unit", NULL, KIND_SIZE, "a stripe size in bytes >= 1 (k, m, g suffixes allowed)"},
+    {"start_iodevice", NULL, KIND_SERVER, "a server index >= 0, or -1"},
+    {"romio_pstripe_buffer_size", "buffer_size", KIND_SIZE, "a size in bytes >= 1"},
+    {"romio_pstripe_buffer_count", "buffer_count", KIND_COUNT, "an integer >= 1"},
+    {"romio_pstripe_max_regions", "max_regions", KIND_COUNT, "an integer >= 1"},
+    {"romio_pstripe_listio_read", NULL, KIND_ENABLE, "enable, disable or automatic"},
+    {"romio_pstripe_listio_write", NULL, KIND_ENABLE, "enable, disable or automatic"},
+    {"romio_pstripe_write_behind", NULL, KIND_ENABLE, "enable, disable or automatic"},
+    {"romio_pstripe_read_cache", NULL, KIND_ENABLE, "enable, disable or automatic"},
+    {"romio_pstripe_wb_buffer_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
+    {"romio_pstripe_rc_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
+    {"romio_pstripe_rc_block_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
+};
+
+static int fs_priority = 50;
+static pstripe_fs_t *fs_handle; /* one connection per process */
+
+static int parse_hint(int kind, const char *value, long long *val)
+{
+    uint64_t size;
+    char *end;
+    long long v;
+
+    if (kind == KIND_ENABLE) {
+        if (!strcasecmp(value, "enable") || !strcasecmp(value, "automatic")) {
+            *val = 1;
+        } else if (!strcasecmp(value, "disable")) {
+            *val = 2;
+        } else {
+            return -1;
+        }
+        return 0;
+    }
+    if (kind == KIND_SIZE) {
+        if (pstripe_parse_size(value, &size) != PS_OK || size < 1 || size > INT32_MAX) {
+            return -1;
+        }
+        *val = (long long)size;
+        return 0;
+    }
+    errno = 0;
+    v = strtoll(value, &end, 10);
+    if (errno != 0 || end == value || *end != '\0' || v > INT32_MAX ||
+        v < (kind == KIND_COUNT ? 1 : -1)) {
+        return -1;
+    }
+    *val = v;
+    return 0;
+}
+
+/* vals[k] = hint k, or 0 when not given (-2 for start_iodevice). Returns
+ * MPI_ERR_INFO_VALUE for a value that does not parse, after saying so. */
+static int read_hints(opal_info_t *info, long long vals[NHINTS])
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int k, flag;
+
+    for (k = 0; k < NHINTS; k++) {
+        vals[k] = (k == HINT_START) ? -2 : 0;
+        flag = 0;
+        if (info == NULL || info == &ompi_mpi_info_null.info.super ||
+            opal_info_get(info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag) !=
+                OPAL_SUCCESS ||
+            !flag) {
+            continue;
+        }
+        if (parse_hint(hint_table[k].kind, value, &vals[k]) != 0) {
+            return ps_ompio_code(MPI_ERR_INFO_VALUE,
+                                 "pstripe: invalid value \"%s\" for hint %s: expected %s", value,
+                                 hint_table[k].key, hint_table[k].expect);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* The same hints on every process (a hint given by some processes only, or
+ * with other values, would give the processes different files), and no
+ * process with a bad one. */
+static int agree_hints(MPI_Comm comm, int err, long long vals[NHINTS])
+{
+    long long mine[2 * NHINTS + 1], all[2 * NHINTS + 1];
+    int k;
+
+    for (k = 0; k < NHINTS; k++) {
+        mine[2 * k] = vals[k];
+        mine[2 * k + 1] = -vals[k];
+    }
+    mine[2 * NHINTS] = (err != MPI_SUCCESS);
+    if (MPI_Allreduce(mine, all, 2 * NHINTS + 1, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
+        return MPI_ERR_OTHER;
+    }
+    if (all[2 * NHINTS]) {
+        return err != MPI_SUCCESS ? err
+                                  : ps_ompio_code(MPI_ERR_INFO_VALUE,
+                                                  "pstripe: invalid hint value on another process");
+    }
+    for (k = 0; k < NHINTS; k++) {
+        if (all[2 * k] != -all[2 * k + 1]) {
+            return ps_ompio_code(MPI_ERR_NOT_SAME,
+                                 "pstripe: hint %s differs between the processes opening "
+                                 "the file (or is given by some only)",
+                                 hint_table[k].key);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static ps_status_t ps_connect(void)
+{
+    ps_status_t status;
+
+    if (fs_handle != NULL) {
+        return PS_OK;
+    }
+    status = pstripe_connect(NULL, &fs_handle);
+    if (status != PS_OK) {
+        ps_ompio_report("cannot connect to the servers of", getenv("PSTRIPE_CONFIG"), status);
+        fs_handle = NULL;
+    }
+    return status;
+}
+
+static int open_flags(int amode, int create)
+{
+    int flags = (amode & MPI_MODE_RDONLY)   ? PSTRIPE_RDONLY
+                : (amode & MPI_MODE_WRONLY) ? PSTRIPE_WRONLY
+                                            : PSTRIPE_RDWR;
+
+    if (create && (amode & MPI_MODE_CREATE)) {
+        flags |= PSTRIPE_CREAT | ((amode & MPI_MODE_EXCL) ? PSTRIPE_EXCL : 0);
+    }
+    return flags;
+}
+
+/* Rank 0 creates (or opens) first, so that the others find the file;
+ * then every process opens it. All fail or none (the same error class on
+ * all; each process's own reason, or which process failed). */
+static int open_all(MPI_Comm comm, int rank, const char *path, int amode, int perm,
+                    const long long vals[NHINTS], pstripe_file_t **file_p)
+{
+    pstripe_layout_t layout = {(uint64_t)vals[HINT_UNIT], (uint32_t)vals[HINT_FACTOR],
+                               vals[HINT_START] == -2 ? -1 : (int32_t)vals[HINT_START]};
+    ps_status_t status = ps_connect();
+    int cls, all_cls, code = MPI_SUCCESS;
+
+    if (rank == 0 && status == PS_OK) {
+        status =
+            pstripe_open(fs_handle, path, open_flags(amode, 1), (uint32_t)perm, &layout, file_p);
+    }
+    cls = (status == PS_OK) ? MPI_SUCCESS : ps_ompio_mpi_error(status);
+    MPI_Bcast(&cls, 1, MPI_INT, 0, comm);
+    if (rank != 0 && cls == MPI_SUCCESS && status == PS_OK) {
+        status = pstripe_open(fs_handle, path, open_flags(amode, 0), (uint32_t)perm, NULL, file_p);
+    }
+    if (status != PS_OK) {
+        cls = ps_ompio_mpi_error(status);
+        code = ps_ompio_fail("cannot open", path, status);
+    } else if (cls != MPI_SUCCESS) {
+        code = ps_ompio_code(cls, "pstripe: cannot open %s: the open failed on process 0", path);
+    }
+    MPI_Allreduce(&cls, &all_cls, 1, MPI_INT, MPI_MAX, comm);
+    if (all_cls == MPI_SUCCESS) {
+        return MPI_SUCCESS;
+    }
+    if (status == PS_OK && cls == MPI_SUCCESS) {
+        pstripe_close(*file_p);
+        *file_p = NULL;
+    }
+    if (cls != all_cls) {
+        code = ps_ompio_code(all_cls, "pstripe: cannot open %s: the open failed on another process",
+                             path);
+    }
+    return code;
+}
+
+/* The file's tunables into its info, in bytes (as the ROMIO driver does). */
+static void info_tunables(opal_info_t *info, pstripe_file_t *file)
+{
+    char value[64];
+    uint64_t v;
+    int k;
+
+    for (k = HINT_BSIZE; k <= HINT_MAXREG; k++) {
+        if (pstripe_file_get_option(file, hint_table[k].option, value, sizeof(value)) == PS_OK &&
+            pstripe_parse_size(value, &v) == PS_OK) {
+            snprintf(value, sizeof(value), "%llu", (unsigned long long)v);
+            opal_info_set(info, hint_table[k].key, value);
+        }
+    }
+}
+
+/* Per-file tunables from the hints, and the effective layout into the
+ * file's info and OMPIO's stripe fields (the stripe-aware fcoll). */
+static int apply_file(ompio_file_t *fh, opal_info_t *info, pstripe_file_t *file,
+                      const long long vals[NHINTS])
+{
+    pstripe_layout_t layout;
+    char value[32];
+    ps_status_t status;
+    int k;
+
+    for (k = HINT_BSIZE; k <= HINT_MAXREG; k++) {
+        if (vals[k] == 0) {
+            continue;
+        }
+        snprintf(value, sizeof(value), "%lld", vals[k]);
+        status = pstripe_file_set_option(file, hint_table[k].option, value);
+        if (status != PS_OK) {
+            return ps_ompio_code(MPI_ERR_INFO_VALUE, "pstripe: hint %s: %s", hint_table[k].key,
+                                 pstripe_last_error());
+        }
+    }
+    status = pstripe_file_layout(file, &layout);
+    if (status != PS_OK) {
+        return ps_ompio_fail("cannot read the layout of", fh->f_filename, status);
+    }
+    fh->f_stripe_size = (size_t)layout.stripe_size;
+    fh->f_stripe_count = (int)layout.stripe_count;
+    fh->f_fs_block_size = layout.stripe_size > INT32_MAX ? INT32_MAX : (int)layout.stripe_size;
+    if (info != NULL && info != &ompi_mpi_info_null.info.super) {
+        snprintf(value, sizeof(value), "%llu", (unsigned long long)layout.stripe_size);
+        opal_info_set(info, "striping_unit", value);
+        snprintf(value, sizeof(value), "%u", layout.stripe_count);
+        opal_info_set(info, "striping_factor", value);
+        snprintf(value, sizeof(value), "%d", layout.first_server);
+        opal_info_set(info, "start_iodevice", value);
+        info_tunables(info, file);
+    }
+    return MPI_SUCCESS;
+}
+
+/* The window of atomic mode's lock, on a duplicate of the file's
+ * communicator with errors returned (a failure must not abort the program:
+ * then atomic-mode accesses fail, see ps_ompio_lock). One process needs no
+ * lock (its blocking accesses do not overlap in time). */
+static void lock_setup(MPI_Comm comm, ps_ompio_file_t *pf)
+{
+    int rank, nprocs, rc;
+
+    pf->lock_win = MPI_WIN_NULL;
+    pf->lock_comm = MPI_COMM_NULL;
+    MPI_Comm_size(comm, &nprocs);
+    if (nprocs == 1) {
+        return;
+    }
+    MPI_Comm_rank(comm, &rank);
+    rc = MPI_Comm_dup(comm, &pf->lock_comm);
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_set_errhandler(pf->lock_comm, MPI_ERRORS_RETURN);
+        rc = MPI_Win_create(&pf->lock_byte, rank == 0 ? 1 : 0, 1, MPI_INFO_NULL, pf->lock_comm,
+                            &pf->lock_win);
+    }
+    if (rc == MPI_SUCCESS) {
+        MPI_Win_set_errhandler(pf->lock_win, MPI_ERRORS_RETURN);
+    } else {
+        pf->lock_win = MPI_WIN_NULL;
+        pf->lock_failed = 1;
+    }
+}
+
+static void lock_free(ps_ompio_file_t *pf)
+{
+    if (pf->lock_win != MPI_WIN_NULL) {
+        MPI_Win_free(&pf->lock_win);
+    }
+    if (pf->lock_comm != MPI_COMM_NULL) {
+        MPI_Comm_free(&pf->lock_comm);
+    }
+}
+
+static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, int amode,
+                        struct opal_info_t *info, ompio_file_t *fh)
+{
+    const char *path = ps_ompio_path(filename);
+    long long vals[NHINTS];
+    ps_ompio_file_t *pf;
+    int rank, err;
+
+    if (path == NULL) {
+        return MPI_ERR_BAD_FILE;
+    }
+    MPI_Comm_rank(comm, &rank);
+    err = agree_hints(comm, read_hints(info, vals), vals);
+    if (err != MPI_SUCCESS) {
+        return err;
+    }
+    pf = calloc(1, sizeof(*pf));
+    if (pf == NULL) {
+        return MPI_ERR_NO_MEM;
+    }
+    err = open_all(comm, rank, path, amode, fh->f_perm, vals, &pf->file);
+    if (err == MPI_SUCCESS) {
+        int failed, any_failed = 1;
+
+        err = apply_file(fh, info, pf->file, vals);
+        failed = (err != MPI_SUCCESS);
+        /* collective, after every process's open: on all or none */
+        MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
+        if (!any_failed) {
+            lock_setup(comm, pf);
+        } else {
+            pstripe_close(pf->file);
+            if (!failed) {
+                err = ps_ompio_code(MPI_ERR_IO,
+                                    "pstripe: cannot open %s: the open failed on "
+                                    "another process",
+                                    filename);
+            }
+        }
+    }
+    if (err != MPI_SUCCESS) {
+        free(pf);
+        return err;
+    }
+    /* OMPIO would delete on every process; our close does it once */
+    pf->delete_on_close = (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
+    fh->f_amode &= ~MPI_MODE_DELETE_ON_CLOSE;
+    fh->f_fs_ptr = pf;
+    fh->fd = -1;
+    return MPI_SUCCESS;
+}
+
+static int fs_file_close(ompio_file_t *fh)
+{
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    ps_status_t status;
+    int err;
+
+    if (pf == NULL) {
+        return MPI_SUCCESS;
+    }
+    lock_free(pf); /* collective: every process is done with the file */
+    status = pstripe_close(pf->file);
+    err = status == PS_OK ? MPI_SUCCESS : ps_ompio_fail("cannot close", fh->f_filename, status);
+    if (pf->delete_on_close && fh->f_rank == 0) {
+        status = pstripe_unlink(fs_handle, ps_ompio_path(fh->f_filename));
+        if (status != PS_OK) {
+            err = ps_ompio_fail("cannot delete on close", fh->f_filename, status);
+        }
+    }
+    free(pf);
+    fh->f_fs_ptr = NULL;
+    return err;
+}
+
+static int fs_file_delete(char *filename, struct opal_info_t *info)
+{
+    const char *path = ps_ompio_path(filename);
+    ps_status_t status;
+
+    (void)info;
+    if (path == NULL) {
+        return MPI_ERR_BAD_FILE;
+    }
+    status = ps_connect();
+    if (status == PS_OK) {
+        status = pstripe_unlink(fs_handle, path);
+    }
+    return status == PS_OK ? MPI_SUCCESS : ps_ompio_fail("cannot delete", filename, status);
+}
+
+/* OMPIO calls this on every process (with the same size): rank 0 sets it,
+ * the others learn the result. The barrier first keeps rank 0 from changing
+ * the size while another process may still look at the size an earlier
+ * MPI_File_set_size left (ufs under OMPIO has that race: each process
+ * truncates on its own). */
+static int fs_file_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
+{
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    ps_status_t status = PS_OK;
+    int cls = MPI_SUCCESS;
+
+    if (fh->f_comm != MPI_COMM_NULL) {
+        MPI_Barrier(fh->f_comm);
+    }
+    if (fh->f_rank == 0) {
+        status = size < 0 ? PS_ERR_INVALID : pstripe_ftruncate(pf->file, (uint64_t)size);
+        cls = ps_ompio_mpi_error(status);
+    }
+    if (fh->f_comm != MPI_COMM_NULL) {
+        MPI_Bcast(&cls, 1, MPI_INT, 0, fh->f_comm);
+    }
+    if (status != PS_OK) {
+        return ps_ompio_fail("cannot set the size of", fh->f_filename, status);
+    }
+    if (cls != MPI_SUCCESS) {
+        return ps_ompio_code(cls, "pstripe: cannot set the size of %s: it failed on process 0",
+                             fh->f_filename);
+    }
+    return MPI_SUCCESS;
+}
+
+static int fs_file_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
+{
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    pstripe_stat_t st;
+    ps_status_t status;
+
+    status = pstripe_fstat(pf->file, &st);
+    if (status != PS_OK) {
+        return ps_ompio_fail("cannot get the size of", fh->f_filename, status);
+    }
+    *size = (OMPI_MPI_OFFSET_TYPE)st.size;
+    return MPI_SUCCESS;
+}
+
+static int fs_file_sync(ompio_file_t *fh)
+{
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    ps_status_t status;
+
+    status = pstripe_fsync(pf->file);
+    return status == PS_OK ? MPI_SUCCESS : ps_ompio_fail("cannot sync", fh->f_filename, status);
+}
+
+static int fs_module_init(ompio_file_t *fh)
+{
+    /* a component queried after us may have changed it */
+    fh->f_fstype = PS_OMPIO_FSTYPE;
+    return OMPI_SUCCESS;
+}
+
+static int fs_module_finalize(ompio_file_t *fh)
+{
+    (void)fh;
+    return OMPI_SUCCESS;
+}
+
+static mca_fs_base_module_1_0_0_t fs_module = {
+    fs_module_init, fs_module_finalize, fs_file_open,     fs_file_close,
+    fs_file_delete, fs_file_set_size,   fs_file_get_size, fs_file_sync,
+};
+
+static int fs_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+/* Claim "pstripe:" names, and nothing else (the name is seen unchanged). */
+static struct mca_fs_base_module_1_0_0_t *fs_file_query(ompio_file_t *fh, int *priority)
+{
+    *priority = fs_priority;
+    if (ps_ompio_path(fh->f_filename) == NULL) {
+        return NULL;
+    }
+    fh->f_fstype = PS_OMPIO_FSTYPE;
+    return &fs_module;
+}
+
+static int fs_file_unquery(ompio_file_t *fh)
+{
+    (void)fh;
+    return OMPI_SUCCESS;
+}
+
+static int fs_register(void);
+
+static int fs_close_component(void)
+{
+    if (fs_handle != NULL) {
+        pstripe_disconnect(fs_handle);
+        fs_handle = NULL;
+    }
+    return OMPI_SUCCESS;
+}
+
+__attribute__((visibility("default"))) mca_fs_base_component_2_0_0_t mca_fs_pstripe_component = {
+    .fsm_version =
+        {
+            MCA_FS_BASE_VERSION_2_0_0,
+            .mca_component_name = "pstripe",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_close_component = fs_close_component,
+            .mca_register_component_params = fs_register,
+        },
+    .fsm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+    .fsm_init_query = fs_init_query,
+    .fsm_file_query = fs_file_query,
+    .fsm_file_unquery = fs_file_unquery,
+};
+
+static int fs_register(void)
+{
+    int rc = ps_ompio_check_version("fs");
+
+    if (rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    fs_priority = 50;
+    (void)mca_base_component_var_register(&mca_fs_pstripe_component.fsm_version, "priority",
+                                          "Priority of the fs pstripe component (it claims only "
+                                          "pstripe: file names)",
+                                          MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
+                                          MCA_BASE_VAR_SCOPE_READONLY, &fs_priority);
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,73 @@
+/*
+ * ps_ompio.h: what the pstripe fs, fbtl and sharedfp components of Open
+ * MPI's OMPIO share (adio/ompio/README explains the components).
+ *
+ * The three components are separate DSOs that Open MPI loads at run time.
+ * They share the client through the shared libpstripe (one client per
+ * process) and share a file through ompio_file_t::f_fs_ptr, which the fs
+ * component sets to a ps_ompio_file_t when it opens a pstripe: file. Each
+ * DSO compiles ps_ompio_common.c into itself; every symbol but the
+ * component structure is hidden (-fvisibility=hidden).
+ */
+#ifndef PS_OMPIO_H
+#define PS_OMPIO_H
+
+#include "ompi_config.h"
+#include "mpi.h"
+#include "ompi/mca/common/ompio/common_ompio.h"
+#include "opal/util/output.h"
+
+#include <pstripe.h>
+
+/* OMPIO has no file-system type for pstripe (enum ompio_fs_type ends at
+ * GPFS = 6); the fs component marks its files with this value, and the fbtl
+ * and sharedfp components claim exactly the files that carry it. */
+#define PS_OMPIO_FSTYPE ((enum ompio_fs_type)0x70)
+
+#define PS_OMPIO_PREFIX     "pstripe:"
+#define PS_OMPIO_PREFIX_LEN 8
+
+/* f_fs_ptr of a pstripe file */
+typedef struct ps_ompio_file {
+    pstripe_file_t *file;
+    MPI_Win lock_win;   /* 1-byte window at rank 0 of lock_comm: the lock of
+                           atomic mode (ps_ompio_lock); MPI_WIN_NULL for one
+                           process, or if it could not be created */
+    MPI_Comm lock_comm; /* duplicate of the file's communicator */
+    int lock_failed;    /* the window could not be created */
+    char lock_byte;
+    int delete_on_close; /* MPI_MODE_DELETE_ON_CLOSE, done by our close */
+} ps_ompio_file_t;
+
+/* 0 if the Open MPI this process runs is the major.minor we were built for;
+ * else prints why (naming the component) and returns OMPI_ERR_NOT_SUPPORTED.
+ * Called from each component's register function, so a mismatched component
+ * is never used. */
+int ps_ompio_check_version(const char *component);
+
+/* An MPI error class for a pstripe status. */
+int ps_ompio_mpi_error(ps_status_t status);
+
+/* An MPI error code of class mpi_class whose MPI_Error_string is msg
+ * (the caller's reason, "pstripe: ..."): one code per class, added with
+ * MPI_Add_error_code, its string replaced by the latest failure. Falls back
+ * to the bare class if MPI cannot add codes. MPI_SUCCESS stays that. */
+int ps_ompio_code(int mpi_class, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The error code of a failed pstripe call ("pstripe: WHAT PATH: reason"),
+ * with the client's detailed message. */
+int ps_ompio_fail(const char *what, const char *path, ps_status_t status);
+
+/* Print a failed pstripe call with the client's detailed message (where
+ * OMPIO drops the error code: blocking independent reads and writes). */
+void ps_ompio_report(const char *what, const char *path, ps_status_t status);
+
+/* The pstripe path of a "pstripe:/path" name, or NULL if it is not one. */
+const char *ps_ompio_path(const char *filename);
+
+/* Atomic mode: whole-file mutex over the processes that opened the file
+ * together (exclusive for writers, shared for readers). */
+int ps_ompio_lock(ps_ompio_file_t *pf, int exclusive);
+void ps_ompio_unlock(ps_ompio_file_t *pf);
+
+#endif

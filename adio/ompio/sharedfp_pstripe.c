@@ -1,0 +1,392 @@
+/*
+ * sharedfp_pstripe.c: the pstripe sharedfp component of OMPIO: shared file
+ * pointers on the servers' counter (pstripe_sfp_*, the counter the ROMIO
+ * driver uses too).
+ *
+ * At the collective open rank 0 draws a random nonzero instance id and
+ * broadcasts it: the counter of this open, kept by the file's metadata
+ * owner, starts at 0 (an unknown counter reads 0). The counter holds the
+ * shared pointer in bytes of the file view, as Open MPI's own sharedfp
+ * components keep it; reads and writes at it go through OMPIO's explicit-
+ * offset calls (in etypes: counter / etype size).
+ *   read/write_shared     one fetch-and-add of the access's size;
+ *   ordered (collective)  an MPI_Scan of the sizes, one fetch-and-add of the
+ *                         total by the last rank, a broadcast of the base;
+ *   seek_shared           rank 0 sets the counter, then a barrier (OMPIO
+ *                         also seeks it at set_view and MODE_APPEND opens);
+ *   get_position_shared   a fetch-and-add of 0.
+ * At close, after a barrier, rank 0 releases the counter.
+ */
+#include "ps_ompio.h"
+
+#include "ompi/mca/sharedfp/sharedfp.h"
+#include "opal/datatype/opal_datatype.h"
+
+#include <stdlib.h>
+#include <sys/random.h>
+
+static int sharedfp_priority = 50;
+
+typedef struct ps_sfp {
+    uint64_t instance;
+    ompi_status_public_t split_status; /* of the ordered *_begin call */
+    int split_err;
+} ps_sfp_t;
+
+static int sfp_fail(ompio_file_t *fh, const char *what, ps_status_t status)
+{
+    return ps_ompio_fail(what, fh->f_filename, status);
+}
+
+static pstripe_file_t *pfile(ompio_file_t *fh)
+{
+    return ((ps_ompio_file_t *)fh->f_fs_ptr)->file;
+}
+
+/* *pos = the shared pointer (bytes); it moves by incr. */
+static int fetch_add(ompio_file_t *fh, uint64_t incr, uint64_t *pos)
+{
+    ps_sfp_t *sfp = fh->f_sharedfp_data;
+    ps_status_t status;
+
+    if (sfp == NULL || fh->f_fs_ptr == NULL) {
+        return MPI_ERR_FILE;
+    }
+    status = pstripe_sfp_fetch_add(pfile(fh), sfp->instance, incr, pos);
+    return status == PS_OK ? MPI_SUCCESS : sfp_fail(fh, "shared file pointer of", status);
+}
+
+static size_t access_bytes(int count, struct ompi_datatype_t *datatype)
+{
+    size_t size = 0;
+
+    opal_datatype_type_size(&datatype->super, &size);
+    return (size_t)(count < 0 ? 0 : count) * size;
+}
+
+static OMPI_MPI_OFFSET_TYPE in_etypes(ompio_file_t *fh, uint64_t bytes)
+{
+    return (OMPI_MPI_OFFSET_TYPE)(bytes / (fh->f_etype_size ? fh->f_etype_size : 1));
+}
+
+/* Collective: this process's offset (bytes) for an ordered access of
+ * mine bytes, rank order, all at the pointer, which moves by the total. */
+static int ordered_offset(ompio_file_t *fh, uint64_t mine, uint64_t *offset)
+{
+    MPI_Comm comm = fh->f_comm;
+    unsigned long long incl = 0, base = 0;
+    int err = MPI_SUCCESS, last = fh->f_size - 1;
+
+    if (MPI_Scan(&(unsigned long long){mine}, &incl, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm) !=
+        MPI_SUCCESS) {
+        return MPI_ERR_OTHER;
+    }
+    if (fh->f_rank == last) {
+        uint64_t pos = 0;
+
+        err = fetch_add(fh, incl, &pos);
+        base = pos;
+    }
+    MPI_Bcast(&err, 1, MPI_INT, last, comm);
+    MPI_Bcast(&base, 1, MPI_UNSIGNED_LONG_LONG, last, comm);
+    if (err != MPI_SUCCESS) {
+        return fh->f_rank == last ? err
+                                  : ps_ompio_code(MPI_ERR_IO,
+                                                  "pstripe: ordered access to %s: the shared file "
+                                                  "pointer failed on process %d",
+                                                  fh->f_filename, last);
+    }
+    *offset = base + incl - mine;
+    return MPI_SUCCESS;
+}
+
+static int sfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
+{
+    ps_sfp_t *sfp = fh->f_sharedfp_data;
+    OMPI_MPI_OFFSET_TYPE pos = offset * (OMPI_MPI_OFFSET_TYPE)fh->f_etype_size, size;
+    int err = MPI_SUCCESS;
+    uint64_t cur;
+
+    if (fh->f_rank == 0) {
+        if (whence == MPI_SEEK_CUR) {
+            err = fetch_add(fh, 0, &cur);
+            pos += (OMPI_MPI_OFFSET_TYPE)cur;
+        } else if (whence == MPI_SEEK_END) {
+            err = fh->f_fs->fs_file_get_size(fh, &size);
+            pos += size;
+        } else if (whence != MPI_SEEK_SET) {
+            err = MPI_ERR_ARG;
+        }
+        if (err == MPI_SUCCESS && pos < 0) {
+            err = ps_ompio_code(MPI_ERR_ARG,
+                                "pstripe: seek of the shared file pointer of %s "
+                                "before the start of the view",
+                                fh->f_filename);
+        }
+        if (err == MPI_SUCCESS) {
+            ps_status_t status = pstripe_sfp_set(pfile(fh), sfp->instance, (uint64_t)pos);
+
+            err = status == PS_OK ? MPI_SUCCESS : sfp_fail(fh, "shared file pointer of", status);
+        }
+    }
+    /* no process uses the pointer before it is set */
+    MPI_Bcast(&err, 1, MPI_INT, 0, fh->f_comm);
+    return err;
+}
+
+static int sfp_get_position(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *offset)
+{
+    uint64_t pos;
+    int err = fetch_add(fh, 0, &pos);
+
+    if (err == MPI_SUCCESS) {
+        *offset = in_etypes(fh, pos);
+    }
+    return err;
+}
+
+static int sfp_read(ompio_file_t *fh, void *buf, int count, struct ompi_datatype_t *datatype,
+                    ompi_status_public_t *status)
+{
+    uint64_t pos;
+    int err = fetch_add(fh, access_bytes(count, datatype), &pos);
+
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_read_at(fh, in_etypes(fh, pos), buf, count,
+                                                              datatype, status);
+}
+
+static int sfp_iread(ompio_file_t *fh, void *buf, int count, struct ompi_datatype_t *datatype,
+                     ompi_request_t **request)
+{
+    uint64_t pos;
+    int err = fetch_add(fh, access_bytes(count, datatype), &pos);
+
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_iread_at(fh, in_etypes(fh, pos), buf, count,
+                                                               datatype, request);
+}
+
+static int sfp_write(ompio_file_t *fh, const void *buf, int count, struct ompi_datatype_t *datatype,
+                     ompi_status_public_t *status)
+{
+    uint64_t pos;
+    int err = fetch_add(fh, access_bytes(count, datatype), &pos);
+
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_write_at(fh, in_etypes(fh, pos), buf, count,
+                                                               datatype, status);
+}
+
+static int sfp_iwrite(ompio_file_t *fh, const void *buf, int count,
+                      struct ompi_datatype_t *datatype, ompi_request_t **request)
+{
+    uint64_t pos;
+    int err = fetch_add(fh, access_bytes(count, datatype), &pos);
+
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_iwrite_at(fh, in_etypes(fh, pos), buf, count,
+                                                                datatype, request);
+}
+
+static int sfp_read_ordered(ompio_file_t *fh, void *buf, int count,
+                            struct ompi_datatype_t *datatype, ompi_status_public_t *status)
+{
+    uint64_t pos;
+    int err = ordered_offset(fh, access_bytes(count, datatype), &pos);
+
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_read_at_all(fh, in_etypes(fh, pos), buf,
+                                                                  count, datatype, status);
+}
+
+static int sfp_write_ordered(ompio_file_t *fh, const void *buf, int count,
+                             struct ompi_datatype_t *datatype, ompi_status_public_t *status)
+{
+    uint64_t pos;
+    int err = ordered_offset(fh, access_bytes(count, datatype), &pos);
+
+    return err != MPI_SUCCESS ? err
+                              : mca_common_ompio_file_write_at_all(fh, in_etypes(fh, pos), buf,
+                                                                   count, datatype, status);
+}
+
+/* Split ordered calls: the access runs in *_begin, *_end reports it. */
+static int sfp_read_ordered_begin(ompio_file_t *fh, void *buf, int count,
+                                  struct ompi_datatype_t *datatype)
+{
+    ps_sfp_t *sfp = fh->f_sharedfp_data;
+
+    if (fh->f_split_coll_in_use) {
+        return MPI_ERR_REQUEST;
+    }
+    fh->f_split_coll_in_use = true;
+    sfp->split_err = sfp_read_ordered(fh, buf, count, datatype, &sfp->split_status);
+    return sfp->split_err;
+}
+
+static int sfp_read_ordered_end(ompio_file_t *fh, void *buf, ompi_status_public_t *status)
+{
+    ps_sfp_t *sfp = fh->f_sharedfp_data;
+
+    (void)buf;
+    fh->f_split_coll_in_use = false;
+    if (status != MPI_STATUS_IGNORE) {
+        *status = sfp->split_status;
+    }
+    return sfp->split_err;
+}
+
+static int sfp_write_ordered_begin(ompio_file_t *fh, const void *buf, int count,
+                                   struct ompi_datatype_t *datatype)
+{
+    ps_sfp_t *sfp = fh->f_sharedfp_data;
+
+    if (fh->f_split_coll_in_use) {
+        return MPI_ERR_REQUEST;
+    }
+    fh->f_split_coll_in_use = true;
+    sfp->split_err = sfp_write_ordered(fh, buf, count, datatype, &sfp->split_status);
+    return sfp->split_err;
+}
+
+static int sfp_write_ordered_end(ompio_file_t *fh, const void *buf, ompi_status_public_t *status)
+{
+    return sfp_read_ordered_end(fh, (void *)buf, status);
+}
+
+/* Collective, after the fs component opened the file. */
+static int sfp_file_open(struct ompi_communicator_t *comm, const char *filename, int amode,
+                         struct opal_info_t *info, ompio_file_t *fh)
+{
+    ps_sfp_t *sfp = calloc(1, sizeof(*sfp));
+    unsigned long long instance = 0;
+    int rank;
+
+    (void)filename, (void)amode, (void)info;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        while (instance == 0) {
+            if (getrandom(&instance, sizeof(instance), 0) != (ssize_t)sizeof(instance)) {
+                instance = 0;
+                break;
+            }
+        }
+    }
+    MPI_Bcast(&instance, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    if (sfp == NULL || instance == 0) {
+        free(sfp);
+        return ps_ompio_code(MPI_ERR_OTHER,
+                             "pstripe: %s: no instance id for the shared file "
+                             "pointer (getrandom failed)",
+                             filename);
+    }
+    sfp->instance = instance;
+    fh->f_sharedfp_data = sfp;
+    return MPI_SUCCESS;
+}
+
+/* Collective: once every process is done with the pointer, rank 0
+ * forgets it on the server. */
+static int sfp_file_close(ompio_file_t *fh)
+{
+    ps_sfp_t *sfp = fh->f_sharedfp_data;
+    ps_status_t status = PS_OK;
+
+    if (sfp == NULL) {
+        return MPI_SUCCESS;
+    }
+    MPI_Barrier(fh->f_comm);
+    if (fh->f_rank == 0 && fh->f_fs_ptr != NULL) {
+        status = pstripe_sfp_release(pfile(fh), sfp->instance);
+    }
+    free(sfp);
+    fh->f_sharedfp_data = NULL;
+    return status == PS_OK ? MPI_SUCCESS
+                           : sfp_fail(fh, "cannot release the shared file pointer of", status);
+}
+
+static int sfp_module_init(ompio_file_t *fh)
+{
+    (void)fh;
+    return OMPI_SUCCESS;
+}
+
+static int sfp_module_finalize(ompio_file_t *fh)
+{
+    (void)fh;
+    return OMPI_SUCCESS;
+}
+
+static mca_sharedfp_base_module_1_0_0_t sfp_module = {
+    sfp_module_init,
+    sfp_module_finalize,
+    sfp_seek,
+    sfp_get_position,
+    sfp_read,
+    sfp_read_ordered,
+    sfp_read_ordered_begin,
+    sfp_read_ordered_end,
+    sfp_iread,
+    sfp_write,
+    sfp_write_ordered,
+    sfp_write_ordered_begin,
+    sfp_write_ordered_end,
+    sfp_iwrite,
+    sfp_file_open,
+    sfp_file_close,
+};
+
+static int sfp_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+static struct mca_sharedfp_base_module_1_0_0_t *sfp_file_query(ompio_file_t *fh, int *priority)
+{
+    *priority = sharedfp_priority;
+    return fh->f_fstype == PS_OMPIO_FSTYPE ? &sfp_module : NULL;
+}
+
+static int sfp_file_unquery(ompio_file_t *fh)
+{
+    (void)fh;
+    return OMPI_SUCCESS;
+}
+
+static int sfp_register(void);
+
+__attribute__((visibility("default")))
+mca_sharedfp_base_component_2_0_0_t mca_sharedfp_pstripe_component = {
+    .sharedfpm_version =
+        {
+            MCA_SHAREDFP_BASE_VERSION_2_0_0,
+            .mca_component_name = "pstripe",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_register_component_params = sfp_register,
+        },
+    .sharedfpm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
+    .sharedfpm_init_query = sfp_init_query,
+    .sharedfpm_file_query = sfp_file_query,
+    .sharedfpm_file_unquery = sfp_file_unquery,
+};
+
+static int sfp_register(void)
+{
+    int rc = ps_ompio_check_version("sharedfp");
+
+    if (rc != OMPI_SUCCESS) {
+        return rc;
+    }
+    sharedfp_priority = 50;
+    (void)mca_base_component_var_register(&mca_sharedfp_pstripe_component.sharedfpm_version,
+                                          "priority",
+                                          "Priority of the sharedfp pstripe component (it claims "
+                                          "only files of the pstripe fs component)",
+                                          MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
+                                          MCA_BASE_VAR_SCOPE_READONLY, &sharedfp_priority);
+    return OMPI_SUCCESS;
+}
