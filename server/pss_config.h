@@ -27,6 +27,9 @@ typedef struct pss_config {
     uint64_t max_inflight; /* bytes: request buffers a worker holds before queueing more */
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
     double merge_wait;     /* seconds a write batch may wait for another client's */
+    char *auth;            /* "munge", "key" or "none" (pss_auth.c) */
+    char *auth_key_file;   /* the cluster key (auth = key) */
+    char *munge_socket;    /* munged's socket ("": its default) */
 } pss_config_t;
 
 /* The [server] tunables: names, defaults, docs and where each lands in pss_config_t. */
