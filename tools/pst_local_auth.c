@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -180,6 +182,14 @@ void pst_local_auth_stop(const char *dir)
     pid_t pid = pst_munged_running(dir);
 
     if (pid != 0) {
+        /* wait for its exit (at most 10 s) on a pidfd, so that a start
+         * right after finds no stale munged */
+        int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
         kill(pid, SIGTERM);
+        if (pfd >= 0) {
+            struct pollfd p = {.fd = pfd, .events = POLLIN};
+            poll(&p, 1, (int)(PST_MUNGED_WAIT_NS / 1000000));
+            close(pfd);
+        }
     }
 }
