@@ -131,7 +131,8 @@ TESTS += \
 	tests/tools/hung-server.sh \
 	tests/tools/disk-full.sh \
 	tests/tools/meta-damage.sh \
-	tests/tools/netns.sh
+	tests/tools/netns.sh \
+	tests/tools/auth.sh
 EXTRA_DIST += \
 	tests/tools/lib.sh \
 	tests/tools/local.sh \
@@ -142,6 +143,7 @@ EXTRA_DIST += \
 	tests/tools/disk-full.sh \
 	tests/tools/meta-damage.sh \
 	tests/tools/netns.sh \
+	tests/tools/auth.sh \
 	tests/tools/cp-1g.sh
 # ---- end of tools tests ----------------------------------------------------------
 
