@@ -40,8 +40,9 @@ extern "C" {
 #endif
 
 #define PS_PROTO_MAGIC   0x31545350u /* "PST1" in memory order */
-#define PS_PROTO_VERSION 3 /* 2: OBJ_READ/OBJ_WRITE lists may be strided runs; 3: HELLO
-                              reply carries the auth mode and a nonce; AUTH; STATS auth counters */
+/* PS_PROTO_VERSION 2: OBJ_READ/OBJ_WRITE lists may be strided runs; 3: the HELLO
+ * reply carries the auth mode and a nonce, AUTH, STATS auth counters. */
+#define PS_PROTO_VERSION 3
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 

@@ -120,8 +120,9 @@ static ps_status_t psc_auth_key(const char *path, const ps_hello_rep_t *rep, ps_
     ps_status_t status;
 
     if (path[0] == '\0') {
-        snprintf(msg, msglen, "the server requires the cluster key (auth = key) and this "
-                              "client has no auth_key_file");
+        snprintf(msg, msglen,
+                 "the server requires the cluster key (auth = key) and this "
+                 "client has no auth_key_file");
         return PS_ERR_ACCESS;
     }
     status = ps_key_file_load(path, key, &key_len, msg, msglen);

@@ -479,8 +479,7 @@ static void psc_auth_done(pstripe_fs_t *fs, psc_op_t *op)
         return;
     }
     ps_debug("server %s: authenticated as uid %u gid %u (%s)", conn->server->addr,
-             conn->auth_rep.uid, conn->auth_rep.gid,
-             psc_auth_mode_name(conn->hello_rep.auth_mode));
+             conn->auth_rep.uid, conn->auth_rep.gid, psc_auth_mode_name(conn->hello_rep.auth_mode));
     psc_conn_open_workers(fs, conn);
 }
 

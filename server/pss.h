@@ -103,10 +103,10 @@ typedef struct pss_server {
                                    (pss_store.c; the merge_wait tunable), 0: never */
 
     /* authentication (pss_auth.c), read-only once started */
-    uint32_t auth_mode;              /* ps_auth_mode_t */
-    uint8_t auth_key[4096];          /* the cluster key (auth = key), PS_KEY_MAX bytes */
+    uint32_t auth_mode;     /* ps_auth_mode_t */
+    uint8_t auth_key[4096]; /* the cluster key (auth = key), PS_KEY_MAX bytes */
     size_t auth_key_len;
-    uint8_t ticket_secret[32];       /* MAC key of the tickets this run issues */
+    uint8_t ticket_secret[32]; /* MAC key of the tickets this run issues */
 
     /* metadata */
     MDB_env *mdb_env;

@@ -77,8 +77,8 @@ ps_status_t pss_auth_init(pss_server_t *s)
             ps_error("auth = key needs auth_key_file (a file readable only by its owner)");
             return PS_ERR_INVALID;
         }
-        status = ps_key_file_load(s->cfg.auth_key_file, s->auth_key, &s->auth_key_len, err,
-                                  sizeof(err));
+        status =
+            ps_key_file_load(s->cfg.auth_key_file, s->auth_key, &s->auth_key_len, err, sizeof(err));
         if (status != PS_OK) {
             ps_error("auth = key: %s", err);
             return status;
@@ -192,8 +192,9 @@ static const char *pss_auth_verify(pss_server_t *s, pss_req_t *req, uint32_t *ui
         return NULL;
     }
     if (a->method != s->auth_mode) {
-        return s->auth_mode == PS_AUTH_MUNGE ? "this server requires a MUNGE credential (auth = munge)"
-                                             : "this server requires the cluster key (auth = key)";
+        return s->auth_mode == PS_AUTH_MUNGE
+                   ? "this server requires a MUNGE credential (auth = munge)"
+                   : "this server requires the cluster key (auth = key)";
     }
     if (req->conn == NULL || !req->conn->nonce_set) {
         return "AUTH before HELLO on this connection";
@@ -264,7 +265,8 @@ int pss_auth_check(pss_worker_t *w, pss_req_t *req)
     uint64_t now = ps_time_ns();
     if (now - w->auth_refused_logged_ns > 1000000000ull) {
         ps_warn("worker %u: refusing %s from a connection that has not authenticated (auth = %s)",
-                w->index, ps_msg_type_name(req->hdr.type), pss_auth_mode_name(w->server->auth_mode));
+                w->index, ps_msg_type_name(req->hdr.type),
+                pss_auth_mode_name(w->server->auth_mode));
         w->auth_refused_logged_ns = now;
     }
     pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, NULL);

@@ -380,7 +380,8 @@ static ps_status_t pst_cp_open_src(pst_cp_t *cp, pstripe_fs_t *fs)
         return PS_ERR_INVALID;
     }
     cp->size = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : UINT64_MAX;
-    cp->mode = S_ISREG(sb.st_mode) ? (uint32_t)(sb.st_mode & 0777) : 0666; /* a pipe: as new files */
+    cp->mode =
+        S_ISREG(sb.st_mode) ? (uint32_t)(sb.st_mode & 0777) : 0666; /* a pipe: as new files */
     posix_fadvise(e->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return PS_OK;
 }

@@ -40,7 +40,8 @@ enum {
 };
 
 static const pst_cmd_t pst_local_cmds[] = {
-    {"start", NULL, "--dir DIR [-n N] [--workers W] [--auth MODE] [--set NAME=VALUE]... [--timeout SECS]",
+    {"start", NULL,
+     "--dir DIR [-n N] [--workers W] [--auth MODE] [--set NAME=VALUE]... [--timeout SECS]",
      "start daemons",
      "Start N pstripe-server daemons on 127.0.0.1 (ports chosen by the kernel),\n"
      "with data in DIR/server<i>/, logs in DIR/server<i>.log and pids in\n"

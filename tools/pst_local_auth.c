@@ -108,9 +108,9 @@ static pid_t pst_munged_running(const char *dir)
 
 static ps_status_t pst_munged_start(pst_ctx_t *ctx, const char *dir)
 {
-    char mdir[PATH_MAX], key[PATH_MAX + 16], sock[PATH_MAX + 16], pid[PATH_MAX + 16], log[PATH_MAX + 16],
-        seed[PATH_MAX + 16], a_key[PATH_MAX + 32], a_sock[PATH_MAX + 32], a_pid[PATH_MAX + 32],
-        a_log[PATH_MAX + 32], a_seed[PATH_MAX + 32];
+    char mdir[PATH_MAX], key[PATH_MAX + 16], sock[PATH_MAX + 16], pid[PATH_MAX + 16],
+        log[PATH_MAX + 16], seed[PATH_MAX + 16], a_key[PATH_MAX + 32], a_sock[PATH_MAX + 32],
+        a_pid[PATH_MAX + 32], a_log[PATH_MAX + 32], a_seed[PATH_MAX + 32];
 
     if (pst_munged_running(dir) != 0) {
         return PS_OK;

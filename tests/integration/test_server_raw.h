@@ -69,7 +69,10 @@ public:
      * PSTRIPE_AUTH_KEY_FILE (ps_cluster's). set_auto_auth(false) turns that
      * off, for tests of what unauthenticated connections get.
      */
-    void set_auto_auth(bool on) { auto_auth_ = on; }
+    void set_auto_auth(bool on)
+    {
+        auto_auth_ = on;
+    }
     /* HELLO then AUTH with this key (uid/gid claimed as given); the AUTH
      * reply (the HELLO's if that failed or the server needs no auth). */
     raw_reply authenticate(const std::string &key_file, uint32_t uid = 0, uint32_t gid = 0);

@@ -79,9 +79,9 @@ TEST(hmac, rfc4231)
     }
     EXPECT_EQ("82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b",
               hmac(key4, std::string(50, '\xcd')));
-    EXPECT_EQ("60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
-              hmac(std::string(131, '\xaa'),
-                   "Test Using Larger Than Block-Size Key - Hash Key First"));
+    EXPECT_EQ(
+        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+        hmac(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First"));
     EXPECT_EQ("9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2",
               hmac(std::string(131, '\xaa'),
                    "This is a test using a larger than block-size key and a larger than "

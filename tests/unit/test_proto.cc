@@ -504,7 +504,7 @@ TEST(proto, body_len)
         {PS_MSG_REMOVE, 8, 56},      {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 24, 16},
         {PS_MSG_OBJ_READ, 24, 16},   {PS_MSG_OBJ_STAT, 16, 32}, {PS_MSG_OBJ_TRUNCATE, 16, 32},
         {PS_MSG_OBJ_REMOVE, 16, 32}, {PS_MSG_OBJ_SYNC, 16, 32}, {PS_MSG_META_SYNC, 0, 0},
-        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 384},     {PS_MSG_AUTH, 16, 64},
+        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 384},    {PS_MSG_AUTH, 16, 64},
     };
     for (auto &e : expect) {
         uint32_t req = 1, rep = 1;
