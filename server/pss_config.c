@@ -69,4 +69,10 @@ const ps_config_field_t pss_config_table[] = {
               PS_CFG_STRING, auth_key_file, 0, 0),
     PSS_FIELD("munge_socket", "", "auth = munge: munged's socket (empty: MUNGE's default)",
               PS_CFG_STRING, munge_socket, 0, 0),
+    PSS_FIELD("server_index", "-1",
+              "this server's index in the clients' server list (-1: not known); with "
+              "cluster_size, a CREATE of a path another server owns is refused",
+              PS_CFG_INT, server_index, -1, 65535),
+    PSS_FIELD("cluster_size", "0", "servers in the cluster (0: not known); see server_index",
+              PS_CFG_INT, cluster_size, 0, 65536),
     {NULL}};

@@ -516,6 +516,7 @@ static int pst_local_start(pst_ctx_t *ctx, pst_local_opts_t *o)
         return PST_EXIT_ERROR;
     }
 
+    o->cluster_size = n;
     if (pst_local_plan_restart(ctx, o, srv, n, &addrs, &naddrs) != PS_OK ||
         pst_local_auth_settings(ctx, o, &auth) != PS_OK) {
         goto err_free;

@@ -30,6 +30,7 @@ typedef struct pst_local_opts {
     int nsettings;
     double timeout; /* seconds */
     const char *auth; /* start: munge, key or none; NULL: key */
+    int cluster_size; /* start: servers of the cluster (each is told its index) */
 } pst_local_opts_t;
 
 /* A local cluster's authentication (pst_local_auth.c). */

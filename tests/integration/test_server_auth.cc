@@ -14,6 +14,7 @@
 
 #include "ps_cluster.h"
 #include "ps_hmac.h"
+#include "ps_layout.h"
 #include "test_server_raw.h"
 
 using namespace ps_test;
@@ -205,4 +206,35 @@ TEST(ServerAuth, NoneOnlyWhenSetAndWarned)
     ps_cluster bad2;
     EXPECT_FALSE(bad2.start(1, 1, {"--set", "auth=kerberos"}));
     EXPECT_NE(bad2.log(0).find("must be munge, key or none"), std::string::npos) << bad2.log(0);
+}
+
+/* A server that knows its place (server_index, cluster_size: `pstripe
+ * local start` tells it) refuses a CREATE of a path another server owns,
+ * which would be a phantom entry no client finds at the path's owner. */
+TEST(ServerOwnership, PhantomCreateRefused)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "server_index=0", "--set", "cluster_size=2"}));
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "server_index=1", "--set", "cluster_size=2"}));
+    std::string own[2];
+    for (int k = 0; own[0].empty() || own[1].empty(); k++) {
+        std::string p = "/phantom" + std::to_string(k);
+        own[ps_path_server(p.data(), p.size(), 2)] = p;
+    }
+    for (int i = 0; i < 2; i++) {
+        raw_client c;
+        ASSERT_TRUE(c.connect(cluster.host(i), cluster.port(i)));
+        EXPECT_EQ(c.create(own[1 - i]).status(), PS_ERR_INVALID) << "server " << i;
+        EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, own[1 - i]).status(), PS_ERR_NO_ENTRY);
+        EXPECT_EQ(c.create(own[i]).status(), PS_OK) << "server " << i;
+        EXPECT_NE(cluster.log(i).find("server " + std::to_string(1 - i) + " of 2 owns"),
+                  std::string::npos)
+            << cluster.log(i);
+    }
+    /* a server that is not told its place accepts any path, as before */
+    ps_cluster plain;
+    ASSERT_TRUE(plain.start(1, 1));
+    raw_client c;
+    ASSERT_TRUE(c.connect(plain.host(0), plain.port(0)));
+    EXPECT_EQ(c.create(own[1]).status(), PS_OK);
 }
