@@ -430,7 +430,19 @@ int ps_cluster::kill(int i, int sig)
     if (p <= 0) {
         return -ESRCH;
     }
-    return ::kill(p, sig) == 0 ? 0 : -errno;
+    if (::kill(p, sig) != 0) {
+        return -errno;
+    }
+    if (sig == SIGSTOP) {
+        /* kill() returns before the target has stopped: on a loaded machine
+         * its threads ran on for milliseconds and answered requests a test
+         * expected to time out. Wait until it is stopped (or gone); WNOWAIT
+         * leaves the event for a later reap. */
+        siginfo_t info;
+        while (waitid(P_PID, p, &info, WSTOPPED | WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+        }
+    }
+    return 0;
 }
 
 /*

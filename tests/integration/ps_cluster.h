@@ -84,7 +84,8 @@ public:
     pid_t pid(int i) const;
     bool running(int i) const { return pid(i) > 0; }
 
-    /* Send a signal to server i; returns 0 or -errno. */
+    /* Send a signal to server i; returns 0 or -errno. With SIGSTOP, returns
+     * once the server is stopped (or gone). */
     int kill(int i, int sig);
 
     /*
