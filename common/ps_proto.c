@@ -76,6 +76,9 @@ ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
     case PS_MSG_SHARED_FP:
         req = sizeof(ps_sfp_req_t);
         rep = sizeof(ps_sfp_rep_t);
+    case PS_MSG_AUTH:
+        req = sizeof(ps_auth_req_t);
+        rep = sizeof(ps_auth_rep_t);
         break;
     default:
         return PS_ERR_PROTO;
@@ -135,6 +138,15 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
                 return PS_ERR_PROTO;
             }
             *data_len = (uint64_t)req.prefix_len + req.after_len;
+            return PS_OK;
+        }
+        case PS_MSG_AUTH: {
+            ps_auth_req_t req;
+            memcpy(&req, body, sizeof(req));
+            if (req.cred_len == 0 || req.cred_len > PS_AUTH_CRED_MAX) {
+                return PS_ERR_PROTO;
+            }
+            *data_len = req.cred_len;
             return PS_OK;
         }
         case PS_MSG_OBJ_WRITE:
@@ -426,9 +438,10 @@ const char *ps_msg_type_name(uint16_t type)
         [PS_MSG_STATFS] = "STATFS",
         [PS_MSG_STATS] = "STATS",
         [PS_MSG_SHARED_FP] = "SHARED_FP",
+        [PS_MSG_AUTH] = "AUTH",
     };
 
-    if (type == 0 || type >= PS_MSG_TYPE_LAST) {
+    if (type == 0 || type >= PS_MSG_TYPE_LAST || names[type] == NULL) {
         return "UNKNOWN";
     }
     return names[type];

@@ -40,7 +40,9 @@ extern "C" {
 #endif
 
 #define PS_PROTO_MAGIC   0x31545350u /* "PST1" in memory order */
-#define PS_PROTO_VERSION 2           /* 2: OBJ_READ/OBJ_WRITE lists may be strided runs */
+/* PS_PROTO_VERSION 2: OBJ_READ/OBJ_WRITE lists may be strided runs; 3: the HELLO
+ * reply carries the auth mode and a nonce, AUTH, STATS auth counters. */
+#define PS_PROTO_VERSION 3
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -66,7 +68,8 @@ typedef enum ps_msg_type {
     PS_MSG_STATFS = 13,      /* capacity of the server's data directory */
     PS_MSG_STATS = 14,       /* server counters */
     PS_MSG_SHARED_FP = 15,   /* shared file pointer: fetch-and-add, set, release */
-    PS_MSG_TYPE_LAST = 16
+    PS_MSG_AUTH = 17,        /* prove the caller's identity on this connection */
+    PS_MSG_TYPE_LAST = 18
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -102,15 +105,58 @@ typedef struct ps_hello_req {
     uint32_t client_version; /* PS_PROTO_VERSION */
     uint32_t reserved;       /* 0 */
 } ps_hello_req_t;
+#define PS_AUTH_NONCE_LEN 16u /* bytes of a HELLO nonce */
 typedef struct ps_hello_rep {
     uint64_t server_id;  /* random id, persistent across restarts of a data dir */
     uint32_t nworkers;   /* workers on this server, 1..PS_MAX_WORKERS */
     uint32_t worker;     /* index of the worker that answered */
     uint32_t block_size; /* bytes: O_DIRECT alignment of the data directory */
-    uint32_t reserved;   /* 0 */
+    uint32_t auth_mode;  /* ps_auth_mode_t the server requires */
+    uint8_t nonce[PS_AUTH_NONCE_LEN]; /* random, new for each HELLO: an AUTH on this
+                                         connection must answer it */
 } ps_hello_rep_t;
 /* HELLO reply data: nworkers x uint32_t TCP ports, worker i listens on port[i]
  * at the same IP address as the one the client connected to. */
+
+/* --- AUTH ------------------------------------------------------------------
+ * With auth_mode != NONE, a connection's only accepted requests are HELLO
+ * and AUTH until an AUTH succeeds on it; others are refused with
+ * PS_ERR_ACCESS. The client proves itself on the worker it sent HELLO to
+ * (method MUNGE or KEY, answering that HELLO's nonce) and gets a ticket,
+ * which it presents (method TICKET) on its connections to the server's
+ * other workers. */
+typedef enum ps_auth_mode {
+    PS_AUTH_NONE = 0,  /* no authentication (explicit server setting only) */
+    PS_AUTH_MUNGE = 1, /* MUNGE credential whose payload is the HELLO nonce */
+    PS_AUTH_KEY = 2,   /* HMAC-SHA256 under the cluster key of PS_AUTH_KEY_LABEL, nonce,
+                          server_id, uid, gid */
+    PS_AUTH_TICKET = 3 /* a ticket from an AUTH reply of the same server (AUTH only) */
+} ps_auth_mode_t;
+#define PS_AUTH_KEY_LABEL "pstripe-auth-key-v1"
+#define PS_AUTH_CRED_MAX  4096u /* bytes of credential in AM data */
+#define PS_AUTH_MAC_LEN   32u   /* bytes of an HMAC-SHA256 */
+typedef struct ps_auth_req {
+    uint32_t method;   /* ps_auth_mode_t: MUNGE, KEY or TICKET */
+    uint32_t cred_len; /* bytes of credential in AM data, 1..PS_AUTH_CRED_MAX: the MUNGE
+                          credential, the PS_AUTH_MAC_LEN-byte HMAC, or a ps_auth_ticket_t */
+    uint32_t uid;      /* KEY: the uid the key holder claims; otherwise 0 */
+    uint32_t gid;      /* KEY: the gid the key holder claims; otherwise 0 */
+} ps_auth_req_t;
+/* Proof of an AUTH, valid on connections to every worker of the server
+ * that issued it until expiry; mac is HMAC-SHA256 under a secret the
+ * server draws at start-up over the fields before it. */
+typedef struct ps_auth_ticket {
+    uint64_t server_id; /* the issuing server */
+    uint64_t expiry_ns; /* CLOCK_REALTIME ns after which it is refused */
+    uint32_t uid;
+    uint32_t gid;
+    uint8_t mac[PS_AUTH_MAC_LEN];
+} ps_auth_ticket_t;
+typedef struct ps_auth_rep {
+    uint32_t uid; /* identity the server now holds for this connection */
+    uint32_t gid;
+    ps_auth_ticket_t ticket; /* for the other workers' connections */
+} ps_auth_rep_t;
 
 /* --- CREATE / LOOKUP / REMOVE ---------------------------------------------- */
 #define PS_CREATE_EXCL  0x1u /* fail with PS_ERR_EXISTS if the path exists */
@@ -232,6 +278,10 @@ typedef struct ps_stats_rep {
     uint64_t latency_hist[PS_STATS_HIST_BUCKETS]; /* request service times */
     uint64_t merged_writers; /* write jobs planned from batches of two or more clients */
     uint64_t merge_waits;    /* write batches held (<= merge wait) for another client's */
+    uint64_t auth_mode;      /* ps_auth_mode_t in force */
+    uint64_t auth_ok;        /* AUTH requests accepted */
+    uint64_t auth_refused;   /* AUTH requests refused and requests of unauthenticated
+                                connections refused */
 } ps_stats_rep_t;
 
 /* --- SHARED_FP ----------------------------------------------------------------------
@@ -261,7 +311,10 @@ static_assert(sizeof(ps_msg_hdr_t) == 24, "wire size");
 static_assert(sizeof(ps_region_t) == 16, "wire size");
 static_assert(sizeof(ps_file_info_t) == 48, "wire size");
 static_assert(sizeof(ps_hello_req_t) == 8, "wire size");
-static_assert(sizeof(ps_hello_rep_t) == 24, "wire size");
+static_assert(sizeof(ps_hello_rep_t) == 40, "wire size");
+static_assert(sizeof(ps_auth_req_t) == 16, "wire size");
+static_assert(sizeof(ps_auth_ticket_t) == 56, "wire size");
+static_assert(sizeof(ps_auth_rep_t) == 64, "wire size");
 static_assert(sizeof(ps_create_req_t) == 32, "wire size");
 static_assert(sizeof(ps_file_rep_t) == 56, "wire size");
 static_assert(sizeof(ps_path_req_t) == 8, "wire size");
@@ -274,7 +327,7 @@ static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
-static_assert(sizeof(ps_stats_rep_t) == 8 * (21 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_stats_rep_t) == 8 * (24 + PS_STATS_HIST_BUCKETS), "wire size");
 static_assert(sizeof(ps_sfp_req_t) == 32, "wire size");
 static_assert(sizeof(ps_sfp_rep_t) == 8, "wire size");
 

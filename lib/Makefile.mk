@@ -12,6 +12,7 @@ lib_libpsclient_la_SOURCES = \
 	lib/psc_call.h lib/psc_call.c \
 	lib/psc_op.h lib/psc_op.c \
 	lib/psc_conn.h lib/psc_conn.c \
+	lib/psc_auth.h lib/psc_auth.c \
 	lib/psc_recv.h lib/psc_recv.c \
 	lib/psc_progress.h lib/psc_progress.c \
 	lib/psc_wait.h lib/psc_wait.c \

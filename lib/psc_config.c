@@ -25,7 +25,7 @@
 /* The per-file fields come last (PSC_NCONN_FIELDS before them), so that
  * the table's tail is the per-file table; their offsets are those of
  * psc_io_opts_t, the first member of psc_config_t. */
-#define PSC_NCONN_FIELDS 6
+#define PSC_NCONN_FIELDS 9
 
 const ps_config_field_t psc_config_table[] = {
     PSC_FIELD("servers", "", "servers of the cluster, host:port,host:port,... (layout order)",
@@ -40,6 +40,15 @@ const ps_config_field_t psc_config_table[] = {
               PS_CFG_TIME, connect_timeout, 0.001, 86400.0),
     PSC_FIELD("log_level", "warn", "error, warn, info, debug or trace", PS_CFG_LOGLEVEL, log_level,
               1, 0),
+    PSC_FIELD("auth", "",
+              "how to prove who this client is: munge, key or none; empty: as the server asks "
+              "(a client set to none is refused by servers that require auth)",
+              PS_CFG_STRING, auth, 0, 0),
+    PSC_FIELD("auth_key_file", "",
+              "auth = key: file holding the cluster key, readable by its owner alone",
+              PS_CFG_STRING, auth_key_file, 0, 0),
+    PSC_FIELD("munge_socket", "", "auth = munge: munged's socket (empty: MUNGE's default)",
+              PS_CFG_STRING, munge_socket, 0, 0),
     /* Per-file from here on. Defaults by measurement (run-matrix buffers
      * scenario, 16 MiB transfers, 2 servers, two passes; and 4 MiB transfers
      * alternated 3 times): 1m x 4 wrote 800-850 MiB/s with 1 process where

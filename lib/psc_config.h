@@ -30,6 +30,9 @@ typedef struct psc_config {
     double timeout;
     double connect_timeout;
     int log_level;
+    char *auth;          /* "" (the server's mode), "munge", "key" or "none" (psc_auth.c) */
+    char *auth_key_file; /* the cluster key (auth = key) */
+    char *munge_socket;  /* munged's socket ("": its default) */
 } psc_config_t;
 
 /* Every field, for a psc_config_t. */

@@ -25,6 +25,7 @@
 
 #include "ps_log.h"
 #include "ps_time.h"
+#include "psc_auth.h"
 #include "psc_call.h"
 #include "psc_conn.h"
 #include "psc_op.h"
@@ -205,6 +206,17 @@ void psc_server_disconnect(pstripe_fs_t *fs, psc_server_t *srv)
     ucs_list_add_tail(&fs->dead_conns, &conn->list);
 }
 
+/* 1 if a ticket op still waits in the ready queue for its done_cb. */
+static int psc_conn_tickets_ready(const psc_conn_t *conn)
+{
+    for (uint32_t i = 1; conn->ticket_ops != NULL && i < conn->nworkers; i++) {
+        if (conn->ticket_ops[i].state == PSC_OP_READY) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void psc_conn_free_dead(pstripe_fs_t *fs)
 {
     psc_conn_t *conn, *tmp;
@@ -212,8 +224,10 @@ void psc_conn_free_dead(pstripe_fs_t *fs)
     ucs_list_for_each_safe(conn, tmp, &fs->dead_conns, list)
     {
         if (conn->nclosing == 0 && ucs_list_is_empty(&conn->inflight) &&
-            conn->hello.state != PSC_OP_READY) {
+            conn->hello.state != PSC_OP_READY && !psc_conn_tickets_ready(conn)) {
             ucs_list_del(&conn->list);
+            free(conn->auth_cred);
+            free(conn->ticket_ops);
             free(conn);
         }
     }
@@ -363,6 +377,141 @@ static ps_status_t psc_ep_create(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t wo
     return PS_OK;
 }
 
+/* Every endpoint is open (and authenticated): send the ops that waited. */
+static void psc_conn_ready(pstripe_fs_t *fs, psc_conn_t *conn)
+{
+    psc_server_t *srv = conn->server;
+    psc_op_t *wop, *tmp;
+
+    srv->state = PSC_SRV_CONNECTED;
+    ps_debug("connected to server %s: id %#llx, %u workers, block size %u, auth %s", srv->addr,
+             (unsigned long long)srv->server_id, conn->nworkers, srv->block_size,
+             psc_auth_mode_name(conn->hello_rep.auth_mode));
+    ucs_list_for_each_safe(wop, tmp, &srv->waitq, cmd.list)
+    {
+        ucs_list_del(&wop->cmd.list);
+        wop->state = PSC_OP_IDLE;
+        psc_op_dispatch(fs, srv, wop);
+    }
+}
+
+/* The message of a refused AUTH. */
+static void psc_auth_refused(psc_conn_t *conn, const psc_op_t *op, char *msg, size_t len)
+{
+    if (op->status == PS_ERR_ACCESS) {
+        snprintf(msg, len,
+                 "server %s refused this client's authentication (auth = %s): %s; the "
+                 "server's log says why",
+                 conn->server->addr, psc_auth_mode_name(conn->hello_rep.auth_mode),
+                 conn->hello_rep.auth_mode == PS_AUTH_KEY
+                     ? "wrong cluster key?"
+                     : "MUNGE credential not accepted (another MUNGE key, clock skew or replay?)");
+    } else {
+        snprintf(msg, len, "authenticating to server %s: %.400s", conn->server->addr, op->msg);
+    }
+}
+
+static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op)
+{
+    psc_conn_t *conn = op->arg;
+    char msg[PSC_MSG_MAX];
+
+    if (conn->failed) {
+        return;
+    }
+    if (op->status != PS_OK) {
+        psc_auth_refused(conn, op, msg, sizeof(msg));
+        psc_conn_fail(fs, conn, op->status, msg);
+        return;
+    }
+    if (--conn->tickets_pending == 0) {
+        psc_conn_ready(fs, conn);
+    }
+}
+
+/* Open the endpoints to workers 1..n-1; with auth, present the ticket on
+ * each and become ready when all have accepted it. */
+static void psc_conn_open_workers(pstripe_fs_t *fs, psc_conn_t *conn)
+{
+    uint32_t n = conn->nworkers;
+
+    for (uint32_t i = 1; i < n; i++) {
+        if (psc_ep_create(fs, conn, i, (uint16_t)conn->ports[i]) != PS_OK) {
+            psc_conn_fail(fs, conn, conn->fail_status, conn->fail_msg);
+            return;
+        }
+    }
+    if (conn->hello_rep.auth_mode == PS_AUTH_NONE || n == 1) {
+        psc_conn_ready(fs, conn);
+        return;
+    }
+    conn->ticket_ops = calloc(n, sizeof(psc_op_t));
+    if (conn->ticket_ops == NULL) {
+        psc_conn_fail(fs, conn, PS_ERR_NO_MEMORY, "no memory for authentication");
+        return;
+    }
+    ps_auth_req_t req = {.method = PS_AUTH_TICKET, .cred_len = sizeof(ps_auth_ticket_t)};
+    conn->tickets_pending = n - 1;
+    for (uint32_t i = 1; i < n && !conn->failed; i++) {
+        psc_op_t *op = &conn->ticket_ops[i];
+        psc_op_init(op, conn->server->index, PS_MSG_AUTH, &req, sizeof(req));
+        op->done_cb = psc_ticket_done;
+        op->arg = conn;
+        op->send_buf = &conn->auth_rep.ticket;
+        op->send_count = sizeof(conn->auth_rep.ticket);
+        psc_op_send(fs, conn, i, op);
+    }
+}
+
+static void psc_auth_done(pstripe_fs_t *fs, psc_op_t *op)
+{
+    psc_conn_t *conn = op->arg;
+    char msg[PSC_MSG_MAX];
+
+    free(conn->auth_cred);
+    conn->auth_cred = NULL;
+    if (conn->failed) {
+        return;
+    }
+    if (op->status != PS_OK) {
+        psc_auth_refused(conn, op, msg, sizeof(msg));
+        psc_conn_fail(fs, conn, op->status, msg);
+        return;
+    }
+    ps_debug("server %s: authenticated as uid %u gid %u (%s)", conn->server->addr,
+             conn->auth_rep.uid, conn->auth_rep.gid, psc_auth_mode_name(conn->hello_rep.auth_mode));
+    psc_conn_open_workers(fs, conn);
+}
+
+/* HELLO answered on worker 0: prove who we are there (AUTH, reusing the
+ * HELLO's op) or, with auth = none at the server, open the other workers. */
+static void psc_conn_authenticate(pstripe_fs_t *fs, psc_conn_t *conn)
+{
+    psc_op_t *op = &conn->hello;
+    size_t cred_len = 0;
+    char msg[PSC_MSG_MAX];
+    ps_status_t status;
+
+    if (conn->hello_rep.auth_mode == PS_AUTH_NONE) {
+        psc_conn_open_workers(fs, conn);
+        return;
+    }
+    status = psc_auth_make(fs, conn->server, &conn->hello_rep, &conn->auth_req, &conn->auth_cred,
+                           &cred_len, msg, sizeof(msg));
+    if (status != PS_OK) {
+        psc_conn_fail(fs, conn, status, msg);
+        return;
+    }
+    psc_op_init(op, conn->server->index, PS_MSG_AUTH, &conn->auth_req, sizeof(conn->auth_req));
+    op->done_cb = psc_auth_done;
+    op->arg = conn;
+    op->send_buf = conn->auth_cred;
+    op->send_count = cred_len;
+    op->rep_body = &conn->auth_rep;
+    op->rep_body_len = sizeof(conn->auth_rep);
+    psc_op_send(fs, conn, 0, op);
+}
+
 static void psc_hello_done(pstripe_fs_t *fs, psc_op_t *op)
 {
     psc_conn_t *conn = op->arg;
@@ -386,35 +535,18 @@ static void psc_hello_done(pstripe_fs_t *fs, psc_op_t *op)
                      i);
             goto err;
         }
+        conn->ports[i] = ports[i];
     }
     if (conn->failed || conn->fail_pending) {
         snprintf(msg, sizeof(msg), "%s", conn->fail_msg);
         goto err;
     }
-    for (uint32_t i = 1; i < n; i++) {
-        if (psc_ep_create(fs, conn, i, (uint16_t)ports[i]) != PS_OK) {
-            snprintf(msg, sizeof(msg), "%s", conn->fail_msg);
-            goto err;
-        }
-    }
     conn->nworkers = n;
     srv->server_id = conn->hello_rep.server_id;
     srv->block_size = conn->hello_rep.block_size;
-    srv->state = PSC_SRV_CONNECTED;
     free(op->recv_alloc);
     op->recv_alloc = NULL;
-    ps_debug("connected to server %s: id %#llx, %u workers, block size %u", srv->addr,
-             (unsigned long long)srv->server_id, n, srv->block_size);
-    {
-        psc_op_t *wop, *tmp;
-
-        ucs_list_for_each_safe(wop, tmp, &srv->waitq, cmd.list)
-        {
-            ucs_list_del(&wop->cmd.list);
-            wop->state = PSC_OP_IDLE;
-            psc_op_dispatch(fs, srv, wop);
-        }
-    }
+    psc_conn_authenticate(fs, conn);
     return;
 
 err:

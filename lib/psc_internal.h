@@ -191,6 +191,13 @@ struct psc_conn {
     ps_hello_req_t hello_req;
     ps_hello_rep_t hello_rep;
     psc_ep_t eps[PS_MAX_WORKERS];
+    /* authentication (psc_conn.c, psc_auth.c) */
+    uint32_t ports[PS_MAX_WORKERS]; /* each worker's TCP port, from HELLO */
+    ps_auth_req_t auth_req;
+    ps_auth_rep_t auth_rep;
+    void *auth_cred;          /* AUTH data on worker 0 (malloc'd) */
+    psc_op_t *ticket_ops;     /* AUTH with the ticket to workers 1..n-1 (calloc'd) */
+    uint32_t tickets_pending; /* of those, not answered yet */
 };
 
 typedef enum psc_server_state {

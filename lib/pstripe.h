@@ -236,6 +236,9 @@ typedef struct pstripe_server_stats {
     uint64_t queue_depth, queue_depth_max, merged_batches, direct_io;
     uint64_t latency_hist[24]; /* bucket i: requests served in < 2^i us */
     uint64_t merged_writers, merge_waits;
+    uint64_t auth_mode;    /* 0 none, 1 munge, 2 key (ps_auth_mode_t) */
+    uint64_t auth_ok;      /* AUTH requests accepted */
+    uint64_t auth_refused; /* AUTH requests and unauthenticated requests refused */
 } pstripe_server_stats_t;
 ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
 

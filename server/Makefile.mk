@@ -9,6 +9,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_conn.h server/pss_conn.c \
 	server/pss_req.h server/pss_req.c \
 	server/pss_admin.h server/pss_admin.c \
+	server/pss_auth.h server/pss_auth.c \
 	server/pss_meta.h server/pss_meta.c \
 	server/pss_sharedfp.h server/pss_sharedfp.c \
 	server/pss_check.h server/pss_check.c \
@@ -20,4 +21,4 @@ server_pstripe_server_SOURCES = \
 	server/pss_probe.h server/pss_probe.c
 server_pstripe_server_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS) $(HWLOC_CFLAGS) $(LMDB_CFLAGS)
 server_pstripe_server_LDADD = common/libpscommon.la \
-	$(UCX_LIBS) $(HWLOC_LIBS) $(LMDB_LIBS) $(AIO_LIBS)
+	$(UCX_LIBS) $(HWLOC_LIBS) $(LMDB_LIBS) $(AIO_LIBS) $(MUNGE_LIBS)

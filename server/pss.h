@@ -16,6 +16,7 @@
  *   pss_main.c    command line, start-up, data dir, signals, shutdown
  *   pss_worker.c  event loop, UCX listener, request decoding, admission, routing
  *   pss_admin.c   HELLO, STATFS and STATS
+ *   pss_auth.c    auth mode, AUTH, refusing unauthenticated connections
  *   pss_meta.c    the namespace in LMDB (CREATE, LOOKUP, REMOVE, LIST, META_SYNC)
  *   pss_store.c   OBJ_* requests: checks, each object's queue, control requests
  *   pss_job.c     planned I/O jobs: coalescing, libaio, read-modify-write
@@ -61,6 +62,7 @@ typedef struct pss_stats {
     _Atomic uint64_t queue_depth, queue_depth_max;
     _Atomic uint64_t merged_batches;
     _Atomic uint64_t merged_writers, merge_waits;
+    _Atomic uint64_t auth_ok, auth_refused;
     _Atomic uint64_t latency_hist[PS_STATS_HIST_BUCKETS];
 } pss_stats_t;
 
@@ -102,6 +104,12 @@ typedef struct pss_server {
     uint64_t merge_wait_ns;     /* longest hold of a write batch for another client's
                                    (pss_store.c; the merge_wait tunable), 0: never */
 
+    /* authentication (pss_auth.c), read-only once started */
+    uint32_t auth_mode;     /* ps_auth_mode_t */
+    uint8_t auth_key[4096]; /* the cluster key (auth = key), PS_KEY_MAX bytes */
+    size_t auth_key_len;
+    uint8_t ticket_secret[32]; /* MAC key of the tickets this run issues */
+
     /* metadata */
     MDB_env *mdb_env;
     MDB_dbi mdb_paths;
@@ -142,6 +150,7 @@ typedef struct pss_req {
         ps_io_req_t io;
         ps_obj_req_t obj;
         ps_sfp_req_t sfp;
+        ps_auth_req_t auth;
     } body;
     ps_status_t status;     /* decode status; PS_OK when valid */
     int late;               /* arrived after the worker began to stop */
@@ -188,6 +197,7 @@ struct pss_worker {
     uint64_t conns_refused;     /* connections refused at max_conns_per_worker */
     uint64_t refused_logged_ns; /* when that was last logged */
     pss_conn_t *conn_last; /* last looked-up connection */
+    uint64_t auth_refused_logged_ns; /* when a refused unauthenticated request was last logged */
 
     /* requests decoded by the AM callback, processed after progress */
     pss_req_t *incoming_head, **incoming_tail;

@@ -7,6 +7,7 @@
  */
 #include "pss_admin.h"
 
+#include "pss_auth.h"
 #include "pss_meta.h"
 #include "pss_req.h"
 
@@ -36,6 +37,11 @@ static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
     rep.nworkers = s->nworkers;
     rep.worker = w->index;
     rep.block_size = s->align;
+    if (pss_auth_hello(w, req, &rep) != PS_OK) {
+        free(ports);
+        pss_reply(req, PS_ERR_IO, NULL, 0, NULL, 0, NULL);
+        return;
+    }
     pss_reply(req, PS_OK, &rep, sizeof(rep), ports, s->nworkers * sizeof(uint32_t), free);
 }
 
@@ -77,6 +83,7 @@ static void pss_stats_collect(pss_server_t *s, ps_stats_rep_t *rep)
     rep->uptime_ns = ps_time_ns() - s->start_ns;
     rep->nworkers = s->nworkers;
     rep->direct_io = (uint64_t)s->direct_io;
+    rep->auth_mode = s->auth_mode;
     for (uint32_t i = 0; i < s->nworkers; i++) {
         pss_worker_t *w = s->workers[i];
         rep->requests += PSS_STAT_GET(w, requests);
@@ -98,6 +105,8 @@ static void pss_stats_collect(pss_server_t *s, ps_stats_rep_t *rep)
         rep->merged_batches += PSS_STAT_GET(w, merged_batches);
         rep->merged_writers += PSS_STAT_GET(w, merged_writers);
         rep->merge_waits += PSS_STAT_GET(w, merge_waits);
+        rep->auth_ok += PSS_STAT_GET(w, auth_ok);
+        rep->auth_refused += PSS_STAT_GET(w, auth_refused);
         for (int b = 0; b < PS_STATS_HIST_BUCKETS; b++) {
             rep->latency_hist[b] += PSS_STAT_GET(w, latency_hist[b]);
         }

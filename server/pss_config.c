@@ -62,4 +62,21 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("drain_timeout", "20s",
               "on SIGTERM, time allowed to finish in-flight requests before exiting",
               PS_CFG_TIME, drain_timeout, 0, 3600),
+    PSS_FIELD("auth", "munge",
+              "how clients prove who they are: munge (a MUNGE credential: munged must run on "
+              "every node with the same key), key (the cluster key of auth_key_file) or none "
+              "(anyone who reaches the ports is served; logged as a warning)",
+              PS_CFG_STRING, auth, 1, 0),
+    PSS_FIELD("auth_key_file", "",
+              "auth = key: file holding the cluster key, owned by the server's user and readable "
+              "by it alone (clients read their copy)",
+              PS_CFG_STRING, auth_key_file, 0, 0),
+    PSS_FIELD("munge_socket", "", "auth = munge: munged's socket (empty: MUNGE's default)",
+              PS_CFG_STRING, munge_socket, 0, 0),
+    PSS_FIELD("server_index", "-1",
+              "this server's index in the clients' server list (-1: not known); with "
+              "cluster_size, a CREATE of a path another server owns is refused",
+              PS_CFG_INT, server_index, -1, 65535),
+    PSS_FIELD("cluster_size", "0", "servers in the cluster (0: not known); see server_index",
+              PS_CFG_INT, cluster_size, 0, 65536),
     {NULL}};

@@ -28,6 +28,11 @@ typedef struct pss_config {
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
     double merge_wait;     /* seconds a write batch may wait for another client's */
     uint64_t read_share;   /* bytes per worker: read spans kept for other clients' reads */
+    char *auth;            /* "munge", "key" or "none" (pss_auth.c) */
+    char *auth_key_file;   /* the cluster key (auth = key) */
+    char *munge_socket;    /* munged's socket ("": its default) */
+    int64_t server_index;  /* this server's index in the cluster's list, -1: not known */
+    int64_t cluster_size;  /* servers in the cluster, 0: not known (pss_meta.c) */
 } pss_config_t;
 
 /* The [server] tunables: names, defaults, docs and where each lands in pss_config_t. */

@@ -15,6 +15,10 @@ struct pss_conn {
     int refs;   /* the table's reference + one per request holding it */
     int closed; /* error seen or worker closing: never send on ep again */
     int owned;  /* created by our listener: we close it */
+    int authed; /* an AUTH succeeded (pss_auth.c): uid and gid are the caller's */
+    uint32_t uid, gid;
+    int nonce_set; /* nonce was sent in a HELLO reply and not yet answered */
+    uint8_t nonce[PS_AUTH_NONCE_LEN];
     struct pss_conn *next_dead;
 };
 

@@ -15,6 +15,7 @@
  */
 #include "config.h"
 #include "pss.h"
+#include "pss_auth.h"
 #include "pss_check.h"
 #include "pss_meta.h"
 #include "pss_store.h"
@@ -746,7 +747,7 @@ int main(int argc, char **argv)
     if (pss_open_storage(s, &lock_fd) != PS_OK) {
         goto out;
     }
-    if (pss_ucx_init(s) != PS_OK) {
+    if (pss_auth_init(s) != PS_OK || pss_ucx_init(s) != PS_OK) {
         goto err_close_storage;
     }
     if (pss_workers_create(s) == PS_OK && pss_serve(s, &sigs, args.ready_fd) == PS_OK) {

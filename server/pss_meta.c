@@ -334,6 +334,19 @@ static ps_status_t pss_check_path(pss_req_t *req, const char *path, size_t len)
     return status;
 }
 
+/* 1 if this server may own path: it does not know its place in the
+ * cluster, or the path's server (ps_path_server) is this one. A CREATE
+ * elsewhere would make an entry no client finds at its owner (and `ls`,
+ * which asks every server, would list the name twice). */
+static int pss_meta_owns(pss_server_t *s, const char *path, size_t len)
+{
+    if (s->cfg.cluster_size <= 0 || s->cfg.server_index < 0) {
+        return 1;
+    }
+    return ps_path_server(path, len, (uint32_t)s->cfg.cluster_size) ==
+           (uint32_t)s->cfg.server_index;
+}
+
 static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
 {
     pss_server_t *s = w->server;
@@ -353,6 +366,15 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
                 "first %u) or flags 0x%x",
                 w->index, (unsigned long long)req->hdr.req_id,
                 (unsigned long long)c->stripe_size, c->stripe_count, c->first_server, c->flags);
+        pss_reply(req, PS_ERR_INVALID, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    if (!pss_meta_owns(s, path, len)) {
+        ps_warn("worker %u: CREATE req %llu of a path that server %u of %lld owns, not this "
+                "server (%lld): refused (a client with another server list?)",
+                w->index, (unsigned long long)req->hdr.req_id,
+                ps_path_server(path, len, (uint32_t)s->cfg.cluster_size),
+                (long long)s->cfg.cluster_size, (long long)s->cfg.server_index);
         pss_reply(req, PS_ERR_INVALID, NULL, 0, NULL, 0, NULL);
         return;
     }

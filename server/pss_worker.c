@@ -22,6 +22,7 @@
 #include "pss_worker.h"
 
 #include "pss_admin.h"
+#include "pss_auth.h"
 #include "pss_conn.h"
 #include "pss_meta.h"
 #include "pss_req.h"
@@ -219,12 +220,18 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
         ps_trace("worker %u: %s", w->index, dump);
     }
+    if (!pss_auth_check(w, req)) {
+        return;
+    }
 
     switch (req->hdr.type) {
     case PS_MSG_HELLO:
     case PS_MSG_STATFS:
     case PS_MSG_STATS:
         pss_admin_handle(w, req);
+        return;
+    case PS_MSG_AUTH:
+        pss_auth_handle(w, req);
         return;
     case PS_MSG_LIST:
     case PS_MSG_META_SYNC:

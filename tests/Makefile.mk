@@ -9,6 +9,7 @@ TESTS += tests/unit/unit_tests
 tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_status.cc \
 	tests/unit/test_proto.cc \
+	tests/unit/test_hmac.cc \
 	tests/unit/test_layout.cc \
 	tests/unit/test_extent.cc \
 	tests/unit/test_config.cc \
@@ -42,6 +43,7 @@ TESTS += tests/integration/test_server
 tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_raw.cc tests/integration/test_server_raw.h \
 	tests/integration/test_server_basic.cc \
+	tests/integration/test_server_auth.cc \
 	tests/integration/test_server_proto.cc \
 	tests/integration/test_server_io.cc \
 	tests/integration/test_server_meta.cc \
@@ -171,7 +173,8 @@ TESTS += \
 	tests/tools/hung-server.sh \
 	tests/tools/disk-full.sh \
 	tests/tools/meta-damage.sh \
-	tests/tools/netns.sh
+	tests/tools/netns.sh \
+	tests/tools/auth.sh
 EXTRA_DIST += \
 	tests/tools/lib.sh \
 	tests/tools/local.sh \
@@ -182,6 +185,7 @@ EXTRA_DIST += \
 	tests/tools/disk-full.sh \
 	tests/tools/meta-damage.sh \
 	tests/tools/netns.sh \
+	tests/tools/auth.sh \
 	tests/tools/cp-1g.sh
 # ---- end of tools tests ----------------------------------------------------------
 

@@ -11,7 +11,8 @@ tools_pstripe_SOURCES = \
 	tools/pst_cp.c \
 	tools/pst_local.h \
 	tools/pst_local.c \
-	tools/pst_local_proc.c
+	tools/pst_local_proc.c \
+	tools/pst_local_auth.c
 tools_pstripe_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPST_SBINDIR='"$(sbindir)"' \
 	-DPST_BINDIR='"$(bindir)"' \

@@ -67,6 +67,7 @@ typedef struct pst_cp {
     pst_ctx_t *ctx;
     pst_cp_end_t src, dst;
     uint64_t size; /* source size; UINT64_MAX if unknown (pipe) */
+    uint32_t mode; /* permission bits of a new destination: the source's, less the umask */
     uint64_t chunk;
     int depth;
     int progress; /* -1 auto, 0 off, 1 on */
@@ -363,6 +364,7 @@ static ps_status_t pst_cp_open_src(pst_cp_t *cp, pstripe_fs_t *fs)
             return status;
         }
         cp->size = st.size;
+        cp->mode = st.mode & 0777;
         return PS_OK;
     }
 
@@ -378,6 +380,8 @@ static ps_status_t pst_cp_open_src(pst_cp_t *cp, pstripe_fs_t *fs)
         return PS_ERR_INVALID;
     }
     cp->size = S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : UINT64_MAX;
+    cp->mode =
+        S_ISREG(sb.st_mode) ? (uint32_t)(sb.st_mode & 0777) : 0666; /* a pipe: as new files */
     posix_fadvise(e->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     return PS_OK;
 }
@@ -387,9 +391,13 @@ static ps_status_t pst_cp_open_dst(pst_cp_t *cp, pstripe_fs_t *fs, const pstripe
     pst_cp_end_t *e = &cp->dst;
     ps_status_t status;
 
+    /* Like cp(1): a new destination gets the source's mode less the umask
+     * (the kernel applies it to a local one); an existing one keeps its own. */
+    mode_t mask = umask(0);
+    umask(mask);
     if (e->is_pstripe) {
-        status = pstripe_open(fs, e->path, PSTRIPE_WRONLY | PSTRIPE_CREAT | PSTRIPE_TRUNC, 0644,
-                              layout, &e->file);
+        status = pstripe_open(fs, e->path, PSTRIPE_WRONLY | PSTRIPE_CREAT | PSTRIPE_TRUNC,
+                              cp->mode & ~(uint32_t)mask, layout, &e->file);
         if (status != PS_OK) {
             pst_lib_error(cp->ctx, status, "cannot create %s", e->name);
         }
@@ -397,7 +405,7 @@ static ps_status_t pst_cp_open_dst(pst_cp_t *cp, pstripe_fs_t *fs, const pstripe
     }
     e->fd = (strcmp(e->path, "-") == 0)
                 ? STDOUT_FILENO
-                : open(e->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+                : open(e->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)cp->mode);
     if (e->fd < 0) {
         status = ps_status_from_errno(errno);
         pst_msg(cp->ctx, "cannot create %s: %s", e->name, strerror(errno));

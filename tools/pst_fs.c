@@ -431,6 +431,12 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
     printf("  merged writers  %" PRIu64 " write jobs of several clients (%" PRIu64
            " batches waited for a partner)\n",
            s->merged_writers, s->merge_waits);
+    printf("  auth            %s: %" PRIu64 " accepted, %" PRIu64 " refused\n",
+           s->auth_mode == 1   ? "munge"
+           : s->auth_mode == 2 ? "key (cluster key)"
+           : s->auth_mode == 0 ? "NONE (no authentication)"
+                               : "unknown",
+           s->auth_ok, s->auth_refused);
 
     for (int i = 0; i < nb; i++) {
         if (s->latency_hist[i] != 0) {

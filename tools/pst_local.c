@@ -35,11 +35,13 @@ enum {
     PST_LOCAL_OPT_DIR = PST_OPT_FIRST_LOCAL,
     PST_LOCAL_OPT_WORKERS,
     PST_LOCAL_OPT_SET,
-    PST_LOCAL_OPT_TIMEOUT
+    PST_LOCAL_OPT_TIMEOUT,
+    PST_LOCAL_OPT_AUTH
 };
 
 static const pst_cmd_t pst_local_cmds[] = {
-    {"start", NULL, "--dir DIR [-n N] [--workers W] [--set NAME=VALUE]... [--timeout SECS]",
+    {"start", NULL,
+     "--dir DIR [-n N] [--workers W] [--auth MODE] [--set NAME=VALUE]... [--timeout SECS]",
      "start daemons",
      "Start N pstripe-server daemons on 127.0.0.1 (ports chosen by the kernel),\n"
      "with data in DIR/server<i>/, logs in DIR/server<i>.log and pids in\n"
@@ -51,12 +53,17 @@ static const pst_cmd_t pst_local_cmds[] = {
      "      --dir DIR          cluster directory (created if missing)\n"
      "  -n, --servers-count N  number of daemons (default 4, or as many as DIR has)\n"
      "      --workers W        workers per daemon (default: one per core)\n"
+     "      --auth MODE        how clients prove who they are: key (default: a cluster\n"
+     "                         key DIR/auth.key, mode 0600, made once), munge (a private\n"
+     "                         munged on DIR/munge/sock, started here; needs root) or\n"
+     "                         none (no authentication); client.conf says which\n"
      "      --set NAME=VALUE   server tunable, passed to every daemon (repeatable)\n"
      "      --timeout SECS     how long to wait for the daemons to listen (default 60)\n"
      "  -h, --help             show this help\n"},
     {"stop", NULL, "--dir DIR [--timeout SECS]", "stop daemons",
      "Send SIGTERM to the daemons of DIR and wait for them to exit (they finish\n"
      "in-flight I/O and sync); after the timeout send SIGKILL with a warning.\n"
+     "A munged started by `local start --auth munge` is stopped too.\n"
      "\n"
      "      --dir DIR          cluster directory\n"
      "      --timeout SECS     how long to wait after SIGTERM (default 30)\n"
@@ -111,8 +118,9 @@ static int pst_local_opt(pst_ctx_t *ctx, int c, const char *arg, pst_local_opts_
     const int is_start = (strcmp(ctx->cmd->name, "start") == 0);
     char *end;
 
-    if (!is_start && (c == 'n' || c == PST_LOCAL_OPT_WORKERS || c == PST_LOCAL_OPT_SET)) {
-        return pst_usage_error(ctx, "-n, --workers and --set are options of `local start`");
+    if (!is_start && (c == 'n' || c == PST_LOCAL_OPT_WORKERS || c == PST_LOCAL_OPT_SET ||
+                      c == PST_LOCAL_OPT_AUTH)) {
+        return pst_usage_error(ctx, "-n, --workers, --auth and --set are options of `local start`");
     }
     if (c == PST_LOCAL_OPT_TIMEOUT && strcmp(ctx->cmd->name, "status") == 0) {
         return pst_usage_error(ctx, "--timeout is an option of `local start` and `stop`");
@@ -138,6 +146,9 @@ static int pst_local_opt(pst_ctx_t *ctx, int c, const char *arg, pst_local_opts_
         return PST_CONTINUE;
     case PST_LOCAL_OPT_SET:
         return pst_add_setting(ctx, arg, &o->settings, &o->nsettings);
+    case PST_LOCAL_OPT_AUTH:
+        o->auth = arg;
+        return PST_CONTINUE;
     case PST_LOCAL_OPT_TIMEOUT:
         o->timeout = strtod(arg, &end);
         if (*arg == '\0' || *end != '\0' || !(o->timeout > 0)) {
@@ -163,6 +174,7 @@ static int pst_parse_local_opts(pst_ctx_t *ctx, int argc, char **argv, pst_local
         {"workers", required_argument, NULL, PST_LOCAL_OPT_WORKERS},
         {"set", required_argument, NULL, PST_LOCAL_OPT_SET},
         {"timeout", required_argument, NULL, PST_LOCAL_OPT_TIMEOUT},
+        {"auth", required_argument, NULL, PST_LOCAL_OPT_AUTH},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const int is_start = (strcmp(ctx->cmd->name, "start") == 0);
@@ -381,10 +393,11 @@ static void pst_local_free_addrs(char **addrs, int naddrs)
 /* Pid files, then DIR/client.conf (its path in conf_path) with the
  * addresses in index order. */
 static ps_status_t pst_local_write_state(pst_ctx_t *ctx, const pst_local_opts_t *o,
-                                         const pst_server_t *srv, int n, char *conf_path,
-                                         size_t conf_path_len)
+                                         const pst_server_t *srv, int n, const char *auth_conf,
+                                         char *conf_path, size_t conf_path_len)
 {
-    size_t conf_len = 512 + (size_t)n * (PST_LOCAL_ADDR_MAX + 1) + strlen(o->dir);
+    size_t conf_len =
+        512 + (size_t)n * (PST_LOCAL_ADDR_MAX + 1) + strlen(o->dir) + strlen(auth_conf);
     char *conf = malloc(conf_len);
     ps_status_t status = PS_OK;
     char path[PATH_MAX];
@@ -408,7 +421,7 @@ static ps_status_t pst_local_write_state(pst_ctx_t *ctx, const pst_local_opts_t 
         status = (status == PS_OK) ? pid_status : status;
         off += (size_t)snprintf(conf + off, conf_len - off, "%s%s", i ? "," : "", srv[i].addr);
     }
-    snprintf(conf + off, conf_len - off, "\n");
+    snprintf(conf + off, conf_len - off, "\n%s", auth_conf);
     pst_snprintf(conf_path, conf_path_len, "%s/client.conf", o->dir);
     if (status == PS_OK) {
         status = pst_local_write_file(ctx, conf_path, conf);
@@ -447,9 +460,39 @@ static void pst_local_print_started(const pst_local_opts_t *o, const pst_server_
            conf_path, o->dir);
 }
 
+/* Set up the cluster's authentication and put its server settings before
+ * the user's (a later --set wins). */
+static ps_status_t pst_local_auth_settings(pst_ctx_t *ctx, pst_local_opts_t *o,
+                                           pst_local_auth_t *auth)
+{
+    const char **settings;
+    int n = 0;
+
+    if (pst_local_auth_start(ctx, o, auth) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    settings = calloc((size_t)o->nsettings + 3, sizeof(*settings));
+    if (settings == NULL) {
+        pst_msg(ctx, "out of memory");
+        return PS_ERR_NO_MEMORY;
+    }
+    settings[n++] = auth->set_mode;
+    if (auth->set_path[0] != '\0') {
+        settings[n++] = auth->set_path;
+    }
+    for (int i = 0; i < o->nsettings; i++) {
+        settings[n++] = o->settings[i];
+    }
+    free(o->settings);
+    o->settings = settings;
+    o->nsettings = n;
+    return PS_OK;
+}
+
 static int pst_local_start(pst_ctx_t *ctx, pst_local_opts_t *o)
 {
     char binbuf[PATH_MAX], conf_path[PATH_MAX];
+    static pst_local_auth_t auth; /* its strings are the daemons' settings */
     ps_status_t status, ready_status;
     const char *binary;
     pst_server_t *srv;
@@ -473,7 +516,9 @@ static int pst_local_start(pst_ctx_t *ctx, pst_local_opts_t *o)
         return PST_EXIT_ERROR;
     }
 
-    if (pst_local_plan_restart(ctx, o, srv, n, &addrs, &naddrs) != PS_OK) {
+    o->cluster_size = n;
+    if (pst_local_plan_restart(ctx, o, srv, n, &addrs, &naddrs) != PS_OK ||
+        pst_local_auth_settings(ctx, o, &auth) != PS_OK) {
         goto err_free;
     }
     status = pst_local_spawn(ctx, o, binary, srv, n);
@@ -484,7 +529,7 @@ static int pst_local_start(pst_ctx_t *ctx, pst_local_opts_t *o)
         pst_msg(ctx, "no server left running");
         goto err_free;
     }
-    if (pst_local_write_state(ctx, o, srv, n, conf_path, sizeof(conf_path)) != PS_OK) {
+    if (pst_local_write_state(ctx, o, srv, n, auth.conf, conf_path, sizeof(conf_path)) != PS_OK) {
         pst_local_abort(ctx, srv, n);
         goto err_free;
     }
@@ -584,6 +629,9 @@ static int pst_local_stop(pst_ctx_t *ctx, pst_local_opts_t *o)
     }
     if (nrunning == 0) {
         printf("no server of %s was running\n", o->dir);
+    }
+    if (ret == PST_EXIT_OK) {
+        pst_local_auth_stop(o->dir);
     }
     free(pids);
     free(orig);

@@ -29,7 +29,24 @@ typedef struct pst_local_opts {
     const char **settings; /* server --set values */
     int nsettings;
     double timeout; /* seconds */
+    const char *auth; /* start: munge, key or none; NULL: key */
+    int cluster_size; /* start: servers of the cluster (each is told its index) */
 } pst_local_opts_t;
+
+/* A local cluster's authentication (pst_local_auth.c). */
+typedef struct pst_local_auth {
+    char path[PATH_MAX + 16];     /* the key file or munged's socket */
+    char set_mode[32];            /* server setting "auth=MODE" */
+    char set_path[PATH_MAX + 32]; /* server setting naming path ("" for none) */
+    char conf[PATH_MAX + 64];     /* client.conf lines */
+} pst_local_auth_t;
+
+/* Make the cluster's key or start its munged (as o->auth says) and fill a
+ * with what servers and clients must be told; reports a failure. */
+ps_status_t pst_local_auth_start(pst_ctx_t *ctx, const pst_local_opts_t *o, pst_local_auth_t *a);
+
+/* Stop the cluster's munged, if it runs. */
+void pst_local_auth_stop(const char *dir);
 
 /* One daemon of the cluster being started. A start on a cluster where some
  * daemons still run starts only the others (running = 1 for those), each on

@@ -224,7 +224,7 @@ const char *pst_local_server_binary(char *buf, size_t len)
 static void pst_local_exec(const pst_local_opts_t *o, int i, const char *binary, const char *listen,
                            int ready_fd)
 {
-    char datadir[PATH_MAX], logpath[PATH_MAX], fdstr[16];
+    char datadir[PATH_MAX], logpath[PATH_MAX], fdstr[16], index[48], size[48];
     const char *argv[16 + 2 * PST_LOCAL_NSERVERS_MAX];
     sigset_t none;
     int argc = 0, fd;
@@ -275,6 +275,13 @@ static void pst_local_exec(const pst_local_opts_t *o, int i, const char *binary,
         argv[argc++] = "--workers";
         argv[argc++] = o->workers;
     }
+    /* its place in the cluster, so that it refuses CREATEs of other servers' paths */
+    snprintf(index, sizeof(index), "server_index=%d", i);
+    snprintf(size, sizeof(size), "cluster_size=%d", o->cluster_size);
+    argv[argc++] = "--set";
+    argv[argc++] = index;
+    argv[argc++] = "--set";
+    argv[argc++] = size;
     for (int k = 0; k < o->nsettings && argc + 3 < (int)(sizeof(argv) / sizeof(argv[0])); k++) {
         argv[argc++] = "--set";
         argv[argc++] = o->settings[k];

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -54,6 +55,41 @@ static int ms_left(uint64_t deadline_ns)
 static uint64_t deadline_after(double timeout_s)
 {
     return ps_time_ns() + (timeout_s > 0 ? (uint64_t)(timeout_s * 1e9) : 0);
+}
+
+static std::string cluster_key_file;
+
+static void cluster_key_remove()
+{
+    unlink(cluster_key_file.c_str());
+}
+
+const std::string &cluster_key_path()
+{
+    if (!cluster_key_file.empty()) {
+        return cluster_key_file;
+    }
+    make_dirs(PS_TEST_TMPDIR);
+    cluster_key_file = std::string(PS_TEST_TMPDIR) + "/auth-" + std::to_string(getpid()) + ".key";
+    unlink(cluster_key_file.c_str());
+    int fd = open(cluster_key_file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    unsigned char key[32];
+    char hex[65];
+    if (fd < 0 || getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key)) {
+        fprintf(stderr, "cannot make the test cluster key %s: %s\n", cluster_key_file.c_str(),
+                strerror(errno));
+        abort();
+    }
+    for (size_t i = 0; i < sizeof(key); i++) {
+        snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    }
+    if (write(fd, hex, 64) != 64) {
+        abort();
+    }
+    close(fd);
+    atexit(cluster_key_remove);
+    setenv("PSTRIPE_AUTH_KEY_FILE", cluster_key_file.c_str(), 0);
+    return cluster_key_file;
 }
 
 std::string read_file(const std::string &path)
@@ -213,6 +249,7 @@ std::string ps_cluster::write_client_conf(const std::vector<std::string> &extra_
     std::string path = dir_ + "/client.conf";
     std::ofstream out(path, std::ios::trunc);
     out << "[client]\nservers = " << servers_csv() << "\n";
+    out << "auth_key_file = " << cluster_key_path() << "\n";
     for (const std::string &line : extra_lines) {
         out << line << "\n";
     }
@@ -264,6 +301,10 @@ std::string ps_cluster::write_client_conf(const std::vector<std::string> &extra_
         args.push_back("--workers");
         args.push_back(std::to_string(s.workers));
     }
+    args.push_back("--set");
+    args.push_back("auth=key");
+    args.push_back("--set");
+    args.push_back("auth_key_file=" + cluster_key_path());
     args.insert(args.end(), s.extra.begin(), s.extra.end());
 
     std::vector<char *> argv;
@@ -389,7 +430,19 @@ int ps_cluster::kill(int i, int sig)
     if (p <= 0) {
         return -ESRCH;
     }
-    return ::kill(p, sig) == 0 ? 0 : -errno;
+    if (::kill(p, sig) != 0) {
+        return -errno;
+    }
+    if (sig == SIGSTOP) {
+        /* kill() returns before the target has stopped: on a loaded machine
+         * its threads ran on for milliseconds and answered requests a test
+         * expected to time out. Wait until it is stopped (or gone); WNOWAIT
+         * leaves the event for a later reap. */
+        siginfo_t info;
+        while (waitid(P_PID, p, &info, WSTOPPED | WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+        }
+    }
+    return 0;
 }
 
 /*

@@ -84,7 +84,8 @@ public:
     pid_t pid(int i) const;
     bool running(int i) const { return pid(i) > 0; }
 
-    /* Send a signal to server i; returns 0 or -errno. */
+    /* Send a signal to server i; returns 0 or -errno. With SIGSTOP, returns
+     * once the server is stopped (or gone). */
     int kill(int i, int sig);
 
     /*
@@ -145,6 +146,15 @@ private:
     std::string dir_;
     std::vector<server> servers_;
 };
+
+/*
+ * The cluster key of this test process: PS_TEST_TMPDIR/auth-<pid>.key
+ * (mode 0600), made on first use and removed at exit. Every ps_cluster
+ * starts its servers with auth = key and this key file (extra arguments
+ * may override it), and the first call sets PSTRIPE_AUTH_KEY_FILE so that
+ * clients of this process authenticate.
+ */
+const std::string &cluster_key_path();
 
 /* Read a whole file into a string (empty if it cannot be read). */
 std::string read_file(const std::string &path);

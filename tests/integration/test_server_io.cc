@@ -816,7 +816,9 @@ interleave_result interleaved_writers(const char *merge_wait)
                 at += g.len;
             }
         }
-        bool connected = cl.connect(cluster.host(0), cluster.port(0));
+        /* authenticated before the barrier too, so that both start writing together */
+        bool connected = cl.connect(cluster.host(0), cluster.port(0)) &&
+                         cl.authenticate(cluster_key_path()).status() == PS_OK;
         arrive();
         if (!connected) {
             return;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ps_hmac.h"
 #include "ps_layout.h"
 #include "ps_time.h"
 
@@ -249,11 +250,38 @@ void raw_client::send_raw(const void *hdr, size_t hdr_len, const void *data, siz
     }
 }
 
+raw_reply raw_client::authenticate(const std::string &key_file, uint32_t uid, uint32_t gid)
+{
+    auth_tried_ = true;
+    raw_reply h = hello();
+    ps_hello_rep_t hr = h.body<ps_hello_rep_t>();
+    if (!h.received || h.status() != 0 || hr.auth_mode != PS_AUTH_KEY) {
+        return h;
+    }
+    uint8_t key[PS_KEY_MAX], mac[PS_AUTH_MAC_LEN];
+    size_t key_len = 0;
+    char err[512];
+    if (ps_key_file_load(key_file.c_str(), key, &key_len, err, sizeof(err)) != PS_OK) {
+        fprintf(stderr, "raw_client: %s\n", err);
+        return h;
+    }
+    const void *parts[5] = {PS_AUTH_KEY_LABEL, hr.nonce, &hr.server_id, &uid, &gid};
+    size_t lens[5] = {sizeof(PS_AUTH_KEY_LABEL) - 1, PS_AUTH_NONCE_LEN, 8, 4, 4};
+    ps_hmac_sha256(key, key_len, 5, parts, lens, mac);
+    ps_auth_req_t req{PS_AUTH_KEY, PS_AUTH_MAC_LEN, uid, gid};
+    return call(PS_MSG_AUTH, &req, sizeof(req), mac, sizeof(mac));
+}
+
 uint64_t raw_client::send(uint16_t type, const void *body, uint32_t body_len, const void *data,
                           size_t data_len)
 {
     std::vector<uint8_t> hdr(sizeof(ps_msg_hdr_t) + body_len);
     ps_msg_hdr_t h;
+
+    if (auto_auth_ && !auth_tried_ && type != PS_MSG_HELLO && type != PS_MSG_AUTH) {
+        const char *key = getenv("PSTRIPE_AUTH_KEY_FILE");
+        authenticate(key != nullptr ? key : "");
+    }
     uint64_t id = next_id_++;
 
     ps_msg_hdr_init(&h, (ps_msg_type_t)type, id, 0, body_len);

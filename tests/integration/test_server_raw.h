@@ -62,6 +62,21 @@ public:
     raw_reply call(uint16_t type, const void *body, uint32_t body_len, const void *data = nullptr,
                    size_t data_len = 0, double timeout_s = 30.0);
 
+    /*
+     * Authentication. By default the first send() of any other type than
+     * HELLO and AUTH first sends HELLO and, if the server asks for the
+     * cluster key, an AUTH answering its nonce with the key of
+     * PSTRIPE_AUTH_KEY_FILE (ps_cluster's). set_auto_auth(false) turns that
+     * off, for tests of what unauthenticated connections get.
+     */
+    void set_auto_auth(bool on)
+    {
+        auto_auth_ = on;
+    }
+    /* HELLO then AUTH with this key (uid/gid claimed as given); the AUTH
+     * reply (the HELLO's if that failed or the server needs no auth). */
+    raw_reply authenticate(const std::string &key_file, uint32_t uid = 0, uint32_t gid = 0);
+
     /* Helpers for common requests. */
     raw_reply hello();
     raw_reply stats(ps_stats_rep_t *rep);
@@ -93,6 +108,8 @@ private:
     ucp_ep_h ep_ = nullptr;
     int efd_ = -1;
     bool failed_ = false;
+    bool auto_auth_ = true;
+    bool auth_tried_ = false;
     uint64_t next_id_ = 1;
     std::map<uint64_t, std::shared_ptr<raw_reply>> replies_; /* by req_id, completed */
     std::vector<void *> rndv_todo_;                          /* rndv replies to receive */

@@ -31,6 +31,19 @@ contains "$out" "Size: 67108864 \(64.0 MiB\)" "stat size"
 contains "$out" "Layout: stripe size 1m \(1048576 bytes\), stripe count 4, first server [0-3]" "stat layout"
 contains "$out" "File id: [0-9a-f]{16}" "stat file id"
 contains "$out" "Mode: 0644" "stat mode"
+
+step "cp keeps the source's mode (a new destination, less the umask, as cp(1))"
+head -c 5000 /dev/urandom >"$tmp/secret"
+chmod 600 "$tmp/secret"
+expect_status 0 pst cp "$tmp/secret" pstripe:/secret
+expect_status 0 pst stat /secret
+contains "$out" "Mode: 0600" "0600 file copied in"
+expect_status 0 pst cp pstripe:/secret "$tmp/secret.out"
+[ "$(stat -c %a "$tmp/secret.out")" = 600 ] || fail "0600 file copied out as $(stat -c %a "$tmp/secret.out")"
+chmod 750 "$tmp/secret"
+expect_status 0 pst cp "$tmp/secret" pstripe:/secret750
+expect_status 0 pst stat /secret750
+contains "$out" "Mode: 0750" "0750 file copied in"
 contains "$out" "Created: [0-9]{4}-" "stat ctime"
 contains "$out" "Modified: [0-9]{4}-" "stat mtime"
 first=$(printf '%s\n' "$out" | sed -n 's/.*first server \([0-9]*\).*/\1/p')

@@ -52,8 +52,12 @@ in_cli ip link set "$cli_if" up
 
 step "start two servers on $srv_ip"
 servers=
+# the client and the servers authenticate with a cluster key (README "Security")
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$tmp/auth.key"
+chmod 600 "$tmp/auth.key"
 for i in 0 1; do
     in_srv "$server" --data "$tmp/server$i" --listen "$srv_ip:0" --workers 1 --ready-fd 3 \
+        --set auth=key --set auth_key_file="$tmp/auth.key" \
         3>"$tmp/ready$i" >"$tmp/server$i.log" 2>&1 &
     pids="$pids $!"
 done
@@ -62,7 +66,8 @@ for i in 0 1; do
     wait_until 30 has_addr || fail "server$i did not report its address"
     servers="$servers${servers:+,}$(cat "$tmp/ready$i")"
 done
-printf '[client]\nservers = %s\ntimeout = 3s\nconnect_timeout = 3s\n' "$servers" >"$conf"
+printf '[client]\nservers = %s\ntimeout = 3s\nconnect_timeout = 3s\nauth_key_file = %s\n' \
+    "$servers" "$tmp/auth.key" >"$conf"
 echo "servers: $servers"
 case $servers in "$srv_ip":*,"$srv_ip":*) ;; *) fail "servers do not listen on $srv_ip" ;; esac
 

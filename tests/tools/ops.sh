@@ -141,7 +141,8 @@ expect_status 1 pst config --set buffer_size=lots
 contains "$err" "(buffer_size|PSTRIPE_BUFFER_SIZE).*'lots' is not a size" "bad tunable value"
 expect_status 2 pst config --set buffer_size
 servers=$(sed -n 's/^servers *= *//p' "$cluster/client.conf")
-expect_status 0 env -u PSTRIPE_CONFIG "$PSTRIPE" --servers "$servers" ls
+expect_status 0 env -u PSTRIPE_CONFIG "$PSTRIPE" --servers "$servers" \
+    --set auth_key_file="$cluster/auth.key" ls
 [ "$out" = "/dir/b" ] || fail "ls with --servers"
 expect_status 0 env -u PSTRIPE_CONFIG "$PSTRIPE" ls -c "$cluster/client.conf"
 [ "$out" = "/dir/b" ] || fail "ls with -c"
