@@ -76,6 +76,7 @@ ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
     case PS_MSG_SHARED_FP:
         req = sizeof(ps_sfp_req_t);
         rep = sizeof(ps_sfp_rep_t);
+        break;
     case PS_MSG_AUTH:
         req = sizeof(ps_auth_req_t);
         rep = sizeof(ps_auth_rep_t);
