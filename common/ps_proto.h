@@ -65,7 +65,8 @@ typedef enum ps_msg_type {
     PS_MSG_META_SYNC = 12,   /* make the metadata store durable */
     PS_MSG_STATFS = 13,      /* capacity of the server's data directory */
     PS_MSG_STATS = 14,       /* server counters */
-    PS_MSG_TYPE_LAST = 15
+    PS_MSG_RENAME = 16,      /* rename a path, replacing the target, in one transaction */
+    PS_MSG_TYPE_LAST = 17
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -134,6 +135,26 @@ typedef struct ps_path_req { /* LOOKUP, REMOVE */
     uint32_t path_len;       /* bytes of path in AM data, 1..PS_PATH_MAX */
     uint32_t reserved;
 } ps_path_req_t;
+
+/* --- RENAME ------------------------------------------------------------------ */
+/* Sent to the metadata owner (server and worker) of the new name, which must
+ * also be the owner server of the old name: the rename is one LMDB
+ * transaction there (the client refuses names with different owner servers,
+ * see doc/design.md "Renaming"). */
+#define PS_RENAME_NOREPLACE 0x1u /* fail with PS_ERR_EXISTS if the new name exists */
+typedef struct ps_rename_req {
+    uint32_t src_len; /* bytes of the old name at the start of AM data, 1..PS_PATH_MAX */
+    uint32_t dst_len; /* bytes of the new name after it, 1..PS_PATH_MAX */
+    uint32_t flags;   /* PS_RENAME_*; other bits must be 0 */
+    uint32_t reserved;
+    uint64_t file_id; /* nonzero: the old name must name this file, else PS_ERR_NO_ENTRY */
+} ps_rename_req_t;
+typedef struct ps_rename_rep {
+    ps_file_info_t info;     /* the renamed file */
+    ps_file_info_t replaced; /* the file the new name named before (valid if has_replaced) */
+    uint32_t has_replaced;   /* 1 if the new name existed: the caller removes its objects */
+    uint32_t reserved;
+} ps_rename_rep_t;
 
 /* --- LIST ----------------------------------------------------------------- */
 typedef struct ps_list_req {
@@ -241,6 +262,8 @@ static_assert(sizeof(ps_hello_rep_t) == 24, "wire size");
 static_assert(sizeof(ps_create_req_t) == 32, "wire size");
 static_assert(sizeof(ps_file_rep_t) == 56, "wire size");
 static_assert(sizeof(ps_path_req_t) == 8, "wire size");
+static_assert(sizeof(ps_rename_req_t) == 24, "wire size");
+static_assert(sizeof(ps_rename_rep_t) == 104, "wire size");
 static_assert(sizeof(ps_list_req_t) == 16, "wire size");
 static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_list_entry_t) == 56, "wire size");

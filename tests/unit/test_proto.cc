@@ -142,6 +142,33 @@ ps_path_req_t path_req(uint32_t path_len)
     return b;
 }
 
+ps_rename_req_t rename_req(uint32_t src_len, uint32_t dst_len, uint32_t flags = 0)
+{
+    ps_rename_req_t b = {};
+    b.src_len = src_len;
+    b.dst_len = dst_len;
+    b.flags = flags;
+    b.file_id = 0x1234;
+    return b;
+}
+
+ps_rename_rep_t rename_rep()
+{
+    ps_rename_rep_t b = {};
+    b.info.file_id = 0xabcdef;
+    b.replaced.file_id = 0x123;
+    b.has_replaced = 1;
+    return b;
+}
+
+/* Types this branch defines (numbers reserved for other messages may be
+ * missing in between). */
+bool type_defined(uint16_t t)
+{
+    uint32_t len;
+    return ps_proto_body_len(t, 0, &len) == PS_OK;
+}
+
 ps_list_req_t list_req(uint32_t prefix, uint32_t after, uint32_t max)
 {
     ps_list_req_t b = {};
@@ -255,6 +282,10 @@ std::vector<sample> valid_samples()
     s.push_back({"META_SYNC req", make_empty(PS_MSG_META_SYNC), 0, 0});
     s.push_back({"STATFS req", make_empty(PS_MSG_STATFS), 0, 0});
     s.push_back({"STATS req", make_empty(PS_MSG_STATS), 0, 0});
+    s.push_back({"RENAME req", make(PS_MSG_RENAME, rename_req(5, 7)), 0, 12});
+    s.push_back({"RENAME req max", make(PS_MSG_RENAME, rename_req(PS_PATH_MAX, PS_PATH_MAX,
+                                                                  PS_RENAME_NOREPLACE)),
+                 0, 2 * PS_PATH_MAX});
 
     /* replies */
     s.push_back({"HELLO rep", make(PS_MSG_HELLO, hello_rep(4, 3)), 1, 16});
@@ -280,9 +311,13 @@ std::vector<sample> valid_samples()
     s.push_back({"META_SYNC rep", make_empty(PS_MSG_META_SYNC), 1, 0});
     s.push_back({"STATFS rep", make(PS_MSG_STATFS, statfs), 1, 0});
     s.push_back({"STATS rep", make(PS_MSG_STATS, stats), 1, 0});
+    s.push_back({"RENAME rep", make(PS_MSG_RENAME, rename_rep()), 1, 0});
 
     /* error replies carry no data, with or without their (meaningless) body */
     for (uint16_t t = 1; t < PS_MSG_TYPE_LAST; t++) {
+        if (!type_defined(t)) {
+            continue;
+        }
         s.push_back({std::string(ps_msg_type_name(t)) + " error rep",
                      make_empty(t, PS_ERR_NO_ENTRY), 1, 0});
     }
@@ -350,6 +385,12 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             return b.prefix_len <= PS_PATH_MAX && b.after_len <= PS_PATH_MAX &&
                    b.max_entries >= 1 && b.max_entries <= PS_LIST_MAX;
         }
+        case PS_MSG_RENAME: {
+            ps_rename_req_t b = body_at<ps_rename_req_t>(m);
+            *data_len = (uint64_t)b.src_len + b.dst_len;
+            return b.src_len >= 1 && b.src_len <= PS_PATH_MAX && b.dst_len >= 1 &&
+                   b.dst_len <= PS_PATH_MAX && (b.flags == 0 || b.flags == PS_RENAME_NOREPLACE);
+        }
         case PS_MSG_OBJ_WRITE:
         case PS_MSG_OBJ_READ: {
             ps_io_req_t b = body_at<ps_io_req_t>(m);
@@ -412,6 +453,8 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(32u, sizeof(ps_obj_rep_t));
     EXPECT_EQ(48u, sizeof(ps_statfs_rep_t));
     EXPECT_EQ(360u, sizeof(ps_stats_rep_t));
+    EXPECT_EQ(24u, sizeof(ps_rename_req_t));
+    EXPECT_EQ(104u, sizeof(ps_rename_rep_t));
     EXPECT_EQ(16u, sizeof(ps_extent_t));
     EXPECT_EQ(24u, sizeof(ps_io_span_t));
 }
@@ -445,6 +488,10 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(8u * 19, offsetof(ps_stats_rep_t, latency_hist));
     EXPECT_EQ(8u * 43, offsetof(ps_stats_rep_t, merged_writers));
     EXPECT_EQ(8u * 44, offsetof(ps_stats_rep_t, merge_waits));
+    EXPECT_EQ(8u, offsetof(ps_rename_req_t, flags));
+    EXPECT_EQ(16u, offsetof(ps_rename_req_t, file_id));
+    EXPECT_EQ(48u, offsetof(ps_rename_rep_t, replaced));
+    EXPECT_EQ(96u, offsetof(ps_rename_rep_t, has_replaced));
     /* "PST1" in memory order */
     uint32_t magic = PS_PROTO_MAGIC;
     EXPECT_EQ(0, memcmp(&magic, "PST1", 4));
@@ -473,7 +520,7 @@ TEST(proto, body_len)
         {PS_MSG_REMOVE, 8, 56},      {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 24, 16},
         {PS_MSG_OBJ_READ, 24, 16},   {PS_MSG_OBJ_STAT, 16, 32}, {PS_MSG_OBJ_TRUNCATE, 16, 32},
         {PS_MSG_OBJ_REMOVE, 16, 32}, {PS_MSG_OBJ_SYNC, 16, 32}, {PS_MSG_META_SYNC, 0, 0},
-        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 360},
+        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 360},    {PS_MSG_RENAME, 24, 104},
     };
     for (auto &e : expect) {
         uint32_t req = 1, rep = 1;
@@ -482,7 +529,7 @@ TEST(proto, body_len)
         EXPECT_EQ(e.req, req) << ps_msg_type_name(e.type);
         EXPECT_EQ(e.rep, rep) << ps_msg_type_name(e.type);
     }
-    EXPECT_EQ(14u, sizeof(expect) / sizeof(expect[0])); /* every type */
+    EXPECT_EQ(15u, sizeof(expect) / sizeof(expect[0])); /* every type */
     uint32_t len = 7;
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(0, 0, &len));
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(PS_MSG_TYPE_LAST, 1, &len));
@@ -497,7 +544,12 @@ TEST(proto, type_names)
     EXPECT_STREQ("STATS", ps_msg_type_name(PS_MSG_STATS));
     EXPECT_STREQ("UNKNOWN", ps_msg_type_name(0));
     EXPECT_STREQ("UNKNOWN", ps_msg_type_name(PS_MSG_TYPE_LAST));
+    EXPECT_STREQ("RENAME", ps_msg_type_name(PS_MSG_RENAME));
     for (uint16_t t = 1; t < PS_MSG_TYPE_LAST; t++) {
+        if (!type_defined(t)) {
+            EXPECT_STREQ("UNKNOWN", ps_msg_type_name(t));
+            continue;
+        }
         EXPECT_STRNE("UNKNOWN", ps_msg_type_name(t));
     }
 }
@@ -529,6 +581,9 @@ TEST(proto, round_trip_every_type)
     }
     for (int r = 0; r < 2; r++) {
         for (int t = 1; t < PS_MSG_TYPE_LAST; t++) {
+            if (!type_defined((uint16_t)t)) {
+                continue;
+            }
             EXPECT_TRUE(types_seen[r][t]) << ps_msg_type_name(t) << (r ? " rep" : " req");
         }
     }
@@ -679,6 +734,13 @@ TEST(proto, length_fields_out_of_range)
         {"LIST rep data_len ~0-7", make(PS_MSG_LIST, list_rep(PS_LIST_MAX, 0, UINT64_MAX - 7)), 1},
         {"OBJ_READ rep bytes max+1", make(PS_MSG_OBJ_READ, io_rep(PS_MAX_PAYLOAD + 1)), 1},
         {"OBJ_READ rep bytes ~0", make(PS_MSG_OBJ_READ, io_rep(UINT64_MAX)), 1},
+        {"RENAME src_len 0", make(PS_MSG_RENAME, rename_req(0, 5)), 0},
+        {"RENAME dst_len 0", make(PS_MSG_RENAME, rename_req(5, 0)), 0},
+        {"RENAME src_len max+1", make(PS_MSG_RENAME, rename_req(PS_PATH_MAX + 1, 5)), 0},
+        {"RENAME dst_len ~0", make(PS_MSG_RENAME, rename_req(5, UINT32_MAX)), 0},
+        {"RENAME lengths ~0 (32-bit sum overflows)",
+         make(PS_MSG_RENAME, rename_req(UINT32_MAX, UINT32_MAX)), 0},
+        {"RENAME unknown flag", make(PS_MSG_RENAME, rename_req(5, 5, 0x2)), 0},
     };
     for (auto &c : cases) {
         uint64_t ref;
