@@ -211,6 +211,17 @@ ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_
 
 static ps_status_t psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info, uint64_t size)
 {
+    ps_layout_t layout;
+
+    psc_info_to_layout(info, &layout);
+    for (uint32_t k = 0; k < layout.stripe_count; k++) {
+        if (ps_layout_obj_size(&layout, size, k) > PS_MAX_OBJ_SIZE) {
+            return psc_error(PS_ERR_FILE_TOO_LARGE,
+                             "file too large: a size of %llu bytes needs stripe objects over "
+                             "%llu bytes, the most a server holds",
+                             (unsigned long long)size, (unsigned long long)PS_MAX_OBJ_SIZE);
+        }
+    }
     return psc_obj_ops(fs, info, PS_MSG_OBJ_TRUNCATE, size, NULL);
 }
 
