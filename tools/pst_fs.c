@@ -191,6 +191,7 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
     int nservers = pstripe_num_servers(fs);
     char human[32], stripe[32], mode[11], ctime_s[64], mtime_s[64];
     ps_layout_t layout;
+    uint32_t owner;
 
     pst_human_size(st->size, human, sizeof(human));
     fputs("  File: ", stdout);
@@ -217,6 +218,9 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
         uint32_t s = ps_layout_server(&layout, k, (uint32_t)nservers);
         printf("    stripe %" PRIu32 ": server %" PRIu32 " %s\n", k, s,
                pstripe_server_address(fs, (int)s));
+    }
+    if (pstripe_path_server(fs, path, &owner) == PS_OK) {
+        printf("  Metadata: server %" PRIu32 " %s\n", owner, pstripe_server_address(fs, (int)owner));
     }
     pst_format_time(st->ctime_ns, 1, ctime_s, sizeof(ctime_s));
     pst_format_time(st->mtime_ns, 1, mtime_s, sizeof(mtime_s));
