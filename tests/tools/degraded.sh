@@ -13,9 +13,14 @@ for i in $(seq 1 $n); do
     head -c $((100000 + i * 1000)) /dev/urandom >"$tmp/f$i"
     expect_status 0 pst cp --stripe-count 1 "$tmp/f$i" pstripe:/f$i
 done
-# one file over all four servers: its data always touches the dead one
-expect_status 0 pst cp --stripe-count 4 "$tmp/f1" pstripe:/wide
 dead=3
+# a file over all four servers whose metadata is on a live one: its data
+# always touches the dead server
+for w in wide1 wide2 wide3 wide4 wide5 wide6; do
+    expect_status 0 pst cp --stripe-count 4 "$tmp/f1" pstripe:/$w
+    pst stat /$w | grep -q "Metadata: server $dead " || break
+done
+wide=/$w
 dead_addr=$(sed -n 's/^servers *= *//p' "$cluster/client.conf" | cut -d, -f$((dead + 1)))
 echo "server $dead is $dead_addr"
 
@@ -26,7 +31,7 @@ owners() {
 for i in $(seq 1 $n); do
     owners /f$i >"$tmp/owners$i"
 done
-owners /wide >"$tmp/owners-wide"
+owners $wide >"$tmp/owners-wide"
 
 step "kill server $dead"
 kill -9 "$(server_pid $dead)"
@@ -51,12 +56,14 @@ done
 
 set -- $(cat "$tmp/owners-wide")
 if [ "$1" != $dead ]; then
-    contains "$out" " \? .* /wide\$" "ls -l size of /wide (striped over the dead server)"
+    contains "$out" " \? .* $wide\$" "ls -l size of $wide (striped over the dead server)"
+else
+    fail "no wide file with its metadata on a live server"
 fi
 
 step "files on live servers read and stat; the others fail naming the dead server"
-expect_status 1 pst cp pstripe:/wide "$tmp/wide.out"
-contains "$err" "$dead_addr" "error reading /wide names the dead server"
+expect_status 1 pst cp pstripe:$wide "$tmp/wide.out"
+contains "$err" "$dead_addr" "error reading $wide names the dead server"
 for i in $(seq 1 $n); do
     set -- $(cat "$tmp/owners$i")
     meta=$1 stripe=$2
