@@ -49,7 +49,7 @@ extern "C" {
 #define PS_MAX_REGIONS (1u << 20)   /* regions per OBJ_READ/OBJ_WRITE batch */
 #define PS_MAX_PAYLOAD (1ull << 30) /* bytes per batch (servers may set lower) */
 #define PS_LIST_MAX    4096u        /* entries per LIST reply */
-#define PS_MAX_OBJ_SIZE (1ull << 44) /* bytes: objects end at or below this (16 TiB, ext4's limit) */
+#define PS_MAX_OBJ_SIZE (1ull << 44) /* bytes: objects end at or below this (16 TiB) */
 
 typedef enum ps_msg_type {
     PS_MSG_HELLO = 1,        /* handshake: server's workers and alignment */

@@ -303,4 +303,3 @@ out:
     free(down);
     return status;
 }
-

@@ -543,8 +543,8 @@ ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to)
         psc_remove_objects(fs, &rep.replaced) != PS_OK) {
         ps_warn("renamed %.*s to %.*s, but the objects of the file it replaced (%016llx) could "
                 "not all be removed: %s",
-                (int)flen, names, (int)tlen, names + flen,
-                (unsigned long long)rep.replaced.file_id, pstripe_last_error());
+                (int)flen, names, (int)tlen, names + flen, (unsigned long long)rep.replaced.file_id,
+                pstripe_last_error());
     }
     return PS_OK;
 }

@@ -220,7 +220,8 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
                pstripe_server_address(fs, (int)s));
     }
     if (pstripe_path_server(fs, path, &owner) == PS_OK) {
-        printf("  Metadata: server %" PRIu32 " %s\n", owner, pstripe_server_address(fs, (int)owner));
+        printf("  Metadata: server %" PRIu32 " %s\n", owner,
+               pstripe_server_address(fs, (int)owner));
     }
     pst_format_time(st->ctime_ns, 1, ctime_s, sizeof(ctime_s));
     pst_format_time(st->mtime_ns, 1, mtime_s, sizeof(mtime_s));
@@ -260,9 +261,8 @@ static ps_status_t pst_rm_one(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path
     ps_status_t status = pstripe_unlink(fs, path);
     int npartial = 0;
 
-    if (!pst_is_partial(path) &&
-        pst_partial_clean(ctx, fs, path, &npartial) == PS_OK && npartial > 0 &&
-        status == PS_ERR_NO_ENTRY) {
+    if (!pst_is_partial(path) && pst_partial_clean(ctx, fs, path, &npartial) == PS_OK &&
+        npartial > 0 && status == PS_ERR_NO_ENTRY) {
         return PS_OK; /* only partial copies of it were left */
     }
     if (status == PS_ERR_NO_ENTRY && force) {
