@@ -81,6 +81,10 @@ ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
         req = sizeof(ps_auth_req_t);
         rep = sizeof(ps_auth_rep_t);
         break;
+    case PS_MSG_RENAME:
+        req = sizeof(ps_rename_req_t);
+        rep = sizeof(ps_rename_rep_t);
+        break;
     default:
         return PS_ERR_PROTO;
     }
@@ -148,6 +152,16 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
                 return PS_ERR_PROTO;
             }
             *data_len = req.cred_len;
+            return PS_OK;
+        }
+        case PS_MSG_RENAME: {
+            ps_rename_req_t req;
+            memcpy(&req, body, sizeof(req));
+            if (!ps_proto_path_len_ok(req.src_len) || !ps_proto_path_len_ok(req.dst_len) ||
+                (req.flags & ~PS_RENAME_NOREPLACE) != 0) {
+                return PS_ERR_PROTO;
+            }
+            *data_len = (uint64_t)req.src_len + req.dst_len;
             return PS_OK;
         }
         case PS_MSG_OBJ_WRITE:
@@ -439,6 +453,7 @@ const char *ps_msg_type_name(uint16_t type)
         [PS_MSG_STATFS] = "STATFS",
         [PS_MSG_STATS] = "STATS",
         [PS_MSG_SHARED_FP] = "SHARED_FP",
+        [PS_MSG_RENAME] = "RENAME",
         [PS_MSG_AUTH] = "AUTH",
     };
 
@@ -524,6 +539,14 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
                     b.file_id, b.instance, b.op, b.value);
             return;
         }
+        case PS_MSG_RENAME: {
+            ps_rename_req_t b;
+            memcpy(&b, body, sizeof(b));
+            PS_DUMP(" src_len=%" PRIu32 " dst_len=%" PRIu32 " flags=0x%" PRIx32
+                    " file_id=%016" PRIx64,
+                    b.src_len, b.dst_len, b.flags, b.file_id);
+            return;
+        }
         default:
             return;
         }
@@ -590,6 +613,13 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
         ps_sfp_rep_t b;
         memcpy(&b, body, sizeof(b));
         PS_DUMP(" value=%" PRIu64, b.value);
+        return;
+    }
+    case PS_MSG_RENAME: {
+        ps_rename_rep_t b;
+        memcpy(&b, body, sizeof(b));
+        PS_DUMP(" file_id=%016" PRIx64 " has_replaced=%" PRIu32 " replaced_id=%016" PRIx64,
+                b.info.file_id, b.has_replaced, b.replaced.file_id);
         return;
     }
     default:

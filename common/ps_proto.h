@@ -51,6 +51,7 @@ extern "C" {
 #define PS_MAX_REGIONS (1u << 20)   /* regions per OBJ_READ/OBJ_WRITE batch */
 #define PS_MAX_PAYLOAD (1ull << 30) /* bytes per batch (servers may set lower) */
 #define PS_LIST_MAX    4096u        /* entries per LIST reply */
+#define PS_MAX_OBJ_SIZE (1ull << 44) /* bytes: objects end at or below this (16 TiB) */
 
 typedef enum ps_msg_type {
     PS_MSG_HELLO = 1,        /* handshake: server's workers and alignment */
@@ -68,6 +69,7 @@ typedef enum ps_msg_type {
     PS_MSG_STATFS = 13,      /* capacity of the server's data directory */
     PS_MSG_STATS = 14,       /* server counters */
     PS_MSG_SHARED_FP = 15,   /* shared file pointer: fetch-and-add, set, release */
+    PS_MSG_RENAME = 16,      /* rename a path, replacing the target, in one transaction */
     PS_MSG_AUTH = 17,        /* prove the caller's identity on this connection */
     PS_MSG_TYPE_LAST = 18
 } ps_msg_type_t;
@@ -181,6 +183,26 @@ typedef struct ps_path_req { /* LOOKUP, REMOVE */
     uint32_t path_len;       /* bytes of path in AM data, 1..PS_PATH_MAX */
     uint32_t reserved;
 } ps_path_req_t;
+
+/* --- RENAME ------------------------------------------------------------------ */
+/* Sent to the metadata owner (server and worker) of the new name, which must
+ * also be the owner server of the old name: the rename is one LMDB
+ * transaction there (the client refuses names with different owner servers,
+ * see doc/design.md "Renaming"). */
+#define PS_RENAME_NOREPLACE 0x1u /* fail with PS_ERR_EXISTS if the new name exists */
+typedef struct ps_rename_req {
+    uint32_t src_len; /* bytes of the old name at the start of AM data, 1..PS_PATH_MAX */
+    uint32_t dst_len; /* bytes of the new name after it, 1..PS_PATH_MAX */
+    uint32_t flags;   /* PS_RENAME_*; other bits must be 0 */
+    uint32_t reserved;
+    uint64_t file_id; /* nonzero: the old name must name this file, else PS_ERR_NO_ENTRY */
+} ps_rename_req_t;
+typedef struct ps_rename_rep {
+    ps_file_info_t info;     /* the renamed file */
+    ps_file_info_t replaced; /* the file the new name named before (valid if has_replaced) */
+    uint32_t has_replaced;   /* 1 if the new name existed: the caller removes its objects */
+    uint32_t reserved;
+} ps_rename_rep_t;
 
 /* --- LIST ----------------------------------------------------------------- */
 typedef struct ps_list_req {
@@ -318,6 +340,8 @@ static_assert(sizeof(ps_auth_rep_t) == 64, "wire size");
 static_assert(sizeof(ps_create_req_t) == 32, "wire size");
 static_assert(sizeof(ps_file_rep_t) == 56, "wire size");
 static_assert(sizeof(ps_path_req_t) == 8, "wire size");
+static_assert(sizeof(ps_rename_req_t) == 24, "wire size");
+static_assert(sizeof(ps_rename_rep_t) == 104, "wire size");
 static_assert(sizeof(ps_list_req_t) == 16, "wire size");
 static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_list_entry_t) == 56, "wire size");

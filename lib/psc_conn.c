@@ -279,6 +279,25 @@ static void psc_send_cb(void *request, ucs_status_t status, void *user_data)
     psc_op_check_ready(fs, op);
 }
 
+/*
+ * Large write batches always go by rendezvous: their data then stays here
+ * until the server admits the request into its max_inflight budget. Sent
+ * eagerly (UCX_RNDV_THRESH raised, or a transport that prefers eager), the
+ * server would hold every byte on arrival, outside that budget.
+ */
+#define PSC_RNDV_MIN (64u << 10) /* bytes of write payload */
+
+static int psc_op_needs_rndv(const psc_op_t *op)
+{
+    ps_io_req_t io;
+
+    if (op->type != PS_MSG_OBJ_WRITE || op->hdr_len < sizeof(ps_msg_hdr_t) + sizeof(io)) {
+        return 0;
+    }
+    memcpy(&io, op->h.bytes + sizeof(ps_msg_hdr_t), sizeof(io));
+    return io.payload_len >= PSC_RNDV_MIN;
+}
+
 static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc_op_t *op)
 {
     ucp_request_param_t param;
@@ -313,7 +332,7 @@ static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc
                          UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_DATATYPE;
     param.cb.send = psc_send_cb;
     param.user_data = op;
-    param.flags = UCP_AM_SEND_FLAG_REPLY;
+    param.flags = UCP_AM_SEND_FLAG_REPLY | (psc_op_needs_rndv(op) ? UCP_AM_SEND_FLAG_RNDV : 0);
     param.datatype = op->send_iov ? ucp_dt_make_iov() : ucp_dt_make_contig(1);
     ps_trace("send %s req_id %#llx to %s worker %u, %zu data %s", ps_msg_type_name(op->type),
              (unsigned long long)op->req_id, conn->server->addr, worker, op->send_count,

@@ -179,6 +179,35 @@ static void psc_fs_apply_locked(pstripe_fs_t *fs)
                      __ATOMIC_RELAXED);
 }
 
+/*
+ * After the first connection round failed with status: PS_OK if at least
+ * one server answered and every other failure means a server could not be
+ * reached (it is retried on use), else status (its message is the error).
+ */
+static ps_status_t psc_fs_some_reached(pstripe_fs_t *fs, const psc_op_t *ops, ps_status_t status)
+{
+    uint32_t reached = 0;
+
+    for (uint32_t i = 0; i < fs->nservers; i++) {
+        if (ops[i].status == PS_OK) {
+            reached++;
+        } else if (ops[i].status != PS_ERR_CONN && ops[i].status != PS_ERR_TIMEOUT &&
+                   ops[i].status != PS_ERR_SHUTDOWN) {
+            return psc_error(ops[i].status, "%s", ops[i].msg);
+        }
+    }
+    if (reached == 0) {
+        return status;
+    }
+    for (uint32_t i = 0; i < fs->nservers; i++) {
+        if (ops[i].status != PS_OK) {
+            ps_info("server %s is not reachable now (%s); files that do not need it work",
+                    fs->servers[i].addr, ops[i].msg);
+        }
+    }
+    return PS_OK;
+}
+
 /* Takes ownership of cfg (released on failure too). */
 static ps_status_t psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
 {
@@ -217,7 +246,9 @@ static ps_status_t psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
         goto err_free;
     }
 
-    /* Connect to every server at once (HELLO, then every worker). */
+    /* Connect to every server at once (HELLO, then every worker). A server
+     * that cannot be reached now is tried again when an op needs it: the
+     * files that do not touch it keep working. */
     ops = calloc(fs->nservers, sizeof(*ops));
     if (ops == NULL) {
         status = psc_error(PS_ERR_NO_MEMORY, "no memory");
@@ -230,6 +261,9 @@ static ps_status_t psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
         psc_op_post(fs, &ops[i], &call);
     }
     status = psc_call_wait(fs, &call);
+    if (status != PS_OK) {
+        status = psc_fs_some_reached(fs, ops, status);
+    }
     free(ops);
     if (status != PS_OK) {
         goto err_stop;

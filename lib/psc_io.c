@@ -255,6 +255,13 @@ static ps_status_t psc_io_split(pstripe_request_t *io, const pstripe_region_t *r
             if (n > left) {
                 n = left;
             }
+            if (obj_off + n > PS_MAX_OBJ_SIZE) {
+                return psc_error(PS_ERR_FILE_TOO_LARGE,
+                                 "cannot %s at offset %llu: file too large (its stripe object "
+                                 "would pass %llu bytes, the most a server holds)",
+                                 io->is_write ? "write" : "read", (unsigned long long)off,
+                                 (unsigned long long)PS_MAX_OBJ_SIZE);
+            }
             if (psc_target_add(&io->targets[k], obj_off, n, stream) != PS_OK) {
                 return psc_error(PS_ERR_NO_MEMORY, "no memory");
             }

@@ -1,6 +1,6 @@
 /*
  * psc_meta.c: namespace operations (open/create, stat, truncate, unlink,
- * fsync, list, statfs, server stats).
+ * rename, fsync, statfs, server stats; listing is psc_list.c).
  *
  * A path's metadata lives on its owner server ps_path_server(); the data of
  * a file lives in one object per stripe target. So stat is LOOKUP at the
@@ -18,10 +18,9 @@
 #include "psc_call.h"
 #include "psc_conn.h"
 #include "psc_fs.h"
+#include "psc_meta.h"
 #include "psc_op.h"
 #include "psc_wait.h"
-
-#define PSC_LIST_PAGE 512u /* entries per LIST request */
 
 static void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout)
 {
@@ -31,7 +30,7 @@ static void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout)
 }
 
 /* Check a file's layout as received from a server against this cluster. */
-static ps_status_t psc_check_info(pstripe_fs_t *fs, const ps_file_info_t *info, uint32_t server)
+ps_status_t psc_check_info(pstripe_fs_t *fs, const ps_file_info_t *info, uint32_t server)
 {
     ps_layout_t layout;
 
@@ -111,8 +110,32 @@ static ps_status_t psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, uin
     return status;
 }
 
-static ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n,
-                                    pstripe_stat_t *st)
+/* A server that could not be reached (pstripe_list goes on without it). */
+int psc_unreachable(ps_status_t status)
+{
+    return status == PS_ERR_CONN || status == PS_ERR_TIMEOUT || status == PS_ERR_SHUTDOWN;
+}
+
+/* Note the servers that failed ops with an unreachable status in down[];
+ * any other error is returned. */
+static ps_status_t psc_note_down(const psc_op_t *ops, size_t nops, uint8_t *down)
+{
+    for (size_t i = 0; i < nops; i++) {
+        if (ops[i].status != PS_OK && !psc_unreachable(ops[i].status)) {
+            return psc_error(ops[i].status, "%s", ops[i].msg);
+        }
+        if (ops[i].status != PS_OK) {
+            down[ops[i].server] = 1;
+        }
+    }
+    return PS_OK;
+}
+
+/* Stats of n files from their objects. down == NULL: any failure fails;
+ * else objects on unreachable servers are counted in st->unreachable and
+ * their servers set in down[]. */
+ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n,
+                             pstripe_stat_t *st, uint8_t *down)
 {
     psc_call_t call;
     psc_op_t *ops;
@@ -145,6 +168,9 @@ static ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info
         }
     }
     status = psc_call_wait(fs, &call);
+    if (status != PS_OK && down != NULL) {
+        status = psc_note_down(ops, nops, down);
+    }
     if (status == PS_OK) {
         nops = 0;
         for (i = 0; i < n; i++) {
@@ -163,6 +189,10 @@ static ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info
             for (uint32_t k = 0; k < layout.stripe_count; k++, nops++) {
                 uint64_t fsize = ps_layout_file_size(&layout, k, reps[nops].size);
 
+                if (ops[nops].status != PS_OK) {
+                    s.unreachable++;
+                    continue;
+                }
                 if (fsize > s.size) {
                     s.size = fsize;
                 }
@@ -181,6 +211,17 @@ static ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info
 
 static ps_status_t psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info, uint64_t size)
 {
+    ps_layout_t layout;
+
+    psc_info_to_layout(info, &layout);
+    for (uint32_t k = 0; k < layout.stripe_count; k++) {
+        if (ps_layout_obj_size(&layout, size, k) > PS_MAX_OBJ_SIZE) {
+            return psc_error(PS_ERR_FILE_TOO_LARGE,
+                             "file too large: a size of %llu bytes needs stripe objects over "
+                             "%llu bytes, the most a server holds",
+                             (unsigned long long)size, (unsigned long long)PS_MAX_OBJ_SIZE);
+        }
+    }
     return psc_obj_ops(fs, info, PS_MSG_OBJ_TRUNCATE, size, NULL);
 }
 
@@ -365,7 +406,7 @@ ps_status_t pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st)
         return psc_error(PS_ERR_INVALID, "st is NULL");
     }
     status = psc_path_call(fs, path, PS_MSG_LOOKUP, "stat", &rep);
-    return status != PS_OK ? status : psc_stat_objects(fs, &rep.info, 1, st);
+    return status != PS_OK ? status : psc_stat_objects(fs, &rep.info, 1, st, NULL);
 }
 
 ps_status_t pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st)
@@ -373,7 +414,7 @@ ps_status_t pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st)
     if (file == NULL || st == NULL) {
         return psc_error(PS_ERR_INVALID, "file or st is NULL");
     }
-    return psc_stat_objects(file->fs, &file->info, 1, st);
+    return psc_stat_objects(file->fs, &file->info, 1, st, NULL);
 }
 
 ps_status_t pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size)
@@ -429,6 +470,85 @@ ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
     return psc_remove_objects(fs, &rep.info);
 }
 
+ps_status_t pstripe_path_server(pstripe_fs_t *fs, const char *path, uint32_t *server)
+{
+    char npath[PS_PATH_MAX + 1];
+    size_t len;
+    ps_status_t status;
+
+    if (psc_check_fs(fs) != PS_OK || server == NULL) {
+        return psc_error(PS_ERR_INVALID, "no file system or no output (NULL)");
+    }
+    status = psc_normalize(path, npath, &len);
+    if (status == PS_OK) {
+        *server = ps_path_server(npath, len, fs->nservers);
+    }
+    return status;
+}
+
+/* RENAME at the owner of both names (one transaction there), then the
+ * replaced file's objects go. Names with different owners are refused. */
+ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to)
+{
+    char names[2 * PS_PATH_MAX + 2];
+    size_t flen, tlen;
+    uint32_t fserver, tserver;
+    ps_rename_req_t req;
+    ps_rename_rep_t rep;
+    psc_call_t call;
+    psc_op_t op;
+    ps_status_t status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    status = psc_normalize(from, names, &flen);
+    if (status == PS_OK) {
+        status = psc_normalize(to, names + flen, &tlen);
+    }
+    if (status != PS_OK) {
+        return status;
+    }
+    fserver = ps_path_server(names, flen, fs->nservers);
+    tserver = ps_path_server(names + flen, tlen, fs->nservers);
+    if (fserver != tserver) {
+        return psc_error(PS_ERR_UNSUPPORTED,
+                         "cannot rename %.*s to %.*s: their metadata is on different servers "
+                         "(%s and %s), and a rename is atomic only within one server",
+                         (int)flen, names, (int)tlen, names + flen, fs->servers[fserver].addr,
+                         fs->servers[tserver].addr);
+    }
+    memset(&req, 0, sizeof(req));
+    req.src_len = (uint32_t)flen;
+    req.dst_len = (uint32_t)tlen;
+    psc_call_init(&call);
+    psc_op_init(&op, tserver, PS_MSG_RENAME, &req, sizeof(req));
+    op.route = PSC_ROUTE_PATH;
+    op.route_path = names + flen;
+    op.route_path_len = (uint32_t)tlen;
+    op.send_buf = names;
+    op.send_count = flen + tlen;
+    op.rep_body = &rep;
+    op.rep_body_len = sizeof(rep);
+    psc_op_post(fs, &op, &call);
+    status = psc_call_wait(fs, &call);
+    if (status == PS_ERR_NO_ENTRY) {
+        psc_set_error("cannot rename %.*s: no such file", (int)flen, names);
+    }
+    if (status != PS_OK || !rep.has_replaced) {
+        return status;
+    }
+    /* The new name is in place; the file it named before is now nameless. */
+    if (psc_check_info(fs, &rep.replaced, tserver) == PS_OK &&
+        psc_remove_objects(fs, &rep.replaced) != PS_OK) {
+        ps_warn("renamed %.*s to %.*s, but the objects of the file it replaced (%016llx) could "
+                "not all be removed: %s",
+                (int)flen, names, (int)tlen, names + flen, (unsigned long long)rep.replaced.file_id,
+                pstripe_last_error());
+    }
+    return PS_OK;
+}
+
 ps_status_t pstripe_fsync(pstripe_file_t *file)
 {
     pstripe_fs_t *fs;
@@ -457,258 +577,6 @@ ps_status_t pstripe_fsync(pstripe_file_t *file)
     psc_op_post(fs, &ops[n], &call);
     status = psc_call_wait(fs, &call);
     free(ops);
-    return status;
-}
-
-/* --- list ------------------------------------------------------------------------- */
-
-typedef struct psc_list_entry {
-    ps_file_info_t info;
-    const char *path; /* into the page's data, not NUL-terminated */
-    uint32_t path_len;
-} psc_list_entry_t;
-
-typedef struct psc_list_cursor {
-    void *data; /* the page as received */
-    psc_list_entry_t *entries;
-    pstripe_stat_t *stats;
-    uint32_t n, next;
-    int more;    /* the server has more after this page */
-    char *after; /* resume key: last path of the previous page */
-    uint32_t after_len;
-} psc_list_cursor_t;
-
-/* Send one LIST request (prefix, resume after cur->after) to a server; the
- * page lands in cur->data, its header in *rep and its length in *data_len. */
-static ps_status_t psc_list_request(pstripe_fs_t *fs, uint32_t server, const char *prefix,
-                                    size_t plen, psc_list_cursor_t *cur, ps_list_rep_t *rep,
-                                    uint64_t *data_len)
-{
-    ps_list_req_t req = {.prefix_len = (uint32_t)plen,
-                         .after_len = cur->after_len,
-                         .max_entries = PSC_LIST_PAGE,
-                         .reserved = 0};
-    psc_call_t call;
-    psc_op_t op;
-    char *send;
-    ps_status_t status;
-
-    send = malloc(plen + cur->after_len + 1);
-    if (send == NULL) {
-        return psc_error(PS_ERR_NO_MEMORY, "no memory");
-    }
-    memcpy(send, prefix, plen);
-    if (cur->after_len > 0) {
-        memcpy(send + plen, cur->after, cur->after_len);
-    }
-    psc_call_init(&call);
-    psc_op_init(&op, server, PS_MSG_LIST, &req, sizeof(req));
-    op.send_buf = send;
-    op.send_count = plen + cur->after_len;
-    op.rep_body = rep;
-    op.rep_body_len = sizeof(*rep);
-    op.recv_mode = PSC_RECV_ALLOC;
-    op.recv_max = (uint64_t)PSC_LIST_PAGE * (sizeof(ps_list_entry_t) + PS_PATH_MAX + 8);
-    psc_op_post(fs, &op, &call);
-    status = psc_call_wait(fs, &call);
-    free(send);
-    if (status != PS_OK) {
-        return status;
-    }
-    cur->data = op.recv_alloc;
-    *data_len = op.recv_alloc_len;
-    return PS_OK;
-}
-
-/* Parse a page of n entries (data_len bytes in cur->data) into
- * cur->entries and infos[]; every entry must start with the prefix. */
-static ps_status_t psc_list_parse(pstripe_fs_t *fs, uint32_t server, const char *prefix,
-                                  size_t plen, psc_list_cursor_t *cur, uint32_t n,
-                                  uint64_t data_len, ps_file_info_t *infos)
-{
-    const char *p = cur->data, *end = p + data_len;
-
-    for (uint32_t i = 0; i < n; i++) {
-        ps_list_entry_t e;
-        size_t padded;
-
-        if ((size_t)(end - p) < sizeof(e)) {
-            goto err_proto;
-        }
-        memcpy(&e, p, sizeof(e));
-        p += sizeof(e);
-        padded = ((size_t)e.path_len + 7) & ~(size_t)7;
-        if (e.path_len == 0 || e.path_len > PS_PATH_MAX || (size_t)(end - p) < padded ||
-            (plen > 0 && (e.path_len < plen || memcmp(p, prefix, plen) != 0)) ||
-            psc_check_info(fs, &e.info, server) != PS_OK) {
-            goto err_proto;
-        }
-        cur->entries[i].info = e.info;
-        cur->entries[i].path = p;
-        cur->entries[i].path_len = e.path_len;
-        infos[i] = e.info;
-        p += padded;
-    }
-    if (p != end) {
-        goto err_proto;
-    }
-    return PS_OK;
-
-err_proto:
-    return psc_error(PS_ERR_PROTO, "server %s sent a malformed LIST entry",
-                     fs->servers[server].addr);
-}
-
-/* Keep the cursor's last path: the next page starts after it. */
-static ps_status_t psc_list_set_after(psc_list_cursor_t *cur)
-{
-    psc_list_entry_t *last = &cur->entries[cur->n - 1];
-    char *after = realloc(cur->after, last->path_len);
-
-    if (after == NULL) {
-        return psc_error(PS_ERR_NO_MEMORY, "no memory");
-    }
-    memcpy(after, last->path, last->path_len);
-    cur->after = after;
-    cur->after_len = last->path_len;
-    return PS_OK;
-}
-
-/* Replace the cursor's page with the server's next one, with the entries'
- * stats (one parallel round of OBJ_STAT per page: sizes come from the
- * objects). */
-static ps_status_t psc_list_fetch(pstripe_fs_t *fs, uint32_t server, const char *prefix,
-                                  size_t plen, psc_list_cursor_t *cur)
-{
-    ps_list_rep_t rep;
-    ps_file_info_t *infos;
-    uint64_t data_len = 0;
-    ps_status_t status;
-
-    free(cur->data);
-    free(cur->entries);
-    free(cur->stats);
-    cur->data = NULL;
-    cur->entries = NULL;
-    cur->stats = NULL;
-    cur->n = cur->next = 0;
-
-    status = psc_list_request(fs, server, prefix, plen, cur, &rep, &data_len);
-    if (status != PS_OK) {
-        return status;
-    }
-    cur->more = rep.more != 0;
-    if (rep.nentries > PSC_LIST_PAGE || rep.data_len != data_len) {
-        return psc_error(PS_ERR_PROTO, "server %s sent a malformed LIST reply",
-                         fs->servers[server].addr);
-    }
-    if (rep.nentries == 0) {
-        cur->more = 0;
-        return PS_OK;
-    }
-    cur->entries = calloc(rep.nentries, sizeof(*cur->entries));
-    cur->stats = calloc(rep.nentries, sizeof(*cur->stats));
-    infos = calloc(rep.nentries, sizeof(*infos));
-    if (cur->entries == NULL || cur->stats == NULL || infos == NULL) {
-        status = psc_error(PS_ERR_NO_MEMORY, "no memory");
-        goto out_free_infos;
-    }
-    status = psc_list_parse(fs, server, prefix, plen, cur, rep.nentries, data_len, infos);
-    if (status != PS_OK) {
-        goto out_free_infos;
-    }
-    cur->n = rep.nentries;
-    status = psc_stat_objects(fs, infos, cur->n, cur->stats);
-    if (status == PS_OK) {
-        status = psc_list_set_after(cur);
-    }
-    if (status != PS_OK) {
-        cur->n = 0;
-    }
-out_free_infos:
-    free(infos);
-    return status;
-}
-
-static int psc_path_cmp(const psc_list_entry_t *a, const psc_list_entry_t *b)
-{
-    uint32_t n = a->path_len < b->path_len ? a->path_len : b->path_len;
-    int c = memcmp(a->path, b->path, n);
-
-    if (c != 0) {
-        return c;
-    }
-    return a->path_len < b->path_len ? -1 : a->path_len > b->path_len;
-}
-
-ps_status_t pstripe_list(pstripe_fs_t *fs, const char *prefix, pstripe_list_fn fn, void *arg)
-{
-    psc_list_cursor_t *cur;
-    char path[PS_PATH_MAX + 1];
-    size_t plen;
-    ps_status_t status = PS_OK;
-
-    if (psc_check_fs(fs) != PS_OK) {
-        return PS_ERR_INVALID;
-    }
-    if (fn == NULL) {
-        return psc_error(PS_ERR_INVALID, "list callback is NULL");
-    }
-    if (prefix == NULL) {
-        prefix = "";
-    }
-    plen = strlen(prefix);
-    if (plen > PS_PATH_MAX) {
-        return psc_error(PS_ERR_NAME_TOO_LONG, "list prefix longer than %u bytes", PS_PATH_MAX);
-    }
-    cur = calloc(fs->nservers, sizeof(*cur));
-    if (cur == NULL) {
-        return psc_error(PS_ERR_NO_MEMORY, "no memory");
-    }
-    for (uint32_t s = 0; s < fs->nservers; s++) {
-        cur[s].more = 1;
-    }
-    /* Merge the servers' sorted streams, fetching a page when one runs dry. */
-    for (;;) {
-        int best = -1;
-
-        for (uint32_t s = 0; s < fs->nservers; s++) {
-            if (cur[s].next == cur[s].n && cur[s].more) {
-                status = psc_list_fetch(fs, s, prefix, plen, &cur[s]);
-                if (status != PS_OK) {
-                    goto out;
-                }
-            }
-            if (cur[s].next < cur[s].n &&
-                (best < 0 || psc_path_cmp(&cur[s].entries[cur[s].next],
-                                          &cur[best].entries[cur[best].next]) < 0)) {
-                best = (int)s;
-            }
-        }
-        if (best < 0) {
-            break;
-        }
-        {
-            psc_list_cursor_t *c = &cur[best];
-            psc_list_entry_t *e = &c->entries[c->next];
-
-            memcpy(path, e->path, e->path_len);
-            path[e->path_len] = '\0';
-            status = fn(path, &c->stats[c->next], arg);
-            c->next++;
-            if (status != 0) {
-                goto out;
-            }
-        }
-    }
-out:
-    for (uint32_t s = 0; s < fs->nservers; s++) {
-        free(cur[s].data);
-        free(cur[s].entries);
-        free(cur[s].stats);
-        free(cur[s].after);
-    }
-    free(cur);
     return status;
 }
 

@@ -53,6 +53,8 @@ typedef struct pstripe_stat {
     uint32_t mode;     /* permission bits */
     uint64_t ctime_ns; /* creation, ns since the epoch */
     uint64_t mtime_ns; /* last data modification (max over objects) */
+    uint32_t unreachable; /* pstripe_list: objects whose server did not answer (size and
+                             blocks count only the others) */
 } pstripe_stat_t;
 
 typedef struct pstripe_statfs {
@@ -134,6 +136,15 @@ ps_status_t pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st)
 ps_status_t pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st);
 /* Remove a path and its objects on every server. */
 ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path);
+/* Rename a path, replacing the file `to` named (whose objects are then
+ * removed). Atomic: after a crash either name is as before or the rename is
+ * complete. Both names must have the same metadata server (else
+ * PS_ERR_UNSUPPORTED; pstripe_path_server tells): a rename is one
+ * transaction there. */
+ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to);
+/* Index (in the configured server list) of the server that holds path's
+ * metadata. */
+ps_status_t pstripe_path_server(pstripe_fs_t *fs, const char *path, uint32_t *server);
 /* Set the size (shrink or extend with zeros). */
 ps_status_t pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size);
 ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size);
@@ -142,7 +153,10 @@ ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size);
 ps_status_t pstripe_fsync(pstripe_file_t *file);
 /* Call fn for every path that starts with prefix, in path order per server
  * and merged; fn returning nonzero (a ps_status_t, or a value of the
- * caller's) stops the listing and is returned as is. */
+ * caller's) stops the listing and is returned as is. A server that cannot
+ * be reached does not stop it: its paths are missing, files with objects on
+ * it come with st->unreachable > 0, and the listing then returns
+ * PS_ERR_CONN (or PS_ERR_TIMEOUT) with a message naming those servers. */
 typedef int (*pstripe_list_fn)(const char *path, const pstripe_stat_t *st, void *arg);
 ps_status_t pstripe_list(pstripe_fs_t *fs, const char *prefix, pstripe_list_fn fn, void *arg);
 ps_status_t pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st);

@@ -146,6 +146,7 @@ typedef struct pss_req {
         ps_hello_req_t hello;
         ps_create_req_t create;
         ps_path_req_t path;
+        ps_rename_req_t rename;
         ps_list_req_t list;
         ps_io_req_t io;
         ps_obj_req_t obj;

@@ -473,6 +473,96 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
     pss_reply_file(req, &info, 0);
 }
 
+/* In txn: move src to dst (replacing dst unless NOREPLACE); fills rep. */
+static ps_status_t pss_meta_rename_txn(pss_server_t *s, MDB_txn *txn, const ps_rename_req_t *r,
+                                       const char *src, const char *dst, ps_rename_rep_t *rep)
+{
+    pss_key_t src_key, dst_key;
+    ps_status_t status;
+    int mdb_status;
+
+    status = pss_meta_get(s, txn, src, r->src_len, &src_key, &rep->info);
+    if (status != PS_OK) {
+        return status;
+    }
+    if (r->file_id != 0 && rep->info.file_id != r->file_id) {
+        return PS_ERR_NO_ENTRY; /* the old name now names another file */
+    }
+    status = pss_meta_get(s, txn, dst, r->dst_len, &dst_key, &rep->replaced);
+    if (status == PS_OK) {
+        if (r->flags & PS_RENAME_NOREPLACE) {
+            return PS_ERR_EXISTS;
+        }
+        rep->has_replaced = 1;
+        mdb_status = mdb_del(txn, s->mdb_paths, &dst_key.val, NULL);
+        if (mdb_status != 0) {
+            ps_error("metadata store: RENAME: delete %.*s: %s", (int)r->dst_len, dst,
+                     mdb_strerror(mdb_status));
+            return pss_mdb_status(mdb_status);
+        }
+    } else if (status != PS_ERR_NO_ENTRY) {
+        return status;
+    } else {
+        memset(&rep->replaced, 0, sizeof(rep->replaced));
+    }
+    mdb_status = mdb_del(txn, s->mdb_paths, &src_key.val, NULL);
+    if (mdb_status != 0) {
+        ps_error("metadata store: RENAME: delete %.*s: %s", (int)r->src_len, src,
+                 mdb_strerror(mdb_status));
+        return pss_mdb_status(mdb_status);
+    }
+    rep->info.mtime_ns = ps_wall_ns();
+    return pss_meta_put(s, txn, &dst_key, dst, r->dst_len, &rep->info);
+}
+
+/*
+ * RENAME: one write transaction, so a crash leaves either the old names or
+ * the new one, never both and never neither. The client sends it only when
+ * both names belong to this server (doc/design.md, "Renaming").
+ */
+static void pss_meta_rename(pss_worker_t *w, pss_req_t *req)
+{
+    pss_server_t *s = w->server;
+    const ps_rename_req_t *r = &req->body.rename;
+    const char *src = req->data, *dst = (const char *)req->data + r->src_len;
+    ps_rename_rep_t rep;
+    MDB_txn *txn;
+    ps_status_t status;
+    int mdb_status;
+
+    memset(&rep, 0, sizeof(rep));
+    status = pss_check_path(req, src, r->src_len);
+    if (status == PS_OK) {
+        status = pss_check_path(req, dst, r->dst_len);
+    }
+    if (status == PS_OK && r->src_len == r->dst_len && memcmp(src, dst, r->src_len) == 0) {
+        status = PS_ERR_INVALID; /* renaming a name onto itself */
+    }
+    if (status == PS_OK) {
+        status = pss_txn_begin(s, 0, &txn);
+    }
+    if (status != PS_OK) {
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    status = pss_meta_rename_txn(s, txn, r, src, dst, &rep);
+    if (status != PS_OK) {
+        mdb_txn_abort(txn);
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    mdb_status = mdb_txn_commit(txn);
+    if (mdb_status != 0) {
+        ps_error("metadata store: commit of RENAME %.*s: %s", (int)r->src_len, src,
+                 mdb_strerror(mdb_status));
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    ps_debug("worker %u: renamed %.*s to %.*s (%016llx)", w->index, (int)r->src_len, src,
+             (int)r->dst_len, dst, (unsigned long long)rep.info.file_id);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+}
+
 /* The LIST reply's entries, growing as they are added. */
 typedef struct pss_list_buf {
     uint8_t *p;
@@ -642,6 +732,9 @@ void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
         break;
     case PS_MSG_REMOVE:
         pss_meta_lookup(w, req, 1);
+        break;
+    case PS_MSG_RENAME:
+        pss_meta_rename(w, req);
         break;
     case PS_MSG_LIST:
         pss_meta_list(w, req);

@@ -250,6 +250,15 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         pss_meta_handle(w, req);
         return;
     }
+    case PS_MSG_RENAME: /* routed by the new name */
+        owner = ps_path_worker((const char *)req->data + req->body.rename.src_len,
+                               req->body.rename.dst_len, s->nworkers);
+        if (owner != w->index) {
+            pss_reject(req, PS_ERR_WRONG_WORKER, "path owned by another worker");
+            return;
+        }
+        pss_meta_handle(w, req);
+        return;
     case PS_MSG_OBJ_WRITE:
     case PS_MSG_OBJ_READ:
     case PS_MSG_OBJ_STAT:

@@ -9,6 +9,7 @@ tools_pstripe_SOURCES = \
 	tools/pstripe.c \
 	tools/pst_fs.c \
 	tools/pst_cp.c \
+	tools/pst_partial.c \
 	tools/pst_local.h \
 	tools/pst_local.c \
 	tools/pst_local_proc.c \

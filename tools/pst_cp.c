@@ -13,6 +13,10 @@
  * is drained from its oldest slot), which keeps the local side sequential and
  * means a failure stops the copy at a known offset. Every request is waited
  * for before its buffer is freed, also on errors.
+ *
+ * The destination is written under a temporary name (pst_partial.c), synced
+ * and renamed onto DST at the end, so a failed or killed copy never looks
+ * like a good one; a failed copy removes its temporary file.
  */
 #include "config.h"
 
@@ -75,6 +79,7 @@ typedef struct pst_cp {
     uint64_t start_ns, last_report_ns;
     uint64_t done;      /* bytes fully copied (drained) */
     char dst_buf[8192]; /* DST/<base name of SRC> when DST is a directory */
+    char tmp[8256];     /* the partial copy written and renamed onto DST; "" if none */
 } pst_cp_t;
 
 static void pst_cp_progress(pst_cp_t *cp, int final)
@@ -386,6 +391,15 @@ static ps_status_t pst_cp_open_src(pst_cp_t *cp, pstripe_fs_t *fs)
     return PS_OK;
 }
 
+/* 1 if a local destination is (or will be) a regular file: it is then
+ * written under a temporary name; devices, FIFOs and the like are not. */
+static int pst_cp_local_is_file(const char *path)
+{
+    struct stat sb;
+
+    return stat(path, &sb) != 0 ? errno == ENOENT : S_ISREG(sb.st_mode);
+}
+
 static ps_status_t pst_cp_open_dst(pst_cp_t *cp, pstripe_fs_t *fs, const pstripe_layout_t *layout)
 {
     pst_cp_end_t *e = &cp->dst;
@@ -396,16 +410,38 @@ static ps_status_t pst_cp_open_dst(pst_cp_t *cp, pstripe_fs_t *fs, const pstripe
     mode_t mask = umask(0);
     umask(mask);
     if (e->is_pstripe) {
-        status = pstripe_open(fs, e->path, PSTRIPE_WRONLY | PSTRIPE_CREAT | PSTRIPE_TRUNC,
-                              cp->mode & ~(uint32_t)mask, layout, &e->file);
+        int nold;
+        uint32_t mode = cp->mode & ~(uint32_t)mask;
+        pstripe_stat_t old;
+
+        if (pstripe_stat(fs, e->path, &old) == PS_OK) {
+            mode = old.mode; /* the replaced file's */
+        }
+        status = pst_partial_name(fs, e->path, cp->tmp, sizeof(cp->tmp));
         if (status != PS_OK) {
             pst_lib_error(cp->ctx, status, "cannot create %s", e->name);
+            cp->tmp[0] = '\0';
+            return status;
+        }
+        pst_partial_clean(cp->ctx, fs, e->path, &nold); /* failures are reported, not fatal */
+        status = pstripe_open(fs, cp->tmp, PSTRIPE_WRONLY | PSTRIPE_CREAT | PSTRIPE_EXCL, mode,
+                              layout, &e->file);
+        if (status != PS_OK) {
+            pst_lib_error(cp->ctx, status, "cannot create %s (as %s)", e->name, cp->tmp);
+            cp->tmp[0] = '\0';
         }
         return status;
     }
-    e->fd = (strcmp(e->path, "-") == 0)
-                ? STDOUT_FILENO
-                : open(e->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)cp->mode);
+    if (strcmp(e->path, "-") == 0) {
+        e->fd = STDOUT_FILENO;
+    } else if (pst_cp_local_is_file(e->path)) {
+        e->fd = pst_local_partial_open(e->path, (mode_t)cp->mode, cp->tmp, sizeof(cp->tmp));
+        if (e->fd < 0) {
+            cp->tmp[0] = '\0';
+        }
+    } else {
+        e->fd = open(e->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)cp->mode);
+    }
     if (e->fd < 0) {
         status = ps_status_from_errno(errno);
         pst_msg(cp->ctx, "cannot create %s: %s", e->name, strerror(errno));
@@ -433,6 +469,66 @@ static ps_status_t pst_cp_close(pst_cp_t *cp, pst_cp_end_t *e, ps_status_t copy_
         }
     }
     e->fd = -1;
+    return status;
+}
+
+/* Make the partial copy durable before it gets DST's name. */
+static ps_status_t pst_cp_sync(pst_cp_t *cp)
+{
+    pst_cp_end_t *e = &cp->dst;
+    ps_status_t status;
+
+    if (cp->tmp[0] == '\0') {
+        return PS_OK;
+    }
+    if (e->is_pstripe) {
+        status = pstripe_fsync(e->file);
+        if (status != PS_OK) {
+            pst_lib_error(cp->ctx, status, "sync %s", cp->tmp);
+        }
+        return status;
+    }
+    if (fsync(e->fd) != 0) {
+        status = ps_status_from_errno(errno);
+        pst_msg(cp->ctx, "sync %s: %s", cp->tmp, strerror(errno));
+        return status;
+    }
+    return PS_OK;
+}
+
+/* After both ends are closed: rename the partial copy onto DST if the copy
+ * succeeded, else remove it (reported if that fails too). */
+static ps_status_t pst_cp_commit(pst_cp_t *cp, pstripe_fs_t *fs, ps_status_t status)
+{
+    const char *tmp = cp->tmp;
+
+    if (tmp[0] == '\0') {
+        return status;
+    }
+    if (status == PS_OK) {
+        if (cp->dst.is_pstripe) {
+            status = pstripe_rename(fs, tmp, cp->dst.path);
+            if (status != PS_OK) {
+                pst_lib_error(cp->ctx, status, "cannot rename %s to %s", tmp, cp->dst.name);
+            }
+        } else if (rename(tmp, cp->dst.path) != 0) {
+            status = ps_status_from_errno(errno);
+            pst_msg(cp->ctx, "cannot rename %s to %s: %s", tmp, cp->dst.name, strerror(errno));
+        }
+        if (status == PS_OK) {
+            return PS_OK;
+        }
+    }
+    if (cp->dst.is_pstripe) {
+        ps_status_t rm_status = pstripe_unlink(fs, tmp);
+
+        if (rm_status != PS_OK && rm_status != PS_ERR_NO_ENTRY) {
+            pst_lib_error(cp->ctx, rm_status, "%s left behind (the next cp or rm of %s removes it)",
+                          tmp, cp->dst.name);
+        }
+    } else if (unlink(tmp) != 0 && errno != ENOENT) {
+        pst_msg(cp->ctx, "%s left behind: %s", tmp, strerror(errno));
+    }
     return status;
 }
 
@@ -560,10 +656,14 @@ static ps_status_t pst_cp_copy(pst_cp_t *cp, pstripe_fs_t *fs, const pstripe_lay
                 cp->src.name, cp->done, cp->size);
         status = PS_ERR_IO;
     }
+    if (status == PS_OK) {
+        status = pst_cp_sync(cp);
+    }
     close_status = pst_cp_close(cp, &cp->src, status);
     status = (status == PS_OK) ? close_status : status;
     close_status = pst_cp_close(cp, &cp->dst, status);
     status = (status == PS_OK) ? close_status : status;
+    status = pst_cp_commit(cp, fs, status);
     if (cp->progress > 0 && status == PS_OK) {
         pst_cp_progress(cp, 1);
     } else if (cp->progress > 0 && cp->tty) {

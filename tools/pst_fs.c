@@ -126,19 +126,25 @@ static int pst_ls_print(const char *path, const pstripe_stat_t *st, void *arg)
     pst_ls_arg_t *ls = arg;
     char mode[11], stripe[32], mtime[32];
 
+    const char *note = pst_is_partial(path) ? "  (partial copy: incomplete)" : "";
+
     ls->count++;
     if (!ls->long_format) {
         pst_put_path(path);
-        putchar('\n');
+        printf("%s\n", note);
         return 0;
     }
     pst_format_mode(st->mode, mode);
     ps_format_size(st->layout.stripe_size, stripe, sizeof(stripe));
     pst_format_time(st->mtime_ns ? st->mtime_ns : st->ctime_ns, 0, mtime, sizeof(mtime));
-    printf("%s %4" PRIu32 " x %-6s %14" PRIu64 "  %s  ", mode, st->layout.stripe_count, stripe,
-           st->size, mtime);
+    printf("%s %4" PRIu32 " x %-6s ", mode, st->layout.stripe_count, stripe);
+    if (st->unreachable > 0) {
+        printf("%14s  %s  ", "?", mtime); /* objects on a server that did not answer */
+    } else {
+        printf("%14" PRIu64 "  %s  ", st->size, mtime);
+    }
     pst_put_path(path);
-    putchar('\n');
+    printf("%s\n", note);
     return 0;
 }
 
@@ -185,6 +191,7 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
     int nservers = pstripe_num_servers(fs);
     char human[32], stripe[32], mode[11], ctime_s[64], mtime_s[64];
     ps_layout_t layout;
+    uint32_t owner;
 
     pst_human_size(st->size, human, sizeof(human));
     fputs("  File: ", stdout);
@@ -211,6 +218,10 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
         uint32_t s = ps_layout_server(&layout, k, (uint32_t)nservers);
         printf("    stripe %" PRIu32 ": server %" PRIu32 " %s\n", k, s,
                pstripe_server_address(fs, (int)s));
+    }
+    if (pstripe_path_server(fs, path, &owner) == PS_OK) {
+        printf("  Metadata: server %" PRIu32 " %s\n", owner,
+               pstripe_server_address(fs, (int)owner));
     }
     pst_format_time(st->ctime_ns, 1, ctime_s, sizeof(ctime_s));
     pst_format_time(st->mtime_ns, 1, mtime_s, sizeof(mtime_s));
@@ -248,7 +259,12 @@ static ps_status_t pst_rm_one(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path
 {
     const int force = *(const int *)arg;
     ps_status_t status = pstripe_unlink(fs, path);
+    int npartial = 0;
 
+    if (!pst_is_partial(path) && pst_partial_clean(ctx, fs, path, &npartial) == PS_OK &&
+        npartial > 0 && status == PS_ERR_NO_ENTRY) {
+        return PS_OK; /* only partial copies of it were left */
+    }
     if (status == PS_ERR_NO_ENTRY && force) {
         return PS_OK;
     }

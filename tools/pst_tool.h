@@ -118,6 +118,19 @@ ps_status_t pst_parse_size_arg(pst_ctx_t *ctx, const char *what, const char *str
 ps_status_t pst_snprintf(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Partial copies (pst_partial.c): `pstripe cp` writes DST + PST_PARTIAL_TAG
+ * + a suffix and renames it onto DST once it is complete and synced. */
+#define PST_PARTIAL_TAG ".pstripe-partial-"
+/* 1 if the last component of path is a partial copy's name. */
+int pst_is_partial(const char *path);
+/* A temporary name for dst whose metadata server is dst's (into tmp). */
+ps_status_t pst_partial_name(pstripe_fs_t *fs, const char *dst, char *tmp, size_t len);
+/* Remove the partial copies of dst left by earlier copies; reports failures. */
+ps_status_t pst_partial_clean(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *dst, int *nremoved);
+/* Local: remove dst's stale partial copies, create a new one (name in tmp,
+ * mode as dst's or as a plain create's); an fd, or -1 with errno. */
+int pst_local_partial_open(const char *dst, mode_t mode, char *tmp, size_t len);
+
 /* Directory of the running executable (/proc/self/exe), without a trailing
  * slash; "" if unknown. */
 void pst_exe_dir(char *buf, size_t len);

@@ -171,6 +171,65 @@ class ClientIO : public ::testing::Test {
     pstripe_fs_t *fs_ = nullptr;
 };
 
+/* A process's "VmHWM:" or "VmRSS:" from /proc/PID/status, in KiB. */
+static long proc_kib(pid_t pid, const char *key)
+{
+    std::string st = ps_test::read_file("/proc/" + std::to_string(pid) + "/status");
+    size_t at = st.find(key);
+    return at == std::string::npos ? -1 : atol(st.c_str() + at + strlen(key));
+}
+
+/*
+ * Large write batches go by rendezvous even where UCX would send them
+ * eagerly (here UCX_RNDV_THRESH=inf): their data waits at the client until
+ * the server admits it, so the server stays within max_inflight. Sent
+ * eagerly, the 512 MiB that 16 nonblocking writes put in flight landed in
+ * the server as fast as the network carried them.
+ */
+TEST_F(ClientIO, ForcedEagerWritesStayWithinMaxInflight)
+{
+    const uint64_t len = 32ull << 20;
+    const int nreq = 16;
+    ASSERT_TRUE(cluster_.start(1, 1, {"--set", "max_inflight=8m"}));
+    setenv("UCX_RNDV_THRESH", "inf", 1);
+    ps_status_t status = connect(cluster_, {"buffer_size=4m", "buffer_count=8"}, &fs_);
+    unsetenv("UCX_RNDV_THRESH");
+    PSC_ASSERT_OK(status);
+
+    std::vector<uint8_t> buf(len);
+    for (uint64_t i = 0; i < len; i += 4096) {
+        buf[i] = (uint8_t)(i >> 12);
+    }
+    pstripe_file_t *f;
+    pstripe_layout_t layout = {1 << 20, 1, 0};
+    PSC_ASSERT_OK(pstripe_open(fs_, "/eager", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    long rss0 = proc_kib(cluster_.pid(0), "VmRSS:");
+    pstripe_request_t *reqs[nreq];
+    struct iovec iov = {buf.data(), len};
+    for (int i = 0; i < nreq; i++) {
+        pstripe_region_t r = {(uint64_t)i * len, len};
+        PSC_ASSERT_OK(pstripe_iwrite_list(f, &r, 1, &iov, 1, &reqs[i]));
+    }
+    for (int i = 0; i < nreq; i++) {
+        uint64_t bytes = 0;
+        PSC_EXPECT_OK(pstripe_request_wait(reqs[i], &bytes));
+        EXPECT_EQ(bytes, len);
+    }
+    long hwm = proc_kib(cluster_.pid(0), "VmHWM:");
+    std::vector<uint8_t> back(len);
+    uint64_t got = 0;
+    PSC_ASSERT_OK(pstripe_pread(f, back.data(), len, (nreq - 1) * len, &got));
+    PSC_ASSERT_OK(pstripe_close(f));
+    EXPECT_EQ(got, len);
+    EXPECT_TRUE(back == buf);
+    printf("server RSS %ld KiB before %d MiB of forced-eager writes, peak %ld KiB "
+           "(max_inflight 8 MiB)\n",
+           rss0, (int)(nreq * (len >> 20)), hwm);
+    RecordProperty("server_peak_growth_kib", std::to_string(hwm - rss0));
+    ASSERT_GT(rss0, 0);
+    EXPECT_LT(hwm - rss0, 64 * 1024) << "the server held more than max_inflight by far";
+}
+
 TEST_F(ClientIO, ReadPastEndAndHoles)
 {
     start(4);

@@ -192,6 +192,74 @@ TEST_F(ClientMeta, UnlinkRemovesPathAndObjects)
     PSC_ASSERT_OK(pstripe_close(f));
 }
 
+/* Does server i's data dir hold the object of file_id? */
+static bool has_object(const ps_test::ps_cluster &c, int i, uint64_t file_id)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "/obj/%02llx/%016llx", (unsigned long long)(file_id >> 56),
+             (unsigned long long)file_id);
+    return access((c.data_dir(i) + name).c_str(), F_OK) == 0;
+}
+
+TEST_F(ClientMeta, RenameReplacesAndFreesTheOldObjects)
+{
+    start(3);
+    pstripe_layout_t layout = {4096, 3, 0};
+    std::vector<uint8_t> a(30000, 2), b(20000, 1), back(30000);
+    pstripe_file_t *f;
+    pstripe_stat_t st_a, st_b;
+    uint32_t owner, other;
+    std::string src;
+
+    PSC_ASSERT_OK(pstripe_path_server(fs_, "/target", &owner));
+    for (int i = 0; src.empty() || other != owner; i++) {
+        src = "/src" + std::to_string(i);
+        PSC_ASSERT_OK(pstripe_path_server(fs_, src.c_str(), &other));
+    }
+    PSC_ASSERT_OK(pstripe_open(fs_, "/target", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, b.data(), b.size(), 0));
+    PSC_ASSERT_OK(pstripe_close(f));
+    PSC_ASSERT_OK(pstripe_open(fs_, src.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, a.data(), a.size(), 0));
+    PSC_ASSERT_OK(pstripe_close(f));
+    PSC_ASSERT_OK(pstripe_stat(fs_, "/target", &st_b));
+    PSC_ASSERT_OK(pstripe_stat(fs_, src.c_str(), &st_a));
+    for (int i = 0; i < 3; i++) {
+        ASSERT_TRUE(has_object(cluster_, i, st_b.file_id)) << "server " << i;
+    }
+
+    PSC_ASSERT_OK(pstripe_rename(fs_, src.c_str(), "/target"));
+    pstripe_stat_t st;
+    EXPECT_EQ(pstripe_stat(fs_, src.c_str(), &st), PS_ERR_NO_ENTRY);
+    PSC_ASSERT_OK(pstripe_stat(fs_, "/target", &st));
+    EXPECT_EQ(st.file_id, st_a.file_id);
+    EXPECT_EQ(st.size, a.size());
+    EXPECT_EQ(st.mode, 0600u);
+    PSC_ASSERT_OK(pstripe_open(fs_, "/target", PSTRIPE_RDONLY, 0, nullptr, &f));
+    uint64_t got = 0;
+    PSC_ASSERT_OK(pstripe_pread(f, back.data(), back.size(), 0, &got));
+    PSC_ASSERT_OK(pstripe_close(f));
+    EXPECT_EQ(got, a.size());
+    EXPECT_TRUE(back == a);
+    for (int i = 0; i < 3; i++) {
+        EXPECT_FALSE(has_object(cluster_, i, st_b.file_id)) << "replaced object on server " << i;
+        EXPECT_TRUE(has_object(cluster_, i, st_a.file_id)) << "renamed object on server " << i;
+    }
+
+    /* missing source; names with different metadata servers are refused */
+    EXPECT_EQ(pstripe_rename(fs_, src.c_str(), "/target"), PS_ERR_NO_ENTRY);
+    std::string far;
+    for (int i = 0; far.empty() || other == owner; i++) {
+        far = "/far" + std::to_string(i);
+        PSC_ASSERT_OK(pstripe_path_server(fs_, far.c_str(), &other));
+    }
+    EXPECT_EQ(pstripe_rename(fs_, "/target", far.c_str()), PS_ERR_UNSUPPORTED);
+    EXPECT_NE(strstr(pstripe_last_error(), "different servers"), nullptr) << pstripe_last_error();
+    PSC_ASSERT_OK(pstripe_stat(fs_, "/target", &st));
+    EXPECT_EQ(st.file_id, st_a.file_id);
+    EXPECT_EQ(pstripe_rename(fs_, "relative", "/target"), PS_ERR_INVALID);
+}
+
 TEST_F(ClientMeta, ListMergesServersInPathOrder)
 {
     start(3);

@@ -32,15 +32,21 @@ head -c 1000000 /dev/urandom >"$tmp/small"
 expect_status 0 pst cp "$tmp/small" pstripe:/small
 expect_status 1 pst cp "$tmp/big" pstripe:/big
 contains "$err" "no space left" "a write to a full disk"
-full=$(used_kib)
-echo "used on the full disk: $full KiB"
 
-step "nothing else is harmed: other files read back"
+step "nothing else is harmed: other files read back; the failed copy left no name"
 expect_status 0 pst cp pstripe:/small "$tmp/small.out"
 cmp "$tmp/small" "$tmp/small.out" || fail "a file written before the disk filled differs"
+expect_status 0 pst ls
+[ "$out" = "/small" ] || fail "ls after a copy that failed on a full disk: '$out'"
 
 step "rm frees space on the full disk"
-expect_status 0 pst rm /big
+head -c 40000000 /dev/urandom >"$tmp/mid"
+expect_status 0 pst cp "$tmp/mid" pstripe:/mid
+head -c 100000000 /dev/zero >"$mnt/fill" 2>/dev/null || true
+[ "$(df -k --output=avail "$mnt" | tail -n 1 | tr -d ' ')" -lt 64 ] || fail "could not fill the disk"
+full=$(used_kib)
+echo "used on the full disk: $full KiB"
+expect_status 0 pst rm /mid
 expect_status 0 pst ls
 [ "$out" = "/small" ] || fail "ls after rm: '$out'"
 freed=$(used_kib)

@@ -142,6 +142,33 @@ ps_path_req_t path_req(uint32_t path_len)
     return b;
 }
 
+ps_rename_req_t rename_req(uint32_t src_len, uint32_t dst_len, uint32_t flags = 0)
+{
+    ps_rename_req_t b = {};
+    b.src_len = src_len;
+    b.dst_len = dst_len;
+    b.flags = flags;
+    b.file_id = 0x1234;
+    return b;
+}
+
+ps_rename_rep_t rename_rep()
+{
+    ps_rename_rep_t b = {};
+    b.info.file_id = 0xabcdef;
+    b.replaced.file_id = 0x123;
+    b.has_replaced = 1;
+    return b;
+}
+
+/* Types this branch defines (numbers reserved for other messages may be
+ * missing in between). */
+bool type_defined(uint16_t t)
+{
+    uint32_t len;
+    return ps_proto_body_len(t, 0, &len) == PS_OK;
+}
+
 ps_list_req_t list_req(uint32_t prefix, uint32_t after, uint32_t max)
 {
     ps_list_req_t b = {};
@@ -179,12 +206,6 @@ ps_io_rep_t io_rep(uint64_t bytes)
 
 /* Numbers below PS_MSG_TYPE_LAST may be reserved for messages of other
  * branches (15, 16): those are not defined here. */
-bool type_defined(uint16_t t)
-{
-    uint32_t len;
-    return ps_proto_body_len(t, 0, &len) == PS_OK;
-}
-
 ps_hello_rep_t hello_rep(uint32_t nworkers, uint32_t worker)
 {
     ps_hello_rep_t b = {};
@@ -290,6 +311,10 @@ std::vector<sample> valid_samples()
     s.push_back({"AUTH req max",
                  make(PS_MSG_AUTH, ps_auth_req_t{PS_AUTH_MUNGE, PS_AUTH_CRED_MAX, 0, 0}), 0,
                  PS_AUTH_CRED_MAX});
+    s.push_back({"RENAME req", make(PS_MSG_RENAME, rename_req(5, 7)), 0, 12});
+    s.push_back({"RENAME req max", make(PS_MSG_RENAME, rename_req(PS_PATH_MAX, PS_PATH_MAX,
+                                                                  PS_RENAME_NOREPLACE)),
+                 0, 2 * PS_PATH_MAX});
 
     /* replies */
     s.push_back({"HELLO rep", make(PS_MSG_HELLO, hello_rep(4, 3)), 1, 16});
@@ -318,6 +343,7 @@ std::vector<sample> valid_samples()
     s.push_back({"SHARED_FP rep", make(PS_MSG_SHARED_FP, sfp_rep(4096)), 1, 0});
     s.push_back({"SHARED_FP rep max", make(PS_MSG_SHARED_FP, sfp_rep(PS_SFP_VALUE_MAX)), 1, 0});
     s.push_back({"AUTH rep", make(PS_MSG_AUTH, ps_auth_rep_t{}), 1, 0});
+    s.push_back({"RENAME rep", make(PS_MSG_RENAME, rename_rep()), 1, 0});
 
     /* error replies carry no data, with or without their (meaningless) body */
     for (uint16_t t = 1; t < PS_MSG_TYPE_LAST; t++) {
@@ -396,6 +422,13 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             *data_len = n;
             return n >= 1 && n <= PS_AUTH_CRED_MAX;
         }
+        case PS_MSG_RENAME: {
+            ps_rename_req_t b = body_at<ps_rename_req_t>(m);
+            *data_len = (uint64_t)b.src_len + b.dst_len;
+            return b.src_len >= 1 && b.src_len <= PS_PATH_MAX && b.dst_len >= 1 &&
+                   b.dst_len <= PS_PATH_MAX && (b.flags == 0 || b.flags == PS_RENAME_NOREPLACE);
+>>>>>>> s5-faults
+        }
         case PS_MSG_OBJ_WRITE:
         case PS_MSG_OBJ_READ: {
             ps_io_req_t b = body_at<ps_io_req_t>(m);
@@ -471,6 +504,9 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(384u, sizeof(ps_stats_rep_t));
     EXPECT_EQ(32u, sizeof(ps_sfp_req_t));
     EXPECT_EQ(8u, sizeof(ps_sfp_rep_t));
+    EXPECT_EQ(24u, sizeof(ps_rename_req_t));
+    EXPECT_EQ(104u, sizeof(ps_rename_rep_t));
+>>>>>>> s5-faults
     EXPECT_EQ(16u, sizeof(ps_extent_t));
     EXPECT_EQ(24u, sizeof(ps_io_span_t));
 }
@@ -516,6 +552,10 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(24u, offsetof(ps_sfp_req_t, op));
     EXPECT_EQ(28u, offsetof(ps_sfp_req_t, reserved));
     EXPECT_EQ(15, PS_MSG_SHARED_FP);
+    EXPECT_EQ(8u, offsetof(ps_rename_req_t, flags));
+    EXPECT_EQ(16u, offsetof(ps_rename_req_t, file_id));
+    EXPECT_EQ(48u, offsetof(ps_rename_rep_t, replaced));
+    EXPECT_EQ(96u, offsetof(ps_rename_rep_t, has_replaced));
     /* "PST1" in memory order */
     uint32_t magic = PS_PROTO_MAGIC;
     EXPECT_EQ(0, memcmp(&magic, "PST1", 4));
@@ -545,7 +585,7 @@ TEST(proto, body_len)
         {PS_MSG_OBJ_READ, 24, 16},   {PS_MSG_OBJ_STAT, 16, 32}, {PS_MSG_OBJ_TRUNCATE, 16, 32},
         {PS_MSG_OBJ_REMOVE, 16, 32}, {PS_MSG_OBJ_SYNC, 16, 32}, {PS_MSG_META_SYNC, 0, 0},
         {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 384},    {PS_MSG_SHARED_FP, 32, 8},
-        {PS_MSG_AUTH, 16, 64},
+        {PS_MSG_RENAME, 24, 104},    {PS_MSG_AUTH, 16, 64},
     };
     for (auto &e : expect) {
         uint32_t req = 1, rep = 1;
@@ -554,7 +594,7 @@ TEST(proto, body_len)
         EXPECT_EQ(e.req, req) << ps_msg_type_name(e.type);
         EXPECT_EQ(e.rep, rep) << ps_msg_type_name(e.type);
     }
-    EXPECT_EQ(16u, sizeof(expect) / sizeof(expect[0])); /* every type */
+    EXPECT_EQ(17u, sizeof(expect) / sizeof(expect[0])); /* every type */
     uint32_t len = 7;
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(0, 0, &len));
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(PS_MSG_TYPE_LAST, 1, &len));
@@ -569,8 +609,10 @@ TEST(proto, type_names)
     EXPECT_STREQ("STATS", ps_msg_type_name(PS_MSG_STATS));
     EXPECT_STREQ("UNKNOWN", ps_msg_type_name(0));
     EXPECT_STREQ("UNKNOWN", ps_msg_type_name(PS_MSG_TYPE_LAST));
+    EXPECT_STREQ("RENAME", ps_msg_type_name(PS_MSG_RENAME));
     for (uint16_t t = 1; t < PS_MSG_TYPE_LAST; t++) {
         if (!type_defined(t)) {
+            EXPECT_STREQ("UNKNOWN", ps_msg_type_name(t));
             continue;
         }
         EXPECT_STRNE("UNKNOWN", ps_msg_type_name(t));
@@ -771,6 +813,13 @@ TEST(proto, length_fields_out_of_range)
         {"SHARED_FP release with a value", make(PS_MSG_SHARED_FP, sfp_req(PS_SFP_RELEASE, 1)), 0},
         {"SHARED_FP rep value > INT64_MAX",
          make(PS_MSG_SHARED_FP, sfp_rep((uint64_t)INT64_MAX + 1)), 1},
+        {"RENAME src_len 0", make(PS_MSG_RENAME, rename_req(0, 5)), 0},
+        {"RENAME dst_len 0", make(PS_MSG_RENAME, rename_req(5, 0)), 0},
+        {"RENAME src_len max+1", make(PS_MSG_RENAME, rename_req(PS_PATH_MAX + 1, 5)), 0},
+        {"RENAME dst_len ~0", make(PS_MSG_RENAME, rename_req(5, UINT32_MAX)), 0},
+        {"RENAME lengths ~0 (32-bit sum overflows)",
+         make(PS_MSG_RENAME, rename_req(UINT32_MAX, UINT32_MAX)), 0},
+        {"RENAME unknown flag", make(PS_MSG_RENAME, rename_req(5, 5, 0x2)), 0},
     };
     for (auto &c : cases) {
         uint64_t ref;

@@ -1,0 +1,106 @@
+#!/bin/sh
+# A copy that is killed midway is never mistaken for a good one (issue 11,
+# item 5): `pstripe cp` writes DST.pstripe-partial-* and renames it onto DST
+# only once every byte is written and synced, in both directions. Killed
+# with SIGKILL midway, it leaves DST exactly as it was (the old file, or no
+# file) and a name that `ls` marks as a partial copy; the next cp to DST
+# and `rm DST` remove it; a failed copy removes its own temporary name.
+# The copy in reads from a FIFO that this script feeds, so the kill lands
+# midway by construction; the copy out is stopped (SIGSTOP) as soon as its
+# temporary file has data, then killed. (The copies to kill run without
+# the `pst` timeout wrapper, so that $! is the copy itself.)
+. "$(dirname "$0")/lib.sh"
+
+expect_status 0 start_cluster -n 4
+
+old=$tmp/old
+new=$tmp/new
+head -c 3000000 /dev/urandom >"$old"
+head -c 20000000 /dev/urandom >"$new"
+expect_status 0 pst cp "$old" pstripe:/dst
+
+# A partial copy of /dst with data (`ls -l`: size is field 5).
+partial_has_data() {
+    pst ls -l / | awk '/ \/dst\.pstripe-partial-/ && $5 > 0 { found = 1 } END { exit !found }'
+}
+
+step "copy in, killed midway: /dst keeps the old bytes"
+mkfifo "$tmp/fifo"
+"$PSTRIPE" cp --chunk-size 1m "$tmp/fifo" pstripe:/dst 2>"$tmp/cp-in.err" &
+cp_pid=$!
+exec 3>"$tmp/fifo"
+head -c 5000000 "$new" >&3 # 5 of 20 MB: the copy has more to read
+wait_until 60 partial_has_data || fail "no partial copy with data appeared"
+kill -9 "$cp_pid"
+wait "$cp_pid" 2>/dev/null || true
+exec 3>&-
+expect_status 0 pst ls
+contains "$out" "^/dst\$" "ls after the kill"
+contains "$out" "^/dst\.pstripe-partial-[0-9a-f]{8}  \(partial copy: incomplete\)\$" \
+    "ls marks the partial copy"
+[ "$(printf '%s\n' "$out" | wc -l)" = 2 ] || fail "ls shows other names: $out"
+expect_status 0 pst cp pstripe:/dst "$tmp/dst.out"
+cmp "$old" "$tmp/dst.out" || fail "/dst changed under a killed copy"
+
+step "the next copy to /dst removes the partial copy"
+expect_status 0 pst cp "$new" pstripe:/dst
+expect_status 0 pst ls
+[ "$out" = "/dst" ] || fail "ls after a complete copy: '$out'"
+expect_status 0 pst cp pstripe:/dst "$tmp/dst.out"
+cmp "$new" "$tmp/dst.out" || fail "/dst differs after a complete copy"
+
+step "copy in to a new name, killed: no /fresh at all; rm /fresh removes the partial copy"
+"$PSTRIPE" cp --chunk-size 1m "$tmp/fifo" pstripe:/fresh 2>/dev/null &
+cp_pid=$!
+exec 3>"$tmp/fifo"
+head -c 3000000 "$new" >&3
+fresh_partial() { pst ls / | grep -q '^/fresh\.pstripe-partial-'; }
+wait_until 60 fresh_partial || fail "no partial copy of /fresh appeared"
+kill -9 "$cp_pid"
+wait "$cp_pid" 2>/dev/null || true
+exec 3>&-
+expect_status 1 pst stat /fresh
+contains "$err" "no such file" "stat of a never completed copy"
+expect_status 0 pst rm /fresh
+expect_status 0 pst ls
+[ "$out" = "/dst" ] || fail "ls after rm of the partial copy: '$out'"
+
+step "a refused copy leaves no name (a copy failing midway: disk-full.sh)"
+expect_status 1 pst cp --stripe-count 9 "$new" pstripe:/dst
+expect_status 0 pst ls
+[ "$out" = "/dst" ] || fail "ls after a failed copy: '$out'"
+
+step "copy out, killed midway: the local file keeps the old bytes"
+cp "$old" "$tmp/local"
+chmod 0640 "$tmp/local"
+"$PSTRIPE" cp --chunk-size 64k --depth 1 pstripe:/dst "$tmp/local" 2>/dev/null &
+cp_pid=$!
+local_partial() {
+    for f in "$tmp"/local.pstripe-partial-*; do
+        [ -s "$f" ] && return 0
+    done
+    return 1
+}
+wait_until 60 local_partial || fail "no local partial copy with data appeared"
+kill -STOP "$cp_pid"
+if ! local_partial; then
+    kill -9 "$cp_pid"
+    fail "the copy out finished before it could be stopped (machine too fast for this check)"
+fi
+kill -9 "$cp_pid"
+kill -CONT "$cp_pid" 2>/dev/null || true
+wait "$cp_pid" 2>/dev/null || true
+cmp "$old" "$tmp/local" || fail "the local destination changed under a killed copy"
+ls "$tmp"/local.pstripe-partial-* >/dev/null || fail "no partial copy name left"
+
+step "the next copy out replaces it and removes the partial copy, keeping the mode"
+expect_status 0 pst cp pstripe:/dst "$tmp/local"
+cmp "$new" "$tmp/local" || fail "local copy differs"
+[ "$(stat -c %a "$tmp/local")" = 640 ] || fail "mode of the replaced file not kept"
+if ls "$tmp"/local.pstripe-partial-* >/dev/null 2>&1; then
+    fail "partial copy left after a complete copy out"
+fi
+
+step "copy out to a device is written in place"
+expect_status 0 pst cp pstripe:/dst /dev/null
+echo "ok: killed copies leave the destination as it was"
