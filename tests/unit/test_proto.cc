@@ -427,7 +427,6 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             *data_len = (uint64_t)b.src_len + b.dst_len;
             return b.src_len >= 1 && b.src_len <= PS_PATH_MAX && b.dst_len >= 1 &&
                    b.dst_len <= PS_PATH_MAX && (b.flags == 0 || b.flags == PS_RENAME_NOREPLACE);
->>>>>>> s5-faults
         }
         case PS_MSG_OBJ_WRITE:
         case PS_MSG_OBJ_READ: {
@@ -506,7 +505,6 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(8u, sizeof(ps_sfp_rep_t));
     EXPECT_EQ(24u, sizeof(ps_rename_req_t));
     EXPECT_EQ(104u, sizeof(ps_rename_rep_t));
->>>>>>> s5-faults
     EXPECT_EQ(16u, sizeof(ps_extent_t));
     EXPECT_EQ(24u, sizeof(ps_io_span_t));
 }
