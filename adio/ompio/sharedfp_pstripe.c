@@ -14,7 +14,7 @@
  *                         total by the last rank, a broadcast of the base;
  *   seek_shared           rank 0 sets the counter, then a barrier (OMPIO
  *                         also seeks it at set_view and MODE_APPEND opens);
- *   get_position_shared   a fetch-and-add of 0.
+ *   get_position_shared   a fetch-and-add of 0 (bytes: OMPIO converts).
  * At close, after a barrier, rank 0 releases the counter.
  */
 #include "ps_ompio.h"
@@ -134,13 +134,15 @@ static int sfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
     return err;
 }
 
+/* In bytes: OMPIO's get_position_shared divides by the etype size itself
+ * (io_ompio_file_open.c), as seek_shared hands etypes down. */
 static int sfp_get_position(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *offset)
 {
     uint64_t pos;
     int err = fetch_add(fh, 0, &pos);
 
     if (err == MPI_SUCCESS) {
-        *offset = in_etypes(fh, pos);
+        *offset = (OMPI_MPI_OFFSET_TYPE)pos;
     }
     return err;
 }

@@ -306,6 +306,8 @@ TEST_F(ServerProto, SharedFilePointer)
      * kept by worker 1 */
     uint64_t other = file_id_for_worker(1, nworkers, 3);
     ps_sfp_req_t add{other, 9, 40, PS_SFP_FETCH_ADD, 0};
+    const char *key = getenv("PSTRIPE_AUTH_KEY_FILE"); /* raw sends do not authenticate */
+    ASSERT_EQ(c1.authenticate(key != nullptr ? key : "").status(), PS_OK);
     std::vector<uint8_t> h = header(PS_MSG_SHARED_FP, id, &add, sizeof(add), sizeof(add));
     c.send_raw(h.data(), h.size(), nullptr, 0);
     raw_reply r = c.wait(id++, 20);
