@@ -142,6 +142,7 @@ edit adio/include/adioi_fs_proto.h ADIOI_PSTRIPE_Get_ordered_fp '
         print "void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,"
         print "                                 int *error_code);"
         print "void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code);"
+        print "void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code);"
         print "void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,"
         print "                                  int *error_code);"
         print "#endif"
@@ -172,11 +173,11 @@ done
 edit mpi-io/set_view.c 'file_system == ADIO_PSTRIPE' '
     /^[ \t]*\/\* reset shared file pointer to zero \*\// && !done {
         print "#ifdef ROMIO_PSTRIPE"
-        print "    /* pstripe: no pointer file (shared_fp_fd stays ADIO_FILE_NULL); every"
-        print "     * process sets the counter to zero, the barrier below orders that"
-        print "     * before any shared access */"
+        print "    /* pstripe: no pointer file (shared_fp_fd stays ADIO_FILE_NULL); one"
+        print "     * process sets the counter to zero (collective, same error on all),"
+        print "     * the barrier below orders that before any shared access */"
         print "    if (adio_fh->file_system == ADIO_PSTRIPE) {"
-        print "        ADIO_Set_shared_fp(adio_fh, 0, &error_code);"
+        print "        ADIOI_PSTRIPE_Reset_shared_fp(adio_fh, &error_code);"
         print "        if (error_code != MPI_SUCCESS)"
         print "            error_code = MPIO_Err_return_file(adio_fh, error_code);"
         print "    }"

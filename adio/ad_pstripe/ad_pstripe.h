@@ -171,6 +171,7 @@ int ADIOI_PSTRIPE_Sharedfp_close(ADIO_File fd);
 void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,
                                  int *error_code);
 void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_code);
+void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code);
 void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,
                                   int *error_code);
 

@@ -73,7 +73,8 @@ static int sfp_check(ADIO_File fd, const char *myname, int line)
     if (ps == NULL || ps->file == NULL || ps->sfp_instance == 0)
         return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, line,
                                     MPI_ERR_IO, "**io", "**io %s",
-                                    "pstripe: the file has no shared file pointer (not open on every process)");
+                                    "pstripe: the file has no shared file pointer "
+                                    "(not open on every process)");
     return MPI_SUCCESS;
 }
 
@@ -126,6 +127,30 @@ void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_co
                                         NULL);
 }
 
+/* MPI_File_set_view's reset of the pointer to 0, collective over fd->comm
+ * (ROMIO resets only a pointer file it has opened): the first aggregator
+ * sets it and broadcasts the status, so every process returns the same
+ * error; ROMIO's barrier after this orders the reset before any use. */
+void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_PSTRIPE_RESET_SHARED_FP";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int rank, root = fd->hints->ranklist[0], rc = PS_OK;
+    const char *detail = NULL;
+
+    MPI_Comm_rank(fd->comm, &rank);
+    if (rank == root) {
+        if (sfp_check(fd, myname, __LINE__) != MPI_SUCCESS) {
+            rc = PS_ERR_INVALID;
+            detail = "no shared file pointer";
+        } else {
+            rc = pstripe_sfp_set(ps->file, ps->sfp_instance, 0);
+        }
+    }
+    *error_code = ADIOI_PSTRIPE_Bcast_status(fd, root, rc, myname,
+                                             "reset the shared file pointer of", __LINE__, detail);
+}
+
 /*
  * Ordered access, collective over fd->comm: an exclusive scan of the
  * increments gives each process its place in rank order; the last rank,
@@ -164,7 +189,8 @@ void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * 
     if (msg[1] != PS_OK) {
         *error_code = ADIOI_PSTRIPE_err(myname, "ordered shared file pointer",
                                         ps != NULL ? ps->path : fd->filename, __LINE__,
-                                        (int) msg[1], rank == last ? detail : "failed on the last process");
+                                        (int) msg[1],
+                                        rank == last ? detail : "failed on the last process");
         return;
     }
     *shared_fp = (ADIO_Offset) (msg[0] + before);
