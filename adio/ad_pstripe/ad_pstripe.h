@@ -45,6 +45,10 @@
 #define ADIOI_PSTRIPE_HINT_RC_SIZE      "romio_pstripe_rc_size"
 #define ADIOI_PSTRIPE_HINT_RC_BLOCK     "romio_pstripe_rc_block_size"
 
+/* Largest striping_unit a hint can ask for (ROMIO keeps it in an int); a
+ * larger one is lowered to it (ad_pstripe_hints.c). */
+#define ADIOI_PSTRIPE_UNIT_MAX (1LL << 30)
+
 /* Their defaults (ad_pstripe_cache.c). */
 #define ADIOI_PSTRIPE_WB_SIZE_DEFAULT  (1 << 20)
 #define ADIOI_PSTRIPE_RC_SIZE_DEFAULT  (4 << 20)
@@ -152,6 +156,7 @@ int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *m
 
 /* ad_pstripe_hints.c */
 void ADIOI_PSTRIPE_Set_layout_hints(ADIO_File fd);
+void ADIOI_PSTRIPE_Fit_layout(ADIOI_PSTRIPE_fs * ps);
 
 /* ad_pstripe_io_list.c */
 void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,

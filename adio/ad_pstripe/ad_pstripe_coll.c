@@ -801,8 +801,19 @@ void ADIOI_PSTRIPE_ReadStridedColl(ADIO_File fd, void *buf, int count,
     strided_coll(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
 }
 
-/* Nonblocking collectives (MPI_File_iwrite_all ...): done at once, then a
- * completed request is returned. */
+/* Nonblocking collectives (MPI_File_iwrite_all ...). The access of each
+ * process is started as nonblocking list I/O of its own regions, as
+ * romio_cb_write/read=disable does for the blocking calls
+ * (ad_pstripe_aio.c): the call returns at once, the client library's
+ * progress thread moves the data while the program computes, and MPI_Test
+ * and MPI_Wait complete it through the generalized request. No two-phase
+ * exchange: it would need every process to come back into MPI to move the
+ * data between rounds. Each process's request reports its own regions'
+ * errors. The write-behind buffer is flushed first (and a write drops the
+ * read cache), as for the blocking calls.
+ * Done at once, then a completed request, as before: atomic mode (under
+ * the lock), ROMIO's generic paths (listio hint disabled), and external32,
+ * whose converted buffer ROMIO frees as soon as the call returns. */
 static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                              int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
                              int is_write, int *error_code)
@@ -810,6 +821,15 @@ static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype da
     ADIO_Status status;
     MPI_Count nbytes = 0;
 
+    if (!fd->atomicity && !fd->is_external32 && ADIOI_PSTRIPE_Listio(fd, is_write)) {
+        if (is_write)
+            ADIOI_PSTRIPE_IwriteStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                                        error_code);
+        else
+            ADIOI_PSTRIPE_IreadStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                                       error_code);
+        return;
+    }
     MPI_Status_set_elements_x(&status, MPI_BYTE, 0);
     strided_coll(fd, buf, count, datatype, file_ptr_type, offset, &status, is_write,
                  error_code);
