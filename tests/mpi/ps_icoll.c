@@ -18,7 +18,8 @@
  *   prints the time (median of NREP) of the computation alone, of the I/O
  *   alone and of both overlapped, and the fraction of the shorter one
  *   hidden, (compute + io - both) / min(compute, io). It is a
- *   measurement, not a check: nothing is asserted about it.
+ *   measurement, not a check: nothing is asserted about it. The same
+ *   with iread_at_all of those bytes (which are then compared).
  * At the end rank 0 reads the whole file and compares it; the runner
  * compares the pstripe file with the ufs one.
  *
@@ -159,14 +160,16 @@ static int cmp_double(const void *a, const void *b)
 /* One timed step, the slowest process's time: what = 0 the I/O alone,
  * 1 the computation alone, 2 both (the write runs while the program
  * computes, no MPI call between). */
-static double timed(MPI_File fh, MPI_Offset at, unsigned char *buf, int n, int what)
+static double timed(MPI_File fh, MPI_Offset at, unsigned char *buf, int n, int what, int rd)
 {
     MPI_Request req;
     double t0;
 
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    if (what != 1)
+    if (what != 1 && rd)
+        PS_MPI(MPI_File_iread_at_all(fh, at, buf, OVL, MPI_BYTE, &req));
+    else if (what != 1)
         PS_MPI(MPI_File_iwrite_at_all(fh, at, buf, OVL, MPI_BYTE, &req));
     if (what != 0)
         ps_compute(n);
@@ -176,30 +179,32 @@ static double timed(MPI_File fh, MPI_Offset at, unsigned char *buf, int n, int w
 }
 
 /* The overlap measurement (see the header): medians of NREP runs of each
- * step, taken in turn so that the machine's load falls on all three. */
+ * step, taken in turn so that the machine's load falls on all three; rd:
+ * iread_at_all of what the writes left (checked afterwards). */
 #define NREP 5
-static void overlap(MPI_File fh)
+static void overlap(MPI_File fh, int rd)
 {
-    unsigned char *buf = malloc(OVL);
+    unsigned char *buf = malloc(OVL), *want = malloc(OVL);
     MPI_Offset at = region_d + (MPI_Offset) ps_rank * OVL;
     double t[3][NREP], t0, med[3], rate, hidden;
     int n, r, w;
 
     fill_chunk(buf, region_d, OVL, 6);
-    timed(fh, at, buf, 0, 0);   /* warm up */
+    memcpy(want, buf, OVL);
+    timed(fh, at, buf, 0, 0, rd);       /* warm up */
     /* a computation about as long as the I/O */
     t0 = MPI_Wtime();
     ps_compute(2000000);
     rate = 2000000 / PS_MAX(MPI_Wtime() - t0, 1e-6);
     MPI_Allreduce(MPI_IN_PLACE, &rate, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
     for (r = 0; r < NREP; r++)
-        t[0][r] = timed(fh, at, buf, 0, 0);
+        t[0][r] = timed(fh, at, buf, 0, 0, rd);
     qsort(t[0], NREP, sizeof(double), cmp_double);
     n = (int) PS_MIN(rate * t[0][NREP / 2], 2e9);
 
     for (r = 0; r < NREP; r++)
         for (w = 0; w < 3; w++)
-            t[w][r] = timed(fh, at, buf, n, w);
+            t[w][r] = timed(fh, at, buf, n, w, rd);
     for (w = 0; w < 3; w++) {
         qsort(t[w], NREP, sizeof(double), cmp_double);
         med[w] = t[w][NREP / 2];
@@ -207,10 +212,14 @@ static void overlap(MPI_File fh)
     hidden = (med[0] + med[1] - med[2]) / PS_MIN(med[0], med[1]);
     hidden = PS_MAX(0.0, PS_MIN(1.0, hidden));
     if (ps_rank == 0)
-        printf("  overlap: %d x %d MiB iwrite_at_all, medians of %d: compute alone %.3f s, "
+        printf("  overlap: %d x %d MiB %s, medians of %d: compute alone %.3f s, "
                "I/O alone %.3f s, both %.3f s: %.0f%% of the shorter hidden\n", ps_nprocs,
-               OVL >> 20, NREP, med[1], med[0], med[2], 100.0 * hidden);
+               OVL >> 20, rd ? "iread_at_all" : "iwrite_at_all", NREP, med[1], med[0], med[2],
+               100.0 * hidden);
+    if (rd)
+        ps_compare(buf, want, OVL, "iread_at_all of the overlap region");
     free(buf);
+    free(want);
 }
 
 /* Rank 0 reads the whole file and checks every region. */
@@ -279,7 +288,8 @@ int main(int argc, char **argv)
     MPI_Info_free(&info);
     small_then_iread(fh);
     /* the gap after region_c stays a hole (zeros on both file systems) */
-    overlap(fh);
+    overlap(fh, 0);
+    overlap(fh, 1);
     check_file(fh);
     PS_MPI(MPI_File_close(&fh));
 
