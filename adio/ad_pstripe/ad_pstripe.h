@@ -20,7 +20,8 @@
  *   list I/O (ad_pstripe_coll.c);
  * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
  *   requests (ad_pstripe_aio.c); nonblocking collectives take the same
- *   path, each process for its own regions (ad_pstripe_coll.c).
+ *   path, each process for its own regions, when the processes' ranges do
+ *   not interleave (ad_pstripe_coll.c).
  *
  * Shared file pointers are not offered (MPI_ERR_UNSUPPORTED_OPERATION from
  * ROMIO's generic check). Atomic mode and ROMIO's data-sieving path use a

@@ -6,7 +6,9 @@
  * (ps_byte), so each access is checked against what the file must hold:
  * - iwrite_all / iread_all through an interleaved view (rank r has blocks
  *   r, r + P, ...), from and into strided memory, with the individual file
- *   pointer advanced as for the blocking calls;
+ *   pointer advanced as for the blocking calls (interleaved ranges: on
+ *   pstripe the driver runs the blocking two-phase inside the call; the
+ *   other accesses here, one part of the file per process, overlap);
  * - two iwrite_at_all outstanding at once on one file, waited for in
  *   reverse order, then two iread_at_all at once (MPI_Waitall);
  * - one iwrite_at_all on each of two files at once, the second file
