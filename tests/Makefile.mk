@@ -89,7 +89,8 @@ tests_integration_test_client_sharedfp_SOURCES = tests/integration/test_client_s
 # tests/mpi/mpi-kill fails a server under a running program.
 PSM_PROGS = tests/mpi/ps_contig tests/mpi/ps_views tests/mpi/ps_coll3d \
 	tests/mpi/ps_errors tests/mpi/ps_hints tests/mpi/ps_atomic tests/mpi/ps_kill \
-	tests/mpi/ps_campaign tests/mpi/ps_cache tests/mpi/ps_shared tests/mpi/ps_bigfile
+	tests/mpi/ps_campaign tests/mpi/ps_cache tests/mpi/ps_shared tests/mpi/ps_bigfile \
+	tests/mpi/ps_icoll
 PSM_CFLAGS = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS)
 PSM_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi && $(MPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 check_SCRIPTS += $(PSM_PROGS)
@@ -98,7 +99,7 @@ EXTRA_DIST += tests/mpi/pstest.h tests/mpi/mpi-tests tests/mpi/mpi-kill tests/mp
 	tests/mpi/ps_contig.c tests/mpi/ps_views.c tests/mpi/ps_coll3d.c \
 	tests/mpi/ps_errors.c tests/mpi/ps_hints.c tests/mpi/ps_atomic.c tests/mpi/ps_kill.c \
 	tests/mpi/ps_campaign.c tests/mpi/ps_cache.c tests/mpi/ps_shared.c \
-	tests/mpi/ps_bigfile.c
+	tests/mpi/ps_bigfile.c tests/mpi/ps_icoll.c
 CLEANFILES += $(PSM_PROGS)
 tests/mpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_contig.c
@@ -122,6 +123,8 @@ tests/mpi/ps_cache: tests/mpi/ps_cache.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_cache.c
 tests/mpi/ps_bigfile: tests/mpi/ps_bigfile.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_bigfile.c
+tests/mpi/ps_icoll: tests/mpi/ps_icoll.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_icoll.c
 # ---- end of MPI tests --------------------------------------------------------
 
 # ---- MPI tests under Open MPI (adio/ompio) -----------------------------------

@@ -19,7 +19,9 @@
  *   possible (ad_pstripe_aggregate.c); aggregators write and read with
  *   list I/O (ad_pstripe_coll.c);
  * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
- *   requests (ad_pstripe_aio.c).
+ *   requests (ad_pstripe_aio.c); nonblocking collectives take the same
+ *   path, each process for its own regions, when the processes' ranges do
+ *   not interleave (ad_pstripe_coll.c).
  *
  * Shared file pointers (write_shared, the ordered calls, MPI_MODE_SEQUENTIAL)
  * are counters at the file's metadata owner (ad_pstripe_sharedfp.c). Atomic mode and ROMIO's data-sieving path use a
@@ -44,6 +46,10 @@
 #define ADIOI_PSTRIPE_HINT_READ_CACHE   "romio_pstripe_read_cache"
 #define ADIOI_PSTRIPE_HINT_RC_SIZE      "romio_pstripe_rc_size"
 #define ADIOI_PSTRIPE_HINT_RC_BLOCK     "romio_pstripe_rc_block_size"
+
+/* Largest striping_unit a hint can ask for (ROMIO keeps it in an int); a
+ * larger one is lowered to it (ad_pstripe_hints.c). */
+#define ADIOI_PSTRIPE_UNIT_MAX (1LL << 30)
 
 /* Their defaults (ad_pstripe_cache.c). */
 #define ADIOI_PSTRIPE_WB_SIZE_DEFAULT  (1 << 20)
@@ -153,6 +159,7 @@ int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *m
 
 /* ad_pstripe_hints.c */
 void ADIOI_PSTRIPE_Set_layout_hints(ADIO_File fd);
+void ADIOI_PSTRIPE_Fit_layout(ADIOI_PSTRIPE_fs * ps);
 
 /* ad_pstripe_io_list.c */
 void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,

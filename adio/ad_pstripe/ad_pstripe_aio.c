@@ -7,8 +7,12 @@
  * once; the library's progress thread moves the data while the program
  * computes. The MPI request is a generalized request of an extended class
  * (MPIX_Grequest_class_create, as ad_pvfs2 and ad_daos do): MPI_Test calls
- * poll_fn, which checks without blocking; MPI_Wait calls poll_fn until the
- * request completes; MPI_Waitall calls wait_fn, which blocks in the library.
+ * poll_fn, which checks without blocking; MPI_Wait calls poll_fn in a loop
+ * until the request completes, so poll_fn called again for an unfinished
+ * request within ADIOI_PSTRIPE_POLL_GAP of its last call (MPI_Wait's loop,
+ * or a loop of MPI_Test, never a program computing between tests) blocks
+ * in the library instead of letting MPI spin; MPI_Waitall calls wait_fn,
+ * which blocks in the library.
  *
  * An error found when the operation completes is returned by poll_fn,
  * which MPI_Wait and MPI_Test pass on with its class (MPI_ERR_IO for a dead
@@ -21,7 +25,11 @@
 
 #include "ad_pstripe.h"
 #include "mpiu_greq.h"
-#include <sched.h>
+
+/* Seconds between two polls of an unfinished request below which the
+ * caller is taken to be waiting (MPI_Wait polls back to back, within a
+ * few microseconds). */
+#define ADIOI_PSTRIPE_POLL_GAP 20e-6
 
 /* Extended generalized requests are MPICH's (MPIX_Grequest_class_create).
  * ROMIO's configure computes HAVE_MPI_GREQUEST_EXTENSIONS but, in MPICH
@@ -38,6 +46,7 @@ typedef struct ADIOI_PSTRIPE_aio_s {
     int error_code;
     int done;
     int is_write;
+    double last_poll;           /* MPI_Wtime of the last unfinished poll; 0: none */
     char *path;
 } ADIOI_PSTRIPE_aio;
 
@@ -90,16 +99,20 @@ static int aio_poll_fn(void *extra_state, MPI_Status * status)
 {
     ADIOI_PSTRIPE_aio *aio = extra_state;
     int done = 0;
+    double now;
 
     if (aio->done)
         return aio->error_code;
     if (pstripe_request_test(aio->preq, &done) != PS_OK)
         done = 1;       /* the error comes from pstripe_request_wait */
     if (!done) {
-        /* MPI_Wait calls us in a loop: leave the core to the library's
-         * progress thread */
-        sched_yield();
-        return MPI_SUCCESS;
+        now = MPI_Wtime();
+        if (aio->last_poll == 0 || now - aio->last_poll >= ADIOI_PSTRIPE_POLL_GAP) {
+            aio->last_poll = now;
+            return MPI_SUCCESS;
+        }
+        /* polled again at once: the caller waits; block in the library
+         * (aio_finish) and leave the core to its progress thread */
     }
     aio_finish(aio);
     return aio->error_code;

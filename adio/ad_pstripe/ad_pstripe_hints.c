@@ -1,14 +1,22 @@
 /*
  * ad_pstripe_hints.c: SetInfo.
  *
- * Our hints are read the way ROMIO reads its own, but checked more strictly:
- * a value that does not parse is an error (MPI_ERR_INFO_VALUE) rather than
- * a silent zero, and every process takes part in one allreduce, whether or
- * not its info carries the key, so that a hint given by some processes
- * only, or with different values, is caught (MPI_ERR_NOT_SAME, as
- * MPIO_ERR_CREATE_CODE_INFO_NOT_SAME) instead of mismatching collectives.
- * ADIO_Open ignores SetInfo's error code, so an error found while opening
- * is kept in the file's state and returned by OpenColl.
+ * Hints are taken as users write them (MPI lets an implementation ignore a
+ * hint it cannot honour): a value that does not parse, or is out of range
+ * for one of our own hints, is ignored with a warning in the log (level
+ * warn), as if it were not given. The layout hints are fitted rather than
+ * refused: striping_factor 0 or below and striping_unit 0 or below mean the
+ * default, start_iodevice below 0 means "chosen by the path", a
+ * striping_unit is raised to the servers' smallest stripe or lowered to
+ * ADIOI_PSTRIPE_UNIT_MAX, and at creation (Fit_layout, once the cluster's
+ * size is known) a striping_factor larger than the cluster is clamped to
+ * it and a start_iodevice outside it is ignored. Every process takes part
+ * in one allreduce, whether or not its info carries the key, so that a
+ * hint given by some processes only, or with different values, is caught
+ * (MPI_ERR_NOT_SAME, as MPIO_ERR_CREATE_CODE_INFO_NOT_SAME, ROMIO's error
+ * for the layout hints) instead of mismatching collectives. ADIO_Open
+ * ignores SetInfo's error code, so an error found while opening is kept in
+ * the file's state and returned by OpenColl.
  *
  * The effective values are written back into fd->info: the layout the file
  * really has (after open), the tunables its requests use (the file's own in
@@ -18,6 +26,8 @@
 
 #include "ad_pstripe.h"
 #include "adio_extern.h"
+#include "ps_layout.h"
+#include "ps_log.h"
 #include <errno.h>
 #include <strings.h>
 
@@ -41,7 +51,8 @@ enum {
 enum {
     KIND_COUNT,                 /* integer >= 1 */
     KIND_SIZE,                  /* size >= 1, k/m/g suffix allowed */
-    KIND_SERVER,                /* integer >= -1 (-1: chosen by the path) */
+    KIND_LAYOUT,                /* any integer (fitted by set_layout_hints) */
+    KIND_LAYOUT_SIZE,           /* any integer, or a size with k/m/g suffix */
     KIND_ENABLE                 /* enable | disable | automatic */
 };
 
@@ -50,9 +61,9 @@ static const struct {
     int kind;
     const char *expect;
 } hint_table[NKEYS] = {
-    {"striping_factor", KIND_COUNT, "a number of servers >= 1"},
-    {"striping_unit", KIND_SIZE, "a stripe size in bytes >= 1 (k, m, g suffixes allowed)"},
-    {"start_iodevice", KIND_SERVER, "a server index >= 0, or -1"},
+    {"striping_factor", KIND_LAYOUT, "an integer (servers; 0 or less: the default)"},
+    {"striping_unit", KIND_LAYOUT_SIZE, "a stripe size in bytes (k, m, g suffixes allowed)"},
+    {"start_iodevice", KIND_LAYOUT, "an integer (a server index; -1: chosen by the path)"},
     {ADIOI_PSTRIPE_HINT_BUFFER_SIZE, KIND_SIZE, "a size in bytes >= 1 (k, m, g suffixes allowed)"},
     {ADIOI_PSTRIPE_HINT_BUFFER_COUNT, KIND_COUNT, "an integer >= 1"},
     {ADIOI_PSTRIPE_HINT_MAX_REGIONS, KIND_COUNT, "an integer >= 1"},
@@ -78,12 +89,20 @@ static int parse_hint(int kind, const char *value, long long *val)
 
     switch (kind) {
         case KIND_COUNT:
-        case KIND_SERVER:
+        case KIND_LAYOUT:
+        case KIND_LAYOUT_SIZE:
             errno = 0;
             v = strtoll(value, &end, 10);
-            if (errno != 0 || end == value || *end != '\0' || v > INT_MAX)
+            if (kind == KIND_LAYOUT_SIZE && (errno != 0 || end == value || *end != '\0' || v > 0)) {
+                /* a positive size, maybe with a suffix; huge ones are fitted */
+                if (pstripe_parse_size(value, &size) != PS_OK)
+                    return -1;
+                *val = size > LLONG_MAX ? LLONG_MAX : (long long) size;
+                return 0;
+            }
+            if (errno != 0 || end == value || *end != '\0')
                 return -1;
-            if (v < (kind == KIND_COUNT ? 1 : -1))
+            if (kind == KIND_COUNT && (v < 1 || v > INT_MAX))
                 return -1;
             *val = v;
             return 0;
@@ -131,17 +150,15 @@ void ADIOI_PSTRIPE_Set_layout_hints(ADIO_File fd)
 typedef struct {
     int present[NKEYS];
     long long val[NKEYS];
-    int bad_key;                /* first key whose value does not parse; -1: none */
-    char msg[MPI_MAX_INFO_VAL + 256];   /* what is wrong with it */
 } hint_values;
 
-/* Read and parse our hints from users_info (which may be MPI_INFO_NULL). */
+/* Read and parse our hints from users_info (which may be MPI_INFO_NULL); a
+ * value that does not parse is left out, with a warning. */
 static void read_hints(MPI_Info users_info, hint_values * hv)
 {
     char value[MPI_MAX_INFO_VAL + 1];
     int k, flag;
 
-    hv->bad_key = -1;
     for (k = 0; k < NKEYS; k++) {
         hv->present[k] = 0;
         hv->val[k] = 0;
@@ -150,42 +167,37 @@ static void read_hints(MPI_Info users_info, hint_values * hv)
         ADIOI_Info_get(users_info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag);
         if (!flag)
             continue;
-        hv->present[k] = 1;
-        if (parse_hint(hint_table[k].kind, value, &hv->val[k]) != 0 && hv->bad_key < 0) {
-            hv->bad_key = k;
-            MPL_snprintf(hv->msg, sizeof(hv->msg), "invalid value \"%s\" for hint %s: expected %s",
-                         value, hint_table[k].key, hint_table[k].expect);
+        if (parse_hint(hint_table[k].kind, value, &hv->val[k]) != 0) {
+            ps_warn("MPI-IO hint %s=\"%s\" ignored: expected %s", hint_table[k].key, value,
+                    hint_table[k].expect);
+            hv->val[k] = 0;
+            continue;
         }
+        hv->present[k] = 1;
     }
 }
 
 /* One allreduce (MAX of values and of their negations) tells every process
- * whether any value was bad and whether all processes agree. Returns the
- * MPI error code (the same on every process). */
+ * whether all processes agree. Returns the MPI error code (the same on
+ * every process). */
 static int agree_hints(ADIO_File fd, hint_values * hv)
 {
     static char myname[] = "ADIOI_PSTRIPE_SETINFO";
-    long long local[1 + 4 * NKEYS], global[1 + 4 * NKEYS];
+    long long local[4 * NKEYS], global[4 * NKEYS];
     int k, err = MPI_SUCCESS;
 
-    local[0] = (hv->bad_key >= 0);
     for (k = 0; k < NKEYS; k++) {
-        local[1 + k] = hv->present[k];
-        local[1 + NKEYS + k] = hv->val[k];
-        local[1 + 2 * NKEYS + k] = -hv->present[k];
-        local[1 + 3 * NKEYS + k] = -hv->val[k];
+        local[k] = hv->present[k];
+        local[NKEYS + k] = hv->val[k];
+        local[2 * NKEYS + k] = -hv->present[k];
+        /* (-LLONG_MAX, not -LLONG_MIN, for a value that was that small) */
+        local[3 * NKEYS + k] = hv->val[k] == LLONG_MIN ? LLONG_MAX : -hv->val[k];
     }
-    MPI_Allreduce(local, global, 1 + 4 * NKEYS, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    MPI_Allreduce(local, global, 4 * NKEYS, MPI_LONG_LONG, MPI_MAX, fd->comm);
 
-    if (global[0]) {
-        if (hv->bad_key < 0)
-            MPL_snprintf(hv->msg, sizeof(hv->msg), "invalid pstripe hint value on another process");
-        return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
-                                    MPI_ERR_INFO_VALUE, "**infoval", "%s", hv->msg);
-    }
     for (k = 0; k < NKEYS; k++) {
-        if (global[1 + k] != -global[1 + 2 * NKEYS + k] ||
-            global[1 + NKEYS + k] != -global[1 + 3 * NKEYS + k]) {
+        if (global[k] != -global[2 * NKEYS + k] ||
+            global[NKEYS + k] != -global[3 * NKEYS + k]) {
             MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, hint_table[k].key, &err);
             break;
         }
@@ -193,17 +205,57 @@ static int agree_hints(ADIO_File fd, hint_values * hv)
     return err;
 }
 
-/* Layout hints: they matter only when the open creates the file. */
+/* Layout hints: they matter only when the open creates the file. Values
+ * the servers cannot use are fitted (0 in create_layout: the default);
+ * what depends on the cluster's size is fitted by Fit_layout. */
 static void set_layout_hints(ADIOI_PSTRIPE_fs * ps, const hint_values * hv, int at_open)
 {
+    long long v;
+
     if (!at_open)
         return;
-    if (hv->present[KEY_STRIPING_FACTOR])
-        ps->create_layout.stripe_count = (uint32_t) hv->val[KEY_STRIPING_FACTOR];
-    if (hv->present[KEY_STRIPING_UNIT])
-        ps->create_layout.stripe_size = (uint64_t) hv->val[KEY_STRIPING_UNIT];
-    if (hv->present[KEY_START_IODEVICE])
-        ps->create_layout.first_server = (int32_t) hv->val[KEY_START_IODEVICE];
+    if (hv->present[KEY_STRIPING_FACTOR]) {
+        v = hv->val[KEY_STRIPING_FACTOR];
+        ps->create_layout.stripe_count = v <= 0 ? 0 : (uint32_t) MPL_MIN(v, PS_STRIPE_COUNT_MAX);
+    }
+    if (hv->present[KEY_STRIPING_UNIT]) {
+        v = hv->val[KEY_STRIPING_UNIT];
+        if (v <= 0)
+            ps->create_layout.stripe_size = 0;
+        else
+            ps->create_layout.stripe_size =
+                (uint64_t) MPL_MIN(MPL_MAX(v, (long long) PS_STRIPE_SIZE_MIN),
+                                   ADIOI_PSTRIPE_UNIT_MAX);
+    }
+    if (hv->present[KEY_START_IODEVICE]) {
+        v = hv->val[KEY_START_IODEVICE];
+        ps->create_layout.first_server = (v < 0 || v > INT32_MAX) ? -1 : (int32_t) v;
+    }
+}
+
+/* Fit the layout hints to the cluster before a create: a striping_factor
+ * larger than the cluster is clamped to it, a start_iodevice outside it is
+ * ignored (the path chooses). When the cluster's size cannot be learnt,
+ * the layout is left as it is (the create reports what is wrong). */
+void ADIOI_PSTRIPE_Fit_layout(ADIOI_PSTRIPE_fs * ps)
+{
+    pstripe_layout_t *l = &ps->create_layout;
+    pstripe_statfs_t st;
+
+    if (l->stripe_count <= 1 && l->first_server <= 0)
+        return;
+    if (pstripe_statfs(ADIOI_PSTRIPE_fs_handle, &st) != PS_OK || st.nservers == 0)
+        return;
+    if (l->stripe_count > st.nservers) {
+        ps_warn("MPI-IO hint striping_factor=%u for %s: the cluster has %u servers, using %u",
+                l->stripe_count, ps->path, st.nservers, st.nservers);
+        l->stripe_count = st.nservers;
+    }
+    if (l->first_server >= 0 && (uint32_t) l->first_server >= st.nservers) {
+        ps_warn("MPI-IO hint start_iodevice=%d for %s ignored: the cluster has %u servers",
+                l->first_server, ps->path, st.nservers);
+        l->first_server = -1;
+    }
 }
 
 /* Buffer hints: the client library's tunables for this file's I/O. */
@@ -275,9 +327,13 @@ static void show_hints(ADIO_File fd, const hint_values * hv, int err)
     if (ps->file != NULL) {
         ADIOI_PSTRIPE_Set_layout_hints(fd);
     } else if (err == MPI_SUCCESS) {
-        for (k = KEY_STRIPING_FACTOR; k <= KEY_START_IODEVICE; k++)
-            if (hv->present[k])
-                set_info_ll(fd->info, hint_table[k].key, hv->val[k]);
+        /* before the open: the layout hints as they will be asked for */
+        if (hv->present[KEY_STRIPING_FACTOR])
+            set_info_ll(fd->info, "striping_factor", ps->create_layout.stripe_count);
+        if (hv->present[KEY_STRIPING_UNIT])
+            set_info_ll(fd->info, "striping_unit", (long long) ps->create_layout.stripe_size);
+        if (hv->present[KEY_START_IODEVICE])
+            set_info_ll(fd->info, "start_iodevice", ps->create_layout.first_server);
     }
 }
 

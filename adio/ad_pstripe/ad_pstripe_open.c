@@ -6,7 +6,8 @@
  * layout taken from the hints, and keeps it open; after it broadcasts the
  * result the other processes open the existing file. Every process then
  * learns the real layout from its own handle, so the info object shows the
- * layout the file has, not the one that was asked for.
+ * layout the file has, not the one that was asked for (layout hints the
+ * cluster cannot honour are fitted to it before the create: Fit_layout).
  */
 
 #include "ad_pstripe.h"
@@ -45,6 +46,8 @@ void ADIOI_PSTRIPE_Open(ADIO_File fd, int *error_code)
     if (fd->access_mode & ADIO_EXCL)
         flags |= PSTRIPE_EXCL;
 
+    if (flags & PSTRIPE_CREAT)
+        ADIOI_PSTRIPE_Fit_layout(ps);
     rc = pstripe_open(ADIOI_PSTRIPE_fs_handle, ps->path, flags, create_mode(fd),
                       (flags & PSTRIPE_CREAT) ? &ps->create_layout : NULL, &ps->file);
     ps->last_status = rc;

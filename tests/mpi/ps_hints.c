@@ -11,10 +11,17 @@
  * in another region. On pstripe, get_info must show the effective values:
  * the layout the file really has (also when it is reopened with other
  * layout hints, which apply only at creation), the tunables, the switches.
+ * Hints as users write them never fail an open (check_fitting): a
+ * striping_factor larger than the cluster is clamped to it, 0 and -1 mean
+ * the default, a start_iodevice outside the cluster is ignored, a
+ * striping_unit the servers cannot use is fitted, malformed values of
+ * pstripe's own hints are ignored; get_info shows the effective values,
+ * and the info read back from a file creates the same layout again.
  *
  * Usage: ps_hints FILENAME
  */
 #include "pstest.h"
+#include <stdarg.h>
 
 #define B 4099                  /* bytes per block: not a divisor of anything */
 #define NB 64                   /* blocks per process and region */
@@ -31,6 +38,152 @@ static void expect_info(MPI_File fh, const char *key, const char *want)
     PS_CHECK(strcmp(value, want) == 0, "get_info: %s is \"%s\", expected \"%s\"", key, value,
              want);
     MPI_Info_free(&info);
+}
+
+/* The value of key in the info of fh (0 if absent). */
+static long long info_ll(MPI_File fh, const char *key)
+{
+    MPI_Info info;
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag;
+
+    PS_MPI(MPI_File_get_info(fh, &info));
+    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    MPI_Info_free(&info);
+    PS_CHECK(flag, "get_info has no %s", key);
+    return atoll(value);
+}
+
+typedef struct {
+    long long factor, unit, start, bufsize;
+} layout_seen;
+
+/* Create the file base.SUFFIX with the hints of given and the pairs key,
+ * value, ... (ending with NULL), write and read some bytes, and return what get_info shows. The open
+ * must succeed: hints never fail it. */
+static layout_seen create_with(const char *base, const char *suffix, MPI_Info given, ...)
+{
+    char name[1024];
+    const char *k, *v;
+    MPI_Info info;
+    MPI_File fh;
+    MPI_Status st;
+    layout_seen seen = {0, 0, 0, 0};
+    unsigned char out[1000], in[1000];
+    va_list ap;
+
+    ps_fname(name, sizeof(name), base, suffix);
+    if (given != MPI_INFO_NULL)
+        MPI_Info_dup(given, &info);
+    else
+        MPI_Info_create(&info);
+    va_start(ap, given);
+    while ((k = va_arg(ap, const char *)) != NULL) {
+        v = va_arg(ap, const char *);
+        MPI_Info_set(info, k, v);
+    }
+    va_end(ap);
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR |
+                         MPI_MODE_DELETE_ON_CLOSE, info, &fh));
+    MPI_Info_free(&info);
+    ps_fill(out, sizeof(out), (uint64_t) ps_rank * sizeof(out), 7);
+    PS_MPI(MPI_File_write_at_all(fh, (MPI_Offset) ps_rank * sizeof(out), out, sizeof(out),
+                                 MPI_BYTE, &st));
+    PS_MPI(MPI_File_read_at_all(fh, (MPI_Offset) ps_rank * sizeof(out), in, sizeof(in),
+                                MPI_BYTE, &st));
+    ps_compare(in, out, sizeof(in), suffix);
+    if (ps_is_pstripe(base)) {
+        seen.factor = info_ll(fh, "striping_factor");
+        seen.unit = info_ll(fh, "striping_unit");
+        seen.start = info_ll(fh, "start_iodevice");
+        seen.bufsize = info_ll(fh, "romio_pstripe_buffer_size");
+    }
+    PS_MPI(MPI_File_close(&fh));
+    return seen;
+}
+
+#define EXPECT_LL(got, want, what)                                                         \
+    PS_CHECK((got) == (want), "%s: %lld, expected %lld", what, (long long) (got),           \
+             (long long) (want))
+
+/* Layout hints out of range, malformed pstripe hints: the open succeeds
+ * and get_info shows what the file got. */
+static void check_fitting(const char *fname)
+{
+    int pstripe = ps_is_pstripe(fname);
+    layout_seen def, s;
+    char v[32];
+    MPI_Info info;
+    MPI_File fh;
+
+    def = create_with(fname, ".def", MPI_INFO_NULL, NULL);
+    /* a striping_factor larger than any cluster: clamped to this one */
+    s = create_with(fname, ".f50", MPI_INFO_NULL, "striping_factor", "50", NULL);
+    if (pstripe) {
+        long long nservers = s.factor;
+        PS_CHECK(nservers >= 1 && nservers < 50, "striping_factor 50 shows %lld", nservers);
+        snprintf(v, sizeof(v), "%lld", nservers + 1);
+        s = create_with(fname, ".fn1", MPI_INFO_NULL, "striping_factor", v, NULL);
+        EXPECT_LL(s.factor, nservers, "striping_factor = servers + 1");
+        snprintf(v, sizeof(v), "%lld", nservers);
+        s = create_with(fname, ".fn", MPI_INFO_NULL, "striping_factor", v, NULL);
+        EXPECT_LL(s.factor, nservers, "striping_factor = servers");
+        if (ps_rank == 0)
+            printf("  striping_factor 50 on a %lld-server cluster: %lld\n", nservers, nservers);
+        /* a start_iodevice outside the cluster is ignored (the path chooses) */
+        snprintf(v, sizeof(v), "%lld", nservers);
+        s = create_with(fname, ".sbig", MPI_INFO_NULL, "start_iodevice", v, NULL);
+        PS_CHECK(s.start >= 0 && s.start < nservers, "start_iodevice %s shows %lld", v, s.start);
+    }
+    /* 0 and -1 mean the default */
+    s = create_with(fname, ".f0", MPI_INFO_NULL, "striping_factor", "0", "striping_unit", "0",
+                    NULL);
+    EXPECT_LL(s.factor, def.factor, "striping_factor 0");
+    EXPECT_LL(s.unit, def.unit, "striping_unit 0");
+    s = create_with(fname, ".fm1", MPI_INFO_NULL, "striping_factor", "-1", "striping_unit", "-1",
+                    NULL);
+    EXPECT_LL(s.factor, def.factor, "striping_factor -1");
+    EXPECT_LL(s.unit, def.unit, "striping_unit -1");
+    s = create_with(fname, ".sm2", MPI_INFO_NULL, "start_iodevice", "-2", NULL);
+    if (pstripe)
+        PS_CHECK(s.start >= 0 && s.start < PS_MAX(def.factor, 1),
+                 "start_iodevice -2 shows %lld", s.start);
+    /* a striping_unit the servers cannot use is fitted */
+    s = create_with(fname, ".u100", MPI_INFO_NULL, "striping_unit", "100", NULL);
+    if (pstripe)
+        EXPECT_LL(s.unit, 512, "striping_unit 100");
+    s = create_with(fname, ".u4g", MPI_INFO_NULL, "striping_unit", "4g", "striping_factor", "1",
+                    NULL);
+    if (pstripe) {
+        EXPECT_LL(s.unit, 1LL << 30, "striping_unit 4g");
+        EXPECT_LL(s.factor, 1, "striping_factor 1");
+    }
+    /* malformed values are ignored (with a warning in the log) */
+    s = create_with(fname, ".bad", MPI_INFO_NULL, "striping_factor", "many",
+                    "romio_pstripe_buffer_size", "lots", "romio_pstripe_buffer_count", "0",
+                    "romio_pstripe_listio_write", "maybe", NULL);
+    EXPECT_LL(s.factor, def.factor, "striping_factor many");
+    EXPECT_LL(s.bufsize, def.bufsize, "romio_pstripe_buffer_size lots");
+
+    /* the info read back sets the same layout again */
+    if (pstripe) {
+        char name[1024];
+        ps_fname(name, sizeof(name), fname, ".lay");
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "striping_factor", "1");
+        MPI_Info_set(info, "striping_unit", "4096");
+        MPI_Info_set(info, "start_iodevice", "-5");
+        PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR |
+                             MPI_MODE_DELETE_ON_CLOSE, info, &fh));
+        MPI_Info_free(&info);
+        PS_MPI(MPI_File_get_info(fh, &info));
+        s = create_with(fname, ".again", info, NULL);
+        MPI_Info_free(&info);
+        EXPECT_LL(s.factor, 1, "striping_factor from get_info");
+        EXPECT_LL(s.unit, 4096, "striping_unit from get_info");
+        EXPECT_LL(s.start, info_ll(fh, "start_iodevice"), "start_iodevice from get_info");
+        PS_MPI(MPI_File_close(&fh));
+    }
 }
 
 /* Rank r writes blocks r, r + P, r + 2P, ... of the region at base, with a
@@ -181,6 +334,8 @@ int main(int argc, char **argv)
         MPI_Info_free(&info);
     }
     PS_MPI(MPI_File_close(&fh));
+
+    check_fitting(fname);
 
     if (ps_rank == 0)
         printf("ps_hints: %d processes: PASS\n", ps_nprocs);

@@ -6,8 +6,9 @@
  * Every rank writes 1 MiB blocks (each touching every server) in a loop.
  * After two rounds rank 0 creates the file MARKER: the test runner then
  * kills or stops one server. Each rank goes on until a write fails, then
- * checks that a nonblocking write (whose start must not block) and a
- * collective write (two-phase, forced) fail too, and that small writes
+ * checks that a nonblocking write (whose start must not block), a
+ * collective write (two-phase, forced) and a nonblocking collective write
+ * fail too, and that small writes
  * (buffered by the driver's write-behind) make MPI_File_sync fail, and
  * MPI_File_close after it. Each failing call must
  * return within LIMIT seconds (the client's timeout plus slack) and with
@@ -123,6 +124,18 @@ int main(int argc, char **argv)
     t0 = MPI_Wtime();
     rc = MPI_File_write_at_all(fh, (MPI_Offset) ps_rank * BS, buf, BS, MPI_BYTE, &st);
     expect_io_error(rc, t0, "collective write");
+
+    /* a nonblocking collective write: returns at once, fails in MPI_Wait */
+    t0 = MPI_Wtime();
+    rc = MPI_File_iwrite_at_all(fh, (MPI_Offset) ps_rank * BS, buf, BS, MPI_BYTE, &req);
+    if (rc == MPI_SUCCESS) {
+        double t_call = MPI_Wtime() - t0;
+        printf("rank %d: MPI_File_iwrite_at_all returned after %.2f s\n", ps_rank, t_call);
+        PS_CHECK(t_call < 2.0, "MPI_File_iwrite_at_all took %.1f s: it is not nonblocking",
+                 t_call);
+        rc = MPI_Wait(&req, &st);
+    }
+    expect_io_error(rc, t0, "nonblocking collective write");
 
     /* small writes are kept by the driver's write-behind (they succeed);
      * the sync that flushes them must fail, and the close again */
