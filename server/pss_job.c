@@ -3,10 +3,9 @@
  * planned together into aligned disk I/Os (spans) and run with libaio.
  *
  * Client regions are arbitrary byte ranges, so they are mapped onto aligned
- * spans with ps_extent_plan(): regions closer than coalesce_gap (for
- * writes also less than a block apart) or touching the same block share a
- * span, spans are cut at max_io, and a span some byte of which no region covers ("holes":
- * unaligned ends, gaps) is
+ * spans with ps_extent_plan(): regions closer than coalesce_gap (or touching
+ * the same block) share a span, spans are cut at max_io, and a span some
+ * byte of which no region covers ("holes": unaligned ends, gaps) is
  * written by read-modify-write: read the whole span, copy the regions over
  * it, write it back. Beyond the object's end the read returns nothing and
  * the span buffer stays zero-filled. Each region is cut into pieces, one per
@@ -270,20 +269,12 @@ static int pss_run_cmp(const void *a, const void *b)
  * into nreg regions for ps_extent_plan (interleaved runs of several
  * batches). *plan is malloc'd.
  */
-static ps_status_t pss_job_plan_runs(pss_server_t *s, int is_write, ps_extent_run_t *runs,
-                                     size_t nruns, uint64_t nreg, ps_io_span_t **plan,
-                                     size_t *nspans)
+static ps_status_t pss_job_plan_runs(pss_server_t *s, ps_extent_run_t *runs, size_t nruns,
+                                     uint64_t nreg, ps_io_span_t **plan, size_t *nspans)
 {
     size_t i = 1, r = 0, bound;
     ps_extent_t *ext;
-    /* A write span with a whole block no region writes reads and writes
-     * that block back (read-modify-write of the span), so writes coalesce
-     * over gaps shorter than a block only; a read span merely also reads
-     * its gaps. */
     uint64_t gap = s->cfg.coalesce_gap;
-    if (is_write && gap >= s->align) {
-        gap = s->align - 1;
-    }
 
     while (i < nruns && runs[i - 1].off <= runs[i].off) {
         i++;
@@ -348,7 +339,7 @@ static ps_status_t pss_job_spans(pss_server_t *s, pss_job_t *job, pss_req_t **ba
             }
         }
     }
-    status = pss_job_plan_runs(s, job->is_write, runs, nruns, nreg, &plan, &nspans);
+    status = pss_job_plan_runs(s, runs, nruns, nreg, &plan, &nspans);
     free(runs);
     if (status != PS_OK) {
         return status;
