@@ -435,6 +435,22 @@ ps_status_t ps_path_normalize(const char *path, char *out, size_t outlen)
     return PS_OK;
 }
 
+const char *ps_auth_mode_name(uint32_t mode)
+{
+    switch (mode) {
+    case PS_AUTH_NONE:
+        return "none";
+    case PS_AUTH_MUNGE:
+        return "munge";
+    case PS_AUTH_KEY:
+        return "key";
+    case PS_AUTH_TICKET:
+        return "ticket";
+    default:
+        return "unknown";
+    }
+}
+
 const char *ps_msg_type_name(uint16_t type)
 {
     static const char *const names[] = {

@@ -422,6 +422,9 @@ ps_status_t ps_path_normalize(const char *path, char *out, size_t outlen);
 /* Name of a message type ("OBJ_WRITE"). */
 const char *ps_msg_type_name(uint16_t type);
 
+/* "none", "munge", "key", "ticket" for a PS_AUTH_* method, else "unknown". */
+const char *ps_auth_mode_name(uint32_t mode);
+
 /* One-line description of a message for trace logs; returns buf. */
 const char *ps_proto_dump(const void *hdr, size_t hdr_len, char *buf, size_t len);
 

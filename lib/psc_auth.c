@@ -57,20 +57,6 @@ static void psc_munge_load(void)
     }
 }
 
-const char *psc_auth_mode_name(uint32_t mode)
-{
-    switch (mode) {
-    case PS_AUTH_NONE:
-        return "none";
-    case PS_AUTH_MUNGE:
-        return "munge";
-    case PS_AUTH_KEY:
-        return "key";
-    default:
-        return "unknown";
-    }
-}
-
 static ps_status_t psc_auth_munge(const char *socket, const ps_hello_rep_t *rep, void **cred,
                                   size_t *cred_len, char *msg, size_t msglen)
 {
@@ -158,11 +144,11 @@ ps_status_t psc_auth_make(pstripe_fs_t *fs, const psc_server_t *srv, const ps_he
     snprintf(socket, sizeof(socket), "%s", fs->cfg.munge_socket ? fs->cfg.munge_socket : "");
     pthread_mutex_unlock(&fs->lock);
 
-    if (mode[0] != '\0' && strcmp(mode, psc_auth_mode_name(rep->auth_mode)) != 0) {
+    if (mode[0] != '\0' && strcmp(mode, ps_auth_mode_name(rep->auth_mode)) != 0) {
         snprintf(msg, msglen,
                  "server %s requires auth = %s and this client is set to auth = %s: "
                  "authentication refused",
-                 srv->addr, psc_auth_mode_name(rep->auth_mode), mode);
+                 srv->addr, ps_auth_mode_name(rep->auth_mode), mode);
         return PS_ERR_ACCESS;
     }
     memset(req, 0, sizeof(*req));

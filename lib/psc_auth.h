@@ -19,7 +19,4 @@ ps_status_t psc_auth_make(pstripe_fs_t *fs, const psc_server_t *srv, const ps_he
                           ps_auth_req_t *req, void **cred, size_t *cred_len, char *msg,
                           size_t msglen);
 
-/* Name of a ps_auth_mode_t ("munge"). */
-const char *psc_auth_mode_name(uint32_t mode);
-
 #endif

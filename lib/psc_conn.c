@@ -405,7 +405,7 @@ static void psc_conn_ready(pstripe_fs_t *fs, psc_conn_t *conn)
     srv->state = PSC_SRV_CONNECTED;
     ps_debug("connected to server %s: id %#llx, %u workers, block size %u, auth %s", srv->addr,
              (unsigned long long)srv->server_id, conn->nworkers, srv->block_size,
-             psc_auth_mode_name(conn->hello_rep.auth_mode));
+             ps_auth_mode_name(conn->hello_rep.auth_mode));
     ucs_list_for_each_safe(wop, tmp, &srv->waitq, cmd.list)
     {
         ucs_list_del(&wop->cmd.list);
@@ -421,7 +421,7 @@ static void psc_auth_refused(psc_conn_t *conn, const psc_op_t *op, char *msg, si
         snprintf(msg, len,
                  "server %s refused this client's authentication (auth = %s): %s; the "
                  "server's log says why",
-                 conn->server->addr, psc_auth_mode_name(conn->hello_rep.auth_mode),
+                 conn->server->addr, ps_auth_mode_name(conn->hello_rep.auth_mode),
                  conn->hello_rep.auth_mode == PS_AUTH_KEY
                      ? "wrong cluster key?"
                      : "MUNGE credential not accepted (another MUNGE key, clock skew or replay?)");
@@ -498,7 +498,7 @@ static void psc_auth_done(pstripe_fs_t *fs, psc_op_t *op)
         return;
     }
     ps_debug("server %s: authenticated as uid %u gid %u (%s)", conn->server->addr,
-             conn->auth_rep.uid, conn->auth_rep.gid, psc_auth_mode_name(conn->hello_rep.auth_mode));
+             conn->auth_rep.uid, conn->auth_rep.gid, ps_auth_mode_name(conn->hello_rep.auth_mode));
     psc_conn_open_workers(fs, conn);
 }
 

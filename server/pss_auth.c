@@ -33,22 +33,6 @@
 
 #define PSS_TICKET_LIFE_NS (300ull * 1000000000ull) /* a ticket is valid 5 minutes */
 
-const char *pss_auth_mode_name(uint32_t mode)
-{
-    switch (mode) {
-    case PS_AUTH_NONE:
-        return "none";
-    case PS_AUTH_MUNGE:
-        return "munge";
-    case PS_AUTH_KEY:
-        return "key";
-    case PS_AUTH_TICKET:
-        return "ticket";
-    default:
-        return "unknown";
-    }
-}
-
 static uint64_t pss_realtime_ns(void)
 {
     struct timespec ts;
@@ -232,7 +216,7 @@ void pss_auth_handle(pss_worker_t *w, pss_req_t *req)
     if (why != NULL) {
         PSS_STAT_ADD(w, auth_refused, 1);
         ps_warn("worker %u: authentication refused (%s): %s", w->index,
-                pss_auth_mode_name(req->body.auth.method), why);
+                ps_auth_mode_name(req->body.auth.method), why);
         pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, NULL);
         return;
     }
@@ -243,7 +227,7 @@ void pss_auth_handle(pss_worker_t *w, pss_req_t *req)
     }
     PSS_STAT_ADD(w, auth_ok, 1);
     ps_debug("worker %u: authenticated uid %u gid %u (%s)", w->index, uid, gid,
-             pss_auth_mode_name(req->body.auth.method));
+             ps_auth_mode_name(req->body.auth.method));
     memset(&rep, 0, sizeof(rep));
     rep.uid = uid;
     rep.gid = gid;
@@ -265,8 +249,7 @@ int pss_auth_check(pss_worker_t *w, pss_req_t *req)
     uint64_t now = ps_time_ns();
     if (now - w->auth_refused_logged_ns > 1000000000ull) {
         ps_warn("worker %u: refusing %s from a connection that has not authenticated (auth = %s)",
-                w->index, ps_msg_type_name(req->hdr.type),
-                pss_auth_mode_name(w->server->auth_mode));
+                w->index, ps_msg_type_name(req->hdr.type), ps_auth_mode_name(w->server->auth_mode));
         w->auth_refused_logged_ns = now;
     }
     pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, NULL);

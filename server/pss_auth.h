@@ -13,9 +13,6 @@
  * (auth_key_file) or MUNGE socket (munge_socket), the ticket secret. */
 ps_status_t pss_auth_init(pss_server_t *s);
 
-/* Name of a ps_auth_mode_t ("munge"). */
-const char *pss_auth_mode_name(uint32_t mode);
-
 /* HELLO: put the auth mode and a new nonce for req's connection in rep. */
 ps_status_t pss_auth_hello(pss_worker_t *w, pss_req_t *req, ps_hello_rep_t *rep);
 

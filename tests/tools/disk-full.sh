@@ -7,21 +7,7 @@
 # root and a loop device, else the test is skipped.
 . "$(dirname "$0")/lib.sh"
 
-img=$tmp/disk.img
-mnt=$cluster/server0
-if [ "$(id -u)" != 0 ] || ! command -v mkfs.ext4 >/dev/null || [ ! -e /dev/loop-control ]; then
-    echo "SKIP: needs root, mkfs.ext4 and loop devices"
-    exit 77
-fi
-truncate -s 64M "$img"
-mkfs.ext4 -q -F "$img"
-mkdir -p "$mnt"
-if ! mount -o loop "$img" "$mnt"; then
-    echo "SKIP: cannot loop-mount a file system here"
-    exit 77
-fi
-# lib.sh's EXIT trap stops the server, then runs this.
-cleanup_extra='umount "$mnt" 2>/dev/null || umount -l "$mnt"'
+loop_mount_server0
 
 used_kib() { df -k --output=used "$mnt" | tail -n 1 | tr -d ' '; }
 

@@ -7,20 +7,7 @@
 # root and a loop device, else skipped.
 . "$(dirname "$0")/lib.sh"
 
-img=$tmp/disk.img
-mnt=$cluster/server0
-if [ "$(id -u)" != 0 ] || ! command -v mkfs.ext4 >/dev/null || [ ! -e /dev/loop-control ]; then
-    echo "SKIP: needs root, mkfs.ext4 and loop devices"
-    exit 77
-fi
-truncate -s 64M "$img"
-mkfs.ext4 -q -F -b 4096 "$img"
-mkdir -p "$mnt"
-if ! mount -o loop "$img" "$mnt"; then
-    echo "SKIP: cannot loop-mount a file system here"
-    exit 77
-fi
-cleanup_extra='umount "$mnt" 2>/dev/null || umount -l "$mnt"'
+loop_mount_server0 -b 4096
 
 expect_status 0 start_cluster -n 1
 

@@ -96,6 +96,27 @@ start_cluster() {
 }
 
 # Pid of server i of the test cluster.
+# Give server 0 a small ext4 file system (64 MiB in a file under $tmp,
+# loop-mounted on its data directory, unmounted at exit); extra arguments go
+# to mkfs.ext4. Exits 77 (skip) without root, mkfs.ext4 or loop devices.
+loop_mount_server0() {
+    img=$tmp/disk.img
+    mnt=$cluster/server0
+    if [ "$(id -u)" != 0 ] || ! command -v mkfs.ext4 >/dev/null || [ ! -e /dev/loop-control ]; then
+        echo "SKIP: needs root, mkfs.ext4 and loop devices"
+        exit 77
+    fi
+    truncate -s 64M "$img"
+    mkfs.ext4 -q -F "$@" "$img"
+    mkdir -p "$mnt"
+    if ! mount -o loop "$img" "$mnt"; then
+        echo "SKIP: cannot loop-mount a file system here"
+        exit 77
+    fi
+    # the EXIT trap stops the server, then runs this
+    cleanup_extra='umount "$mnt" 2>/dev/null || umount -l "$mnt"'
+}
+
 server_pid() {
     cat "$cluster/server$1.pid"
 }

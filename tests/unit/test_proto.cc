@@ -600,6 +600,15 @@ TEST(proto, body_len)
     EXPECT_EQ(7u, len); /* not set on failure */
 }
 
+TEST(proto, auth_mode_names)
+{
+    EXPECT_STREQ("none", ps_auth_mode_name(PS_AUTH_NONE));
+    EXPECT_STREQ("munge", ps_auth_mode_name(PS_AUTH_MUNGE));
+    EXPECT_STREQ("key", ps_auth_mode_name(PS_AUTH_KEY));
+    EXPECT_STREQ("ticket", ps_auth_mode_name(PS_AUTH_TICKET));
+    EXPECT_STREQ("unknown", ps_auth_mode_name(PS_AUTH_TICKET + 1));
+}
+
 TEST(proto, type_names)
 {
     EXPECT_STREQ("HELLO", ps_msg_type_name(PS_MSG_HELLO));
