@@ -355,6 +355,22 @@ if [ ! -f "$B/romio.stamp" ]; then
     (cd "$romio" && autoreconf -fi) > "$B/autoreconf.log" 2>&1 ||
         { tail -n 30 "$B/autoreconf.log" >&2; die "autoreconf in $romio failed (log: $B/autoreconf.log)"; }
     : > "$B/romio.stamp"
+    cp "$driver/Makefile.mk" "$B/pstripe/Makefile.mk.used"
+fi
+# Debian's configure line has --disable-maintainer-mode: MPICH's makefiles
+# have no rules to regenerate themselves, so a changed driver Makefile.mk
+# (a source file added, say) or a driver link pointing elsewhere would not
+# reach ROMIO's Makefile. Regenerate it here: ROMIO's Makefile.in, then
+# the build directory's Makefile from it (config.status).
+if ! cmp -s "$driver/Makefile.mk" "$B/pstripe/Makefile.mk.used" || [ "$changed" = yes ]; then
+    say "the driver's Makefile.mk changed: regenerating ROMIO's Makefile"
+    (cd "$romio" && autoreconf -fi) > "$B/autoreconf.log" 2>&1 ||
+        { tail -n 30 "$B/autoreconf.log" >&2; die "autoreconf in $romio failed (log: $B/autoreconf.log)"; }
+    if [ -f "$B/build/src/mpi/romio/config.status" ]; then
+        (cd "$B/build/src/mpi/romio" && ./config.status Makefile) >> "$B/autoreconf.log" 2>&1 ||
+            { tail -n 30 "$B/autoreconf.log" >&2; die "config.status in $B/build/src/mpi/romio failed"; }
+    fi
+    cp "$driver/Makefile.mk" "$B/pstripe/Makefile.mk.used"
 fi
 
 # Debian's configure line has --disable-dependency-tracking: make would not
