@@ -183,15 +183,15 @@ sysline=$(printf '%s\n' "$sysinfo" | sed -n 's/^MPICH configure:[[:space:]]*//p'
 sysdevice=$(printf '%s\n' "$sysinfo" | sed -n 's/^MPICH Device:[[:space:]]*//p')
 sysfc=$(printf '%s\n' "$sysinfo" | sed -n 's/^MPICH FC:[[:space:]]*\([^ ]*\).*/\1/p')
 sysf77=$(printf '%s\n' "$sysinfo" | sed -n 's/^MPICH F77:[[:space:]]*\([^ ]*\).*/\1/p')
-# The line is the arguments joined by spaces: an argument VAR=VALUE (they
-# come last) takes every following word up to the next VAR=, since a value
-# such as FFLAGS holds spaces and words starting with '-'. One argument a
-# line, in $sysargs.
+# The line is the arguments joined by spaces: an argument VAR=VALUE takes
+# every following word up to the next VAR= or --option, since a value such
+# as FFLAGS holds spaces and words starting with '-' (never '--'). One
+# argument a line, in $sysargs.
 sysargs=$(printf '%s\n' "$sysline" | tr ' ' '\n' | awk '
     /^[A-Za-z_][A-Za-z0-9_]*=/ { if (n++) printf "\n"; printf "%s", $0; invar = 1; next }
     $0 == "" { next }
-    invar { printf " %s", $0; next }
-    { if (n++) printf "\n"; printf "%s", $0 }
+    invar && !/^--/ { printf " %s", $0; next }
+    { if (n++) printf "\n"; printf "%s", $0; invar = 0 }
     END { if (n) printf "\n" }')
 set --
 nl='
