@@ -134,6 +134,7 @@ fingerprint=$(
         (cd "$driver" && find -L . -type f ! -name '*~' ! -name '.*.sw?' | LC_ALL=C sort |
              while IFS= read -r f; do printf '%s ' "$f"; sha256sum < "$f"; done)
         sha256sum < "$client_lib"
+        "${MPICHVERSION:-mpichversion}" 2>&1 || true
     } | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$fingerprint" ] && [ -e "$prefix/lib/libmpi.so.12" ]; then
     exit 0
@@ -152,37 +153,92 @@ else
     src_id="debian:$deb_source"
 fi
 # MPICH's configure arguments (but the two naming the build directory, added
-# below). ch3:nemesis, not Debian's ch4:ucx: the ABI is the same (MPICH keeps
-# one ABI across devices); ch3 is the smaller build (ch4 adds the yaksa
-# datatype engine and more generated code); nemesis yields the CPU every 1000
-# polls (MPIR_CVAR_POLLS_BEFORE_YIELD), which matters when ranks outnumber
-# cores (4 ranks on our 2-core machines); and UCX stays the pstripe client's
-# alone: UCX_* settings tune pstripe's traffic, not MPI's as well.
-# File systems: Debian's (ufs, nfs; testfs is always built) plus pstripe.
-# Shared library only: a static one would compile every file twice.
-# --without-yaksa (also in Debian's configure line): with ch3 the datatype
-# engine is then MPICH's dataloop, and yaksa's thousands of generated
-# pack/unpack files are not compiled. (Debian's ch4 library still uses
-# yaksa. MPI_Pack of a CYCLIC x BLOCK darray differs from the system
-# library with either engine in this ch3 build: see doc/status.md. The
-# driver does not use MPI_Pack; ROMIO flattens types itself.)
-set -- \
-    "--with-device=$device" \
-    --with-pm=hydra \
+# below): the system MPICH's own, as its `mpichversion` prints them ("MPICH
+# configure:"), so that under `pstripe run` a program sees the same MPICH
+# (device ch4:ucx, Fortran, hydra, --without-yaksa, ...) but for ROMIO's
+# file-system list. From that line this drops only the directory options
+# (--prefix, --libdir, ... : ours are under the cache) and changes:
+#   --with-file-system=ufs+nfs+pstripe  Debian's list is ROMIO's default
+#       (ufs, nfs; testfs is always built) with pstripe added;
+#   --with-custom-version-string        pstripe-run checks it;
+#   -ffile-prefix-map=/build/mpich-XXXX/...=.  (in FFLAGS, FCFLAGS) names
+#       Debian's build directory: ours is mapped instead (same effect: source
+#       paths in debug information relative to the source tree);
+#   --disable-static  (added) libmpich.a is not what `pstripe run` loads, and
+#       it would compile every file a second time;
+#   --with-device  only when configured with --with-mpich-device=DEV (not
+#       the default "system").
+# Debian's debian/rules also passes, in the environment, the library's own
+# compile flags (MPICHLIB_CFLAGS etc. = dpkg-buildflags, shown in the "MPICH
+# CC:" line) and the Fortran compilers (the "MPICH F77:"/"MPICH FC:" lines):
+# set here the same way. Not reproduced: MPILIBNAME=mpich (Debian's library is
+# libmpich.so.12; ours keeps MPICH's name libmpi.so.12 and lib/abi holds a
+# libmpich.so.12 link to it, see below). README ("The MPICH") lists these.
+sysver=${MPICHVERSION:-mpichversion}
+command -v "$sysver" > /dev/null 2>&1 ||
+    die "$sysver (the system MPICH's mpichversion, package mpich) not found: its configure line is the one reproduced"
+sysinfo=$("$sysver") || die "$sysver failed"
+sysline=$(printf '%s\n' "$sysinfo" | sed -n 's/^MPICH configure:[[:space:]]*//p')
+[ -n "$sysline" ] || die "$sysver prints no 'MPICH configure:' line"
+sysdevice=$(printf '%s\n' "$sysinfo" | sed -n 's/^MPICH Device:[[:space:]]*//p')
+sysfc=$(printf '%s\n' "$sysinfo" | sed -n 's/^MPICH FC:[[:space:]]*\([^ ]*\).*/\1/p')
+sysf77=$(printf '%s\n' "$sysinfo" | sed -n 's/^MPICH F77:[[:space:]]*\([^ ]*\).*/\1/p')
+# The line is the arguments joined by spaces: an argument VAR=VALUE takes
+# every following word up to the next VAR= or --option, since a value such
+# as FFLAGS holds spaces and words starting with '-' (never '--'). One
+# argument a line, in $sysargs.
+sysargs=$(printf '%s\n' "$sysline" | tr ' ' '\n' | awk '
+    /^[A-Za-z_][A-Za-z0-9_]*=/ { if (n++) printf "\n"; printf "%s", $0; invar = 1; next }
+    $0 == "" { next }
+    invar && !/^--/ { printf " %s", $0; next }
+    { if (n++) printf "\n"; printf "%s", $0; invar = 0 }
+    END { if (n) printf "\n" }')
+set --
+nl='
+'
+oldifs=$IFS
+IFS=$nl
+for a in $sysargs; do
+    case $a in
+        --prefix=*|--exec-prefix=*|--includedir=*|--oldincludedir=*|--mandir=*|--infodir=*|\
+        --sysconfdir=*|--localstatedir=*|--runstatedir=*|--libdir=*|--docdir=*|--datarootdir=*|\
+        --datadir=*|--bindir=*|--sbindir=*|--libexecdir=*|--htmldir=*) ;;
+        --with-file-system=*|--with-custom-version-string=*) ;;
+        --with-device=*) [ "$device" = system ] && set -- "$@" "$a" ;;
+        FFLAGS=*|FCFLAGS=*)
+            set -- "$@" "$(printf '%s' "$a" | sed 's|-ffile-prefix-map=[^= ]*=|-ffile-prefix-map=@SRC@=|g')" ;;
+        *) set -- "$@" "$a" ;;
+    esac
+done
+IFS=$oldifs
+[ "$device" = system ] || set -- "$@" "--with-device=$device"
+set -- "$@" \
     --with-file-system=ufs+nfs+pstripe \
-    --disable-fortran --disable-cxx --disable-doc \
-    --enable-fast=O2 --disable-static --without-yaksa \
-    --enable-silent-rules \
+    --disable-static \
     "--with-custom-version-string=$custom" \
     "PSTRIPE_CFLAGS=-g"
 # shellcheck disable=SC2086 # extra holds several arguments
 set -- "$@" $extra
+# The environment debian/rules gives configure (see above); @SRC@ is the
+# source directory, known once the key is.
+buildflags() { # buildflags VAR: dpkg-buildflags --get VAR, mapped to @SRC@
+    (cd / && dpkg-buildflags --get "$1") | sed 's|-ffile-prefix-map=/=|-ffile-prefix-map=@SRC@=|g'
+}
+command -v dpkg-buildflags > /dev/null 2>&1 || die "dpkg-buildflags not found (package dpkg-dev)"
+gfflags=$(printf '%s\n' "$sysargs" | sed -n 's/^FFLAGS=//p' | tr ' ' '\n' | grep '^-fallow-' | tr '\n' ' ')
+libenv="MPICHLIB_CPPFLAGS=$(buildflags CPPFLAGS)
+MPICHLIB_CFLAGS=$(buildflags CFLAGS)
+MPICHLIB_CXXFLAGS=$(buildflags CXXFLAGS)
+MPICHLIB_FFLAGS=$(buildflags FFLAGS) ${gfflags% }
+MPICHLIB_FCFLAGS=$(buildflags FFLAGS) -cpp ${gfflags% }
+FC=${sysfc:-gfortran}
+F77=${sysf77:-gfortran}"
 # The key leaves out where the checkout is: the include directories of
 # --cppflags reach MPICH's configure as links under B (B/pstripe/inc<i>),
 # set below like the driver's link, so that every checkout (git worktrees,
 # clones) shares one MPICH build and rebuilds only the driver.
 key=$({
-    printf '%s\n' "$src_id" "$libs" "$@"
+    printf '%s\n' "$src_id" "$libs" "$@" "$libenv"
     printf '%s\n' "$cppflags" | sed 's/-I[^ ]*/-I@DIR@/g'
     sha256sum < "$here/patch-romio.sh"
 } | sha256sum | cut -c1-12)
@@ -196,6 +252,11 @@ for f in $cppflags; do
     esac
 done
 set -- "$@" "PSTRIPE_CPPFLAGS=${incflags# }"
+for a do
+    shift
+    set -- "$@" "$(printf '%s' "$a" | sed "s|@SRC@|$(sed_escape_rep "$B/src")|g")"
+done
+libenv=$(printf '%s\n' "$libenv" | sed "s|@SRC@|$(sed_escape_rep "$B/src")|g")
 
 # One build at a time in B (several build trees may share the cache).
 exec 9>"$B.lock"
@@ -294,6 +355,31 @@ if [ ! -f "$B/romio.stamp" ]; then
     (cd "$romio" && autoreconf -fi) > "$B/autoreconf.log" 2>&1 ||
         { tail -n 30 "$B/autoreconf.log" >&2; die "autoreconf in $romio failed (log: $B/autoreconf.log)"; }
     : > "$B/romio.stamp"
+    cp "$driver/Makefile.mk" "$B/pstripe/Makefile.mk.used"
+fi
+# Debian's configure line has --disable-maintainer-mode: MPICH's makefiles
+# have no rules to regenerate themselves, so a changed driver Makefile.mk
+# (a source file added, say) or a driver link pointing elsewhere would not
+# reach ROMIO's Makefile. Regenerate it here: ROMIO's Makefile.in, then
+# the build directory's Makefile from it (config.status).
+if ! cmp -s "$driver/Makefile.mk" "$B/pstripe/Makefile.mk.used" || [ "$changed" = yes ]; then
+    say "the driver's Makefile.mk changed: regenerating ROMIO's Makefile"
+    (cd "$romio" && autoreconf -fi) > "$B/autoreconf.log" 2>&1 ||
+        { tail -n 30 "$B/autoreconf.log" >&2; die "autoreconf in $romio failed (log: $B/autoreconf.log)"; }
+    if [ -f "$B/build/src/mpi/romio/config.status" ]; then
+        (cd "$B/build/src/mpi/romio" && ./config.status Makefile) >> "$B/autoreconf.log" 2>&1 ||
+            { tail -n 30 "$B/autoreconf.log" >&2; die "config.status in $B/build/src/mpi/romio failed"; }
+    fi
+    cp "$driver/Makefile.mk" "$B/pstripe/Makefile.mk.used"
+fi
+
+# Debian's configure line has --disable-dependency-tracking: make would not
+# see a changed header of the driver or of the client library. The driver is
+# a few files, so its objects are rebuilt whenever this script gets here
+# (something changed since the last copy).
+if [ -d "$B/build/src/mpi/romio/adio/ad_pstripe" ]; then
+    find "$B/build/src/mpi/romio/adio/ad_pstripe" \( -name '*.lo' -o -name '*.o' \) -exec rm -f {} +
+    rm -f "$B/build/lib/libmpi.la"
 fi
 
 # ---- 3. the client library ------------------------------------------------------
@@ -316,8 +402,9 @@ set -- "$@" \
 if [ ! -f "$B/configure.stamp" ]; then
     rm -rf "$B/build"
     mkdir -p "$B/build"
-    say "configuring MPICH ${version} (device $device) in $B/build (log: $B/configure.log)"
-    (cd "$B/build" && "$B/src/configure" "$@") > "$B/configure.log" 2>&1 || {
+    say "configuring MPICH ${version} (device ${sysdevice:-?}, --device=$device) in $B/build (log: $B/configure.log)"
+    { printf '%s\n' "$libenv"; printf '%s\n' "$@"; } > "$B/configure.args"
+    (cd "$B/build" && IFS=$nl && set -f && env $libenv "$B/src/configure" "$@") > "$B/configure.log" 2>&1 || {
         tail -n 40 "$B/configure.log" >&2
         die "MPICH configure failed (log: $B/configure.log; ROMIO's: $B/build/src/mpi/romio/config.log)"
     }
@@ -327,7 +414,7 @@ fi
 
 # ---- 5. make, make install ----------------------------------------------------------
 say "building MPICH in $B/build"
-$MAKE -C "$B/build" ${V:+V=$V} ||
+$MAKE -C "$B/build" "V=${V:-0}" ||
     die "MPICH build failed in $B/build (errors above; a driver error names adio/ad_pstripe/...)"
 # The first install is MPICH's whole `make install`. Later builds in this
 # directory change only libmpi (the driver, the client library), so they
@@ -341,9 +428,13 @@ $MAKE -C "$B/build" $target > "$B/install.log" 2>&1 || {
 }
 : > "$B/install.stamp"
 # Programs built with Debian's mpicc need libmpich.so.12; ours is libmpi.so.12
-# (same ABI): lib/abi holds only the Debian name, for LD_LIBRARY_PATH.
+# (same ABI): lib/abi holds only the Debian name, for LD_LIBRARY_PATH. The
+# same for the Fortran bindings (Debian's mpif90 links libmpichfort.so.12).
 mkdir -p "$B/install/lib/abi"
 ln -sfn ../libmpi.so.12 "$B/install/lib/abi/libmpich.so.12"
+[ -e "$B/install/lib/libmpifort.so.12" ] ||
+    die "$B/install/lib has no libmpifort.so.12: MPICH was built without Fortran"
+ln -sfn ../libmpifort.so.12 "$B/install/lib/abi/libmpichfort.so.12"
 
 # ---- 6. the build tree's copy -------------------------------------------------------
 relocate "$B/install" "$prefix" "$prefix"

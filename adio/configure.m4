@@ -23,8 +23,9 @@ AC_ARG_WITH([mpich-cache],
   [], [with_mpich_cache=])
 AC_ARG_WITH([mpich-device],
   [AS_HELP_STRING([--with-mpich-device=DEVICE],
-    [MPICH device of the pstripe MPICH (default: ch3:nemesis)])],
-  [], [with_mpich_device=ch3:nemesis])
+    [MPICH device of the pstripe MPICH (default: system, the system
+     MPICH's own, from its configure line)])],
+  [], [with_mpich_device=system])
 AC_ARG_VAR([MPICH_CONFIGURE_FLAGS],
   [extra arguments for MPICH's configure, e.g. --enable-g=dbg])
 

@@ -5,10 +5,18 @@
  * I/O is cut into batches and pipelined; each file holds its own copy
  * (set per file through the API), starting from the connection's. Their defaults
  * come from the sweep recorded in the commit that set them.
+ *
+ * The UCX settings of the client's UCP context are separate: PSTRIPE_UCX_<NAME>
+ * (psc_ucx_config_read). In an MPI program the MPI library (MPICH ch4:ucx)
+ * holds a UCP context of its own in the same process, and the user's UCX_*
+ * settings are meant for it.
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <ucp/api/ucp.h>
 
 #include "ps_config.h"
 #include "ps_layout.h"
@@ -107,4 +115,41 @@ ps_status_t psc_config_load(psc_config_t *cfg, const char *path, int required, i
 err_release:
     ps_config_release(psc_config_table, cfg);
     return status;
+}
+
+/* The settings that choose transports and devices. UCX reads UCX_<NAME> under
+ * any prefix (checked with UCX 1.13: with the prefix "PSTRIPE", UCX_TLS=self,sm
+ * gives the context TLS=self,sm, and PSTRIPE_UCX_TLS overrides it), so a
+ * UCX_TLS meant for MPI would leave the client unable to reach the servers.
+ * Unless PSTRIPE_UCX_<NAME> is set, each is put back to UCX's default, "all". */
+static const char *const psc_ucx_own_keys[] = {"TLS", "NET_DEVICES", "SHM_DEVICES", "ACC_DEVICES",
+                                               "SELF_DEVICES"};
+
+ps_status_t psc_ucx_config_read(struct ucp_config **config_p, char *msg, size_t msglen)
+{
+    ucp_config_t *config;
+    ucs_status_t status;
+
+    status = ucp_config_read("PSTRIPE", NULL, &config);
+    if (status != UCS_OK) {
+        snprintf(msg, msglen, "ucp_config_read(PSTRIPE_UCX_*): %s", ucs_status_string(status));
+        return PS_ERR_CONN;
+    }
+    for (size_t i = 0; i < sizeof(psc_ucx_own_keys) / sizeof(psc_ucx_own_keys[0]); i++) {
+        char var[64];
+
+        snprintf(var, sizeof(var), "PSTRIPE_UCX_%s", psc_ucx_own_keys[i]);
+        if (getenv(var) != NULL) {
+            continue;
+        }
+        status = ucp_config_modify(config, psc_ucx_own_keys[i], "all");
+        if (status != UCS_OK) {
+            snprintf(msg, msglen, "ucp_config_modify(%s=all): %s", psc_ucx_own_keys[i],
+                     ucs_status_string(status));
+            ucp_config_release(config);
+            return PS_ERR_CONN;
+        }
+    }
+    *config_p = config;
+    return PS_OK;
 }

@@ -44,4 +44,11 @@ extern const ps_config_field_t *const psc_io_config_table;
  * only if required), then environment. Sets the thread's message on error. */
 ps_status_t psc_config_load(psc_config_t *cfg, const char *path, int required, int *file_found);
 
+/* Read the UCX configuration of the client's own UCP context: PSTRIPE_UCX_*
+ * variables, over UCX_* ones (which UCX applies underneath any prefix), but the
+ * transport and device lists, which only PSTRIPE_UCX_* set (UCX_TLS etc. are
+ * for MPI's context in the same process). On error, msg says why. */
+struct ucp_config;
+ps_status_t psc_ucx_config_read(struct ucp_config **config_p, char *msg, size_t msglen);
+
 #endif

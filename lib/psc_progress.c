@@ -31,6 +31,7 @@
 #include "ps_log.h"
 #include "ps_time.h"
 #include "psc_call.h"
+#include "psc_config.h"
 #include "psc_conn.h"
 #include "psc_op.h"
 #include "psc_progress.h"
@@ -263,10 +264,7 @@ static ps_status_t psc_ucx_init(pstripe_fs_t *fs)
     ucp_config_t *config;
     ucs_status_t status;
 
-    status = ucp_config_read(NULL, NULL, &config);
-    if (status != UCS_OK) {
-        snprintf(fs->init_msg, sizeof(fs->init_msg), "ucp_config_read: %s",
-                 ucs_status_string(status));
+    if (psc_ucx_config_read(&config, fs->init_msg, sizeof(fs->init_msg)) != PS_OK) {
         return PS_ERR_CONN;
     }
     params.field_mask =

@@ -69,7 +69,8 @@ AM_CXXFLAGS += $(GTEST_CFLAGS)
 LDADD = tests/integration/libpscluster.la lib/libpsclient.la $(GTEST_LIBS)
 PSC_TESTS = tests/integration/test_client_io tests/integration/test_client_meta \
 	tests/integration/test_client_fault tests/integration/test_client_bench \
-	tests/integration/test_client_sharedfp
+	tests/integration/test_client_sharedfp \
+	tests/integration/test_client_ucx
 check_PROGRAMS += $(PSC_TESTS)
 TESTS += $(PSC_TESTS)
 PSC_TEST_UTIL = tests/integration/test_client_util.h
@@ -79,6 +80,9 @@ tests_integration_test_client_fault_SOURCES = tests/integration/test_client_faul
 tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_sharedfp_SOURCES = tests/integration/test_client_sharedfp.cc \
 	$(PSC_TEST_UTIL)
+# The client's own UCX settings (PSTRIPE_UCX_*); no daemons.
+tests_integration_test_client_ucx_SOURCES = tests/integration/test_client_ucx.cc
+tests_integration_test_client_ucx_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
 
 
 # ---- MPI tests (tests/mpi: the ROMIO driver, adio/ad_pstripe) ----------------
@@ -90,16 +94,17 @@ tests_integration_test_client_sharedfp_SOURCES = tests/integration/test_client_s
 PSM_PROGS = tests/mpi/ps_contig tests/mpi/ps_views tests/mpi/ps_coll3d \
 	tests/mpi/ps_errors tests/mpi/ps_hints tests/mpi/ps_atomic tests/mpi/ps_kill \
 	tests/mpi/ps_campaign tests/mpi/ps_cache tests/mpi/ps_shared tests/mpi/ps_bigfile \
-	tests/mpi/ps_icoll
+	tests/mpi/ps_icoll tests/mpi/ps_fortran tests/mpi/ps_pack
 PSM_CFLAGS = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS)
 PSM_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi && $(MPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 check_SCRIPTS += $(PSM_PROGS)
-TESTS += tests/mpi/mpi-tests tests/mpi/mpi-kill tests/mpi/mpi-campaign
+TESTS += tests/mpi/mpi-tests tests/mpi/mpi-kill tests/mpi/mpi-campaign tests/mpi/mpi-pack
 EXTRA_DIST += tests/mpi/pstest.h tests/mpi/mpi-tests tests/mpi/mpi-kill tests/mpi/mpi-campaign \
 	tests/mpi/ps_contig.c tests/mpi/ps_views.c tests/mpi/ps_coll3d.c \
 	tests/mpi/ps_errors.c tests/mpi/ps_hints.c tests/mpi/ps_atomic.c tests/mpi/ps_kill.c \
 	tests/mpi/ps_campaign.c tests/mpi/ps_cache.c tests/mpi/ps_shared.c \
-	tests/mpi/ps_bigfile.c tests/mpi/ps_icoll.c
+	tests/mpi/ps_bigfile.c tests/mpi/ps_icoll.c \
+	tests/mpi/ps_fortran.f90 tests/mpi/ps_pack.c tests/mpi/mpi-pack
 CLEANFILES += $(PSM_PROGS)
 tests/mpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_contig.c
@@ -125,6 +130,12 @@ tests/mpi/ps_bigfile: tests/mpi/ps_bigfile.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_bigfile.c
 tests/mpi/ps_icoll: tests/mpi/ps_icoll.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_icoll.c
+tests/mpi/ps_pack: tests/mpi/ps_pack.c
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_pack.c
+# A Fortran 90 program, built with the system mpif90 (no module of its own,
+# so no .mod file is left behind).
+tests/mpi/ps_fortran: tests/mpi/ps_fortran.f90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi && $(MPIF90) -O2 -Wall -o $@ $(srcdir)/tests/mpi/ps_fortran.f90
 # ---- end of MPI tests --------------------------------------------------------
 
 # ---- MPI tests under Open MPI (adio/ompio) -----------------------------------

@@ -17,6 +17,12 @@ run "$system_mpiexec" -n 1 "$prog"
 case $out in
     *"custom=$custom"*|*"library=$ours"*) fail "without pstripe-run, $prog already runs on the pstripe MPICH" ;;
 esac
+# Configured as the system MPICH (--with-mpich-device=system, the default):
+# ours must report the system's device; the custom version tells them apart.
+if [ "$device" = system ]; then
+    device=$(echo "$out" | sed -n 's/^rank 0\/1 device=\([^ ]*\) .*/\1/p')
+    [ -n "$device" ] || fail "no device in the system MPICH's output"
+fi
 
 run "$pstripe_run" --check
 [ $rc -eq 0 ] || fail "pstripe-run --check"

@@ -1,0 +1,106 @@
+/*
+ * test_client_ucx.cc: the client's UCX settings are its own (PSTRIPE_UCX_*).
+ *
+ * In an MPI program MPICH (ch4:ucx) holds a UCX context beside the client's,
+ * and UCX_* settings are meant for it; UCX itself applies UCX_* under any
+ * prefix, so psc_ucx_config_read puts the transport and device lists back
+ * to "all" unless PSTRIPE_UCX_<NAME> sets them. No daemons needed.
+ */
+#include <gtest/gtest.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string>
+
+#include <ucp/api/ucp.h>
+
+extern "C" {
+#include "psc_config.h"
+}
+
+namespace {
+
+/* The value UCX's printout gives NAME ("...NAME=value" line) in the config
+ * the client would use. */
+std::string client_ucx_value(const char *name)
+{
+    ucp_config_t *config = nullptr;
+    char msg[256] = "";
+    EXPECT_EQ(PS_OK, psc_ucx_config_read(&config, msg, sizeof(msg))) << msg;
+    if (config == nullptr) {
+        return "";
+    }
+    char *buf = nullptr;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ucp_config_print(config, f, nullptr, UCS_CONFIG_PRINT_CONFIG);
+    fclose(f);
+    ucp_config_release(config);
+    std::string text(buf, len), key = std::string("_") + name + "=", value = "(absent)";
+    free(buf);
+    size_t pos = 0;
+    while ((pos = text.find(key, pos)) != std::string::npos) {
+        size_t start = text.rfind('\n', pos);
+        start = start == std::string::npos ? 0 : start + 1;
+        /* "UCX_TLS=", not "UCX_SOCKADDR_TLS_PRIORITY=" */
+        if (text.compare(start, pos - start, "UCX") == 0) {
+            size_t end = text.find('\n', pos);
+            value = text.substr(pos + key.size(), end - pos - key.size());
+            break;
+        }
+        pos += key.size();
+    }
+    return value;
+}
+
+class ClientUcx : public ::testing::Test {
+protected:
+    void TearDown() override
+    {
+        for (const char *v : {"UCX_TLS", "PSTRIPE_UCX_TLS", "UCX_NET_DEVICES",
+                              "PSTRIPE_UCX_NET_DEVICES", "UCX_RNDV_THRESH", "PSTRIPE_UCX_RNDV_THRESH"}) {
+            unsetenv(v);
+        }
+    }
+};
+
+TEST_F(ClientUcx, UcxTlsForMpiDoesNotReachTheClient)
+{
+    setenv("UCX_TLS", "self,sm", 1);
+    setenv("UCX_NET_DEVICES", "lo", 1);
+    EXPECT_EQ("all", client_ucx_value("TLS"));
+    EXPECT_EQ("all", client_ucx_value("NET_DEVICES"));
+}
+
+TEST_F(ClientUcx, PstripeUcxTlsIsHonoured)
+{
+    setenv("UCX_TLS", "self,sm", 1);
+    setenv("PSTRIPE_UCX_TLS", "tcp", 1);
+    setenv("PSTRIPE_UCX_NET_DEVICES", "lo", 1);
+    EXPECT_EQ("tcp", client_ucx_value("TLS"));
+    EXPECT_EQ("lo", client_ucx_value("NET_DEVICES"));
+}
+
+TEST_F(ClientUcx, OtherSettingsPstripePrefixWins)
+{
+    /* Settings other than transports and devices: UCX_* apply to both
+     * contexts (UCX's own rule), PSTRIPE_UCX_* to the client alone. */
+    setenv("UCX_RNDV_THRESH", "12345", 1);
+    EXPECT_EQ("12345", client_ucx_value("RNDV_THRESH"));
+    setenv("PSTRIPE_UCX_RNDV_THRESH", "23456", 1);
+    EXPECT_EQ("23456", client_ucx_value("RNDV_THRESH"));
+}
+
+TEST_F(ClientUcx, BadPstripeUcxValueIsAnError)
+{
+    setenv("PSTRIPE_UCX_RNDV_THRESH", "not-a-size", 1);
+    ucp_config_t *config = nullptr;
+    char msg[256] = "";
+    EXPECT_NE(PS_OK, psc_ucx_config_read(&config, msg, sizeof(msg)));
+    EXPECT_NE(std::string(""), std::string(msg));
+    if (config != nullptr) {
+        ucp_config_release(config);
+    }
+}
+
+} // namespace
