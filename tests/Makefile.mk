@@ -192,6 +192,7 @@ TESTS += \
 	tests/tools/meta-damage.sh \
 	tests/tools/netns.sh \
 	tests/tools/auth.sh \
+	tests/tools/perm.sh \
 	tests/tools/cp-partial.sh \
 	tests/tools/degraded.sh \
 	tests/tools/file-too-large.sh
@@ -206,6 +207,7 @@ EXTRA_DIST += \
 	tests/tools/meta-damage.sh \
 	tests/tools/netns.sh \
 	tests/tools/auth.sh \
+	tests/tools/perm.sh \
 	tests/tools/cp-partial.sh \
 	tests/tools/degraded.sh \
 	tests/tools/file-too-large.sh \
