@@ -515,11 +515,10 @@ static __attribute__((format(printf, 4, 5))) void ps_dump_add(char *buf, size_t 
     }
 }
 
-static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int is_reply,
-                         const void *body)
-{
 #define PS_DUMP(...) ps_dump_add(buf, len, pos, __VA_ARGS__)
-    if (!is_reply) {
+static void ps_dump_req(char *buf, size_t len, size_t *pos, uint16_t type, const void *body)
+{
+    {
         switch (type) {
         case PS_MSG_HELLO: {
             ps_hello_req_t b;
@@ -593,7 +592,15 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
             return;
         }
     }
+}
 
+static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int is_reply,
+                         const void *body)
+{
+    if (!is_reply) {
+        ps_dump_req(buf, len, pos, type, body);
+        return;
+    }
     switch (type) {
     case PS_MSG_HELLO: {
         ps_hello_rep_t b;
