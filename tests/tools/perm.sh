@@ -4,7 +4,8 @@
 # remove, chmod or chown a 0600 file of root's; can read it once root makes
 # it 0644 and write, truncate and remove it once 0666; a file nobody
 # creates is nobody's (`ls -l`), its group may be set to nobody's own only,
-# its owner by root only. Data requests carry capabilities: the servers
+# its owner by root only. An MPI program run as nobody (tests/mpi/ps_perm)
+# gets MPI_ERR_ACCESS, and reads once the mode allows. Data requests carry capabilities: the servers
 # count no refusal for these normal clients. (Skipped without root, munge or
 # setpriv: the test needs a second identity.)
 . "$(dirname "$0")/lib.sh"
@@ -15,6 +16,21 @@ if [ "$(id -u)" != 0 ] || ! command -v munged >/dev/null || ! command -v setpriv
 fi
 nobody() {
     setpriv --reuid=65534 --regid=65534 --clear-groups timeout -k 5 60 "$PSTRIPE" "$@"
+}
+# An MPI program as nobody (tests/mpi/ps_perm), 2 processes, on the
+# pstripe MPICH; skipped where `pstripe run --check` fails.
+mpi_ok=0
+if [ -x "$top_builddir/tests/mpi/ps_perm" ] && pst run --check >/dev/null 2>&1; then
+    mpi_ok=1
+fi
+nobody_mpi() {
+    if [ "$mpi_ok" = 1 ]; then
+        expect_status 0 setpriv --reuid=65534 --regid=65534 --clear-groups timeout -k 5 120 \
+            "$PSTRIPE" run -- mpiexec -n 2 "$top_builddir/tests/mpi/ps_perm" "pstripe:$1" "$2"
+        contains "$out" "ps_perm: 2 processes, $2: PASS" "MPI program as nobody ($2)"
+    else
+        echo "SKIP: MPI step ($2): no tests/mpi/ps_perm or no pstripe MPICH (pstripe run --check)"
+    fi
 }
 
 step "a munge cluster; root's 0600 file"
@@ -41,6 +57,7 @@ expect_status 1 nobody chmod 666 /secret
 contains "$err" "only the owner or root may change the mode" "chmod"
 expect_status 1 nobody chown 65534 /secret
 contains "$err" "only root may change the owner" "chown"
+nobody_mpi /secret denied
 expect_status 0 pst cp pstripe:/secret "$tmp/back"
 cmp "$tmp/secret" "$tmp/back" || fail "root's file changed"
 
@@ -52,6 +69,7 @@ nobody cp pstripe:/secret - >"$tmp/nobody-read" || fail "nobody cannot read a 06
 cmp "$tmp/secret" "$tmp/nobody-read" || fail "nobody read other bytes"
 expect_status 1 nobody truncate /secret 0
 expect_status 1 nobody rm /secret
+nobody_mpi /secret readonly
 
 step "0666: nobody overwrites, truncates and removes it"
 expect_status 0 pst chmod 666 /secret
