@@ -49,6 +49,8 @@ expect_status 1 nobody cp pstripe:/secret -
 contains "$err" "cannot open /secret: permission denied" "read"
 expect_status 1 nobody cp "$tmp/other" pstripe:/secret
 contains "$err" "permission denied" "overwrite"
+expect_status 0 pst ls
+not_contains "$out" "partial" "the refused copy's partial file is left behind"
 expect_status 1 nobody truncate /secret 0
 contains "$err" "cannot truncate /secret: permission denied" "truncate"
 expect_status 1 nobody rm /secret
@@ -71,16 +73,22 @@ expect_status 1 nobody truncate /secret 0
 expect_status 1 nobody rm /secret
 nobody_mpi /secret readonly
 
-step "0666: nobody overwrites, truncates and removes it"
+step "0666: nobody truncates, removes and replaces root's files"
 expect_status 0 pst chmod 666 /secret
+expect_status 0 pst cp "$tmp/secret" pstripe:/shared
+expect_status 0 pst chmod 666 /shared
+expect_status 0 nobody truncate /secret 10
+expect_status 0 pst ls -l /secret
+contains "$out" "^-rw-rw-rw- root +root .* 10 .*/secret$" "truncated by nobody, still root's"
+expect_status 0 nobody rm /shared
+expect_status 1 pst stat /shared
+# cp writes a new file and renames it onto the name: the copy is the
+# copier's, with the replaced file's mode
 expect_status 0 nobody cp "$tmp/other" pstripe:/secret
 expect_status 0 pst cp pstripe:/secret "$tmp/back2"
 cmp "$tmp/other" "$tmp/back2" || fail "nobody's overwrite not read back"
-expect_status 0 nobody truncate /secret 10
-expect_status 0 pst stat /secret
-contains "$out" "Size: 10 " "truncated by nobody"
-expect_status 0 nobody rm /secret
-expect_status 1 pst stat /secret
+expect_status 0 pst ls -l /secret
+contains "$out" "^-rw-rw-rw- nobody +nogroup .* 5000 .*/secret$" "replaced by nobody's copy"
 
 step "nobody's own file"
 expect_status 0 nobody cp "$tmp/other" pstripe:/mine
