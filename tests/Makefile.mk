@@ -54,9 +54,9 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_idle.cc
 tests_integration_test_server_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPS_SERVER_PATH=\"$(abs_top_builddir)/server/pstripe-server\"
-tests_integration_test_server_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
+tests_integration_test_server_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS) $(LMDB_CFLAGS)
 tests_integration_test_server_LDADD = tests/integration/libpscluster.la \
-	common/libpscommon.la $(UCX_LIBS) $(GTEST_LIBS)
+	common/libpscommon.la $(UCX_LIBS) $(LMDB_LIBS) $(GTEST_LIBS)
 CLEANFILES += -r tests/tmp
 # ---- end of harness and server tests ---------------------------------------
 

@@ -8,6 +8,7 @@
  */
 #include <gtest/gtest.h>
 
+#include <lmdb.h>
 #include <string.h>
 #include <time.h>
 
@@ -16,6 +17,7 @@
 
 #include "ps_cap.h"
 #include "ps_cluster.h"
+#include "ps_layout.h"
 #include "ps_time.h"
 #include "test_server_raw.h"
 
@@ -249,4 +251,102 @@ TEST(ServerPerm, CapabilityExpires)
     /* a new LOOKUP renews it */
     ps_file_rep_t again = file_of(u.lookup("/f", PS_CAP_READ));
     EXPECT_EQ(u.read(f.info.file_id, again.cap), PS_OK);
+}
+
+namespace {
+
+/* Put a value as a server before protocol 4 wrote it (48-byte info, no
+ * owner; a long path's key is its first max-9 bytes, a NUL and a hash, and
+ * the full path follows the info). */
+void put_v3_record(MDB_env *env, MDB_dbi dbi, const std::string &path, uint64_t file_id,
+                   uint32_t mode)
+{
+    size_t max = (size_t)mdb_env_get_maxkeysize(env);
+    std::vector<uint8_t> key(path.begin(), path.end()), val(48, 0);
+    ps_file_info_t info{};
+    info.file_id = file_id;
+    info.stripe_size = 65536;
+    info.stripe_count = 1;
+    info.mode = mode;
+    memcpy(val.data(), &info, 48);
+    if (path.size() > max) {
+        uint64_t h = ps_hash_bytes(path.data(), path.size());
+        key.resize(max - 9);
+        key.push_back(0);
+        key.insert(key.end(), (uint8_t *)&h, (uint8_t *)&h + 8);
+        val.insert(val.end(), path.begin(), path.end());
+    }
+    MDB_txn *txn;
+    ASSERT_EQ(0, mdb_txn_begin(env, nullptr, 0, &txn));
+    MDB_val k = {key.size(), key.data()}, v = {val.size(), val.data()};
+    ASSERT_EQ(0, mdb_put(txn, dbi, &k, &v, 0));
+    ASSERT_EQ(0, mdb_txn_commit(txn));
+}
+
+} // namespace
+
+/* A metadata store written before owners existed still loads: its files
+ * are root's with their mode (one with a long path too), and a SETATTR
+ * rewrites an entry in the new layout. */
+TEST(ServerPerm, EntriesWithoutOwnerLoadAsRoots)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1));
+    std::string long_path = "/" + std::string(600, 'l');
+    {
+        user u(cluster, 1000, 100);
+        file_of(u.create("/new", 0640, 0));
+    }
+    ASSERT_EQ(cluster.stop(0), 0);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    ASSERT_EQ(0, mdb_env_create(&env));
+    mdb_env_set_maxdbs(env, 4);
+    mdb_env_set_mapsize(env, 8ull << 30);
+    ASSERT_EQ(0, mdb_env_open(env, (cluster.data_dir(0) + "/meta").c_str(), 0, 0644));
+    ASSERT_EQ(0, mdb_txn_begin(env, nullptr, 0, &txn));
+    ASSERT_EQ(0, mdb_dbi_open(txn, "paths", 0, &dbi));
+    ASSERT_EQ(0, mdb_txn_commit(txn));
+    put_v3_record(env, dbi, "/old", 0x1111, 0644);
+    put_v3_record(env, dbi, long_path, 0x2222, 0600);
+    mdb_env_close(env);
+    ASSERT_TRUE(cluster.restart(0));
+
+    user root(cluster, 0, 0), u(cluster, 1000, 100);
+    ps_file_rep_t old = file_of(u.lookup("/old", PS_CAP_READ));
+    EXPECT_EQ(old.info.file_id, 0x1111u);
+    EXPECT_EQ(old.info.uid, 0u);
+    EXPECT_EQ(old.info.gid, 0u);
+    EXPECT_EQ(old.info.mode, 0644u);
+    EXPECT_EQ(old.info.flags, 0u);
+    EXPECT_EQ(u.lookup("/old", PS_CAP_WRITE).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(u.lookup(long_path, PS_CAP_READ).status(), PS_ERR_ACCESS);
+    ps_file_rep_t lp = file_of(root.lookup(long_path, PS_CAP_READ));
+    EXPECT_EQ(lp.info.file_id, 0x2222u);
+    EXPECT_EQ(lp.info.mode, 0600u);
+    ps_file_rep_t mine = file_of(u.lookup("/new", PS_CAP_READ | PS_CAP_WRITE));
+    EXPECT_EQ(mine.info.uid, 1000u);
+    EXPECT_EQ(mine.info.flags, PS_FILE_OWNED);
+
+    /* root gives the old files away: they are rewritten with an owner */
+    file_of(root.setattr("/old", PS_SETATTR_UID | PS_SETATTR_GID, 0, 1000, 100));
+    ps_file_rep_t lp2 = file_of(root.setattr(long_path, PS_SETATTR_UID, 0, 1000, 0));
+    EXPECT_EQ(lp2.info.flags, PS_FILE_OWNED);
+    EXPECT_EQ(file_of(u.lookup("/old", PS_CAP_WRITE)).info.uid, 1000u);
+    EXPECT_EQ(file_of(u.lookup(long_path, PS_CAP_READ | PS_CAP_WRITE)).info.file_id, 0x2222u);
+
+    /* LIST shows owners of both layouts */
+    ps_list_req_t lr{0, 0, 100, 0};
+    raw_reply l = root.c.call(PS_MSG_LIST, &lr, sizeof(lr));
+    ASSERT_EQ(l.status(), PS_OK);
+    ps_list_rep_t rep = l.body<ps_list_rep_t>();
+    EXPECT_EQ(rep.nentries, 3u);
+    size_t off = 0;
+    for (uint32_t i = 0; i < rep.nentries && off + sizeof(ps_list_entry_t) <= l.data.size(); i++) {
+        ps_list_entry_t e;
+        memcpy(&e, l.data.data() + off, sizeof(e));
+        EXPECT_EQ(e.info.uid, 1000u) << i;
+        off += sizeof(e) + ((e.path_len + 7) & ~7u);
+    }
 }
