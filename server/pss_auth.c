@@ -13,7 +13,9 @@
  * The reply holds a ticket (uid, gid, expiry, MAC under a secret drawn at
  * start-up and shared by this server's workers) that the client presents
  * on its connections to the other workers, which have no nonce of theirs.
- * Until one of these succeeds, a connection may send HELLO and AUTH only.
+ * Until one of these succeeds, a connection may send HELLO and AUTH only;
+ * after, its data requests must also carry a capability (pss_perm.c),
+ * checked here, before they are routed and queued.
  */
 #include "pss_auth.h"
 
