@@ -74,8 +74,8 @@ int pss_perm_may(const pss_server_t *s, const pss_req_t *req, const ps_file_info
     return (bits & need) == need;
 }
 
-void pss_perm_grant(const pss_server_t *s, const pss_req_t *req, uint64_t file_id,
-                    uint32_t rights, ps_cap_t *cap, uint32_t *life_s)
+void pss_perm_grant(const pss_server_t *s, const pss_req_t *req, uint64_t file_id, uint32_t rights,
+                    ps_cap_t *cap, uint32_t *life_s)
 {
     memset(cap, 0, sizeof(*cap));
     *life_s = 0;
@@ -165,8 +165,8 @@ int pss_perm_check_data(pss_worker_t *w, pss_req_t *req)
     now = ps_cap_now_ns();
     if (conn != NULL && conn->cap_ok && memcmp(&conn->cap_last, cap, sizeof(*cap)) == 0) {
         /* the same bytes passed the MAC check before: only the fields remain */
-        why = cap->file_id != file_id ? "for another file"
-              : now > cap->expiry_ns  ? "expired"
+        why = cap->file_id != file_id        ? "for another file"
+              : now > cap->expiry_ns         ? "expired"
               : (cap->rights & need) != need ? "without the right"
                                              : NULL;
     } else {

@@ -17,8 +17,8 @@ int pss_perm_may(const pss_server_t *s, const pss_req_t *req, const ps_file_info
 
 /* Fill rep->cap (rights on info's file, signed) and rep->cap_life_s for the
  * caller of req; with auth = none, zeros (no capability). */
-void pss_perm_grant(const pss_server_t *s, const pss_req_t *req, uint64_t file_id,
-                    uint32_t rights, ps_cap_t *cap, uint32_t *life_s);
+void pss_perm_grant(const pss_server_t *s, const pss_req_t *req, uint64_t file_id, uint32_t rights,
+                    ps_cap_t *cap, uint32_t *life_s);
 
 /* Apply a SETATTR to info if the caller may: PS_OK, or PS_ERR_ACCESS with
  * the reason logged. */

@@ -69,8 +69,8 @@ typedef struct pst_attr_arg {
 static ps_status_t pst_attr_one(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg)
 {
     const pst_attr_arg_t *a = arg;
-    ps_status_t status = a->is_chown ? pstripe_chown(fs, path, a->uid, a->gid)
-                                     : pstripe_chmod(fs, path, a->mode);
+    ps_status_t status =
+        a->is_chown ? pstripe_chown(fs, path, a->uid, a->gid) : pstripe_chmod(fs, path, a->mode);
 
     if (status != PS_OK) {
         pst_lib_error(ctx, status, "%s", path);
@@ -113,9 +113,10 @@ int pst_cmd_chown(pst_ctx_t *ctx, int argc, char **argv)
     if (colon != NULL) {
         *colon = '\0';
     }
+    a.gid = -1;
     if (pst_parse_id(spec, 0, &a.uid) != 0 ||
         (colon != NULL && pst_parse_id(colon + 1, 1, &a.gid) != 0) ||
-        (colon == NULL && (a.gid = -1, 0)) || (a.uid == -1 && a.gid == -1)) {
+        (a.uid == -1 && a.gid == -1)) {
         return pst_usage_error(ctx, "'%s': expected OWNER[:GROUP] or :GROUP (names or numbers)",
                                argv[optind]);
     }
