@@ -52,11 +52,11 @@ static const pst_cmd_t pst_cmds[] = {
     {"chmod", pst_cmd_chmod, "MODE PATH...", "set the permission bits of files",
      "Set the permission bits of each PATH to MODE (octal, e.g. 640). Only the\n"
      "file's owner or root may.\n"},
-    {"chown", pst_cmd_chown, "OWNER[:GROUP] PATH... | :GROUP PATH...",
-     "set the owner or group of files",
-     "Set the owner (root only) and/or the group of each PATH. OWNER and GROUP are\n"
-     "names of this machine's user and group databases or numbers. A file's owner\n"
-     "may set the group to its own (primary) group; root may set any.\n"},
+    {"chown", pst_cmd_chown, "OWNER[:GROUP] PATH...", "set the owner or group of files",
+     "Set the owner (root only) and/or the group of each PATH; :GROUP alone sets\n"
+     "only the group. OWNER and GROUP are names of this machine's user and group\n"
+     "databases or numbers. A file's owner may set the group to its own (primary)\n"
+     "group; root may set any.\n"},
     {"cp", pst_cmd_cp, "[OPTIONS] SRC DST", "copy a file into or out of pstripe",
      "Copy SRC to DST. pstripe paths are written pstripe:/path; the other side is a\n"
      "local file ('-' is stdin or stdout). pstripe to pstripe works too. If DST is\n"
