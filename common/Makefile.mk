@@ -7,6 +7,7 @@ common_libpscommon_la_SOURCES = \
 	common/ps_config.c common/ps_config.h \
 	common/ps_proto.c common/ps_proto.h \
 	common/ps_hmac.c common/ps_hmac.h \
+	common/ps_cap.c common/ps_cap.h \
 	common/ps_layout.c common/ps_layout.h \
 	common/ps_extent.c common/ps_extent.h \
 	common/ps_time.h

@@ -85,6 +85,10 @@ ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
         req = sizeof(ps_rename_req_t);
         rep = sizeof(ps_rename_rep_t);
         break;
+    case PS_MSG_SETATTR:
+        req = sizeof(ps_setattr_req_t);
+        rep = sizeof(ps_file_rep_t);
+        break;
     default:
         return PS_ERR_PROTO;
     }
@@ -119,7 +123,8 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         case PS_MSG_CREATE: {
             ps_create_req_t req;
             memcpy(&req, body, sizeof(req));
-            if (!ps_proto_path_len_ok(req.path_len)) {
+            if (!ps_proto_path_len_ok(req.path_len) ||
+                (req.access & ~(PS_CAP_READ | PS_CAP_WRITE)) != 0) {
                 return PS_ERR_PROTO;
             }
             *data_len = req.path_len;
@@ -129,7 +134,19 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         case PS_MSG_REMOVE: {
             ps_path_req_t req;
             memcpy(&req, body, sizeof(req));
-            if (!ps_proto_path_len_ok(req.path_len)) {
+            if (!ps_proto_path_len_ok(req.path_len) || (req.access & ~PS_CAP_ALL) != 0 ||
+                (type == PS_MSG_REMOVE && req.access != 0)) {
+                return PS_ERR_PROTO;
+            }
+            *data_len = req.path_len;
+            return PS_OK;
+        }
+        case PS_MSG_SETATTR: {
+            ps_setattr_req_t req;
+            memcpy(&req, body, sizeof(req));
+            if (!ps_proto_path_len_ok(req.path_len) || req.valid == 0 ||
+                (req.valid & ~(PS_SETATTR_MODE | PS_SETATTR_UID | PS_SETATTR_GID)) != 0 ||
+                req.mode > 0777 || req.reserved != 0) {
                 return PS_ERR_PROTO;
             }
             *data_len = req.path_len;
@@ -471,6 +488,7 @@ const char *ps_msg_type_name(uint16_t type)
         [PS_MSG_SHARED_FP] = "SHARED_FP",
         [PS_MSG_RENAME] = "RENAME",
         [PS_MSG_AUTH] = "AUTH",
+        [PS_MSG_SETATTR] = "SETATTR",
     };
 
     if (type == 0 || type >= PS_MSG_TYPE_LAST || names[type] == NULL) {
@@ -497,11 +515,10 @@ static __attribute__((format(printf, 4, 5))) void ps_dump_add(char *buf, size_t 
     }
 }
 
-static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int is_reply,
-                         const void *body)
-{
 #define PS_DUMP(...) ps_dump_add(buf, len, pos, __VA_ARGS__)
-    if (!is_reply) {
+static void ps_dump_req(char *buf, size_t len, size_t *pos, uint16_t type, const void *body)
+{
+    {
         switch (type) {
         case PS_MSG_HELLO: {
             ps_hello_req_t b;
@@ -521,7 +538,15 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
         case PS_MSG_REMOVE: {
             ps_path_req_t b;
             memcpy(&b, body, sizeof(b));
-            PS_DUMP(" path_len=%" PRIu32, b.path_len);
+            PS_DUMP(" path_len=%" PRIu32 " access=0x%" PRIx32, b.path_len, b.access);
+            return;
+        }
+        case PS_MSG_SETATTR: {
+            ps_setattr_req_t b;
+            memcpy(&b, body, sizeof(b));
+            PS_DUMP(" path_len=%" PRIu32 " valid=0x%" PRIx32 " mode=0%" PRIo32 " uid=%" PRIu32
+                    " gid=%" PRIu32,
+                    b.path_len, b.valid, b.mode, b.uid, b.gid);
             return;
         }
         case PS_MSG_LIST: {
@@ -567,7 +592,15 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
             return;
         }
     }
+}
 
+static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int is_reply,
+                         const void *body)
+{
+    if (!is_reply) {
+        ps_dump_req(buf, len, pos, type, body);
+        return;
+    }
     switch (type) {
     case PS_MSG_HELLO: {
         ps_hello_rep_t b;
@@ -579,13 +612,15 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
     }
     case PS_MSG_CREATE:
     case PS_MSG_LOOKUP:
-    case PS_MSG_REMOVE: {
+    case PS_MSG_REMOVE:
+    case PS_MSG_SETATTR: {
         ps_file_rep_t b;
         memcpy(&b, body, sizeof(b));
         PS_DUMP(" file_id=%016" PRIx64 " stripe_size=%" PRIu64 " stripe_count=%" PRIu32
-                " first_server=%" PRIu32 " mode=0%" PRIo32 " created=%" PRIu32,
+                " first_server=%" PRIu32 " mode=0%" PRIo32 " uid=%" PRIu32 " gid=%" PRIu32
+                " created=%" PRIu32 " cap_rights=0x%" PRIx32,
                 b.info.file_id, b.info.stripe_size, b.info.stripe_count, b.info.first_server,
-                b.info.mode, b.created);
+                b.info.mode, b.info.uid, b.info.gid, b.created, b.cap.rights);
         return;
     }
     case PS_MSG_LIST: {

@@ -18,7 +18,7 @@
  * never renumbered. Sizes of every struct are pinned by static asserts here
  * and by tests/unit/test_proto.cc.
  *
- * Routing: metadata requests (CREATE, LOOKUP, REMOVE) go to the path's owner
+ * Routing: metadata requests (CREATE, LOOKUP, REMOVE, SETATTR) go to the path's owner
  * server ps_path_server() and, on it, to worker ps_path_worker(); object
  * requests (OBJ_*) go to worker ps_object_worker(file_id) of the server that
  * holds the object; other requests go to any worker. A worker that receives a
@@ -41,8 +41,10 @@ extern "C" {
 
 #define PS_PROTO_MAGIC   0x31545350u /* "PST1" in memory order */
 /* PS_PROTO_VERSION 2: OBJ_READ/OBJ_WRITE lists may be strided runs; 3: the HELLO
- * reply carries the auth mode and a nonce, AUTH, STATS auth counters. */
-#define PS_PROTO_VERSION 3
+ * reply carries the auth mode and a nonce, AUTH, STATS auth counters; 4: file
+ * owners (uid, gid in ps_file_info_t), access modes in CREATE/LOOKUP/REMOVE,
+ * capabilities in replies and data requests, SETATTR. */
+#define PS_PROTO_VERSION 4
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -52,6 +54,7 @@ extern "C" {
 #define PS_MAX_PAYLOAD (1ull << 30) /* bytes per batch (servers may set lower) */
 #define PS_LIST_MAX    4096u        /* entries per LIST reply */
 #define PS_MAX_OBJ_SIZE (1ull << 44) /* bytes: objects end at or below this (16 TiB) */
+#define PS_AUTH_MAC_LEN 32u           /* bytes of an HMAC-SHA256 */
 
 typedef enum ps_msg_type {
     PS_MSG_HELLO = 1,        /* handshake: server's workers and alignment */
@@ -71,7 +74,8 @@ typedef enum ps_msg_type {
     PS_MSG_SHARED_FP = 15,   /* shared file pointer: fetch-and-add, set, release */
     PS_MSG_RENAME = 16,      /* rename a path, replacing the target, in one transaction */
     PS_MSG_AUTH = 17,        /* prove the caller's identity on this connection */
-    PS_MSG_TYPE_LAST = 18
+    PS_MSG_SETATTR = 18,     /* change a path's mode, owner or group */
+    PS_MSG_TYPE_LAST = 19
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -91,16 +95,45 @@ typedef struct ps_region {
 } ps_region_t;
 
 /* File metadata as stored by the owner server and sent in replies. */
+#define PS_FILE_OWNED 0x1u /* ps_file_info_t.flags: uid/gid were recorded at creation (a file
+                              created before protocol 4 has 0 here and is root's) */
 typedef struct ps_file_info {
     uint64_t file_id;      /* unique id; names the file's objects */
     uint64_t stripe_size;  /* bytes */
     uint32_t stripe_count; /* servers */
     uint32_t first_server; /* index in the cluster's server list */
     uint32_t mode;         /* permission bits (0777 mask) */
-    uint32_t flags;        /* reserved, 0 */
+    uint32_t flags;        /* PS_FILE_*; other bits 0 */
     uint64_t ctime_ns;     /* creation time, ns since the epoch */
     uint64_t mtime_ns;     /* metadata change time, ns since the epoch */
+    uint32_t uid;          /* owner */
+    uint32_t gid;          /* group */
 } ps_file_info_t;
+
+/* --- capabilities ---------------------------------------------------------------
+ * The metadata owner of a file gives the opener a capability: the file, the
+ * rights its permission check granted, an expiry, MAC'd under a key every
+ * server of the cluster shares (derived from the cluster key file). Every
+ * data request carries one; the data server checks the MAC (constant time),
+ * the file id, the expiry and the right the request needs, and refuses with
+ * PS_ERR_ACCESS. With auth = none there are no identities: capabilities are
+ * neither issued nor checked. The same bits are the access a CREATE, LOOKUP
+ * or REMOVE asks for. */
+#define PS_CAP_READ   0x1u /* OBJ_READ */
+#define PS_CAP_WRITE  0x2u /* OBJ_WRITE, OBJ_TRUNCATE */
+#define PS_CAP_REMOVE 0x4u /* OBJ_REMOVE (after REMOVE, or of the file a RENAME replaced) */
+#define PS_CAP_ALL    0x7u
+/* OBJ_SYNC and SHARED_FP need a capability of the file with any rights;
+ * OBJ_STAT needs none (size and times are as visible as LIST's names). */
+#define PS_CAP_LABEL "pstripe-capability-v1"
+typedef struct ps_cap {
+    uint64_t file_id;             /* the file (all its objects) */
+    uint64_t expiry_ns;           /* CLOCK_REALTIME ns after which servers refuse it */
+    uint32_t uid;                 /* the holder (for the servers' logs) */
+    uint32_t rights;              /* PS_CAP_* */
+    uint8_t mac[PS_AUTH_MAC_LEN]; /* HMAC-SHA256 under the capability key over
+                                     PS_CAP_LABEL and the fields before */
+} ps_cap_t;
 
 /* --- HELLO ------------------------------------------------------------ */
 typedef struct ps_hello_req {
@@ -136,7 +169,6 @@ typedef enum ps_auth_mode {
 } ps_auth_mode_t;
 #define PS_AUTH_KEY_LABEL "pstripe-auth-key-v1"
 #define PS_AUTH_CRED_MAX  4096u /* bytes of credential in AM data */
-#define PS_AUTH_MAC_LEN   32u   /* bytes of an HMAC-SHA256 */
 typedef struct ps_auth_req {
     uint32_t method;   /* ps_auth_mode_t: MUNGE, KEY or TICKET */
     uint32_t cred_len; /* bytes of credential in AM data, 1..PS_AUTH_CRED_MAX: the MUNGE
@@ -170,19 +202,45 @@ typedef struct ps_create_req {
     uint32_t mode;         /* permission bits */
     uint32_t flags;        /* PS_CREATE_* */
     uint32_t path_len;     /* bytes of path in AM data, 1..PS_PATH_MAX */
-    uint32_t reserved;     /* 0 */
+    uint32_t access;       /* PS_CAP_READ | PS_CAP_WRITE wanted (checked when the file
+                              exists; a new file is the caller's) */
 } ps_create_req_t;
 /* Reply to CREATE (the existing file's info when it existed and not EXCL),
- * LOOKUP and REMOVE: */
+ * LOOKUP, REMOVE and SETATTR: */
 typedef struct ps_file_rep {
     ps_file_info_t info;
-    uint32_t created; /* CREATE: 1 if this call created the file */
-    uint32_t reserved;
+    uint32_t created;    /* CREATE: 1 if this call created the file */
+    uint32_t cap_life_s; /* seconds the capability is valid from now (0: no capability,
+                            auth = none); clients renew it before */
+    ps_cap_t cap;        /* rights granted: the access asked for (REMOVE: PS_CAP_REMOVE) */
 } ps_file_rep_t;
+/*
+ * Permission rules at the metadata owner (uid 0 may do everything):
+ *   read / write  the mode bits of the owner, else of the group (the
+ *                 caller's primary gid), else of others;
+ *   create        any authenticated user (there are no directories);
+ *   remove, rename (the old name, and the new one if it exists), and
+ *   PS_CAP_REMOVE  the owner, or anyone with write permission;
+ *   SETATTR       mode: the owner; gid: the owner, to its own gid; uid: root.
+ */
 typedef struct ps_path_req { /* LOOKUP, REMOVE */
     uint32_t path_len;       /* bytes of path in AM data, 1..PS_PATH_MAX */
-    uint32_t reserved;
+    uint32_t access;         /* LOOKUP: PS_CAP_* wanted (0: a capability without rights,
+                                for OBJ_SYNC); REMOVE: 0 (the reply grants PS_CAP_REMOVE) */
 } ps_path_req_t;
+
+/* --- SETATTR ---------------------------------------------------------------- */
+#define PS_SETATTR_MODE 0x1u
+#define PS_SETATTR_UID  0x2u
+#define PS_SETATTR_GID  0x4u
+typedef struct ps_setattr_req {
+    uint32_t path_len; /* bytes of path in AM data, 1..PS_PATH_MAX */
+    uint32_t valid;    /* PS_SETATTR_* (at least one; other bits 0) */
+    uint32_t mode;     /* permission bits, <= 0777 */
+    uint32_t uid;
+    uint32_t gid;
+    uint32_t reserved; /* 0 */
+} ps_setattr_req_t;
 
 /* --- RENAME ------------------------------------------------------------------ */
 /* Sent to the metadata owner (server and worker) of the new name, which must
@@ -202,6 +260,7 @@ typedef struct ps_rename_rep {
     ps_file_info_t replaced; /* the file the new name named before (valid if has_replaced) */
     uint32_t has_replaced;   /* 1 if the new name existed: the caller removes its objects */
     uint32_t reserved;
+    ps_cap_t replaced_cap;   /* PS_CAP_REMOVE on the replaced file (if has_replaced) */
 } ps_rename_rep_t;
 
 /* --- LIST ----------------------------------------------------------------- */
@@ -231,6 +290,7 @@ typedef struct ps_io_req {
     uint64_t payload_len; /* bytes: sum of region lengths */
     uint32_t nregions;    /* list entries (regions, or runs with PS_IO_RUNS), 1..PS_MAX_REGIONS */
     uint32_t flags;       /* PS_IO_*; other bits must be 0 */
+    ps_cap_t cap;         /* of file_id, with PS_CAP_READ (OBJ_READ) or PS_CAP_WRITE */
 } ps_io_req_t;
 /* OBJ_WRITE data: the list (nregions x ps_region_t, or nregions x ps_run_t
  * with PS_IO_RUNS), then payload_len bytes, the regions' data in region
@@ -256,6 +316,7 @@ typedef struct ps_io_rep {
 typedef struct ps_obj_req {
     uint64_t file_id; /* object */
     uint64_t size;    /* OBJ_TRUNCATE: new size in bytes; otherwise 0 */
+    ps_cap_t cap;     /* of file_id (see PS_CAP_*; OBJ_STAT: ignored) */
 } ps_obj_req_t;
 typedef struct ps_obj_rep {
     uint64_t size;     /* bytes (0 if the object does not exist) */
@@ -324,6 +385,7 @@ typedef struct ps_sfp_req {
     uint64_t value;    /* FETCH_ADD: increment; SET: new value; RELEASE: 0 (units: the caller's) */
     uint32_t op;       /* PS_SFP_* */
     uint32_t reserved; /* 0 */
+    ps_cap_t cap;      /* of file_id, any rights */
 } ps_sfp_req_t;
 typedef struct ps_sfp_rep {
     uint64_t value; /* see PS_SFP_* */
@@ -331,28 +393,30 @@ typedef struct ps_sfp_rep {
 
 static_assert(sizeof(ps_msg_hdr_t) == 24, "wire size");
 static_assert(sizeof(ps_region_t) == 16, "wire size");
-static_assert(sizeof(ps_file_info_t) == 48, "wire size");
+static_assert(sizeof(ps_file_info_t) == 56, "wire size");
+static_assert(sizeof(ps_cap_t) == 56, "wire size");
+static_assert(sizeof(ps_setattr_req_t) == 24, "wire size");
 static_assert(sizeof(ps_hello_req_t) == 8, "wire size");
 static_assert(sizeof(ps_hello_rep_t) == 40, "wire size");
 static_assert(sizeof(ps_auth_req_t) == 16, "wire size");
 static_assert(sizeof(ps_auth_ticket_t) == 56, "wire size");
 static_assert(sizeof(ps_auth_rep_t) == 64, "wire size");
 static_assert(sizeof(ps_create_req_t) == 32, "wire size");
-static_assert(sizeof(ps_file_rep_t) == 56, "wire size");
+static_assert(sizeof(ps_file_rep_t) == 120, "wire size");
 static_assert(sizeof(ps_path_req_t) == 8, "wire size");
 static_assert(sizeof(ps_rename_req_t) == 24, "wire size");
-static_assert(sizeof(ps_rename_rep_t) == 104, "wire size");
+static_assert(sizeof(ps_rename_rep_t) == 176, "wire size");
 static_assert(sizeof(ps_list_req_t) == 16, "wire size");
 static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
-static_assert(sizeof(ps_list_entry_t) == 56, "wire size");
-static_assert(sizeof(ps_io_req_t) == 24, "wire size");
+static_assert(sizeof(ps_list_entry_t) == 64, "wire size");
+static_assert(sizeof(ps_io_req_t) == 80, "wire size");
 static_assert(sizeof(ps_run_t) == 32, "wire size");
 static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
-static_assert(sizeof(ps_obj_req_t) == 16, "wire size");
+static_assert(sizeof(ps_obj_req_t) == 72, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
 static_assert(sizeof(ps_stats_rep_t) == 8 * (24 + PS_STATS_HIST_BUCKETS), "wire size");
-static_assert(sizeof(ps_sfp_req_t) == 32, "wire size");
+static_assert(sizeof(ps_sfp_req_t) == 88, "wire size");
 static_assert(sizeof(ps_sfp_rep_t) == 8, "wire size");
 
 /* A decoded AM header: pointers into the caller's buffer, no copies. */

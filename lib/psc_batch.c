@@ -353,6 +353,7 @@ static psc_batch_t *psc_batch_build(pstripe_fs_t *fs, pstripe_request_t *io, psc
         goto err_free_batch;
     }
     b->req.file_id = io->file_id;
+    b->req.cap = io->cap;
     b->req.payload_len = b->payload;
     psc_op_init(&b->op, t->server, io->is_write ? PS_MSG_OBJ_WRITE : PS_MSG_OBJ_READ, &b->req,
                 sizeof(b->req));
@@ -444,7 +445,7 @@ static void psc_io_start_stat(pstripe_fs_t *fs, pstripe_request_t *io)
     for (uint32_t k = 0; k < io->ntargets; k++) {
         psc_op_t *op = &io->stat_ops[k];
 
-        psc_op_init_obj(op, io->targets[k].server, PS_MSG_OBJ_STAT, io->file_id, 0);
+        psc_op_init_obj(op, io->targets[k].server, PS_MSG_OBJ_STAT, io->file_id, 0, NULL);
         op->rep_body = &io->stat_reps[k];
         op->rep_body_len = sizeof(io->stat_reps[k]);
         op->done_cb = psc_io_stat_done;

@@ -128,7 +128,7 @@ struct psc_op {
     uint32_t hdr_len;
     union {
         ps_msg_hdr_t hdr;
-        uint8_t bytes[sizeof(ps_msg_hdr_t) + 64];
+        uint8_t bytes[sizeof(ps_msg_hdr_t) + 128];
     } h;
     const void *send_buf; /* contig bytes, or ucp_dt_iov_t array */
     size_t send_count;    /* bytes, or IOV entries */
@@ -290,6 +290,8 @@ struct pstripe_file {
     size_t path_len;
     int flags;
     ps_file_info_t info;
+    ps_cap_t cap;          /* from the open; renewed (psc_file_cap) under fs->lock */
+    uint64_t cap_renew_ns; /* ps_time_ns() after which cap is renewed (0: never) */
     ps_layout_t layout;
     psc_io_opts_t opts; /* this file's batching (pstripe_file_set_option) */
 };

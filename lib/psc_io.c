@@ -17,6 +17,7 @@
 #include "psc_call.h"
 #include "psc_batch.h"
 #include "psc_request.h"
+#include "psc_meta.h"
 #include "psc_wait.h"
 
 /* --- setup (caller thread) ------------------------------------------------------ */
@@ -301,6 +302,7 @@ static ps_status_t psc_io_create(pstripe_file_t *file, int is_write,
     io->fs = file->fs;
     io->is_write = is_write;
     io->file_id = file->info.file_id;
+    psc_file_cap(file, &io->cap);
     io->layout = file->layout;
     io->total = total;
     io->buffer_size = file->opts.buffer_size;

@@ -21,6 +21,7 @@
 #include "psc_meta.h"
 #include "psc_op.h"
 #include "psc_wait.h"
+#include "ps_time.h"
 
 static void psc_info_to_layout(const ps_file_info_t *info, ps_layout_t *layout)
 {
@@ -45,9 +46,11 @@ ps_status_t psc_check_info(pstripe_fs_t *fs, const ps_file_info_t *info, uint32_
     return PS_OK;
 }
 
-/* One path request (CREATE/LOOKUP/REMOVE) to the owner, reply into rep. */
+/* One path request (CREATE/LOOKUP/REMOVE/SETATTR) to the owner, reply into
+ * rep; body NULL: a ps_path_req_t asking for access (PS_CAP_*). */
 static ps_status_t psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path, size_t len,
-                               const void *body, uint32_t body_len, ps_file_rep_t *rep)
+                               const void *body, uint32_t body_len, uint32_t access,
+                               ps_file_rep_t *rep)
 {
     psc_call_t call;
     psc_op_t op;
@@ -56,7 +59,7 @@ static ps_status_t psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path
 
     if (body == NULL) {
         preq.path_len = (uint32_t)len;
-        preq.reserved = 0;
+        preq.access = access;
         body = &preq;
         body_len = sizeof(preq);
     }
@@ -80,8 +83,8 @@ static ps_status_t psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path
 /* The same object request to every target of a file, in parallel. reps may
  * be NULL; for OBJ_TRUNCATE, each object gets the size it has in a file of
  * file_size bytes. */
-static ps_status_t psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, uint16_t type,
-                               uint64_t file_size, ps_obj_rep_t *reps)
+static ps_status_t psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, const ps_cap_t *cap,
+                               uint16_t type, uint64_t file_size, ps_obj_rep_t *reps)
 {
     ps_layout_t layout;
     psc_call_t call;
@@ -98,7 +101,7 @@ static ps_status_t psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, uin
         uint64_t size = type == PS_MSG_OBJ_TRUNCATE ? ps_layout_obj_size(&layout, file_size, k) : 0;
 
         psc_op_init_obj(&ops[k], ps_layout_server(&layout, k, fs->nservers), type, info->file_id,
-                        size);
+                        size, cap);
         if (reps != NULL) {
             ops[k].rep_body = &reps[k];
             ops[k].rep_body_len = sizeof(reps[k]);
@@ -161,7 +164,7 @@ ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_
         psc_info_to_layout(&info[i], &layout);
         for (uint32_t k = 0; k < layout.stripe_count; k++, nops++) {
             psc_op_init_obj(&ops[nops], ps_layout_server(&layout, k, fs->nservers), PS_MSG_OBJ_STAT,
-                            info[i].file_id, 0);
+                            info[i].file_id, 0, NULL);
             ops[nops].rep_body = &reps[nops];
             ops[nops].rep_body_len = sizeof(reps[nops]);
             psc_op_post(fs, &ops[nops], &call);
@@ -184,6 +187,8 @@ ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_
             s.layout.stripe_count = layout.stripe_count;
             s.layout.first_server = (int32_t)layout.first_server;
             s.mode = info[i].mode;
+            s.uid = info[i].uid;
+            s.gid = info[i].gid;
             s.ctime_ns = info[i].ctime_ns;
             s.mtime_ns = info[i].mtime_ns;
             for (uint32_t k = 0; k < layout.stripe_count; k++, nops++) {
@@ -209,7 +214,8 @@ ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_
     return status;
 }
 
-static ps_status_t psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info, uint64_t size)
+static ps_status_t psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info,
+                                        const ps_cap_t *cap, uint64_t size)
 {
     ps_layout_t layout;
 
@@ -222,18 +228,18 @@ static ps_status_t psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *
                              (unsigned long long)size, (unsigned long long)PS_MAX_OBJ_SIZE);
         }
     }
-    return psc_obj_ops(fs, info, PS_MSG_OBJ_TRUNCATE, size, NULL);
+    return psc_obj_ops(fs, info, cap, PS_MSG_OBJ_TRUNCATE, size, NULL);
 }
 
 /* --- open / close -------------------------------------------------------------- */
 
 /*
  * The common start of the path calls: check fs, normalize path, send the
- * path request `type` to its owner; "cannot VERB PATH: no such file" when
- * it does not exist.
+ * path request `type` asking for access to its owner; "cannot VERB PATH: no
+ * such file" when it does not exist, "permission denied" when refused.
  */
 static ps_status_t psc_path_call(pstripe_fs_t *fs, const char *path, uint16_t type,
-                                 const char *verb, ps_file_rep_t *rep)
+                                 uint32_t access, const char *verb, ps_file_rep_t *rep)
 {
     char npath[PS_PATH_MAX + 1];
     size_t len;
@@ -246,9 +252,11 @@ static ps_status_t psc_path_call(pstripe_fs_t *fs, const char *path, uint16_t ty
     if (status != PS_OK) {
         return status;
     }
-    status = psc_path_op(fs, type, npath, len, NULL, 0, rep);
+    status = psc_path_op(fs, type, npath, len, NULL, 0, access, rep);
     if (status == PS_ERR_NO_ENTRY) {
         psc_set_error("cannot %s %s: no such file", verb, npath);
+    } else if (status == PS_ERR_ACCESS) {
+        psc_set_error("cannot %s %s: permission denied", verb, npath);
     }
     return status;
 }
@@ -295,12 +303,16 @@ static ps_status_t psc_open_path(pstripe_fs_t *fs, const char *path, size_t len,
 {
     ps_create_req_t req;
     ps_layout_t l;
+    uint32_t access = ((flags & PSTRIPE_RDONLY) ? PS_CAP_READ : 0) |
+                      ((flags & PSTRIPE_WRONLY) ? PS_CAP_WRITE : 0);
     ps_status_t status;
 
     if (!(flags & PSTRIPE_CREAT)) {
-        status = psc_path_op(fs, PS_MSG_LOOKUP, path, len, NULL, 0, rep);
+        status = psc_path_op(fs, PS_MSG_LOOKUP, path, len, NULL, 0, access, rep);
         if (status == PS_ERR_NO_ENTRY) {
             psc_set_error("cannot open %s: no such file", path);
+        } else if (status == PS_ERR_ACCESS) {
+            psc_set_error("cannot open %s: permission denied", path);
         }
         return status;
     }
@@ -315,17 +327,21 @@ static ps_status_t psc_open_path(pstripe_fs_t *fs, const char *path, size_t len,
     req.mode = mode & 0777;
     req.flags = (flags & PSTRIPE_EXCL) ? PS_CREATE_EXCL : 0;
     req.path_len = (uint32_t)len;
-    status = psc_path_op(fs, PS_MSG_CREATE, path, len, &req, sizeof(req), rep);
+    req.access = access;
+    status = psc_path_op(fs, PS_MSG_CREATE, path, len, &req, sizeof(req), 0, rep);
     if (status == PS_ERR_EXISTS) {
         psc_set_error("cannot create %s: file exists", path);
+    } else if (status == PS_ERR_ACCESS) {
+        psc_set_error("cannot open %s: permission denied", path);
     }
     return status;
 }
 
 /* The file handle of an opened path, with the connection's tunables. */
 static ps_status_t psc_file_new(pstripe_fs_t *fs, const char *path, size_t len, int flags,
-                                const ps_file_info_t *info, pstripe_file_t **file_p)
+                                const ps_file_rep_t *rep, pstripe_file_t **file_p)
 {
+    const ps_file_info_t *info = &rep->info;
     pstripe_file_t *file = calloc(1, sizeof(*file));
 
     if (file == NULL) {
@@ -340,6 +356,8 @@ static ps_status_t psc_file_new(pstripe_fs_t *fs, const char *path, size_t len, 
     file->path_len = len;
     file->flags = flags;
     file->info = *info;
+    file->cap = rep->cap;
+    file->cap_renew_ns = rep->cap_life_s == 0 ? 0 : ps_time_ns() + rep->cap_life_s * 500000000ull;
     psc_info_to_layout(info, &file->layout);
     psc_fs_file_opts(fs, &file->opts);
     *file_p = file;
@@ -377,12 +395,53 @@ ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t
         return status;
     }
     if ((flags & PSTRIPE_TRUNC) && !rep.created) {
-        status = psc_truncate_objects(fs, &rep.info, 0);
+        status = psc_truncate_objects(fs, &rep.info, &rep.cap, 0);
         if (status != PS_OK) {
             return status;
         }
     }
-    return psc_file_new(fs, npath, len, flags, &rep.info, file_p);
+    return psc_file_new(fs, npath, len, flags, &rep, file_p);
+}
+
+/*
+ * The file's capability for a data request. Past half its life (the
+ * server's cap_life; ps_time_ns is monotonic, so clock steps do not
+ * matter here) it is renewed by a LOOKUP asking for the open's access, so
+ * a file kept open for hours keeps working. A renewal that fails (server
+ * down, mode changed, file replaced) keeps the old capability: requests
+ * go on until it expires, then fail with PS_ERR_ACCESS.
+ */
+void psc_file_cap(pstripe_file_t *file, ps_cap_t *cap)
+{
+    pstripe_fs_t *fs = file->fs;
+    uint32_t access = ((file->flags & PSTRIPE_RDONLY) ? PS_CAP_READ : 0) |
+                      ((file->flags & PSTRIPE_WRONLY) ? PS_CAP_WRITE : 0);
+    ps_file_rep_t rep;
+    uint64_t renew;
+
+    pthread_mutex_lock(&fs->lock);
+    renew = file->cap_renew_ns;
+    *cap = file->cap;
+    pthread_mutex_unlock(&fs->lock);
+    if (renew == 0 || ps_time_ns() < renew) {
+        return;
+    }
+    if (psc_path_op(fs, PS_MSG_LOOKUP, file->path, file->path_len, NULL, 0, access, &rep) !=
+            PS_OK ||
+        rep.info.file_id != file->info.file_id || rep.cap_life_s == 0) {
+        ps_warn("%s: renewing the capability failed: %s; the current one expires in %lld s",
+                file->path, pstripe_last_error(),
+                (long long)(((int64_t)cap->expiry_ns - (int64_t)ps_wall_ns()) / 1000000000));
+        pthread_mutex_lock(&fs->lock);
+        file->cap_renew_ns = ps_time_ns() + 1000000000ull; /* try again in a second */
+        pthread_mutex_unlock(&fs->lock);
+        return;
+    }
+    pthread_mutex_lock(&fs->lock);
+    file->cap = rep.cap;
+    file->cap_renew_ns = ps_time_ns() + rep.cap_life_s * 500000000ull;
+    pthread_mutex_unlock(&fs->lock);
+    *cap = rep.cap;
 }
 
 ps_status_t pstripe_close(pstripe_file_t *file)
@@ -405,7 +464,7 @@ ps_status_t pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st)
     if (st == NULL) {
         return psc_error(PS_ERR_INVALID, "st is NULL");
     }
-    status = psc_path_call(fs, path, PS_MSG_LOOKUP, "stat", &rep);
+    status = psc_path_call(fs, path, PS_MSG_LOOKUP, 0, "stat", &rep);
     return status != PS_OK ? status : psc_stat_objects(fs, &rep.info, 1, st, NULL);
 }
 
@@ -420,9 +479,9 @@ ps_status_t pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st)
 ps_status_t pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size)
 {
     ps_file_rep_t rep;
-    ps_status_t status = psc_path_call(fs, path, PS_MSG_LOOKUP, "truncate", &rep);
+    ps_status_t status = psc_path_call(fs, path, PS_MSG_LOOKUP, PS_CAP_WRITE, "truncate", &rep);
 
-    return status != PS_OK ? status : psc_truncate_objects(fs, &rep.info, size);
+    return status != PS_OK ? status : psc_truncate_objects(fs, &rep.info, &rep.cap, size);
 }
 
 ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
@@ -433,13 +492,17 @@ ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
     if (!(file->flags & PSTRIPE_WRONLY)) {
         return psc_error(PS_ERR_ACCESS, "cannot truncate %s: opened read-only", file->path);
     }
-    return psc_truncate_objects(file->fs, &file->info, size);
+    ps_cap_t cap;
+
+    psc_file_cap(file, &cap);
+    return psc_truncate_objects(file->fs, &file->info, &cap, size);
 }
 
 /* Remove the objects of a file on every server (a missing one is fine). */
-static ps_status_t psc_remove_objects(pstripe_fs_t *fs, const ps_file_info_t *info)
+static ps_status_t psc_remove_objects(pstripe_fs_t *fs, const ps_file_info_t *info,
+                                      const ps_cap_t *cap)
 {
-    ps_status_t status = psc_obj_ops(fs, info, PS_MSG_OBJ_REMOVE, 0, NULL);
+    ps_status_t status = psc_obj_ops(fs, info, cap, PS_MSG_OBJ_REMOVE, 0, NULL);
 
     return status == PS_ERR_NO_ENTRY ? PS_OK : status;
 }
@@ -447,19 +510,19 @@ static ps_status_t psc_remove_objects(pstripe_fs_t *fs, const ps_file_info_t *in
 ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
 {
     ps_file_rep_t rep;
-    ps_status_t status = psc_path_call(fs, path, PS_MSG_REMOVE, "unlink", &rep);
+    ps_status_t status = psc_path_call(fs, path, PS_MSG_REMOVE, 0, "unlink", &rep);
 
     if (status == PS_ERR_NO_SPACE) {
         /* The owner's metadata store needs room to record the removal and
          * its disk is full: free the file's data first, then ask again. Until
          * the second REMOVE the file reads as holes; if that one fails too,
          * the name stays (with no data) and the error says so. */
-        status = psc_path_call(fs, path, PS_MSG_LOOKUP, "unlink", &rep);
+        status = psc_path_call(fs, path, PS_MSG_LOOKUP, PS_CAP_REMOVE, "unlink", &rep);
         if (status == PS_OK) {
-            status = psc_remove_objects(fs, &rep.info);
+            status = psc_remove_objects(fs, &rep.info, &rep.cap);
         }
         if (status == PS_OK) {
-            status = psc_path_call(fs, path, PS_MSG_REMOVE, "unlink", &rep);
+            status = psc_path_call(fs, path, PS_MSG_REMOVE, 0, "unlink", &rep);
         }
         return status;
     }
@@ -467,7 +530,7 @@ ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
         return status;
     }
     /* The path is gone; now its objects. */
-    return psc_remove_objects(fs, &rep.info);
+    return psc_remove_objects(fs, &rep.info, &rep.cap);
 }
 
 ps_status_t pstripe_path_server(pstripe_fs_t *fs, const char *path, uint32_t *server)
@@ -534,13 +597,16 @@ ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to)
     status = psc_call_wait(fs, &call);
     if (status == PS_ERR_NO_ENTRY) {
         psc_set_error("cannot rename %.*s: no such file", (int)flen, names);
+    } else if (status == PS_ERR_ACCESS) {
+        psc_set_error("cannot rename %.*s to %.*s: permission denied", (int)flen, names,
+                      (int)tlen, names + flen);
     }
     if (status != PS_OK || !rep.has_replaced) {
         return status;
     }
     /* The new name is in place; the file it named before is now nameless. */
     if (psc_check_info(fs, &rep.replaced, tserver) == PS_OK &&
-        psc_remove_objects(fs, &rep.replaced) != PS_OK) {
+        psc_remove_objects(fs, &rep.replaced, &rep.replaced_cap) != PS_OK) {
         ps_warn("renamed %.*s to %.*s, but the objects of the file it replaced (%016llx) could "
                 "not all be removed: %s",
                 (int)flen, names, (int)tlen, names + flen, (unsigned long long)rep.replaced.file_id,
@@ -554,6 +620,7 @@ ps_status_t pstripe_fsync(pstripe_file_t *file)
     pstripe_fs_t *fs;
     psc_call_t call;
     psc_op_t *ops;
+    ps_cap_t cap;
     uint32_t n;
     ps_status_t status;
 
@@ -561,6 +628,7 @@ ps_status_t pstripe_fsync(pstripe_file_t *file)
         return psc_error(PS_ERR_INVALID, "file is NULL");
     }
     fs = file->fs;
+    psc_file_cap(file, &cap);
     n = file->layout.stripe_count;
     ops = calloc(n + 1, sizeof(*ops));
     if (ops == NULL) {
@@ -569,7 +637,7 @@ ps_status_t pstripe_fsync(pstripe_file_t *file)
     psc_call_init(&call);
     for (uint32_t k = 0; k < n; k++) {
         psc_op_init_obj(&ops[k], ps_layout_server(&file->layout, k, fs->nservers), PS_MSG_OBJ_SYNC,
-                        file->info.file_id, 0);
+                        file->info.file_id, 0, &cap);
         psc_op_post(fs, &ops[k], &call);
     }
     psc_op_init(&ops[n], ps_path_server(file->path, file->path_len, fs->nservers), PS_MSG_META_SYNC,
@@ -578,6 +646,67 @@ ps_status_t pstripe_fsync(pstripe_file_t *file)
     status = psc_call_wait(fs, &call);
     free(ops);
     return status;
+}
+
+/* --- chmod, chown ------------------------------------------------------------------ */
+
+static ps_status_t psc_setattr(pstripe_fs_t *fs, const char *path, const ps_setattr_req_t *a,
+                               const char *verb)
+{
+    char npath[PS_PATH_MAX + 1];
+    ps_setattr_req_t req = *a;
+    ps_file_rep_t rep;
+    size_t len;
+    ps_status_t status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    status = psc_normalize(path, npath, &len);
+    if (status != PS_OK) {
+        return status;
+    }
+    req.path_len = (uint32_t)len;
+    status = psc_path_op(fs, PS_MSG_SETATTR, npath, len, &req, sizeof(req), 0, &rep);
+    if (status == PS_ERR_NO_ENTRY) {
+        psc_set_error("cannot %s %s: no such file", verb, npath);
+    } else if (status == PS_ERR_ACCESS) {
+        psc_set_error("cannot %s %s: permission denied (%s)", verb, npath,
+                      a->valid & PS_SETATTR_UID ? "only root may change the owner"
+                      : a->valid & PS_SETATTR_GID
+                          ? "only the owner may change the group, to its own group"
+                          : "only the owner or root may change the mode");
+    }
+    return status;
+}
+
+ps_status_t pstripe_chmod(pstripe_fs_t *fs, const char *path, uint32_t mode)
+{
+    ps_setattr_req_t req = {.valid = PS_SETATTR_MODE, .mode = mode};
+
+    if (mode > 0777) {
+        return psc_error(PS_ERR_INVALID, "mode 0%o: only permission bits (0..0777)", mode);
+    }
+    return psc_setattr(fs, path, &req, "chmod");
+}
+
+ps_status_t pstripe_chown(pstripe_fs_t *fs, const char *path, int64_t uid, int64_t gid)
+{
+    ps_setattr_req_t req = {0};
+
+    if (uid < -1 || uid > UINT32_MAX || gid < -1 || gid > UINT32_MAX || (uid == -1 && gid == -1)) {
+        return psc_error(PS_ERR_INVALID, "chown: uid %lld, gid %lld: need a uid or a gid",
+                         (long long)uid, (long long)gid);
+    }
+    if (uid >= 0) {
+        req.valid |= PS_SETATTR_UID;
+        req.uid = (uint32_t)uid;
+    }
+    if (gid >= 0) {
+        req.valid |= PS_SETATTR_GID;
+        req.gid = (uint32_t)gid;
+    }
+    return psc_setattr(fs, path, &req, "chown");
 }
 
 /* --- statfs, stats, layout --------------------------------------------------------- */

@@ -19,4 +19,8 @@ int psc_unreachable(ps_status_t status);
 ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_t n,
                              pstripe_stat_t *st, uint8_t *down);
 
+/* The capability of an open file for a data request, renewed when past
+ * half its life (API threads only: it may wait for a LOOKUP). */
+void psc_file_cap(pstripe_file_t *file, ps_cap_t *cap);
+
 #endif

@@ -35,10 +35,14 @@ void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body,
     }
 }
 
-void psc_op_init_obj(psc_op_t *op, uint32_t server, uint16_t type, uint64_t file_id, uint64_t size)
+void psc_op_init_obj(psc_op_t *op, uint32_t server, uint16_t type, uint64_t file_id, uint64_t size,
+                     const ps_cap_t *cap)
 {
     ps_obj_req_t req = {.file_id = file_id, .size = size};
 
+    if (cap != NULL) {
+        req.cap = *cap;
+    }
     psc_op_init(op, server, type, &req, sizeof(req));
     op->route = PSC_ROUTE_OBJECT;
     op->route_file_id = file_id;

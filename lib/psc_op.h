@@ -8,12 +8,13 @@
 
 #include "psc_internal.h"
 
-/* Prepare an op: type, body (copied into the AM header, at most 64 bytes),
+/* Prepare an op: type, body (copied into the AM header, at most 128 bytes),
  * destination; every other field is reset. */
 void psc_op_init(psc_op_t *op, uint32_t server, uint16_t type, const void *body, uint32_t body_len);
 /* Prepare an object request (ps_obj_req_t) to a file's object on server,
- * routed to the object's worker. */
-void psc_op_init_obj(psc_op_t *op, uint32_t server, uint16_t type, uint64_t file_id, uint64_t size);
+ * routed to the object's worker, carrying cap (NULL: none, for OBJ_STAT). */
+void psc_op_init_obj(psc_op_t *op, uint32_t server, uint16_t type, uint64_t file_id, uint64_t size,
+                     const ps_cap_t *cap);
 /* Record an error on an op (first one wins). */
 void psc_op_error(psc_op_t *op, ps_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

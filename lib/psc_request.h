@@ -34,6 +34,7 @@ struct pstripe_request {
     pstripe_fs_t *fs;
     int is_write;
     uint64_t file_id;
+    ps_cap_t cap; /* the file's capability, carried by every batch */
     ps_layout_t layout;
     /* caller's memory, as one stream */
     struct iovec *mem;

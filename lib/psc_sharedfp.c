@@ -11,6 +11,7 @@
 #include "psc_conn.h"
 #include "psc_error.h"
 #include "psc_op.h"
+#include "psc_meta.h"
 #include "psc_wait.h"
 
 static ps_status_t psc_sfp_call(pstripe_file_t *file, uint64_t instance, uint32_t op_code,
@@ -34,6 +35,7 @@ static ps_status_t psc_sfp_call(pstripe_file_t *file, uint64_t instance, uint32_
     fs = file->fs;
     memset(&req, 0, sizeof(req));
     req.file_id = file->info.file_id;
+    psc_file_cap(file, &req.cap);
     req.instance = instance;
     req.value = value;
     req.op = op_code;

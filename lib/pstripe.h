@@ -55,6 +55,8 @@ typedef struct pstripe_stat {
     uint64_t mtime_ns; /* last data modification (max over objects) */
     uint32_t unreachable; /* pstripe_list: objects whose server did not answer (size and
                              blocks count only the others) */
+    uint32_t uid;         /* owner (0 for files made before owners were recorded) */
+    uint32_t gid;         /* group */
 } pstripe_stat_t;
 
 typedef struct pstripe_statfs {
@@ -148,6 +150,12 @@ ps_status_t pstripe_path_server(pstripe_fs_t *fs, const char *path, uint32_t *se
 /* Set the size (shrink or extend with zeros). */
 ps_status_t pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size);
 ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size);
+/* Set the permission bits (<= 0777): the owner or root only
+ * (PS_ERR_ACCESS otherwise). */
+ps_status_t pstripe_chmod(pstripe_fs_t *fs, const char *path, uint32_t mode);
+/* Set the owner (uid; root only) and/or the group (gid; the owner may set
+ * its own primary group, root any); -1 leaves one unchanged. */
+ps_status_t pstripe_chown(pstripe_fs_t *fs, const char *path, int64_t uid, int64_t gid);
 /* Make the file's data durable on every server it is striped over, and its
  * metadata on its owner. */
 ps_status_t pstripe_fsync(pstripe_file_t *file);

@@ -10,6 +10,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_req.h server/pss_req.c \
 	server/pss_admin.h server/pss_admin.c \
 	server/pss_auth.h server/pss_auth.c \
+	server/pss_perm.h server/pss_perm.c \
 	server/pss_meta.h server/pss_meta.c \
 	server/pss_sharedfp.h server/pss_sharedfp.c \
 	server/pss_check.h server/pss_check.c \

@@ -17,7 +17,8 @@
  *   pss_worker.c  event loop, UCX listener, request decoding, admission, routing
  *   pss_admin.c   HELLO, STATFS and STATS
  *   pss_auth.c    auth mode, AUTH, refusing unauthenticated connections
- *   pss_meta.c    the namespace in LMDB (CREATE, LOOKUP, REMOVE, LIST, META_SYNC)
+ *   pss_perm.c    permission checks, capabilities given at open and checked on data
+ *   pss_meta.c    the namespace in LMDB (CREATE, LOOKUP, REMOVE, LIST, META_SYNC, SETATTR)
  *   pss_store.c   OBJ_* requests: checks, each object's queue, control requests
  *   pss_job.c     planned I/O jobs: coalescing, libaio, read-modify-write
  *   pss_object.c  the object table and object files (open, size, sync, close)
@@ -109,6 +110,8 @@ typedef struct pss_server {
     uint8_t auth_key[4096]; /* the cluster key (auth = key), PS_KEY_MAX bytes */
     size_t auth_key_len;
     uint8_t ticket_secret[32]; /* MAC key of the tickets this run issues */
+    int caps;                  /* capabilities issued and checked (auth != none) */
+    uint8_t cap_key[32];       /* capability key (ps_cap.h), from auth_key_file */
 
     /* metadata */
     MDB_env *mdb_env;
@@ -142,7 +145,7 @@ typedef struct pss_req {
     uint64_t recv_ns;
     ps_msg_hdr_t hdr; /* copy of the header */
     union {
-        uint8_t raw[64];
+        uint8_t raw[128];
         ps_hello_req_t hello;
         ps_create_req_t create;
         ps_path_req_t path;
@@ -152,6 +155,7 @@ typedef struct pss_req {
         ps_obj_req_t obj;
         ps_sfp_req_t sfp;
         ps_auth_req_t auth;
+        ps_setattr_req_t setattr;
     } body;
     ps_status_t status;     /* decode status; PS_OK when valid */
     int late;               /* arrived after the worker began to stop */
@@ -199,6 +203,7 @@ struct pss_worker {
     uint64_t refused_logged_ns; /* when that was last logged */
     pss_conn_t *conn_last; /* last looked-up connection */
     uint64_t auth_refused_logged_ns; /* when a refused unauthenticated request was last logged */
+    uint64_t cap_refused_logged_ns;  /* when a refused capability was last logged (realtime) */
 
     /* requests decoded by the AM callback, processed after progress */
     pss_req_t *incoming_head, **incoming_tail;

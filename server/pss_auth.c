@@ -13,12 +13,17 @@
  * The reply holds a ticket (uid, gid, expiry, MAC under a secret drawn at
  * start-up and shared by this server's workers) that the client presents
  * on its connections to the other workers, which have no nonce of theirs.
- * Until one of these succeeds, a connection may send HELLO and AUTH only.
+ * Until one of these succeeds, a connection may send HELLO and AUTH only;
+ * after, its data requests must also carry a capability (pss_perm.c),
+ * checked here, before they are routed and queued.
  */
 #include "pss_auth.h"
 
 #include "pss_conn.h"
+#include "pss_perm.h"
 #include "pss_req.h"
+
+#include "ps_cap.h"
 
 #include "ps_hmac.h"
 #include "ps_log.h"
@@ -51,27 +56,36 @@ ps_status_t pss_auth_init(pss_server_t *s)
         ps_error("getrandom for the ticket secret: %m");
         return PS_ERR_IO;
     }
-    if (strcmp(mode, "munge") == 0) {
-        s->auth_mode = PS_AUTH_MUNGE;
-        ps_info("auth: munge (socket %s): clients prove their uid/gid with MUNGE credentials",
-                s->cfg.munge_socket[0] ? s->cfg.munge_socket : "munged's default");
-    } else if (strcmp(mode, "key") == 0) {
-        s->auth_mode = PS_AUTH_KEY;
+    if (strcmp(mode, "munge") == 0 || strcmp(mode, "key") == 0) {
+        s->auth_mode = strcmp(mode, "munge") == 0 ? PS_AUTH_MUNGE : PS_AUTH_KEY;
         if (s->cfg.auth_key_file[0] == '\0') {
-            ps_error("auth = key needs auth_key_file (a file readable only by its owner)");
+            ps_error("auth = %s needs auth_key_file (a file readable only by its owner, the "
+                     "same on every server%s)",
+                     mode, s->auth_mode == PS_AUTH_KEY ? " and client" : ": capabilities");
             return PS_ERR_INVALID;
         }
         status =
             ps_key_file_load(s->cfg.auth_key_file, s->auth_key, &s->auth_key_len, err, sizeof(err));
         if (status != PS_OK) {
-            ps_error("auth = key: %s", err);
+            ps_error("auth = %s: %s", mode, err);
             return status;
         }
-        ps_info("auth: key (%s): clients prove they hold the cluster key", s->cfg.auth_key_file);
+        ps_cap_key_derive(s->auth_key, s->auth_key_len, s->cap_key);
+        s->caps = 1;
+        if (s->auth_mode == PS_AUTH_MUNGE) {
+            ps_info("auth: munge (socket %s): clients prove their uid/gid with MUNGE "
+                    "credentials; capabilities under the key of %s",
+                    s->cfg.munge_socket[0] ? s->cfg.munge_socket : "munged's default",
+                    s->cfg.auth_key_file);
+        } else {
+            ps_info("auth: key (%s): clients prove they hold the cluster key; capabilities "
+                    "under a key derived from it",
+                    s->cfg.auth_key_file);
+        }
     } else if (strcmp(mode, "none") == 0) {
         s->auth_mode = PS_AUTH_NONE;
         ps_warn("auth = none: every client that reaches this server's ports is served, as any "
-                "user, without proving who it is");
+                "user, without proving who it is; no permission checks, no capabilities");
     } else {
         ps_error("auth = %s: must be munge, key or none", mode);
         return PS_ERR_INVALID;
@@ -242,8 +256,11 @@ void pss_auth_handle(pss_worker_t *w, pss_req_t *req)
 int pss_auth_check(pss_worker_t *w, pss_req_t *req)
 {
     if (w->server->auth_mode == PS_AUTH_NONE || req->hdr.type == PS_MSG_HELLO ||
-        req->hdr.type == PS_MSG_AUTH || (req->conn != NULL && req->conn->authed)) {
+        req->hdr.type == PS_MSG_AUTH) {
         return 1;
+    }
+    if (req->conn != NULL && req->conn->authed) {
+        return pss_perm_check_data(w, req);
     }
     PSS_STAT_ADD(w, auth_refused, 1);
     uint64_t now = ps_time_ns();

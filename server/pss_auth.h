@@ -20,7 +20,8 @@ ps_status_t pss_auth_hello(pss_worker_t *w, pss_req_t *req, ps_hello_rep_t *rep)
 void pss_auth_handle(pss_worker_t *w, pss_req_t *req);
 
 /* 1 if req may be served; 0 if it was refused (answered with
- * PS_ERR_ACCESS and counted) because its connection has not authenticated. */
+ * PS_ERR_ACCESS and counted) because its connection has not authenticated
+ * or, for a data request, its capability does not allow it (pss_perm.c). */
 int pss_auth_check(pss_worker_t *w, pss_req_t *req);
 
 #endif

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <lmdb.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -84,7 +85,7 @@ static int pss_walk_txn(MDB_txn *txn, pss_walk_result_t *res)
     }
     while ((mdb_status = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) == 0) {
         res->paths++;
-        res->bad_entries += (v.mv_size < sizeof(ps_file_info_t) || k.mv_size == 0);
+        res->bad_entries += (v.mv_size < offsetof(ps_file_info_t, uid) || k.mv_size == 0);
     }
     mdb_cursor_close(cur);
     if (mdb_status != MDB_NOTFOUND) {

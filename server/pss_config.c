@@ -68,11 +68,16 @@ const ps_config_field_t pss_config_table[] = {
               "(anyone who reaches the ports is served; logged as a warning)",
               PS_CFG_STRING, auth, 1, 0),
     PSS_FIELD("auth_key_file", "",
-              "auth = key: file holding the cluster key, owned by the server's user and readable "
-              "by it alone (clients read their copy)",
+              "the cluster key (auth = key: clients prove they hold it; key and munge: the "
+              "capabilities of data requests are MAC'd under a key derived from it), owned by "
+              "the server's user and readable by it alone",
               PS_CFG_STRING, auth_key_file, 0, 0),
     PSS_FIELD("munge_socket", "", "auth = munge: munged's socket (empty: MUNGE's default)",
               PS_CFG_STRING, munge_socket, 0, 0),
+    PSS_FIELD("cap_life", "1h",
+              "how long a capability given at open is valid (clients renew it after half "
+              "of it); the same on every server",
+              PS_CFG_TIME, cap_life, 2, 30 * 86400),
     PSS_FIELD("server_index", "-1",
               "this server's index in the clients' server list (-1: not known); with "
               "cluster_size, a CREATE of a path another server owns is refused",

@@ -19,6 +19,8 @@ struct pss_conn {
     uint32_t uid, gid;
     int nonce_set; /* nonce was sent in a HELLO reply and not yet answered */
     uint8_t nonce[PS_AUTH_NONCE_LEN];
+    int cap_ok;        /* cap_last passed its MAC check (pss_perm.c) */
+    ps_cap_t cap_last; /* the last capability verified on this connection */
     struct pss_conn *next_dead;
 };
 

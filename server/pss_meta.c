@@ -17,10 +17,17 @@
  * ps_file_info_t, which lookups compare. Such keys still sort right after
  * their truncated prefix, so LIST by prefix finds them (it filters on the full
  * path) and paging by "resume after this path" follows key order.
+ *
+ * Values written before protocol 4 hold a 48-byte ps_file_info_t without
+ * uid and gid (flags 0); newer ones have PS_FILE_OWNED in flags and the
+ * full struct. Old entries load as root's (uid 0, gid 0) with their mode,
+ * so what anyone could write before stays readable by all (mode 0644) but
+ * only root may change it until root chowns it (README, Security).
  */
 #include "pss_meta.h"
 
 #include "pss_check.h"
+#include "pss_perm.h"
 #include "pss_req.h"
 
 #include "ps_layout.h"
@@ -28,6 +35,7 @@
 #include "ps_time.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -237,16 +245,42 @@ static void pss_key_make(pss_server_t *s, const char *path, size_t len, pss_key_
     key->val.mv_size = keep + 9;
 }
 
+#define PSS_INFO_V3_LEN offsetof(ps_file_info_t, uid) /* bytes of a value's info before 4 */
+
+/* Bytes of the info at the start of a stored value (see the top), 0 if it
+ * is too short. */
+static size_t pss_entry_info_len(const MDB_val *v)
+{
+    uint32_t flags;
+    size_t n;
+
+    if (v->mv_size < PSS_INFO_V3_LEN) {
+        return 0;
+    }
+    memcpy(&flags, (const char *)v->mv_data + offsetof(ps_file_info_t, flags), sizeof(flags));
+    n = (flags & PS_FILE_OWNED) ? sizeof(ps_file_info_t) : PSS_INFO_V3_LEN;
+    return v->mv_size < n ? 0 : n;
+}
+
+/* The info of a stored value (old ones: uid 0, gid 0). */
+static void pss_entry_info(const MDB_val *v, ps_file_info_t *info)
+{
+    memset(info, 0, sizeof(*info));
+    memcpy(info, v->mv_data, pss_entry_info_len(v));
+}
+
 /* Full path of a stored entry (key, or the path after the info for long keys). */
 static ps_status_t pss_entry_path(const MDB_val *k, const MDB_val *v, const char **path,
                                   size_t *len)
 {
-    if (v->mv_size < sizeof(ps_file_info_t)) {
+    size_t n = pss_entry_info_len(v);
+
+    if (n == 0) {
         return PS_ERR_IO;
     }
-    if (v->mv_size > sizeof(ps_file_info_t)) {
-        *path = (const char *)v->mv_data + sizeof(ps_file_info_t);
-        *len = v->mv_size - sizeof(ps_file_info_t);
+    if (v->mv_size > n) {
+        *path = (const char *)v->mv_data + n;
+        *len = v->mv_size - n;
     } else {
         *path = k->mv_data;
         *len = k->mv_size;
@@ -279,7 +313,7 @@ static ps_status_t pss_meta_get(pss_server_t *s, MDB_txn *txn, const char *path,
         ps_error("metadata store: hash collision between long paths");
         return PS_ERR_EXISTS;
     }
-    memcpy(info, val.mv_data, sizeof(*info));
+    pss_entry_info(&val, info);
     return PS_OK;
 }
 
@@ -288,9 +322,11 @@ static ps_status_t pss_meta_put(pss_server_t *s, MDB_txn *txn, pss_key_t *key, c
 {
     uint8_t buf[sizeof(ps_file_info_t) + PS_PATH_MAX];
     MDB_val val = {sizeof(*info), buf};
+    uint32_t flags = info->flags | PS_FILE_OWNED; /* the new layout (see the top) */
     int mdb_status;
 
     memcpy(buf, info, sizeof(*info));
+    memcpy(buf + offsetof(ps_file_info_t, flags), &flags, sizeof(flags));
     if (key->is_long) {
         memcpy(buf + sizeof(*info), path, len);
         val.mv_size += len;
@@ -314,13 +350,33 @@ static ps_status_t pss_txn_begin(pss_server_t *s, unsigned flags, MDB_txn **txn)
 
 /* ---- handlers -------------------------------------------------------------- */
 
-static void pss_reply_file(pss_req_t *req, const ps_file_info_t *info, int created)
+/* Reply with info and a capability of rights on it. */
+static void pss_reply_file(pss_req_t *req, const ps_file_info_t *info, int created,
+                           uint32_t rights)
 {
     ps_file_rep_t rep;
     memset(&rep, 0, sizeof(rep));
     rep.info = *info;
     rep.created = (uint32_t)created;
+    pss_perm_grant(req->worker->server, req, info->file_id, rights, &rep.cap, &rep.cap_life_s);
     pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+}
+
+/* Refuse (PS_ERR_ACCESS, logged at info) unless the caller may access. */
+static ps_status_t pss_meta_allow(pss_req_t *req, const ps_file_info_t *info, uint32_t access,
+                                  const char *path, size_t len)
+{
+    uint32_t uid, gid;
+
+    if (pss_perm_may(req->worker->server, req, info, access)) {
+        return PS_OK;
+    }
+    pss_perm_caller(req, &uid, &gid);
+    ps_info("worker %u: %s of %.*s (uid %u gid %u mode 0%o) by uid %u gid %u: access 0x%x "
+            "refused",
+            req->worker->index, ps_msg_type_name(req->hdr.type), (int)len, path, info->uid,
+            info->gid, info->mode, uid, gid, access);
+    return PS_ERR_ACCESS;
 }
 
 static ps_status_t pss_check_path(pss_req_t *req, const char *path, size_t len)
@@ -389,8 +445,10 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
         mdb_txn_abort(txn);
         if (c->flags & PS_CREATE_EXCL) {
             pss_reply(req, PS_ERR_EXISTS, NULL, 0, NULL, 0, NULL);
+        } else if (pss_meta_allow(req, &info, c->access, path, len) != PS_OK) {
+            pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, NULL);
         } else {
-            pss_reply_file(req, &info, 0);
+            pss_reply_file(req, &info, 0, c->access);
         }
         return;
     }
@@ -413,6 +471,8 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
     info.stripe_count = c->stripe_count;
     info.first_server = c->first_server;
     info.mode = c->mode & 0777;
+    info.flags = PS_FILE_OWNED;
+    pss_perm_caller(req, &info.uid, &info.gid);
     info.ctime_ns = info.mtime_ns = ps_wall_ns();
     status = pss_meta_put(s, txn, &key, path, len, &info);
     if (status != PS_OK) {
@@ -429,7 +489,7 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
     }
     ps_debug("worker %u: created %.*s as %016llx", w->index, (int)len, path,
              (unsigned long long)info.file_id);
-    pss_reply_file(req, &info, 1);
+    pss_reply_file(req, &info, 1, c->access);
 }
 
 static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
@@ -449,6 +509,10 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
         return;
     }
     status = pss_meta_get(s, txn, path, len, &key, &info);
+    if (status == PS_OK) {
+        status = pss_meta_allow(req, &info, remove ? PS_CAP_REMOVE : req->body.path.access,
+                                path, len);
+    }
     if (status != PS_OK) {
         mdb_txn_abort(txn);
         pss_reply(req, status, NULL, 0, NULL, 0, NULL);
@@ -456,7 +520,7 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
     }
     if (!remove) {
         mdb_txn_abort(txn);
-        pss_reply_file(req, &info, 0);
+        pss_reply_file(req, &info, 0, req->body.path.access);
         return;
     }
     mdb_status = mdb_del(txn, s->mdb_paths, &key.val, NULL);
@@ -470,13 +534,17 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
         pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
         return;
     }
-    pss_reply_file(req, &info, 0);
+    pss_reply_file(req, &info, 0, PS_CAP_REMOVE);
 }
 
-/* In txn: move src to dst (replacing dst unless NOREPLACE); fills rep. */
-static ps_status_t pss_meta_rename_txn(pss_server_t *s, MDB_txn *txn, const ps_rename_req_t *r,
-                                       const char *src, const char *dst, ps_rename_rep_t *rep)
+/* In txn: move src to dst (replacing dst unless NOREPLACE), if the caller
+ * may remove both; fills rep. */
+static ps_status_t pss_meta_rename_txn(pss_req_t *req, MDB_txn *txn, const char *src,
+                                       const char *dst, ps_rename_rep_t *rep)
 {
+    pss_server_t *s = req->worker->server;
+    const ps_rename_req_t *r = &req->body.rename;
+    uint32_t life_s;
     pss_key_t src_key, dst_key;
     ps_status_t status;
     int mdb_status;
@@ -488,11 +556,20 @@ static ps_status_t pss_meta_rename_txn(pss_server_t *s, MDB_txn *txn, const ps_r
     if (r->file_id != 0 && rep->info.file_id != r->file_id) {
         return PS_ERR_NO_ENTRY; /* the old name now names another file */
     }
+    status = pss_meta_allow(req, &rep->info, PS_CAP_REMOVE, src, r->src_len);
+    if (status != PS_OK) {
+        return status;
+    }
     status = pss_meta_get(s, txn, dst, r->dst_len, &dst_key, &rep->replaced);
     if (status == PS_OK) {
         if (r->flags & PS_RENAME_NOREPLACE) {
             return PS_ERR_EXISTS;
         }
+        status = pss_meta_allow(req, &rep->replaced, PS_CAP_REMOVE, dst, r->dst_len);
+        if (status != PS_OK) {
+            return status;
+        }
+        pss_perm_grant(s, req, rep->replaced.file_id, PS_CAP_REMOVE, &rep->replaced_cap, &life_s);
         rep->has_replaced = 1;
         mdb_status = mdb_del(txn, s->mdb_paths, &dst_key.val, NULL);
         if (mdb_status != 0) {
@@ -545,7 +622,7 @@ static void pss_meta_rename(pss_worker_t *w, pss_req_t *req)
         pss_reply(req, status, NULL, 0, NULL, 0, NULL);
         return;
     }
-    status = pss_meta_rename_txn(s, txn, r, src, dst, &rep);
+    status = pss_meta_rename_txn(req, txn, src, dst, &rep);
     if (status != PS_OK) {
         mdb_txn_abort(txn);
         pss_reply(req, status, NULL, 0, NULL, 0, NULL);
@@ -561,6 +638,48 @@ static void pss_meta_rename(pss_worker_t *w, pss_req_t *req)
     ps_debug("worker %u: renamed %.*s to %.*s (%016llx)", w->index, (int)r->src_len, src,
              (int)r->dst_len, dst, (unsigned long long)rep.info.file_id);
     pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+}
+
+/* SETATTR: change mode, owner or group (pss_perm_setattr's rules) in one
+ * write transaction; the reply has the new info (its capability has no rights). */
+static void pss_meta_setattr(pss_worker_t *w, pss_req_t *req)
+{
+    pss_server_t *s = w->server;
+    const char *path = req->data;
+    size_t len = req->body.setattr.path_len;
+    ps_file_info_t info;
+    pss_key_t key;
+    MDB_txn *txn;
+    ps_status_t status;
+    int mdb_status;
+
+    status = pss_txn_begin(s, 0, &txn);
+    if (status != PS_OK) {
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    status = pss_meta_get(s, txn, path, len, &key, &info);
+    if (status == PS_OK) {
+        status = pss_perm_setattr(s, req, &info);
+    }
+    if (status == PS_OK) {
+        mdb_status = mdb_del(txn, s->mdb_paths, &key.val, NULL);
+        status = mdb_status == 0 ? pss_meta_put(s, txn, &key, path, len, &info)
+                                 : pss_mdb_status(mdb_status);
+    }
+    if (status != PS_OK) {
+        mdb_txn_abort(txn);
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    mdb_status = mdb_txn_commit(txn);
+    if (mdb_status != 0) {
+        ps_error("metadata store: commit of SETATTR %.*s: %s", (int)len, path,
+                 mdb_strerror(mdb_status));
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+        return;
+    }
+    pss_reply_file(req, &info, 0, 0);
 }
 
 /* The LIST reply's entries, growing as they are added. */
@@ -584,7 +703,7 @@ static int pss_list_append(pss_list_buf_t *out, const MDB_val *v, const char *pa
     }
     ps_list_entry_t e;
     memset(&e, 0, sizeof(e));
-    memcpy(&e.info, v->mv_data, sizeof(e.info));
+    pss_entry_info(v, &e.info);
     e.path_len = (uint32_t)plen;
     memcpy(out->p + out->used, &e, sizeof(e));
     memcpy(out->p + out->used + sizeof(e), path, plen);
@@ -715,8 +834,11 @@ void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
 {
     uint16_t type = req->hdr.type;
 
-    if (type == PS_MSG_CREATE || type == PS_MSG_LOOKUP || type == PS_MSG_REMOVE) {
-        size_t len = type == PS_MSG_CREATE ? req->body.create.path_len : req->body.path.path_len;
+    if (type == PS_MSG_CREATE || type == PS_MSG_LOOKUP || type == PS_MSG_REMOVE ||
+        type == PS_MSG_SETATTR) {
+        size_t len = type == PS_MSG_CREATE    ? req->body.create.path_len
+                     : type == PS_MSG_SETATTR ? req->body.setattr.path_len
+                                              : req->body.path.path_len;
         ps_status_t status = pss_check_path(req, req->data, len);
         if (status != PS_OK) {
             pss_reply(req, status, NULL, 0, NULL, 0, NULL);
@@ -735,6 +857,9 @@ void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
         break;
     case PS_MSG_RENAME:
         pss_meta_rename(w, req);
+        break;
+    case PS_MSG_SETATTR:
+        pss_meta_setattr(w, req);
         break;
     case PS_MSG_LIST:
         pss_meta_list(w, req);

@@ -239,9 +239,11 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         return;
     case PS_MSG_CREATE:
     case PS_MSG_LOOKUP:
-    case PS_MSG_REMOVE: {
-        uint32_t len =
-            req->hdr.type == PS_MSG_CREATE ? req->body.create.path_len : req->body.path.path_len;
+    case PS_MSG_REMOVE:
+    case PS_MSG_SETATTR: {
+        uint32_t len = req->hdr.type == PS_MSG_CREATE    ? req->body.create.path_len
+                       : req->hdr.type == PS_MSG_SETATTR ? req->body.setattr.path_len
+                                                         : req->body.path.path_len;
         owner = ps_path_worker(req->data, len, s->nworkers);
         if (owner != w->index) {
             pss_reject(req, PS_ERR_WRONG_WORKER, "path owned by another worker");

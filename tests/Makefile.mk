@@ -44,6 +44,7 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_raw.cc tests/integration/test_server_raw.h \
 	tests/integration/test_server_basic.cc \
 	tests/integration/test_server_auth.cc \
+	tests/integration/test_server_perm.cc \
 	tests/integration/test_server_proto.cc \
 	tests/integration/test_server_io.cc \
 	tests/integration/test_server_meta.cc \
@@ -53,9 +54,9 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_idle.cc
 tests_integration_test_server_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPS_SERVER_PATH=\"$(abs_top_builddir)/server/pstripe-server\"
-tests_integration_test_server_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
+tests_integration_test_server_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS) $(LMDB_CFLAGS)
 tests_integration_test_server_LDADD = tests/integration/libpscluster.la \
-	common/libpscommon.la $(UCX_LIBS) $(GTEST_LIBS)
+	common/libpscommon.la $(UCX_LIBS) $(LMDB_LIBS) $(GTEST_LIBS)
 CLEANFILES += -r tests/tmp
 # ---- end of harness and server tests ---------------------------------------
 
@@ -94,7 +95,7 @@ tests_integration_test_client_ucx_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
 PSM_PROGS = tests/mpi/ps_contig tests/mpi/ps_views tests/mpi/ps_coll3d \
 	tests/mpi/ps_errors tests/mpi/ps_hints tests/mpi/ps_atomic tests/mpi/ps_kill \
 	tests/mpi/ps_campaign tests/mpi/ps_cache tests/mpi/ps_shared tests/mpi/ps_bigfile \
-	tests/mpi/ps_icoll tests/mpi/ps_fortran tests/mpi/ps_pack
+	tests/mpi/ps_icoll tests/mpi/ps_fortran tests/mpi/ps_pack tests/mpi/ps_perm
 PSM_CFLAGS = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS)
 PSM_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi && $(MPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 check_SCRIPTS += $(PSM_PROGS)
@@ -104,7 +105,7 @@ EXTRA_DIST += tests/mpi/pstest.h tests/mpi/mpi-tests tests/mpi/mpi-kill tests/mp
 	tests/mpi/ps_errors.c tests/mpi/ps_hints.c tests/mpi/ps_atomic.c tests/mpi/ps_kill.c \
 	tests/mpi/ps_campaign.c tests/mpi/ps_cache.c tests/mpi/ps_shared.c \
 	tests/mpi/ps_bigfile.c tests/mpi/ps_icoll.c \
-	tests/mpi/ps_fortran.f90 tests/mpi/ps_pack.c tests/mpi/mpi-pack
+	tests/mpi/ps_fortran.f90 tests/mpi/ps_pack.c tests/mpi/mpi-pack tests/mpi/ps_perm.c
 CLEANFILES += $(PSM_PROGS)
 tests/mpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_contig.c
@@ -132,6 +133,8 @@ tests/mpi/ps_icoll: tests/mpi/ps_icoll.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_icoll.c
 tests/mpi/ps_pack: tests/mpi/ps_pack.c
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_pack.c
+tests/mpi/ps_perm: tests/mpi/ps_perm.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_perm.c
 # A Fortran 90 program, built with the system mpif90 (no module of its own,
 # so no .mod file is left behind).
 tests/mpi/ps_fortran: tests/mpi/ps_fortran.f90
@@ -192,6 +195,7 @@ TESTS += \
 	tests/tools/meta-damage.sh \
 	tests/tools/netns.sh \
 	tests/tools/auth.sh \
+	tests/tools/perm.sh \
 	tests/tools/cp-partial.sh \
 	tests/tools/degraded.sh \
 	tests/tools/file-too-large.sh
@@ -206,6 +210,7 @@ EXTRA_DIST += \
 	tests/tools/meta-damage.sh \
 	tests/tools/netns.sh \
 	tests/tools/auth.sh \
+	tests/tools/perm.sh \
 	tests/tools/cp-partial.sh \
 	tests/tools/degraded.sh \
 	tests/tools/file-too-large.sh \

@@ -8,6 +8,7 @@ tools_pstripe_SOURCES = \
 	tools/pst_tool.h \
 	tools/pstripe.c \
 	tools/pst_fs.c \
+	tools/pst_attr.c \
 	tools/pst_cp.c \
 	tools/pst_partial.c \
 	tools/pst_local.h \

@@ -5,7 +5,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@
 #include "pst_tool.h"
 
 /* Parse only global options and --help; for commands without options. */
-static int pst_parse_no_opts(pst_ctx_t *ctx, int argc, char **argv)
+int pst_parse_no_opts(pst_ctx_t *ctx, int argc, char **argv)
 {
     static const struct option opts[] = {PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
     int c, ret;
@@ -29,12 +31,7 @@ static int pst_parse_no_opts(pst_ctx_t *ctx, int argc, char **argv)
     return PST_CONTINUE;
 }
 
-/* One call of a command that takes PATH arguments; reports its failure. */
-typedef ps_status_t (*pst_path_fn_t)(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg);
-
-/* Connect and run fn on each PATH argument (argv[optind..]): the exit
- * status, 1 if a call failed (the others still run). */
-static int pst_for_each_path(pst_ctx_t *ctx, int argc, char **argv, pst_path_fn_t fn, void *arg)
+int pst_for_each_path(pst_ctx_t *ctx, int argc, char **argv, pst_path_fn_t fn, void *arg)
 {
     pstripe_fs_t *fs;
     int ret = PST_EXIT_OK;
@@ -52,6 +49,18 @@ static int pst_for_each_path(pst_ctx_t *ctx, int argc, char **argv, pst_path_fn_
     }
     pstripe_disconnect(fs);
     return ret;
+}
+
+/* "alice    users   ": the names of uid and gid (their numbers if unknown here). */
+static void pst_format_owner(uint32_t uid, uint32_t gid, char *buf, size_t len)
+{
+    struct passwd *pw = getpwuid((uid_t)uid);
+    struct group *gr = getgrgid((gid_t)gid);
+    char u[32], g[32];
+
+    snprintf(u, sizeof(u), "%" PRIu32, uid);
+    snprintf(g, sizeof(g), "%" PRIu32, gid);
+    snprintf(buf, len, "%-8s %-8s", pw != NULL ? pw->pw_name : u, gr != NULL ? gr->gr_name : g);
 }
 
 static void pst_format_mode(uint32_t mode, char *buf)
@@ -124,7 +133,7 @@ static void pst_put_path(const char *path)
 static int pst_ls_print(const char *path, const pstripe_stat_t *st, void *arg)
 {
     pst_ls_arg_t *ls = arg;
-    char mode[11], stripe[32], mtime[32];
+    char mode[11], stripe[32], mtime[32], owner[160];
 
     const char *note = pst_is_partial(path) ? "  (partial copy: incomplete)" : "";
 
@@ -137,7 +146,8 @@ static int pst_ls_print(const char *path, const pstripe_stat_t *st, void *arg)
     pst_format_mode(st->mode, mode);
     ps_format_size(st->layout.stripe_size, stripe, sizeof(stripe));
     pst_format_time(st->mtime_ns ? st->mtime_ns : st->ctime_ns, 0, mtime, sizeof(mtime));
-    printf("%s %4" PRIu32 " x %-6s ", mode, st->layout.stripe_count, stripe);
+    pst_format_owner(st->uid, st->gid, owner, sizeof(owner));
+    printf("%s %s %4" PRIu32 " x %-6s ", mode, owner, st->layout.stripe_count, stripe);
     if (st->unreachable > 0) {
         printf("%14s  %s  ", "?", mtime); /* objects on a server that did not answer */
     } else {
@@ -203,6 +213,7 @@ static void pst_print_stat(pstripe_fs_t *fs, const char *path, const pstripe_sta
     printf("  File id: %016" PRIx64 "\n", st->file_id);
     pst_format_mode(st->mode, mode);
     printf("  Mode: %04o (%s)\n", st->mode & 07777, mode);
+    printf("  Owner: uid %" PRIu32 ", gid %" PRIu32 "\n", st->uid, st->gid);
     ps_format_size(st->layout.stripe_size, stripe, sizeof(stripe));
     printf("  Layout: stripe size %s (%" PRIu64 " bytes), stripe count %" PRIu32
            ", first server %" PRId32 "\n",

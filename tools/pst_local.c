@@ -471,7 +471,7 @@ static ps_status_t pst_local_auth_settings(pst_ctx_t *ctx, pst_local_opts_t *o,
     if (pst_local_auth_start(ctx, o, auth) != PS_OK) {
         return PS_ERR_INVALID;
     }
-    settings = calloc((size_t)o->nsettings + 3, sizeof(*settings));
+    settings = calloc((size_t)o->nsettings + 4, sizeof(*settings));
     if (settings == NULL) {
         pst_msg(ctx, "out of memory");
         return PS_ERR_NO_MEMORY;
@@ -479,6 +479,9 @@ static ps_status_t pst_local_auth_settings(pst_ctx_t *ctx, pst_local_opts_t *o,
     settings[n++] = auth->set_mode;
     if (auth->set_path[0] != '\0') {
         settings[n++] = auth->set_path;
+    }
+    if (auth->set_key[0] != '\0') {
+        settings[n++] = auth->set_key;
     }
     for (int i = 0; i < o->nsettings; i++) {
         settings[n++] = o->settings[i];

@@ -38,6 +38,7 @@ typedef struct pst_local_auth {
     char path[PATH_MAX + 16];     /* the key file or munged's socket */
     char set_mode[32];            /* server setting "auth=MODE" */
     char set_path[PATH_MAX + 32]; /* server setting naming path ("" for none) */
+    char set_key[PATH_MAX + 32];  /* munge: server setting naming the capability key ("") */
     char conf[PATH_MAX + 64];     /* client.conf lines */
 } pst_local_auth_t;
 

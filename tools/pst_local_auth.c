@@ -8,6 +8,8 @@
  *          seed}, started if it does not run, stopped by `local stop`;
  *          servers and client.conf name its socket (auth = munge,
  *          munge_socket). Needs root (munged --force) or the munge user.
+ *          DIR/auth.key is made too: the servers' capability key
+ *          (auth_key_file), never read by clients.
  *   none   nothing (servers warn that they serve anyone).
  */
 #include "config.h"
@@ -166,6 +168,12 @@ ps_status_t pst_local_auth_start(pst_ctx_t *ctx, const pst_local_opts_t *o, pst_
         snprintf(a->set_mode, sizeof(a->set_mode), "auth=munge");
         snprintf(a->set_path, sizeof(a->set_path), "munge_socket=%s", a->path);
         snprintf(a->conf, sizeof(a->conf), "auth = munge\nmunge_socket = %s\n", a->path);
+        if (status == PS_OK) {
+            char key[PATH_MAX + 16];
+            snprintf(key, sizeof(key), "%s/auth.key", o->dir);
+            status = pst_local_key_create(ctx, key);
+            snprintf(a->set_key, sizeof(a->set_key), "auth_key_file=%s", key);
+        }
     } else if (strcmp(mode, "none") == 0) {
         status = PS_OK;
         snprintf(a->set_mode, sizeof(a->set_mode), "auth=none");

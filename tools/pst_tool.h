@@ -142,6 +142,16 @@ void pst_exe_dir(char *buf, size_t len);
  */
 const char *pst_find_program(const char *env_var, const char *build_path, char *buf, size_t len);
 
+/* Parse only global options and --help; for commands without options. */
+int pst_parse_no_opts(pst_ctx_t *ctx, int argc, char **argv);
+
+/* One call of a command that takes PATH arguments; reports its failure. */
+typedef ps_status_t (*pst_path_fn_t)(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg);
+
+/* Connect and run fn on each PATH argument (argv[optind..]): the exit
+ * status, 1 if a call failed (the others still run). */
+int pst_for_each_path(pst_ctx_t *ctx, int argc, char **argv, pst_path_fn_t fn, void *arg);
+
 /* Subcommands. */
 int pst_cmd_ls(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_stat(pst_ctx_t *ctx, int argc, char **argv);
@@ -153,5 +163,7 @@ int pst_cmd_config(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_cp(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_local(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_run(pst_ctx_t *ctx, int argc, char **argv);
+int pst_cmd_chmod(pst_ctx_t *ctx, int argc, char **argv);
+int pst_cmd_chown(pst_ctx_t *ctx, int argc, char **argv);
 
 #endif

@@ -37,17 +37,26 @@ static const pst_cmd_t pst_cmds[] = {
      "List the files whose path starts with PREFIX (default: every file), in path\n"
      "order, one per line.\n"
      "\n"
-     "  -l, --long    also show mode, stripe count x stripe size, size in bytes and\n"
-     "                modification time\n"},
+     "  -l, --long    also show mode, owner, group, stripe count x stripe size, size\n"
+     "                in bytes and modification time\n"},
     {"stat", pst_cmd_stat, "PATH...", "show size, layout, servers, file id, mode and times",
      "Show a file's size, allocated bytes, file id, mode, creation and modification\n"
      "times, and its layout: stripe size, stripe count and the servers (index and\n"
      "address) that hold its stripes, in stripe order.\n"},
     {"rm", pst_cmd_rm, "[-f] PATH...", "remove files",
      "Remove each PATH and its objects on every server. Every PATH is tried; the\n"
-     "exit status is 1 if any of them failed.\n"
+     "exit status is 1 if any of them failed. Removing takes ownership of the file\n"
+     "or write permission on it (or root).\n"
      "\n"
      "  -f, --force   ignore missing files\n"},
+    {"chmod", pst_cmd_chmod, "MODE PATH...", "set the permission bits of files",
+     "Set the permission bits of each PATH to MODE (octal, e.g. 640). Only the\n"
+     "file's owner or root may.\n"},
+    {"chown", pst_cmd_chown, "OWNER[:GROUP] PATH...", "set the owner or group of files",
+     "Set the owner (root only) and/or the group of each PATH; :GROUP alone sets\n"
+     "only the group. OWNER and GROUP are names of this machine's user and group\n"
+     "databases or numbers. A file's owner may set the group to its own (primary)\n"
+     "group; root may set any.\n"},
     {"cp", pst_cmd_cp, "[OPTIONS] SRC DST", "copy a file into or out of pstripe",
      "Copy SRC to DST. pstripe paths are written pstripe:/path; the other side is a\n"
      "local file ('-' is stdin or stdout). pstripe to pstripe works too. If DST is\n"

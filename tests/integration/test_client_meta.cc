@@ -452,3 +452,49 @@ TEST_F(ClientMeta, ConnectThroughConfigFile)
 }
 
 } // namespace
+
+/* A file kept open longer than a capability lives (cap_life 2 s here, an
+ * hour by default) keeps working: the library renews the capability after
+ * half its life, transparently (the test sleeps 2.5 s, past the expiry of
+ * the open's capability). chmod/chown through the library, owner in stat. */
+TEST(ClientPerm, LongOpenRenewsItsCapability)
+{
+    ps_test::ps_cluster cluster;
+    pstripe_fs_t *fs = nullptr;
+    pstripe_file_t *f = nullptr;
+    char buf[8] = {0};
+    ASSERT_TRUE(cluster.start(2, 1, {"--set", "cap_life=2s"}));
+    PSC_ASSERT_OK(connect(cluster, {}, &fs));
+    PSC_ASSERT_OK(pstripe_open(fs, "/long", PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, nullptr, &f));
+    PSC_EXPECT_OK(pstripe_pwrite(f, "abcdefgh", 8, 0));
+    struct timespec ts = {2, 500000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    PSC_EXPECT_OK(pstripe_pwrite(f, "ABCD", 4, 0));
+    uint64_t nread = 0;
+    PSC_EXPECT_OK(pstripe_pread(f, buf, 8, 0, &nread));
+    EXPECT_EQ(nread, 8u);
+    EXPECT_EQ(0, memcmp(buf, "ABCDefgh", 8));
+    PSC_EXPECT_OK(pstripe_ftruncate(f, 6));
+    PSC_EXPECT_OK(pstripe_fsync(f));
+    PSC_EXPECT_OK(pstripe_close(f));
+    pstripe_server_stats_t st;
+    for (int i = 0; i < 2; i++) {
+        PSC_ASSERT_OK(pstripe_server_stats(fs, i, &st));
+        EXPECT_EQ(st.auth_refused, 0u) << "server " << i;
+    }
+
+    pstripe_stat_t s;
+    PSC_ASSERT_OK(pstripe_stat(fs, "/long", &s));
+    EXPECT_EQ(s.size, 6u);
+    EXPECT_EQ(s.uid, (uint32_t)getuid());
+    EXPECT_EQ(s.gid, (uint32_t)getgid());
+    PSC_EXPECT_OK(pstripe_chmod(fs, "/long", 0640));
+    EXPECT_EQ(pstripe_chmod(fs, "/long", 01777), PS_ERR_INVALID);
+    PSC_EXPECT_OK(pstripe_chown(fs, "/long", -1, 4242));
+    PSC_ASSERT_OK(pstripe_stat(fs, "/long", &s));
+    EXPECT_EQ(s.mode, 0640u);
+    EXPECT_EQ(s.gid, 4242u);
+    EXPECT_EQ(pstripe_chown(fs, "/nothere", 1, -1), PS_ERR_NO_ENTRY);
+    pstripe_disconnect(fs);
+}

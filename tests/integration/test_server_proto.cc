@@ -306,6 +306,8 @@ TEST_F(ServerProto, SharedFilePointer)
      * kept by worker 1 */
     uint64_t other = file_id_for_worker(1, nworkers, 3);
     ps_sfp_req_t add{other, 9, 40, PS_SFP_FETCH_ADD, 0};
+    /* raw sends carry no capability of their own: sign one */
+    add.cap = raw_client::make_cap(other, PS_CAP_ALL, ps_cap_now_ns() + 3600ull * 1000000000ull);
     const char *key = getenv("PSTRIPE_AUTH_KEY_FILE"); /* raw sends do not authenticate */
     ASSERT_EQ(c1.authenticate(key != nullptr ? key : "").status(), PS_OK);
     std::vector<uint8_t> h = header(PS_MSG_SHARED_FP, id, &add, sizeof(add), sizeof(add));

@@ -5,6 +5,7 @@
 #include "test_server_raw.h"
 
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -272,6 +273,57 @@ raw_reply raw_client::authenticate(const std::string &key_file, uint32_t uid, ui
     return call(PS_MSG_AUTH, &req, sizeof(req), mac, sizeof(mac));
 }
 
+ps_cap_t raw_client::make_cap(uint64_t file_id, uint32_t rights, uint64_t expiry_ns)
+{
+    static bool loaded = false;
+    static bool have_key = false;
+    static uint8_t cap_key[PS_CAP_KEY_LEN];
+    ps_cap_t cap{};
+
+    if (!loaded) {
+        const char *file = getenv("PSTRIPE_AUTH_KEY_FILE");
+        uint8_t key[PS_KEY_MAX];
+        size_t key_len = 0;
+        char err[512];
+        loaded = true;
+        if (file != nullptr && ps_key_file_load(file, key, &key_len, err, sizeof(err)) == PS_OK) {
+            ps_cap_key_derive(key, key_len, cap_key);
+            have_key = true;
+        }
+    }
+    if (have_key) {
+        cap.file_id = file_id;
+        cap.expiry_ns = expiry_ns;
+        cap.rights = rights;
+        ps_cap_sign(cap_key, &cap);
+    }
+    return cap;
+}
+
+/* Where a data request's body keeps its file id and capability; false for
+ * other types or bodies of another size. */
+static bool raw_cap_offsets(uint16_t type, uint32_t body_len, size_t *id_off, size_t *cap_off)
+{
+    *id_off = 0;
+    switch (type) {
+    case PS_MSG_OBJ_WRITE:
+    case PS_MSG_OBJ_READ:
+        *cap_off = offsetof(ps_io_req_t, cap);
+        return body_len == sizeof(ps_io_req_t);
+    case PS_MSG_OBJ_STAT:
+    case PS_MSG_OBJ_TRUNCATE:
+    case PS_MSG_OBJ_REMOVE:
+    case PS_MSG_OBJ_SYNC:
+        *cap_off = offsetof(ps_obj_req_t, cap);
+        return body_len == sizeof(ps_obj_req_t);
+    case PS_MSG_SHARED_FP:
+        *cap_off = offsetof(ps_sfp_req_t, cap);
+        return body_len == sizeof(ps_sfp_req_t);
+    default:
+        return false;
+    }
+}
+
 uint64_t raw_client::send(uint16_t type, const void *body, uint32_t body_len, const void *data,
                           size_t data_len)
 {
@@ -288,6 +340,17 @@ uint64_t raw_client::send(uint16_t type, const void *body, uint32_t body_len, co
     memcpy(hdr.data(), &h, sizeof(h));
     if (body_len > 0) {
         memcpy(hdr.data() + sizeof(h), body, body_len);
+    }
+    size_t id_off, cap_off;
+    if (auto_caps_ && raw_cap_offsets(type, body_len, &id_off, &cap_off)) {
+        static const ps_cap_t zero{};
+        uint8_t *cap = hdr.data() + sizeof(h) + cap_off;
+        if (memcmp(cap, &zero, sizeof(zero)) == 0) {
+            uint64_t file_id;
+            memcpy(&file_id, hdr.data() + sizeof(h) + id_off, sizeof(file_id));
+            ps_cap_t c = make_cap(file_id, PS_CAP_ALL, ps_cap_now_ns() + 3600ull * 1000000000ull);
+            memcpy(cap, &c, sizeof(c));
+        }
     }
     send_raw(hdr.data(), hdr.size(), data, data_len);
     return id;

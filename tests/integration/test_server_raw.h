@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ps_cap.h"
 #include "ps_proto.h"
 #include "ps_status.h"
 
@@ -73,6 +74,20 @@ public:
     {
         auto_auth_ = on;
     }
+    /*
+     * Capabilities. Like a metadata owner, a test holding the cluster key
+     * (PSTRIPE_AUTH_KEY_FILE) can sign them: by default send() puts a valid
+     * capability with every right into a data request (OBJ_*, SHARED_FP)
+     * whose capability is all zeros. set_auto_caps(false) sends the bodies
+     * as given, for tests of what the servers refuse.
+     */
+    void set_auto_caps(bool on)
+    {
+        auto_caps_ = on;
+    }
+    /* A capability signed with the key of PSTRIPE_AUTH_KEY_FILE (zeros if
+     * there is none). */
+    static ps_cap_t make_cap(uint64_t file_id, uint32_t rights, uint64_t expiry_ns);
     /* HELLO then AUTH with this key (uid/gid claimed as given); the AUTH
      * reply (the HELLO's if that failed or the server needs no auth). */
     raw_reply authenticate(const std::string &key_file, uint32_t uid = 0, uint32_t gid = 0);
@@ -109,6 +124,7 @@ private:
     int efd_ = -1;
     bool failed_ = false;
     bool auto_auth_ = true;
+    bool auto_caps_ = true;
     bool auth_tried_ = false;
     uint64_t next_id_ = 1;
     std::map<uint64_t, std::shared_ptr<raw_reply>> replies_; /* by req_id, completed */

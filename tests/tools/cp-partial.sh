@@ -19,9 +19,9 @@ head -c 3000000 /dev/urandom >"$old"
 head -c 20000000 /dev/urandom >"$new"
 expect_status 0 pst cp "$old" pstripe:/dst
 
-# A partial copy of /dst with data (`ls -l`: size is field 5).
+# A partial copy of /dst with data (`ls -l`: size is field 7).
 partial_has_data() {
-    pst ls -l / | awk '/ \/dst\.pstripe-partial-/ && $5 > 0 { found = 1 } END { exit !found }'
+    pst ls -l / | awk '/ \/dst\.pstripe-partial-/ && $7 > 0 { found = 1 } END { exit !found }'
 }
 
 step "copy in, killed midway: /dst keeps the old bytes"

@@ -46,7 +46,7 @@ expect_status 0 pst ls pstripe:/dir/b
 expect_status 0 pst ls /nothing
 [ -z "$out" ] || fail "ls of an unused prefix prints something"
 expect_status 0 pst ls -l
-contains "$out" "^-rw-r--r-- +4 x 1m +1024  [0-9-]+ [0-9:]+  /a\$" "ls -l /a"
+contains "$out" "^-rw-r--r-- $(id -un) +$(id -gn) +4 x 1m +1024  [0-9-]+ [0-9:]+  /a\$" "ls -l /a"
 contains "$out" " 1048577  [0-9-]+ [0-9:]+  /dir/b\$" "ls -l /dir/b"
 expect_status 2 pst ls /a /b
 

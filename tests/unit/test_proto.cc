@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ps_cap.h"
 #include "ps_proto.h"
 #include "ps_status.h"
 
@@ -139,6 +140,17 @@ ps_path_req_t path_req(uint32_t path_len)
 {
     ps_path_req_t b = {};
     b.path_len = path_len;
+    return b;
+}
+
+ps_setattr_req_t setattr_req(uint32_t path_len, uint32_t valid)
+{
+    ps_setattr_req_t b = {};
+    b.path_len = path_len;
+    b.valid = valid;
+    b.mode = 0640;
+    b.uid = 1000;
+    b.gid = 100;
     return b;
 }
 
@@ -283,6 +295,17 @@ std::vector<sample> valid_samples()
     s.push_back(
         {"LOOKUP req max path", make(PS_MSG_LOOKUP, path_req(PS_PATH_MAX)), 0, PS_PATH_MAX});
     s.push_back({"REMOVE req", make(PS_MSG_REMOVE, path_req(1)), 0, 1});
+    ps_path_req_t lookup_rw = path_req(6);
+    lookup_rw.access = PS_CAP_READ | PS_CAP_WRITE | PS_CAP_REMOVE;
+    s.push_back({"LOOKUP req rw", make(PS_MSG_LOOKUP, lookup_rw), 0, 6});
+    ps_create_req_t create_rw = create_req(3);
+    create_rw.access = PS_CAP_READ | PS_CAP_WRITE;
+    s.push_back({"CREATE req rw", make(PS_MSG_CREATE, create_rw), 0, 3});
+    s.push_back({"SETATTR req mode", make(PS_MSG_SETATTR, setattr_req(9, PS_SETATTR_MODE)), 0, 9});
+    s.push_back({"SETATTR req all",
+                 make(PS_MSG_SETATTR, setattr_req(PS_PATH_MAX, PS_SETATTR_MODE | PS_SETATTR_UID |
+                                                                   PS_SETATTR_GID)),
+                 0, PS_PATH_MAX});
     s.push_back({"LIST req", make(PS_MSG_LIST, list_req(3, 5, 100)), 0, 8});
     s.push_back({"LIST req empty prefix", make(PS_MSG_LIST, list_req(0, 0, PS_LIST_MAX)), 0, 0});
     s.push_back({"LIST req max", make(PS_MSG_LIST, list_req(PS_PATH_MAX, PS_PATH_MAX, 1)), 0,
@@ -323,6 +346,7 @@ std::vector<sample> valid_samples()
     s.push_back({"CREATE rep", make(PS_MSG_CREATE, file_rep()), 1, 0});
     s.push_back({"LOOKUP rep", make(PS_MSG_LOOKUP, file_rep()), 1, 0});
     s.push_back({"REMOVE rep", make(PS_MSG_REMOVE, file_rep()), 1, 0});
+    s.push_back({"SETATTR rep", make(PS_MSG_SETATTR, file_rep()), 1, 0});
     s.push_back(
         {"LIST rep", make(PS_MSG_LIST, list_rep(2, 1, 2 * list_entry_min)), 1, 2 * list_entry_min});
     s.push_back({"LIST rep empty", make(PS_MSG_LIST, list_rep(0, 0, 0)), 1, 0});
@@ -401,15 +425,22 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
     if (!is_reply) {
         switch (h.type) {
         case PS_MSG_CREATE: {
-            uint64_t n = body_at<ps_create_req_t>(m).path_len;
-            *data_len = n;
-            return n >= 1 && n <= PS_PATH_MAX;
+            ps_create_req_t b = body_at<ps_create_req_t>(m);
+            *data_len = b.path_len;
+            return b.path_len >= 1 && b.path_len <= PS_PATH_MAX && b.access <= 3;
         }
         case PS_MSG_LOOKUP:
         case PS_MSG_REMOVE: {
-            uint64_t n = body_at<ps_path_req_t>(m).path_len;
-            *data_len = n;
-            return n >= 1 && n <= PS_PATH_MAX;
+            ps_path_req_t b = body_at<ps_path_req_t>(m);
+            *data_len = b.path_len;
+            return b.path_len >= 1 && b.path_len <= PS_PATH_MAX &&
+                   (h.type == PS_MSG_LOOKUP ? b.access <= 7 : b.access == 0);
+        }
+        case PS_MSG_SETATTR: {
+            ps_setattr_req_t b = body_at<ps_setattr_req_t>(m);
+            *data_len = b.path_len;
+            return b.path_len >= 1 && b.path_len <= PS_PATH_MAX && b.valid >= 1 && b.valid <= 7 &&
+                   b.mode <= 0777 && b.reserved == 0;
         }
         case PS_MSG_LIST: {
             ps_list_req_t b = body_at<ps_list_req_t>(m);
@@ -483,28 +514,30 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(24u, sizeof(ps_msg_hdr_t));
     EXPECT_EQ(16u, sizeof(ps_region_t));
     EXPECT_EQ(32u, sizeof(ps_run_t));
-    EXPECT_EQ(48u, sizeof(ps_file_info_t));
+    EXPECT_EQ(56u, sizeof(ps_file_info_t));
+    EXPECT_EQ(56u, sizeof(ps_cap_t));
+    EXPECT_EQ(24u, sizeof(ps_setattr_req_t));
     EXPECT_EQ(8u, sizeof(ps_hello_req_t));
     EXPECT_EQ(40u, sizeof(ps_hello_rep_t));
     EXPECT_EQ(16u, sizeof(ps_auth_req_t));
     EXPECT_EQ(56u, sizeof(ps_auth_ticket_t));
     EXPECT_EQ(64u, sizeof(ps_auth_rep_t));
     EXPECT_EQ(32u, sizeof(ps_create_req_t));
-    EXPECT_EQ(56u, sizeof(ps_file_rep_t));
+    EXPECT_EQ(120u, sizeof(ps_file_rep_t));
     EXPECT_EQ(8u, sizeof(ps_path_req_t));
     EXPECT_EQ(16u, sizeof(ps_list_req_t));
     EXPECT_EQ(16u, sizeof(ps_list_rep_t));
-    EXPECT_EQ(56u, sizeof(ps_list_entry_t));
-    EXPECT_EQ(24u, sizeof(ps_io_req_t));
+    EXPECT_EQ(64u, sizeof(ps_list_entry_t));
+    EXPECT_EQ(80u, sizeof(ps_io_req_t));
     EXPECT_EQ(16u, sizeof(ps_io_rep_t));
-    EXPECT_EQ(16u, sizeof(ps_obj_req_t));
+    EXPECT_EQ(72u, sizeof(ps_obj_req_t));
     EXPECT_EQ(32u, sizeof(ps_obj_rep_t));
     EXPECT_EQ(48u, sizeof(ps_statfs_rep_t));
     EXPECT_EQ(384u, sizeof(ps_stats_rep_t));
-    EXPECT_EQ(32u, sizeof(ps_sfp_req_t));
+    EXPECT_EQ(88u, sizeof(ps_sfp_req_t));
     EXPECT_EQ(8u, sizeof(ps_sfp_rep_t));
     EXPECT_EQ(24u, sizeof(ps_rename_req_t));
-    EXPECT_EQ(104u, sizeof(ps_rename_rep_t));
+    EXPECT_EQ(176u, sizeof(ps_rename_rep_t));
     EXPECT_EQ(16u, sizeof(ps_extent_t));
     EXPECT_EQ(24u, sizeof(ps_io_span_t));
 }
@@ -535,10 +568,25 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(8u, offsetof(ps_auth_rep_t, ticket));
     EXPECT_EQ(360u, offsetof(ps_stats_rep_t, auth_mode));
     EXPECT_EQ(24u, offsetof(ps_create_req_t, path_len));
-    EXPECT_EQ(48u, offsetof(ps_file_rep_t, created));
+    EXPECT_EQ(56u, offsetof(ps_file_rep_t, created));
+    EXPECT_EQ(60u, offsetof(ps_file_rep_t, cap_life_s));
+    EXPECT_EQ(64u, offsetof(ps_file_rep_t, cap));
+    EXPECT_EQ(48u, offsetof(ps_file_info_t, uid));
+    EXPECT_EQ(52u, offsetof(ps_file_info_t, gid));
+    EXPECT_EQ(8u, offsetof(ps_cap_t, expiry_ns));
+    EXPECT_EQ(16u, offsetof(ps_cap_t, uid));
+    EXPECT_EQ(20u, offsetof(ps_cap_t, rights));
+    EXPECT_EQ(24u, offsetof(ps_cap_t, mac));
+    EXPECT_EQ(28u, offsetof(ps_create_req_t, access));
+    EXPECT_EQ(4u, offsetof(ps_path_req_t, access));
+    EXPECT_EQ(24u, offsetof(ps_io_req_t, cap));
+    EXPECT_EQ(16u, offsetof(ps_obj_req_t, cap));
+    EXPECT_EQ(32u, offsetof(ps_sfp_req_t, cap));
+    EXPECT_EQ(120u, offsetof(ps_rename_rep_t, replaced_cap));
+    EXPECT_EQ(18, PS_MSG_SETATTR);
     EXPECT_EQ(8u, offsetof(ps_list_req_t, max_entries));
     EXPECT_EQ(8u, offsetof(ps_list_rep_t, data_len));
-    EXPECT_EQ(48u, offsetof(ps_list_entry_t, path_len));
+    EXPECT_EQ(56u, offsetof(ps_list_entry_t, path_len));
     EXPECT_EQ(8u, offsetof(ps_io_req_t, payload_len));
     EXPECT_EQ(16u, offsetof(ps_io_req_t, nregions));
     EXPECT_EQ(24u, offsetof(ps_obj_rep_t, exists));
@@ -552,8 +600,8 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(15, PS_MSG_SHARED_FP);
     EXPECT_EQ(8u, offsetof(ps_rename_req_t, flags));
     EXPECT_EQ(16u, offsetof(ps_rename_req_t, file_id));
-    EXPECT_EQ(48u, offsetof(ps_rename_rep_t, replaced));
-    EXPECT_EQ(96u, offsetof(ps_rename_rep_t, has_replaced));
+    EXPECT_EQ(56u, offsetof(ps_rename_rep_t, replaced));
+    EXPECT_EQ(112u, offsetof(ps_rename_rep_t, has_replaced));
     /* "PST1" in memory order */
     uint32_t magic = PS_PROTO_MAGIC;
     EXPECT_EQ(0, memcmp(&magic, "PST1", 4));
@@ -578,12 +626,12 @@ TEST(proto, body_len)
         uint16_t type;
         uint32_t req, rep;
     } expect[] = {
-        {PS_MSG_HELLO, 8, 40},       {PS_MSG_CREATE, 32, 56},   {PS_MSG_LOOKUP, 8, 56},
-        {PS_MSG_REMOVE, 8, 56},      {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 24, 16},
-        {PS_MSG_OBJ_READ, 24, 16},   {PS_MSG_OBJ_STAT, 16, 32}, {PS_MSG_OBJ_TRUNCATE, 16, 32},
-        {PS_MSG_OBJ_REMOVE, 16, 32}, {PS_MSG_OBJ_SYNC, 16, 32}, {PS_MSG_META_SYNC, 0, 0},
-        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 384},    {PS_MSG_SHARED_FP, 32, 8},
-        {PS_MSG_RENAME, 24, 104},    {PS_MSG_AUTH, 16, 64},
+        {PS_MSG_HELLO, 8, 40},       {PS_MSG_CREATE, 32, 120},  {PS_MSG_LOOKUP, 8, 120},
+        {PS_MSG_REMOVE, 8, 120},     {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 80, 16},
+        {PS_MSG_OBJ_READ, 80, 16},   {PS_MSG_OBJ_STAT, 72, 32}, {PS_MSG_OBJ_TRUNCATE, 72, 32},
+        {PS_MSG_OBJ_REMOVE, 72, 32}, {PS_MSG_OBJ_SYNC, 72, 32}, {PS_MSG_META_SYNC, 0, 0},
+        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 384},    {PS_MSG_SHARED_FP, 88, 8},
+        {PS_MSG_RENAME, 24, 176},    {PS_MSG_AUTH, 16, 64},     {PS_MSG_SETATTR, 24, 120},
     };
     for (auto &e : expect) {
         uint32_t req = 1, rep = 1;
@@ -592,7 +640,7 @@ TEST(proto, body_len)
         EXPECT_EQ(e.req, req) << ps_msg_type_name(e.type);
         EXPECT_EQ(e.rep, rep) << ps_msg_type_name(e.type);
     }
-    EXPECT_EQ(17u, sizeof(expect) / sizeof(expect[0])); /* every type */
+    EXPECT_EQ(18u, sizeof(expect) / sizeof(expect[0])); /* every type */
     uint32_t len = 7;
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(0, 0, &len));
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(PS_MSG_TYPE_LAST, 1, &len));
@@ -1192,4 +1240,46 @@ TEST(proto, dump)
         ps_proto_dump(w.data(), w.size(), small, len);
         EXPECT_LT(strlen(small), len);
     }
+}
+
+/* Capabilities (ps_cap.h): a signed one passes; any change of a field, a
+ * wrong key, another file, expiry or a missing right is refused. */
+TEST(cap, sign_and_check)
+{
+    uint8_t cluster_key[32], key[PS_CAP_KEY_LEN], other_key[PS_CAP_KEY_LEN];
+    memset(cluster_key, 7, sizeof(cluster_key));
+    ps_cap_key_derive(cluster_key, sizeof(cluster_key), key);
+    cluster_key[0] ^= 1;
+    ps_cap_key_derive(cluster_key, sizeof(cluster_key), other_key);
+    ASSERT_NE(0, memcmp(key, other_key, sizeof(key)));
+
+    ps_cap_t cap = {};
+    cap.file_id = 0x1234;
+    cap.expiry_ns = 2000;
+    cap.uid = 65534;
+    cap.rights = PS_CAP_READ;
+    ps_cap_sign(key, &cap);
+    EXPECT_EQ(nullptr, ps_cap_check(key, &cap, 0x1234, PS_CAP_READ, 1000));
+    EXPECT_EQ(nullptr, ps_cap_check(key, &cap, 0x1234, 0, 2000));
+    EXPECT_STREQ("without the right", ps_cap_check(key, &cap, 0x1234, PS_CAP_WRITE, 1000));
+    EXPECT_STREQ("for another file", ps_cap_check(key, &cap, 0x1235, PS_CAP_READ, 1000));
+    EXPECT_STREQ("expired", ps_cap_check(key, &cap, 0x1234, PS_CAP_READ, 2001));
+    EXPECT_STREQ("forged", ps_cap_check(other_key, &cap, 0x1234, PS_CAP_READ, 1000));
+
+    ps_cap_t widened = cap;
+    widened.rights |= PS_CAP_WRITE;
+    EXPECT_STREQ("forged", ps_cap_check(key, &widened, 0x1234, PS_CAP_WRITE, 1000));
+    ps_cap_t extended = cap;
+    extended.expiry_ns += 1;
+    EXPECT_STREQ("forged", ps_cap_check(key, &extended, 0x1234, PS_CAP_READ, 1000));
+    ps_cap_t moved = cap;
+    moved.file_id = 0x1235;
+    EXPECT_STREQ("forged", ps_cap_check(key, &moved, 0x1235, PS_CAP_READ, 1000));
+    for (size_t i = 0; i < PS_AUTH_MAC_LEN; i++) {
+        ps_cap_t bad = cap;
+        bad.mac[i] ^= 0x80;
+        EXPECT_STREQ("forged", ps_cap_check(key, &bad, 0x1234, PS_CAP_READ, 1000)) << i;
+    }
+    ps_cap_t none = {};
+    EXPECT_STREQ("missing", ps_cap_check(key, &none, 0, 0, 0));
 }

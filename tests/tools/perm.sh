@@ -1,0 +1,115 @@
+#!/bin/sh
+# Permissions (issue 13): on a MUNGE cluster, where uid 65534 ("nobody")
+# authenticates as itself, nobody cannot read, overwrite, truncate,
+# remove, chmod or chown a 0600 file of root's; can read it once root makes
+# it 0644 and write, truncate and remove it once 0666; a file nobody
+# creates is nobody's (`ls -l`), its group may be set to nobody's own only,
+# its owner by root only. An MPI program run as nobody (tests/mpi/ps_perm)
+# gets MPI_ERR_ACCESS, and reads once the mode allows. Data requests carry capabilities: the servers
+# count no refusal for these normal clients. (Skipped without root, munge or
+# setpriv: the test needs a second identity.)
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" != 0 ] || ! command -v munged >/dev/null || ! command -v setpriv >/dev/null; then
+    echo "SKIP: needs root, the munge package and setpriv"
+    exit 77
+fi
+nobody() {
+    setpriv --reuid=65534 --regid=65534 --clear-groups timeout -k 5 60 "$PSTRIPE" "$@"
+}
+# An MPI program as nobody (tests/mpi/ps_perm), 2 processes, on the
+# pstripe MPICH; skipped where `pstripe run --check` fails.
+mpi_ok=0
+if [ -x "$top_builddir/tests/mpi/ps_perm" ] && pst run --check >/dev/null 2>&1; then
+    mpi_ok=1
+fi
+nobody_mpi() {
+    if [ "$mpi_ok" = 1 ]; then
+        expect_status 0 setpriv --reuid=65534 --regid=65534 --clear-groups timeout -k 5 120 \
+            "$PSTRIPE" run -- mpiexec -n 2 "$top_builddir/tests/mpi/ps_perm" "pstripe:$1" "$2"
+        contains "$out" "ps_perm: 2 processes, $2: PASS" "MPI program as nobody ($2)"
+    else
+        echo "SKIP: MPI step ($2): no tests/mpi/ps_perm or no pstripe MPICH (pstripe run --check)"
+    fi
+}
+
+step "a munge cluster; root's 0600 file"
+expect_status 0 start_cluster -n 2 --auth munge
+chmod 755 "$tmp" # nobody reads the client config and its inputs here
+head -c 300000 /dev/urandom >"$tmp/secret"
+chmod 600 "$tmp/secret"
+head -c 5000 /dev/urandom >"$tmp/other"
+chmod 644 "$tmp/other"
+expect_status 0 pst cp "$tmp/secret" pstripe:/secret
+expect_status 0 pst ls -l /secret
+contains "$out" "^-rw------- root +root .* 300000 .*/secret$" "ls -l: mode, owner, group"
+
+step "nobody cannot read, overwrite, truncate, remove, chmod or chown it"
+expect_status 1 nobody cp pstripe:/secret -
+contains "$err" "cannot open /secret: permission denied" "read"
+expect_status 1 nobody cp "$tmp/other" pstripe:/secret
+contains "$err" "permission denied" "overwrite"
+expect_status 0 pst ls
+not_contains "$out" "partial" "the refused copy's partial file is left behind"
+expect_status 1 nobody truncate /secret 0
+contains "$err" "cannot truncate /secret: permission denied" "truncate"
+expect_status 1 nobody rm /secret
+contains "$err" "cannot unlink /secret: permission denied" "rm"
+expect_status 1 nobody chmod 666 /secret
+contains "$err" "only the owner or root may change the mode" "chmod"
+expect_status 1 nobody chown 65534 /secret
+contains "$err" "only root may change the owner" "chown"
+nobody_mpi /secret denied
+expect_status 0 pst cp pstripe:/secret "$tmp/back"
+cmp "$tmp/secret" "$tmp/back" || fail "root's file changed"
+
+step "0644: nobody reads it, still cannot write or remove it"
+expect_status 0 pst chmod 644 /secret
+expect_status 0 pst ls -l /secret
+contains "$out" "^-rw-r--r-- root" "chmod 644 shown"
+nobody cp pstripe:/secret - >"$tmp/nobody-read" || fail "nobody cannot read a 0644 file"
+cmp "$tmp/secret" "$tmp/nobody-read" || fail "nobody read other bytes"
+expect_status 1 nobody truncate /secret 0
+expect_status 1 nobody rm /secret
+nobody_mpi /secret readonly
+
+step "0666: nobody truncates, removes and replaces root's files"
+expect_status 0 pst chmod 666 /secret
+expect_status 0 pst cp "$tmp/secret" pstripe:/shared
+expect_status 0 pst chmod 666 /shared
+expect_status 0 nobody truncate /secret 10
+expect_status 0 pst ls -l /secret
+contains "$out" "^-rw-rw-rw- root +root .* 10 .*/secret$" "truncated by nobody, still root's"
+expect_status 0 nobody rm /shared
+expect_status 1 pst stat /shared
+# cp writes a new file and renames it onto the name: the copy is the
+# copier's, with the replaced file's mode
+expect_status 0 nobody cp "$tmp/other" pstripe:/secret
+expect_status 0 pst cp pstripe:/secret "$tmp/back2"
+cmp "$tmp/other" "$tmp/back2" || fail "nobody's overwrite not read back"
+expect_status 0 pst ls -l /secret
+contains "$out" "^-rw-rw-rw- nobody +nogroup .* 5000 .*/secret$" "replaced by nobody's copy"
+
+step "nobody's own file"
+expect_status 0 nobody cp "$tmp/other" pstripe:/mine
+expect_status 0 pst ls -l /mine
+contains "$out" "^-rw-r--r-- nobody +nogroup " "owner is the creator"
+expect_status 1 nobody chown :0 /mine
+contains "$err" "only the owner may change the group, to its own group" "chgrp to another group"
+expect_status 0 nobody chown :65534 /mine
+expect_status 0 nobody chmod 600 /mine
+expect_status 1 pst chown 12345 /nonexistent
+contains "$err" "no such file" "chown of a missing file"
+expect_status 0 pst chown 0:0 /mine
+expect_status 0 pst ls -l /mine
+contains "$out" "^-rw------- root +root " "root gave it away"
+expect_status 1 nobody cp pstripe:/mine -
+
+step "no capability refused for these normal clients, and the mode is named"
+expect_status 0 pst stats
+contains "$out" "auth +munge: [1-9][0-9]* accepted, 0 refused" "no refusal counted"
+if grep -q "capability" "$cluster"/server*.log; then
+    grep "capability" "$cluster"/server*.log
+    fail "a server refused a capability of a normal client"
+fi
+echo PASS
