@@ -120,6 +120,8 @@ typedef struct {
     double seconds;  /* first start to last end, sync and close included */
     double open_seconds; /* open + set_view, slowest process (not in seconds) */
     double mib_s, ops_s, regions_s;
+    double cpu_busy; /* the machine's CPUs busy (not idle or iowait) over the timed
+                        part, verification included, 0..1 (/proc/stat; -1: not read) */
     psb_lat_stats_t lat;
     int64_t errors; /* verification: wrong bytes (-1: not verified) */
     int stonewalled;

@@ -327,12 +327,37 @@ static int64_t psb_transfers(const psb_opts_t *o, const psb_layout_t *l,
     return n;
 }
 
+/* Jiffies of all CPUs since boot: *busy (not idle, not iowait) and *total,
+ * from the first line of /proc/stat; 0 if it cannot be read. */
+static int psb_cpu_jiffies(uint64_t *busy, uint64_t *total)
+{
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                       &v[3], &v[4], &v[5], &v[6], &v[7])
+              : 0;
+
+    if (f != NULL) {
+        fclose(f);
+    }
+    if (n < 5) {
+        return 0;
+    }
+    *total = 0;
+    for (int i = 0; i < 8; i++) {
+        *total += v[i];
+    }
+    *busy = *total - v[3] - v[4]; /* idle, iowait */
+    return 1;
+}
+
 /* Rank 0: one result row from the reduced figures of a phase. */
 static void psb_record_result(const psb_opts_t *o, const psb_layout_t *l,
                               psb_phase_t phase, int iteration,
                               const int64_t sums[3], int64_t bad,
                               double elapsed, double open_t,
-                              const psb_lat_stats_t *st, bool stonewalled)
+                              const psb_lat_stats_t *st, bool stonewalled,
+                              double cpu_busy)
 {
     if (psb_state.nresults == PSB_MAX_RESULTS) {
         fprintf(stderr, "pstripe-bench: too many results, not recording more\n");
@@ -361,6 +386,7 @@ static void psb_record_result(const psb_opts_t *o, const psb_layout_t *l,
         r->ops_s = (double)r->calls / elapsed;
         r->regions_s = (double)r->regions / elapsed;
     }
+    r->cpu_busy = cpu_busy;
     r->lat = *st;
     r->errors = o->verify && phase != PSB_WRITE ? bad : -1;
     r->stonewalled = stonewalled;
@@ -404,6 +430,8 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
 
     c.trace = o->trace_path != NULL && psb_state.rank == 0;
     MPI_Barrier(comm);
+    uint64_t busy0 = 0, total0 = 0, busy1 = 0, total1 = 0;
+    int cpu_ok = psb_state.rank == 0 && psb_cpu_jiffies(&busy0, &total0);
     c.t0 = MPI_Wtime();
     n = psb_transfers(o, l, fh, phase, limit, buf, &c, &stonewalled);
     psb_quiet_barrier(comm);
@@ -412,6 +440,8 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
     }
     psb_check_mpi(MPI_File_close(&fh), "close");
     elapsed = MPI_Wtime() - c.t0 - c.excluded;
+    cpu_ok = cpu_ok && psb_cpu_jiffies(&busy1, &total1) && total1 > total0;
+    double cpu_busy = cpu_ok ? (double)(busy1 - busy0) / (double)(total1 - total0) : -1.0;
     free(buf);
 
     if (write) {
@@ -444,7 +474,7 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
     }
     if (psb_state.rank == 0) {
         psb_record_result(o, l, phase, iteration, sums, bad, elapsed, open_t,
-                          &st, stonewalled);
+                          &st, stonewalled, cpu_busy);
     }
 }
 

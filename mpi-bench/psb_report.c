@@ -236,8 +236,8 @@ void psb_json_row(FILE *f, const psb_result_t *r)
             ", \"regions\": %" PRId64 ", \"seconds\": %.6f, \"open_seconds\": %.6f,\n",
             r->bytes, r->calls, r->regions, r->seconds, r->open_seconds);
     fprintf(f,
-            "     \"mib_s\": %.3f, \"ops_s\": %.1f, \"regions_s\": %.1f,\n",
-            r->mib_s, r->ops_s, r->regions_s);
+            "     \"mib_s\": %.3f, \"ops_s\": %.1f, \"regions_s\": %.1f, \"cpu_busy\": %.3f,\n",
+            r->mib_s, r->ops_s, r->regions_s, r->cpu_busy);
     fprintf(f,
             "     \"lat_min_s\": %.9f, \"lat_median_s\": %.9f, \"lat_p99_s\": "
             "%.9f, \"lat_max_s\": %.9f, \"lat_mean_s\": %.9f,\n",
