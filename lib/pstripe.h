@@ -171,8 +171,11 @@ ps_status_t pstripe_file_server(pstripe_file_t *file, uint32_t k, uint32_t *serv
 /* A 64-bit counter kept in memory by the file's metadata owner, named by the
  * file and an instance: a random nonzero id chosen by one process at a
  * collective open and shared with the others, so two independent opens of a
- * file have independent counters and a reopen starts at 0. An unknown
- * counter reads as 0. Values stay <= INT64_MAX. Errors: PS_ERR_TOO_BIG for an
+ * file have independent counters and a reopen starts at 0. Only
+ * pstripe_sfp_set makes a counter (set it to 0 at the open, before any
+ * process adds): a fetch-and-add of an unknown counter fails with
+ * PS_ERR_NO_ENTRY (the server restarted since, or dropped it unused), never
+ * starting again at 0. Values stay <= INT64_MAX. Errors: PS_ERR_TOO_BIG for an
  * add past INT64_MAX or a value above it, or when the server's table of
  * counters is full (it keeps a bounded number; counters unused for an hour
  * may be dropped when it is full); PS_ERR_INVALID for a NULL file or
@@ -182,7 +185,7 @@ ps_status_t pstripe_sfp_fetch_add(pstripe_file_t *file, uint64_t instance, uint6
                                   uint64_t *old_value);
 /* counter = value. */
 ps_status_t pstripe_sfp_set(pstripe_file_t *file, uint64_t instance, uint64_t value);
-/* Forget the counter (at close; a later use starts again at 0). */
+/* Forget the counter (at close; a later fetch-and-add fails, a set makes it again). */
 ps_status_t pstripe_sfp_release(pstripe_file_t *file, uint64_t instance);
 
 /* Per-file tunables: buffer_size, buffer_count, max_regions, bounce_threshold. A file starts with

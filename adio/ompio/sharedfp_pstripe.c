@@ -3,9 +3,11 @@
  * pointers on the servers' counter (pstripe_sfp_*, the counter the ROMIO
  * driver uses too).
  *
- * At the collective open rank 0 draws a random nonzero instance id and
- * broadcasts it: the counter of this open, kept by the file's metadata
- * owner, starts at 0 (an unknown counter reads 0). The counter holds the
+ * At the collective open rank 0 draws a random nonzero instance id, sets
+ * the counter of this open (kept by the file's metadata owner) to 0 and
+ * broadcasts the id. Only a set makes a counter: a fetch-and-add of one
+ * the server lost (it restarted since the open) fails with MPI_ERR_IO and
+ * the library's reason, never restarting at 0. The counter holds the
  * shared pointer in bytes of the file view, as Open MPI's own sharedfp
  * components keep it; reads and writes at it go through OMPIO's explicit-
  * offset calls (in etypes: counter / etype size).
@@ -53,6 +55,9 @@ static int fetch_add(ompio_file_t *fh, uint64_t incr, uint64_t *pos)
         return MPI_ERR_FILE;
     }
     status = pstripe_sfp_fetch_add(pfile(fh), sfp->instance, incr, pos);
+    if (status == PS_ERR_NO_ENTRY) {
+        status = PS_ERR_IO; /* the pointer is lost, not the file (message: the library's) */
+    }
     return status == PS_OK ? MPI_SUCCESS : sfp_fail(fh, "shared file pointer of", status);
 }
 
@@ -262,27 +267,43 @@ static int sfp_file_open(struct ompi_communicator_t *comm, const char *filename,
                          struct opal_info_t *info, ompio_file_t *fh)
 {
     ps_sfp_t *sfp = calloc(1, sizeof(*sfp));
-    unsigned long long instance = 0;
-    int rank;
+    unsigned long long msg[2] = {0, 0}; /* instance, error class at rank 0 */
+    int rank, err = MPI_SUCCESS;
 
-    (void)filename, (void)amode, (void)info;
+    (void)amode, (void)info;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0) {
-        while (instance == 0) {
-            if (getrandom(&instance, sizeof(instance), 0) != (ssize_t)sizeof(instance)) {
-                instance = 0;
+        while (msg[0] == 0) {
+            if (getrandom(&msg[0], sizeof(msg[0]), 0) != (ssize_t)sizeof(msg[0])) {
+                msg[0] = 0;
+                err = ps_ompio_code(MPI_ERR_OTHER,
+                                    "pstripe: %s: no instance id for the shared file "
+                                    "pointer (getrandom failed)",
+                                    filename);
                 break;
             }
         }
+        if (err == MPI_SUCCESS && fh->f_fs_ptr != NULL) {
+            ps_status_t status = pstripe_sfp_set(pfile(fh), msg[0], 0);
+
+            if (status != PS_OK) {
+                err = sfp_fail(fh, "cannot make the shared file pointer of", status);
+            }
+        }
+        msg[1] = (unsigned long long)err;
     }
-    MPI_Bcast(&instance, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-    if (sfp == NULL || instance == 0) {
+    MPI_Bcast(msg, 2, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    if (sfp == NULL || msg[1] != MPI_SUCCESS) {
         free(sfp);
-        return ps_ompio_code(MPI_ERR_OTHER,
-                             "pstripe: %s: no instance id for the shared file "
-                             "pointer (getrandom failed)",
+        if (rank == 0 || msg[1] == MPI_SUCCESS) {
+            return sfp == NULL ? MPI_ERR_NO_MEM : err;
+        }
+        return ps_ompio_code(MPI_ERR_IO,
+                             "pstripe: %s: the shared file pointer could not be made at "
+                             "the open (see process 0)",
                              filename);
     }
+    unsigned long long instance = msg[0];
     sfp->instance = instance;
     fh->f_sharedfp_data = sfp;
     return MPI_SUCCESS;
