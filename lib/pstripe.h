@@ -163,6 +163,15 @@ ps_status_t pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st);
 
 /* Layout of an open file. */
 ps_status_t pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout);
+/* Fit a layout asked for by MPI-IO hints to the cluster before a create,
+ * never failing (each change logged at warn level, naming path): a
+ * stripe_size outside [512 B, PSTRIPE_STRIPE_SIZE_FIT_MAX] is rounded into
+ * it (0 stays the default), a stripe_count above the cluster's servers is
+ * clamped to them, a first_server outside the cluster becomes -1. Asks the
+ * servers (pstripe_statfs) only when stripe_count > 1 or first_server > 0;
+ * if that fails the layout is left for the create to refuse. */
+#define PSTRIPE_STRIPE_SIZE_FIT_MAX (1ull << 30)
+void pstripe_layout_fit(pstripe_fs_t *fs, const char *path, pstripe_layout_t *layout);
 /* *server = the server index of stripe target k (PS_ERR_INVALID for k at or
  * past the stripe count). */
 ps_status_t pstripe_file_server(pstripe_file_t *file, uint32_t k, uint32_t *server);
