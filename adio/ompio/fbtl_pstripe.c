@@ -29,6 +29,8 @@ typedef struct ps_fbtl_req {
     pstripe_request_t *preq; /* NULL once waited for (or never started) */
     int err;                 /* MPI error when preq is NULL */
     uint64_t bytes;
+    ompio_file_t *fh; /* open until the request completes (MPI requires it) */
+    int is_write;
 } ps_fbtl_req_t;
 
 typedef struct ps_list {
@@ -62,6 +64,16 @@ static void free_list(ps_list_t *list)
 {
     free(list->regions);
     free(list->iov);
+}
+
+/* The MPI error class of a failed access (a write refused because the
+ * file is open read-only is MPI_ERR_READ_ONLY, as OMPIO's own check). */
+static int rw_class(ompio_file_t *fh, int is_write, ps_status_t status)
+{
+    if (is_write && status == PS_ERR_ACCESS && (fh->f_amode & MPI_MODE_RDONLY)) {
+        return MPI_ERR_READ_ONLY;
+    }
+    return ps_ompio_mpi_error(status);
 }
 
 /* One blocking list access, under the lock in atomic mode. Returns the
@@ -100,6 +112,8 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     free_list(&list);
     if (status != PS_OK) {
         ps_ompio_report(is_write ? "write to" : "read from", fh->f_filename, status);
+        ps_ompio_note_failure(pf, is_write ? "write to" : "read from", fh->f_filename, status,
+                              rw_class(fh, is_write, status));
         return OMPI_ERROR;
     }
     return (ssize_t)(is_write ? total : nread);
@@ -130,8 +144,12 @@ static bool fbtl_progress(mca_ompio_request_t *req)
         data->preq = NULL;
         if (status != PS_OK) {
             ps_ompio_report("nonblocking access", "", status);
+            data->err = rw_class(data->fh, data->is_write, status);
+            ps_ompio_note_failure(data->fh->f_fs_ptr, data->is_write ? "write to" : "read from",
+                                  data->fh->f_filename, status, data->err);
+        } else {
+            data->err = MPI_SUCCESS;
         }
-        data->err = ps_ompio_mpi_error(status);
     }
     req->req_ompi.req_status.MPI_ERROR = data->err;
     req->req_ompi.req_status._ucount = (size_t)data->bytes;
@@ -163,6 +181,8 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
     if (data == NULL) {
         return OMPI_ERROR;
     }
+    data->fh = fh;
+    data->is_write = is_write;
     req->req_data = data;
     req->req_progress_fn = fbtl_progress;
     req->req_free_fn = fbtl_request_free;
@@ -186,7 +206,9 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
         ps_ompio_report(is_write ? "cannot start a write to" : "cannot start a read from",
                         fh->f_filename, status);
         data->preq = NULL;
-        data->err = ps_ompio_mpi_error(status);
+        data->err = rw_class(fh, is_write, status);
+        ps_ompio_note_failure(pf, is_write ? "write to" : "read from", fh->f_filename, status,
+                              data->err);
         return OMPI_ERROR;
     }
     return 0;
