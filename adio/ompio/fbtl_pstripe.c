@@ -76,6 +76,21 @@ static int rw_class(ompio_file_t *fh, int is_write, ps_status_t status)
     return ps_ompio_mpi_error(status);
 }
 
+/* A failed access: kept for the next sync (OMPIO may drop the error), and
+ * an MPI error code whose string names pstripe, the file and the reason. */
+static int rw_fail(ompio_file_t *fh, int is_write, ps_status_t status)
+{
+    const char *what = is_write ? "write to" : "read from";
+    const char *detail = pstripe_last_error();
+    int cls = rw_class(fh, is_write, status);
+
+    ps_ompio_note_failure(fh->f_fs_ptr, what, fh->f_filename, status, cls);
+    if (detail == NULL || *detail == '\0') {
+        detail = pstripe_strerror(status);
+    }
+    return ps_ompio_code(cls, "pstripe: %s %s: %s", what, fh->f_filename, detail);
+}
+
 /* One blocking list access, under the lock in atomic mode. Returns the
  * bytes moved (reads: those below the end of the file) or an MPI error as
  * a negative number. */
@@ -112,8 +127,7 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     free_list(&list);
     if (status != PS_OK) {
         ps_ompio_report(is_write ? "write to" : "read from", fh->f_filename, status);
-        ps_ompio_note_failure(pf, is_write ? "write to" : "read from", fh->f_filename, status,
-                              rw_class(fh, is_write, status));
+        (void)rw_fail(fh, is_write, status);
         return OMPI_ERROR;
     }
     return (ssize_t)(is_write ? total : nread);
@@ -143,10 +157,8 @@ static bool fbtl_progress(mca_ompio_request_t *req)
         status = pstripe_request_wait(data->preq, &data->bytes);
         data->preq = NULL;
         if (status != PS_OK) {
-            ps_ompio_report("nonblocking access", "", status);
-            data->err = rw_class(data->fh, data->is_write, status);
-            ps_ompio_note_failure(data->fh->f_fs_ptr, data->is_write ? "write to" : "read from",
-                                  data->fh->f_filename, status, data->err);
+            ps_ompio_report("nonblocking access to", data->fh->f_filename, status);
+            data->err = rw_fail(data->fh, data->is_write, status);
         } else {
             data->err = MPI_SUCCESS;
         }
@@ -183,6 +195,10 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
     }
     data->fh = fh;
     data->is_write = is_write;
+    /* OMPIO leaves the request's object unset, and Open MPI 4.1's
+     * ompi_errhandler_request_invoke follows it to the file's error
+     * handler when the request fails: a NULL there crashes MPI_Wait */
+    req->req_ompi.req_mpi_object.file = fh->f_fh;
     req->req_data = data;
     req->req_progress_fn = fbtl_progress;
     req->req_free_fn = fbtl_request_free;
@@ -206,9 +222,7 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
         ps_ompio_report(is_write ? "cannot start a write to" : "cannot start a read from",
                         fh->f_filename, status);
         data->preq = NULL;
-        data->err = rw_class(fh, is_write, status);
-        ps_ompio_note_failure(pf, is_write ? "write to" : "read from", fh->f_filename, status,
-                              data->err);
+        data->err = rw_fail(fh, is_write, status);
         return OMPI_ERROR;
     }
     return 0;
