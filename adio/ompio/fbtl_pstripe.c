@@ -133,14 +133,29 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     return (ssize_t)(is_write ? total : nread);
 }
 
+/*
+ * The blocking calls answer a failure with 0 bytes, not a negative number:
+ * OMPIO (4.1) drops the error of a blocking access anyway (independent
+ * calls count only what was moved; the vulcan and dynamic fcoll print
+ * "fbtl_pwritev failed" and return MPI_SUCCESS), and on that error path
+ * vulcan leaves a request in OMPIO's pending list, after which every
+ * MPI_File_sync of that process returns MPI_ERR_OTHER at once while the
+ * others wait in its barrier. With 0 bytes the status shows a short count
+ * and the failure, kept by list_io, is returned by the next MPI_File_sync
+ * on every process (fs_file_sync).
+ */
 static ssize_t fbtl_preadv(ompio_file_t *fh)
 {
-    return list_io(fh, 0);
+    ssize_t n = list_io(fh, 0);
+
+    return n < 0 ? 0 : n;
 }
 
 static ssize_t fbtl_pwritev(ompio_file_t *fh)
 {
-    return list_io(fh, 1);
+    ssize_t n = list_io(fh, 1);
+
+    return n < 0 ? 0 : n;
 }
 
 static bool fbtl_progress(mca_ompio_request_t *req)
@@ -202,15 +217,24 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
     req->req_data = data;
     req->req_progress_fn = fbtl_progress;
     req->req_free_fn = fbtl_request_free;
+    /* From here on a failure is the request's error, not the return value:
+     * OMPIO (4.1) abandons a request whose start fails without freeing it,
+     * and the leftover in its list of pending requests makes every later
+     * MPI_File_sync of the process fail with MPI_ERR_OTHER before reaching
+     * the fs component. */
     if (fh->f_atomicity) {
         n = list_io(fh, is_write);
-        data->err = n < 0 ? MPI_ERR_IO : MPI_SUCCESS;
+        data->err = MPI_SUCCESS;
+        if (n < 0) {
+            data->err = ps_ompio_code(MPI_ERR_IO, "pstripe: atomic-mode %s %s failed (see the log)",
+                                      is_write ? "write to" : "read from", fh->f_filename);
+        }
         data->bytes = n < 0 ? 0 : (uint64_t)n;
-        return n;
+        return 0;
     }
     if (make_list(fh, &list) != MPI_SUCCESS) {
         data->err = MPI_ERR_NO_MEM;
-        return OMPI_ERROR;
+        return 0;
     }
     if (is_write) {
         status = pstripe_iwrite_list(pf->file, list.regions, list.n, list.iov, list.n, &data->preq);
@@ -223,7 +247,6 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
                         fh->f_filename, status);
         data->preq = NULL;
         data->err = rw_fail(fh, is_write, status);
-        return OMPI_ERROR;
     }
     return 0;
 }

@@ -505,16 +505,31 @@ static int fs_file_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
     return MPI_SUCCESS;
 }
 
+/* Collective (OMPIO calls it after a barrier of every process): the sync,
+ * then a failed access that OMPIO did not report (ps_ompio_deferred), on
+ * every process: OMPIO's collective writes fail, if at all, only on the
+ * aggregators that wrote. */
 static int fs_file_sync(ompio_file_t *fh)
 {
     ps_ompio_file_t *pf = fh->f_fs_ptr;
     ps_status_t status;
+    int err, failed, any_failed = 0;
 
     status = pstripe_fsync(pf->file);
+    err = ps_ompio_deferred(pf); /* reported now, by this sync, either way */
     if (status != PS_OK) {
-        return ps_ompio_fail("cannot sync", fh->f_filename, status);
+        err = ps_ompio_fail("cannot sync", fh->f_filename, status);
     }
-    return ps_ompio_deferred(pf); /* a failed access OMPIO did not report */
+    failed = (err != MPI_SUCCESS);
+    if (fh->f_comm != MPI_COMM_NULL &&
+        MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, fh->f_comm) == MPI_SUCCESS &&
+        any_failed && !failed) {
+        err = ps_ompio_code(MPI_ERR_IO,
+                            "pstripe: sync of %s: an earlier access or the sync failed on "
+                            "another process",
+                            fh->f_filename);
+    }
+    return err;
 }
 
 static int fs_module_init(ompio_file_t *fh)

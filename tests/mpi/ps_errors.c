@@ -161,6 +161,44 @@ int main(int argc, char **argv)
     PS_MPI(MPI_File_close(&fh));
 
     if (pstripe) {
+        /* a write past the most a server holds (16 TiB per stripe object):
+         * ROMIO returns the error; OMPIO drops it (MPI_SUCCESS, a short
+         * count; its vulcan collective write even a full count), and the
+         * fbtl component keeps it for the next MPI_File_sync, which fails
+         * on every process (and only that one sync) */
+        MPI_Offset big = ((MPI_Offset) 17 << 40) + (MPI_Offset) ps_rank * 10;
+        int got = -1;
+
+        ps_fname(other, sizeof(other), fname, ".big");
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "striping_factor", "1");
+        MPI_Info_set(info, "romio_pstripe_write_behind", "disable");
+        PS_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR |
+                             MPI_MODE_DELETE_ON_CLOSE, info, &fh));
+        MPI_Info_free(&info);
+        rc = MPI_File_write_at(fh, big, want, 10, MPI_BYTE, &st);
+        if (!PS_OMPIO) {
+            PS_MPI_EXPECT(rc, MPI_ERR_IO);
+            expect_string(rc, "too large");
+        } else {
+            PS_MPI(rc);
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            PS_CHECK(got == 0, "OMPIO: write past 16 TiB reports %d bytes", got);
+            rc = MPI_File_sync(fh);
+            PS_MPI_EXPECT(rc, MPI_ERR_IO);
+            expect_string(rc, "pstripe");
+            PS_MPI(MPI_File_sync(fh));
+            rc = MPI_File_write_at_all(fh, big, want, 10, MPI_BYTE, &st);
+            PS_MPI(rc);
+            rc = MPI_File_sync(fh);
+            PS_MPI_EXPECT(rc, MPI_ERR_IO);
+            expect_string(rc, "pstripe");
+            if (ps_rank == 0)
+                printf("ps_errors: OMPIO: writes past 16 TiB: MPI_SUCCESS, then the sync "
+                       "fails\n");
+        }
+        PS_MPI(MPI_File_close(&fh));
+
         /* a bad hint value is ignored (with a warning in the log); the same
          * bad value on one process only makes the hints differ */
         MPI_Info_create(&info);
