@@ -15,6 +15,7 @@
  */
 
 #include "ad_pstripe.h"
+#include "ps_log.h"
 
 #include <fcntl.h>
 #include <sys/random.h>
@@ -50,8 +51,11 @@ void ADIOI_PSTRIPE_Sharedfp_open(ADIO_File fd)
     MPI_Comm_rank(fd->comm, &rank);
     if (rank == fd->hints->ranklist[0]) {
         id = random_instance();
-        if (pstripe_sfp_set(ps->file, id, 0) != PS_OK)
+        if (pstripe_sfp_set(ps->file, id, 0) != PS_OK) {
+            ps_warn("%s: no shared file pointer (its shared accesses will fail): %s", ps->path,
+                    pstripe_last_error());
             id = 0;
+        }
     }
     MPI_Bcast(&id, 1, MPI_UNSIGNED_LONG_LONG, fd->hints->ranklist[0], fd->comm);
     ps->sfp_instance = id;
