@@ -46,6 +46,7 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_auth.cc \
 	tests/integration/test_server_proto.cc \
 	tests/integration/test_server_io.cc \
+	tests/integration/test_server_wback.cc \
 	tests/integration/test_server_meta.cc \
 	tests/integration/test_server_restart.cc \
 	tests/integration/test_server_stress.cc \
