@@ -77,7 +77,8 @@ TESTS += $(PSC_TESTS)
 PSC_TEST_UTIL = tests/integration/test_client_util.h
 tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc $(PSC_TEST_UTIL)
-tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc $(PSC_TEST_UTIL)
+tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc \
+	tests/integration/test_client_wback.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_sharedfp_SOURCES = tests/integration/test_client_sharedfp.cc \
 	$(PSC_TEST_UTIL)
