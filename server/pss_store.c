@@ -563,5 +563,10 @@ int pss_store_busy(pss_worker_t *w)
 
 void pss_store_sync_all(pss_worker_t *w)
 {
+    if (w->stage != NULL && w->stage->nattached > 0) {
+        ps_warn("worker %u: %llu staged blocks not written before exit (drain timeout): their "
+                "clients' next fsync fails",
+                w->index, (unsigned long long)w->stage->nattached);
+    }
     pss_obj_close_all(w);
 }

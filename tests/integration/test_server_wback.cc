@@ -364,3 +364,19 @@ TEST_F(ServerWback, FailedWriteOfStagedBlocksIsReportedBySync)
     EXPECT_NE(cluster.log(0).find("its staged blocks failed"), std::string::npos)
         << "the server's log does not say why the sync failed";
 }
+
+/* A server stopped with SIGTERM writes its staged blocks before it exits. */
+TEST_F(ServerWback, SigtermWritesStagedBlocks)
+{
+    const uint64_t fid = 0x5700, size = 4 * (uint64_t)65536;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s"}));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, size}}, 0));
+    ASSERT_NO_FATAL_FAILURE(write(b, fid, inner_regions(2, 12), 6));
+    EXPECT_EQ(stats().stage_blocks, 12u);
+    ASSERT_EQ(cluster.stop(0), 0);
+    ASSERT_TRUE(cluster.restart(0));
+    raw_client c;
+    ASSERT_NO_FATAL_FAILURE(connect(c));
+    ASSERT_NO_FATAL_FAILURE(check(c, fid, size, "after SIGTERM"));
+}
