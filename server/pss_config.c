@@ -58,7 +58,7 @@ const ps_config_field_t pss_config_table[] = {
               "OBJ_SYNC, truncate, close, or when it is full (0: off, every partial block is "
               "read-modify-written)",
               PS_CFG_SIZE, write_back, 0, (double)(1ull << 40)),
-    PSS_FIELD("write_back_age", "30ms",
+    PSS_FIELD("write_back_age", "1s",
               "longest time a partial block stays in the write-back stage",
               PS_CFG_TIME, write_back_age, 0, 3600.0),
     PSS_FIELD("read_share", "16m",

@@ -367,35 +367,58 @@ static void pss_flush_start(pss_worker_t *w, pss_job_t *job)
     pss_job_start(w, job);
 }
 
+#define PSS_WHOLE_RUN 16 /* staged whole blocks in a row written at once */
+
+/* Append b to *blocks (grown as needed); 0 if out of memory. */
+static int pss_block_push(pss_sblock_t ***blocks, size_t *n, size_t *cap, pss_sblock_t *b)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        pss_sblock_t **nb = realloc(*blocks, ncap * sizeof(*nb));
+        if (nb == NULL) {
+            return 0;
+        }
+        *blocks = nb;
+        *cap = ncap;
+    }
+    (*blocks)[(*n)++] = b;
+    return 1;
+}
+
 /*
- * Write at once the blocks that job's staged spans made whole, in a job of
- * their own (whole neighbours in one I/O). It overlaps only job's staged
- * spans, which do no I/O, so it needs no conflict check.
+ * Write at once, in a job of their own, the runs of whole staged blocks in
+ * job's staged spans that cover a span or are PSS_WHOLE_RUN blocks long
+ * (one I/O each, one io_submit). Shorter runs wait for their neighbours (a
+ * process writing every other block of a vector pattern: the other
+ * process's blocks make one long run) or their age. The flush overlaps
+ * only job's staged spans, which do no I/O, so it needs no conflict check.
  */
 static void pss_job_flush_whole(pss_worker_t *w, pss_job_t *job)
 {
     size_t n = 0, cap = 0;
     pss_sblock_t **blocks = NULL;
+    uint64_t a = job->align;
 
     for (size_t i = 0; i < job->nspans; i++) {
         const pss_span_io_t *sp = &job->spans[i];
-        for (uint64_t o = sp->off; sp->staged && o < sp->off + sp->len; o += job->align) {
-            pss_sblock_t *b = pss_stage_find(w->stage, job->obj, o);
-            if (b == NULL || b->covered != job->align) {
-                continue;
+        for (uint64_t o = sp->off; sp->staged && o < sp->off + sp->len;) {
+            uint64_t end = o;
+            pss_sblock_t *b;
+            while (end < sp->off + sp->len && (b = pss_stage_find(w->stage, job->obj, end)) != NULL &&
+                   b->covered == a) {
+                end += a;
             }
-            if (n == cap) {
-                size_t ncap = cap ? cap * 2 : 64;
-                pss_sblock_t **nb = realloc(blocks, ncap * sizeof(*nb));
-                if (nb == NULL) {
-                    break; /* the rest stays staged and goes later */
+            if (end > o && ((end - o) / a >= PSS_WHOLE_RUN || (o == sp->off && end == sp->off + sp->len))) {
+                for (uint64_t x = o; x < end; x += a) {
+                    if (!pss_block_push(&blocks, &n, &cap, pss_stage_find(w->stage, job->obj, x))) {
+                        goto plan; /* the rest stays staged and goes later */
+                    }
                 }
-                blocks = nb;
-                cap = ncap;
             }
-            blocks[n++] = b;
+            o = end > o ? end : o + a;
         }
     }
+plan:;
     pss_job_t *flush = n ? pss_flush_plan(w, job->obj, blocks, n) : NULL;
     if (flush == NULL) {
         free(blocks); /* the blocks stay staged: aged out later */

@@ -9,9 +9,11 @@
  * that leaves a block partly written (and of any span touching a block
  * already staged) are copied here, one buffer per file-system block keyed
  * by object and offset, and the write is acknowledged after the copy.
- * Later writes to the same blocks land in the same buffers; a block that
- * becomes whole is written at once (pss_job.c, coalesced with its whole
- * neighbours, one io_submit); a block still partial is written after
+ * Later writes to the same blocks land in the same buffers; whole blocks
+ * are written at once when they make a long run (pss_job.c: a whole span
+ * of the write, or 16 blocks; one I/O per run, one io_submit), else with
+ * their neighbours or at their age as partial ones are; a block still
+ * partial is written after
  * `write_back_age`, before OBJ_SYNC, truncate and close, and when the
  * stage is full (read-modify-write for its missing bytes, or blind where
  * the edge blocks or the end of the file give them). Reads overlay the

@@ -186,9 +186,21 @@ static void pss_stage_flush_by(pss_worker_t *w, uint64_t born_by)
     }
 }
 
+/* Start writing the older half of the staged blocks (by age): room for
+ * new writes, while the younger blocks keep waiting for their partners. */
+static void pss_stage_flush_older_half(pss_worker_t *w)
+{
+    pss_stage_t *st = w->stage;
+
+    if (st->oldest != NULL) {
+        pss_stage_flush_by(w, st->oldest->ns + (st->youngest->ns - st->oldest->ns) / 2);
+    }
+}
+
 /*
  * Before a write job starts: mark its spans that go to the stage. 1 if it
- * must wait: for room (a flush of everything staged is started, the object
+ * must wait: for room (a flush of the older half of what is staged is
+ * started, the object
  * waits on the worker's list until the room is there), or, for a job too
  * large for the stage, for the write of the staged blocks it touches.
  */
@@ -216,7 +228,7 @@ static int pss_stage_wait(pss_worker_t *w, pss_object_t *obj, pss_job_t *job)
         return 0;
     } else {
         PSS_STAT_ADD(w, stage_full_waits, 1);
-        pss_stage_flush_by(w, UINT64_MAX);
+        pss_stage_flush_older_half(w);
     }
     if (!obj->swait) {
         obj->swait = 1;
@@ -244,7 +256,7 @@ static void pss_stage_wake(pss_worker_t *w)
             continue;
         }
         if (!flushed && st->nattached > 0) {
-            pss_stage_flush_by(w, UINT64_MAX);
+            pss_stage_flush_older_half(w);
             flushed = 1;
         }
         pp = &obj->next_swait;
