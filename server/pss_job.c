@@ -328,6 +328,7 @@ static void pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now)
     pss_job_t *job = sp->job;
     const pss_piece_t *p = &job->pieces[sp->first_piece];
     uint64_t a = job->align, total = 0;
+    pss_sblock_t *last = NULL; /* small regions come many to a block */
 
     for (uint32_t i = 0; i < sp->npieces; i++) {
         for (uint64_t c = 0; c < p[i].count; c++) {
@@ -336,7 +337,9 @@ static void pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now)
             while (left > 0) {
                 uint64_t n = o / a * a + a - o;
                 n = n < left ? n : left;
-                if (pss_stage_put(w->stage, job->obj, o, src, n, now) == NULL) {
+                if (last != NULL && o >= last->off && o + n <= last->off + a) {
+                    pss_stage_put_in(last, o, src, n);
+                } else if ((last = pss_stage_put(w->stage, job->obj, o, src, n, now)) == NULL) {
                     ps_error("worker %u: no room or memory to stage a block of object %016" PRIx64,
                              w->index, job->obj->file_id);
                     job->status = PS_ERR_NO_MEMORY;

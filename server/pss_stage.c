@@ -171,9 +171,14 @@ pss_sblock_t *pss_stage_put(pss_stage_t *st, pss_object_t *obj, uint64_t off, co
             return NULL;
         }
     }
-    memcpy(b->buf + (off - boff), src, len);
-    pss_stage_mark(b, (uint32_t)(off - boff), (uint32_t)(off - boff + len));
+    pss_stage_put_in(b, off, src, len);
     return b;
+}
+
+void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_t len)
+{
+    memcpy(b->buf + (off - b->off), src, len);
+    pss_stage_mark(b, (uint32_t)(off - b->off), (uint32_t)(off - b->off + len));
 }
 
 void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b)

@@ -84,6 +84,10 @@ uint64_t pss_stage_new_blocks(const pss_stage_t *st, const pss_object_t *obj, ui
 pss_sblock_t *pss_stage_put(pss_stage_t *st, pss_object_t *obj, uint64_t off, const uint8_t *src,
                             uint64_t len, uint64_t now);
 
+/* Copy len bytes from src into staged block b at object offset off (inside
+ * b): the fast path of pss_stage_put for consecutive small pieces. */
+void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_t len);
+
 /* Take b out of the table (a flush job owns it until pss_stage_free_block). */
 void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b);
 
