@@ -382,8 +382,10 @@ typedef struct ps_stats_rep {
  * A 64-bit counter named by (file_id, instance), kept in memory by worker
  * ps_object_worker(file_id) of the file's metadata owner ps_path_server(path).
  * The instance is a random id chosen at a collective open, so two opens of
- * one file have independent counters. An unknown counter reads as 0 (the
- * first FETCH_ADD or SET makes it); RELEASE forgets it. Values and results
+ * one file have independent counters. SET makes a counter (the opener sets
+ * it to 0); a FETCH_ADD of an unknown one fails with PS_ERR_NO_ENTRY (the
+ * server restarted or dropped it: the position is lost); RELEASE forgets
+ * it. Values and results
  * stay <= INT64_MAX (an add past it fails with PS_ERR_TOO_BIG, unchanged);
  * a server's table of counters is bounded (full: PS_ERR_TOO_BIG). */
 #define PS_SFP_FETCH_ADD 1u /* add value; reply: the value before */

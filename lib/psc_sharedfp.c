@@ -3,6 +3,12 @@
  * request to the file's metadata owner ps_path_server(), routed to the
  * worker that owns the file id there (ps_object_worker), which keeps the
  * counter (server/pss_sharedfp.c).
+ *
+ * The server keeps counters in memory only and makes one only on a SET (the
+ * collective open sets it to 0): a fetch-and-add of a counter it does not
+ * know, because it restarted since the open or dropped the counter after
+ * an hour unused, fails with PS_ERR_NO_ENTRY, which is reported here as a
+ * lost pointer rather than a missing file.
  */
 #include <string.h>
 
@@ -54,6 +60,13 @@ static ps_status_t psc_sfp_call(pstripe_file_t *file, uint64_t instance, uint32_
                              ? "the pointer would pass INT64_MAX, or the table of pointers is full"
                              : "the table of pointers is full",
                          op.server);
+    }
+    if (status == PS_ERR_NO_ENTRY) {
+        return psc_error(status,
+                         "shared file pointer of %.*s lost: server %u does not know it (it "
+                         "restarted since the file was opened, or dropped the pointer after "
+                         "an hour unused); set it again (seek_shared) or reopen the file",
+                         (int)file->path_len, file->path, op.server);
     }
     if (status != PS_OK) {
         return status;

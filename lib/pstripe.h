@@ -171,6 +171,15 @@ ps_status_t pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st);
 
 /* Layout of an open file. */
 ps_status_t pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout);
+/* Fit a layout asked for by MPI-IO hints to the cluster before a create,
+ * never failing (each change logged at warn level, naming path): a
+ * stripe_size outside [512 B, PSTRIPE_STRIPE_SIZE_FIT_MAX] is rounded into
+ * it (0 stays the default), a stripe_count above the cluster's servers is
+ * clamped to them, a first_server outside the cluster becomes -1. Asks the
+ * servers (pstripe_statfs) only when stripe_count > 1 or first_server > 0;
+ * if that fails the layout is left for the create to refuse. */
+#define PSTRIPE_STRIPE_SIZE_FIT_MAX (1ull << 30)
+void pstripe_layout_fit(pstripe_fs_t *fs, const char *path, pstripe_layout_t *layout);
 /* *server = the server index of stripe target k (PS_ERR_INVALID for k at or
  * past the stripe count). */
 ps_status_t pstripe_file_server(pstripe_file_t *file, uint32_t k, uint32_t *server);
@@ -179,8 +188,11 @@ ps_status_t pstripe_file_server(pstripe_file_t *file, uint32_t k, uint32_t *serv
 /* A 64-bit counter kept in memory by the file's metadata owner, named by the
  * file and an instance: a random nonzero id chosen by one process at a
  * collective open and shared with the others, so two independent opens of a
- * file have independent counters and a reopen starts at 0. An unknown
- * counter reads as 0. Values stay <= INT64_MAX. Errors: PS_ERR_TOO_BIG for an
+ * file have independent counters and a reopen starts at 0. Only
+ * pstripe_sfp_set makes a counter (set it to 0 at the open, before any
+ * process adds): a fetch-and-add of an unknown counter fails with
+ * PS_ERR_NO_ENTRY (the server restarted since, or dropped it unused), never
+ * starting again at 0. Values stay <= INT64_MAX. Errors: PS_ERR_TOO_BIG for an
  * add past INT64_MAX or a value above it, or when the server's table of
  * counters is full (it keeps a bounded number; counters unused for an hour
  * may be dropped when it is full); PS_ERR_INVALID for a NULL file or
@@ -190,7 +202,7 @@ ps_status_t pstripe_sfp_fetch_add(pstripe_file_t *file, uint64_t instance, uint6
                                   uint64_t *old_value);
 /* counter = value. */
 ps_status_t pstripe_sfp_set(pstripe_file_t *file, uint64_t instance, uint64_t value);
-/* Forget the counter (at close; a later use starts again at 0). */
+/* Forget the counter (at close; a later fetch-and-add fails, a set makes it again). */
 ps_status_t pstripe_sfp_release(pstripe_file_t *file, uint64_t instance);
 
 /* Per-file tunables: buffer_size, buffer_count, max_regions, bounce_threshold. A file starts with

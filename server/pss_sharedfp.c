@@ -6,11 +6,16 @@
  * time.
  *
  * The table is a hash of PSS_SFP_BUCKETS chains holding at most PSS_SFP_MAX
- * counters. An unknown counter reads as 0 and is made by its first
- * FETCH_ADD or SET (a fresh open starts at 0 without a round trip at
- * open); RELEASE (at close) forgets it. When the table is full, a counter
- * unused for PSS_SFP_IDLE_NS is dropped (logged) to make room; if there is
- * none the request fails with PS_ERR_TOO_BIG, never reusing a live one.
+ * counters. A counter is made only by SET (the collective open sets it to
+ * 0; set_view and seek_shared set it too); RELEASE (at close) forgets it.
+ * A FETCH_ADD of an unknown counter fails with PS_ERR_NO_ENTRY instead of
+ * starting again at 0: the counters live in memory only, so after a
+ * restart of this server (or after an idle counter was dropped) the
+ * pointer's position is lost, and a program appending with write_shared
+ * would overwrite its own records if the pointer silently restarted at 0.
+ * When the table is full, a counter unused for PSS_SFP_IDLE_NS is dropped
+ * (logged) to make room; if there is none the request fails with
+ * PS_ERR_TOO_BIG, never reusing a live one.
  */
 #include "pss_sharedfp.h"
 
@@ -73,8 +78,9 @@ static int pss_sfp_expire(struct pss_sfp_table *t, uint64_t now)
     return 1;
 }
 
-/* The counter, made (at 0) if unknown; *p NULL and an error if it cannot be. */
-static ps_status_t pss_sfp_get(pss_worker_t *w, const ps_sfp_req_t *rq, uint64_t now,
+/* The counter, made (at 0) if unknown and `create`; *out NULL and an error
+ * if it is unknown and not `create` (PS_ERR_NO_ENTRY) or cannot be made. */
+static ps_status_t pss_sfp_get(pss_worker_t *w, const ps_sfp_req_t *rq, int create, uint64_t now,
                                pss_sfp_t **out)
 {
     struct pss_sfp_table *t = w->sfp;
@@ -91,6 +97,12 @@ static ps_status_t pss_sfp_get(pss_worker_t *w, const ps_sfp_req_t *rq, uint64_t
     if (*slot != NULL) {
         *out = *slot;
         return PS_OK;
+    }
+    if (!create) {
+        ps_debug("worker %u: fetch-and-add of unknown shared file pointer (file %016llx "
+                 "instance %016llx): refused",
+                 w->index, (unsigned long long)rq->file_id, (unsigned long long)rq->instance);
+        return PS_ERR_NO_ENTRY;
     }
     if (t->count >= PSS_SFP_MAX) {
         if (!pss_sfp_expire(t, now)) {
@@ -134,7 +146,7 @@ void pss_sfp_handle(pss_worker_t *w, pss_req_t *req)
 {
     ps_sfp_req_t rq;
     ps_sfp_rep_t rep = {0};
-    pss_sfp_t *e;
+    pss_sfp_t *e = NULL;
     uint64_t now = ps_time_ns();
     ps_status_t status;
 
@@ -144,7 +156,7 @@ void pss_sfp_handle(pss_worker_t *w, pss_req_t *req)
         pss_reply(req, status, &rep, sizeof(rep), NULL, 0, NULL);
         return;
     }
-    status = pss_sfp_get(w, &rq, now, &e);
+    status = pss_sfp_get(w, &rq, rq.op == PS_SFP_SET, now, &e);
     if (status == PS_OK && rq.op == PS_SFP_FETCH_ADD) {
         if (rq.value > PS_SFP_VALUE_MAX - e->value) {
             status = PS_ERR_TOO_BIG;

@@ -147,9 +147,10 @@ tests/mpi/ps_fortran: tests/mpi/ps_fortran.f90
 # The same programs built with Open MPI's mpicc (tests/mpi/openmpi/), when
 # configure found its devel headers (BUILD_OMPIO). mpi-tests-openmpi runs
 # them through `pstripe run -- mpirun.openmpi` on pstripe: and on plain
-# paths and compares the files; ompi-version fakes another Open MPI version
+# paths and compares the files; mpi-kill-openmpi fails a server under
+# ps_kill; ompi-version fakes another Open MPI version
 # (fake-ompi-version.so, preloaded) and expects the components to refuse.
-# Both exit 77 (skipped) without Open MPI.
+# All exit 77 (skipped) without Open MPI.
 PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mpi/openmpi/ps_coll3d tests/mpi/openmpi/ps_errors \
 	tests/mpi/openmpi/ps_hints tests/mpi/openmpi/ps_atomic tests/mpi/openmpi/ps_kill \
 	tests/mpi/openmpi/ps_shared
@@ -157,8 +158,9 @@ PSM_OMPI_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi/openmpi && $(OMPICC) $(PSM_CFLAGS) 
 if BUILD_OMPIO
 check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
 endif
-TESTS += tests/mpi/mpi-tests-openmpi tests/mpi/ompi-version
-EXTRA_DIST += tests/mpi/mpi-tests-openmpi tests/mpi/ompi-version tests/mpi/fake_ompi_version.c
+TESTS += tests/mpi/mpi-tests-openmpi tests/mpi/mpi-kill-openmpi tests/mpi/ompi-version
+EXTRA_DIST += tests/mpi/mpi-tests-openmpi tests/mpi/mpi-kill-openmpi tests/mpi/ompi-version \
+	tests/mpi/fake_ompi_version.c
 CLEANFILES += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
 tests/mpi/openmpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_contig.c

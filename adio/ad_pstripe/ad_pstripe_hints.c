@@ -233,29 +233,14 @@ static void set_layout_hints(ADIOI_PSTRIPE_fs * ps, const hint_values * hv, int 
     }
 }
 
-/* Fit the layout hints to the cluster before a create: a striping_factor
- * larger than the cluster is clamped to it, a start_iodevice outside it is
- * ignored (the path chooses). When the cluster's size cannot be learnt,
- * the layout is left as it is (the create reports what is wrong). */
+/* Fit the layout hints to the cluster before a create (pstripe_layout_fit,
+ * shared with the OMPIO fs component): a striping_factor larger than the
+ * cluster is clamped to it, a start_iodevice outside it is ignored (the
+ * path chooses). When the cluster's size cannot be learnt, the layout is
+ * left as it is (the create reports what is wrong). */
 void ADIOI_PSTRIPE_Fit_layout(ADIOI_PSTRIPE_fs * ps)
 {
-    pstripe_layout_t *l = &ps->create_layout;
-    pstripe_statfs_t st;
-
-    if (l->stripe_count <= 1 && l->first_server <= 0)
-        return;
-    if (pstripe_statfs(ADIOI_PSTRIPE_fs_handle, &st) != PS_OK || st.nservers == 0)
-        return;
-    if (l->stripe_count > st.nservers) {
-        ps_warn("MPI-IO hint striping_factor=%u for %s: the cluster has %u servers, using %u",
-                l->stripe_count, ps->path, st.nservers, st.nservers);
-        l->stripe_count = st.nservers;
-    }
-    if (l->first_server >= 0 && (uint32_t) l->first_server >= st.nservers) {
-        ps_warn("MPI-IO hint start_iodevice=%d for %s ignored: the cluster has %u servers",
-                l->first_server, ps->path, st.nservers);
-        l->first_server = -1;
-    }
+    pstripe_layout_fit(ADIOI_PSTRIPE_fs_handle, ps->path, &ps->create_layout);
 }
 
 /* Buffer hints: the client library's tunables for this file's I/O. */

@@ -15,6 +15,7 @@
  */
 
 #include "ad_pstripe.h"
+#include "ps_log.h"
 
 #include <fcntl.h>
 #include <sys/random.h>
@@ -36,7 +37,11 @@ static uint64_t random_instance(void)
 }
 
 /* Collective over fd->comm, once every process has the file open: the
- * first aggregator draws the instance and broadcasts it. */
+ * first aggregator draws the instance, makes the counter at 0 on the server
+ * (only a set makes one: a later fetch-and-add of a counter the server lost
+ * in a restart fails instead of starting again at 0) and broadcasts it. If
+ * the server cannot make it, the open still succeeds and every use of the
+ * shared file pointer fails (instance 0). */
 void ADIOI_PSTRIPE_Sharedfp_open(ADIO_File fd)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
@@ -44,8 +49,14 @@ void ADIOI_PSTRIPE_Sharedfp_open(ADIO_File fd)
     unsigned long long id = 0;
 
     MPI_Comm_rank(fd->comm, &rank);
-    if (rank == fd->hints->ranklist[0])
+    if (rank == fd->hints->ranklist[0]) {
         id = random_instance();
+        if (pstripe_sfp_set(ps->file, id, 0) != PS_OK) {
+            ps_warn("%s: no shared file pointer (its shared accesses will fail): %s", ps->path,
+                    pstripe_last_error());
+            id = 0;
+        }
+    }
     MPI_Bcast(&id, 1, MPI_UNSIGNED_LONG_LONG, fd->hints->ranklist[0], fd->comm);
     ps->sfp_instance = id;
 }
@@ -74,8 +85,20 @@ static int sfp_check(ADIO_File fd, const char *myname, int line)
         return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, line,
                                     MPI_ERR_IO, "**io", "**io %s",
                                     "pstripe: the file has no shared file pointer "
-                                    "(not open on every process)");
+                                    "(not open on every process, or the server could not "
+                                    "make one at the open)");
     return MPI_SUCCESS;
+}
+
+/* A lost pointer (PS_ERR_NO_ENTRY from the library: the server restarted
+ * since the open) is an I/O error, not a missing file. */
+static int sfp_err(ADIO_File fd, const char *myname, const char *what, int line, int rc,
+                   const char *detail)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    return ADIOI_PSTRIPE_err(myname, what, ps != NULL ? ps->path : fd->filename, line,
+                             rc == PS_ERR_NO_ENTRY ? PS_ERR_IO : rc, detail);
 }
 
 /* *shared_fp = the pointer; the pointer += incr, atomically. */
@@ -99,8 +122,7 @@ void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * s
     }
     rc = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance, (uint64_t) incr, &old);
     if (rc != PS_OK) {
-        *error_code = ADIOI_PSTRIPE_err(myname, "shared file pointer", ps->path, __LINE__, rc,
-                                        NULL);
+        *error_code = sfp_err(fd, myname, "shared file pointer", __LINE__, rc, NULL);
         return;
     }
     *shared_fp = (ADIO_Offset) old;
@@ -187,10 +209,8 @@ void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * 
     }
     MPI_Bcast(msg, 2, MPI_LONG_LONG, last, fd->comm);
     if (msg[1] != PS_OK) {
-        *error_code = ADIOI_PSTRIPE_err(myname, "ordered shared file pointer",
-                                        ps != NULL ? ps->path : fd->filename, __LINE__,
-                                        (int) msg[1],
-                                        rank == last ? detail : "failed on the last process");
+        *error_code = sfp_err(fd, myname, "ordered shared file pointer", __LINE__,
+                              (int) msg[1], rank == last ? detail : "failed on the last process");
         return;
     }
     *shared_fp = (ADIO_Offset) (msg[0] + before);

@@ -29,6 +29,8 @@ typedef struct ps_fbtl_req {
     pstripe_request_t *preq; /* NULL once waited for (or never started) */
     int err;                 /* MPI error when preq is NULL */
     uint64_t bytes;
+    ompio_file_t *fh; /* open until the request completes (MPI requires it) */
+    int is_write;
 } ps_fbtl_req_t;
 
 typedef struct ps_list {
@@ -62,6 +64,31 @@ static void free_list(ps_list_t *list)
 {
     free(list->regions);
     free(list->iov);
+}
+
+/* The MPI error class of a failed access (a write refused because the
+ * file is open read-only is MPI_ERR_READ_ONLY, as OMPIO's own check). */
+static int rw_class(ompio_file_t *fh, int is_write, ps_status_t status)
+{
+    if (is_write && status == PS_ERR_ACCESS && (fh->f_amode & MPI_MODE_RDONLY)) {
+        return MPI_ERR_READ_ONLY;
+    }
+    return ps_ompio_mpi_error(status);
+}
+
+/* A failed access: kept for the next sync (OMPIO may drop the error), and
+ * an MPI error code whose string names pstripe, the file and the reason. */
+static int rw_fail(ompio_file_t *fh, int is_write, ps_status_t status)
+{
+    const char *what = is_write ? "write to" : "read from";
+    const char *detail = pstripe_last_error();
+    int cls = rw_class(fh, is_write, status);
+
+    ps_ompio_note_failure(fh->f_fs_ptr, what, fh->f_filename, status, cls);
+    if (detail == NULL || *detail == '\0') {
+        detail = pstripe_strerror(status);
+    }
+    return ps_ompio_code(cls, "pstripe: %s %s: %s", what, fh->f_filename, detail);
 }
 
 /* One blocking list access, under the lock in atomic mode. Returns the
@@ -100,19 +127,35 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     free_list(&list);
     if (status != PS_OK) {
         ps_ompio_report(is_write ? "write to" : "read from", fh->f_filename, status);
+        (void)rw_fail(fh, is_write, status);
         return OMPI_ERROR;
     }
     return (ssize_t)(is_write ? total : nread);
 }
 
+/*
+ * The blocking calls answer a failure with 0 bytes, not a negative number:
+ * OMPIO (4.1) drops the error of a blocking access anyway (independent
+ * calls count only what was moved; the vulcan and dynamic fcoll print
+ * "fbtl_pwritev failed" and return MPI_SUCCESS), and on that error path
+ * vulcan leaves a request in OMPIO's pending list, after which every
+ * MPI_File_sync of that process returns MPI_ERR_OTHER at once while the
+ * others wait in its barrier. With 0 bytes the status shows a short count
+ * and the failure, kept by list_io, is returned by the next MPI_File_sync
+ * on every process (fs_file_sync).
+ */
 static ssize_t fbtl_preadv(ompio_file_t *fh)
 {
-    return list_io(fh, 0);
+    ssize_t n = list_io(fh, 0);
+
+    return n < 0 ? 0 : n;
 }
 
 static ssize_t fbtl_pwritev(ompio_file_t *fh)
 {
-    return list_io(fh, 1);
+    ssize_t n = list_io(fh, 1);
+
+    return n < 0 ? 0 : n;
 }
 
 static bool fbtl_progress(mca_ompio_request_t *req)
@@ -129,9 +172,11 @@ static bool fbtl_progress(mca_ompio_request_t *req)
         status = pstripe_request_wait(data->preq, &data->bytes);
         data->preq = NULL;
         if (status != PS_OK) {
-            ps_ompio_report("nonblocking access", "", status);
+            ps_ompio_report("nonblocking access to", data->fh->f_filename, status);
+            data->err = rw_fail(data->fh, data->is_write, status);
+        } else {
+            data->err = MPI_SUCCESS;
         }
-        data->err = ps_ompio_mpi_error(status);
     }
     req->req_ompi.req_status.MPI_ERROR = data->err;
     req->req_ompi.req_status._ucount = (size_t)data->bytes;
@@ -163,18 +208,33 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
     if (data == NULL) {
         return OMPI_ERROR;
     }
+    data->fh = fh;
+    data->is_write = is_write;
+    /* OMPIO leaves the request's object unset, and Open MPI 4.1's
+     * ompi_errhandler_request_invoke follows it to the file's error
+     * handler when the request fails: a NULL there crashes MPI_Wait */
+    req->req_ompi.req_mpi_object.file = fh->f_fh;
     req->req_data = data;
     req->req_progress_fn = fbtl_progress;
     req->req_free_fn = fbtl_request_free;
+    /* From here on a failure is the request's error, not the return value:
+     * OMPIO (4.1) abandons a request whose start fails without freeing it,
+     * and the leftover in its list of pending requests makes every later
+     * MPI_File_sync of the process fail with MPI_ERR_OTHER before reaching
+     * the fs component. */
     if (fh->f_atomicity) {
         n = list_io(fh, is_write);
-        data->err = n < 0 ? MPI_ERR_IO : MPI_SUCCESS;
+        data->err = MPI_SUCCESS;
+        if (n < 0) {
+            data->err = ps_ompio_code(MPI_ERR_IO, "pstripe: atomic-mode %s %s failed (see the log)",
+                                      is_write ? "write to" : "read from", fh->f_filename);
+        }
         data->bytes = n < 0 ? 0 : (uint64_t)n;
-        return n;
+        return 0;
     }
     if (make_list(fh, &list) != MPI_SUCCESS) {
         data->err = MPI_ERR_NO_MEM;
-        return OMPI_ERROR;
+        return 0;
     }
     if (is_write) {
         status = pstripe_iwrite_list(pf->file, list.regions, list.n, list.iov, list.n, &data->preq);
@@ -186,8 +246,7 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
         ps_ompio_report(is_write ? "cannot start a write to" : "cannot start a read from",
                         fh->f_filename, status);
         data->preq = NULL;
-        data->err = ps_ompio_mpi_error(status);
-        return OMPI_ERROR;
+        data->err = rw_fail(fh, is_write, status);
     }
     return 0;
 }

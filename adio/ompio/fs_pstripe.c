@@ -3,10 +3,17 @@
  * "pstripe:/path", opens them with the layout hints (the ROMIO driver's
  * names), and does close, delete, set_size and sync.
  *
- * Hints (checked on every process, and equal on all, or the open fails):
- *   striping_factor  servers to stripe over (>= 1)      at creation only
- *   striping_unit    stripe size in bytes (k, m, g)     at creation only
- *   start_iodevice   server of stripe 0 (>= -1)         at creation only
+ * Hints are taken as the ROMIO driver takes them (issue 9): equal on every
+ * process, or the open fails with MPI_ERR_NOT_SAME; a value that does not
+ * parse, or is out of range for one of our own hints, is ignored with a
+ * warning, as if not given. Layout hints, fitted, never refused
+ * (pstripe_layout_fit, the ROMIO driver's code):
+ *   striping_factor  servers to stripe over; 0 or less: the default; more
+ *                    than the cluster has: clamped      at creation only
+ *   striping_unit    stripe size in bytes (k, m, g); 0 or less: the
+ *                    default; rounded into 512 B..1 GiB  at creation only
+ *   start_iodevice   server of stripe 0; outside the cluster (or < 0):
+ *                    chosen by the path                 at creation only
  *   romio_pstripe_buffer_size, romio_pstripe_buffer_count,
  *   romio_pstripe_max_regions: the client's per-file tunables.
  *   romio_pstripe_listio_read/_write, _write_behind, _read_cache
@@ -21,8 +28,10 @@
 
 #include "ompi/mca/fs/fs.h"
 #include "opal/util/info.h"
+#include "ps_layout.h" /* PS_STRIPE_COUNT_MAX (a macro only) */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +53,7 @@ enum {
     HINT_RC_BLOCK,
     NHINTS
 };
-enum { KIND_COUNT, KIND_SIZE, KIND_SERVER, KIND_ENABLE };
+enum { KIND_COUNT, KIND_SIZE, KIND_LAYOUT, KIND_LAYOUT_SIZE, KIND_ENABLE };
 
 static const struct {
     const char *key;
@@ -52,9 +61,9 @@ static const struct {
     int kind;
     const char *expect;
 } hint_table[NHINTS] = {
-    {"striping_factor", NULL, KIND_COUNT, "a number of servers >= 1"},
-    {"striping_unit", NULL, KIND_SIZE, "a stripe size in bytes >= 1 (k, m, g suffixes allowed)"},
-    {"start_iodevice", NULL, KIND_SERVER, "a server index >= 0, or -1"},
+    {"striping_factor", NULL, KIND_LAYOUT, "an integer (servers; 0 or less: the default)"},
+    {"striping_unit", NULL, KIND_LAYOUT_SIZE, "a stripe size in bytes (k, m, g suffixes allowed)"},
+    {"start_iodevice", NULL, KIND_LAYOUT, "an integer (a server index; -1: chosen by the path)"},
     {"romio_pstripe_buffer_size", "buffer_size", KIND_SIZE, "a size in bytes >= 1"},
     {"romio_pstripe_buffer_count", "buffer_count", KIND_COUNT, "an integer >= 1"},
     {"romio_pstripe_max_regions", "max_regions", KIND_COUNT, "an integer >= 1"},
@@ -69,6 +78,12 @@ static const struct {
 
 static int fs_priority = 50;
 static pstripe_fs_t *fs_handle; /* one connection per process */
+
+/* The hints of one open, as given (a value that did not parse: not given). */
+typedef struct {
+    int present[NHINTS];
+    long long val[NHINTS];
+} hint_values;
 
 static int parse_hint(int kind, const char *value, long long *val)
 {
@@ -95,23 +110,32 @@ static int parse_hint(int kind, const char *value, long long *val)
     }
     errno = 0;
     v = strtoll(value, &end, 10);
-    if (errno != 0 || end == value || *end != '\0' || v > INT32_MAX ||
-        v < (kind == KIND_COUNT ? 1 : -1)) {
+    if (kind == KIND_LAYOUT_SIZE && (errno != 0 || end == value || *end != '\0' || v > 0)) {
+        /* a positive size, maybe with a suffix; huge ones are fitted */
+        if (pstripe_parse_size(value, &size) != PS_OK) {
+            return -1;
+        }
+        *val = size > LLONG_MAX ? LLONG_MAX : (long long)size;
+        return 0;
+    }
+    if (errno != 0 || end == value || *end != '\0' ||
+        (kind == KIND_COUNT && (v < 1 || v > INT32_MAX))) {
         return -1;
     }
     *val = v;
     return 0;
 }
 
-/* vals[k] = hint k, or 0 when not given (-2 for start_iodevice). Returns
- * MPI_ERR_INFO_VALUE for a value that does not parse, after saying so. */
-static int read_hints(opal_info_t *info, long long vals[NHINTS])
+/* Our hints from info; a value that does not parse is left out, with a
+ * warning (MPI lets an implementation ignore a hint). */
+static void read_hints(opal_info_t *info, hint_values *hv)
 {
     char value[MPI_MAX_INFO_VAL + 1];
     int k, flag;
 
     for (k = 0; k < NHINTS; k++) {
-        vals[k] = (k == HINT_START) ? -2 : 0;
+        hv->present[k] = 0;
+        hv->val[k] = 0;
         flag = 0;
         if (info == NULL || info == &ompi_mpi_info_null.info.super ||
             opal_info_get(info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag) !=
@@ -119,38 +143,35 @@ static int read_hints(opal_info_t *info, long long vals[NHINTS])
             !flag) {
             continue;
         }
-        if (parse_hint(hint_table[k].kind, value, &vals[k]) != 0) {
-            return ps_ompio_code(MPI_ERR_INFO_VALUE,
-                                 "pstripe: invalid value \"%s\" for hint %s: expected %s", value,
-                                 hint_table[k].key, hint_table[k].expect);
+        if (parse_hint(hint_table[k].kind, value, &hv->val[k]) != 0) {
+            opal_output(0, "pstripe: warning: MPI-IO hint %s=\"%s\" ignored: expected %s",
+                        hint_table[k].key, value, hint_table[k].expect);
+            hv->val[k] = 0;
+            continue;
         }
+        hv->present[k] = 1;
     }
-    return MPI_SUCCESS;
 }
 
 /* The same hints on every process (a hint given by some processes only, or
- * with other values, would give the processes different files), and no
- * process with a bad one. */
-static int agree_hints(MPI_Comm comm, int err, long long vals[NHINTS])
+ * with other values, would give the processes different files): one
+ * allreduce of the values and their negations (MAX). */
+static int agree_hints(MPI_Comm comm, const hint_values *hv)
 {
-    long long mine[2 * NHINTS + 1], all[2 * NHINTS + 1];
+    long long mine[4 * NHINTS], all[4 * NHINTS];
     int k;
 
     for (k = 0; k < NHINTS; k++) {
-        mine[2 * k] = vals[k];
-        mine[2 * k + 1] = -vals[k];
+        mine[k] = hv->present[k];
+        mine[NHINTS + k] = hv->val[k];
+        mine[2 * NHINTS + k] = -hv->present[k];
+        mine[3 * NHINTS + k] = hv->val[k] == LLONG_MIN ? LLONG_MAX : -hv->val[k];
     }
-    mine[2 * NHINTS] = (err != MPI_SUCCESS);
-    if (MPI_Allreduce(mine, all, 2 * NHINTS + 1, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
+    if (MPI_Allreduce(mine, all, 4 * NHINTS, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
         return MPI_ERR_OTHER;
     }
-    if (all[2 * NHINTS]) {
-        return err != MPI_SUCCESS ? err
-                                  : ps_ompio_code(MPI_ERR_INFO_VALUE,
-                                                  "pstripe: invalid hint value on another process");
-    }
     for (k = 0; k < NHINTS; k++) {
-        if (all[2 * k] != -all[2 * k + 1]) {
+        if (all[k] != -all[2 * NHINTS + k] || all[NHINTS + k] != -all[3 * NHINTS + k]) {
             return ps_ompio_code(MPI_ERR_NOT_SAME,
                                  "pstripe: hint %s differs between the processes opening "
                                  "the file (or is given by some only)",
@@ -158,6 +179,25 @@ static int agree_hints(MPI_Comm comm, int err, long long vals[NHINTS])
         }
     }
     return MPI_SUCCESS;
+}
+
+/* The layout the hints ask for (0 / -1: the default), as the ROMIO driver
+ * reads them; pstripe_layout_fit fits it to the cluster before a create. */
+static pstripe_layout_t hint_layout(const hint_values *hv)
+{
+    pstripe_layout_t layout = {0, 0, -1};
+    long long v;
+
+    if (hv->present[HINT_FACTOR] && (v = hv->val[HINT_FACTOR]) > 0) {
+        layout.stripe_count = (uint32_t)(v > PS_STRIPE_COUNT_MAX ? PS_STRIPE_COUNT_MAX : v);
+    }
+    if (hv->present[HINT_UNIT] && (v = hv->val[HINT_UNIT]) > 0) {
+        layout.stripe_size = (uint64_t)v;
+    }
+    if (hv->present[HINT_START] && (v = hv->val[HINT_START]) >= 0 && v <= INT32_MAX) {
+        layout.first_server = (int32_t)v;
+    }
+    return layout;
 }
 
 static ps_status_t ps_connect(void)
@@ -191,14 +231,16 @@ static int open_flags(int amode, int create)
  * then every process opens it. All fail or none (the same error class on
  * all; each process's own reason, or which process failed). */
 static int open_all(MPI_Comm comm, int rank, const char *path, int amode, int perm,
-                    const long long vals[NHINTS], pstripe_file_t **file_p)
+                    const hint_values *hv, pstripe_file_t **file_p)
 {
-    pstripe_layout_t layout = {(uint64_t)vals[HINT_UNIT], (uint32_t)vals[HINT_FACTOR],
-                               vals[HINT_START] == -2 ? -1 : (int32_t)vals[HINT_START]};
+    pstripe_layout_t layout = hint_layout(hv);
     ps_status_t status = ps_connect();
     int cls, all_cls, code = MPI_SUCCESS;
 
     if (rank == 0 && status == PS_OK) {
+        if (amode & MPI_MODE_CREATE) {
+            pstripe_layout_fit(fs_handle, path, &layout);
+        }
         status =
             pstripe_open(fs_handle, path, open_flags(amode, 1), (uint32_t)perm, &layout, file_p);
     }
@@ -247,7 +289,7 @@ static void info_tunables(opal_info_t *info, pstripe_file_t *file)
 /* Per-file tunables from the hints, and the effective layout into the
  * file's info and OMPIO's stripe fields (the stripe-aware fcoll). */
 static int apply_file(ompio_file_t *fh, opal_info_t *info, pstripe_file_t *file,
-                      const long long vals[NHINTS])
+                      const hint_values *hv)
 {
     pstripe_layout_t layout;
     char value[32];
@@ -255,14 +297,14 @@ static int apply_file(ompio_file_t *fh, opal_info_t *info, pstripe_file_t *file,
     int k;
 
     for (k = HINT_BSIZE; k <= HINT_MAXREG; k++) {
-        if (vals[k] == 0) {
+        if (!hv->present[k]) {
             continue;
         }
-        snprintf(value, sizeof(value), "%lld", vals[k]);
+        snprintf(value, sizeof(value), "%lld", hv->val[k]);
         status = pstripe_file_set_option(file, hint_table[k].option, value);
-        if (status != PS_OK) {
-            return ps_ompio_code(MPI_ERR_INFO_VALUE, "pstripe: hint %s: %s", hint_table[k].key,
-                                 pstripe_last_error());
+        if (status != PS_OK) { /* out of the library's range: ignored, as by ROMIO */
+            opal_output(0, "pstripe: warning: MPI-IO hint %s=%s ignored: %s", hint_table[k].key,
+                        value, pstripe_last_error());
         }
     }
     status = pstripe_file_layout(file, &layout);
@@ -327,7 +369,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
                         struct opal_info_t *info, ompio_file_t *fh)
 {
     const char *path = ps_ompio_path(filename);
-    long long vals[NHINTS];
+    hint_values hv;
     ps_ompio_file_t *pf;
     int rank, err;
 
@@ -335,7 +377,8 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
         return MPI_ERR_BAD_FILE;
     }
     MPI_Comm_rank(comm, &rank);
-    err = agree_hints(comm, read_hints(info, vals), vals);
+    read_hints(info, &hv);
+    err = agree_hints(comm, &hv);
     if (err != MPI_SUCCESS) {
         return err;
     }
@@ -343,11 +386,11 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     if (pf == NULL) {
         return MPI_ERR_NO_MEM;
     }
-    err = open_all(comm, rank, path, amode, fh->f_perm, vals, &pf->file);
+    err = open_all(comm, rank, path, amode, fh->f_perm, &hv, &pf->file);
     if (err == MPI_SUCCESS) {
         int failed, any_failed = 1;
 
-        err = apply_file(fh, info, pf->file, vals);
+        err = apply_file(fh, info, pf->file, &hv);
         failed = (err != MPI_SUCCESS);
         /* collective, after every process's open: on all or none */
         MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
@@ -387,6 +430,9 @@ static int fs_file_close(ompio_file_t *fh)
     lock_free(pf); /* collective: every process is done with the file */
     status = pstripe_close(pf->file);
     err = status == PS_OK ? MPI_SUCCESS : ps_ompio_fail("cannot close", fh->f_filename, status);
+    if (err == MPI_SUCCESS) {
+        err = ps_ompio_deferred(pf); /* a failed access OMPIO did not report */
+    }
     if (pf->delete_on_close && fh->f_rank == 0) {
         status = pstripe_unlink(fs_handle, ps_ompio_path(fh->f_filename));
         if (status != PS_OK) {
@@ -459,13 +505,31 @@ static int fs_file_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
     return MPI_SUCCESS;
 }
 
+/* Collective (OMPIO calls it after a barrier of every process): the sync,
+ * then a failed access that OMPIO did not report (ps_ompio_deferred), on
+ * every process: OMPIO's collective writes fail, if at all, only on the
+ * aggregators that wrote. */
 static int fs_file_sync(ompio_file_t *fh)
 {
     ps_ompio_file_t *pf = fh->f_fs_ptr;
     ps_status_t status;
+    int err, failed, any_failed = 0;
 
     status = pstripe_fsync(pf->file);
-    return status == PS_OK ? MPI_SUCCESS : ps_ompio_fail("cannot sync", fh->f_filename, status);
+    err = ps_ompio_deferred(pf); /* reported now, by this sync, either way */
+    if (status != PS_OK) {
+        err = ps_ompio_fail("cannot sync", fh->f_filename, status);
+    }
+    failed = (err != MPI_SUCCESS);
+    if (fh->f_comm != MPI_COMM_NULL &&
+        MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, fh->f_comm) == MPI_SUCCESS &&
+        any_failed && !failed) {
+        err = ps_ompio_code(MPI_ERR_IO,
+                            "pstripe: sync of %s: an earlier access or the sync failed on "
+                            "another process",
+                            fh->f_filename);
+    }
+    return err;
 }
 
 static int fs_module_init(ompio_file_t *fh)

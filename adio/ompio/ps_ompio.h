@@ -37,6 +37,12 @@ typedef struct ps_ompio_file {
     int lock_failed;    /* the window could not be created */
     char lock_byte;
     int delete_on_close; /* MPI_MODE_DELETE_ON_CLOSE, done by our close */
+    /* The first failed read or write of the fbtl not yet reported by a sync
+     * or close: OMPIO 4.1's vulcan and dynamic fcoll print "fbtl_pwritev
+     * failed" and return MPI_SUCCESS from the collective call, so the next
+     * MPI_File_sync or MPI_File_close returns it (ps_ompio_deferred). */
+    int failed_class;   /* MPI error class, MPI_SUCCESS when none */
+    char failed_msg[384];
 } ps_ompio_file_t;
 
 /* 0 if the Open MPI this process runs is the major.minor we were built for;
@@ -61,6 +67,13 @@ int ps_ompio_fail(const char *what, const char *path, ps_status_t status);
 /* Print a failed pstripe call with the client's detailed message (where
  * OMPIO drops the error code: blocking independent reads and writes). */
 void ps_ompio_report(const char *what, const char *path, ps_status_t status);
+
+/* Keep the first failure of a read or write of pf (see failed_class). */
+void ps_ompio_note_failure(ps_ompio_file_t *pf, const char *what, const char *path,
+                           ps_status_t status, int mpi_class);
+
+/* The error code of pf's kept failure (then forgotten), or MPI_SUCCESS. */
+int ps_ompio_deferred(ps_ompio_file_t *pf);
 
 /* The pstripe path of a "pstripe:/path" name, or NULL if it is not one. */
 const char *ps_ompio_path(const char *filename);

@@ -104,6 +104,34 @@ void ps_ompio_report(const char *what, const char *path, ps_status_t status)
                 detail != NULL ? detail : "");
 }
 
+void ps_ompio_note_failure(ps_ompio_file_t *pf, const char *what, const char *path,
+                           ps_status_t status, int mpi_class)
+{
+    const char *detail = pstripe_last_error();
+
+    if (pf == NULL || pf->failed_class != MPI_SUCCESS) {
+        return;
+    }
+    if (detail == NULL || *detail == '\0') {
+        detail = pstripe_strerror(status);
+    }
+    pf->failed_class = mpi_class != MPI_SUCCESS ? mpi_class : ps_ompio_mpi_error(status);
+    snprintf(pf->failed_msg, sizeof(pf->failed_msg), "pstripe: an earlier %s %s failed: %s", what,
+             path != NULL ? path : "", detail);
+}
+
+int ps_ompio_deferred(ps_ompio_file_t *pf)
+{
+    int cls;
+
+    if (pf == NULL || pf->failed_class == MPI_SUCCESS) {
+        return MPI_SUCCESS;
+    }
+    cls = pf->failed_class;
+    pf->failed_class = MPI_SUCCESS;
+    return ps_ompio_code(cls, "%s", pf->failed_msg);
+}
+
 const char *ps_ompio_path(const char *filename)
 {
     if (filename == NULL || (strncmp(filename, PS_OMPIO_PREFIX, PS_OMPIO_PREFIX_LEN) != 0 &&

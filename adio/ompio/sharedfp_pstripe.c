@@ -3,9 +3,13 @@
  * pointers on the servers' counter (pstripe_sfp_*, the counter the ROMIO
  * driver uses too).
  *
- * At the collective open rank 0 draws a random nonzero instance id and
- * broadcasts it: the counter of this open, kept by the file's metadata
- * owner, starts at 0 (an unknown counter reads 0). The counter holds the
+ * At the collective open rank 0 draws a random nonzero instance id, sets
+ * the counter of this open (kept by the file's metadata owner) to 0 and
+ * broadcasts the id (0 if the server could not make it: then the open
+ * succeeds and shared accesses fail, saying why). Only a set makes a
+ * counter: a fetch-and-add of one the server lost (it restarted since the
+ * open) fails with MPI_ERR_IO and the library's reason, never restarting
+ * at 0. The counter holds the
  * shared pointer in bytes of the file view, as Open MPI's own sharedfp
  * components keep it; reads and writes at it go through OMPIO's explicit-
  * offset calls (in etypes: counter / etype size).
@@ -28,7 +32,8 @@
 static int sharedfp_priority = 50;
 
 typedef struct ps_sfp {
-    uint64_t instance;
+    uint64_t instance; /* 0: the open could not make a pointer (see why) */
+    char why[256];
     ompi_status_public_t split_status; /* of the ordered *_begin call */
     int split_err;
 } ps_sfp_t;
@@ -43,6 +48,15 @@ static pstripe_file_t *pfile(ompio_file_t *fh)
     return ((ps_ompio_file_t *)fh->f_fs_ptr)->file;
 }
 
+/* The error of a file whose open made no pointer. */
+static int no_pointer(ompio_file_t *fh)
+{
+    ps_sfp_t *sfp = fh->f_sharedfp_data;
+
+    return ps_ompio_code(MPI_ERR_IO, "pstripe: %s has no shared file pointer: %s", fh->f_filename,
+                         sfp != NULL ? sfp->why : "not open");
+}
+
 /* *pos = the shared pointer (bytes); it moves by incr. */
 static int fetch_add(ompio_file_t *fh, uint64_t incr, uint64_t *pos)
 {
@@ -52,7 +66,13 @@ static int fetch_add(ompio_file_t *fh, uint64_t incr, uint64_t *pos)
     if (sfp == NULL || fh->f_fs_ptr == NULL) {
         return MPI_ERR_FILE;
     }
+    if (sfp->instance == 0) {
+        return no_pointer(fh);
+    }
     status = pstripe_sfp_fetch_add(pfile(fh), sfp->instance, incr, pos);
+    if (status == PS_ERR_NO_ENTRY) {
+        status = PS_ERR_IO; /* the pointer is lost, not the file (message: the library's) */
+    }
     return status == PS_OK ? MPI_SUCCESS : sfp_fail(fh, "shared file pointer of", status);
 }
 
@@ -123,7 +143,9 @@ static int sfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
                                 "before the start of the view",
                                 fh->f_filename);
         }
-        if (err == MPI_SUCCESS) {
+        if (err == MPI_SUCCESS && sfp->instance == 0) {
+            err = no_pointer(fh);
+        } else if (err == MPI_SUCCESS) {
             ps_status_t status = pstripe_sfp_set(pfile(fh), sfp->instance, (uint64_t)pos);
 
             err = status == PS_OK ? MPI_SUCCESS : sfp_fail(fh, "shared file pointer of", status);
@@ -257,33 +279,46 @@ static int sfp_write_ordered_end(ompio_file_t *fh, const void *buf, ompi_status_
     return sfp_read_ordered_end(fh, (void *)buf, status);
 }
 
-/* Collective, after the fs component opened the file. */
+/* Collective, after the fs component opened the file: rank 0 draws the
+ * instance and makes the counter at 0. If it cannot, the open still
+ * succeeds (as under the ROMIO driver) and every shared access fails,
+ * saying why. */
 static int sfp_file_open(struct ompi_communicator_t *comm, const char *filename, int amode,
                          struct opal_info_t *info, ompio_file_t *fh)
 {
     ps_sfp_t *sfp = calloc(1, sizeof(*sfp));
     unsigned long long instance = 0;
+    char why[sizeof(sfp->why)] = "";
     int rank;
 
-    (void)filename, (void)amode, (void)info;
+    (void)amode, (void)info;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0) {
-        while (instance == 0) {
-            if (getrandom(&instance, sizeof(instance), 0) != (ssize_t)sizeof(instance)) {
+        if (getrandom(&instance, sizeof(instance), 0) != (ssize_t)sizeof(instance)) {
+            instance = 0;
+            snprintf(why, sizeof(why), "no instance id (getrandom failed)");
+        } else if (fh->f_fs_ptr == NULL) {
+            instance = 0;
+            snprintf(why, sizeof(why), "the file is not open");
+        } else {
+            instance = instance != 0 ? instance : 1;
+            ps_status_t status = pstripe_sfp_set(pfile(fh), instance, 0);
+
+            if (status != PS_OK) {
+                ps_ompio_report("cannot make the shared file pointer of", filename, status);
+                snprintf(why, sizeof(why), "the server could not make one at the open: %s",
+                         pstripe_last_error());
                 instance = 0;
-                break;
             }
         }
     }
     MPI_Bcast(&instance, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-    if (sfp == NULL || instance == 0) {
-        free(sfp);
-        return ps_ompio_code(MPI_ERR_OTHER,
-                             "pstripe: %s: no instance id for the shared file "
-                             "pointer (getrandom failed)",
-                             filename);
+    MPI_Bcast(why, sizeof(why), MPI_CHAR, 0, comm);
+    if (sfp == NULL) {
+        return MPI_ERR_NO_MEM;
     }
     sfp->instance = instance;
+    snprintf(sfp->why, sizeof(sfp->why), "%s", why);
     fh->f_sharedfp_data = sfp;
     return MPI_SUCCESS;
 }
@@ -299,7 +334,7 @@ static int sfp_file_close(ompio_file_t *fh)
         return MPI_SUCCESS;
     }
     MPI_Barrier(fh->f_comm);
-    if (fh->f_rank == 0 && fh->f_fs_ptr != NULL) {
+    if (fh->f_rank == 0 && fh->f_fs_ptr != NULL && sfp->instance != 0) {
         status = pstripe_sfp_release(pfile(fh), sfp->instance);
     }
     free(sfp);

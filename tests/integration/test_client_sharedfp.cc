@@ -1,11 +1,15 @@
 /*
  * test_client_sharedfp.cc: shared file pointers (pstripe_sfp_*) against real
  * daemons: concurrent fetch-and-adds from several clients hand out disjoint
- * ranges that sum exactly; instances are independent; release forgets a
- * counter; bad arguments and overflow are refused; a full table of counters
- * is an error, not reuse.
+ * ranges that sum exactly; instances are independent; only a set makes a
+ * counter and release forgets it; bad arguments and overflow are refused; a
+ * full table of counters is an error, not reuse; a counter lost in a restart
+ * of its server is an error, never a pointer back at 0.
  */
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -20,7 +24,12 @@ class ClientSharedFp : public ::testing::Test {
   protected:
     void start(int nservers)
     {
-        ASSERT_TRUE(cluster_.start(nservers, 2));
+        /* RestartLosesThePointer restarts on the same port, which the old
+         * connections keep in TIME_WAIT (see test_client_fault.cc) */
+        setenv("UCX_CM_REUSEADDR", "y", 1);
+        ::testing::AssertionResult started = cluster_.start(nservers, 2);
+        unsetenv("UCX_CM_REUSEADDR");
+        ASSERT_TRUE(started);
         PSC_ASSERT_OK(connect(cluster_, {}, &fs_));
         pstripe_layout_t layout = {65536, (uint32_t)nservers, 0};
         PSC_ASSERT_OK(
@@ -57,6 +66,8 @@ TEST_F(ClientSharedFp, ConcurrentFetchAddsSumExactly)
     const uint64_t instance = 0x1234567890abcdefull;
     std::vector<std::vector<std::pair<uint64_t, uint64_t>>> got(nclients);
     std::vector<ps_status_t> result(nclients, PS_OK);
+
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, instance, 0)); /* as the collective open does */
 
     auto client = [&](int c) {
         pstripe_fs_t *fs = nullptr;
@@ -115,12 +126,14 @@ TEST_F(ClientSharedFp, InstancesSetReleaseAndErrors)
     const uint64_t a = 11, b = 22;
     uint64_t old = 99;
 
-    EXPECT_EQ(peek(file_, a), 0u) << "an unknown counter reads as 0";
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 1, &old), PS_ERR_NO_ENTRY)
+        << "only a set makes a counter";
+    EXPECT_EQ(old, 99u) << "output set on failure";
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 0));
     PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 100, &old));
     EXPECT_EQ(old, 0u);
     PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 5, &old));
     EXPECT_EQ(old, 100u);
-    EXPECT_EQ(peek(file_, b), 0u) << "instance b is independent of a";
     PSC_ASSERT_OK(pstripe_sfp_set(file_, b, 7));
     EXPECT_EQ(peek(file_, b), 7u);
     EXPECT_EQ(peek(file_, a), 105u);
@@ -128,14 +141,19 @@ TEST_F(ClientSharedFp, InstancesSetReleaseAndErrors)
     /* another file: its own counters even with the same instance */
     pstripe_file_t *g = nullptr;
     PSC_ASSERT_OK(pstripe_open(fs_, "/sfp/g", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &g));
+    EXPECT_EQ(pstripe_sfp_fetch_add(g, a, 0, &old), PS_ERR_NO_ENTRY) << "a's counter is file_'s";
+    PSC_ASSERT_OK(pstripe_sfp_set(g, a, 0));
     EXPECT_EQ(peek(g, a), 0u);
     PSC_EXPECT_OK(pstripe_sfp_release(g, a));
     PSC_EXPECT_OK(pstripe_close(g));
 
-    /* release forgets; a later use starts at 0; releasing twice is fine */
+    /* release forgets (a later add fails, a set makes it again at any value);
+     * releasing twice is fine */
     PSC_ASSERT_OK(pstripe_sfp_release(file_, a));
     PSC_ASSERT_OK(pstripe_sfp_release(file_, a));
-    EXPECT_EQ(peek(file_, a), 0u);
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 0, &old), PS_ERR_NO_ENTRY);
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 3));
+    EXPECT_EQ(peek(file_, a), 3u);
     EXPECT_EQ(peek(file_, b), 7u) << "releasing a left b alone";
 
     /* bad arguments */
@@ -162,18 +180,68 @@ TEST_F(ClientSharedFp, FullTableIsAnError)
     uint64_t old;
 
     for (uint64_t i = 1; i <= max; i++) {
-        ps_status_t s = pstripe_sfp_fetch_add(file_, i, i, &old);
+        ps_status_t s = pstripe_sfp_set(file_, i, i);
         ASSERT_EQ(s, PS_OK) << "counter " << i << ": " << pstripe_last_error();
     }
-    EXPECT_EQ(pstripe_sfp_fetch_add(file_, max + 1, 1, &old), PS_ERR_TOO_BIG);
     EXPECT_EQ(pstripe_sfp_set(file_, max + 2, 1), PS_ERR_TOO_BIG);
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, max + 1, 1, &old), PS_ERR_NO_ENTRY)
+        << "a full table does not make an add's counter either";
     EXPECT_EQ(peek(file_, 1), 1u);
     EXPECT_EQ(peek(file_, max), max);
     PSC_ASSERT_OK(pstripe_sfp_release(file_, 17));
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, max + 1, 0));
     PSC_EXPECT_OK(pstripe_sfp_fetch_add(file_, max + 1, 3, &old));
     EXPECT_EQ(old, 0u);
     EXPECT_EQ(peek(file_, max + 1), 3u);
-    EXPECT_EQ(pstripe_sfp_fetch_add(file_, 17, 1, &old), PS_ERR_TOO_BIG) << "full again";
+    EXPECT_EQ(pstripe_sfp_set(file_, 17, 1), PS_ERR_TOO_BIG) << "full again";
+}
+
+/* The servers keep counters in memory: after a restart of the file's
+ * metadata owner, a fetch-and-add of a counter made before fails with a
+ * clear error instead of handing out 0 again (a program appending with
+ * write_shared would overwrite its first records). A set (seek_shared,
+ * set_view, a new open) makes the counter again. Both servers restart, so
+ * the test does not depend on which one owns the file. */
+TEST_F(ClientSharedFp, RestartLosesThePointer)
+{
+    start(2);
+    const uint64_t instance = 0x5eed;
+    uint64_t old = 0;
+
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, instance, 0));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, instance, 100, &old));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, instance, 100, &old));
+    EXPECT_EQ(old, 100u);
+
+    setenv("UCX_CM_REUSEADDR", "y", 1);
+    for (int i = 0; i < cluster_.size(); i++) {
+        ASSERT_EQ(cluster_.kill(i, SIGKILL), 0);
+        cluster_.wait(i, 30);
+        ASSERT_TRUE(cluster_.restart(i, true));
+    }
+    unsetenv("UCX_CM_REUSEADDR");
+
+    /* the first request may only find the old connection gone (at most
+     * once per server); then the restarted server answers */
+    ps_status_t s = PS_ERR_CONN;
+    for (int tries = 0; tries < 3 && (s == PS_ERR_CONN || s == PS_ERR_TIMEOUT); tries++) {
+        old = 77;
+        s = pstripe_sfp_fetch_add(file_, instance, 100, &old);
+    }
+    ASSERT_EQ(s, PS_ERR_NO_ENTRY) << pstripe_strerror(s) << ": " << pstripe_last_error();
+    EXPECT_EQ(old, 77u) << "output set on failure";
+    std::string msg = pstripe_last_error();
+    EXPECT_NE(msg.find("lost"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("restarted"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("/sfp/f"), std::string::npos) << msg;
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, instance, 0, &old), PS_ERR_NO_ENTRY)
+        << "the failed add did not make the counter";
+
+    /* a set makes it again, at the value given */
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, instance, 200));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, instance, 10, &old));
+    EXPECT_EQ(old, 200u);
+    EXPECT_EQ(peek(file_, instance), 210u);
 }
 
 } // namespace

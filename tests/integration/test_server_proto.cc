@@ -315,6 +315,18 @@ TEST_F(ServerProto, SharedFilePointer)
     raw_reply r = c.wait(id++, 20);
     ASSERT_TRUE(r.received);
     EXPECT_EQ(r.status(), PS_ERR_WRONG_WORKER);
+    /* only a SET makes a counter: an add of an unknown one is refused */
+    h = header(PS_MSG_SHARED_FP, id, &add, sizeof(add), sizeof(add));
+    c1.send_raw(h.data(), h.size(), nullptr, 0);
+    r = c1.wait(id++, 20);
+    ASSERT_TRUE(r.received);
+    EXPECT_EQ(r.status(), PS_ERR_NO_ENTRY);
+    ps_sfp_req_t set{other, 9, 0, PS_SFP_SET, 0};
+    h = header(PS_MSG_SHARED_FP, id, &set, sizeof(set), sizeof(set));
+    c1.send_raw(h.data(), h.size(), nullptr, 0);
+    r = c1.wait(id++, 20);
+    ASSERT_TRUE(r.received);
+    ASSERT_EQ(r.status(), PS_OK);
     for (uint64_t want : {0u, 40u, 80u}) {
         h = header(PS_MSG_SHARED_FP, id, &add, sizeof(add), sizeof(add));
         c1.send_raw(h.data(), h.size(), nullptr, 0);

@@ -10,9 +10,23 @@
  * gives); a hint that differs between processes is
  * MPI_ERR_NOT_SAME; the error strings name pstripe and the reason.
  *
+ * Built with Open MPI (OMPIO and the components of adio/ompio), the checks
+ * where OMPIO differs from ROMIO by design check what OMPIO does instead:
+ * a collective write to a read-only file fails only on the processes that
+ * write, or on none (OMPIO 4.1's vulcan and dynamic fcoll drop an
+ * aggregator's error), and the file is unchanged; explicit offsets in sequential mode are not refused
+ * (the read returns the file's bytes); MPI_File_set_info does not reach
+ * the fs component, so differing hints there are accepted.
+ *
  * Usage: ps_errors FILENAME
  */
 #include "pstest.h"
+
+#ifdef OPEN_MPI
+#define PS_OMPIO 1
+#else
+#define PS_OMPIO 0
+#endif
 
 #define N 100000
 
@@ -63,7 +77,28 @@ int main(int argc, char **argv)
     PS_MPI(MPI_File_read_at(fh, (MPI_Offset) ps_rank * N, buf, N, MPI_BYTE, &st));
     ps_compare(buf, want, N, "read of a read-only file");
     PS_MPI_EXPECT(MPI_File_write_at(fh, 0, want, 10, MPI_BYTE, &st), MPI_ERR_READ_ONLY);
-    PS_MPI_EXPECT(MPI_File_write_at_all(fh, 0, want, 10, MPI_BYTE, &st), MPI_ERR_READ_ONLY);
+    rc = MPI_File_write_at_all(fh, 0, want, 10, MPI_BYTE, &st);
+    if (!PS_OMPIO) {
+        PS_MPI_EXPECT(rc, MPI_ERR_READ_ONLY);
+    } else {
+        /* OMPIO: refused (MPI_ERR_READ_ONLY) on the processes that write,
+         * or, with its vulcan fcoll (chosen for 4 processes here), the
+         * aggregators' refusal is printed and dropped: MPI_SUCCESS
+         * everywhere. Either way no byte changes (checked below). */
+        int failed = (rc != MPI_SUCCESS), nfailed = 0;
+
+        if (failed) {
+            MPI_Error_class(rc, &cls);
+            PS_CHECK(cls == MPI_ERR_READ_ONLY, "OMPIO: collective write to a read-only file: "
+                     "class %d, not MPI_ERR_READ_ONLY", cls);
+        }
+        MPI_Allreduce(&failed, &nfailed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (ps_rank == 0)
+            printf("ps_errors: OMPIO: collective write to a read-only file refused on %d of %d "
+                   "processes\n", nfailed, ps_nprocs);
+    }
+    PS_MPI(MPI_File_read_at_all(fh, (MPI_Offset) ps_rank * N, buf, N, MPI_BYTE, &st));
+    ps_compare(buf, want, N, "read-only file after the refused writes");
     PS_MPI(MPI_File_close(&fh));
 
     /* write-only: writes work, reads fail */
@@ -112,10 +147,58 @@ int main(int argc, char **argv)
     /* sequential mode: no explicit offsets (the file stays as it is) */
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL,
                          MPI_INFO_NULL, &fh));
-    PS_MPI_EXPECT(MPI_File_read_at(fh, 0, buf, 10, MPI_BYTE, &st), MPI_ERR_UNSUPPORTED_OPERATION);
+    rc = MPI_File_read_at(fh, 0, buf, 10, MPI_BYTE, &st);
+    if (!PS_OMPIO) {
+        PS_MPI_EXPECT(rc, MPI_ERR_UNSUPPORTED_OPERATION);
+    } else {
+        unsigned char first[10];
+
+        /* OMPIO does not refuse them: the read gives the file's bytes */
+        PS_MPI(rc);
+        ps_fill(first, sizeof(first), 0, 8);
+        ps_compare(buf, first, sizeof(first), "OMPIO: explicit-offset read in sequential mode");
+    }
     PS_MPI(MPI_File_close(&fh));
 
     if (pstripe) {
+        /* a write past the most a server holds (16 TiB per stripe object):
+         * ROMIO returns the error; OMPIO drops it (MPI_SUCCESS, a short
+         * count; its vulcan collective write even a full count), and the
+         * fbtl component keeps it for the next MPI_File_sync, which fails
+         * on every process (and only that one sync) */
+        MPI_Offset big = ((MPI_Offset) 17 << 40) + (MPI_Offset) ps_rank * 10;
+        int got = -1;
+
+        ps_fname(other, sizeof(other), fname, ".big");
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "striping_factor", "1");
+        MPI_Info_set(info, "romio_pstripe_write_behind", "disable");
+        PS_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR |
+                             MPI_MODE_DELETE_ON_CLOSE, info, &fh));
+        MPI_Info_free(&info);
+        rc = MPI_File_write_at(fh, big, want, 10, MPI_BYTE, &st);
+        if (!PS_OMPIO) {
+            PS_MPI_EXPECT(rc, MPI_ERR_IO);
+            expect_string(rc, "too large");
+        } else {
+            PS_MPI(rc);
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            PS_CHECK(got == 0, "OMPIO: write past 16 TiB reports %d bytes", got);
+            rc = MPI_File_sync(fh);
+            PS_MPI_EXPECT(rc, MPI_ERR_IO);
+            expect_string(rc, "pstripe");
+            PS_MPI(MPI_File_sync(fh));
+            rc = MPI_File_write_at_all(fh, big, want, 10, MPI_BYTE, &st);
+            PS_MPI(rc);
+            rc = MPI_File_sync(fh);
+            PS_MPI_EXPECT(rc, MPI_ERR_IO);
+            expect_string(rc, "pstripe");
+            if (ps_rank == 0)
+                printf("ps_errors: OMPIO: writes past 16 TiB: MPI_SUCCESS, then the sync "
+                       "fails\n");
+        }
+        PS_MPI(MPI_File_close(&fh));
+
         /* a bad hint value is ignored (with a warning in the log); the same
          * bad value on one process only makes the hints differ */
         MPI_Info_create(&info);
@@ -165,7 +248,13 @@ int main(int argc, char **argv)
             MPI_Info_set(info, "romio_pstripe_buffer_count", v);
             rc = MPI_File_set_info(fh, info);
             MPI_Error_class(rc, &cls);
-            PS_CHECK(cls == MPI_ERR_NOT_SAME, "set_info with differing hints: class %d", cls);
+            if (!PS_OMPIO) {
+                PS_CHECK(cls == MPI_ERR_NOT_SAME, "set_info with differing hints: class %d", cls);
+            } else {
+                /* OMPIO keeps the info; no component sees it */
+                PS_MPI(rc);
+                PS_MPI(MPI_File_write_at(fh, (MPI_Offset) ps_rank * N, want, N, MPI_BYTE, &st));
+            }
             MPI_Info_free(&info);
             PS_MPI(MPI_File_close(&fh));
         }
