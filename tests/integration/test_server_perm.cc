@@ -83,7 +83,7 @@ struct user {
     }
     int sfp(uint64_t file_id, const ps_cap_t &cap)
     {
-        ps_sfp_req_t req{file_id, 7, 1, PS_SFP_FETCH_ADD, 0, cap};
+        ps_sfp_req_t req{file_id, 7, 1, PS_SFP_SET, 0, cap}; /* SET: an add needs a counter made first */
         return c.call(PS_MSG_SHARED_FP, &req, sizeof(req)).status();
     }
 };

@@ -322,6 +322,7 @@ TEST_F(ServerProto, SharedFilePointer)
     ASSERT_TRUE(r.received);
     EXPECT_EQ(r.status(), PS_ERR_NO_ENTRY);
     ps_sfp_req_t set{other, 9, 0, PS_SFP_SET, 0};
+    set.cap = add.cap;
     h = header(PS_MSG_SHARED_FP, id, &set, sizeof(set), sizeof(set));
     c1.send_raw(h.data(), h.size(), nullptr, 0);
     r = c1.wait(id++, 20);
