@@ -43,7 +43,8 @@ extern "C" {
 /* PS_PROTO_VERSION 2: OBJ_READ/OBJ_WRITE lists may be strided runs; 3: the HELLO
  * reply carries the auth mode and a nonce, AUTH, STATS auth counters; 4: file
  * owners (uid, gid in ps_file_info_t), access modes in CREATE/LOOKUP/REMOVE,
- * capabilities in replies and data requests, SETATTR. */
+ * capabilities in replies and data requests, SETATTR; the HELLO reply carries
+ * the server's instance, STATS the write-back stage counters. */
 #define PS_PROTO_VERSION 4
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
@@ -149,6 +150,8 @@ typedef struct ps_hello_rep {
     uint32_t auth_mode;  /* ps_auth_mode_t the server requires */
     uint8_t nonce[PS_AUTH_NONCE_LEN]; /* random, new for each HELLO: an AUTH on this
                                          connection must answer it */
+    uint64_t instance; /* random, new each time the server starts: a client that wrote
+                          to an earlier instance knows its unsynced bytes may be lost */
 } ps_hello_rep_t;
 /* HELLO reply data: nworkers x uint32_t TCP ports, worker i listens on port[i]
  * at the same IP address as the one the client connected to. */
@@ -360,11 +363,19 @@ typedef struct ps_stats_rep {
     uint64_t direct_io;          /* 1 if data files use O_DIRECT, 0 if buffered fallback */
     uint64_t latency_hist[PS_STATS_HIST_BUCKETS]; /* request service times */
     uint64_t merged_writers; /* write jobs planned from batches of two or more clients */
-    uint64_t merge_waits;    /* write batches held (<= merge wait) for another client's */
+    uint64_t merge_waits;    /* 0 since protocol 4 (the merge wait gave way to the
+                                write-back stage) */
     uint64_t auth_mode;      /* ps_auth_mode_t in force */
     uint64_t auth_ok;        /* AUTH requests accepted */
     uint64_t auth_refused;   /* AUTH requests refused and requests of unauthenticated
                                 connections refused */
+    uint64_t staged_bytes;     /* write payload bytes copied into the write-back stage */
+    uint64_t stage_whole;      /* staged blocks written whole (completed in the stage) */
+    uint64_t stage_partial;    /* staged blocks written partial (aged, sync, close, full) */
+    uint64_t stage_rmw;        /* of those, read from disk first (read-modify-write) */
+    uint64_t stage_full_waits; /* write jobs that waited for room in the stage */
+    uint64_t stage_errors;     /* failed writes of staged blocks (reported at OBJ_SYNC) */
+    uint64_t stage_blocks;     /* blocks in the stage now */
 } ps_stats_rep_t;
 
 /* --- SHARED_FP ----------------------------------------------------------------------
@@ -399,7 +410,7 @@ static_assert(sizeof(ps_file_info_t) == 56, "wire size");
 static_assert(sizeof(ps_cap_t) == 56, "wire size");
 static_assert(sizeof(ps_setattr_req_t) == 24, "wire size");
 static_assert(sizeof(ps_hello_req_t) == 8, "wire size");
-static_assert(sizeof(ps_hello_rep_t) == 40, "wire size");
+static_assert(sizeof(ps_hello_rep_t) == 48, "wire size");
 static_assert(sizeof(ps_auth_req_t) == 16, "wire size");
 static_assert(sizeof(ps_auth_ticket_t) == 56, "wire size");
 static_assert(sizeof(ps_auth_rep_t) == 64, "wire size");
@@ -417,7 +428,7 @@ static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 72, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
-static_assert(sizeof(ps_stats_rep_t) == 8 * (24 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_stats_rep_t) == 8 * (31 + PS_STATS_HIST_BUCKETS), "wire size");
 static_assert(sizeof(ps_sfp_req_t) == 88, "wire size");
 static_assert(sizeof(ps_sfp_rep_t) == 8, "wire size");
 

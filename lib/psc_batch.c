@@ -506,6 +506,9 @@ static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op)
         psc_io_fail(io, io->is_write ? PS_ERR_IO : PS_ERR_PROTO, msg);
     } else if (!io->is_write && b->max_end > b->rep.obj_size) {
         io->need_stat = 1;
+    } else if (io->is_write && io->wrote_instance != NULL) {
+        /* an fsync checks that the server did not restart since (psc_meta.c) */
+        io->wrote_instance[b->t->server] = fs->servers[b->t->server].instance;
     }
     if (op->send_req == NULL && op->recv_req == NULL) {
         psc_batch_free(fs, b);

@@ -563,6 +563,7 @@ static void psc_hello_done(pstripe_fs_t *fs, psc_op_t *op)
     conn->nworkers = n;
     srv->server_id = conn->hello_rep.server_id;
     srv->block_size = conn->hello_rep.block_size;
+    srv->instance = conn->hello_rep.instance;
     free(op->recv_alloc);
     op->recv_alloc = NULL;
     psc_conn_authenticate(fs, conn);

@@ -219,6 +219,7 @@ typedef struct psc_server {
     ucs_list_link_t waitq; /* ops waiting for the connection */
     uint64_t server_id;
     uint32_t block_size;
+    uint64_t instance; /* the server's start, from the last HELLO (psc_conn.c) */
 } psc_server_t;
 
 struct pstripe_fs {
@@ -294,6 +295,8 @@ struct pstripe_file {
     uint64_t cap_renew_ns; /* ps_time_ns() after which cap is renewed (0: never) */
     ps_layout_t layout;
     psc_io_opts_t opts; /* this file's batching (pstripe_file_set_option) */
+    uint64_t *wrote_instance; /* per server: the instance that acknowledged this file's
+                                 writes since the last fsync, 0: none (NULL until a write) */
 };
 
 #endif

@@ -309,6 +309,14 @@ static ps_status_t psc_io_create(pstripe_file_t *file, int is_write,
     io->buffer_count = (uint32_t)file->opts.buffer_count;
     io->max_regions = (uint32_t)file->opts.max_regions;
     io->bounce_threshold = file->opts.bounce_threshold;
+    if (is_write && file->wrote_instance == NULL) {
+        file->wrote_instance = calloc(file->fs->nservers, sizeof(*file->wrote_instance));
+    }
+    io->wrote_instance = is_write ? file->wrote_instance : NULL;
+    if (is_write && io->wrote_instance == NULL) {
+        status = psc_error(PS_ERR_NO_MEMORY, "no memory");
+        goto err_free_io;
+    }
     if (total > 0) {
         status = psc_io_copy_args(io, regions, nregions, mem, nmem);
         if (status == PS_OK) {

@@ -450,6 +450,7 @@ ps_status_t pstripe_close(pstripe_file_t *file)
         return psc_error(PS_ERR_INVALID, "file is NULL");
     }
     free(file->path);
+    free(file->wrote_instance);
     free(file);
     return PS_OK;
 }
@@ -645,6 +646,21 @@ ps_status_t pstripe_fsync(pstripe_file_t *file)
     psc_op_post(fs, &ops[n], &call);
     status = psc_call_wait(fs, &call);
     free(ops);
+    /* A server that restarted since it acknowledged this file's writes may
+     * have lost them (it acknowledges partial blocks once they are in its
+     * memory, as a page cache does): its sync succeeding proves nothing. */
+    ps_status_t call_status = status; /* a failed sync keeps what it must check again */
+    for (uint32_t s = 0; call_status == PS_OK && file->wrote_instance != NULL && s < fs->nservers;
+         s++) {
+        if (file->wrote_instance[s] != 0 && file->wrote_instance[s] != fs->servers[s].instance &&
+            status == PS_OK) {
+            status = psc_error(PS_ERR_IO,
+                               "server %s restarted since it acknowledged writes to %s: bytes "
+                               "written before the restart and not synced may be lost",
+                               fs->servers[s].addr, file->path);
+        }
+        file->wrote_instance[s] = 0; /* reported once, as Linux reports a lost writeback */
+    }
     return status;
 }
 

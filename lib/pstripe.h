@@ -273,6 +273,14 @@ typedef struct pstripe_server_stats {
     uint64_t auth_mode;    /* 0 none, 1 munge, 2 key (ps_auth_mode_t) */
     uint64_t auth_ok;      /* AUTH requests accepted */
     uint64_t auth_refused; /* AUTH requests and unauthenticated requests refused */
+    /* write-back stage of partial blocks (the server's write_back) */
+    uint64_t staged_bytes;     /* write bytes copied into it */
+    uint64_t stage_whole;      /* blocks written once whole */
+    uint64_t stage_partial;    /* blocks written partial (age, sync, truncate, full) */
+    uint64_t stage_rmw;        /* of those, read first (read-modify-write) */
+    uint64_t stage_full_waits; /* writes that waited for room */
+    uint64_t stage_errors;     /* failed writes of staged blocks (reported by fsync) */
+    uint64_t stage_blocks;     /* blocks staged now */
 } pstripe_server_stats_t;
 ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
 

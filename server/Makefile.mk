@@ -16,6 +16,8 @@ server_pstripe_server_SOURCES = \
 	server/pss_check.h server/pss_check.c \
 	server/pss_store.h server/pss_store.c \
 	server/pss_job.h server/pss_job.c \
+	server/pss_jobdef.h server/pss_plan.h server/pss_plan.c \
+	server/pss_stage.h server/pss_stage.c \
 	server/pss_object.h server/pss_object.c \
 	server/pss_edge.h server/pss_edge.c \
 	server/pss_share.h server/pss_share.c \

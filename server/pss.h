@@ -20,10 +20,12 @@
  *   pss_perm.c    permission checks, capabilities given at open and checked on data
  *   pss_meta.c    the namespace in LMDB (CREATE, LOOKUP, REMOVE, LIST, META_SYNC, SETATTR)
  *   pss_store.c   OBJ_* requests: checks, each object's queue, control requests
- *   pss_job.c     planned I/O jobs: coalescing, libaio, read-modify-write
+ *   pss_job.c     running I/O jobs: libaio, read-modify-write, staging, flushes
+ *   pss_plan.c    planning I/O jobs: coalescing into spans, pieces, flush jobs
  *   pss_object.c  the object table and object files (open, size, sync, close)
  *   pss_edge.c    edge blocks of recent writes (writes without read-modify-write)
  *   pss_share.c   read spans kept for other clients reading the same blocks
+ *   pss_stage.c   the write-back stage of partial blocks (its table)
  *   pss_probe.c   start-up probe of O_DIRECT alignment and block size
  *   pss_req.c     a request's life: buffers, reply, release
  *   pss_conn.c    a worker's connections (endpoints, refcounts, closing)
@@ -62,7 +64,9 @@ typedef struct pss_stats {
     _Atomic uint64_t rmw_reads;
     _Atomic uint64_t queue_depth, queue_depth_max;
     _Atomic uint64_t merged_batches;
-    _Atomic uint64_t merged_writers, merge_waits;
+    _Atomic uint64_t merged_writers;
+    _Atomic uint64_t staged_bytes, stage_whole, stage_partial, stage_rmw, stage_full_waits,
+        stage_errors, stage_blocks;
     _Atomic uint64_t auth_ok, auth_refused;
     _Atomic uint64_t latency_hist[PS_STATS_HIST_BUCKETS];
 } pss_stats_t;
@@ -102,8 +106,7 @@ typedef struct pss_server {
     char *data_dir;             /* absolute */
     size_t max_open_per_worker; /* object files a worker keeps open */
     size_t max_conns_per_worker; /* connections a worker accepts (pss_conn.c) */
-    uint64_t merge_wait_ns;     /* longest hold of a write batch for another client's
-                                   (pss_store.c; the merge_wait tunable), 0: never */
+    uint64_t instance;          /* random, new at every start: clients see a restart */
 
     /* authentication (pss_auth.c), read-only once started */
     uint32_t auth_mode;     /* ps_auth_mode_t */
@@ -232,10 +235,11 @@ struct pss_worker {
     size_t objs_cap, nobjs;
     pss_object_t *ready_head; /* objects with queued work to (re)consider */
     size_t nopen, max_open;   /* object files open, and the budget */
-    pss_object_t *held_head;  /* objects whose writes wait for another client's (pss_store.c) */
-    int hold_tfd;             /* timerfd that ends the earliest hold */
-    int hold_timer;           /* hold_tfd was created */
-    uint64_t hold_armed;      /* deadline hold_tfd is set to (ns, CLOCK_MONOTONIC), 0: none */
+    struct pss_stage *stage;    /* write-back stage of partial blocks (pss_stage.c), or NULL */
+    pss_object_t *swait_head;   /* objects whose writes wait for room in it (pss_store.c) */
+    int stage_tfd;              /* timerfd: the oldest staged block is due */
+    int stage_timer;            /* stage_tfd was created */
+    uint64_t stage_armed;       /* deadline stage_tfd is set to (ns, CLOCK_MONOTONIC), 0: none */
     pss_rspan_t *share_head, *share_tail; /* kept read spans, most recently used first
                                              (pss_share.c) */
     uint64_t share_bytes;                 /* their bytes, at most cfg.read_share */

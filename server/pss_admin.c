@@ -37,6 +37,7 @@ static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
     rep.nworkers = s->nworkers;
     rep.worker = w->index;
     rep.block_size = s->align;
+    rep.instance = s->instance;
     if (pss_auth_hello(w, req, &rep) != PS_OK) {
         free(ports);
         pss_reply(req, PS_ERR_IO, NULL, 0, NULL, 0, NULL);
@@ -104,7 +105,13 @@ static void pss_stats_collect(pss_server_t *s, ps_stats_rep_t *rep)
         rep->queue_depth_max = qmax > rep->queue_depth_max ? qmax : rep->queue_depth_max;
         rep->merged_batches += PSS_STAT_GET(w, merged_batches);
         rep->merged_writers += PSS_STAT_GET(w, merged_writers);
-        rep->merge_waits += PSS_STAT_GET(w, merge_waits);
+        rep->staged_bytes += PSS_STAT_GET(w, staged_bytes);
+        rep->stage_whole += PSS_STAT_GET(w, stage_whole);
+        rep->stage_partial += PSS_STAT_GET(w, stage_partial);
+        rep->stage_rmw += PSS_STAT_GET(w, stage_rmw);
+        rep->stage_full_waits += PSS_STAT_GET(w, stage_full_waits);
+        rep->stage_errors += PSS_STAT_GET(w, stage_errors);
+        rep->stage_blocks += PSS_STAT_GET(w, stage_blocks);
         rep->auth_ok += PSS_STAT_GET(w, auth_ok);
         rep->auth_refused += PSS_STAT_GET(w, auth_refused);
         for (int b = 0; b < PS_STATS_HIST_BUCKETS; b++) {

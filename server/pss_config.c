@@ -51,10 +51,16 @@ const ps_config_field_t pss_config_table[] = {
               "per worker: buffers of large requests in service; beyond it their rendezvous "
               "data waits at the sender",
               PS_CFG_SIZE, max_inflight, 1 << 20, (double)(1ull << 40)),
-    PSS_FIELD("merge_wait", "1ms",
-              "a write batch that needs read-modify-write waits up to this for another "
-              "client's batch of the same blocks, so both are written once (0: never)",
-              PS_CFG_TIME, merge_wait, 0, 1.0),
+    PSS_FIELD("write_back", "64m",
+              "per worker: write-back stage of partial blocks; the bytes of a write that "
+              "leaves blocks partly written are kept and acknowledged, later writes fill the "
+              "blocks, whole blocks go to disk at once, the rest after write_back_age, at "
+              "OBJ_SYNC, truncate, close, or when it is full (0: off, every partial block is "
+              "read-modify-written)",
+              PS_CFG_SIZE, write_back, 0, (double)(1ull << 40)),
+    PSS_FIELD("write_back_age", "1s",
+              "longest time a partial block stays in the write-back stage",
+              PS_CFG_TIME, write_back_age, 0, 3600.0),
     PSS_FIELD("read_share", "16m",
               "per worker: spans just read from disk kept for other clients reading the same "
               "blocks (used only while several clients read one file; 0: never)",

@@ -26,7 +26,8 @@ typedef struct pss_config {
     int64_t max_connections; /* connections per worker */
     uint64_t max_inflight; /* bytes: request buffers a worker holds before queueing more */
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
-    double merge_wait;     /* seconds a write batch may wait for another client's */
+    uint64_t write_back;   /* bytes per worker: write-back stage of partial blocks, 0: off */
+    double write_back_age; /* seconds a partial block stays staged at most */
     uint64_t read_share;   /* bytes per worker: read spans kept for other clients' reads */
     char *auth;            /* "munge", "key" or "none" (pss_auth.c) */
     char *auth_key_file;   /* the cluster key (auth = key) */

@@ -20,6 +20,8 @@
  */
 #include "pss_job.h"
 
+#include "pss_jobdef.h"
+#include "pss_plan.h"
 #include "pss_req.h"
 
 #include "ps_extent.h"
@@ -33,48 +35,6 @@
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* A part of one region, or count whole regions of one run, inside one span:
- * region c at span_off + c * stride in the span, at mem + c * len in memory. */
-typedef struct pss_piece {
-    uint64_t span_off; /* bytes from the span's start, of the first region */
-    uint64_t len;      /* bytes of each region */
-    uint64_t stride;   /* bytes between region starts */
-    uint64_t count;    /* regions */
-    uint64_t obj_off;  /* object offset of the first region */
-    uint8_t *mem;      /* write: source in the payload; read: destination in the reply */
-} pss_piece_t;
-
-/* One aligned disk I/O of a job (a span of the plan). */
-typedef struct pss_span_io {
-    struct iocb iocb;
-    struct pss_span_io *next_wait;
-    pss_job_t *job;
-    uint64_t off, len;
-    uint8_t *buf;
-    int own_buf; /* buf allocated here (else it points into a payload) */
-    int holes;   /* write: read the span first */
-    int writing; /* current phase is the write */
-    int shared;  /* read: copied from a span kept for sharing, not read from disk */
-    uint32_t first_piece, npieces;
-} pss_span_io_t;
-
-struct pss_job {
-    pss_job_t *next; /* the object's running jobs */
-    pss_object_t *obj;
-    int is_write;
-    pss_req_t **batches;
-    uint32_t nbatches;
-    pss_span_io_t *spans;
-    size_t nspans, spans_left;
-    pss_piece_t *pieces;
-    size_t npieces;
-    uint64_t max_end; /* end of the furthest region */
-    uint32_t align;   /* the server's disk alignment, bytes */
-    ps_status_t status;
-};
-
-#define PSS_GAPS_MAX 32 /* covered ranges of a span looked at to fill its holes blind */
 
 /* ---- aio ------------------------------------------------------------------------ */
 
@@ -175,6 +135,9 @@ static void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp)
         if (sp->job->is_write) {
             PSS_STAT_ADD(w, rmw_reads, 1);
         }
+        if (sp->job->stage != NULL) {
+            PSS_STAT_ADD(w, stage_rmw, 1);
+        }
     }
     io_set_eventfd(iocbp, w->aio_efd);
     iocbp->data = sp;
@@ -225,266 +188,6 @@ void pss_aio_submit_waiting(pss_worker_t *w)
     pss_aio_flush(w);
 }
 
-/* ---- jobs ------------------------------------------------------------------------ */
-
-void pss_job_free(pss_job_t *job)
-{
-    if (job->spans != NULL) {
-        for (size_t i = 0; i < job->nspans; i++) {
-            if (job->spans[i].own_buf) {
-                free(job->spans[i].buf);
-            }
-        }
-    }
-    free(job->spans);
-    free(job->pieces);
-    free(job->batches);
-    free(job);
-}
-
-/* Index of the first span whose end is beyond off (spans sorted, disjoint). */
-static size_t pss_span_search(const pss_span_io_t *spans, size_t n, uint64_t off)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (spans[mid].off + spans[mid].len <= off) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-static int pss_run_cmp(const void *a, const void *b)
-{
-    const ps_extent_run_t *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/*
- * Plan the runs (sorted here) into spans: without expanding them when their
- * hulls are disjoint (one client's strided pattern), else by expanding them
- * into nreg regions for ps_extent_plan (interleaved runs of several
- * batches). *plan is malloc'd.
- */
-static ps_status_t pss_job_plan_runs(pss_server_t *s, ps_extent_run_t *runs, size_t nruns,
-                                     uint64_t nreg, ps_io_span_t **plan, size_t *nspans)
-{
-    size_t i = 1, r = 0, bound;
-    ps_extent_t *ext;
-    uint64_t gap = s->cfg.coalesce_gap;
-
-    while (i < nruns && runs[i - 1].off <= runs[i].off) {
-        i++;
-    }
-    if (i < nruns) {
-        qsort(runs, nruns, sizeof(*runs), pss_run_cmp);
-    }
-    if (ps_extent_runs_disjoint(runs, nruns)) {
-        bound = ps_extent_plan_runs_bound(runs, nruns, s->align, s->cfg.max_io);
-        *plan = malloc((bound ? bound : 1) * sizeof(**plan));
-        if (*plan == NULL) {
-            return PS_ERR_NO_MEMORY;
-        }
-        *nspans = ps_extent_plan_runs(runs, nruns, s->align, gap, s->cfg.max_io, *plan);
-        return PS_OK;
-    }
-    ext = malloc(nreg * sizeof(*ext));
-    if (ext == NULL) {
-        return PS_ERR_NO_MEMORY;
-    }
-    for (i = 0; i < nruns; i++) {
-        for (uint64_t k = 0; k < runs[i].count; k++, r++) {
-            ext[r].off = runs[i].off + k * runs[i].stride;
-            ext[r].len = runs[i].len;
-        }
-    }
-    ps_extent_sort(ext, nreg);
-    bound = ps_extent_plan_bound(ext, nreg, s->align, s->cfg.max_io);
-    *plan = malloc((bound ? bound : 1) * sizeof(**plan));
-    if (*plan == NULL) {
-        free(ext);
-        return PS_ERR_NO_MEMORY;
-    }
-    *nspans = ps_extent_plan(ext, nreg, s->align, gap, s->cfg.max_io, *plan);
-    free(ext);
-    return PS_OK;
-}
-
-/*
- * The job's spans: all regions of the batches, sorted and coalesced into
- * aligned spans (see pss_job.h); also the job's max_end.
- */
-static ps_status_t pss_job_spans(pss_server_t *s, pss_job_t *job, pss_req_t **batches,
-                                 uint32_t nbatches, size_t nruns)
-{
-    size_t r = 0, nspans = 0;
-    uint64_t nreg = 0;
-    ps_extent_run_t *runs;
-    ps_io_span_t *plan = NULL;
-    ps_status_t status;
-
-    runs = malloc(nruns * sizeof(*runs));
-    if (runs == NULL) {
-        return PS_ERR_NO_MEMORY;
-    }
-    for (uint32_t b = 0; b < nbatches; b++) {
-        for (uint32_t i = 0; i < batches[b]->body.io.nregions; i++, r++) {
-            runs[r] = pss_io_run(batches[b], i);
-            nreg += runs[r].count;
-            if (ps_extent_run_end(&runs[r]) > job->max_end) {
-                job->max_end = ps_extent_run_end(&runs[r]);
-            }
-        }
-    }
-    status = pss_job_plan_runs(s, runs, nruns, nreg, &plan, &nspans);
-    free(runs);
-    if (status != PS_OK) {
-        return status;
-    }
-
-    job->spans = calloc(nspans ? nspans : 1, sizeof(*job->spans));
-    if (job->spans == NULL) {
-        free(plan);
-        return PS_ERR_NO_MEMORY;
-    }
-    job->nspans = nspans;
-    for (size_t i = 0; i < nspans; i++) {
-        job->spans[i].job = job;
-        job->spans[i].off = plan[i].off;
-        job->spans[i].len = plan[i].len;
-        job->spans[i].holes = plan[i].holes;
-    }
-    free(plan);
-    return PS_OK;
-}
-
-static void pss_piece_set(pss_piece_t *p, uint64_t span_off, uint64_t len, uint64_t stride,
-                          uint64_t count, uint64_t obj_off, uint8_t *mem)
-{
-    p->span_off = span_off;
-    p->len = len;
-    p->stride = stride;
-    p->count = count;
-    p->obj_off = obj_off;
-    p->mem = mem;
-}
-
-/*
- * The pieces of run r (its data at mem) inside span sp: a cut region at
- * either end, and the whole regions between as one piece. Writes them to
- * out unless out is NULL; returns how many.
- */
-static size_t pss_run_pieces(const ps_extent_run_t *r, uint8_t *mem, const pss_span_io_t *sp,
-                             pss_piece_t *out)
-{
-    uint64_t a = sp->off, b = sp->off + sp->len, st = r->stride;
-    uint64_t i = a < r->off + r->len ? 0 : (a - r->off - r->len) / st + 1;     /* ends after a */
-    uint64_t lim = b <= r->off ? 0 : (b - r->off - 1) / st + 1;                /* start before b */
-    uint64_t whole = b < r->off + r->len ? 0 : (b - r->off - r->len) / st + 1; /* end by b */
-    size_t n = 0;
-
-    lim = lim < r->count ? lim : r->count;
-    whole = whole < lim ? whole : lim;
-    while (i < lim) {
-        uint64_t ro = r->off + i * st, re = ro + r->len;
-        if (ro >= a && re <= b) {
-            if (out != NULL) {
-                pss_piece_set(&out[n], ro - a, r->len, st, whole - i, ro, mem + i * r->len);
-            }
-            i = whole;
-        } else {
-            uint64_t x = ro > a ? ro : a, z = re < b ? re : b;
-            if (out != NULL) {
-                pss_piece_set(&out[n], x - a, z - x, z - x, 1, x, mem + i * r->len + (x - ro));
-            }
-            i++;
-        }
-        n++;
-    }
-    return n;
-}
-
-/*
- * Cut every run into pieces per span it touches, grouped by span in
- * request order: first count them per span (place == 0), then place them.
- */
-static void pss_job_walk_pieces(pss_job_t *job, pss_req_t **batches, uint32_t nbatches, int place)
-{
-    size_t nspans = job->nspans;
-
-    for (uint32_t b = 0; b < nbatches; b++) {
-        pss_req_t *req = batches[b];
-        uint8_t *mem = job->is_write ? (uint8_t *)req->payload : req->reply_buf;
-        for (uint32_t i = 0; i < req->body.io.nregions; i++) {
-            ps_extent_run_t r = pss_io_run(req, i);
-            uint64_t end = ps_extent_run_end(&r);
-            for (size_t k = pss_span_search(job->spans, nspans, r.off);
-                 k < nspans && job->spans[k].off < end; k++) {
-                pss_span_io_t *sp = &job->spans[k];
-                pss_piece_t *out = place ? &job->pieces[sp->first_piece + sp->npieces] : NULL;
-                sp->npieces += (uint32_t)pss_run_pieces(&r, mem, sp, out);
-            }
-            mem += r.len * r.count;
-        }
-    }
-}
-
-static ps_status_t pss_job_pieces(pss_job_t *job, pss_req_t **batches, uint32_t nbatches)
-{
-    size_t npieces = 0;
-    uint32_t acc = 0;
-
-    pss_job_walk_pieces(job, batches, nbatches, 0);
-    for (size_t k = 0; k < job->nspans; k++) {
-        npieces += job->spans[k].npieces;
-    }
-    job->pieces = malloc((npieces ? npieces : 1) * sizeof(*job->pieces));
-    if (job->pieces == NULL) {
-        return PS_ERR_NO_MEMORY;
-    }
-    job->npieces = npieces;
-    for (size_t k = 0; k < job->nspans; k++) {
-        job->spans[k].first_piece = acc;
-        acc += job->spans[k].npieces;
-        job->spans[k].npieces = 0; /* refilled below */
-    }
-    pss_job_walk_pieces(job, batches, nbatches, 1);
-    return PS_OK;
-}
-
-pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches, uint32_t nbatches,
-                        int is_write)
-{
-    size_t nreg = 0;
-    pss_job_t *job;
-
-    for (uint32_t b = 0; b < nbatches; b++) {
-        nreg += batches[b]->body.io.nregions;
-    }
-    job = calloc(1, sizeof(*job));
-    if (job == NULL) {
-        goto err_log;
-    }
-    job->obj = obj;
-    job->is_write = is_write;
-    job->align = w->server->align;
-    if (pss_job_spans(w->server, job, batches, nbatches, nreg) != PS_OK ||
-        pss_job_pieces(job, batches, nbatches) != PS_OK) {
-        goto err_free_job;
-    }
-    job->batches = batches;
-    job->nbatches = nbatches;
-    return job;
-
-err_free_job:
-    pss_job_free(job);
-err_log:
-    ps_error("worker %u: no memory to plan %zu region list entries", w->index, nreg);
-    return NULL;
-}
 
 /* Do two jobs' span lists intersect? Both are sorted and disjoint. */
 static int pss_jobs_overlap(const pss_job_t *a, const pss_job_t *b)
@@ -517,115 +220,23 @@ int pss_job_conflicts(const pss_job_t *job)
     return 0;
 }
 
-static int pss_range_cmp(const void *a, const void *b)
-{
-    const uint64_t *x = a, *y = b;
-    return x[0] < y[0] ? -1 : x[0] > y[0];
-}
 
-/*
- * The bytes of span sp that no piece covers, as sorted [lo, hi) offsets in
- * the span, in gaps[]: their number, or -1 when the pieces are too many
- * ranges to look at.
- */
-static int pss_span_gaps(const pss_span_io_t *sp, uint64_t (*gaps)[2])
-{
-    const pss_piece_t *p = &sp->job->pieces[sp->first_piece];
-    uint64_t cov[PSS_GAPS_MAX][2], at = 0;
-    int n = 0, ngaps = 0;
-
-    for (uint32_t i = 0; i < sp->npieces; i++) {
-        for (uint64_t c = 0; c < p[i].count; c++) {
-            if (n == PSS_GAPS_MAX) {
-                return -1;
-            }
-            cov[n][0] = p[i].span_off + c * p[i].stride;
-            cov[n][1] = cov[n][0] + p[i].len;
-            n++;
-        }
-    }
-    qsort(cov, (size_t)n, sizeof(cov[0]), pss_range_cmp);
-    for (int i = 0; i <= n; i++) {
-        uint64_t next = i < n ? cov[i][0] : sp->len;
-        if (next > at) {
-            if (ngaps == PSS_GAPS_MAX) {
-                return -1;
-            }
-            gaps[ngaps][0] = at;
-            gaps[ngaps][1] = next;
-            ngaps++;
-        }
-        if (i < n && cov[i][1] > at) {
-            at = cov[i][1];
-        }
-    }
-    return ngaps;
-}
-
-/*
- * Can the holes of write span sp be filled without reading the span? Bytes
- * at or past phys (the file's length before this job) are zeros; the others
- * must lie in edge blocks kept from earlier writes (pss_edge.c). With fill,
- * also put those bytes into sp->buf.
- */
-static int pss_span_prefill(pss_span_io_t *sp, uint64_t phys, int fill)
-{
-    const pss_object_t *obj = sp->job->obj;
-    uint32_t align = sp->job->align;
-    uint64_t gaps[PSS_GAPS_MAX][2];
-    int n = pss_span_gaps(sp, gaps);
-
-    for (int i = 0; i < n; i++) {
-        uint64_t lo = sp->off + gaps[i][0], hi = sp->off + gaps[i][1];
-        uint64_t old_end = hi < phys ? hi : phys;
-        if (lo < old_end && !pss_edge_copy(&obj->edges, align, lo, old_end - lo,
-                                           fill ? sp->buf + (lo - sp->off) : NULL)) {
-            return 0;
-        }
-        if (fill && hi > phys) {
-            uint64_t z = lo > phys ? lo : phys;
-            memset(sp->buf + (z - sp->off), 0, hi - z);
-        }
-    }
-    return n >= 0;
-}
-
-int pss_job_needs_rmw(const pss_job_t *job)
-{
-    for (size_t i = 0; i < job->nspans; i++) {
-        if (job->spans[i].holes && !pss_span_prefill(&job->spans[i], job->obj->phys_size, 0)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-void pss_job_hull(const pss_job_t *job, uint64_t *lo, uint64_t *hi)
+/* The object bytes [*lo, *hi) from the job's first span to its last. */
+static void pss_job_hull(const pss_job_t *job, uint64_t *lo, uint64_t *hi)
 {
     *lo = job->nspans ? job->spans[0].off : 0;
     *hi = job->nspans ? job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len : 0;
 }
 
-int pss_job_other_writer(const pss_object_t *obj, const void *conn, uint64_t lo, uint64_t hi)
+/* The end of the job's last span written to disk (not staged), 0 if none. */
+static uint64_t pss_job_disk_end(const pss_job_t *job)
 {
-    int found = 0;
-
-    for (const pss_job_t *a = obj->active; a != NULL; a = a->next) {
-        uint64_t alo, ahi;
-        int other = 0;
-        for (uint32_t b = 0; b < a->nbatches && a->is_write; b++) {
-            other |= a->batches[b]->conn != conn;
+    for (size_t i = job->nspans; i > 0; i--) {
+        if (!job->spans[i - 1].staged) {
+            return job->spans[i - 1].off + job->spans[i - 1].len;
         }
-        if (!other) {
-            continue;
-        }
-        pss_job_hull(a, &alo, &ahi);
-        if (alo < hi && lo < ahi) {
-            return -1;
-        }
-        found = 1;
     }
-    return found;
+    return 0;
 }
 
 /* Do the job's batches come from more than one client connection? */
@@ -692,11 +303,10 @@ static void pss_job_extend(pss_worker_t *w, pss_job_t *job)
 {
     pss_object_t *obj = job->obj;
 
-    if (!job->is_write || job->nspans == 0) {
+    if (!job->is_write || pss_job_disk_end(job) == 0) {
         return;
     }
-    uint64_t span_end = pss_round_up(
-        job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len, w->server->align);
+    uint64_t span_end = pss_round_up(pss_job_disk_end(job), w->server->align);
     if (span_end > obj->phys_size) {
         if (ftruncate(obj->fd, (off_t)span_end) == 0) {
             obj->phys_size = span_end;
@@ -708,11 +318,159 @@ static void pss_job_extend(pss_worker_t *w, pss_job_t *job)
     }
 }
 
+/* ---- the write-back stage ------------------------------------------------------- */
+
+/* Copy a write span's pieces into the stage (request order: later bytes
+ * win), block by block. The room was checked by the caller; a failed
+ * allocation fails the job. */
+static void pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now)
+{
+    pss_job_t *job = sp->job;
+    const pss_piece_t *p = &job->pieces[sp->first_piece];
+    uint64_t a = job->align, total = 0;
+    pss_sblock_t *last = NULL; /* small regions come many to a block */
+
+    for (uint32_t i = 0; i < sp->npieces; i++) {
+        for (uint64_t c = 0; c < p[i].count; c++) {
+            uint64_t o = p[i].obj_off + c * p[i].stride, left = p[i].len;
+            const uint8_t *src = p[i].mem + c * p[i].len;
+            while (left > 0) {
+                uint64_t n = o / a * a + a - o;
+                n = n < left ? n : left;
+                if (last != NULL && o >= last->off && o + n <= last->off + a) {
+                    pss_stage_put_in(last, o, src, n);
+                } else if ((last = pss_stage_put(w->stage, job->obj, o, src, n, now)) == NULL) {
+                    ps_error("worker %u: no room or memory to stage a block of object %016" PRIx64,
+                             w->index, job->obj->file_id);
+                    job->status = PS_ERR_NO_MEMORY;
+                    return;
+                }
+                o += n;
+                src += n;
+                left -= n;
+                total += n;
+            }
+        }
+    }
+    PSS_STAT_ADD(w, staged_bytes, total);
+}
+
+/* Detach blocks (they are the job's now), count them and start the job. */
+static void pss_flush_start(pss_worker_t *w, pss_job_t *job)
+{
+    for (size_t i = 0; i < job->nsblocks; i++) {
+        pss_sblock_t *b = job->sblocks[i];
+        pss_stage_detach(w->stage, b);
+        if (b->covered == job->align) {
+            PSS_STAT_ADD(w, stage_whole, 1);
+        } else {
+            PSS_STAT_ADD(w, stage_partial, 1);
+        }
+    }
+    pss_job_start(w, job);
+}
+
+#define PSS_WHOLE_RUN 16 /* staged whole blocks in a row written at once */
+
+/* Append b to *blocks (grown as needed); 0 if out of memory. */
+static int pss_block_push(pss_sblock_t ***blocks, size_t *n, size_t *cap, pss_sblock_t *b)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        pss_sblock_t **nb = realloc(*blocks, ncap * sizeof(*nb));
+        if (nb == NULL) {
+            return 0;
+        }
+        *blocks = nb;
+        *cap = ncap;
+    }
+    (*blocks)[(*n)++] = b;
+    return 1;
+}
+
+/*
+ * Write at once, in a job of their own, the runs of whole staged blocks in
+ * job's staged spans that cover a span or are PSS_WHOLE_RUN blocks long
+ * (one I/O each, one io_submit). Shorter runs wait for their neighbours (a
+ * process writing every other block of a vector pattern: the other
+ * process's blocks make one long run) or their age. The flush overlaps
+ * only job's staged spans, which do no I/O, so it needs no conflict check.
+ */
+static void pss_job_flush_whole(pss_worker_t *w, pss_job_t *job)
+{
+    size_t n = 0, cap = 0;
+    pss_sblock_t **blocks = NULL;
+    uint64_t a = job->align;
+
+    for (size_t i = 0; i < job->nspans; i++) {
+        const pss_span_io_t *sp = &job->spans[i];
+        for (uint64_t o = sp->off; sp->staged && o < sp->off + sp->len;) {
+            uint64_t end = o;
+            pss_sblock_t *b;
+            while (end < sp->off + sp->len && (b = pss_stage_find(w->stage, job->obj, end)) != NULL &&
+                   b->covered == a) {
+                end += a;
+            }
+            if (end > o && ((end - o) / a >= PSS_WHOLE_RUN || (o == sp->off && end == sp->off + sp->len))) {
+                for (uint64_t x = o; x < end; x += a) {
+                    if (!pss_block_push(&blocks, &n, &cap, pss_stage_find(w->stage, job->obj, x))) {
+                        goto plan; /* the rest stays staged and goes later */
+                    }
+                }
+            }
+            o = end > o ? end : o + a;
+        }
+    }
+plan:;
+    pss_job_t *flush = n ? pss_flush_plan(w, job->obj, blocks, n) : NULL;
+    if (flush == NULL) {
+        free(blocks); /* the blocks stay staged: aged out later */
+        return;
+    }
+    pss_flush_start(w, flush);
+}
+
+int pss_job_flush(pss_worker_t *w, pss_object_t *obj, uint64_t born_by)
+{
+    size_t n = 0;
+    pss_sblock_t **blocks;
+    pss_job_t *job;
+
+    if (w->stage == NULL || obj->nstaged == 0) {
+        return 0;
+    }
+    blocks = malloc(obj->nstaged * sizeof(*blocks));
+    if (blocks == NULL) {
+        return -1;
+    }
+    for (pss_sblock_t *b = obj->staged; b != NULL; b = b->onext) {
+        if (b->ns <= born_by) {
+            blocks[n++] = b;
+        }
+    }
+    job = n ? pss_flush_plan(w, obj, blocks, n) : NULL;
+    if (job == NULL) {
+        free(blocks);
+        return n ? -1 : 0;
+    }
+    if (pss_job_conflicts(job)) {
+        job->sblocks = NULL; /* still staged */
+        job->nsblocks = 0;
+        pss_job_free(job);
+        free(blocks);
+        return -1;
+    }
+    pss_flush_start(w, job);
+    return 1;
+}
+
 void pss_job_start(pss_worker_t *w, pss_job_t *job)
 {
     pss_server_t *s = w->server;
     pss_object_t *obj = job->obj;
     uint64_t phys = obj->phys_size; /* before pss_job_extend */
+    uint64_t now = ps_time_ns();
+    int staged = 0;
 
     if (!job->is_write && obj->fd < 0) {
         /* nothing on disk: every byte reads as zero (size 0 clamps all) */
@@ -742,6 +500,12 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
     job->spans_left = job->nspans + 1;
     for (size_t i = 0; i < job->nspans; i++) {
         pss_span_io_t *sp = &job->spans[i];
+        if (sp->staged) {
+            pss_span_stage(w, sp, now);
+            staged = 1;
+            job->spans_left--;
+            continue;
+        }
         if (pss_span_direct(s, sp, job->pieces)) {
             sp->buf = job->pieces[sp->first_piece].mem;
             sp->own_buf = 0;
@@ -774,6 +538,9 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
             continue;
         }
         pss_aio_submit(w, sp);
+    }
+    if (staged) {
+        pss_job_flush_whole(w, job);
     }
     pss_aio_flush(w);
     if (--job->spans_left == 0) {
@@ -835,8 +602,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
     }
     if (job->is_write) {
         if (status == PS_OK) {
-            uint64_t span_end =
-                job->nspans ? job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len : 0;
+            uint64_t span_end = pss_job_disk_end(job);
             if (span_end > obj->phys_size) { /* the extension before it failed */
                 obj->phys_size = span_end;
             }
@@ -852,16 +618,18 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             }
         }
         obj->dirty = 1;
-        uint32_t k = obj->recent_next++ % PSS_OBJ_RECENT;
-        obj->recent[k].ns = ps_time_ns();
-        obj->recent[k].conn = job->batches[0]->conn;
-        obj->recent[k].multi = pss_job_multi_client(job);
-        pss_job_hull(job, &obj->recent[k].lo, &obj->recent[k].hi);
+        if (job->stage != NULL && status != PS_OK) {
+            /* nobody waits for this write: the next OBJ_SYNC reports it */
+            obj->wb_error = status;
+            PSS_STAT_ADD(w, stage_errors, 1);
+        }
     } else if (status == PS_OK) {
-        /* gather the spans into the replies; zeros past the logical end */
+        /* gather the spans into the replies, with the staged bytes over
+         * what the disk holds; zeros past the logical end */
         int keep = pss_share_active(&obj->share);
         for (size_t k = 0; k < job->nspans; k++) {
             pss_span_io_t *sp = &job->spans[k];
+            pss_stage_overlay(w->stage, obj, sp->off, sp->len, sp->buf);
             if (keep && !sp->shared) {
                 pss_share_keep(w, &obj->share, sp->off, sp->len, sp->buf);
             }

@@ -12,32 +12,6 @@
 
 #include "pss_object.h"
 
-#include <string.h>
-
-/* Entry i of a checked OBJ_READ/OBJ_WRITE request's list (at the start of its
- * data) as a run: a plain region is the run {off, len, len, 1}. */
-static inline ps_extent_run_t pss_io_run(const pss_req_t *req, uint32_t i)
-{
-    ps_extent_run_t r;
-
-    if (req->body.io.flags & PS_IO_RUNS) {
-        ps_run_t w;
-        memcpy(&w, (const ps_run_t *)req->data + i, sizeof(w));
-        r.off = w.off;
-        r.len = w.len;
-        r.stride = w.stride;
-        r.count = w.count;
-    } else {
-        ps_region_t w;
-        memcpy(&w, (const ps_region_t *)req->data + i, sizeof(w));
-        r.off = w.off;
-        r.len = w.len;
-        r.stride = w.len;
-        r.count = 1;
-    }
-    return r;
-}
-
 /* The worker's aio context and eventfd. */
 ps_status_t pss_aio_init(pss_worker_t *w);
 void pss_aio_cleanup(pss_worker_t *w);
@@ -51,29 +25,16 @@ void pss_aio_submit_waiting(pss_worker_t *w);
 /* Disk I/Os in flight or waiting? */
 int pss_aio_busy(pss_worker_t *w);
 
-/*
- * Plan a job for the nbatches requests in batches (a malloc'd array the job
- * takes on success; on failure, NULL, and it stays the caller's). Writes
- * read their payload, reads fill each request's reply_buf.
- */
-pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches, uint32_t nbatches,
-                        int is_write);
-
 /* Does job intersect a running job of its object (and must wait)? */
 int pss_job_conflicts(const pss_job_t *job);
 
-/* Does a planned write job read any span first (read-modify-write)? */
-int pss_job_needs_rmw(const pss_job_t *job);
-
-/* The object bytes [*lo, *hi) from the job's first span to its last. */
-void pss_job_hull(const pss_job_t *job, uint64_t *lo, uint64_t *hi);
-
-/* Write jobs of clients other than conn running on obj: -1 if one of them
- * touches [lo, hi), else 1 if there is one, else 0. */
-int pss_job_other_writer(const pss_object_t *obj, const void *conn, uint64_t lo, uint64_t hi);
-
-/* Free a job that was not started (the requests stay queued). */
-void pss_job_free(pss_job_t *job);
+/*
+ * Write obj's staged blocks first staged at or before born_by (ns;
+ * UINT64_MAX: all) in one job. 1: started; 0: none; -1: not now (it would
+ * overlap a running job, or no memory): try again when the object's jobs
+ * finish.
+ */
+int pss_job_flush(pss_worker_t *w, pss_object_t *obj, uint64_t born_by);
 
 /* Run a planned job; its batches are answered when it finishes. */
 void pss_job_start(pss_worker_t *w, pss_job_t *job);

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -496,6 +497,9 @@ static void pss_server_init(pss_server_t *s)
     memset(s, 0, sizeof(*s));
     s->obj_dir_fd = -1;
     s->start_ns = ps_time_ns();
+    if (getrandom(&s->instance, sizeof(s->instance), 0) != (ssize_t)sizeof(s->instance)) {
+        s->instance = s->start_ns ^ ((uint64_t)getpid() << 40); /* still new at each start */
+    }
     pthread_mutex_init(&s->start_lock, NULL);
     pthread_cond_init(&s->start_cond, NULL);
 }

@@ -13,8 +13,6 @@
 
 typedef struct pss_job pss_job_t;
 
-#define PSS_OBJ_RECENT 4 /* write jobs an object remembers (merging interleaved writers) */
-
 struct pss_object {
     pss_object_t *hnext; /* hash chain */
     uint64_t file_id;
@@ -29,17 +27,13 @@ struct pss_object {
     int blocked;       /* head of the queue waits for a running job */
     int scheduled;
     pss_object_t *next_ready;
-    /* merging interleaved writers (pss_store.c) */
-    uint64_t hold_until;     /* ns: the queued writes wait for another client's until then */
-    pss_object_t *next_held; /* worker's held list */
-    int head_one_conn;       /* next job: only the head client's batches */
-    struct {
-        uint64_t ns;          /* when the write job finished, 0: empty */
-        uint64_t lo, hi;      /* bytes: its spans' hull */
-        const void *conn;     /* its (first) client connection */
-        int multi;            /* it carried batches of several clients */
-    } recent[PSS_OBJ_RECENT]; /* the last write jobs, a ring */
-    uint32_t recent_next;
+    /* write-back stage (pss_stage.c) */
+    struct pss_sblock *staged;  /* its staged blocks */
+    uint64_t nstaged;           /* how many */
+    ps_status_t wb_error;       /* a flush of staged blocks failed: the next OBJ_SYNC says so */
+    pss_object_t *next_swait;   /* worker's list of objects waiting for stage room */
+    int swait;                  /* on that list */
+    uint64_t swait_need;        /* blocks its next write adds to the stage */
     pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
 };

@@ -13,31 +13,29 @@
  * never interleave and lose each other's bytes. Truncate, remove and sync
  * wait for the object to be idle.
  *
- * Interleaved writers. When two clients write interleaved small regions of
- * the same blocks (region i of process r at (i * 2 + r) * z), each batch
- * alone covers only part of its blocks and needs read-modify-write, while
- * the two together cover them whole. Batches queued at the same time are
- * planned together anyway; a batch that arrives alone would start at once.
- * So a write batch whose plan needs read-modify-write is held, when
- * another client (or several) wrote the object in one of its last
- * PSS_OBJ_RECENT write jobs less than PSS_MERGE_WINDOW_NS ago, or is
- * writing it now, and none of those touched the blocks this
- * batch writes (then the partner's half is on disk already, and waiting
- * would only pair this batch with the partner's next one, of other blocks,
- * round after round), and nothing else of the object is queued, for at most
- * the merge_wait tunable (1 ms by default): the other client's
- * batch usually arrives meanwhile and the two are planned as one job that
- * writes the blocks blind. The hold ends early when another batch arrives
- * (the queue is planned again), and a timerfd on the worker's epoll set
- * ends it otherwise, so nothing polls. A client writing alone waits at most
- * once: its own job then becomes the object's last writer.
+ * Interleaved writers and the write-back stage. When two clients write
+ * interleaved small regions of the same blocks (region i of process r at
+ * (i * 2 + r) * z), each batch alone covers only part of its blocks. Its
+ * spans that would need read-modify-write go to the worker's stage
+ * (pss_stage.h) and the batch is answered after the copy; the other
+ * client's batch completes the blocks there and they are written whole
+ * (pss_job.c). Here: the policy. A partial block is written once it is
+ * write_back_age old (a timerfd on the worker's epoll set wakes the loop,
+ * nothing polls), before OBJ_SYNC and OBJ_TRUNCATE of its object (OBJ_REMOVE
+ * drops it), when the worker stops, and when a write needs more room than
+ * is left (the write waits for the flush: the stage never grows past
+ * write_back). A write that would take more than half the stage, or
+ * comes while the worker's open-file budget is spent, bypasses it (after
+ * the object's staged blocks are written).
  */
 #include "pss_store.h"
 
 #include "pss_job.h"
 #include "pss_object.h"
+#include "pss_plan.h"
 #include "pss_probe.h"
 #include "pss_req.h"
+#include "pss_stage.h"
 
 #include "ps_log.h"
 #include "ps_time.h"
@@ -55,7 +53,6 @@
 #include <unistd.h>
 
 #define PSS_MAX_OBJ_SIZE (1ull << 44) /* bytes: regions must end below this (16 TiB) */
-#define PSS_MERGE_WINDOW_NS (10ull * 1000 * 1000) /* another client wrote this recently: hold */
 
 /* ---- start-up -------------------------------------------------------------------- */
 
@@ -83,8 +80,6 @@ ps_status_t pss_store_init(pss_server_t *s)
         }
     }
 
-    s->merge_wait_ns = (uint64_t)(s->cfg.merge_wait * 1e9);
-
     const char *d = s->cfg.direct_io;
     int yes;
     if (strcasecmp(d, "auto") == 0) {
@@ -107,15 +102,21 @@ ps_status_t pss_store_worker_init(pss_worker_t *w)
     if (status != PS_OK) {
         return status;
     }
-    w->hold_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (w->hold_tfd < 0) {
+    status = pss_stage_init(&w->stage, w->server->cfg.write_back, w->server->align,
+                            w->server->mem_align);
+    if (status != PS_OK) {
+        ps_error("worker %u: no memory for the write-back stage's table", w->index);
+        return status;
+    }
+    w->stage_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (w->stage_tfd < 0) {
         ps_error("worker %u: timerfd_create: %m", w->index);
         return PS_ERR_IO;
     }
-    w->hold_timer = 1;
-    ev.data.fd = w->hold_tfd; /* the loop wakes; pss_store_progress reads it */
-    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->hold_tfd, &ev) != 0) {
-        ps_error("worker %u: epoll_ctl of the hold timer: %m", w->index);
+    w->stage_timer = 1;
+    ev.data.fd = w->stage_tfd; /* the loop wakes; pss_store_progress reads it */
+    if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->stage_tfd, &ev) != 0) {
+        ps_error("worker %u: epoll_ctl of the stage timer: %m", w->index);
         return PS_ERR_IO;
     }
     return pss_obj_table_init(w);
@@ -125,136 +126,178 @@ void pss_store_worker_cleanup(pss_worker_t *w)
 {
     pss_aio_cleanup(w);
     pss_obj_table_cleanup(w);
-    if (w->hold_timer) {
-        close(w->hold_tfd);
-        w->hold_timer = 0;
+    pss_stage_cleanup(w->stage);
+    w->stage = NULL;
+    if (w->stage_timer) {
+        close(w->stage_tfd);
+        w->stage_timer = 0;
     }
 }
 
-/* ---- holding writes for another client's (see the top) ---------------------------- */
+/* ---- the write-back stage's policy (see the top) ---------------------------------- */
 
-static void pss_hold_arm(pss_worker_t *w, uint64_t deadline)
+static void pss_stage_arm(pss_worker_t *w, uint64_t deadline)
 {
     struct itimerspec its = {{0, 0}, {0, 0}};
 
-    if (w->hold_armed != 0 && w->hold_armed <= deadline) {
+    if (w->stage_armed != 0 && w->stage_armed <= deadline) {
         return;
     }
     its.it_value.tv_sec = (time_t)(deadline / 1000000000ull);
     its.it_value.tv_nsec = (long)(deadline % 1000000000ull);
-    if (timerfd_settime(w->hold_tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0) {
+    if (timerfd_settime(w->stage_tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0) {
         ps_error("worker %u: timerfd_settime: %m", w->index);
         return;
     }
-    w->hold_armed = deadline;
+    w->stage_armed = deadline;
 }
 
-static void pss_unhold(pss_worker_t *w, pss_object_t *obj)
+#define PSS_FLUSH_SKIP 16 /* objects whose flush must wait, looked past in one round */
+
+/*
+ * Start writing the staged blocks first staged at or before born_by, one
+ * job per object, oldest first. An object with a running job that
+ * overlaps them is passed over: it is tried again when its jobs finish.
+ */
+static void pss_stage_flush_by(pss_worker_t *w, uint64_t born_by)
 {
-    obj->hold_until = 0;
-    for (pss_object_t **pp = &w->held_head; *pp != NULL; pp = &(*pp)->next_held) {
-        if (*pp == obj) {
-            *pp = obj->next_held;
+    pss_object_t *skip[PSS_FLUSH_SKIP];
+    int nskip = 0;
+    pss_sblock_t *b = w->stage->oldest;
+
+    while (b != NULL && b->ns <= born_by) {
+        int passed = 0;
+        for (int i = 0; i < nskip; i++) {
+            passed |= skip[i] == b->obj;
+        }
+        if (passed) {
+            b = b->anext;
+            continue;
+        }
+        if (pss_job_flush(w, b->obj, born_by) > 0) {
+            b = w->stage->oldest; /* it took blocks anywhere in the list */
+            continue;
+        }
+        if (nskip == PSS_FLUSH_SKIP) {
+            break;
+        }
+        skip[nskip++] = b->obj;
+        b = b->anext;
+    }
+}
+
+/* Start writing the older half of the staged blocks (by age): room for
+ * new writes, while the younger blocks keep waiting for their partners. */
+static void pss_stage_flush_older_half(pss_worker_t *w)
+{
+    pss_stage_t *st = w->stage;
+
+    if (st->oldest != NULL) {
+        pss_stage_flush_by(w, st->oldest->ns + (st->youngest->ns - st->oldest->ns) / 2);
+    }
+}
+
+/*
+ * Before a write job starts: mark its spans that go to the stage. 1 if it
+ * must wait: for room (a flush of the older half of what is staged is
+ * started, the object
+ * waits on the worker's list until the room is there), or, for a job too
+ * large for the stage, for the write of the staged blocks it touches.
+ */
+static int pss_stage_wait(pss_worker_t *w, pss_object_t *obj, pss_job_t *job)
+{
+    pss_stage_t *st = w->stage;
+    int touches;
+    uint64_t need = pss_job_stage_plan(w, job, &touches);
+
+    if (st == NULL) {
+        return 0;
+    }
+    if (need > st->max_blocks / 2 || (need > 0 && w->nopen >= w->max_open)) {
+        /* too large for the stage, or the open-file budget is spent (an
+         * object with staged blocks stays open): written now */
+        pss_job_unstage(job);
+        if (!touches) {
+            return 0;
+        }
+        need = 0;
+        if (pss_job_flush(w, obj, UINT64_MAX) > 0) {
+            return 1; /* planned again when the flush finishes */
+        }
+    } else if (st->nblocks + need <= st->max_blocks) {
+        return 0;
+    } else {
+        PSS_STAT_ADD(w, stage_full_waits, 1);
+        pss_stage_flush_older_half(w);
+    }
+    if (!obj->swait) {
+        obj->swait = 1;
+        obj->next_swait = w->swait_head;
+        w->swait_head = obj;
+    }
+    obj->swait_need = need;
+    return 1;
+}
+
+/* Objects waiting for room that now fits go again; the others wait for
+ * the flushes (started again for blocks staged since). */
+static void pss_stage_wake(pss_worker_t *w)
+{
+    pss_stage_t *st = w->stage;
+    int flushed = 0;
+
+    for (pss_object_t **pp = &w->swait_head; *pp != NULL;) {
+        pss_object_t *obj = *pp;
+        if (st->nblocks + obj->swait_need <= st->max_blocks) {
+            *pp = obj->next_swait;
+            obj->swait = 0;
+            obj->blocked = 0;
+            pss_obj_schedule(w, obj);
+            continue;
+        }
+        if (!flushed && st->nattached > 0) {
+            pss_stage_flush_older_half(w);
+            flushed = 1;
+        }
+        pp = &obj->next_swait;
+    }
+}
+
+/* Age out partial blocks (all of them when the worker stops), wake writes
+ * waiting for room, and set the timer for the next block due. */
+static void pss_stage_progress(pss_worker_t *w)
+{
+    pss_stage_t *st = w->stage;
+    uint64_t now, age, ticks;
+
+    if (st == NULL) {
+        return;
+    }
+    now = ps_time_ns();
+    age = (uint64_t)(w->server->cfg.write_back_age * 1e9);
+    if (w->stage_armed != 0 && now >= w->stage_armed) {
+        if (read(w->stage_tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
+            ps_error("worker %u: read of the stage timer: %m", w->index);
+        }
+        w->stage_armed = 0;
+    }
+    if (atomic_load(&w->server->stopping) || w->nopen > w->max_open) {
+        /* stopping, or objects must close: they close once written */
+        pss_stage_flush_by(w, UINT64_MAX);
+    } else if (st->oldest != NULL && st->oldest->ns + age <= now) {
+        pss_stage_flush_by(w, now - age);
+    }
+    if (w->swait_head != NULL) {
+        pss_stage_wake(w);
+    }
+    PSS_STAT_SET(w, stage_blocks, st->nblocks);
+    for (pss_sblock_t *b = st->oldest; b != NULL; b = b->anext) {
+        if (b->ns + age > now) {
+            pss_stage_arm(w, b->ns + age);
             break;
         }
     }
 }
-
-/* Reschedule the objects whose hold has ended (they start unheld), and
- * read the timer once it has fired (its fd is level-triggered). */
-static void pss_hold_expire(pss_worker_t *w)
-{
-    uint64_t now, next = 0, ticks;
-
-    if (w->held_head == NULL && w->hold_armed == 0) {
-        return;
-    }
-    now = ps_time_ns();
-    if (w->hold_armed != 0 && now >= w->hold_armed) {
-        if (read(w->hold_tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
-            ps_error("worker %u: read of the hold timer: %m", w->index);
-        }
-        w->hold_armed = 0;
-    }
-    for (pss_object_t **pp = &w->held_head; *pp != NULL;) {
-        pss_object_t *obj = *pp;
-        if (now >= obj->hold_until) {
-            *pp = obj->next_held;
-            obj->blocked = 0;
-            pss_obj_schedule(w, obj); /* hold_until stays: it starts now */
-            continue;
-        }
-        next = next == 0 || obj->hold_until < next ? obj->hold_until : next;
-        pp = &obj->next_held;
-    }
-    if (next != 0) {
-        pss_hold_arm(w, next);
-    }
-}
-
-/* Recent write jobs (PSS_MERGE_WINDOW_NS) of clients other than conn: -1 if
- * one of them touched [lo, hi), else 1 if there is one, else 0. */
-static int pss_obj_recent_other(const pss_object_t *obj, const void *conn, uint64_t lo, uint64_t hi,
-                                uint64_t now)
-{
-    int found = 0;
-
-    for (int k = 0; k < PSS_OBJ_RECENT; k++) {
-        if (obj->recent[k].ns == 0 || now - obj->recent[k].ns > PSS_MERGE_WINDOW_NS ||
-            (!obj->recent[k].multi && obj->recent[k].conn == conn)) {
-            continue;
-        }
-        if (lo < obj->recent[k].hi && obj->recent[k].lo < hi) {
-            return -1;
-        }
-        found = 1;
-    }
-    return found;
-}
-
-/*
- * Should this write job (of the n batches at the head of obj's queue) wait
- * for another client's batch? If so the object is held (blocked until a
- * batch arrives or the hold ends) and 1 is returned.
- */
-static int pss_obj_hold(pss_worker_t *w, pss_object_t *obj, const pss_job_t *job,
-                        pss_req_t **batches, uint32_t n)
-{
-    const void *conn = batches[0]->conn;
-    uint64_t now, lo, hi;
-
-    if (w->server->merge_wait_ns == 0 || batches[n - 1]->next != NULL) {
-        return 0;
-    }
-    for (uint32_t i = 1; i < n; i++) {
-        if (batches[i]->conn != conn) {
-            return 0; /* several writers already: plan what is here */
-        }
-    }
-    if (!pss_job_needs_rmw(job)) {
-        return 0;
-    }
-    now = ps_time_ns();
-    if (obj->hold_until == 0) {
-        pss_job_hull(job, &lo, &hi);
-        int running = pss_job_other_writer(obj, conn, lo, hi);
-        int recent = pss_obj_recent_other(obj, conn, lo, hi, now);
-        if (running < 0 || recent < 0 || (!running && !recent)) {
-            return 0; /* no writer nearby, or it wrote these blocks already: no partner to wait for
-                       */
-        }
-        obj->hold_until = now + w->server->merge_wait_ns;
-        obj->next_held = w->held_head;
-        w->held_head = obj;
-        PSS_STAT_ADD(w, merge_waits, 1);
-    } else if (now >= obj->hold_until) {
-        return 0;
-    }
-    pss_hold_arm(w, obj->hold_until);
-    obj->blocked = 1;
-    return 1;
-}
-
 /* ---- the object's queue ------------------------------------------------------------ */
 
 static pss_req_t *pss_obj_pop(pss_object_t *obj)
@@ -287,6 +330,13 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         break;
     case PS_MSG_OBJ_SYNC:
         status = pss_obj_sync(w, obj);
+        if (status == PS_OK && obj->wb_error != PS_OK) {
+            status = obj->wb_error; /* a write of staged blocks failed since the last sync */
+            ps_error("worker %u: OBJ_SYNC of object %016" PRIx64
+                     ": a write of its staged blocks failed: %s",
+                     w->index, obj->file_id, ps_status_string(status));
+        }
+        obj->wb_error = PS_OK;
         break;
     case PS_MSG_OBJ_REMOVE:
         pss_obj_fill_rep(obj, &rep); /* what it was */
@@ -296,50 +346,6 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
     }
     pss_obj_fill_rep(obj, &rep);
     pss_reply(req, status, &rep, sizeof(rep), NULL, 0, NULL);
-}
-
-/*
- * A held batch met batches of other clients, but together they still need
- * read-modify-write: those are not its partners (they are the other
- * client's previous batch, of other blocks). Merging them would pair the
- * two clients' batches off by one round from then on; instead the others
- * go first, alone, and the held batch keeps waiting for its partner.
- */
-static int pss_obj_mismatched(pss_object_t *obj, const pss_job_t *job, pss_req_t **batches,
-                              uint32_t n)
-{
-    int multi = 0;
-
-    if (obj->hold_until == 0 || ps_time_ns() >= obj->hold_until) {
-        return 0;
-    }
-    for (uint32_t i = 1; i < n; i++) {
-        multi |= batches[i]->conn != batches[0]->conn;
-    }
-    return multi && pss_job_needs_rmw(job);
-}
-
-/* Reorder the n batches at the head of obj's queue: those of other clients
- * than the first batch's, then the first client's, each in arrival order;
- * the next job takes only the new head client's batches. */
-static void pss_obj_rotate(pss_object_t *obj, pss_req_t **batches, uint32_t n)
-{
-    pss_req_t *rest = batches[n - 1]->next, **tail = &obj->wait_head;
-    const pss_conn_t *conn = batches[0]->conn;
-
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t i = 0; i < n; i++) {
-            if ((batches[i]->conn == conn) == (pass == 1)) {
-                *tail = batches[i];
-                tail = &batches[i]->next;
-            }
-        }
-    }
-    *tail = rest;
-    if (rest == NULL) {
-        obj->wait_tail = tail;
-    }
-    obj->head_one_conn = 1;
 }
 
 /*
@@ -354,8 +360,7 @@ static pss_req_t **pss_obj_head_batches(pss_server_t *s, pss_object_t *obj, uint
     uint64_t bytes = 0;
 
     for (pss_req_t *r = head; r != NULL && r->hdr.type == type; r = r->next) {
-        if (n > 0 && (bytes + r->body.io.payload_len > s->cfg.max_merge ||
-                      (obj->head_one_conn && r->conn != head->conn))) {
+        if (n > 0 && bytes + r->body.io.payload_len > s->cfg.max_merge) {
             break;
         }
         bytes += r->body.io.payload_len;
@@ -385,8 +390,6 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
     uint32_t n;
     pss_req_t **batches = pss_obj_head_batches(w->server, obj, &n);
 
-    obj->head_one_conn = 0;
-
     if (batches == NULL) {
         pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
         return;
@@ -408,22 +411,10 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
         pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
         return;
     }
-    if (is_write && pss_obj_mismatched(obj, job, batches, n)) {
-        pss_obj_rotate(obj, batches, n);
-        pss_job_free(job); /* and the array: the other clients' batches go first */
-        return;
-    }
-    if (is_write && pss_obj_hold(w, obj, job, batches, n)) {
-        pss_job_free(job); /* and the array; planned again when the hold ends */
-        return;
-    }
-    if (obj->hold_until != 0) {
-        pss_unhold(w, obj);
-    }
     if (!is_write) {
         pss_share_note_reader(w, &obj->share, batches[0]->conn);
     }
-    if (pss_job_conflicts(job)) {
+    if (pss_job_conflicts(job) || (is_write && pss_stage_wait(w, obj, job))) {
         pss_job_free(job); /* and the array; the requests stay queued */
         obj->blocked = 1;
         return;
@@ -452,6 +443,17 @@ static void pss_obj_run(pss_worker_t *w, pss_object_t *obj)
         if (type != PS_MSG_OBJ_STAT && obj->active != NULL) {
             obj->blocked = 1;
             break;
+        }
+        if (type == PS_MSG_OBJ_REMOVE) {
+            pss_stage_drop_object(w->stage, obj); /* its bytes go with it */
+        } else if (type != PS_MSG_OBJ_STAT && obj->nstaged > 0) {
+            /* sync and truncate see the staged bytes on disk first */
+            if (pss_job_flush(w, obj, UINT64_MAX) > 0) {
+                obj->blocked = 1;
+                break;
+            }
+            pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+            continue;
         }
         pss_obj_control(w, obj, pss_obj_pop(obj));
     }
@@ -541,9 +543,6 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
     req->next = NULL;
     *obj->wait_tail = req;
     obj->wait_tail = &req->next;
-    if (obj->hold_until != 0) {
-        obj->blocked = 0; /* held for this: plan the queue again */
-    }
     if (!obj->blocked) {
         pss_obj_schedule(w, obj);
     }
@@ -551,7 +550,7 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
 
 void pss_store_progress(pss_worker_t *w)
 {
-    pss_hold_expire(w);
+    pss_stage_progress(w);
     pss_aio_reap(w);
     pss_aio_submit_waiting(w);
     while (w->ready_head != NULL) {
@@ -563,14 +562,23 @@ void pss_store_progress(pss_worker_t *w)
     }
     pss_obj_trim(w);
     pss_aio_submit_waiting(w);
+    if (w->stage != NULL) {
+        PSS_STAT_SET(w, stage_blocks, w->stage->nblocks);
+    }
 }
 
 int pss_store_busy(pss_worker_t *w)
 {
-    return pss_aio_busy(w) || w->ready_head != NULL || w->held_head != NULL;
+    return pss_aio_busy(w) || w->ready_head != NULL || w->swait_head != NULL ||
+           (w->stage != NULL && w->stage->nattached > 0);
 }
 
 void pss_store_sync_all(pss_worker_t *w)
 {
+    if (w->stage != NULL && w->stage->nattached > 0) {
+        ps_warn("worker %u: %llu staged blocks not written before exit (drain timeout): their "
+                "clients' next fsync fails",
+                w->index, (unsigned long long)w->stage->nattached);
+    }
     pss_obj_close_all(w);
 }

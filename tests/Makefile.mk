@@ -47,6 +47,7 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_perm.cc \
 	tests/integration/test_server_proto.cc \
 	tests/integration/test_server_io.cc \
+	tests/integration/test_server_wback.cc \
 	tests/integration/test_server_meta.cc \
 	tests/integration/test_server_restart.cc \
 	tests/integration/test_server_stress.cc \
@@ -77,7 +78,8 @@ TESTS += $(PSC_TESTS)
 PSC_TEST_UTIL = tests/integration/test_client_util.h
 tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc $(PSC_TEST_UTIL)
-tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc $(PSC_TEST_UTIL)
+tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc \
+	tests/integration/test_client_wback.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_sharedfp_SOURCES = tests/integration/test_client_sharedfp.cc \
 	$(PSC_TEST_UTIL)

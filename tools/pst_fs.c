@@ -455,9 +455,12 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
                      s->disk_reads > s->rmw_reads ? s->disk_reads - s->rmw_reads : 0));
     printf("  queue depth     %" PRIu64 " now, %" PRIu64 " max; %" PRIu64 " merged batches\n",
            s->queue_depth, s->queue_depth_max, s->merged_batches);
-    printf("  merged writers  %" PRIu64 " write jobs of several clients (%" PRIu64
-           " batches waited for a partner)\n",
-           s->merged_writers, s->merge_waits);
+    printf("  merged writers  %" PRIu64 " write jobs of several clients\n", s->merged_writers);
+    printf("  write-back      %" PRIu64 " bytes staged; blocks written whole %" PRIu64
+           ", partial %" PRIu64 " (%" PRIu64 " read first); %" PRIu64 " waits for room, %" PRIu64
+           " failed writes, %" PRIu64 " blocks staged now\n",
+           s->staged_bytes, s->stage_whole, s->stage_partial, s->stage_rmw, s->stage_full_waits,
+           s->stage_errors, s->stage_blocks);
     printf("  auth            %s: %" PRIu64 " accepted, %" PRIu64 " refused\n",
            s->auth_mode == 1   ? "munge"
            : s->auth_mode == 2 ? "key (cluster key)"

@@ -185,6 +185,9 @@ TEST_F(ServerPerf, SmallRegionsCoalesceIntoFewDiskWrites)
     for (uint64_t id : ids) {
         ASSERT_EQ(c_.wait(id, 120).status(), PS_OK);
     }
+    for (int k = 0; k < nbatches; k++) { /* partial blocks wait in the write-back stage */
+        ASSERT_EQ(c_.obj(PS_MSG_OBJ_SYNC, (uint64_t)(100 + k)).status(), PS_OK);
+    }
     double dt = (double)(ps_time_ns() - t0) * 1e-9;
     ps_stats_rep_t b = stats_now(c_);
 

@@ -518,7 +518,7 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(56u, sizeof(ps_cap_t));
     EXPECT_EQ(24u, sizeof(ps_setattr_req_t));
     EXPECT_EQ(8u, sizeof(ps_hello_req_t));
-    EXPECT_EQ(40u, sizeof(ps_hello_rep_t));
+    EXPECT_EQ(48u, sizeof(ps_hello_rep_t));
     EXPECT_EQ(16u, sizeof(ps_auth_req_t));
     EXPECT_EQ(56u, sizeof(ps_auth_ticket_t));
     EXPECT_EQ(64u, sizeof(ps_auth_rep_t));
@@ -533,7 +533,7 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(72u, sizeof(ps_obj_req_t));
     EXPECT_EQ(32u, sizeof(ps_obj_rep_t));
     EXPECT_EQ(48u, sizeof(ps_statfs_rep_t));
-    EXPECT_EQ(384u, sizeof(ps_stats_rep_t));
+    EXPECT_EQ(440u, sizeof(ps_stats_rep_t));
     EXPECT_EQ(88u, sizeof(ps_sfp_req_t));
     EXPECT_EQ(8u, sizeof(ps_sfp_rep_t));
     EXPECT_EQ(24u, sizeof(ps_rename_req_t));
@@ -562,6 +562,7 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(16u, offsetof(ps_hello_rep_t, block_size));
     EXPECT_EQ(20u, offsetof(ps_hello_rep_t, auth_mode));
     EXPECT_EQ(24u, offsetof(ps_hello_rep_t, nonce));
+    EXPECT_EQ(40u, offsetof(ps_hello_rep_t, instance));
     EXPECT_EQ(4u, offsetof(ps_auth_req_t, cred_len));
     EXPECT_EQ(16u, offsetof(ps_auth_ticket_t, uid));
     EXPECT_EQ(24u, offsetof(ps_auth_ticket_t, mac));
@@ -593,6 +594,8 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(8u * 19, offsetof(ps_stats_rep_t, latency_hist));
     EXPECT_EQ(8u * 43, offsetof(ps_stats_rep_t, merged_writers));
     EXPECT_EQ(8u * 44, offsetof(ps_stats_rep_t, merge_waits));
+    EXPECT_EQ(8u * 48, offsetof(ps_stats_rep_t, staged_bytes));
+    EXPECT_EQ(8u * 54, offsetof(ps_stats_rep_t, stage_blocks));
     EXPECT_EQ(8u, offsetof(ps_sfp_req_t, instance));
     EXPECT_EQ(16u, offsetof(ps_sfp_req_t, value));
     EXPECT_EQ(24u, offsetof(ps_sfp_req_t, op));
@@ -626,11 +629,11 @@ TEST(proto, body_len)
         uint16_t type;
         uint32_t req, rep;
     } expect[] = {
-        {PS_MSG_HELLO, 8, 40},       {PS_MSG_CREATE, 32, 120},  {PS_MSG_LOOKUP, 8, 120},
+        {PS_MSG_HELLO, 8, 48},       {PS_MSG_CREATE, 32, 120},  {PS_MSG_LOOKUP, 8, 120},
         {PS_MSG_REMOVE, 8, 120},     {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 80, 16},
         {PS_MSG_OBJ_READ, 80, 16},   {PS_MSG_OBJ_STAT, 72, 32}, {PS_MSG_OBJ_TRUNCATE, 72, 32},
         {PS_MSG_OBJ_REMOVE, 72, 32}, {PS_MSG_OBJ_SYNC, 72, 32}, {PS_MSG_META_SYNC, 0, 0},
-        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 384},    {PS_MSG_SHARED_FP, 88, 8},
+        {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 440},    {PS_MSG_SHARED_FP, 88, 8},
         {PS_MSG_RENAME, 24, 176},    {PS_MSG_AUTH, 16, 64},     {PS_MSG_SETATTR, 24, 120},
     };
     for (auto &e : expect) {

@@ -1,0 +1,59 @@
+/*
+ * pss_plan.h: planning I/O jobs (pss_plan.c): a group of batches of one
+ * object mapped onto aligned disk I/Os, and which of its spans go to the
+ * write-back stage. pss_job.h runs what is planned here.
+ */
+#ifndef PSS_PLAN_H
+#define PSS_PLAN_H
+
+#include "pss_object.h"
+
+#include <string.h>
+
+/* Entry i of a checked OBJ_READ/OBJ_WRITE request's list (at the start of its
+ * data) as a run: a plain region is the run {off, len, len, 1}. */
+static inline ps_extent_run_t pss_io_run(const pss_req_t *req, uint32_t i)
+{
+    ps_extent_run_t r;
+
+    if (req->body.io.flags & PS_IO_RUNS) {
+        ps_run_t w;
+        memcpy(&w, (const ps_run_t *)req->data + i, sizeof(w));
+        r.off = w.off;
+        r.len = w.len;
+        r.stride = w.stride;
+        r.count = w.count;
+    } else {
+        ps_region_t w;
+        memcpy(&w, (const ps_region_t *)req->data + i, sizeof(w));
+        r.off = w.off;
+        r.len = w.len;
+        r.stride = w.len;
+        r.count = 1;
+    }
+    return r;
+}
+
+/*
+ * Plan a job for the nbatches requests in batches (a malloc'd array the job
+ * takes on success; on failure, NULL, and it stays the caller's). Writes
+ * read their payload, reads fill each request's reply_buf.
+ */
+pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches, uint32_t nbatches,
+                        int is_write);
+
+/*
+ * Mark the spans of a planned write job that go to the write-back stage
+ * (w->stage): those that leave a block partly written and those touching a
+ * staged block. Returns the blocks staging them adds to the stage; sets
+ * *touches if some span touches a staged block. Without a stage, 0.
+ */
+uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches);
+
+/* Unmark them: the job writes every span to disk itself. */
+void pss_job_unstage(pss_job_t *job);
+
+/* Free a job that was not started (the requests stay queued). */
+void pss_job_free(pss_job_t *job);
+
+#endif

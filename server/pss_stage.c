@@ -1,0 +1,316 @@
+/*
+ * pss_stage.c: the write-back stage's table (see pss_stage.h): staged
+ * blocks found by (object, offset) in a chained hash table sized for the
+ * budget, each with a bitmap of the bytes written, on its object's list
+ * (flushes and removes take an object's blocks) and on the worker's age
+ * list (pss_store.c flushes the oldest).
+ */
+#include "pss_stage.h"
+
+#include "pss_object.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+ps_status_t pss_stage_init(pss_stage_t **out, uint64_t budget, uint32_t align, uint32_t mem_align)
+{
+    pss_stage_t *st;
+    size_t n = 64;
+
+    *out = NULL;
+    if (budget < align) {
+        return PS_OK;
+    }
+    st = calloc(1, sizeof(*st));
+    if (st == NULL) {
+        return PS_ERR_NO_MEMORY;
+    }
+    st->align = align;
+    st->mem_align = mem_align;
+    st->max_blocks = budget / align;
+    while (n < st->max_blocks && n < (1u << 24)) {
+        n *= 2;
+    }
+    st->nbuckets = n;
+    st->table = calloc(n, sizeof(*st->table));
+    if (st->table == NULL) {
+        free(st);
+        return PS_ERR_NO_MEMORY;
+    }
+    *out = st;
+    return PS_OK;
+}
+
+static size_t pss_stage_bucket(const pss_stage_t *st, const pss_object_t *obj, uint64_t off)
+{
+    uint64_t h = (obj->file_id ^ (off / st->align) * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+    return (size_t)(h >> 29) & (st->nbuckets - 1);
+}
+
+pss_sblock_t *pss_stage_find(const pss_stage_t *st, const pss_object_t *obj, uint64_t off)
+{
+    if (st == NULL || obj->nstaged == 0) {
+        return NULL;
+    }
+    for (pss_sblock_t *b = st->table[pss_stage_bucket(st, obj, off)]; b != NULL; b = b->hnext) {
+        if (b->obj == obj && b->off == off) {
+            return b;
+        }
+    }
+    return NULL;
+}
+
+int pss_stage_touches(const pss_stage_t *st, const pss_object_t *obj, uint64_t off, uint64_t len)
+{
+    uint64_t a, first, end;
+
+    if (st == NULL || obj->nstaged == 0 || len == 0) {
+        return 0;
+    }
+    a = st->align;
+    first = off / a * a;
+    end = off + len;
+    if ((end - first) / a > obj->nstaged) {
+        for (const pss_sblock_t *b = obj->staged; b != NULL; b = b->onext) {
+            if (b->off + a > off && b->off < end) {
+                return 1;
+            }
+        }
+        return 0;
+    }
+    for (uint64_t o = first; o < end; o += a) {
+        if (pss_stage_find(st, obj, o) != NULL) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+uint64_t pss_stage_new_blocks(const pss_stage_t *st, const pss_object_t *obj, uint64_t off,
+                              uint64_t len)
+{
+    uint64_t a = st->align, n = 0;
+
+    for (uint64_t o = off / a * a; o < off + len; o += a) {
+        n += pss_stage_find(st, obj, o) == NULL;
+    }
+    return n;
+}
+
+static pss_sblock_t *pss_stage_new(pss_stage_t *st, pss_object_t *obj, uint64_t off, uint64_t now)
+{
+    size_t words = (st->align + 63) / 64;
+    pss_sblock_t *b;
+    size_t h;
+
+    if (st->nblocks >= st->max_blocks) {
+        return NULL;
+    }
+    b = calloc(1, sizeof(*b) + words * sizeof(uint64_t));
+    if (b == NULL) {
+        return NULL;
+    }
+    if (posix_memalign((void **)&b->buf, st->mem_align, st->align) != 0) {
+        free(b);
+        return NULL;
+    }
+    b->obj = obj;
+    b->off = off;
+    b->ns = now;
+    b->attached = 1;
+    h = pss_stage_bucket(st, obj, off);
+    b->hnext = st->table[h];
+    st->table[h] = b;
+    b->onext = obj->staged;
+    if (obj->staged != NULL) {
+        obj->staged->oprev = b;
+    }
+    obj->staged = b;
+    obj->nstaged++;
+    b->aprev = st->youngest;
+    if (st->youngest != NULL) {
+        st->youngest->anext = b;
+    } else {
+        st->oldest = b;
+    }
+    st->youngest = b;
+    st->nblocks++;
+    st->nattached++;
+    return b;
+}
+
+/* Mark bytes [lo, hi) of b written; count the ones that were not. */
+static void pss_stage_mark(pss_sblock_t *b, uint32_t lo, uint32_t hi)
+{
+    for (uint32_t i = lo; i < hi;) {
+        uint64_t *word = &b->map[i / 64];
+        if (i % 64 == 0 && hi - i >= 64) {
+            b->covered += 64 - (uint32_t)__builtin_popcountll(*word);
+            *word = ~0ull;
+            i += 64;
+            continue;
+        }
+        uint64_t bit = 1ull << (i % 64);
+        if (!(*word & bit)) {
+            *word |= bit;
+            b->covered++;
+        }
+        i++;
+    }
+}
+
+pss_sblock_t *pss_stage_put(pss_stage_t *st, pss_object_t *obj, uint64_t off, const uint8_t *src,
+                            uint64_t len, uint64_t now)
+{
+    uint64_t boff = off / st->align * st->align;
+    pss_sblock_t *b = pss_stage_find(st, obj, boff);
+
+    if (b == NULL) {
+        b = pss_stage_new(st, obj, boff, now);
+        if (b == NULL) {
+            return NULL;
+        }
+    }
+    pss_stage_put_in(b, off, src, len);
+    return b;
+}
+
+void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_t len)
+{
+    memcpy(b->buf + (off - b->off), src, len);
+    pss_stage_mark(b, (uint32_t)(off - b->off), (uint32_t)(off - b->off + len));
+}
+
+void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b)
+{
+    pss_object_t *obj = b->obj;
+    pss_sblock_t **pp = &st->table[pss_stage_bucket(st, obj, b->off)];
+
+    if (!b->attached) {
+        return;
+    }
+    for (; *pp != NULL; pp = &(*pp)->hnext) {
+        if (*pp == b) {
+            *pp = b->hnext;
+            break;
+        }
+    }
+    if (b->oprev != NULL) {
+        b->oprev->onext = b->onext;
+    } else {
+        obj->staged = b->onext;
+    }
+    if (b->onext != NULL) {
+        b->onext->oprev = b->oprev;
+    }
+    if (b->aprev != NULL) {
+        b->aprev->anext = b->anext;
+    } else {
+        st->oldest = b->anext;
+    }
+    if (b->anext != NULL) {
+        b->anext->aprev = b->aprev;
+    } else {
+        st->youngest = b->aprev;
+    }
+    b->hnext = b->onext = b->oprev = b->anext = b->aprev = NULL;
+    b->attached = 0;
+    obj->nstaged--;
+    st->nattached--;
+}
+
+void pss_stage_free_block(pss_stage_t *st, pss_sblock_t *b)
+{
+    pss_stage_detach(st, b);
+    free(b->buf);
+    free(b);
+    st->nblocks--;
+}
+
+void pss_stage_drop_object(pss_stage_t *st, pss_object_t *obj)
+{
+    while (st != NULL && obj->staged != NULL) {
+        pss_stage_free_block(st, obj->staged);
+    }
+}
+
+size_t pss_stage_ranges(const pss_stage_t *st, const pss_sblock_t *b, uint32_t (*out)[2])
+{
+    size_t n = 0;
+    uint32_t i = 0, a = st->align;
+
+    while (i < a) {
+        while (i < a && !(b->map[i / 64] & (1ull << (i % 64)))) {
+            i = (i % 64 == 0 && b->map[i / 64] == 0) ? i + 64 : i + 1;
+        }
+        if (i >= a) {
+            break;
+        }
+        uint32_t lo = i;
+        while (i < a && (b->map[i / 64] & (1ull << (i % 64)))) {
+            i = (i % 64 == 0 && b->map[i / 64] == ~0ull) ? i + 64 : i + 1;
+        }
+        if (out != NULL) {
+            out[n][0] = lo;
+            out[n][1] = i < a ? i : a;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Copy b's written bytes inside [off, off + len) over buf (buf[0] is at off). */
+static void pss_stage_overlay_block(const pss_stage_t *st, const pss_sblock_t *b, uint64_t off,
+                                    uint64_t len, uint8_t *buf)
+{
+    uint64_t lo = b->off > off ? b->off : off;
+    uint64_t hi = b->off + st->align < off + len ? b->off + st->align : off + len;
+
+    if (b->covered == st->align) {
+        memcpy(buf + (lo - off), b->buf + (lo - b->off), hi - lo);
+        return;
+    }
+    for (uint64_t o = lo; o < hi; o++) {
+        uint64_t i = o - b->off;
+        if (b->map[i / 64] & (1ull << (i % 64))) {
+            buf[o - off] = b->buf[i];
+        }
+    }
+}
+
+void pss_stage_overlay(const pss_stage_t *st, const pss_object_t *obj, uint64_t off, uint64_t len,
+                       uint8_t *buf)
+{
+    uint64_t a;
+
+    if (st == NULL || obj->nstaged == 0 || len == 0) {
+        return;
+    }
+    a = st->align;
+    if ((off + len - off / a * a) / a > obj->nstaged) {
+        for (const pss_sblock_t *b = obj->staged; b != NULL; b = b->onext) {
+            if (b->off + a > off && b->off < off + len) {
+                pss_stage_overlay_block(st, b, off, len, buf);
+            }
+        }
+        return;
+    }
+    for (uint64_t o = off / a * a; o < off + len; o += a) {
+        const pss_sblock_t *b = pss_stage_find(st, obj, o);
+        if (b != NULL) {
+            pss_stage_overlay_block(st, b, off, len, buf);
+        }
+    }
+}
+
+void pss_stage_cleanup(pss_stage_t *st)
+{
+    if (st == NULL) {
+        return;
+    }
+    while (st->oldest != NULL) {
+        pss_stage_free_block(st, st->oldest);
+    }
+    free(st->table);
+    free(st);
+}

@@ -1,0 +1,104 @@
+/*
+ * test_client_wback.cc: what the client library does about the servers'
+ * write-back stage (server/pss_stage.h). A server acknowledges a write of
+ * partial blocks once the bytes are in its memory, so a server killed
+ * before they reach the disk loses them, as a local file system's dirty
+ * pages go with a crash. MPI promises durability only after
+ * MPI_File_sync: pstripe_fsync must then fail, never succeed, when a server
+ * restarted since it acknowledged the file's writes (the HELLO reply's
+ * instance tells), and succeed again once that is reported.
+ */
+#include "test_client_util.h"
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <string>
+#include <vector>
+
+using namespace psc_test;
+
+namespace {
+
+class ClientWback : public ::testing::Test {
+  protected:
+    void SetUp() override
+    {
+        /* the restarts reuse the port (see ClientFault.ServerKilledMidWrite) */
+        setenv("UCX_CM_REUSEADDR", "y", 1);
+        ASSERT_TRUE(cluster_.start(1, 1, {"--set", "write_back_age=60s"}));
+        unsetenv("UCX_CM_REUSEADDR");
+        PSC_ASSERT_OK(connect(cluster_, {"timeout=5s", "connect_timeout=3s"}, &fs_));
+    }
+    void TearDown() override
+    {
+        if (fs_ != nullptr) {
+            pstripe_disconnect(fs_);
+        }
+    }
+    void kill_and_restart()
+    {
+        ASSERT_EQ(cluster_.kill(0, SIGKILL), 0);
+        cluster_.wait(0, 30);
+        setenv("UCX_CM_REUSEADDR", "y", 1);
+        ASSERT_TRUE(cluster_.restart(0, true));
+        unsetenv("UCX_CM_REUSEADDR");
+    }
+    uint64_t staged_blocks()
+    {
+        pstripe_server_stats_t st;
+        EXPECT_EQ(pstripe_server_stats(fs_, 0, &st), PS_OK) << pstripe_last_error();
+        return st.stage_blocks;
+    }
+    /* Write 50 bytes of value v at off (inside a block whose other bytes are
+     * on disk: the server stages it) into f and the model. */
+    void small_write(pstripe_file_t *f, uint64_t off, uint8_t v)
+    {
+        std::vector<uint8_t> b(50, v);
+        PSC_ASSERT_OK(pstripe_pwrite(f, b.data(), b.size(), off));
+        std::fill(model_.begin() + (long)off, model_.begin() + (long)off + 50, v);
+    }
+
+    ps_test::ps_cluster cluster_;
+    pstripe_fs_t *fs_ = nullptr;
+    std::vector<uint8_t> model_ = std::vector<uint8_t>(256 << 10, 1);
+};
+
+} // namespace
+
+TEST_F(ClientWback, SyncAfterAServerRestartFails)
+{
+    pstripe_layout_t layout = {65536, 1, 0};
+    pstripe_file_t *f;
+    uint64_t nread;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/wb", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, model_.data(), model_.size(), 0));
+    PSC_ASSERT_OK(pstripe_fsync(f));
+
+    /* acknowledged, staged, then the server dies: the sync says so */
+    std::vector<uint8_t> synced = model_;
+    ASSERT_NO_FATAL_FAILURE(small_write(f, 5000, 7));
+    EXPECT_EQ(staged_blocks(), 1u) << "the write was not staged: this test shows nothing";
+    ASSERT_NO_FATAL_FAILURE(kill_and_restart());
+    ps_status_t s = pstripe_fsync(f);
+    std::string msg = pstripe_last_error();
+    EXPECT_EQ(s, PS_ERR_IO) << pstripe_strerror(s);
+    EXPECT_NE(msg.find("restarted"), std::string::npos) << msg;
+    printf("fsync after a restart: %s: %s\n", pstripe_strerror(s), msg.c_str());
+    /* reported once; the file holds what was synced */
+    PSC_EXPECT_OK(pstripe_fsync(f));
+    std::vector<uint8_t> out(model_.size());
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+    EXPECT_TRUE(out == synced) << "the lost write came back, or more was lost";
+
+    /* synced before the kill: kept, and no error for a restart after it */
+    model_ = synced;
+    ASSERT_NO_FATAL_FAILURE(small_write(f, 9000, 8));
+    PSC_ASSERT_OK(pstripe_fsync(f));
+    ASSERT_NO_FATAL_FAILURE(kill_and_restart());
+    PSC_EXPECT_OK(pstripe_fsync(f));
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+    EXPECT_TRUE(out == model_) << "a synced write was lost";
+    PSC_ASSERT_OK(pstripe_close(f));
+}
