@@ -56,7 +56,9 @@ servers=
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$tmp/auth.key"
 chmod 600 "$tmp/auth.key"
 for i in 0 1; do
-    in_srv "$server" --data "$tmp/server$i" --listen "$srv_ip:0" --workers 1 --ready-fd 3 \
+    # ip netns exec itself (it execs the server), not the in_srv function:
+    # $! must be the server's pid for the teardown's kill
+    ip netns exec "$srv_ns" "$server" --data "$tmp/server$i" --listen "$srv_ip:0" --workers 1 --ready-fd 3 \
         --set auth=key --set auth_key_file="$tmp/auth.key" \
         3>"$tmp/ready$i" >"$tmp/server$i.log" 2>&1 &
     pids="$pids $!"
