@@ -403,6 +403,29 @@ static int pss_meta_owns(pss_server_t *s, const char *path, size_t len)
            (uint32_t)s->cfg.server_index;
 }
 
+/* End a write transaction: on status != PS_OK abort it and reply status;
+ * else commit it (a failed commit is logged as "commit of WHAT NAME" and
+ * replied). 1 if committed, 0 if the request has been answered. */
+static int pss_meta_commit(pss_req_t *req, MDB_txn *txn, ps_status_t status, const char *what,
+                           const char *name, size_t len)
+{
+    int mdb_status;
+
+    if (status != PS_OK) {
+        mdb_txn_abort(txn);
+        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        return 0;
+    }
+    mdb_status = mdb_txn_commit(txn);
+    if (mdb_status != 0) {
+        ps_error("metadata store: commit of %s %.*s: %s", what, (int)len, name,
+                 mdb_strerror(mdb_status));
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+        return 0;
+    }
+    return 1;
+}
+
 static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
 {
     pss_server_t *s = w->server;
@@ -414,7 +437,6 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
     pss_key_t key;
     MDB_txn *txn;
     ps_status_t status;
-    int mdb_status;
 
     if (ps_layout_check(&layout, 0) != PS_OK ||
         (c->flags & ~(PS_CREATE_EXCL | PS_CREATE_TRUNC)) != 0) {
@@ -475,16 +497,7 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
     pss_perm_caller(req, &info.uid, &info.gid);
     info.ctime_ns = info.mtime_ns = ps_wall_ns();
     status = pss_meta_put(s, txn, &key, path, len, &info);
-    if (status != PS_OK) {
-        mdb_txn_abort(txn);
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
-        return;
-    }
-    mdb_status = mdb_txn_commit(txn);
-    if (mdb_status != 0) {
-        ps_error("metadata store: commit of CREATE %.*s: %s", (int)len, path,
-                 mdb_strerror(mdb_status));
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+    if (!pss_meta_commit(req, txn, status, "CREATE", path, len)) {
         return;
     }
     ps_debug("worker %u: created %.*s as %016llx", w->index, (int)len, path,
@@ -605,7 +618,6 @@ static void pss_meta_rename(pss_worker_t *w, pss_req_t *req)
     ps_rename_rep_t rep;
     MDB_txn *txn;
     ps_status_t status;
-    int mdb_status;
 
     memset(&rep, 0, sizeof(rep));
     status = pss_check_path(req, src, r->src_len);
@@ -623,16 +635,7 @@ static void pss_meta_rename(pss_worker_t *w, pss_req_t *req)
         return;
     }
     status = pss_meta_rename_txn(req, txn, src, dst, &rep);
-    if (status != PS_OK) {
-        mdb_txn_abort(txn);
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
-        return;
-    }
-    mdb_status = mdb_txn_commit(txn);
-    if (mdb_status != 0) {
-        ps_error("metadata store: commit of RENAME %.*s: %s", (int)r->src_len, src,
-                 mdb_strerror(mdb_status));
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+    if (!pss_meta_commit(req, txn, status, "RENAME", src, r->src_len)) {
         return;
     }
     ps_debug("worker %u: renamed %.*s to %.*s (%016llx)", w->index, (int)r->src_len, src,
@@ -667,16 +670,7 @@ static void pss_meta_setattr(pss_worker_t *w, pss_req_t *req)
         status = mdb_status == 0 ? pss_meta_put(s, txn, &key, path, len, &info)
                                  : pss_mdb_status(mdb_status);
     }
-    if (status != PS_OK) {
-        mdb_txn_abort(txn);
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
-        return;
-    }
-    mdb_status = mdb_txn_commit(txn);
-    if (mdb_status != 0) {
-        ps_error("metadata store: commit of SETATTR %.*s: %s", (int)len, path,
-                 mdb_strerror(mdb_status));
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+    if (!pss_meta_commit(req, txn, status, "SETATTR", path, len)) {
         return;
     }
     pss_reply_file(req, &info, 0, 0);
