@@ -33,6 +33,7 @@ typedef struct psc_config {
     char *auth;          /* "" (the server's mode), "munge", "key" or "none" (psc_auth.c) */
     char *auth_key_file; /* the cluster key (auth = key) */
     char *munge_socket;  /* munged's socket ("": its default) */
+    double spin;         /* seconds a waiter progresses before it sleeps (0: never) */
 } psc_config_t;
 
 /* Every field, for a psc_config_t. */

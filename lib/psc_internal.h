@@ -237,6 +237,7 @@ struct pstripe_fs {
     /* who drives the UCX worker (guarded by lock, see the top of this file) */
     psc_owner_t owner;
     unsigned nwaiters;  /* callers blocked in psc_call_wait */
+    uint64_t spin_ns;   /* cfg.spin: progress this long before sleeping (set at start) */
     int ucp_fd_watched; /* ucp_fd is in the progress thread's epoll set */
     int stop_requested; /* psc_progress_stop: callers may not take the worker */
 

@@ -11,16 +11,18 @@
  * up (fs->owner), so that a caller blocked in psc_call_wait can drive it; such
  * a caller takes the worker's event fd out of the thread's epoll set while it
  * has it, so that a reply wakes the caller only. The thread spins briefly
- * (PSC_SPIN_NS) before sleeping while requests are out and no caller waits,
- * because a reply often follows a request within microseconds, but never
- * polls while idle: the machines we run on are shared with MPI ranks and
- * daemons.
+ * (the `spin` tunable, yielding the CPU each turn) before sleeping while
+ * requests are out and no caller waits, because a reply often follows a
+ * request within microseconds and a wake-up from sleep costs about 20 us on
+ * a VM, but never polls while idle: the machines we run on are shared with
+ * MPI ranks and daemons.
  *
  * One turn of the loop runs the posted commands, UCX progress (whose
  * callbacks only record what happened), the failed connections, the
  * deadlines, then the completions of the ready ops (which may send more).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,6 @@
 #include "psc_recv.h"
 #include "psc_stage.h"
 
-#define PSC_SPIN_NS       20000ull      /* busy progress before sleeping, ns */
 #define PSC_STOP_FLUSH_NS 2000000000ull /* longest graceful close at disconnect */
 
 static int psc_drain_postq(pstripe_fs_t *fs)
@@ -430,9 +431,10 @@ static void *psc_progress_main(void *arg)
         /* Nothing happened: spin a little while requests are out, then sleep. */
         spin_end =
             fs->next_deadline_ns != 0 && __atomic_load_n(&fs->nwaiters, __ATOMIC_RELAXED) == 0
-                ? ps_time_ns() + PSC_SPIN_NS
+                ? ps_time_ns() + fs->spin_ns
                 : 0;
         while (ps_time_ns() < spin_end && n == 0) {
+            sched_yield();
             n = (int)ucp_worker_progress(fs->ucp_worker);
         }
         if (n == 0) {
@@ -466,6 +468,7 @@ ps_status_t psc_progress_start(pstripe_fs_t *fs)
         fs->wake_fd = -1;
         return psc_error(PS_ERR_NO_MEMORY, "eventfd: %s", strerror(errno));
     }
+    fs->spin_ns = (uint64_t)(fs->cfg.spin * 1e9);
     fs->owner = PSC_OWNER_THREAD; /* until its first sleep */
     fs->thread_owns = 1;
     ucs_list_head_init(&fs->readyq);

@@ -214,6 +214,7 @@ struct pss_worker {
     uint64_t mem_inflight;                     /* bytes of buffers held by admitted requests */
     pss_req_t *mem_wait_head, **mem_wait_tail; /* requests waiting for memory */
     uint64_t sends_inflight;                   /* reply sends not yet completed */
+    uint64_t spin_activity;                    /* pss_worker_spin's view of the counters above */
 
     /* rendezvous receive buffers kept for reuse (pss_buf_get/put in pss_req.c) */
     struct {
@@ -237,6 +238,7 @@ struct pss_worker {
     size_t nopen, max_open;   /* object files open, and the budget */
     struct pss_stage *stage;    /* write-back stage of partial blocks (pss_stage.c), or NULL */
     pss_object_t *swait_head;   /* objects whose writes wait for room in it (pss_store.c) */
+    pss_object_t *grown_head;   /* objects whose size attribute is behind (pss_object.c) */
     int stage_tfd;              /* timerfd: the oldest staged block is due */
     int stage_timer;            /* stage_tfd was created */
     uint64_t stage_armed;       /* deadline stage_tfd is set to (ns, CLOCK_MONOTONIC), 0: none */

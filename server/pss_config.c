@@ -90,4 +90,9 @@ const ps_config_field_t pss_config_table[] = {
               PS_CFG_INT, server_index, -1, 65535),
     PSS_FIELD("cluster_size", "0", "servers in the cluster (0: not known); see server_index",
               PS_CFG_INT, cluster_size, 0, 65536),
+    PSS_FIELD("spin", "50us",
+              "after a request arrives, a disk I/O is submitted or a reply goes out, a worker "
+              "keeps progressing this long, yielding the CPU each turn, before it sleeps: a "
+              "wake-up from sleep costs about 20 us on a VM; 0: sleep at once",
+              PS_CFG_TIME, spin, 0, 0.01),
     {NULL}};

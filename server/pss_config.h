@@ -35,6 +35,7 @@ typedef struct pss_config {
     double cap_life;       /* seconds a capability is valid */
     int64_t server_index;  /* this server's index in the cluster's list, -1: not known */
     int64_t cluster_size;  /* servers in the cluster, 0: not known (pss_meta.c) */
+    double spin;           /* seconds a worker progresses after activity before it sleeps */
 } pss_config_t;
 
 /* The [server] tunables: names, defaults, docs and where each lands in pss_config_t. */

@@ -295,10 +295,16 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job);
 /*
  * ext4 (and others) run an O_DIRECT write that extends the file
  * synchronously inside io_submit, which would stall this worker for the
- * whole disk write. So the file is first extended (sparsely) to the end of
- * the job's last span, rounded up to a whole block (see pss_object.c); the
- * writes then land inside i_size and stay asynchronous.
+ * whole disk write. So the file is first extended (sparsely) past the end
+ * of the job's last span; the writes then land inside i_size and stay
+ * asynchronous. It is extended PSS_EXTEND_STEP at a time (an ftruncate is a
+ * synchronous metadata update: one per 4 KiB append cost about 40 us), to
+ * file_len; phys_size, the end of the bytes that may hold data, still moves
+ * to the span's end only. A file longer than its size needs the size
+ * attribute (pss_object.c), so a file without one gets it first.
  */
+#define PSS_EXTEND_STEP (1ull << 20)
+
 static void pss_job_extend(pss_worker_t *w, pss_job_t *job)
 {
     pss_object_t *obj = job->obj;
@@ -307,14 +313,21 @@ static void pss_job_extend(pss_worker_t *w, pss_job_t *job)
         return;
     }
     uint64_t span_end = pss_round_up(pss_job_disk_end(job), w->server->align);
-    if (span_end > obj->phys_size) {
-        if (ftruncate(obj->fd, (off_t)span_end) == 0) {
-            obj->phys_size = span_end;
+    if (span_end > obj->file_len) {
+        uint64_t len = pss_round_up(span_end, PSS_EXTEND_STEP);
+        if (!obj->size_attr && pss_obj_save_size(w, obj) != PS_OK) {
+            len = span_end; /* no attribute: the file stays as long as its data */
+        }
+        if (ftruncate(obj->fd, (off_t)len) == 0) {
+            obj->file_len = len;
         } else {
             ps_warn("worker %u: ftruncate object %016" PRIx64 " up to %" PRIu64
                     ": %m (writes past the end will be synchronous)",
-                    w->index, obj->file_id, span_end);
+                    w->index, obj->file_id, len);
         }
+    }
+    if (span_end > obj->phys_size && span_end <= obj->file_len) {
+        obj->phys_size = span_end;
     }
 }
 
@@ -606,15 +619,22 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             if (span_end > obj->phys_size) { /* the extension before it failed */
                 obj->phys_size = span_end;
             }
+            if (span_end > obj->file_len) {
+                obj->file_len = span_end;
+            }
             if (job->max_end > obj->size) {
                 obj->size = job->max_end;
-                status = pss_obj_save_size(w, obj); /* before the write is acknowledged */
+                pss_obj_size_grew(w, obj, ps_time_ns());
             }
         } else {
             /* a failed write may have extended the file: keep it consistent */
             struct stat file_st;
-            if (fstat(obj->fd, &file_st) == 0 && (uint64_t)file_st.st_size > obj->phys_size) {
-                obj->phys_size = (uint64_t)file_st.st_size;
+            uint64_t end = pss_round_up(pss_job_disk_end(job), job->align);
+            if (fstat(obj->fd, &file_st) == 0 && (uint64_t)file_st.st_size > obj->file_len) {
+                obj->file_len = (uint64_t)file_st.st_size;
+            }
+            if (end > obj->phys_size) { /* it may have written some of its bytes */
+                obj->phys_size = end < obj->file_len ? end : obj->file_len;
             }
         }
         obj->dirty = 1;

@@ -95,7 +95,7 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
     if (obj->fd < 0) {
         if (errno == ENOENT && !create) {
             obj->exists = 0; /* reads are zeros: nothing of a stale size */
-            obj->size = obj->phys_size = 0;
+            obj->size = obj->phys_size = obj->file_len = 0;
             return PS_OK;
         }
         ps_error("worker %u: open %s/obj/%s%s: %m", w->index, s->data_dir, rel,
@@ -109,9 +109,10 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
         return PS_ERR_IO;
     }
     obj->exists = 1;
-    obj->size = obj->phys_size = (uint64_t)st.st_size;
+    obj->size = obj->phys_size = obj->file_len = (uint64_t)st.st_size;
     uint64_t le;
     ssize_t n = fgetxattr(obj->fd, PSS_SIZE_XATTR, &le, sizeof(le));
+    obj->size_attr = n == (ssize_t)sizeof(le);
     if (n == (ssize_t)sizeof(le)) {
         uint64_t size = le64toh(le);
         if (size < obj->size) {
@@ -133,21 +134,73 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
     return PS_OK;
 }
 
+static void pss_obj_ungrow(pss_worker_t *w, pss_object_t *obj)
+{
+    if (obj->size_grew_ns == 0) {
+        return;
+    }
+    for (pss_object_t **pp = &w->grown_head; *pp != NULL; pp = &(*pp)->next_grown) {
+        if (*pp == obj) {
+            *pp = obj->next_grown;
+            break;
+        }
+    }
+    obj->next_grown = NULL;
+    obj->size_grew_ns = 0;
+}
+
 ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj)
 {
     uint64_t le = htole64(obj->size);
 
+    pss_obj_ungrow(w, obj);
     if (fsetxattr(obj->fd, PSS_SIZE_XATTR, &le, sizeof(le), 0) != 0) {
         ps_error("worker %u: set %s of object %016" PRIx64 ": %m", w->index, PSS_SIZE_XATTR,
                  obj->file_id);
         return ps_status_from_errno(errno);
     }
+    obj->size_attr = 1;
     obj->size_dirty = 1;
     return PS_OK;
 }
 
+void pss_obj_size_grew(pss_worker_t *w, pss_object_t *obj, uint64_t now)
+{
+    if (obj->size_grew_ns != 0) {
+        return;
+    }
+    obj->size_grew_ns = now != 0 ? now : 1;
+    obj->next_grown = w->grown_head;
+    w->grown_head = obj;
+}
+
+uint64_t pss_obj_save_grown(pss_worker_t *w, uint64_t born_by)
+{
+    pss_object_t *obj = w->grown_head, *next;
+    uint64_t oldest = 0;
+
+    for (; obj != NULL; obj = next) {
+        next = obj->next_grown;
+        if (obj->size_grew_ns > born_by) {
+            oldest = oldest == 0 || obj->size_grew_ns < oldest ? obj->size_grew_ns : oldest;
+            continue;
+        }
+        ps_status_t status = pss_obj_save_size(w, obj);
+        if (status != PS_OK && obj->wb_error == PS_OK) {
+            obj->wb_error = status; /* the next OBJ_SYNC says so */
+        }
+    }
+    return oldest;
+}
+
 ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj)
 {
+    if (obj->fd >= 0 && obj->size_grew_ns != 0) {
+        ps_status_t status = pss_obj_save_size(w, obj);
+        if (status != PS_OK) {
+            return status;
+        }
+    }
     if (obj->fd < 0 || (!obj->dirty && !obj->size_dirty)) {
         return PS_OK;
     }
@@ -187,6 +240,7 @@ static void pss_obj_unlink_free(pss_worker_t *w, pss_object_t *obj)
         if (*pp == obj) {
             *pp = obj->hnext;
             w->nobjs--;
+            pss_obj_ungrow(w, obj);
             pss_share_drop(w, &obj->share, 0, UINT64_MAX);
             pss_edge_free(&obj->edges);
             free(obj);
@@ -300,7 +354,7 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
                  obj->file_id, phys);
         return ps_status_from_errno(errno);
     }
-    obj->phys_size = phys;
+    obj->phys_size = obj->file_len = phys;
     obj->size = size;
     obj->dirty = 1;
     return pss_obj_save_size(w, obj);
@@ -329,6 +383,7 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
 
     if (obj->fd >= 0) {
         obj->dirty = obj->size_dirty = 0; /* its data goes away: no need to sync it */
+        pss_obj_ungrow(w, obj);
         pss_obj_close(w, obj);
     }
     pss_obj_path(obj->file_id, rel, sizeof(rel));
@@ -337,7 +392,7 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
         status = ps_status_from_errno(errno);
     }
     obj->exists = 0;
-    obj->size = obj->phys_size = 0;
+    obj->size = obj->phys_size = obj->file_len = 0;
     pss_edge_drop(&obj->edges);
     pss_share_drop(w, &obj->share, 0, UINT64_MAX);
     return status;

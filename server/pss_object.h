@@ -19,7 +19,12 @@ struct pss_object {
     int fd;
     int exists;
     uint64_t size;      /* logical size, bytes */
-    uint64_t phys_size; /* length of the file on disk: >= size, a multiple of align */
+    uint64_t phys_size; /* end of the bytes on disk that may hold data: >= size, a
+                         * multiple of align; zeros past it (pss_span_prefill) */
+    uint64_t file_len;  /* length of the file on disk: >= phys_size (pss_job_extend) */
+    int size_attr;      /* the size attribute exists (a file without it is as long as its size) */
+    uint64_t size_grew_ns; /* when size passed the attribute's value, 0: it has not */
+    pss_object_t *next_grown; /* worker's list of objects whose attribute is behind */
     pss_req_t *wait_head, **wait_tail;
     pss_job_t *active; /* running jobs (pss_job.c) */
     int dirty;         /* written since the last fdatasync */
@@ -75,6 +80,23 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create);
 
 /* Store the logical size in the object's attribute (made durable by fsync). */
 ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj);
+
+/*
+ * A write made the object longer (obj->size is already the new size): the
+ * attribute is stored later, by pss_obj_save_grown, by pss_obj_sync, at
+ * truncate and at close, so that a stream of appending writes costs no
+ * synchronous metadata update each. A server killed in between loses the
+ * growth as it loses staged blocks: the writers' next sync fails (the
+ * client sees the server's new instance).
+ */
+void pss_obj_size_grew(pss_worker_t *w, pss_object_t *obj, uint64_t now);
+
+/*
+ * Store the attributes of the objects that grew at or before born_by
+ * (UINT64_MAX: all); a failure is kept for the object's next OBJ_SYNC.
+ * Returns when the oldest one left grew, 0 if none is left.
+ */
+uint64_t pss_obj_save_grown(pss_worker_t *w, uint64_t born_by);
 
 /*
  * Make what was written to the object durable: fdatasync for data, fsync

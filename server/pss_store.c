@@ -263,16 +263,14 @@ static void pss_stage_wake(pss_worker_t *w)
     }
 }
 
-/* Age out partial blocks (all of them when the worker stops), wake writes
- * waiting for room, and set the timer for the next block due. */
+/* Age out partial blocks (all of them when the worker stops) and size
+ * attributes behind their objects, wake writes waiting for room, and set
+ * the timer for the next one due. */
 static void pss_stage_progress(pss_worker_t *w)
 {
     pss_stage_t *st = w->stage;
     uint64_t now, age, ticks;
 
-    if (st == NULL) {
-        return;
-    }
     now = ps_time_ns();
     age = (uint64_t)(w->server->cfg.write_back_age * 1e9);
     if (w->stage_armed != 0 && now >= w->stage_armed) {
@@ -280,6 +278,16 @@ static void pss_stage_progress(pss_worker_t *w)
             ps_error("worker %u: read of the stage timer: %m", w->index);
         }
         w->stage_armed = 0;
+    }
+    if (w->grown_head != NULL) {
+        /* size attributes behind their objects: stored as old as staged blocks get */
+        uint64_t oldest = pss_obj_save_grown(w, now > age ? now - age : 0);
+        if (oldest != 0) {
+            pss_stage_arm(w, oldest + age);
+        }
+    }
+    if (st == NULL) {
+        return;
     }
     if (atomic_load(&w->server->stopping) || w->nopen > w->max_open) {
         /* stopping, or objects must close: they close once written */

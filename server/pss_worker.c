@@ -11,7 +11,12 @@
  * libaio signals on every completion (io_set_eventfd) and a wake eventfd the
  * main thread writes on SIGTERM. ucp_worker_arm returning UCS_ERR_BUSY means
  * events arrived between the last progress and the arm, so we go around again
- * instead of sleeping: no wake-up can be lost, and no cycle is spent spinning.
+ * instead of sleeping: no wake-up can be lost. After activity (UCX events,
+ * a request taken in or answered, a disk I/O submitted or completed) the
+ * loop goes on for `spin` (50 us), yielding the CPU each turn, before it
+ * arms and sleeps: the disk completes a small I/O and a client sends its next
+ * request within tens of microseconds, and a wake-up from sleep costs about
+ * 20 us on a VM. An idle worker sleeps.
  *
  * AM callbacks do as little as possible: they check the header with
  * ps_proto_decode and the data length against what the body implies, keep
@@ -37,6 +42,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -534,14 +540,39 @@ static void pss_worker_teardown(pss_worker_t *w)
     }
 }
 
+/* Whether the loop should go on a little instead of sleeping: something
+ * happened since the last turn (see the top of this file). */
+static int pss_worker_spin(pss_worker_t *w, unsigned events, uint64_t *spin_end)
+{
+    uint64_t activity =
+        w->inflight * 0x9e3779b97f4a7c15ull + (uint64_t)w->aio_inflight + (w->sends_inflight << 32);
+    uint64_t spin_ns = (uint64_t)(w->server->cfg.spin * 1e9);
+
+    if (spin_ns == 0 || w->stop_seen) {
+        return 0;
+    }
+    if (events > 0 || activity != w->spin_activity) {
+        w->spin_activity = activity;
+        *spin_end = ps_time_ns() + spin_ns;
+    }
+    if (ps_time_ns() >= *spin_end) {
+        return 0;
+    }
+    sched_yield();
+    return 1;
+}
+
 static void pss_worker_loop(pss_worker_t *w)
 {
     pss_server_t *s = w->server;
-    uint64_t deadline = 0;
+    uint64_t deadline = 0, spin_end = 0;
     struct epoll_event evs[4];
 
     for (;;) {
-        while (ucp_worker_progress(w->ucp_worker) != 0) {
+        unsigned events = 0, p;
+
+        while ((p = ucp_worker_progress(w->ucp_worker)) != 0) {
+            events += p;
         }
         pss_conn_close_dead(w);
         pss_process_incoming(w);
@@ -573,6 +604,9 @@ static void pss_worker_loop(pss_worker_t *w)
             }
         }
 
+        if (pss_worker_spin(w, events, &spin_end)) {
+            continue;
+        }
         ucs_status_t status = ucp_worker_arm(w->ucp_worker);
         if (status == UCS_ERR_BUSY) {
             continue;

@@ -4,7 +4,11 @@
  */
 #include <gtest/gtest.h>
 
+#include <endian.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 #include "ps_cluster.h"
 #include "ps_layout.h"
@@ -127,6 +131,74 @@ TEST(ServerRestart, SigtermFinishesInFlightWork)
             raw_reply r = c2.read(0x77, {{(uint64_t)i * len, len}});
             ASSERT_EQ(r.status(), PS_OK);
             EXPECT_TRUE(r.data == bytes(len, (uint8_t)i)) << "acknowledged write " << i << " lost";
+        }
+    }
+}
+
+/* The size attribute of object fid on server 0, or -1 if it has none. */
+static int64_t size_attr(const ps_cluster &cluster, uint64_t fid, uint64_t *file_len)
+{
+    char rel[64];
+    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56), (unsigned long long)fid);
+    std::string path = cluster.data_dir(0) + rel;
+    struct stat st;
+    uint64_t le;
+    *file_len = stat(path.c_str(), &st) == 0 ? (uint64_t)st.st_size : 0;
+    if (getxattr(path.c_str(), "user.pstripe.size" /* PSS_SIZE_XATTR */, &le, sizeof(le)) != (ssize_t)sizeof(le)) {
+        return -1;
+    }
+    return (int64_t)le64toh(le);
+}
+
+/*
+ * Appending writes do not store the size attribute each (pss_obj_size_grew):
+ * OBJ_SYNC stores it, and so does write_back_age without any sync. Either
+ * way the size survives a SIGKILL, although the file on disk is longer than
+ * the data (it is extended a step at a time).
+ */
+TEST(ServerRestart, GrowthIsStoredBySyncAndByAge)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "write_back_age=200ms"}));
+    const size_t len = 4096;
+    const int n = 5;
+    const uint64_t synced = 0x78, aged = 0x79;
+    {
+        raw_client c;
+        ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+        ASSERT_TRUE(c.hello().received);
+        for (uint64_t fid : {synced, aged}) {
+            for (int i = 0; i < n; i++) {
+                ASSERT_EQ(c.write(fid, {{(uint64_t)i * len, len}}, bytes(len, (uint8_t)i)).status(),
+                          PS_OK);
+            }
+        }
+        ASSERT_EQ(c.obj(PS_MSG_OBJ_SYNC, synced).status(), PS_OK);
+        uint64_t file_len = 0;
+        EXPECT_EQ(size_attr(cluster, synced, &file_len), (int64_t)(n * len));
+        EXPECT_GT(file_len, n * len) << "extended a step at a time";
+        /* no sync for the other: the age stores it (poll with a deadline) */
+        int64_t attr = -1;
+        for (int k = 0; k < 1000 && attr != (int64_t)(n * len); k++) {
+            usleep(10000);
+            attr = size_attr(cluster, aged, &file_len);
+        }
+        EXPECT_EQ(attr, (int64_t)(n * len)) << "write_back_age stores a grown size";
+    }
+    ASSERT_EQ(cluster.kill(0, SIGKILL), 0);
+    cluster.wait(0, 30);
+    ASSERT_TRUE(cluster.restart(0));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_TRUE(c.hello().received);
+    for (uint64_t fid : {synced, aged}) {
+        raw_reply s = c.obj(PS_MSG_OBJ_STAT, fid);
+        ASSERT_EQ(s.status(), PS_OK);
+        EXPECT_EQ(s.body<ps_obj_rep_t>().size, n * len) << "object " << fid;
+        for (int i = 0; i < n; i++) {
+            raw_reply r = c.read(fid, {{(uint64_t)i * len, len}});
+            ASSERT_EQ(r.status(), PS_OK);
+            EXPECT_TRUE(r.data == bytes(len, (uint8_t)i)) << "object " << fid << " block " << i;
         }
     }
 }
