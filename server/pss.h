@@ -136,7 +136,7 @@ typedef struct pss_server {
 
 typedef struct pss_conn pss_conn_t;
 typedef struct pss_object pss_object_t;
-typedef struct pss_rspan pss_rspan_t;
+typedef struct pss_cgran pss_cgran_t;
 
 #define PSS_AIO_BATCH 64 /* disk I/Os handed to the kernel in one io_submit */
 
@@ -242,9 +242,7 @@ struct pss_worker {
     int stage_tfd;              /* timerfd: the oldest staged block is due */
     int stage_timer;            /* stage_tfd was created */
     uint64_t stage_armed;       /* deadline stage_tfd is set to (ns, CLOCK_MONOTONIC), 0: none */
-    pss_rspan_t *share_head, *share_tail; /* kept read spans, most recently used first
-                                             (pss_share.c) */
-    uint64_t share_bytes;                 /* their bytes, at most cfg.read_share */
+    struct pss_cache *cache;    /* bytes just written or read (pss_cache.c), or NULL */
 
     struct pss_sfp_table *sfp; /* shared file pointers (pss_sharedfp.c), NULL until used */
 

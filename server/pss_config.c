@@ -61,10 +61,11 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("write_back_age", "1s",
               "longest time a partial block stays in the write-back stage",
               PS_CFG_TIME, write_back_age, 0, 3600.0),
-    PSS_FIELD("read_share", "16m",
-              "per worker: spans just read from disk kept for other clients reading the same "
-              "blocks (used only while several clients read one file; 0: never)",
-              PS_CFG_SIZE, read_share, 0, (double)(1ull << 40)),
+    PSS_FIELD("cache", "256m",
+              "per worker: bytes just written to or read from disk kept in memory, so that "
+              "reading them again (or another client's read of the same blocks) needs no "
+              "disk read; least recently used first out (0: none)",
+              PS_CFG_SIZE, cache, 0, (double)(1ull << 40)),
     PSS_FIELD("drain_timeout", "20s",
               "on SIGTERM, time allowed to finish in-flight requests before exiting",
               PS_CFG_TIME, drain_timeout, 0, 3600),

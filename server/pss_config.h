@@ -28,7 +28,7 @@ typedef struct pss_config {
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
     uint64_t write_back;   /* bytes per worker: write-back stage of partial blocks, 0: off */
     double write_back_age; /* seconds a partial block stays staged at most */
-    uint64_t read_share;   /* bytes per worker: read spans kept for other clients' reads */
+    uint64_t cache;        /* bytes per worker: cache of bytes written and read (pss_cache.c) */
     char *auth;            /* "munge", "key" or "none" (pss_auth.c) */
     char *auth_key_file;   /* the cluster key (auth = key) */
     char *munge_socket;    /* munged's socket ("": its default) */

@@ -20,6 +20,7 @@
  */
 #include "pss_job.h"
 
+#include "pss_cache.h"
 #include "pss_jobdef.h"
 #include "pss_plan.h"
 #include "pss_req.h"
@@ -494,10 +495,10 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         return;
     }
 
-    if (job->is_write && obj->share.spans != NULL && job->nspans > 0) {
+    if (job->is_write && obj->ncached > 0 && job->nspans > 0) {
         uint64_t lo, hi;
         pss_job_hull(job, &lo, &hi);
-        pss_share_drop(w, &obj->share, lo, hi);
+        pss_cache_drop(w, obj, lo, hi); /* kept again when written */
     }
     pss_job_extend(w, job);
     job->next = obj->active;
@@ -544,8 +545,7 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         } else {
             sp->writing = 0; /* read, or the read of a read-modify-write */
         }
-        if (!job->is_write && obj->share.spans != NULL &&
-            pss_share_copy(w, &obj->share, sp->off, sp->len, sp->buf)) {
+        if (!job->is_write && pss_cache_get(w, obj, sp->off, sp->len, sp->buf)) {
             sp->shared = 1;
             pss_span_done(w, sp, (long)sp->len);
             continue;
@@ -601,6 +601,19 @@ static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
     }
 }
 
+/*
+ * Whether the cache keeps a span just written or read: one made of several
+ * regions or smaller than a granule (small and noncontiguous I/O, which
+ * reads back in pieces), or any span of an object several clients read.
+ * Not the whole granules of a contiguous stream: their copy cost a fifth
+ * of a large write's speed, and of a large read's (run-matrix large,
+ * 2 servers, 2 processes).
+ */
+static int pss_span_keep(const pss_span_io_t *sp, int shared)
+{
+    return shared || sp->npieces > 1 || sp->len < PSS_CACHE_GRANULE;
+}
+
 static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
 {
     pss_object_t *obj = job->obj;
@@ -626,6 +639,12 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
                 obj->size = job->max_end;
                 pss_obj_size_grew(w, obj, ps_time_ns());
             }
+            for (size_t k = 0; k < job->nspans; k++) { /* write-through */
+                const pss_span_io_t *sp = &job->spans[k];
+                if (!sp->staged && sp->buf != NULL && pss_span_keep(sp, 0)) {
+                    pss_cache_put(w, obj, sp->off, sp->len, sp->buf);
+                }
+            }
         } else {
             /* a failed write may have extended the file: keep it consistent */
             struct stat file_st;
@@ -646,12 +665,12 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
     } else if (status == PS_OK) {
         /* gather the spans into the replies, with the staged bytes over
          * what the disk holds; zeros past the logical end */
-        int keep = pss_share_active(&obj->share);
+        int shared = pss_share_active(&obj->share);
         for (size_t k = 0; k < job->nspans; k++) {
             pss_span_io_t *sp = &job->spans[k];
             pss_stage_overlay(w->stage, obj, sp->off, sp->len, sp->buf);
-            if (keep && !sp->shared) {
-                pss_share_keep(w, &obj->share, sp->off, sp->len, sp->buf);
+            if (!sp->shared && sp->buf != NULL && pss_span_keep(sp, shared)) {
+                pss_cache_put(w, obj, sp->off, sp->len, sp->buf);
             }
             const pss_piece_t *p = &job->pieces[sp->first_piece];
             for (uint32_t i = 0; i < sp->npieces; i++) {

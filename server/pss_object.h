@@ -41,6 +41,8 @@ struct pss_object {
     uint64_t swait_need;        /* blocks its next write adds to the stage */
     pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
+    pss_cgran_t *cached; /* its granules in the worker's cache (pss_cache.c) */
+    uint64_t ncached;    /* how many */
 };
 
 static inline uint64_t pss_round_up(uint64_t x, uint64_t a)

@@ -30,6 +30,7 @@
  */
 #include "pss_store.h"
 
+#include "pss_cache.h"
 #include "pss_job.h"
 #include "pss_object.h"
 #include "pss_plan.h"
@@ -108,6 +109,11 @@ ps_status_t pss_store_worker_init(pss_worker_t *w)
         ps_error("worker %u: no memory for the write-back stage's table", w->index);
         return status;
     }
+    status = pss_cache_init(&w->cache, w->server->cfg.cache);
+    if (status != PS_OK) {
+        ps_error("worker %u: no memory for the cache's table", w->index);
+        return status;
+    }
     w->stage_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     if (w->stage_tfd < 0) {
         ps_error("worker %u: timerfd_create: %m", w->index);
@@ -128,6 +134,8 @@ void pss_store_worker_cleanup(pss_worker_t *w)
     pss_obj_table_cleanup(w);
     pss_stage_cleanup(w->stage);
     w->stage = NULL;
+    pss_cache_cleanup(w->cache);
+    w->cache = NULL;
     if (w->stage_timer) {
         close(w->stage_tfd);
         w->stage_timer = 0;

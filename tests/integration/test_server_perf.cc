@@ -112,7 +112,8 @@ class ServerPerf : public ::testing::Test {
         measuring_ = env != nullptr;
         mib_ = measuring_ ? strtoull(env, nullptr, 10) : 16;
         ASSERT_GT(mib_, 0u);
-        ASSERT_TRUE(cluster_.start(1, 1));
+        /* the disk's path: reads of bytes just written would come from the cache */
+        ASSERT_TRUE(cluster_.start(1, 1, {"--set", "cache=0"}));
         ASSERT_TRUE(c_.connect(cluster_.host(0), cluster_.port(0)));
         ASSERT_TRUE(c_.hello().received);
     }

@@ -1,0 +1,43 @@
+/*
+ * pss_cache.h: a worker's cache of object bytes.
+ *
+ * Objects are read and written with direct I/O, so the kernel keeps none of
+ * their bytes. The worker keeps the spans it has just written to disk
+ * (write-through) and read from disk, in granules of PSS_CACHE_GRANULE
+ * bytes of one object, each holding one valid range, up to `cache` bytes
+ * per worker (least recently used granules go first); a read whose every
+ * byte is valid in the cache is copied from memory instead of read from
+ * disk. The bytes kept are always what the disk holds (or will hold: reads
+ * keep the write-back stage's bytes laid over the disk's, and any write
+ * drops what it overlaps before it starts), so a hit returns exactly what a
+ * disk read would. Truncate, remove and close drop an object's granules.
+ * Only the object's worker touches its granules: no lock.
+ */
+#ifndef PSS_CACHE_H
+#define PSS_CACHE_H
+
+#include "pss.h"
+
+#define PSS_CACHE_GRANULE (1u << 20) /* bytes of one granule, aligned in the object */
+
+typedef struct pss_cache pss_cache_t;
+
+/* A cache of `budget` bytes (NULL in *out, and PS_OK, if it is below one granule). */
+ps_status_t pss_cache_init(pss_cache_t **out, uint64_t budget);
+void pss_cache_cleanup(pss_cache_t *c);
+
+/* Keep a copy of the object's bytes [off, off + len), as on disk. */
+void pss_cache_put(pss_worker_t *w, pss_object_t *obj, uint64_t off, uint64_t len,
+                   const uint8_t *src);
+
+/* Copy the object's bytes [off, off + len) into dst if every one of them is
+ * kept: 1, else 0 (and dst untouched). */
+int pss_cache_get(pss_worker_t *w, pss_object_t *obj, uint64_t off, uint64_t len, uint8_t *dst);
+
+/* Forget the object's bytes in [lo, hi) (hi = UINT64_MAX: all of them). */
+void pss_cache_drop(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi);
+
+/* Bytes of granules in use, and how many. */
+uint64_t pss_cache_bytes(const pss_cache_t *c);
+
+#endif
