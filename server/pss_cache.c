@@ -9,8 +9,7 @@
  */
 #include "pss_cache.h"
 
-#include "pss_object.h"
-
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +21,7 @@ struct pss_cgran {
     struct pss_cgran *hnext;               /* hash chain */
     struct pss_cgran *onext, *oprev;       /* the object's granules */
     struct pss_cgran *lru_prev, *lru_next; /* the worker's, most recently used first */
-    pss_object_t *obj;
+    pss_cobj_t *obj;                       /* whose */
     uint64_t base;   /* offset in the object, a multiple of PSS_CACHE_GRANULE */
     uint32_t nvalid; /* units valid */
     uint64_t valid[PSS_CACHE_WORDS];
@@ -93,17 +92,17 @@ uint64_t pss_cache_bytes(const pss_cache_t *c)
     return c != NULL ? c->in_use * PSS_CACHE_GRANULE : 0;
 }
 
-static size_t pss_cache_bucket(const pss_cache_t *c, const pss_object_t *obj, uint64_t base)
+static size_t pss_cache_bucket(const pss_cache_t *c, const pss_cobj_t *co, uint64_t base)
 {
-    uint64_t h =
-        (obj->file_id ^ (base / PSS_CACHE_GRANULE) * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+    uint64_t h = ((uint64_t)(uintptr_t)co ^ (base / PSS_CACHE_GRANULE) * 0x9e3779b97f4a7c15ull) *
+                 0xff51afd7ed558ccdull;
     return (size_t)(h >> 29) & (c->nbuckets - 1);
 }
 
-static pss_cgran_t *pss_cache_find(const pss_cache_t *c, const pss_object_t *obj, uint64_t base)
+static pss_cgran_t *pss_cache_find(const pss_cache_t *c, const pss_cobj_t *co, uint64_t base)
 {
-    for (pss_cgran_t *g = c->table[pss_cache_bucket(c, obj, base)]; g != NULL; g = g->hnext) {
-        if (g->obj == obj && g->base == base) {
+    for (pss_cgran_t *g = c->table[pss_cache_bucket(c, co, base)]; g != NULL; g = g->hnext) {
+        if (g->obj == co && g->base == base) {
             return g;
         }
     }
@@ -135,20 +134,20 @@ static void pss_cgran_release(pss_cache_t *c, pss_cgran_t *g)
     }
     *pp = g->hnext;
     pss_lru_unlink(c, g);
-    *(g->oprev != NULL ? &g->oprev->onext : &g->obj->cached) = g->onext;
+    *(g->oprev != NULL ? &g->oprev->onext : &g->obj->granules) = g->onext;
     if (g->onext != NULL) {
         g->onext->oprev = g->oprev;
     }
-    g->obj->ncached--;
+    g->obj->n--;
     g->obj = NULL;
     g->hnext = c->free;
     c->free = g;
     c->in_use--;
 }
 
-/* A granule for (obj, base), empty: reused, new within the budget, or the
+/* A granule for (co, base), empty: reused, new within the budget, or the
  * least recently used one's. NULL if memory ran out. */
-static pss_cgran_t *pss_cgran_get(pss_cache_t *c, pss_object_t *obj, uint64_t base)
+static pss_cgran_t *pss_cgran_get(pss_cache_t *c, pss_cobj_t *co, uint64_t base)
 {
     pss_cgran_t *g;
 
@@ -171,20 +170,20 @@ static pss_cgran_t *pss_cgran_get(pss_cache_t *c, pss_object_t *obj, uint64_t ba
         return NULL;
     }
     c->free = g->hnext;
-    size_t b = pss_cache_bucket(c, obj, base);
+    size_t b = pss_cache_bucket(c, co, base);
     g->hnext = c->table[b];
     c->table[b] = g;
-    g->obj = obj;
+    g->obj = co;
     g->base = base;
     memset(g->valid, 0, sizeof(g->valid));
     g->nvalid = 0;
     g->oprev = NULL;
-    g->onext = obj->cached;
-    if (obj->cached != NULL) {
-        obj->cached->oprev = g;
+    g->onext = co->granules;
+    if (co->granules != NULL) {
+        co->granules->oprev = g;
     }
-    obj->cached = g;
-    obj->ncached++;
+    co->granules = g;
+    co->n++;
     pss_lru_push(c, g);
     c->in_use++;
     return g;
@@ -224,8 +223,7 @@ static int pss_cgran_valid(const pss_cgran_t *g, uint32_t u, uint32_t v)
     return 1;
 }
 
-void pss_cache_put(pss_worker_t *w, pss_object_t *obj, uint64_t off, uint64_t len,
-                   const uint8_t *src)
+void pss_cache_put(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, const uint8_t *src)
 {
     pss_cache_t *c = w->cache;
     uint64_t end = off + len;
@@ -238,8 +236,8 @@ void pss_cache_put(pss_worker_t *w, pss_object_t *obj, uint64_t off, uint64_t le
         uint32_t lo = (uint32_t)((off > base ? off : base) - base);
         uint32_t hi =
             (uint32_t)((end < base + PSS_CACHE_GRANULE ? end : base + PSS_CACHE_GRANULE) - base);
-        pss_cgran_t *g = pss_cache_find(c, obj, base);
-        if (g == NULL && (g = pss_cgran_get(c, obj, base)) == NULL) {
+        pss_cgran_t *g = pss_cache_find(c, co, base);
+        if (g == NULL && (g = pss_cgran_get(c, co, base)) == NULL) {
             continue; /* not kept: the next read of these bytes goes to disk */
         }
         memcpy(g->buf + lo, src + (base + lo - off), hi - lo);
@@ -250,20 +248,20 @@ void pss_cache_put(pss_worker_t *w, pss_object_t *obj, uint64_t off, uint64_t le
     }
 }
 
-int pss_cache_get(pss_worker_t *w, pss_object_t *obj, uint64_t off, uint64_t len, uint8_t *dst)
+int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint8_t *dst)
 {
     pss_cache_t *c = w->cache;
     uint64_t end = off + len, first = off / PSS_CACHE_GRANULE * PSS_CACHE_GRANULE;
 
-    if (c == NULL || obj->ncached == 0 || len == 0 ||
-        (end - first + PSS_CACHE_GRANULE - 1) / PSS_CACHE_GRANULE > obj->ncached) {
+    if (c == NULL || co->n == 0 || len == 0 ||
+        (end - first + PSS_CACHE_GRANULE - 1) / PSS_CACHE_GRANULE > co->n) {
         return 0;
     }
     for (int copy = 0; copy < 2; copy++) { /* check every granule, then copy */
         for (uint64_t base = first; base < end; base += PSS_CACHE_GRANULE) {
             uint64_t lo = (off > base ? off : base) - base;
             uint64_t hi = (end < base + PSS_CACHE_GRANULE ? end : base + PSS_CACHE_GRANULE) - base;
-            pss_cgran_t *g = pss_cache_find(c, obj, base);
+            pss_cgran_t *g = pss_cache_find(c, co, base);
             if (!copy &&
                 (g == NULL || !pss_cgran_valid(g, lo / PSS_CACHE_UNIT,
                                                (hi + PSS_CACHE_UNIT - 1) / PSS_CACHE_UNIT))) {
@@ -296,17 +294,17 @@ static void pss_cgran_drop(pss_cache_t *c, pss_cgran_t *g, uint64_t lo, uint64_t
     }
 }
 
-void pss_cache_drop(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi)
+void pss_cache_drop(pss_worker_t *w, pss_cobj_t *co, uint64_t lo, uint64_t hi)
 {
     pss_cache_t *c = w->cache;
 
-    if (c == NULL || obj->ncached == 0 || hi <= lo) {
+    if (c == NULL || co->n == 0 || hi <= lo) {
         return;
     }
     uint64_t first = lo / PSS_CACHE_GRANULE * PSS_CACHE_GRANULE;
-    if (hi - first > obj->ncached * (uint64_t)PSS_CACHE_GRANULE) {
+    if (hi - first > co->n * (uint64_t)PSS_CACHE_GRANULE) {
         /* more granules in the range than the object has: walk the object's */
-        pss_cgran_t *g = obj->cached, *next;
+        pss_cgran_t *g = co->granules, *next;
         for (; g != NULL; g = next) {
             next = g->onext;
             pss_cgran_drop(c, g, lo, hi);
@@ -314,7 +312,7 @@ void pss_cache_drop(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi
         return;
     }
     for (uint64_t base = first; base < hi; base += PSS_CACHE_GRANULE) {
-        pss_cgran_t *g = pss_cache_find(c, obj, base);
+        pss_cgran_t *g = pss_cache_find(c, co, base);
         if (g != NULL) {
             pss_cgran_drop(c, g, lo, hi);
         }

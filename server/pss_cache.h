@@ -22,20 +22,25 @@
 
 typedef struct pss_cache pss_cache_t;
 
+/* One object's side of it (a member of pss_object_t). */
+typedef struct pss_cobj {
+    pss_cgran_t *granules; /* its granules in the worker's cache */
+    uint64_t n;            /* how many */
+} pss_cobj_t;
+
 /* A cache of `budget` bytes (NULL in *out, and PS_OK, if it is below one granule). */
 ps_status_t pss_cache_init(pss_cache_t **out, uint64_t budget);
 void pss_cache_cleanup(pss_cache_t *c);
 
 /* Keep a copy of the object's bytes [off, off + len), as on disk. */
-void pss_cache_put(pss_worker_t *w, pss_object_t *obj, uint64_t off, uint64_t len,
-                   const uint8_t *src);
+void pss_cache_put(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, const uint8_t *src);
 
 /* Copy the object's bytes [off, off + len) into dst if every one of them is
  * kept: 1, else 0 (and dst untouched). */
-int pss_cache_get(pss_worker_t *w, pss_object_t *obj, uint64_t off, uint64_t len, uint8_t *dst);
+int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint8_t *dst);
 
 /* Forget the object's bytes in [lo, hi) (hi = UINT64_MAX: all of them). */
-void pss_cache_drop(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi);
+void pss_cache_drop(pss_worker_t *w, pss_cobj_t *co, uint64_t lo, uint64_t hi);
 
 /* Bytes of granules in use, and how many. */
 uint64_t pss_cache_bytes(const pss_cache_t *c);

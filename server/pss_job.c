@@ -495,10 +495,10 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         return;
     }
 
-    if (job->is_write && obj->ncached > 0 && job->nspans > 0) {
+    if (job->is_write && obj->cache.n > 0 && job->nspans > 0) {
         uint64_t lo, hi;
         pss_job_hull(job, &lo, &hi);
-        pss_cache_drop(w, obj, lo, hi); /* kept again when written */
+        pss_cache_drop(w, &obj->cache, lo, hi); /* kept again when written */
     }
     pss_job_extend(w, job);
     job->next = obj->active;
@@ -545,7 +545,7 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         } else {
             sp->writing = 0; /* read, or the read of a read-modify-write */
         }
-        if (!job->is_write && pss_cache_get(w, obj, sp->off, sp->len, sp->buf)) {
+        if (!job->is_write && pss_cache_get(w, &obj->cache, sp->off, sp->len, sp->buf)) {
             sp->shared = 1;
             pss_span_done(w, sp, (long)sp->len);
             continue;
@@ -642,7 +642,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             for (size_t k = 0; k < job->nspans; k++) { /* write-through */
                 const pss_span_io_t *sp = &job->spans[k];
                 if (!sp->staged && sp->buf != NULL && pss_span_keep(sp, 0)) {
-                    pss_cache_put(w, obj, sp->off, sp->len, sp->buf);
+                    pss_cache_put(w, &obj->cache, sp->off, sp->len, sp->buf);
                 }
             }
         } else {
@@ -670,7 +670,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             pss_span_io_t *sp = &job->spans[k];
             pss_stage_overlay(w->stage, obj, sp->off, sp->len, sp->buf);
             if (!sp->shared && sp->buf != NULL && pss_span_keep(sp, shared)) {
-                pss_cache_put(w, obj, sp->off, sp->len, sp->buf);
+                pss_cache_put(w, &obj->cache, sp->off, sp->len, sp->buf);
             }
             const pss_piece_t *p = &job->pieces[sp->first_piece];
             for (uint32_t i = 0; i < sp->npieces; i++) {

@@ -20,8 +20,6 @@
  */
 #include "pss_object.h"
 
-#include "pss_cache.h"
-
 
 #include "ps_log.h"
 
@@ -224,7 +222,7 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
     pss_obj_sync(w, obj);
     obj->dirty = obj->size_dirty = 0;
     pss_edge_drop(&obj->edges);
-    pss_cache_drop(w, obj, 0, UINT64_MAX);
+    pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
     close(obj->fd);
     obj->fd = -1;
     w->nopen--;
@@ -243,7 +241,7 @@ static void pss_obj_unlink_free(pss_worker_t *w, pss_object_t *obj)
             *pp = obj->hnext;
             w->nobjs--;
             pss_obj_ungrow(w, obj);
-            pss_cache_drop(w, obj, 0, UINT64_MAX);
+            pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
             pss_edge_free(&obj->edges);
             free(obj);
             return;
@@ -321,7 +319,7 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
     uint64_t keep = size < obj->size ? size : obj->size;
 
     pss_edge_drop(&obj->edges); /* the tail block changes here, or may have, on failure */
-    pss_cache_drop(w, obj, 0, UINT64_MAX);
+    pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
     ps_status_t status = PS_OK;
 
     if (keep % a != 0 && keep < obj->size) {
@@ -396,7 +394,7 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
     obj->exists = 0;
     obj->size = obj->phys_size = obj->file_len = 0;
     pss_edge_drop(&obj->edges);
-    pss_cache_drop(w, obj, 0, UINT64_MAX);
+    pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
     return status;
 }
 
@@ -419,7 +417,7 @@ void pss_obj_close_all(pss_worker_t *w)
             next = obj->hnext;
             pss_obj_close(w, obj);
             /* requests still queued here were answered or dropped by the drain */
-            pss_cache_drop(w, obj, 0, UINT64_MAX);
+            pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
             pss_edge_free(&obj->edges);
             free(obj);
         }

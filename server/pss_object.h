@@ -9,6 +9,7 @@
 
 #include "pss.h"
 #include "pss_edge.h"
+#include "pss_cache.h"
 #include "pss_share.h"
 
 typedef struct pss_job pss_job_t;
@@ -41,8 +42,7 @@ struct pss_object {
     uint64_t swait_need;        /* blocks its next write adds to the stage */
     pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
-    pss_cgran_t *cached; /* its granules in the worker's cache (pss_cache.c) */
-    uint64_t ncached;    /* how many */
+    pss_cobj_t cache;   /* its bytes in the worker's cache (pss_cache.c) */
 };
 
 static inline uint64_t pss_round_up(uint64_t x, uint64_t a)
