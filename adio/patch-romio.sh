@@ -208,4 +208,28 @@ for f in write_ord read_ord write_ordb read_ordb; do
     { print }'
 done
 
+# Errors of the shared pointer. ROMIO's write_shared, the ordered writes and
+# seek_shared replace any error of ADIO_Get/Set_shared_fp by a fatal
+# MPI_ERR_INTERN "Could not access shared file pointer" (meant for a lost
+# pointer file); for pstripe the driver's own error (MPI_ERR_IO with the
+# reason: a server that restarted and lost the counter) is returned as is.
+for f in write_sh write_ord write_ordb seek_sh; do
+    edit mpi-io/$f.c "pstripe: the driver's error says why" '
+    { line[NR] = $0 }
+    END {
+        for (i = 1; i <= NR; i++) {
+            if (line[i] ~ /MPIO_Err_create_code\(MPI_SUCCESS/ &&
+                (line[i] line[i + 1] line[i + 2] line[i + 3]) ~ /iosharedfailed/) {
+                indent = line[i]
+                sub(/[^ \t].*$/, "", indent)
+                print "#ifdef ROMIO_PSTRIPE"
+                print indent "/* pstripe: the driver'"'"'s error says why */"
+                print indent "if (adio_fh->file_system != ADIO_PSTRIPE)"
+                print "#endif"
+            }
+            print line[i]
+        }
+    }'
+done
+
 exit 0
