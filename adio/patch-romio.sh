@@ -208,4 +208,88 @@ for f in write_ord read_ord write_ordb read_ordb; do
     { print }'
 done
 
+# Errors of the shared pointer. ROMIO's write_shared, the ordered writes and
+# seek_shared replace any error of ADIO_Get/Set_shared_fp by a fatal
+# MPI_ERR_INTERN "Could not access shared file pointer" (meant for a lost
+# pointer file); for pstripe the driver's own error (MPI_ERR_IO with the
+# reason: a server that restarted and lost the counter) is returned as is.
+for f in write_sh write_ord write_ordb seek_sh; do
+    edit mpi-io/$f.c "pstripe: the driver's error says why" '
+    { line[NR] = $0 }
+    END {
+        for (i = 1; i <= NR; i++) {
+            if (line[i] ~ /MPIO_Err_create_code\(MPI_SUCCESS/ &&
+                (line[i] line[i + 1] line[i + 2] line[i + 3]) ~ /iosharedfailed/) {
+                indent = line[i]
+                sub(/[^ \t].*$/, "", indent)
+                print "#ifdef ROMIO_PSTRIPE"
+                print indent "/* pstripe: the driver'"'"'s error says why */"
+                print indent "if (adio_fh->file_system != ADIO_PSTRIPE)"
+                print "#endif"
+            }
+            print line[i]
+        }
+    }'
+done
+
+# seek_shared is collective, but only rank 0 moves the pointer, and ROMIO
+# returns an error of rank 0 (a lost pointer for SEEK_CUR, a negative
+# offset, a bad whence, a failed set) on rank 0 alone, before the barrier
+# the other processes wait in: they would hang there. For pstripe files each
+# of rank 0's error exits goes to one place, which every process reaches:
+# rank 0 broadcasts its error class (MPI_SUCCESS when none) and message, and
+# every process returns that error. (ROMIO's other hang, rank 0 waiting
+# alone when the other processes found different arguments, is left as is.)
+edit mpi-io/seek_sh.c "pstripe: rank 0's error reaches every process" '
+    /^[ \t]*if \(!myrank\) \{/ && !done { inblock = 1 }
+    inblock && /^[ \t]*error_code = MPIO_Err_return_file\(adio_fh, error_code\);/ {
+        indent = $0
+        sub(/[^ \t].*$/, "", indent)
+        print "#ifdef ROMIO_PSTRIPE"
+        print indent "if (adio_fh->file_system == ADIO_PSTRIPE)"
+        print indent "    goto pstripe_share;"
+        print "#endif"
+        exits++
+    }
+    inblock && /FIXME: explain why the barrier is necessary/ {
+        inblock = 0
+        done = 1
+        print "#ifdef ROMIO_PSTRIPE"
+        print "    /* pstripe: rank 0'"'"'s error reaches every process (ROMIO returns it on"
+        print "     * rank 0 alone, before the barrier below that the others wait in) */"
+        print "  pstripe_share:"
+        print "    if (adio_fh->file_system == ADIO_PSTRIPE) {"
+        print "        int pstripe_class = MPI_SUCCESS, pstripe_len = 0;"
+        print "        char pstripe_msg[MPI_MAX_ERROR_STRING] = \"\", *pstripe_why;"
+        print ""
+        print "        if (!myrank && error_code != MPI_SUCCESS) {"
+        print "            MPI_Error_class(error_code, &pstripe_class);"
+        print "            MPI_Error_string(error_code, pstripe_msg, &pstripe_len);"
+        print "            if (pstripe_class == MPI_SUCCESS)"
+        print "                pstripe_class = MPI_ERR_OTHER;"
+        print "        }"
+        print "        MPI_Bcast(&pstripe_class, 1, MPI_INT, 0, adio_fh->comm);"
+        print "        if (pstripe_class != MPI_SUCCESS) {"
+        print "            MPI_Bcast(pstripe_msg, MPI_MAX_ERROR_STRING, MPI_CHAR, 0, adio_fh->comm);"
+        print "            if (myrank) {"
+        print "                /* rank 0'"'"'s message without its class and stack header */"
+        print "                pstripe_msg[MPI_MAX_ERROR_STRING - 1] = 0;"
+        print "                pstripe_why = strstr(pstripe_msg, \"error stack:\\n\");"
+        print "                pstripe_why = pstripe_why ? pstripe_why + 13 : pstripe_msg;"
+        print "                error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,"
+        print "                                                  myname, __LINE__, pstripe_class,"
+        print "                                                  pstripe_class == MPI_ERR_ARG ?"
+        print "                                                  \"**arg\" : \"**io\","
+        print "                                                  \"rank 0: %s\", pstripe_why);"
+        print "            }"
+        print "            error_code = MPIO_Err_return_file(adio_fh, error_code);"
+        print "            goto fn_exit;"
+        print "        }"
+        print "    }"
+        print "#endif"
+        print ""
+    }
+    { print }
+    END { if (!done || !exits) exit 1 }'
+
 exit 0
