@@ -34,7 +34,6 @@ struct pss_cache {
     size_t nbuckets;
     pss_cgran_t *lru_head, *lru_tail;
     pss_cgran_t *free; /* unused granules (hnext chain), buffers kept */
-    uint64_t in_use;
 };
 
 ps_status_t pss_cache_init(pss_cache_t **out, uint64_t budget)
@@ -87,11 +86,6 @@ void pss_cache_cleanup(pss_cache_t *c)
     free(c);
 }
 
-uint64_t pss_cache_bytes(const pss_cache_t *c)
-{
-    return c != NULL ? c->in_use * PSS_CACHE_GRANULE : 0;
-}
-
 static size_t pss_cache_bucket(const pss_cache_t *c, const pss_cobj_t *co, uint64_t base)
 {
     uint64_t h = ((uint64_t)(uintptr_t)co ^ (base / PSS_CACHE_GRANULE) * 0x9e3779b97f4a7c15ull) *
@@ -142,7 +136,6 @@ static void pss_cgran_release(pss_cache_t *c, pss_cgran_t *g)
     g->obj = NULL;
     g->hnext = c->free;
     c->free = g;
-    c->in_use--;
 }
 
 /* A granule for (co, base), empty: reused, new within the budget, or the
@@ -185,7 +178,6 @@ static pss_cgran_t *pss_cgran_get(pss_cache_t *c, pss_cobj_t *co, uint64_t base)
     co->granules = g;
     co->n++;
     pss_lru_push(c, g);
-    c->in_use++;
     return g;
 }
 

@@ -2,10 +2,13 @@
  * pss_cache.h: a worker's cache of object bytes.
  *
  * Objects are read and written with direct I/O, so the kernel keeps none of
- * their bytes. The worker keeps the spans it has just written to disk
- * (write-through) and read from disk, in granules of PSS_CACHE_GRANULE
- * bytes of one object, each holding one valid range, up to `cache` bytes
- * per worker (least recently used granules go first); a read whose every
+ * their bytes. The worker keeps spans it has just written to disk
+ * (write-through) or read from disk, those pss_job.c chooses
+ * (pss_span_keep: small and noncontiguous I/O, objects several clients
+ * read, not the whole megabytes of a stream), in granules of
+ * PSS_CACHE_GRANULE bytes of one object with a map of their valid 512-byte
+ * units, up to `cache` bytes per worker (least recently used granules go
+ * first); a read whose every
  * byte is valid in the cache is copied from memory instead of read from
  * disk. The bytes kept are always what the disk holds (or will hold: reads
  * keep the write-back stage's bytes laid over the disk's, and any write
@@ -41,8 +44,5 @@ int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, u
 
 /* Forget the object's bytes in [lo, hi) (hi = UINT64_MAX: all of them). */
 void pss_cache_drop(pss_worker_t *w, pss_cobj_t *co, uint64_t lo, uint64_t hi);
-
-/* Bytes of granules in use, and how many. */
-uint64_t pss_cache_bytes(const pss_cache_t *c);
 
 #endif
