@@ -197,7 +197,7 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         case PS_MSG_SHARED_FP: {
             ps_sfp_req_t req;
             memcpy(&req, body, sizeof(req));
-            if (req.op < PS_SFP_FETCH_ADD || req.op > PS_SFP_RELEASE || req.reserved != 0 ||
+            if (req.op < PS_SFP_FETCH_ADD || req.op > PS_SFP_RELEASE ||
                 req.value > PS_SFP_VALUE_MAX || (req.op == PS_SFP_RELEASE && req.value != 0)) {
                 return PS_ERR_PROTO;
             }
@@ -576,8 +576,9 @@ static void ps_dump_req(char *buf, size_t len, size_t *pos, uint16_t type, const
         case PS_MSG_SHARED_FP: {
             ps_sfp_req_t b;
             memcpy(&b, body, sizeof(b));
-            PS_DUMP(" file_id=%016" PRIx64 " instance=%016" PRIx64 " op=%" PRIu32 " value=%" PRIu64,
-                    b.file_id, b.instance, b.op, b.value);
+            PS_DUMP(" file_id=%016" PRIx64 " instance=%016" PRIx64 " view=%" PRIu32 " op=%" PRIu32
+                    " value=%" PRIu64,
+                    b.file_id, b.instance, b.view, b.op, b.value);
             return;
         }
         case PS_MSG_RENAME: {

@@ -387,7 +387,12 @@ typedef struct ps_stats_rep {
  * server restarted or dropped it: the position is lost); RELEASE forgets
  * it. Values and results
  * stay <= INT64_MAX (an add past it fails with PS_ERR_TOO_BIG, unchanged);
- * a server's table of counters is bounded (full: PS_ERR_TOO_BIG). */
+ * a server's table of counters is bounded (full: PS_ERR_TOO_BIG).
+ * FETCH_ADD and SET carry the opener's view, the number of set_views since
+ * the open (MPI_File_set_view resets the pointer to 0, collectively): a
+ * counter reached by a newer view than its own is set to 0 first, so the
+ * reset costs no message; an older view (a process still before a
+ * set_view the others have finished) fails with PS_ERR_INVALID. */
 #define PS_SFP_FETCH_ADD 1u /* add value; reply: the value before */
 #define PS_SFP_SET       2u /* set to value; reply: the new value */
 #define PS_SFP_RELEASE   3u /* forget the counter; reply: its last value (0 if unknown) */
@@ -397,7 +402,7 @@ typedef struct ps_sfp_req {
     uint64_t instance; /* open instance (random, chosen at the collective open) */
     uint64_t value;    /* FETCH_ADD: increment; SET: new value; RELEASE: 0 (units: the caller's) */
     uint32_t op;       /* PS_SFP_* */
-    uint32_t reserved; /* 0 */
+    uint32_t view;     /* set_views since the open (FETCH_ADD, SET; ignored by RELEASE) */
     ps_cap_t cap;      /* of file_id, any rights */
 } ps_sfp_req_t;
 typedef struct ps_sfp_rep {

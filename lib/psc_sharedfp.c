@@ -20,8 +20,8 @@
 #include "psc_meta.h"
 #include "psc_wait.h"
 
-static ps_status_t psc_sfp_call(pstripe_file_t *file, uint64_t instance, uint32_t op_code,
-                                uint64_t value, uint64_t *result)
+static ps_status_t psc_sfp_call(pstripe_file_t *file, uint64_t instance, uint32_t view,
+                                uint32_t op_code, uint64_t value, uint64_t *result)
 {
     pstripe_fs_t *fs;
     ps_sfp_req_t req;
@@ -45,6 +45,7 @@ static ps_status_t psc_sfp_call(pstripe_file_t *file, uint64_t instance, uint32_
     req.instance = instance;
     req.value = value;
     req.op = op_code;
+    req.view = view;
     psc_call_init(&call);
     psc_op_init(&op, ps_path_server(file->path, file->path_len, fs->nservers), PS_MSG_SHARED_FP,
                 &req, sizeof(req));
@@ -68,6 +69,12 @@ static ps_status_t psc_sfp_call(pstripe_file_t *file, uint64_t instance, uint32_
                          "an hour unused); set it again (seek_shared) or reopen the file",
                          (int)file->path_len, file->path, op.server);
     }
+    if (status == PS_ERR_INVALID) {
+        return psc_error(status,
+                         "shared file pointer of %.*s: view %u is older than the pointer's "
+                         "(this process is still before a set_view that others have finished)",
+                         (int)file->path_len, file->path, view);
+    }
     if (status != PS_OK) {
         return status;
     }
@@ -77,21 +84,22 @@ static ps_status_t psc_sfp_call(pstripe_file_t *file, uint64_t instance, uint32_
     return PS_OK;
 }
 
-ps_status_t pstripe_sfp_fetch_add(pstripe_file_t *file, uint64_t instance, uint64_t incr,
-                                  uint64_t *old_value)
+ps_status_t pstripe_sfp_fetch_add(pstripe_file_t *file, uint64_t instance, uint32_t view,
+                                  uint64_t incr, uint64_t *old_value)
 {
     if (old_value == NULL) {
         return psc_error(PS_ERR_INVALID, "shared file pointer: old_value is NULL");
     }
-    return psc_sfp_call(file, instance, PS_SFP_FETCH_ADD, incr, old_value);
+    return psc_sfp_call(file, instance, view, PS_SFP_FETCH_ADD, incr, old_value);
 }
 
-ps_status_t pstripe_sfp_set(pstripe_file_t *file, uint64_t instance, uint64_t value)
+ps_status_t pstripe_sfp_set(pstripe_file_t *file, uint64_t instance, uint32_t view,
+                            uint64_t value)
 {
-    return psc_sfp_call(file, instance, PS_SFP_SET, value, NULL);
+    return psc_sfp_call(file, instance, view, PS_SFP_SET, value, NULL);
 }
 
 ps_status_t pstripe_sfp_release(pstripe_file_t *file, uint64_t instance)
 {
-    return psc_sfp_call(file, instance, PS_SFP_RELEASE, 0, NULL);
+    return psc_sfp_call(file, instance, 0, PS_SFP_RELEASE, 0, NULL);
 }

@@ -196,12 +196,17 @@ ps_status_t pstripe_file_server(pstripe_file_t *file, uint32_t k, uint32_t *serv
  * add past INT64_MAX or a value above it, or when the server's table of
  * counters is full (it keeps a bounded number; counters unused for an hour
  * may be dropped when it is full); PS_ERR_INVALID for a NULL file or
- * instance 0; connection errors as for other calls. */
+ * instance 0; connection errors as for other calls.
+ * `view` counts the resets to 0 that the openers agreed on without telling
+ * the server (MPI_File_set_view, collective): 0 at the open, one more at
+ * each. A counter reached with a newer view than its last starts again at
+ * 0; an older view fails with PS_ERR_INVALID. */
 /* Atomically: *old_value = counter; counter += incr. */
-ps_status_t pstripe_sfp_fetch_add(pstripe_file_t *file, uint64_t instance, uint64_t incr,
-                                  uint64_t *old_value);
+ps_status_t pstripe_sfp_fetch_add(pstripe_file_t *file, uint64_t instance, uint32_t view,
+                                  uint64_t incr, uint64_t *old_value);
 /* counter = value. */
-ps_status_t pstripe_sfp_set(pstripe_file_t *file, uint64_t instance, uint64_t value);
+ps_status_t pstripe_sfp_set(pstripe_file_t *file, uint64_t instance, uint32_t view,
+                            uint64_t value);
 /* Forget the counter (at close; a later fetch-and-add fails, a set makes it again). */
 ps_status_t pstripe_sfp_release(pstripe_file_t *file, uint64_t instance);
 

@@ -7,7 +7,10 @@
  *
  * The table is a hash of PSS_SFP_BUCKETS chains holding at most PSS_SFP_MAX
  * counters. A counter is made only by SET (the collective open sets it to
- * 0; set_view and seek_shared set it too); RELEASE (at close) forgets it.
+ * 0; seek_shared sets it too); RELEASE (at close) forgets it. set_view's
+ * reset to 0 sends nothing: the request's view says how many set_views its
+ * sender has made, and a newer one than the counter's own resets it
+ * (pss_sfp_to_view).
  * A FETCH_ADD of an unknown counter fails with PS_ERR_NO_ENTRY instead of
  * starting again at 0: the counters live in memory only, so after a
  * restart of this server (or after an idle counter was dropped) the
@@ -35,6 +38,7 @@ typedef struct pss_sfp {
     uint64_t instance;
     uint64_t value;
     uint64_t used_ns; /* last request, ps_time_ns() */
+    uint32_t view;    /* of the last FETCH_ADD or SET */
 } pss_sfp_t;
 
 struct pss_sfp_table {
@@ -118,6 +122,7 @@ static ps_status_t pss_sfp_get(pss_worker_t *w, const ps_sfp_req_t *rq, int crea
     }
     e->file_id = rq->file_id;
     e->instance = rq->instance;
+    e->view = rq->view;
     *slot = e;
     t->count++;
     *out = e;
@@ -142,6 +147,25 @@ static ps_status_t pss_sfp_release(pss_worker_t *w, const ps_sfp_req_t *rq, ps_s
     return PS_OK;
 }
 
+/* Bring the counter to the request's view: a newer one starts at 0 (every
+ * opener made the same collective set_view, and ROMIO's barrier in it
+ * orders each process's older accesses before anyone's newer ones); an older
+ * one comes from a process that has not made a set_view the others have,
+ * an erroneous program, and is refused. Views wrap (serial arithmetic). */
+static ps_status_t pss_sfp_to_view(pss_sfp_t *e, uint32_t view)
+{
+    int32_t ahead = (int32_t)(view - e->view);
+
+    if (ahead < 0) {
+        return PS_ERR_INVALID;
+    }
+    if (ahead > 0) {
+        e->value = 0;
+        e->view = view;
+    }
+    return PS_OK;
+}
+
 void pss_sfp_handle(pss_worker_t *w, pss_req_t *req)
 {
     ps_sfp_req_t rq;
@@ -153,10 +177,13 @@ void pss_sfp_handle(pss_worker_t *w, pss_req_t *req)
     rq = req->body.sfp; /* checked by ps_proto_decode */
     if (rq.op == PS_SFP_RELEASE) {
         status = pss_sfp_release(w, &rq, &rep);
-        pss_reply(req, status, &rep, sizeof(rep), NULL, 0, NULL);
+        pss_reply(req, status, &rep, sizeof(rep), NULL, 0, 0);
         return;
     }
     status = pss_sfp_get(w, &rq, rq.op == PS_SFP_SET, now, &e);
+    if (status == PS_OK) {
+        status = pss_sfp_to_view(e, rq.view);
+    }
     if (status == PS_OK && rq.op == PS_SFP_FETCH_ADD) {
         if (rq.value > PS_SFP_VALUE_MAX - e->value) {
             status = PS_ERR_TOO_BIG;
@@ -171,7 +198,7 @@ void pss_sfp_handle(pss_worker_t *w, pss_req_t *req)
     if (e != NULL) {
         e->used_ns = now;
     }
-    pss_reply(req, status, &rep, sizeof(rep), NULL, 0, NULL);
+    pss_reply(req, status, &rep, sizeof(rep), NULL, 0, 0);
 }
 
 void pss_sfp_cleanup(pss_worker_t *w)

@@ -79,6 +79,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int last_status;            /* status of the last pstripe_open */
     int all_open;               /* every process of fd->comm opened it */
     uint64_t sfp_instance;      /* shared file pointer of this open (0: none) */
+    uint32_t sfp_view;          /* set_views since the open (pstripe_sfp_set) */
     char *coll_buf[3];          /* collective I/O buffers (ad_pstripe_coll.c) */
     size_t coll_size[3];
     MPI_Win lock_win;           /* whole-file lock (ad_pstripe_lock.c) */

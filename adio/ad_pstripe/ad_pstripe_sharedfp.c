@@ -8,7 +8,7 @@
  * and broadcasts: the pointer belongs to this open of the file, and a new
  * open starts at 0. adio/patch-romio.sh sends ROMIO's ADIO_Get_shared_fp
  * and ADIO_Set_shared_fp here for pstripe files, makes MPI_File_set_view
- * reset the counter, and has the ordered calls use ADIOI_PSTRIPE_Get_ordered_fp
+ * reset the counter (by counting views: no message), and has the ordered calls use ADIOI_PSTRIPE_Get_ordered_fp
  * instead of passing a token from rank to rank.
  *
  * Units are ROMIO's: etypes of the current view.
@@ -51,7 +51,7 @@ void ADIOI_PSTRIPE_Sharedfp_open(ADIO_File fd)
     MPI_Comm_rank(fd->comm, &rank);
     if (rank == fd->hints->ranklist[0]) {
         id = random_instance();
-        if (pstripe_sfp_set(ps->file, id, 0) != PS_OK) {
+        if (pstripe_sfp_set(ps->file, id, 0, 0) != PS_OK) {
             ps_warn("%s: no shared file pointer (its shared accesses will fail): %s", ps->path,
                     pstripe_last_error());
             id = 0;
@@ -120,7 +120,7 @@ void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * s
                                            "pstripe: negative shared file pointer increment");
         return;
     }
-    rc = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance, (uint64_t) incr, &old);
+    rc = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance, ps->sfp_view, (uint64_t) incr, &old);
     if (rc != PS_OK) {
         *error_code = sfp_err(fd, myname, "shared file pointer", __LINE__, rc, NULL);
         return;
@@ -143,34 +143,26 @@ void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_co
                                            MPI_ERR_ARG, "**iobadoffset", 0);
         return;
     }
-    rc = pstripe_sfp_set(ps->file, ps->sfp_instance, (uint64_t) offset);
+    rc = pstripe_sfp_set(ps->file, ps->sfp_instance, ps->sfp_view, (uint64_t) offset);
     if (rc != PS_OK)
         *error_code = ADIOI_PSTRIPE_err(myname, "shared file pointer", ps->path, __LINE__, rc,
                                         NULL);
 }
 
 /* MPI_File_set_view's reset of the pointer to 0, collective over fd->comm
- * (ROMIO resets only a pointer file it has opened): the first aggregator
- * sets it and broadcasts the status, so every process returns the same
- * error; ROMIO's barrier after this orders the reset before any use. */
+ * (ROMIO resets only a pointer file it has opened): every process counts
+ * one more view, and the counter starts again at 0 when the first access of
+ * the new view reaches it (pstripe_sfp_fetch_add). Nothing is sent: HDF5
+ * sets a view around every collective access. ROMIO's barrier after this
+ * orders each process's accesses of the old view before anyone's of the
+ * new. A file without a pointer says so at its first shared access. */
 void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code)
 {
-    static char myname[] = "ADIOI_PSTRIPE_RESET_SHARED_FP";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    int rank, root = fd->hints->ranklist[0], rc = PS_OK;
-    const char *detail = NULL;
 
-    MPI_Comm_rank(fd->comm, &rank);
-    if (rank == root) {
-        if (sfp_check(fd, myname, __LINE__) != MPI_SUCCESS) {
-            rc = PS_ERR_INVALID;
-            detail = "no shared file pointer";
-        } else {
-            rc = pstripe_sfp_set(ps->file, ps->sfp_instance, 0);
-        }
-    }
-    *error_code = ADIOI_PSTRIPE_Bcast_status(fd, root, rc, myname,
-                                             "reset the shared file pointer of", __LINE__, detail);
+    if (ps != NULL)
+        ps->sfp_view++;
+    *error_code = MPI_SUCCESS;
 }
 
 /*
@@ -203,7 +195,7 @@ void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * 
             msg[1] = PS_ERR_INVALID;
             detail = err != MPI_SUCCESS ? "no shared file pointer" : "negative total increment";
         } else
-            msg[1] = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance,
+            msg[1] = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance, ps->sfp_view,
                                            (uint64_t) (before + mine), &old);
         msg[0] = (long long) old;
     }

@@ -16,8 +16,11 @@
  *   read/write_shared     one fetch-and-add of the access's size;
  *   ordered (collective)  an MPI_Scan of the sizes, one fetch-and-add of the
  *                         total by the last rank, a broadcast of the base;
- *   seek_shared           rank 0 sets the counter, then a barrier (OMPIO
- *                         also seeks it at set_view and MODE_APPEND opens);
+ *   seek_shared           rank 0 sets the counter, then a broadcast of the
+ *                         status (OMPIO also seeks it at set_view and
+ *                         MODE_APPEND opens); a seek to 0 sends nothing:
+ *                         every process counts it in its view (see
+ *                         pstripe_sfp_set), then a barrier;
  *   get_position_shared   a fetch-and-add of 0 (bytes: OMPIO converts).
  * At close, after a barrier, rank 0 releases the counter.
  */
@@ -33,6 +36,7 @@ static int sharedfp_priority = 50;
 
 typedef struct ps_sfp {
     uint64_t instance; /* 0: the open could not make a pointer (see why) */
+    uint32_t view;     /* seeks to 0 since the open */
     char why[256];
     ompi_status_public_t split_status; /* of the ordered *_begin call */
     int split_err;
@@ -69,7 +73,7 @@ static int fetch_add(ompio_file_t *fh, uint64_t incr, uint64_t *pos)
     if (sfp->instance == 0) {
         return no_pointer(fh);
     }
-    status = pstripe_sfp_fetch_add(pfile(fh), sfp->instance, incr, pos);
+    status = pstripe_sfp_fetch_add(pfile(fh), sfp->instance, sfp->view, incr, pos);
     if (status == PS_ERR_NO_ENTRY) {
         status = PS_ERR_IO; /* the pointer is lost, not the file (message: the library's) */
     }
@@ -127,6 +131,13 @@ static int sfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
     int err = MPI_SUCCESS;
     uint64_t cur;
 
+    if (whence == MPI_SEEK_SET && offset == 0) {
+        /* collective, the same on every process: the counter starts again
+         * at 0 when it sees the new view; the barrier orders everyone's
+         * older accesses before anyone's newer ones */
+        sfp->view++;
+        return MPI_Barrier(fh->f_comm);
+    }
     if (fh->f_rank == 0) {
         if (whence == MPI_SEEK_CUR) {
             err = fetch_add(fh, 0, &cur);
@@ -146,7 +157,8 @@ static int sfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
         if (err == MPI_SUCCESS && sfp->instance == 0) {
             err = no_pointer(fh);
         } else if (err == MPI_SUCCESS) {
-            ps_status_t status = pstripe_sfp_set(pfile(fh), sfp->instance, (uint64_t)pos);
+            ps_status_t status =
+                pstripe_sfp_set(pfile(fh), sfp->instance, sfp->view, (uint64_t)pos);
 
             err = status == PS_OK ? MPI_SUCCESS : sfp_fail(fh, "shared file pointer of", status);
         }
@@ -302,7 +314,7 @@ static int sfp_file_open(struct ompi_communicator_t *comm, const char *filename,
             snprintf(why, sizeof(why), "the file is not open");
         } else {
             instance = instance != 0 ? instance : 1;
-            ps_status_t status = pstripe_sfp_set(pfile(fh), instance, 0);
+            ps_status_t status = pstripe_sfp_set(pfile(fh), instance, 0, 0);
 
             if (status != PS_OK) {
                 ps_ompio_report("cannot make the shared file pointer of", filename, status);

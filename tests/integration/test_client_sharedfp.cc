@@ -47,7 +47,7 @@ class ClientSharedFp : public ::testing::Test {
     uint64_t peek(pstripe_file_t *f, uint64_t instance)
     {
         uint64_t v = ~0ull;
-        ps_status_t s = pstripe_sfp_fetch_add(f, instance, 0, &v);
+        ps_status_t s = pstripe_sfp_fetch_add(f, instance, 0, 0, &v);
         EXPECT_EQ(s, PS_OK) << pstripe_last_error();
         return v;
     }
@@ -67,7 +67,7 @@ TEST_F(ClientSharedFp, ConcurrentFetchAddsSumExactly)
     std::vector<std::vector<std::pair<uint64_t, uint64_t>>> got(nclients);
     std::vector<ps_status_t> result(nclients, PS_OK);
 
-    PSC_ASSERT_OK(pstripe_sfp_set(file_, instance, 0)); /* as the collective open does */
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, instance, 0, 0)); /* as the collective open does */
 
     auto client = [&](int c) {
         pstripe_fs_t *fs = nullptr;
@@ -78,7 +78,7 @@ TEST_F(ClientSharedFp, ConcurrentFetchAddsSumExactly)
         }
         for (int i = 0; s == PS_OK && i < nops; i++) {
             uint64_t incr = 1 + (uint64_t)((c * 7 + i) % 13), old = 0;
-            s = pstripe_sfp_fetch_add(f, instance, incr, &old);
+            s = pstripe_sfp_fetch_add(f, instance, 0, incr, &old);
             got[c].emplace_back(old, incr);
         }
         result[c] = s;
@@ -126,23 +126,23 @@ TEST_F(ClientSharedFp, InstancesSetReleaseAndErrors)
     const uint64_t a = 11, b = 22;
     uint64_t old = 99;
 
-    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 1, &old), PS_ERR_NO_ENTRY)
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 0, 1, &old), PS_ERR_NO_ENTRY)
         << "only a set makes a counter";
     EXPECT_EQ(old, 99u) << "output set on failure";
-    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 0));
-    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 100, &old));
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 0, 0));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 0, 100, &old));
     EXPECT_EQ(old, 0u);
-    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 5, &old));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 0, 5, &old));
     EXPECT_EQ(old, 100u);
-    PSC_ASSERT_OK(pstripe_sfp_set(file_, b, 7));
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, b, 0, 7));
     EXPECT_EQ(peek(file_, b), 7u);
     EXPECT_EQ(peek(file_, a), 105u);
 
     /* another file: its own counters even with the same instance */
     pstripe_file_t *g = nullptr;
     PSC_ASSERT_OK(pstripe_open(fs_, "/sfp/g", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &g));
-    EXPECT_EQ(pstripe_sfp_fetch_add(g, a, 0, &old), PS_ERR_NO_ENTRY) << "a's counter is file_'s";
-    PSC_ASSERT_OK(pstripe_sfp_set(g, a, 0));
+    EXPECT_EQ(pstripe_sfp_fetch_add(g, a, 0, 0, &old), PS_ERR_NO_ENTRY) << "a's counter is file_'s";
+    PSC_ASSERT_OK(pstripe_sfp_set(g, a, 0, 0));
     EXPECT_EQ(peek(g, a), 0u);
     PSC_EXPECT_OK(pstripe_sfp_release(g, a));
     PSC_EXPECT_OK(pstripe_close(g));
@@ -151,23 +151,56 @@ TEST_F(ClientSharedFp, InstancesSetReleaseAndErrors)
      * releasing twice is fine */
     PSC_ASSERT_OK(pstripe_sfp_release(file_, a));
     PSC_ASSERT_OK(pstripe_sfp_release(file_, a));
-    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 0, &old), PS_ERR_NO_ENTRY);
-    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 3));
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 0, 0, &old), PS_ERR_NO_ENTRY);
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 0, 3));
     EXPECT_EQ(peek(file_, a), 3u);
     EXPECT_EQ(peek(file_, b), 7u) << "releasing a left b alone";
 
     /* bad arguments */
-    EXPECT_EQ(pstripe_sfp_fetch_add(file_, 0, 1, &old), PS_ERR_INVALID);
-    EXPECT_EQ(pstripe_sfp_fetch_add(nullptr, a, 1, &old), PS_ERR_INVALID);
-    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 1, nullptr), PS_ERR_INVALID);
-    EXPECT_EQ(pstripe_sfp_set(file_, a, (uint64_t)INT64_MAX + 1), PS_ERR_TOO_BIG);
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, 0, 0, 1, &old), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_sfp_fetch_add(nullptr, a, 0, 1, &old), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 0, 1, nullptr), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_sfp_set(file_, a, 0, (uint64_t)INT64_MAX + 1), PS_ERR_TOO_BIG);
 
     /* an add past INT64_MAX fails and changes nothing */
-    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, (uint64_t)INT64_MAX - 10));
-    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 11, &old), PS_ERR_TOO_BIG);
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 0, (uint64_t)INT64_MAX - 10));
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 0, 11, &old), PS_ERR_TOO_BIG);
     EXPECT_EQ(peek(file_, a), (uint64_t)INT64_MAX - 10);
-    PSC_EXPECT_OK(pstripe_sfp_fetch_add(file_, a, 10, &old));
+    PSC_EXPECT_OK(pstripe_sfp_fetch_add(file_, a, 0, 10, &old));
     EXPECT_EQ(peek(file_, a), (uint64_t)INT64_MAX);
+}
+
+/* set_view's reset sends nothing: each process counts views, and the
+ * first access of a newer view finds the counter at 0. A process behind
+ * the others (an older view) is refused, and the counter is unchanged. */
+TEST_F(ClientSharedFp, NewerViewStartsAtZero)
+{
+    start(1);
+    const uint64_t a = 33;
+    uint64_t old = 99;
+
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 0, 0));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 0, 40, &old));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 1, 5, &old));
+    EXPECT_EQ(old, 0u) << "view 1 starts at 0";
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 1, 5, &old));
+    EXPECT_EQ(old, 5u) << "view 1 again: no second reset";
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, 0, 1, &old), PS_ERR_INVALID) << "older view";
+    EXPECT_NE(std::string(pstripe_last_error()).find("older"), std::string::npos)
+        << pstripe_last_error();
+    EXPECT_EQ(pstripe_sfp_set(file_, a, 0, 7), PS_ERR_INVALID) << "a set of an older view too";
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 1, 0, &old));
+    EXPECT_EQ(old, 10u) << "the refusals changed nothing";
+
+    /* a set (seek_shared) in a new view holds its value; views skip and wrap */
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 4, 8));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 4, 0, &old));
+    EXPECT_EQ(old, 8u);
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, 0x80000000u, 1));
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, a, UINT32_MAX, 3));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, a, 0, 2, &old));
+    EXPECT_EQ(old, 0u) << "view 0 follows UINT32_MAX";
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, a, UINT32_MAX, 0, &old), PS_ERR_INVALID);
 }
 
 /* All counters of one file live on one worker, whose table holds 4096
@@ -180,20 +213,20 @@ TEST_F(ClientSharedFp, FullTableIsAnError)
     uint64_t old;
 
     for (uint64_t i = 1; i <= max; i++) {
-        ps_status_t s = pstripe_sfp_set(file_, i, i);
+        ps_status_t s = pstripe_sfp_set(file_, i, 0, i);
         ASSERT_EQ(s, PS_OK) << "counter " << i << ": " << pstripe_last_error();
     }
-    EXPECT_EQ(pstripe_sfp_set(file_, max + 2, 1), PS_ERR_TOO_BIG);
-    EXPECT_EQ(pstripe_sfp_fetch_add(file_, max + 1, 1, &old), PS_ERR_NO_ENTRY)
+    EXPECT_EQ(pstripe_sfp_set(file_, max + 2, 0, 1), PS_ERR_TOO_BIG);
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, max + 1, 0, 1, &old), PS_ERR_NO_ENTRY)
         << "a full table does not make an add's counter either";
     EXPECT_EQ(peek(file_, 1), 1u);
     EXPECT_EQ(peek(file_, max), max);
     PSC_ASSERT_OK(pstripe_sfp_release(file_, 17));
-    PSC_ASSERT_OK(pstripe_sfp_set(file_, max + 1, 0));
-    PSC_EXPECT_OK(pstripe_sfp_fetch_add(file_, max + 1, 3, &old));
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, max + 1, 0, 0));
+    PSC_EXPECT_OK(pstripe_sfp_fetch_add(file_, max + 1, 0, 3, &old));
     EXPECT_EQ(old, 0u);
     EXPECT_EQ(peek(file_, max + 1), 3u);
-    EXPECT_EQ(pstripe_sfp_set(file_, 17, 1), PS_ERR_TOO_BIG) << "full again";
+    EXPECT_EQ(pstripe_sfp_set(file_, 17, 0, 1), PS_ERR_TOO_BIG) << "full again";
 }
 
 /* The servers keep counters in memory: after a restart of the file's
@@ -208,9 +241,9 @@ TEST_F(ClientSharedFp, RestartLosesThePointer)
     const uint64_t instance = 0x5eed;
     uint64_t old = 0;
 
-    PSC_ASSERT_OK(pstripe_sfp_set(file_, instance, 0));
-    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, instance, 100, &old));
-    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, instance, 100, &old));
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, instance, 0, 0));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, instance, 0, 100, &old));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, instance, 0, 100, &old));
     EXPECT_EQ(old, 100u);
 
     setenv("UCX_CM_REUSEADDR", "y", 1);
@@ -226,7 +259,7 @@ TEST_F(ClientSharedFp, RestartLosesThePointer)
     ps_status_t s = PS_ERR_CONN;
     for (int tries = 0; tries < 3 && (s == PS_ERR_CONN || s == PS_ERR_TIMEOUT); tries++) {
         old = 77;
-        s = pstripe_sfp_fetch_add(file_, instance, 100, &old);
+        s = pstripe_sfp_fetch_add(file_, instance, 0, 100, &old);
     }
     ASSERT_EQ(s, PS_ERR_NO_ENTRY) << pstripe_strerror(s) << ": " << pstripe_last_error();
     EXPECT_EQ(old, 77u) << "output set on failure";
@@ -234,12 +267,12 @@ TEST_F(ClientSharedFp, RestartLosesThePointer)
     EXPECT_NE(msg.find("lost"), std::string::npos) << msg;
     EXPECT_NE(msg.find("restarted"), std::string::npos) << msg;
     EXPECT_NE(msg.find("/sfp/f"), std::string::npos) << msg;
-    EXPECT_EQ(pstripe_sfp_fetch_add(file_, instance, 0, &old), PS_ERR_NO_ENTRY)
+    EXPECT_EQ(pstripe_sfp_fetch_add(file_, instance, 0, 0, &old), PS_ERR_NO_ENTRY)
         << "the failed add did not make the counter";
 
     /* a set makes it again, at the value given */
-    PSC_ASSERT_OK(pstripe_sfp_set(file_, instance, 200));
-    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, instance, 10, &old));
+    PSC_ASSERT_OK(pstripe_sfp_set(file_, instance, 0, 200));
+    PSC_ASSERT_OK(pstripe_sfp_fetch_add(file_, instance, 0, 10, &old));
     EXPECT_EQ(old, 200u);
     EXPECT_EQ(peek(file_, instance), 210u);
 }

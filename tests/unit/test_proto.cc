@@ -474,7 +474,7 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             ps_sfp_req_t b = body_at<ps_sfp_req_t>(m);
             bool op_ok = b.op == PS_SFP_FETCH_ADD || b.op == PS_SFP_SET ||
                          (b.op == PS_SFP_RELEASE && b.value == 0);
-            return op_ok && b.reserved == 0 && b.value <= (uint64_t)INT64_MAX;
+            return op_ok && b.value <= (uint64_t)INT64_MAX;
         }
         default:
             return true;
@@ -599,7 +599,7 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(8u, offsetof(ps_sfp_req_t, instance));
     EXPECT_EQ(16u, offsetof(ps_sfp_req_t, value));
     EXPECT_EQ(24u, offsetof(ps_sfp_req_t, op));
-    EXPECT_EQ(28u, offsetof(ps_sfp_req_t, reserved));
+    EXPECT_EQ(28u, offsetof(ps_sfp_req_t, view));
     EXPECT_EQ(15, PS_MSG_SHARED_FP);
     EXPECT_EQ(8u, offsetof(ps_rename_req_t, flags));
     EXPECT_EQ(16u, offsetof(ps_rename_req_t, file_id));
