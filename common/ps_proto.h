@@ -44,8 +44,9 @@ extern "C" {
  * reply carries the auth mode and a nonce, AUTH, STATS auth counters; 4: file
  * owners (uid, gid in ps_file_info_t), access modes in CREATE/LOOKUP/REMOVE,
  * capabilities in replies and data requests, SETATTR; the HELLO reply carries
- * the server's instance, STATS the write-back stage counters. */
-#define PS_PROTO_VERSION 4
+ * the server's instance, STATS the write-back stage counters; 5: SHARED_FP
+ * carries the opener's view, STATS the read-ahead bytes. */
+#define PS_PROTO_VERSION 5
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -376,6 +377,7 @@ typedef struct ps_stats_rep {
     uint64_t stage_full_waits; /* write jobs that waited for room in the stage */
     uint64_t stage_errors;     /* failed writes of staged blocks (reported at OBJ_SYNC) */
     uint64_t stage_blocks;     /* blocks in the stage now */
+    uint64_t read_ahead_bytes; /* bytes read ahead of forward reads into the cache */
 } ps_stats_rep_t;
 
 /* --- SHARED_FP ----------------------------------------------------------------------
@@ -433,7 +435,7 @@ static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 72, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
-static_assert(sizeof(ps_stats_rep_t) == 8 * (31 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_stats_rep_t) == 8 * (32 + PS_STATS_HIST_BUCKETS), "wire size");
 static_assert(sizeof(ps_sfp_req_t) == 88, "wire size");
 static_assert(sizeof(ps_sfp_rep_t) == 8, "wire size");
 

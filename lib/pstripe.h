@@ -286,6 +286,7 @@ typedef struct pstripe_server_stats {
     uint64_t stage_full_waits; /* writes that waited for room */
     uint64_t stage_errors;     /* failed writes of staged blocks (reported by fsync) */
     uint64_t stage_blocks;     /* blocks staged now */
+    uint64_t read_ahead_bytes; /* read ahead of forward reads into the server's cache */
 } pstripe_server_stats_t;
 ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
 

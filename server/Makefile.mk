@@ -21,6 +21,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_object.h server/pss_object.c \
 	server/pss_edge.h server/pss_edge.c \
 	server/pss_share.h server/pss_share.c \
+	server/pss_readahead.h server/pss_readahead.c \
 	server/pss_cache.h server/pss_cache.c \
 	server/pss_probe.h server/pss_probe.c
 server_pstripe_server_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS) $(HWLOC_CFLAGS) $(LMDB_CFLAGS)

@@ -67,6 +67,7 @@ typedef struct pss_stats {
     _Atomic uint64_t merged_writers;
     _Atomic uint64_t staged_bytes, stage_whole, stage_partial, stage_rmw, stage_full_waits,
         stage_errors, stage_blocks;
+    _Atomic uint64_t read_ahead_bytes;
     _Atomic uint64_t auth_ok, auth_refused;
     _Atomic uint64_t latency_hist[PS_STATS_HIST_BUCKETS];
 } pss_stats_t;
@@ -171,7 +172,7 @@ typedef struct pss_req {
     void *ucx_data; /* held UCX eager data to release, or rndv descriptor */
     int ucx_rndv;   /* ucx_data is a rendezvous descriptor */
     void *own_buf;  /* malloc'd buffer to free (copy or rndv target) */
-    size_t own_cap; /* > 0: own_buf is a pooled buffer of this many bytes */
+    size_t own_cap; /* its capacity for pss_buf_put (0: malloc'd) */
 
     /* OBJ_READ / OBJ_WRITE after checks */
     const uint8_t *payload;     /* write payload inside data */
@@ -182,6 +183,7 @@ typedef struct pss_req {
 
 #define PSS_BUF_KEEP       16           /* buffers each worker keeps for reuse */
 #define PSS_BUF_KEEP_BYTES (128u << 20) /* and their bytes at most */
+#define PSS_BUF_POOL_MIN   (64u << 10)  /* smaller ones come from the heap */
 
 struct pss_worker {
     pss_server_t *server;

@@ -249,7 +249,7 @@ int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, u
         (end - first + PSS_CACHE_GRANULE - 1) / PSS_CACHE_GRANULE > co->n) {
         return 0;
     }
-    for (int copy = 0; copy < 2; copy++) { /* check every granule, then copy */
+    for (int copy = 0; copy < (dst != NULL ? 2 : 1); copy++) { /* check every granule, then copy */
         for (uint64_t base = first; base < end; base += PSS_CACHE_GRANULE) {
             uint64_t lo = (off > base ? off : base) - base;
             uint64_t hi = (end < base + PSS_CACHE_GRANULE ? end : base + PSS_CACHE_GRANULE) - base;

@@ -39,7 +39,7 @@ void pss_cache_cleanup(pss_cache_t *c);
 void pss_cache_put(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, const uint8_t *src);
 
 /* Copy the object's bytes [off, off + len) into dst if every one of them is
- * kept: 1, else 0 (and dst untouched). */
+ * kept: 1, else 0 (and dst untouched). dst NULL: only say whether they are. */
 int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint8_t *dst);
 
 /* Forget the object's bytes in [lo, hi) (hi = UINT64_MAX: all of them). */

@@ -66,6 +66,11 @@ const ps_config_field_t pss_config_table[] = {
               "reading them again (or another client's read of the same blocks) needs no "
               "disk read; least recently used first out (0: none)",
               PS_CFG_SIZE, cache, 0, (double)(1ull << 40)),
+    PSS_FIELD("read_ahead", "4m",
+              "bytes read into the cache ahead of an object's forward reads of small or "
+              "noncontiguous pieces (what a local file system's read-ahead does for processes "
+              "sharing its page cache; 0: none)",
+              PS_CFG_SIZE, read_ahead, 0, (double)(1ull << 30)),
     PSS_FIELD("drain_timeout", "20s",
               "on SIGTERM, time allowed to finish in-flight requests before exiting",
               PS_CFG_TIME, drain_timeout, 0, 3600),

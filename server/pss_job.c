@@ -214,7 +214,8 @@ int pss_job_conflicts(const pss_job_t *job)
     int shared = !job->is_write && pss_share_active(&job->obj->share);
 
     for (const pss_job_t *a = job->obj->active; a != NULL; a = a->next) {
-        if ((job->is_write || a->is_write || shared) && pss_jobs_overlap(job, a)) {
+        /* a read also waits for a read-ahead of its blocks, then copies */
+        if ((job->is_write || a->is_write || shared || a->read_ahead) && pss_jobs_overlap(job, a)) {
             return 1;
         }
     }
@@ -470,7 +471,7 @@ int pss_job_flush(pss_worker_t *w, pss_object_t *obj, uint64_t born_by)
     if (pss_job_conflicts(job)) {
         job->sblocks = NULL; /* still staged */
         job->nsblocks = 0;
-        pss_job_free(job);
+        pss_job_free(w, job);
         free(blocks);
         return -1;
     }
@@ -524,12 +525,12 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
             sp->buf = job->pieces[sp->first_piece].mem;
             sp->own_buf = 0;
         } else {
-            if (posix_memalign((void **)&sp->buf, s->mem_align, sp->len) != 0) {
+            sp->buf = pss_buf_get(w, sp->len, s->mem_align, &sp->buf_cap);
+            if (sp->buf == NULL) {
                 ps_error("worker %u: no memory for a %" PRIu64 "-byte I/O buffer", w->index,
                          sp->len);
                 job->status = PS_ERR_NO_MEMORY;
                 job->spans_left--;
-                sp->buf = NULL;
                 continue;
             }
             sp->own_buf = 1;
@@ -558,6 +559,65 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
     pss_aio_flush(w);
     if (--job->spans_left == 0) {
         pss_job_finish(w, job);
+    }
+}
+
+/* A job reading obj's bytes [lo, hi) (aligned, at most max_io) into the
+ * cache, which overlapping reads wait for (pss_job_conflicts). 1: started;
+ * 0: not (no memory, or a write of those bytes runs). */
+static int pss_ra_job(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi)
+{
+    pss_job_t *job = calloc(1, sizeof(*job));
+    pss_span_io_t *sp;
+
+    if (job == NULL || (sp = job->spans = calloc(1, sizeof(*sp))) == NULL) {
+        free(job);
+        return 0;
+    }
+    job->obj = obj;
+    job->read_ahead = 1;
+    job->align = w->server->align;
+    job->nspans = 1;
+    sp->job = job;
+    sp->off = lo;
+    sp->len = hi - lo;
+    sp->buf = pss_buf_get(w, sp->len, w->server->mem_align, &sp->buf_cap);
+    sp->own_buf = sp->buf != NULL;
+    if (sp->buf == NULL || pss_job_conflicts(job)) {
+        pss_job_free(w, job);
+        return 0;
+    }
+    job->next = obj->active;
+    obj->active = job;
+    job->spans_left = 1;
+    pss_aio_submit(w, sp);
+    pss_aio_flush(w); /* a refused I/O finishes the job here */
+    return 1;
+}
+
+/* After a read job over [lo, hi): read ahead of the object's stream if
+ * pss_ra_note says so, one job per max_io bytes, skipping what the cache
+ * holds. */
+static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi, int kept)
+{
+    pss_server_t *s = w->server;
+    uint64_t step = s->cfg.max_io / s->align * s->align, from, to;
+
+    if (w->cache == NULL || obj->fd < 0 || step == 0 ||
+        !pss_ra_note(&obj->ra, s->cfg.read_ahead, s->align, obj->size, lo, hi, kept, &from,
+                     &to)) {
+        return;
+    }
+    for (uint64_t o = from; o < to; o += step) {
+        uint64_t end = to - o < step ? to : o + step;
+        if (pss_cache_get(w, &obj->cache, o, end - o, NULL)) {
+            continue;
+        }
+        if (!pss_ra_job(w, obj, o, end)) {
+            obj->ra.ahead = o; /* the rest later */
+            return;
+        }
+        PSS_STAT_ADD(w, read_ahead_bytes, end - o);
     }
 }
 
@@ -619,6 +679,8 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
     pss_object_t *obj = job->obj;
     pss_job_t **pp;
     ps_status_t status = job->status;
+    uint64_t lo, hi;
+    int kept = 0;
 
     for (pp = &obj->active; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == job) {
@@ -668,13 +730,16 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         int shared = pss_share_active(&obj->share);
         for (size_t k = 0; k < job->nspans; k++) {
             pss_span_io_t *sp = &job->spans[k];
+            int keep = job->read_ahead || pss_span_keep(sp, shared);
             pss_stage_overlay(w->stage, obj, sp->off, sp->len, sp->buf);
-            if (!sp->shared && sp->buf != NULL && pss_span_keep(sp, shared)) {
+            if (sp->buf != NULL && keep) {
+                kept = 1;
+            }
+            if (!sp->shared && sp->buf != NULL && keep) {
                 pss_cache_put(w, &obj->cache, sp->off, sp->len, sp->buf);
             }
-            const pss_piece_t *p = &job->pieces[sp->first_piece];
-            for (uint32_t i = 0; i < sp->npieces; i++) {
-                pss_piece_gather(sp, &p[i], obj->size);
+            for (uint32_t i = 0; i < sp->npieces; i++) { /* none in a read-ahead */
+                pss_piece_gather(sp, &job->pieces[sp->first_piece + i], obj->size);
             }
         }
     }
@@ -692,7 +757,15 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             pss_reply(req, PS_OK, &rep, sizeof(rep), buf, req->body.io.payload_len, free);
         }
     }
-    pss_job_free(job);
+    int note = !job->is_write && !job->read_ahead;
+    pss_job_hull(job, &lo, &hi);
+    if (job->read_ahead && status != PS_OK && obj->ra.ahead > lo) {
+        obj->ra.ahead = lo; /* read ahead again when the stream comes */
+    }
+    pss_job_free(w, job);
+    if (note && status == PS_OK) {
+        pss_read_ahead(w, obj, lo, hi, kept);
+    }
     obj->blocked = 0;
     pss_obj_schedule(w, obj);
 }

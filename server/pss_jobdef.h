@@ -27,7 +27,8 @@ typedef struct pss_span_io {
     pss_job_t *job;
     uint64_t off, len;
     uint8_t *buf;
-    int own_buf; /* buf allocated here (else it points into a payload) */
+    int own_buf;    /* buf allocated here (else it points into a payload) */
+    size_t buf_cap; /* its capacity (pss_buf_get) */
     int holes;   /* write: read the span first */
     int writing; /* current phase is the write */
     int shared;  /* read: copied from a span kept for sharing, not read from disk */
@@ -51,6 +52,7 @@ struct pss_job {
     pss_stage_t *stage;      /* a flush of staged blocks: the stage that owns them */
     pss_sblock_t **sblocks;  /* and the blocks it writes (sorted), freed with the job */
     size_t nsblocks;
+    int read_ahead;          /* reads into the cache only (pss_job_read_ahead) */
 };
 
 #define PSS_GAPS_MAX 32 /* covered ranges of a span looked at to fill its holes blind */

@@ -223,6 +223,7 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
     obj->dirty = obj->size_dirty = 0;
     pss_edge_drop(&obj->edges);
     pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
+    pss_ra_reset(&obj->ra);
     close(obj->fd);
     obj->fd = -1;
     w->nopen--;
@@ -320,6 +321,7 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
 
     pss_edge_drop(&obj->edges); /* the tail block changes here, or may have, on failure */
     pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
+    pss_ra_reset(&obj->ra);
     ps_status_t status = PS_OK;
 
     if (keep % a != 0 && keep < obj->size) {
@@ -395,6 +397,7 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
     obj->size = obj->phys_size = obj->file_len = 0;
     pss_edge_drop(&obj->edges);
     pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
+    pss_ra_reset(&obj->ra);
     return status;
 }
 

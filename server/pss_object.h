@@ -10,6 +10,7 @@
 #include "pss.h"
 #include "pss_edge.h"
 #include "pss_cache.h"
+#include "pss_readahead.h"
 #include "pss_share.h"
 
 typedef struct pss_job pss_job_t;
@@ -43,6 +44,7 @@ struct pss_object {
     pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
     pss_cobj_t cache;   /* its bytes in the worker's cache (pss_cache.c) */
+    pss_ra_t ra;        /* its forward reads and what was read ahead (pss_readahead.c) */
 };
 
 static inline uint64_t pss_round_up(uint64_t x, uint64_t a)

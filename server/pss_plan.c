@@ -10,6 +10,7 @@
 #include "pss_plan.h"
 
 #include "pss_jobdef.h"
+#include "pss_req.h"
 
 #include "ps_extent.h"
 #include "ps_log.h"
@@ -20,12 +21,12 @@
 
 #define PSS_GAPS_MAX 32 /* covered ranges of a span looked at to fill its holes blind */
 
-void pss_job_free(pss_job_t *job)
+void pss_job_free(pss_worker_t *w, pss_job_t *job)
 {
     if (job->spans != NULL) {
         for (size_t i = 0; i < job->nspans; i++) {
             if (job->spans[i].own_buf) {
-                free(job->spans[i].buf);
+                pss_buf_put(w, job->spans[i].buf, job->spans[i].buf_cap);
             }
         }
     }
@@ -277,7 +278,7 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
     return job;
 
 err_free_job:
-    pss_job_free(job);
+    pss_job_free(w, job);
 err_log:
     ps_error("worker %u: no memory to plan %zu region list entries", w->index, nreg);
     return NULL;
@@ -460,7 +461,7 @@ pss_job_t *pss_flush_plan(pss_worker_t *w, pss_object_t *obj, pss_sblock_t **blo
         free(ranges);
         job->sblocks = NULL;
         job->nsblocks = 0;
-        pss_job_free(job);
+        pss_job_free(w, job);
         return NULL;
     }
     pss_flush_layout(job, w->server->cfg.max_io, ranges, 1);

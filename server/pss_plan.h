@@ -54,6 +54,6 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches);
 void pss_job_unstage(pss_job_t *job);
 
 /* Free a job that was not started (the requests stay queued). */
-void pss_job_free(pss_job_t *job);
+void pss_job_free(pss_worker_t *w, pss_job_t *job);
 
 #endif

@@ -26,8 +26,8 @@ typedef struct pss_send {
 } pss_send_t;
 
 /*
- * Rendezvous receive buffers (up to max_batch bytes, one per write batch)
- * are kept by the worker and reused. Allocated afresh each time, they were
+ * Large buffers (rendezvous receive buffers of write batches, the I/O
+ * buffers of spans, read-ahead) are kept by the worker and reused. Allocated afresh each time, they were
  * new pages to the kernel: with glibc's per-thread heaps a 512 MiB copy in
  * took about 55,000 page faults on the daemon, each one inside the TCP
  * receive, and 1.0 s of its CPU. A buffer is reused for any request of at
@@ -38,6 +38,10 @@ void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap)
 {
     void *p;
 
+    if (len < PSS_BUF_POOL_MIN) {
+        *cap = 0; /* the heap keeps small blocks warm itself */
+        return posix_memalign(&p, align, len) == 0 ? p : NULL;
+    }
     for (unsigned i = 0; i < w->nbufs; i++) {
         if (w->bufs[i].cap >= len && w->bufs[i].cap / 2 <= len) {
             p = w->bufs[i].p;
@@ -54,8 +58,12 @@ void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap)
     return p;
 }
 
-static void pss_buf_put(pss_worker_t *w, void *p, size_t cap)
+void pss_buf_put(pss_worker_t *w, void *p, size_t cap)
 {
+    if (p == NULL || cap == 0) {
+        free(p);
+        return;
+    }
     if (w->nbufs == PSS_BUF_KEEP || w->bufs_bytes + cap > PSS_BUF_KEEP_BYTES) {
         free(p);
         return;
@@ -83,11 +91,7 @@ static void pss_req_free(pss_req_t *req)
     if (req->ucx_data != NULL) {
         ucp_am_data_release(w->ucp_worker, req->ucx_data);
     }
-    if (req->own_cap > 0) {
-        pss_buf_put(w, req->own_buf, req->own_cap);
-    } else {
-        free(req->own_buf);
-    }
+    pss_buf_put(w, req->own_buf, req->own_cap);
     free(req->reply_buf);
     pss_conn_unref(req->conn);
     w->mem_inflight -= req->mem_charged;

@@ -21,9 +21,14 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
 void pss_reject(pss_req_t *req, ps_status_t status, const char *what);
 
 /* A buffer of at least len bytes aligned to align, reused from the worker's
- * free buffers when one fits; its capacity in *cap. NULL if out of memory.
- * It goes back to the worker with the request (req->own_buf, own_cap). */
+ * free buffers when one fits; its capacity in *cap (0: under
+ * PSS_BUF_POOL_MIN, a plain allocation). NULL if out of memory. It goes
+ * back with pss_buf_put, or with the request (req->own_buf, own_cap). */
 void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap);
+
+/* Give back a buffer of pss_buf_get (kept for reuse, or freed), or free a
+ * malloc'd one (cap 0). NULL is fine. */
+void pss_buf_put(pss_worker_t *w, void *p, size_t cap);
 
 /* Free the worker's kept buffers (worker exit). */
 void pss_buf_release_all(pss_worker_t *w);

@@ -431,7 +431,7 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
         pss_share_note_reader(w, &obj->share, batches[0]->conn);
     }
     if (pss_job_conflicts(job) || (is_write && pss_stage_wait(w, obj, job))) {
-        pss_job_free(job); /* and the array; the requests stay queued */
+        pss_job_free(w, job); /* and the array; the requests stay queued */
         obj->blocked = 1;
         return;
     }

@@ -461,6 +461,8 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
            " failed writes, %" PRIu64 " blocks staged now\n",
            s->staged_bytes, s->stage_whole, s->stage_partial, s->stage_rmw, s->stage_full_waits,
            s->stage_errors, s->stage_blocks);
+    printf("  read-ahead      %" PRIu64 " bytes read ahead of forward reads into the cache\n",
+           s->read_ahead_bytes);
     printf("  auth            %s: %" PRIu64 " accepted, %" PRIu64 " refused\n",
            s->auth_mode == 1   ? "munge"
            : s->auth_mode == 2 ? "key (cluster key)"

@@ -780,7 +780,10 @@ ps_stats_rep_t two_readers(const char *cache)
     ps_stats_rep_t st{};
     ps_cluster cluster;
     raw_client a, b;
-    bool started = cluster.start(1, 1, {"--set", std::string("cache=") + cache});
+    /* no read-ahead: it would read blocks past the last one read (counted
+     * here as disk reads); ServerReadAhead checks it */
+    bool started =
+        cluster.start(1, 1, {"--set", std::string("cache=") + cache, "--set", "read_ahead=0"});
     EXPECT_TRUE(started);
     if (!started || !a.connect(cluster.host(0), cluster.port(0)) ||
         !b.connect(cluster.host(0), cluster.port(0))) {
@@ -910,4 +913,81 @@ TEST(ServerCache, EveryReadMatchesTheModelThroughEvictions)
     printf("a read of two regions just written: %llu disk reads\n",
            (unsigned long long)(after.disk_reads - before.disk_reads));
     EXPECT_EQ(after.disk_reads, before.disk_reads);
+}
+
+/* ---- read-ahead (pss_readahead.c) --------------------------------------------------- */
+
+/*
+ * A client walks an object forward in 128 KiB reads (a stream: the server
+ * reads ahead into its cache) while writes, aligned and not (some staged),
+ * land in the window being read ahead and behind it; every read is checked
+ * against a byte model. Then the same walk without writes: most reads come
+ * from what was read ahead (fewer disk reads than reads), and with
+ * read_ahead=0 every read is a disk read. Counters, no timings.
+ */
+TEST(ServerReadAhead, ForwardReadsMatchTheModelWithWritesAhead)
+{
+    const uint64_t fid = 0x7779, mib = 1 << 20, size = 16 * mib, step = 128 * 1024;
+    auto walk = [&](const char *ra, bool writes, ps_stats_rep_t *st) {
+        ps_cluster cluster;
+        /* read-ahead in 4 MiB disk reads, which small writes overtake */
+        ASSERT_TRUE(cluster.start(1, 1, {"--set", "cache=12m", "--set", "max_io=4m", "--set", ra}));
+        raw_client c;
+        ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+        std::vector<ps_region_t> all = {{0, size}};
+        std::vector<uint8_t> model = payload_for(all, 1);
+        for (uint64_t off = 0; off < size; off += mib) { /* whole granules: not kept */
+            std::vector<ps_region_t> w = {{off, mib}};
+            ASSERT_EQ(c.write(fid, w, std::vector<uint8_t>(&model[off], &model[off] + mib)).status(),
+                      PS_OK);
+        }
+        ps_stats_rep_t before{};
+        c.stats(&before);
+        unsigned seed = 777;
+        auto rnd = [&seed](uint64_t n) { return (seed = seed * 1103515245u + 12345u) / 7 % n; };
+        uint64_t reads = 0;
+        for (uint64_t pos = 0; pos + step <= size; pos += step, reads++) {
+            if (writes) {
+                /* ahead of the reader, where the read-ahead runs or will (it
+                 * reads what was staged there), or behind the reader */
+                uint64_t where = rnd(4);
+                uint64_t off = (where == 0   ? rnd(pos + 1)
+                                : where == 1 ? pos + 8 * mib + rnd(4 * mib)
+                                             : pos + step + rnd(8 * mib)) %
+                               size;
+                uint64_t len = 1 + rnd(rnd(2) ? 600 : 96 * 1024);
+                if (rnd(2)) {
+                    off &= ~4095ull; /* aligned: written at once; unaligned: may be staged */
+                    len = (len + 4095) & ~4095ull;
+                }
+                len = std::min(len, size - off);
+                std::vector<ps_region_t> w = {{off, len}};
+                std::vector<uint8_t> d = payload_for(w, (uint8_t)(reads + 2));
+                ASSERT_EQ(c.write(fid, w, d).status(), PS_OK) << "write at " << off;
+                memcpy(&model[off], d.data(), len);
+            }
+            raw_reply r = c.read(fid, {{pos, step}});
+            ASSERT_EQ(r.status(), PS_OK) << "read at " << pos;
+            ASSERT_TRUE(std::equal(r.data.begin(), r.data.end(), model.begin() + (long)pos))
+                << "read " << step << " at " << pos << " (" << ra << ")";
+        }
+        c.stats(st);
+        st->disk_reads -= before.disk_reads;
+        st->read_ahead_bytes -= before.read_ahead_bytes;
+        EXPECT_EQ(reads, size / step);
+    };
+    ps_stats_rep_t mixed{}, ahead{}, none{};
+    walk("read_ahead=8m", true, &mixed);
+    walk("read_ahead=8m", false, &ahead);
+    walk("read_ahead=0", false, &none);
+    printf("128 forward reads of 128 KiB: read ahead %llu bytes, %llu disk reads; "
+           "without read-ahead %llu disk reads; with writes: %llu bytes staged, %llu read "
+           "ahead\n",
+           (unsigned long long)ahead.read_ahead_bytes, (unsigned long long)ahead.disk_reads,
+           (unsigned long long)none.disk_reads, (unsigned long long)mixed.staged_bytes,
+           (unsigned long long)mixed.read_ahead_bytes);
+    EXPECT_GT(mixed.read_ahead_bytes, 0u);
+    EXPECT_GE(ahead.read_ahead_bytes, 12 * mib);
+    EXPECT_LT(ahead.disk_reads * 4, none.disk_reads);
+    EXPECT_EQ(none.read_ahead_bytes, 0u);
 }
