@@ -15,6 +15,7 @@
 
 void psc_call_init(psc_call_t *call)
 {
+    call->bytes = 0;
     call->pending = 1;
     call->done = 0;
     call->status = PS_OK;

@@ -62,6 +62,12 @@ const ps_config_field_t psc_config_table[] = {
               "progressing this long, yielding the CPU each turn, before it sleeps: a wake-up "
               "from sleep costs about 20 us on a VM; 0: sleep at once",
               PS_CFG_TIME, spin, 0, 0.01),
+    PSC_FIELD("spin_small", "200us",
+              "the spin of a blocked call that moves at most 64 KiB (a metadata call, a small "
+              "read or write, whose reply comes after one small disk I/O, about 100 us): long "
+              "enough to catch it without a wake-up, while large calls keep `spin` and leave "
+              "the CPU to the servers; 0: sleep at once",
+              PS_CFG_TIME, spin_small, 0, 0.01),
     /* Per-file from here on. Defaults by measurement (run-matrix buffers
      * scenario, 16 MiB transfers, 2 servers, two passes; and 4 MiB transfers
      * alternated 3 times): 1m x 4 wrote 800-850 MiB/s with 1 process where

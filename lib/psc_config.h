@@ -34,6 +34,7 @@ typedef struct psc_config {
     char *auth_key_file; /* the cluster key (auth = key) */
     char *munge_socket;  /* munged's socket ("": its default) */
     double spin;         /* seconds a waiter progresses before it sleeps (0: never) */
+    double spin_small;   /* the same for a call moving at most PSC_SMALL_CALL bytes */
 } psc_config_t;
 
 /* Every field, for a psc_config_t. */

@@ -299,6 +299,7 @@ static ps_status_t psc_io_create(pstripe_file_t *file, int is_write,
         return psc_error(PS_ERR_NO_MEMORY, "no memory");
     }
     psc_call_init(&io->call);
+    io->call.bytes = total;
     io->fs = file->fs;
     io->is_write = is_write;
     io->file_id = file->info.file_id;

@@ -6,9 +6,9 @@
  * own ops were posted with psc_post_then_wait, so the progress thread was
  * never woken for them and they are sent from here), UCX progress, deadlines
  * and completions, and, once nothing happened for `spin` (fs->spin_ns, a
- * turn of progress and a sched_yield at a time: a reply to a small request
- * comes within tens of microseconds, and waking from sleep costs about 20 us
- * on a VM), sleeps in poll() on the worker's event fd and on
+ * turn of progress and a sched_yield at a time; `spin_small` for a call
+ * moving at most PSC_SMALL_CALL bytes: its reply comes after one small disk
+ * I/O, and waking from sleep costs about 20 us on a VM), sleeps in poll() on the worker's event fd and on
  * fs->owner_wake_fd (other threads' posts) until its call is done; a
  * deadline that passes fails the connection here as it would on the thread.
  * On the way it completes other callers' ops and nonblocking requests. While
@@ -120,7 +120,7 @@ static int psc_wait_is_done(pstripe_fs_t *fs, psc_call_t *call)
 /* Drive the worker until call is done. */
 static void psc_wait_drive(pstripe_fs_t *fs, psc_call_t *call)
 {
-    uint64_t spin_end = 0;
+    uint64_t spin_end = 0, spin = call->bytes <= PSC_SMALL_CALL ? fs->spin_small_ns : fs->spin_ns;
 
     for (;;) {
         int n = psc_progress_turn(fs);
@@ -130,8 +130,8 @@ static void psc_wait_drive(pstripe_fs_t *fs, psc_call_t *call)
         }
         if (n > 0) {
             spin_end = 0;
-        } else if (spin_end == 0 && fs->spin_ns > 0) {
-            spin_end = ps_time_ns() + fs->spin_ns;
+        } else if (spin_end == 0 && spin > 0) {
+            spin_end = ps_time_ns() + spin;
         } else if (spin_end != 0 && ps_time_ns() < spin_end) {
             sched_yield();
         } else {
