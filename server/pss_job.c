@@ -614,8 +614,7 @@ static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint
             continue;
         }
         if (!pss_ra_job(w, obj, o, end)) {
-            obj->ra.ahead = o; /* the rest later */
-            return;
+            return; /* no memory, or a write runs there: those reads go to disk */
         }
         PSS_STAT_ADD(w, read_ahead_bytes, end - o);
     }
@@ -759,9 +758,6 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
     }
     int note = !job->is_write && !job->read_ahead;
     pss_job_hull(job, &lo, &hi);
-    if (job->read_ahead && status != PS_OK && obj->ra.ahead > lo) {
-        obj->ra.ahead = lo; /* read ahead again when the stream comes */
-    }
     pss_job_free(w, job);
     if (note && status == PS_OK) {
         pss_read_ahead(w, obj, lo, hi, kept);

@@ -1,6 +1,7 @@
 /*
- * pss_readahead.c: the stream of forward reads of an object and when to
- * read ahead of it (see pss_readahead.h). The policy only: pss_job.c reads.
+ * pss_readahead.c: the streams of forward reads of an object and when to
+ * read ahead of them (see pss_readahead.h). The policy only: pss_job.c
+ * reads.
  */
 #include "pss_readahead.h"
 
@@ -11,37 +12,54 @@ void pss_ra_reset(pss_ra_t *ra)
     memset(ra, 0, sizeof(*ra));
 }
 
+/* The stream a read starting at lo continues (its front within a window),
+ * or the one unused longest, started afresh at [lo, hi). */
+static pss_ra_stream_t *pss_ra_stream(pss_ra_t *ra, uint64_t win, uint64_t lo, uint64_t hi)
+{
+    pss_ra_stream_t *old = &ra->s[0];
+
+    for (unsigned i = 0; i < PSS_RA_STREAMS; i++) {
+        pss_ra_stream_t *st = &ra->s[i];
+        if (st->used != 0 && lo + win >= st->end && lo <= st->end + win) {
+            return st;
+        }
+        if (st->used < old->used) {
+            old = st;
+        }
+    }
+    old->end = old->ahead = hi;
+    old->streak = 0;
+    return old;
+}
+
 int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo,
                 uint64_t hi, int kept, uint64_t *from, uint64_t *to)
 {
     uint64_t f, t, limit = (size + align - 1) / align * align;
+    pss_ra_stream_t *st;
 
-    if (win == 0 || hi <= lo) {
-        return 0;
+    if (win == 0 || hi <= lo || !kept) {
+        return 0; /* a large read of one client goes straight to it: no stream */
     }
-    if (!kept || lo + win < ra->end || lo > ra->end + win) {
-        /* a large read (not cached), or a jump: a new stream begins here */
-        ra->end = ra->ahead = hi;
-        ra->streak = kept;
-        return 0;
-    }
-    if (hi <= ra->end) {
+    st = pss_ra_stream(ra, win, lo, hi);
+    st->used = ++ra->clock;
+    if (hi <= st->end && st->streak > 0) {
         return 0; /* behind the front (another process's chunk): no progress */
     }
-    ra->end = hi;
-    ra->streak++;
-    f = (ra->ahead > ra->end ? ra->ahead : ra->end) / align * align;
-    if (ra->streak < 2 || f - ra->end >= win / 2) {
+    st->end = hi > st->end ? hi : st->end;
+    st->streak++;
+    f = (st->ahead > st->end ? st->ahead : st->end) / align * align;
+    if (st->streak < 2 || f - st->end >= win / 2) {
         return 0; /* not a stream yet, or enough ahead */
     }
-    t = (ra->end + win + align - 1) / align * align;
+    t = (st->end + win + align - 1) / align * align;
     if (t > limit) {
         t = limit;
     }
     if (t <= f) {
         return 0;
     }
-    ra->ahead = t;
+    st->ahead = t;
     *from = f;
     *to = t;
     return 1;
