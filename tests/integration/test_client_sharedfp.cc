@@ -232,8 +232,8 @@ TEST_F(ClientSharedFp, FullTableIsAnError)
 /* The servers keep counters in memory: after a restart of the file's
  * metadata owner, a fetch-and-add of a counter made before fails with a
  * clear error instead of handing out 0 again (a program appending with
- * write_shared would overwrite its first records). A set (seek_shared,
- * set_view, a new open) makes the counter again. Both servers restart, so
+ * write_shared would overwrite its first records). A set (seek_shared, a
+ * new open) makes the counter again. Both servers restart, so
  * the test does not depend on which one owns the file. */
 TEST_F(ClientSharedFp, RestartLosesThePointer)
 {
