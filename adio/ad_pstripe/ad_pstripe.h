@@ -108,6 +108,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int64_t rc_next;            /* block after the last fetch (read-ahead) */
     int rc_window;              /* read-ahead blocks of the last fetch */
     int bypass;                 /* > 0: in a collective call, no caching */
+    int at_shared_fp;           /* the next access is at the shared pointer: written through */
 } ADIOI_PSTRIPE_fs;
 
 /* One access, flattened: file regions in view order, memory as iovecs. */

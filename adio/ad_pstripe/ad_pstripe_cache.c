@@ -34,7 +34,9 @@
  *   and collective writes drop the whole cache.
  *
  * Both are bypassed in atomic mode and under the whole-file lock (ROMIO's
- * data sieving), and inside collective calls (ps->bypass).
+ * data sieving), and inside collective calls (ps->bypass); a write at the
+ * shared file pointer is written through (ps->at_shared_fp, set by
+ * ad_pstripe_sharedfp.c for the access that follows).
  */
 
 #include "ad_pstripe.h"
@@ -387,8 +389,9 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, in
         return 0;
     if (ps->rc_nslots > 0)
         rc_invalidate(ps, acc->regions, acc->nregions);
-    small = cache_usable(fd) && ps->write_behind != ADIOI_HINT_DISABLE &&
+    small = !ps->at_shared_fp && cache_usable(fd) && ps->write_behind != ADIOI_HINT_DISABLE &&
         !(fd->access_mode & ADIO_RDONLY) && ps->wb_size > 0 && acc->total < ps->wb_size / 4;
+    ps->at_shared_fp = 0;
     max_regions = (size_t) MPL_MAX(ps->wb_size / 16, 64);
     if (!small) {
         /* a direct write comes after every buffered one */
@@ -424,6 +427,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
     *error_code = MPI_SUCCESS;
     if (ps == NULL || ps->file == NULL || acc->nregions == 0)
         return 0;
+    ps->at_shared_fp = 0;
     /* a full buffer being sent: the servers must have it before we read
      * (blocks read now would miss it) */
     *error_code = wb_wait(ps);

@@ -12,6 +12,13 @@
  * instead of passing a token from rank to rank.
  *
  * Units are ROMIO's: etypes of the current view.
+ *
+ * A write at the shared pointer (write_shared, the ordered writes: ROMIO
+ * calls the write right after taking the offset here) is written through,
+ * not kept by write-behind (ps->at_shared_fp, ad_pstripe_cache.c): records
+ * appended through a shared pointer are read by the other processes, and
+ * programs (ROMIO's own test shared_fp, with 4 processes) read them after
+ * a barrier alone, which MPI's nonatomic mode does not promise.
  */
 
 #include "ad_pstripe.h"
@@ -126,6 +133,7 @@ void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * s
         return;
     }
     *shared_fp = (ADIO_Offset) old;
+    ps->at_shared_fp = 1;
 }
 
 /* The pointer = offset (etypes). */
@@ -207,4 +215,5 @@ void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * 
     }
     *shared_fp = (ADIO_Offset) (msg[0] + before);
     *error_code = MPI_SUCCESS;
+    ps->at_shared_fp = 1;
 }

@@ -24,6 +24,11 @@
  *    records from every process with write_shared; reopened, it holds
  *    them all; opened with MPI_MODE_APPEND, its pointer starts at the end.
  *    It is deleted afterwards.
+ * 7. Records appended with write_shared and write_ordered are read by every
+ *    other process after a barrier alone, without MPI_File_sync (as ROMIO's
+ *    own test shared_fp does): writes at the shared pointer are written
+ *    through, not kept by write-behind. MPI's nonatomic mode would not
+ *    promise it; pstripe does (README). It is deleted afterwards.
  *
  * The file left behind is the one of steps 2 and 4, equal on pstripe and
  * ufs. Usage: ps_shared FILENAME
@@ -299,6 +304,61 @@ static void sequential(const char *fname)
         PS_MPI(MPI_File_delete(name, MPI_INFO_NULL));
 }
 
+/* 7: appends at the shared pointer, seen by the others after a barrier:
+ * the first n records of the file hold every process's record of this
+ * kind (bytes 0x40 + rank, or 0x80 + rank) once. */
+static void check_after_barrier(MPI_File fh, int n, int kind, const char *what)
+{
+    unsigned char *all = malloc((size_t) n * CHUNK);
+    int *count = calloc(ps_nprocs, sizeof(int)), i, j, got;
+    MPI_Status st;
+
+    PS_MPI(MPI_File_read_at(fh, 0, all, n * CHUNK, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    PS_CHECK(got == n * CHUNK, "%s, after a barrier: read %d of %d bytes", what, got, n * CHUNK);
+    for (i = n - ps_nprocs; i < n; i++) {
+        int b = all[i * CHUNK], r = b - kind, whole = 1;
+        for (j = 1; j < CHUNK; j++)
+            whole &= all[i * CHUNK + j] == b;
+        PS_CHECK(whole && r >= 0 && r < ps_nprocs,
+                 "%s, after a barrier: record %d holds 0x%02x (another process's append not "
+                 "seen)", what, i, b);
+        if (whole && r >= 0 && r < ps_nprocs)
+            count[r]++;
+    }
+    for (i = 0; i < ps_nprocs; i++)
+        PS_CHECK(count[i] == 1, "%s, after a barrier: rank %d's record seen %d times", what, i,
+                 count[i]);
+    free(count);
+    free(all);
+}
+
+static void seen_after_barrier(const char *fname)
+{
+    char name[1024];
+    unsigned char mine[CHUNK];
+    MPI_File fh;
+    MPI_Status st;
+
+    ps_fname(name, sizeof(name), fname, ".bar");
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                         &fh));
+    PS_MPI(MPI_File_set_size(fh, 0));
+    memset(mine, 0x40 + ps_rank, CHUNK);
+    PS_MPI(MPI_File_write_shared(fh, mine, CHUNK, MPI_BYTE, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_after_barrier(fh, ps_nprocs, 0x40, "write_shared");
+    MPI_Barrier(MPI_COMM_WORLD);
+    memset(mine, 0x80 + ps_rank, CHUNK);
+    PS_MPI(MPI_File_write_ordered(fh, mine, CHUNK, MPI_BYTE, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    check_after_barrier(fh, 2 * ps_nprocs, 0x80, "write_ordered");
+    PS_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        PS_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
@@ -352,6 +412,7 @@ int main(int argc, char **argv)
     PS_MPI(MPI_File_close(&fh));
 
     sequential(fname);
+    seen_after_barrier(fname);
     if (ps_rank == 0)
         printf("ps_shared: PASS (%d processes)\n", ps_nprocs);
     MPI_Finalize();
