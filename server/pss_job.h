@@ -5,7 +5,10 @@
  * Ordering and read-modify-write safety come from per-object range
  * serialization: a job starts only when none of its spans intersects a
  * span of a job already running on the object (reads may overlap reads,
+ * except a read-ahead into the cache, whose bytes they wait for:
  * pss_job_conflicts); otherwise the object's queue waits (pss_store.c).
+ * A job also reads ahead of forward streams (pss_readahead.h) when a read
+ * finishes.
  */
 #ifndef PSS_JOB_H
 #define PSS_JOB_H
