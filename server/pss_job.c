@@ -729,13 +729,12 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         int shared = pss_share_active(&obj->share);
         for (size_t k = 0; k < job->nspans; k++) {
             pss_span_io_t *sp = &job->spans[k];
-            int keep = job->read_ahead || pss_span_keep(sp, shared);
             pss_stage_overlay(w->stage, obj, sp->off, sp->len, sp->buf);
-            if (sp->buf != NULL && keep) {
-                kept = 1;
-            }
-            if (!sp->shared && sp->buf != NULL && keep) {
-                pss_cache_put(w, &obj->cache, sp->off, sp->len, sp->buf);
+            if (sp->buf != NULL && (job->read_ahead || pss_span_keep(sp, shared))) {
+                kept = 1; /* the stream's read-ahead follows it (pss_read_ahead) */
+                if (!sp->shared) {
+                    pss_cache_put(w, &obj->cache, sp->off, sp->len, sp->buf);
+                }
             }
             for (uint32_t i = 0; i < sp->npieces; i++) { /* none in a read-ahead */
                 pss_piece_gather(sp, &job->pieces[sp->first_piece + i], obj->size);

@@ -27,12 +27,13 @@ typedef struct pss_send {
 
 /*
  * Large buffers (rendezvous receive buffers of write batches, the I/O
- * buffers of spans, read-ahead) are kept by the worker and reused. Allocated afresh each time, they were
- * new pages to the kernel: with glibc's per-thread heaps a 512 MiB copy in
- * took about 55,000 page faults on the daemon, each one inside the TCP
- * receive, and 1.0 s of its CPU. A buffer is reused for any request of at
- * least half its size, and capacities are rounded up to 64 KiB, so a stream
- * of batches of one size keeps hitting the same few buffers.
+ * buffers of spans, read-ahead) are kept by the worker and reused.
+ * Allocated afresh each time, they were new pages to the kernel: with
+ * glibc's per-thread heaps a 512 MiB copy in took about 55,000 page faults
+ * on the daemon, each one inside the TCP receive, and 1.0 s of its CPU. A
+ * buffer is reused for any request of at least half its size, and
+ * capacities are rounded up to 64 KiB, so a stream of batches of one size
+ * keeps hitting the same few buffers.
  */
 void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap)
 {

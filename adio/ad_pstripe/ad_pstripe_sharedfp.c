@@ -8,8 +8,9 @@
  * and broadcasts: the pointer belongs to this open of the file, and a new
  * open starts at 0. adio/patch-romio.sh sends ROMIO's ADIO_Get_shared_fp
  * and ADIO_Set_shared_fp here for pstripe files, makes MPI_File_set_view
- * reset the counter (by counting views: no message), and has the ordered calls use ADIOI_PSTRIPE_Get_ordered_fp
- * instead of passing a token from rank to rank.
+ * reset the counter (by counting views: no message), and has the ordered
+ * calls use ADIOI_PSTRIPE_Get_ordered_fp instead of passing a token from
+ * rank to rank.
  *
  * Units are ROMIO's: etypes of the current view.
  *
