@@ -52,7 +52,7 @@
 #define ADIOI_PSTRIPE_UNIT_MAX (1LL << 30)
 
 /* Their defaults (ad_pstripe_cache.c). */
-#define ADIOI_PSTRIPE_WB_SIZE_DEFAULT  (1 << 20)
+#define ADIOI_PSTRIPE_WB_SIZE_DEFAULT  (2 << 20)
 #define ADIOI_PSTRIPE_RC_SIZE_DEFAULT  (4 << 20)
 #define ADIOI_PSTRIPE_RC_BLOCK_DEFAULT (64 << 10)
 

@@ -6,7 +6,7 @@
  * reads them back at once itself. Both caches live in the per-file state
  * and follow exactly those rules:
  *
- * - Write-behind: an independent write of less than a quarter of
+ * - Write-behind: an independent write of at most a quarter of
  *   romio_pstripe_wb_buffer_size is copied into the handle's buffer, as
  *   its regions (in order) and their bytes. The buffer goes to the servers
  *   as ONE list write (later regions win, as in the program's order):
@@ -390,7 +390,7 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, in
     if (ps->rc_nslots > 0)
         rc_invalidate(ps, acc->regions, acc->nregions);
     small = !ps->at_shared_fp && cache_usable(fd) && ps->write_behind != ADIOI_HINT_DISABLE &&
-        !(fd->access_mode & ADIO_RDONLY) && ps->wb_size > 0 && acc->total < ps->wb_size / 4;
+        !(fd->access_mode & ADIO_RDONLY) && ps->wb_size > 0 && acc->total <= ps->wb_size / 4;
     ps->at_shared_fp = 0;
     max_regions = (size_t) MPL_MAX(ps->wb_size / 16, 64);
     if (!small) {
