@@ -180,17 +180,25 @@ static int rc_fetch(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n)
 static size_t rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, uint64_t b0,
                       uint64_t span, uint64_t * missing)
 {
-    uint64_t bs = (uint64_t) ps->rc_block, b, b1, from, to, last;
+    uint64_t bs = (uint64_t) ps->rc_block, b, b1, from, to, last, base = UINT64_MAX;
     char *need = ADIOI_Calloc(span, 1);
     size_t i, n = 0, max_ra;
+    int whole = 0;              /* block `base` is cached whole */
 
     for (i = 0; i < acc->nregions; i++) {
         from = acc->regions[i].offset;
         to = from + acc->regions[i].length;
+        /* many small regions to a block: decided once a block is missed or
+         * known whole (from - base wraps around when from < base) */
+        if (base != UINT64_MAX && from - base < bs && to - base <= bs &&
+            (whole || need[base / bs - b0]))
+            continue;
         for (b = from / bs, b1 = (to - 1) / bs; b <= b1; b++) {
             uint64_t end = MPL_MIN(to, (b + 1) * bs) - b * bs;
             if (!rc_hit(ps, b, end))
                 need[b - b0] = 1;
+            base = b * bs;
+            whole = rc_hit(ps, b, bs);
         }
     }
     for (b = 0; b < span; b++)
@@ -218,24 +226,30 @@ static size_t rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, u
  * bytes past a block's valid length read as zeros and are not counted. */
 static uint64_t rc_serve(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
 {
-    uint64_t bs = (uint64_t) ps->rc_block, b, from, to, len, valid, got = 0;
+    uint64_t bs = (uint64_t) ps->rc_block, base = UINT64_MAX, valid = 0, from, to, in, len, v;
+    uint64_t got = 0;
     mem_cursor c = { acc->iov, acc->niov, 0, 0 };
+    const char *blk = NULL;
     size_t i, s;
-    char *blk;
 
     for (i = 0; i < acc->nregions; i++) {
         from = acc->regions[i].offset;
         to = from + acc->regions[i].length;
         while (from < to) {
-            b = from / bs;
-            s = b % ps->rc_nslots;
-            blk = ps->rc_data + s * bs;
-            len = MPL_MIN(to, (b + 1) * bs) - from;
-            valid = ps->rc_valid[s] > from - b * bs ? ps->rc_valid[s] - (from - b * bs) : 0;
-            valid = MPL_MIN(valid, len);
-            mem_copy(&c, blk + (from - b * bs), valid, 1);
-            mem_copy(&c, NULL, len - valid, 1);
-            got += valid;
+            in = from - base;   /* wraps around when from < base */
+            if (blk == NULL || in >= bs) {
+                base = from / bs * bs;
+                s = (size_t) ((from / bs) % ps->rc_nslots);
+                blk = ps->rc_data + s * bs;
+                valid = ps->rc_valid[s];
+                in = from - base;
+            }
+            len = MPL_MIN(to - from, bs - in);
+            v = valid > in ? MPL_MIN(valid - in, len) : 0;
+            mem_copy(&c, (char *) blk + in, v, 1);
+            if (v < len)
+                mem_copy(&c, NULL, len - v, 1);
+            got += v;
             from += len;
         }
     }
@@ -420,7 +434,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
 {
     static char myname[] = "ADIOI_PSTRIPE_RC_READ";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    uint64_t bs, b0, b1, span, *missing;
+    uint64_t bs, b0, b1, lo, hi, span, *missing;
     size_t i, n;
     int status;
 
@@ -450,12 +464,14 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
         *nread = rc_serve(ps, acc);     /* the common hit: one region in one block */
         return 1;
     }
-    b0 = UINT64_MAX;
-    b1 = 0;
+    lo = UINT64_MAX;
+    hi = 0;
     for (i = 0; i < acc->nregions; i++) {
-        b0 = MPL_MIN(b0, acc->regions[i].offset / bs);
-        b1 = MPL_MAX(b1, (acc->regions[i].offset + acc->regions[i].length - 1) / bs);
+        lo = MPL_MIN(lo, acc->regions[i].offset);
+        hi = MPL_MAX(hi, acc->regions[i].offset + acc->regions[i].length);
     }
+    b0 = lo / bs;
+    b1 = (hi - 1) / bs;
     span = b1 - b0 + 1;
     if (span > ps->rc_nslots / 2)
         return 0;
