@@ -142,20 +142,14 @@ static pss_sblock_t *pss_stage_new(pss_stage_t *st, pss_object_t *obj, uint64_t 
 /* Mark bytes [lo, hi) of b written; count the ones that were not. */
 static void pss_stage_mark(pss_sblock_t *b, uint32_t lo, uint32_t hi)
 {
-    for (uint32_t i = lo; i < hi;) {
-        uint64_t *word = &b->map[i / 64];
-        if (i % 64 == 0 && hi - i >= 64) {
-            b->covered += 64 - (uint32_t)__builtin_popcountll(*word);
-            *word = ~0ull;
-            i += 64;
-            continue;
-        }
-        uint64_t bit = 1ull << (i % 64);
-        if (!(*word & bit)) {
-            *word |= bit;
-            b->covered++;
-        }
-        i++;
+    while (lo < hi) {
+        uint32_t first = lo % 64, n = 64 - first < hi - lo ? 64 - first : hi - lo;
+        uint64_t *word = &b->map[lo / 64];
+        uint64_t mask = (n == 64 ? ~0ull : (1ull << n) - 1) << first;
+
+        b->covered += (uint32_t)__builtin_popcountll(mask & ~*word);
+        *word |= mask;
+        lo += n;
     }
 }
 
