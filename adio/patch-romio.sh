@@ -173,9 +173,9 @@ done
 edit mpi-io/set_view.c 'file_system == ADIO_PSTRIPE' '
     /^[ \t]*\/\* reset shared file pointer to zero \*\// && !done {
         print "#ifdef ROMIO_PSTRIPE"
-        print "    /* pstripe: no pointer file (shared_fp_fd stays ADIO_FILE_NULL); one"
-        print "     * process sets the counter to zero (collective, same error on all),"
-        print "     * the barrier below orders that before any shared access */"
+        print "    /* pstripe: no pointer file (shared_fp_fd stays ADIO_FILE_NULL) and no"
+        print "     * server call: every process counts its views, and the first shared"
+        print "     * access of a newer view finds the counter at zero */"
         print "    if (adio_fh->file_system == ADIO_PSTRIPE) {"
         print "        ADIOI_PSTRIPE_Reset_shared_fp(adio_fh, &error_code);"
         print "        if (error_code != MPI_SUCCESS)"

@@ -27,6 +27,7 @@
 
 static unsigned char *model;    /* the whole file as it must be */
 static MPI_Offset fsize;        /* its size */
+static int on_pstripe;          /* the file is a pstripe: one */
 
 /* Apply a write by process `rank` of len bytes at off with seed to the
  * model (every process applies every process's writes, in the order they
@@ -74,6 +75,38 @@ static void check_range(MPI_File fh, MPI_Offset off, MPI_Offset len, int piece, 
                 PS_FAIL("%s: byte at %lld is 0x%02x, expected 0x%02x (read of %d at %lld)", what,
                         (long long) (o + i), buf[i], model[o + i], n, (long long) o);
     }
+}
+
+/* Read [off, off + len) through a view of z-byte regions every 2z bytes
+ * (many small regions to a cached block, some past EOF); compare the
+ * regions below the model's size with the model. pstripe counts those
+ * bytes; ROMIO's generic strided read (ufs) counts the whole request. */
+static void check_view_range(MPI_File fh, MPI_Offset off, int len, int z, const char *what)
+{
+    int nreg = len / (2 * z), got, i, k = 0;
+    unsigned char *buf = malloc((size_t) nreg * z);
+    MPI_Datatype vec;
+    MPI_Status st;
+    MPI_Offset r, want = 0;
+
+    MPI_Type_vector(nreg, z, 2 * z, MPI_BYTE, &vec);
+    MPI_Type_commit(&vec);
+    PS_MPI(MPI_File_set_view(fh, off, MPI_BYTE, vec, "native", MPI_INFO_NULL));
+    PS_MPI(MPI_File_read_at(fh, 0, buf, nreg * z, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    for (i = 0; i < nreg; i++)
+        want += PS_MAX(0, PS_MIN((MPI_Offset) z, fsize - (off + (MPI_Offset) i * 2 * z)));
+    if (got != want && (on_pstripe || got != nreg * z))
+        PS_FAIL("%s: %d bytes, expected %lld", what, got, (long long) want);
+    for (i = 0; i < nreg && k < want; i++)
+        for (r = off + (MPI_Offset) i * 2 * z; r < off + (MPI_Offset) i * 2 * z + z && k < want;
+             r++, k++)
+            if (buf[k] != model[r])
+                PS_FAIL("%s: byte at %lld is 0x%02x, expected 0x%02x", what, (long long) r,
+                        buf[k], model[r]);
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    MPI_Type_free(&vec);
+    free(buf);
 }
 
 /* Small interleaved writes, overlapping ones, each read back at once. */
@@ -162,6 +195,7 @@ static void eof_reads(MPI_File fh)
 
     check_range(fh, old - 100, 300, 300, "read across EOF");
     check_range(fh, old + 10, 50, 50, "read past EOF");
+    check_view_range(fh, old - 2000, 4000, 8, "view read of small regions across EOF");
     MPI_Barrier(MPI_COMM_WORLD);
     if (ps_rank == ps_nprocs - 1) {
         write_small(fh, old + 50, 10, 6);
@@ -177,6 +211,7 @@ static void eof_reads(MPI_File fh)
     PS_CHECK(size == fsize, "size %lld after the extension, expected %lld", (long long) size,
              (long long) fsize);
     check_range(fh, old - 100, 300, 300, "read across the new EOF");
+    check_view_range(fh, old - 2000, 4000, 8, "view read of small regions across the new EOF");
 }
 
 /* Rank 0 rewrites bytes the others have read (and may have cached): they
@@ -251,6 +286,7 @@ int main(int argc, char **argv)
     int nsmall = 0, total;
 
     model = calloc((size_t) (NB + 2) * ps_nprocs * S + 4096, 1);
+    on_pstripe = ps_is_pstripe(fname);
     MPI_Info_set(info, "romio_pstripe_wb_buffer_size", "16k");
     MPI_Info_set(info, "romio_pstripe_rc_size", "64k");
     MPI_Info_set(info, "romio_pstripe_rc_block_size", "4k");
