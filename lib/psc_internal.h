@@ -57,11 +57,11 @@ typedef enum psc_owner {
     PSC_OWNER_CALLER  /* a caller blocked in psc_call_wait drives it */
 } psc_owner_t;
 
+#define PSC_SMALL_CALL (64u << 10) /* a call moving at most this spins spin_small */
+
 /* Where a caller waits for a group of ops. pending starts at 1 (the caller's
  * own hold, dropped by psc_call_wait) so that it cannot reach 0 while ops are
  * still being posted. Guarded by fs->lock. */
-#define PSC_SMALL_CALL (64u << 10) /* a call moving at most this spins spin_small */
-
 typedef struct psc_call {
     uint64_t bytes; /* data it moves (0: a metadata call): its spin, psc_wait.c */
     unsigned pending;

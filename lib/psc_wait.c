@@ -9,8 +9,9 @@
  * turn of progress and a sched_yield at a time; `spin_small` for a call
  * moving at most PSC_SMALL_CALL bytes: its reply comes after one small disk
  * I/O, and waking from sleep costs about 20 us on a VM), sleeps in poll()
- * on the worker's event fd and on fs->owner_wake_fd (other threads' posts) until its call is done; a
- * deadline that passes fails the connection here as it would on the thread.
+ * on the worker's event fd and on fs->owner_wake_fd (other threads' posts)
+ * until its call is done; a deadline that passes fails the connection here
+ * as it would on the thread.
  * On the way it completes other callers' ops and nonblocking requests. While
  * it has the worker, the worker's event fd is out of the progress thread's
  * epoll set, so that a reply wakes the caller only.

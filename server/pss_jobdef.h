@@ -52,7 +52,7 @@ struct pss_job {
     pss_stage_t *stage;      /* a flush of staged blocks: the stage that owns them */
     pss_sblock_t **sblocks;  /* and the blocks it writes (sorted), freed with the job */
     size_t nsblocks;
-    int read_ahead;          /* reads into the cache only (pss_job_read_ahead) */
+    int read_ahead;          /* reads into the cache only (pss_ra_job) */
 };
 
 #define PSS_GAPS_MAX 32 /* covered ranges of a span looked at to fill its holes blind */
