@@ -614,7 +614,8 @@ static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint
             continue;
         }
         if (!pss_ra_job(w, obj, o, end)) {
-            return; /* no memory, or a write runs there: those reads go to disk */
+            pss_ra_stopped(&obj->ra, o); /* no memory, or a write runs there */
+            return;
         }
         PSS_STAT_ADD(w, read_ahead_bytes, end - o);
     }

@@ -43,6 +43,7 @@ int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint6
     }
     st = pss_ra_stream(ra, win, lo, hi);
     st->used = ++ra->clock;
+    ra->last = (unsigned)(st - ra->s);
     if (hi <= st->end && st->streak > 0) {
         return 0; /* behind the front (another process's chunk): no progress */
     }
@@ -63,4 +64,13 @@ int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint6
     *from = f;
     *to = t;
     return 1;
+}
+
+void pss_ra_stopped(pss_ra_t *ra, uint64_t at)
+{
+    pss_ra_stream_t *st = &ra->s[ra->last];
+
+    if (st->ahead > at) {
+        st->ahead = at;
+    }
 }

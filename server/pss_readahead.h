@@ -41,6 +41,7 @@ typedef struct pss_ra_stream {
 typedef struct pss_ra {
     pss_ra_stream_t s[PSS_RA_STREAMS];
     uint64_t clock; /* reads noted */
+    unsigned last;  /* the stream of the last read noted */
 } pss_ra_t;
 
 /* A read job of an object of `size` bytes finished (OK) over [lo, hi)
@@ -49,6 +50,11 @@ typedef struct pss_ra {
  * ahead; 0: nothing to read. win: the read_ahead window (0: none). */
 int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo,
                 uint64_t hi, int kept, uint64_t *from, uint64_t *to);
+
+/* The read-ahead pss_ra_note asked for last could not start at `at` (no
+ * memory, or a write of those bytes runs): nothing past it is ahead, so the
+ * stream's next forward read asks again. */
+void pss_ra_stopped(pss_ra_t *ra, uint64_t at);
 
 /* Forget the streams (the object's cached bytes were dropped). */
 void pss_ra_reset(pss_ra_t *ra);

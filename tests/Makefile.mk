@@ -2,7 +2,8 @@
 
 # ---- unit tests (tests/unit) ------------------------------------------------
 # GoogleTest units of common/ (protocol, stripe math, extents, config,
-# status codes) and of the ROMIO driver's file-domain math. One binary, run
+# status codes), of the ROMIO driver's file-domain math and of the server's
+# read-ahead policy. One binary, run
 # by `make check`.
 check_PROGRAMS += tests/unit/unit_tests
 TESTS += tests/unit/unit_tests
@@ -14,9 +15,12 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_extent.cc \
 	tests/unit/test_config.cc \
 	tests/unit/test_coll_domain.cc tests/unit/coll_domain.c \
-	adio/ad_pstripe/ad_pstripe_aggregate.h
-# The driver's domain math comes in through tests/unit/coll_domain.c.
-tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/adio/ad_pstripe
+	adio/ad_pstripe/ad_pstripe_aggregate.h \
+	tests/unit/test_readahead.cc server/pss_readahead.c server/pss_readahead.h
+# The driver's domain math comes in through tests/unit/coll_domain.c; the
+# server's read-ahead policy includes nothing of the server.
+tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/adio/ad_pstripe \
+	-I$(top_srcdir)/server
 tests_unit_unit_tests_CXXFLAGS = $(AM_CXXFLAGS)
 tests_unit_unit_tests_LDADD = common/libpscommon.la $(GTEST_LIBS)
 # ---- end of unit tests -----------------------------------------------------
