@@ -90,6 +90,7 @@ TEST(ServerRestart, SigtermFinishesInFlightWork)
     const int n = 40;
     const size_t len = 256 * 1024 + 100;
     std::vector<uint64_t> ids;
+    raw_reply first_ok;
     {
         raw_client c;
         ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
@@ -101,13 +102,18 @@ TEST(ServerRestart, SigtermFinishesInFlightWork)
             std::vector<uint8_t> data = raw_client::io_data(reg, d);
             ids.push_back(c.send(PS_MSG_OBJ_WRITE, &io, sizeof(io), data.data(), data.size()));
             if (i == n / 2) {
+                /* A send only queues the write (a full socket keeps it in
+                 * UCX), so "sent" does not mean "arrived": the reply of an
+                 * earlier write proves that the daemon works on them. */
+                first_ok = c.wait(ids[n / 4], 60);
+                ASSERT_EQ(first_ok.status(), PS_OK);
                 ASSERT_EQ(cluster.kill(0, SIGTERM), 0);
             }
         }
         std::vector<int> ok;
         int shutdown = 0, lost = 0;
         for (int i = 0; i < n; i++) {
-            raw_reply r = c.wait(ids[i], 60);
+            raw_reply r = i == n / 4 ? first_ok : c.wait(ids[i], 60);
             if (!r.received) {
                 lost++; /* sent after the daemon closed the connection */
             } else if (r.status() == PS_OK) {
@@ -122,7 +128,7 @@ TEST(ServerRestart, SigtermFinishesInFlightWork)
         EXPECT_EQ(WEXITSTATUS(status), 0);
         printf("SIGTERM during %d writes: %zu done, %d refused (SHUTDOWN), %d unanswered\n", n,
                ok.size(), shutdown, lost);
-        EXPECT_GE(ok.size(), (size_t)(n / 2)) << "writes sent before the signal";
+        EXPECT_GT(ok.size(), (size_t)(n / 4)) << "writes answered before the signal";
 
         ASSERT_TRUE(cluster.restart(0));
         raw_client c2;
