@@ -107,6 +107,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     size_t rc_nslots;
     int64_t rc_next;            /* block after the last fetch (read-ahead) */
     int rc_window;              /* read-ahead blocks of the last fetch */
+    struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
     int bypass;                 /* > 0: in a collective call, no caching */
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
 } ADIOI_PSTRIPE_fs;
@@ -123,6 +124,12 @@ typedef struct ADIOI_PSTRIPE_access_s {
     pstripe_region_t one_region;        /* storage when there is one region */
     struct iovec one_iov;       /* storage when memory is contiguous */
 } ADIOI_PSTRIPE_access;
+
+/* A cursor over the memory of an access (its iovecs, as one stream). */
+typedef struct {
+    const struct iovec *iov;
+    size_t n, i, off;
+} ADIOI_PSTRIPE_mem_cursor;
 
 /* Do our list I/O paths serve this direction? (romio_pstripe_listio_read
  * and _write; when disabled, ROMIO's generic code runs over our contiguous
@@ -154,6 +161,14 @@ int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
+void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len, int to_mem);
+
+/* ad_pstripe_readahead.c */
+int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,
+                          uint64_t * nread);
+void ADIOI_PSTRIPE_Ra_invalidate(ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
+void ADIOI_PSTRIPE_Ra_drop(ADIOI_PSTRIPE_fs * ps);
+void ADIOI_PSTRIPE_Ra_release(ADIOI_PSTRIPE_fs * ps);
 
 /* ad_pstripe_fcntl.c */
 int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *myname,

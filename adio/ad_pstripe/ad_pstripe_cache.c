@@ -50,15 +50,9 @@ static int cache_usable(ADIO_File fd)
         ps->bypass == 0;
 }
 
-/* A cursor over the memory of an access (its iovecs, as one stream). */
-typedef struct {
-    const struct iovec *iov;
-    size_t n, i, off;
-} mem_cursor;
-
 /* Copy len bytes between the memory stream and buf (to_mem: buf -> memory;
  * buf NULL with to_mem: zeros). */
-static void mem_copy(mem_cursor * c, char *buf, size_t len, int to_mem)
+void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len, int to_mem)
 {
     size_t take;
     char *mem;
@@ -93,6 +87,7 @@ void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
         ps->rc_tag[s] = -1;
     ps->rc_next = -1;
     ps->rc_window = 0;
+    ADIOI_PSTRIPE_Ra_drop(ps);
 }
 
 /* Drop the cached blocks that the regions touch. */
@@ -228,7 +223,7 @@ static uint64_t rc_serve(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc
 {
     uint64_t bs = (uint64_t) ps->rc_block, base = UINT64_MAX, valid = 0, from, to, in, len, v;
     uint64_t got = 0;
-    mem_cursor c = { acc->iov, acc->niov, 0, 0 };
+    ADIOI_PSTRIPE_mem_cursor c = { acc->iov, acc->niov, 0, 0 };
     const char *blk = NULL;
     size_t i, s;
 
@@ -246,9 +241,9 @@ static uint64_t rc_serve(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc
             }
             len = MPL_MIN(to - from, bs - in);
             v = valid > in ? MPL_MIN(valid - in, len) : 0;
-            mem_copy(&c, (char *) blk + in, v, 1);
+            ADIOI_PSTRIPE_Mem_copy(&c, (char *) blk + in, v, 1);
             if (v < len)
-                mem_copy(&c, NULL, len - v, 1);
+                ADIOI_PSTRIPE_Mem_copy(&c, NULL, len - v, 1);
             got += v;
             from += len;
         }
@@ -361,7 +356,7 @@ int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd)
 /* Append an access to the buffer (it fits). */
 static void wb_append(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
 {
-    mem_cursor c = { acc->iov, acc->niov, 0, 0 };
+    ADIOI_PSTRIPE_mem_cursor c = { acc->iov, acc->niov, 0, 0 };
     pstripe_region_t *last;
     size_t i;
 
@@ -377,7 +372,7 @@ static void wb_append(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
             ps->wb_regions[ps->wb_nregions++] = acc->regions[i];
         }
     }
-    mem_copy(&c, ps->wb_data + ps->wb_used, (size_t) acc->total, 0);
+    ADIOI_PSTRIPE_Mem_copy(&c, ps->wb_data + ps->wb_used, (size_t) acc->total, 0);
     if (ps->wb_used == 0) {
         ps->wb_lo = acc->start;
         ps->wb_hi = acc->end;
@@ -403,6 +398,7 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, in
         return 0;
     if (ps->rc_nslots > 0)
         rc_invalidate(ps, acc->regions, acc->nregions);
+    ADIOI_PSTRIPE_Ra_invalidate(ps, acc->start, acc->end);
     small = !ps->at_shared_fp && cache_usable(fd) && ps->write_behind != ADIOI_HINT_DISABLE &&
         !(fd->access_mode & ADIO_RDONLY) && ps->wb_size > 0 && acc->total <= ps->wb_size / 4;
     ps->at_shared_fp = 0;
@@ -457,7 +453,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
         return 0;
     bs = (uint64_t) ps->rc_block;
     if ((uint64_t) acc->total / acc->nregions > bs / 4)
-        return 0;
+        return ADIOI_PSTRIPE_Ra_read(ps, acc, nread);
     if (acc->nregions == 1 && (acc->regions[0].offset % bs) + acc->regions[0].length <= bs &&
         rc_hit(ps, acc->regions[0].offset / bs,
                (acc->regions[0].offset % bs) + acc->regions[0].length)) {
@@ -494,6 +490,7 @@ void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
 {
     if (ps->wb_req != NULL)     /* not after a flush: a failed open's cleanup */
         wb_wait(ps);
+    ADIOI_PSTRIPE_Ra_release(ps);
     if (ps->wb_data_out)
         ADIOI_Free(ps->wb_data_out);
     if (ps->wb_regions_out)

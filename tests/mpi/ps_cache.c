@@ -10,6 +10,8 @@
  *   bytes it had read before), and after close and open;
  * - reads across the end of file count only the bytes below it, also after
  *   another process extended the file (sync-barrier-sync);
+ * - medium reads with a constant step (read ahead by the driver) see the
+ *   reader's own writes at once and another's after sync-barrier-sync;
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
  *   even where rank 1 had cached the old bytes;
  * - on pstripe, the hints show in MPI_File_get_info.
@@ -214,6 +216,63 @@ static void eof_reads(MPI_File fh)
     check_view_range(fh, old - 2000, 4000, 8, "view read of small regions across the new EOF");
 }
 
+/* Reads of `piece` bytes at off0 + k * step for k in [k0, k1), one call
+ * each, compared with the model (counts included). */
+static void check_stream(MPI_File fh, MPI_Offset off0, int step, int piece, int k0, int k1,
+                         const char *what)
+{
+    int k;
+
+    for (k = k0; k < k1; k++)
+        check_range(fh, off0 + (MPI_Offset) k * step, piece, piece, what);
+}
+
+/* Medium reads that walk the file with a constant step (the driver reads
+ * them ahead in the background): rank 0 writes bytes its stream has read
+ * ahead, small (buffered) and larger (direct), and reads them back at once
+ * as the stream goes on, past the end of file; then rank 1 reads ahead
+ * bytes that rank 0 rewrites, and sees them after sync-barrier-sync. */
+static void stream_reads(MPI_File fh)
+{
+    const int piece = 1500, step = 2500;        /* > a quarter of a 4k block */
+    int n = (int) ((fsize + 3000) / step);
+
+    if (ps_rank == 0) {
+        check_stream(fh, 0, step, piece, 0, 5, "stream read");
+        write_small(fh, 7 * step + 10, 100, 20);        /* write-behind */
+        model_write(7 * step + 10, 100, 20);
+        check_stream(fh, 0, step, piece, 5, 9, "stream read over an own small write");
+        {
+            /* a direct write (more than a quarter of the 16k buffer) */
+            static unsigned char big[5000];
+            MPI_Status st;
+
+            ps_fill(big, (int) sizeof(big), 12 * step, 21);
+            PS_MPI(MPI_File_write_at(fh, 12 * step, big, (int) sizeof(big), MPI_BYTE, &st));
+            model_write(12 * step, (int) sizeof(big), 21);
+        }
+        check_stream(fh, 0, step, piece, 9, n, "stream read over an own write, past EOF");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank != 0) {
+        model_write(7 * step + 10, 100, 20);
+        model_write(12 * step, 5000, 21);
+    }
+    sync_barrier_sync(fh);
+    if (ps_nprocs < 2)
+        return;
+    if (ps_rank == 1)
+        check_stream(fh, 0, step, piece, 0, 4, "stream read before another process's write");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        write_small(fh, 6 * step + 5, 200, 22);
+    model_write(6 * step + 5, 200, 22);
+    sync_barrier_sync(fh);
+    if (ps_rank == 1)
+        check_stream(fh, 0, step, piece, 4, n,
+                     "stream read of another process's write after sync-barrier-sync");
+}
+
 /* Rank 0 rewrites bytes the others have read (and may have cached): they
  * see the new bytes after sync-barrier-sync. */
 static void cross_visibility(MPI_File fh)
@@ -301,6 +360,7 @@ int main(int argc, char **argv)
     sync_barrier_sync(fh);
     check_range(fh, 0, fsize, 4000, "every process's writes after sync-barrier-sync");
     eof_reads(fh);
+    stream_reads(fh);
     cross_visibility(fh);
     atomic_mode(fh);
     PS_MPI(MPI_File_close(&fh));

@@ -1,0 +1,281 @@
+/*
+ * ad_pstripe_readahead.c: read-ahead of medium reads that walk the file
+ * with a constant step.
+ *
+ * The read cache (ad_pstripe_cache.c) takes small reads. A program that
+ * reads larger pieces one call at a time (HDF5 reading its chunks, a loop
+ * of MPI_File_read_at over records) waits a round trip to the servers per
+ * call, and one call carries too little to keep the servers and the
+ * network busy.
+ *
+ * When an independent one-region read of at most a quarter of
+ * romio_pstripe_rc_size bytes is the third of a stream (the same length,
+ * and the same forward step from the previous read as that one had), the
+ * stream's next reads are predicted and fetched in the background as one
+ * list read (pstripe_iread_list) of as many as fill a window of half of
+ * romio_pstripe_rc_size bytes. There are two windows: while the program's
+ * reads are served from one (a copy), the next is in flight; at most one
+ * window is started per call. A read that is not a predicted one drops
+ * both windows (one in flight is waited for before its memory is reused)
+ * and goes to the servers.
+ *
+ * Coherence is the read cache's: windows are used only where the read
+ * cache is (nonatomic mode, outside collective calls and the whole-file
+ * lock); the handle's own writes drop the windows they overlap
+ * (ADIOI_PSTRIPE_Ra_invalidate); a window is not started over bytes held
+ * in the write-behind buffer; everything that drops the read cache (sync,
+ * set_view, close, collective writes ...) drops the windows. A window
+ * whose read fails is dropped: the program's read then goes to the
+ * servers and reports their error itself.
+ */
+
+#include "ad_pstripe.h"
+
+#define RA_WINDOWS 2
+
+typedef struct {
+    char *data;                 /* the regions' bytes, packed in order */
+    pstripe_region_t *regs;     /* the predicted reads, ascending */
+    uint64_t *valid;            /* bytes of each below EOF (once done) */
+    size_t n;                   /* regions; 0: free */
+    size_t next;                /* first region the program has not read */
+    pstripe_request_t *req;     /* the list read in flight, or NULL */
+    int usable;                 /* 0: dropped (still waited for if in flight) */
+} ra_window;
+
+struct ADIOI_PSTRIPE_ra_s {
+    ra_window w[RA_WINDOWS];
+    size_t cap;                 /* bytes of a window */
+    uint64_t last_off, last_len;        /* the previous read */
+    int64_t step;               /* its offset minus the one before */
+    int steps;                  /* reads in a row with that step and length */
+};
+
+/* Wait for a window's read; a failed or dropped one becomes free. */
+static void ra_settle(ra_window * w)
+{
+    uint64_t bytes = 0, left;
+    size_t j;
+    int status;
+
+    if (w->req == NULL)
+        return;
+    status = pstripe_request_wait(w->req, &bytes);
+    w->req = NULL;
+    if (status != PS_OK)
+        w->usable = 0;
+    /* the regions ascend: those below the file's size come first */
+    for (j = 0, left = bytes; j < w->n; j++) {
+        w->valid[j] = MPL_MIN(w->regs[j].length, left);
+        left -= w->valid[j];
+    }
+    if (!w->usable)
+        w->n = 0;
+}
+
+static struct ADIOI_PSTRIPE_ra_s *ra_get(ADIOI_PSTRIPE_fs * ps)
+{
+    struct ADIOI_PSTRIPE_ra_s *ra = ps->ra;
+    size_t cap = (size_t) (ps->rc_size / 2);
+    size_t maxn = cap / MPL_MAX((size_t) ps->rc_block / 4, 1) + 1;     /* reads > block / 4 */
+    int k;
+
+    if (ra != NULL)
+        return ra;
+    ra = ADIOI_Calloc(1, sizeof(*ra));
+    ra->cap = cap;
+    for (k = 0; k < RA_WINDOWS; k++) {
+        ra->w[k].data = ADIOI_Malloc(cap);
+        ra->w[k].regs = ADIOI_Malloc(maxn * sizeof(*ra->w[k].regs));
+        ra->w[k].valid = ADIOI_Malloc(maxn * sizeof(*ra->w[k].valid));
+    }
+    ps->ra = ra;
+    return ra;
+}
+
+/* Start window w on the stream's reads from offset off on (a window in
+ * flight that was dropped is waited for first). */
+static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, uint64_t off)
+{
+    struct ADIOI_PSTRIPE_ra_s *ra = ps->ra;
+    uint64_t len = ra->last_len, end;
+    size_t j, n = ra->cap / len;
+    struct iovec iov;
+
+    ra_settle(w);
+    w->n = 0;
+    if (n == 0)
+        return;
+    end = off + (uint64_t) (n - 1) * (uint64_t) ra->step + len;
+    /* buffered writes there would be missed: they are not on the servers */
+    if (ps->wb_used > 0 && (ADIO_Offset) off < ps->wb_hi && ps->wb_lo < (ADIO_Offset) end)
+        return;
+    for (j = 0; j < n; j++) {
+        w->regs[j].offset = off + (uint64_t) j * (uint64_t) ra->step;
+        w->regs[j].length = len;
+    }
+    iov.iov_base = w->data;
+    iov.iov_len = n * len;
+    if (pstripe_iread_list(ps->file, w->regs, n, &iov, 1, &w->req) != PS_OK) {
+        w->req = NULL;
+        return;
+    }
+    w->n = n;
+    w->next = 0;
+    w->usable = 1;
+}
+
+/* The window and region that predicted a read of len bytes at off. */
+static ra_window *ra_find(struct ADIOI_PSTRIPE_ra_s *ra, uint64_t off, uint64_t len,
+                          size_t * at)
+{
+    ra_window *w;
+    size_t j;
+    int k;
+
+    for (k = 0; k < RA_WINDOWS; k++) {
+        w = &ra->w[k];
+        if (!w->usable || w->n == 0 || off < w->regs[w->next].offset ||
+            off > w->regs[w->n - 1].offset)
+            continue;
+        for (j = w->next; j < w->n; j++) {
+            if (w->regs[j].offset == off && len <= w->regs[j].length) {
+                *at = j;
+                return w;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Copy region j of a done window to the access's memory; returns the bytes
+ * below EOF (the rest reads as zeros). */
+static uint64_t ra_serve(ra_window * w, size_t j, const ADIOI_PSTRIPE_access * acc)
+{
+    ADIOI_PSTRIPE_mem_cursor c = { acc->iov, acc->niov, 0, 0 };
+    uint64_t len = acc->regions[0].length, v = MPL_MIN(w->valid[j], len);
+    char *src = w->data + j * w->regs[0].length;       /* a window's regions are alike */
+
+    ADIOI_PSTRIPE_Mem_copy(&c, src, (size_t) v, 1);
+    if (v < len)
+        ADIOI_PSTRIPE_Mem_copy(&c, NULL, (size_t) (len - v), 1);
+    w->next = j + 1;
+    if (w->next == w->n)
+        w->n = 0;               /* all read: free */
+    return v;
+}
+
+/* Note the read in the stream; is it the third (or later) of one? */
+static int ra_follow(struct ADIOI_PSTRIPE_ra_s *ra, uint64_t off, uint64_t len)
+{
+    int64_t step = (int64_t) (off - ra->last_off);
+
+    if (ra->steps > 0 && step == ra->step && len == ra->last_len) {
+        ra->steps++;
+    } else {
+        ra->step = step;
+        ra->steps = ra->last_len == len ? 1 : 0;
+    }
+    ra->last_off = off;
+    ra->last_len = len;
+    return ra->steps >= 2 && ra->step >= (int64_t) len;
+}
+
+/* Start the free window after the furthest prediction (at most one per
+ * call). */
+static void ra_refill(ADIOI_PSTRIPE_fs * ps, uint64_t from)
+{
+    struct ADIOI_PSTRIPE_ra_s *ra = ps->ra;
+    ra_window *w;
+    int k;
+
+    for (k = 0; k < RA_WINDOWS; k++) {
+        w = &ra->w[k];
+        if (w->usable && w->n > 0)
+            from = MPL_MAX(from, w->regs[w->n - 1].offset + (uint64_t) ra->step);
+    }
+    for (k = 0; k < RA_WINDOWS; k++) {
+        w = &ra->w[k];
+        if (!w->usable || w->n == 0) {
+            ra_start(ps, w, from);
+            return;
+        }
+    }
+}
+
+/* A read the read cache does not take: served from a window (returns 1,
+ * *nread = bytes below the file's size) or left to the caller (0). */
+int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,
+                          uint64_t * nread)
+{
+    struct ADIOI_PSTRIPE_ra_s *ra;
+    ra_window *w;
+    uint64_t off, len;
+    size_t j = 0;
+    int stream;
+
+    if (acc->nregions != 1 || acc->total == 0 || acc->total > ps->rc_size / 4)
+        return 0;
+    off = acc->regions[0].offset;
+    len = acc->regions[0].length;
+    ra = ra_get(ps);
+    stream = ra_follow(ra, off, len);
+    w = ra_find(ra, off, len, &j);
+    if (w != NULL) {
+        ra_settle(w);
+        if (!w->usable)
+            w = NULL;
+    }
+    if (w == NULL) {
+        ADIOI_PSTRIPE_Ra_drop(ps);
+        if (stream) {
+            ra_start(ps, &ra->w[0], off + (uint64_t) ra->step);
+            ra_refill(ps, off + (uint64_t) ra->step);
+        }
+        return 0;
+    }
+    *nread = ra_serve(w, j, acc);
+    if (stream)
+        ra_refill(ps, off + (uint64_t) ra->step);
+    return 1;
+}
+
+/* The handle writes [lo, hi): drop the windows that overlap it. */
+void ADIOI_PSTRIPE_Ra_invalidate(ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi)
+{
+    ra_window *w;
+    int k;
+
+    for (k = 0; ps->ra != NULL && k < RA_WINDOWS; k++) {
+        w = &ps->ra->w[k];
+        if (w->n > 0 && lo < (ADIO_Offset) (w->regs[w->n - 1].offset + w->regs[w->n - 1].length)
+            && (ADIO_Offset) w->regs[0].offset < hi)
+            w->usable = 0;
+    }
+}
+
+void ADIOI_PSTRIPE_Ra_drop(ADIOI_PSTRIPE_fs * ps)
+{
+    int k;
+
+    for (k = 0; ps->ra != NULL && k < RA_WINDOWS; k++)
+        ps->ra->w[k].usable = 0;
+}
+
+void ADIOI_PSTRIPE_Ra_release(ADIOI_PSTRIPE_fs * ps)
+{
+    ra_window *w;
+    int k;
+
+    if (ps->ra == NULL)
+        return;
+    for (k = 0; k < RA_WINDOWS; k++) {
+        w = &ps->ra->w[k];
+        ra_settle(w);
+        ADIOI_Free(w->data);
+        ADIOI_Free(w->regs);
+        ADIOI_Free(w->valid);
+    }
+    ADIOI_Free(ps->ra);
+    ps->ra = NULL;
+}
