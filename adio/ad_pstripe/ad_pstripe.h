@@ -108,6 +108,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int64_t rc_next;            /* block after the last fetch (read-ahead) */
     int rc_window;              /* read-ahead blocks of the last fetch */
     struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
+    unsigned long nb_writes_seen;       /* ADIOI_PSTRIPE_nb_writes_done at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
 } ADIOI_PSTRIPE_fs;
@@ -152,6 +153,9 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps);
 int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code);
 long long ADIOI_PSTRIPE_Option_value(ADIO_File fd, int opt);
 void ADIOI_PSTRIPE_file_opened(int delta);
+
+/* ad_pstripe_aio.c */
+extern unsigned long ADIOI_PSTRIPE_nb_writes_done;
 
 /* ad_pstripe_cache.c */
 int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, int *error_code);

@@ -30,8 +30,11 @@
  *   library's *nread): a read is a hit only if it lies within those bytes,
  *   so bytes past the end of file are never data, and a read across EOF
  *   counts what the servers count. The handle's own writes drop the blocks
- *   they touch; sync, set_view, set_info, set_size, set_atomicity, close
- *   and collective writes drop the whole cache.
+ *   they touch; sync, set_view, set_info, set_size, set_atomicity, close,
+ *   collective writes and the completion of a nonblocking write (of any
+ *   file: a read of the handle then sees ADIOI_PSTRIPE_nb_writes_done
+ *   moved) drop the whole cache. Medium reads that walk the file are read
+ *   ahead in ad_pstripe_readahead.c, under the same rules.
  *
  * Both are bypassed in atomic mode and under the whole-file lock (ROMIO's
  * data sieving), and inside collective calls (ps->bypass); a write at the
@@ -443,6 +446,12 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
     *error_code = wb_wait(ps);
     if (*error_code != MPI_SUCCESS)
         return 1;
+    /* a nonblocking write has completed: blocks and windows read while it
+     * was in flight may hold the bytes it replaced */
+    if (ps->nb_writes_seen != ADIOI_PSTRIPE_nb_writes_done) {
+        ps->nb_writes_seen = ADIOI_PSTRIPE_nb_writes_done;
+        ADIOI_PSTRIPE_Cache_drop(ps);
+    }
     if (ps->wb_used > 0 && acc->start < ps->wb_hi && ps->wb_lo < acc->end) {
         *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
         if (*error_code != MPI_SUCCESS)

@@ -11,7 +11,8 @@
  * - reads across the end of file count only the bytes below it, also after
  *   another process extended the file (sync-barrier-sync);
  * - medium reads with a constant step (read ahead by the driver) see the
- *   reader's own writes at once and another's after sync-barrier-sync;
+ *   reader's own writes at once (also a nonblocking write's, after
+ *   MPI_Wait) and another's after sync-barrier-sync;
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
  *   even where rank 1 had cached the old bytes;
  * - on pstripe, the hints show in MPI_File_get_info.
@@ -273,6 +274,43 @@ static void stream_reads(MPI_File fh)
                      "stream read of another process's write after sync-barrier-sync");
 }
 
+/* Rank 0 writes bytes ahead of its stream of reads with a nonblocking
+ * write, and the stream goes on over other bytes while the write runs (the
+ * driver reads ahead over the write in flight); after MPI_Wait the stream
+ * reads the new bytes. Whether a read ahead passes the write in flight is
+ * a race: eight rounds make it likely. */
+static void nonblocking_write_ahead(MPI_File fh)
+{
+    const int piece = 1100, step = 1700, len = 400;
+    static unsigned char buf[400];
+    MPI_Request req;
+    MPI_Status st;
+    int round;
+
+    MPI_Barrier(MPI_COMM_WORLD);        /* the others read these bytes before */
+    for (round = 0; round < 8; round++) {
+        MPI_Offset base = (MPI_Offset) round * 1000, at = base + 7 * step + 100;
+
+        if (ps_rank == 0) {
+            check_stream(fh, base, step, piece, 0, 5, "stream read before a nonblocking write");
+            ps_fill(buf, len, at, 30 + round);
+            PS_MPI(MPI_File_iwrite_at(fh, at, buf, len, MPI_BYTE, &req));
+            /* a small read next to it at once: the read cache fetches its
+             * block, maybe before the write is done */
+            check_range(fh, at + len, 64, 64, "small read beside a nonblocking write");
+            check_stream(fh, base, step, piece, 5, 7, "stream read beside a nonblocking write");
+            PS_MPI(MPI_Wait(&req, &st));
+            model_write(at, len, 30 + round);
+            check_range(fh, at, 64, 64, "small read after a nonblocking write");
+            check_stream(fh, base, step, piece, 7, 10, "stream read after a nonblocking write");
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (round = 0; ps_rank != 0 && round < 8; round++)
+        model_write((MPI_Offset) round * 1000 + 7 * step + 100, len, 30 + round);
+    sync_barrier_sync(fh);
+}
+
 /* Rank 0 rewrites bytes the others have read (and may have cached): they
  * see the new bytes after sync-barrier-sync. */
 static void cross_visibility(MPI_File fh)
@@ -361,6 +399,7 @@ int main(int argc, char **argv)
     check_range(fh, 0, fsize, 4000, "every process's writes after sync-barrier-sync");
     eof_reads(fh);
     stream_reads(fh);
+    nonblocking_write_ahead(fh);
     cross_visibility(fh);
     atomic_mode(fh);
     PS_MPI(MPI_File_close(&fh));
