@@ -10,7 +10,9 @@
  *
  * When an independent one-region read of at most a quarter of
  * romio_pstripe_rc_size bytes is the third of a stream (the same length,
- * and the same forward step from the previous read as that one had), the
+ * and the same forward step from the previous read as that one had; one
+ * read off the step, as HDF5's metadata between two chunks makes, does
+ * not end the stream if the next is on it again), the
  * stream's next reads are predicted and fetched in the background as one
  * list read (pstripe_iread_list) of as many as fill a window of half of
  * romio_pstripe_rc_size bytes. There are two windows: while the program's
@@ -47,7 +49,8 @@ struct ADIOI_PSTRIPE_ra_s {
     ra_window w[RA_WINDOWS];
     size_t cap;                 /* bytes of a window */
     uint64_t last_off, last_len;        /* the previous read */
-    int64_t step;               /* its offset minus the one before */
+    int64_t step;               /* the stream's step between offsets */
+    int64_t cand;               /* a step seen once, off the stream's */
     int steps;                  /* reads in a row with that step and length */
 };
 
@@ -170,11 +173,16 @@ static int ra_follow(struct ADIOI_PSTRIPE_ra_s *ra, uint64_t off, uint64_t len)
 {
     int64_t step = (int64_t) (off - ra->last_off);
 
-    if (ra->steps > 0 && step == ra->step && len == ra->last_len) {
+    if (len != ra->last_len) {
+        ra->steps = 0;
+    } else if (step == ra->step) {
         ra->steps++;
-    } else {
+    } else if (step == ra->cand) {      /* a new step, twice */
         ra->step = step;
-        ra->steps = ra->last_len == len ? 1 : 0;
+        ra->steps = 2;
+    } else {                    /* one step off (metadata between chunks, say) */
+        ra->cand = step;
+        ra->steps = 1;
     }
     ra->last_off = off;
     ra->last_len = len;
