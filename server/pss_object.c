@@ -320,7 +320,9 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
     uint64_t keep = size < obj->size ? size : obj->size;
 
     pss_edge_drop(&obj->edges); /* the tail block changes here, or may have, on failure */
-    pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
+    /* bytes below the kept size's block stay as they are (HDF5 sets the
+     * size at every close: its file stays cached) */
+    pss_cache_drop(w, &obj->cache, keep - keep % a, UINT64_MAX);
     pss_ra_reset(&obj->ra);
     ps_status_t status = PS_OK;
 

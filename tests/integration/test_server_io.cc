@@ -900,10 +900,12 @@ TEST(ServerCache, EveryReadMatchesTheModelThroughEvictions)
         }
     }
     /* what was just written, read back: no disk read (spans under a granule
-     * and spans of several regions are kept; not whole granules of a stream) */
+     * and spans of several regions are kept; not whole granules of a stream),
+     * also after the size is set beyond them (HDF5 does it at every close) */
     std::vector<ps_region_t> w = {{0, 256 * 1024}, {320 * 1024, 512 * 1024}};
     std::vector<uint8_t> d = payload_for(w, 7);
     ASSERT_EQ(c.write(fid, w, d).status(), PS_OK);
+    ASSERT_EQ(c.obj(PS_MSG_OBJ_TRUNCATE, fid, span + mib).status(), PS_OK);
     ps_stats_rep_t before{}, after{};
     c.stats(&before);
     raw_reply r = c.read(fid, w);
