@@ -496,10 +496,17 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         return;
     }
 
-    if (job->is_write && obj->cache.n > 0 && job->nspans > 0) {
-        uint64_t lo, hi;
-        pss_job_hull(job, &lo, &hi);
-        pss_cache_drop(w, &obj->cache, lo, hi); /* kept again when written */
+    if (job->is_write && obj->cache.n > 0) {
+        /* the spans' blocks, not the hull: interleaved writers' batches
+         * span each other's blocks, which stay kept (kept again when
+         * written) */
+        for (size_t i = 0; i < job->nspans;) {
+            uint64_t lo = job->spans[i].off, hi = lo + job->spans[i].len;
+            for (i++; i < job->nspans && job->spans[i].off == hi; i++) {
+                hi += job->spans[i].len;
+            }
+            pss_cache_drop(w, &obj->cache, lo, hi);
+        }
     }
     pss_job_extend(w, job);
     job->next = obj->active;

@@ -906,6 +906,10 @@ TEST(ServerCache, EveryReadMatchesTheModelThroughEvictions)
     std::vector<uint8_t> d = payload_for(w, 7);
     ASSERT_EQ(c.write(fid, w, d).status(), PS_OK);
     ASSERT_EQ(c.obj(PS_MSG_OBJ_TRUNCATE, fid, span + mib).status(), PS_OK);
+    /* and after a write of the gaps between them, whose batch spans them
+     * (interleaved writers) */
+    std::vector<ps_region_t> gap = {{256 * 1024, 64 * 1024}, {832 * 1024, 64 * 1024}};
+    ASSERT_EQ(c.write(fid, gap, payload_for(gap, 8)).status(), PS_OK);
     ps_stats_rep_t before{}, after{};
     c.stats(&before);
     raw_reply r = c.read(fid, w);
