@@ -355,6 +355,9 @@ static ps_status_t pst_local_plan_restart(pst_ctx_t *ctx, const pst_local_opts_t
         srv[i].pid = pst_local_running(o->dir, i);
         srv[i].running = (srv[i].pid > 0);
         nrunning += srv[i].running;
+        if (!srv[i].running) {
+            pst_local_wait_exiting(o->dir, i);
+        }
     }
     if (nrunning == 0) {
         return PS_OK; /* a new or stopped cluster: every server on a new port */

@@ -76,6 +76,11 @@ pid_t pst_local_read_pid(const char *dir, int i);
 /* Pid of the running daemon of server i, 0 if it does not run. */
 pid_t pst_local_running(const char *dir, int i);
 
+/* If the daemon of server i (its pid file's) is still exiting, wait for it
+ * (at most 10 s): a daemon killed a moment ago holds its data directory's
+ * lock until it has exited. */
+void pst_local_wait_exiting(const char *dir, int i);
+
 /* pst_alive_fn_t for the daemons of cluster directory arg (a const char *):
  * pid is still the daemon of DIR/server<i>. */
 int pst_daemon_alive(pid_t pid, int i, void *arg);

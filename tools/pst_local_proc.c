@@ -83,14 +83,10 @@ static ssize_t pst_read_proc(pid_t pid, const char *name, char *buf, size_t size
     return (ssize_t)n;
 }
 
-/*
- * 1 if pid is alive (not a zombie) and is the daemon of data directory
- * datadir: its command line has "--data" followed by datadir.
- */
-static int pst_local_is_daemon(pid_t pid, const char *datadir)
+/* Is pid a process that has not exited (not gone, not a zombie)? */
+static int pst_proc_live(pid_t pid)
 {
-    char buf[8192], state = '?';
-    ssize_t n;
+    char buf[512], state = '?';
     char *p;
 
     if (pst_read_proc(pid, "stat", buf, sizeof(buf)) < 0) {
@@ -100,10 +96,22 @@ static int pst_local_is_daemon(pid_t pid, const char *datadir)
     if (p != NULL && p[1] == ' ') {
         state = p[2];
     }
-    if (state == 'Z' || state == 'X' || state == '?') {
+    return state != 'Z' && state != 'X' && state != '?';
+}
+
+/*
+ * 1 if pid is alive (not a zombie) and is the daemon of data directory
+ * datadir: its command line has "--data" followed by datadir.
+ */
+static int pst_local_is_daemon(pid_t pid, const char *datadir)
+{
+    char buf[8192];
+    ssize_t n;
+    char *p;
+
+    if (!pst_proc_live(pid)) {
         return 0;
     }
-
     n = pst_read_proc(pid, "cmdline", buf, sizeof(buf));
     for (p = buf; n > 0 && p < buf + n; p += strlen(p) + 1) {
         if (strcmp(p, "--data") == 0 && p + strlen(p) + 1 < buf + n &&
@@ -124,6 +132,28 @@ pid_t pst_local_running(const char *dir, int i)
 
     pst_local_path(datadir, sizeof(datadir), dir, i, "");
     return (pid > 0 && pst_local_is_daemon(pid, datadir)) ? pid : 0;
+}
+
+/* pst_alive_fn_t: pid is exiting (not a zombie yet, its memory, so its
+ * command line, already gone). A daemon killed a moment ago is in that
+ * state while its last disk I/O ends, and holds its data directory's lock
+ * until it has exited. */
+static int pst_exiting(pid_t pid, int i, void *arg)
+{
+    char buf[16];
+
+    (void)i;
+    (void)arg;
+    return pst_proc_live(pid) && pst_read_proc(pid, "cmdline", buf, sizeof(buf)) == 0;
+}
+
+void pst_local_wait_exiting(const char *dir, int i)
+{
+    pid_t pid = pst_local_read_pid(dir, i);
+
+    if (pid > 0 && pst_exiting(pid, i, NULL)) {
+        pst_wait_exit(&pid, 1, 10.0, pst_exiting, NULL);
+    }
 }
 
 int pst_daemon_alive(pid_t pid, int i, void *arg)
