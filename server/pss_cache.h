@@ -12,8 +12,9 @@
  * byte is valid in the cache is copied from memory instead of read from
  * disk. The bytes kept are always what the disk holds (or will hold: reads
  * keep the write-back stage's bytes laid over the disk's, and any write
- * drops what it overlaps before it starts), so a hit returns exactly what a
- * disk read would. Truncate, remove and close drop an object's granules.
+ * drops the blocks of its spans before it starts), so a hit returns exactly
+ * what a disk read would. A size change drops the bytes from the block of
+ * the kept size on; remove and close drop all of an object's granules.
  * Only the object's worker touches its granules: no lock.
  */
 #ifndef PSS_CACHE_H
