@@ -252,7 +252,9 @@ static void stream_reads(MPI_File fh)
             PS_MPI(MPI_File_write_at(fh, 12 * step, big, (int) sizeof(big), MPI_BYTE, &st));
             model_write(12 * step, (int) sizeof(big), 21);
         }
-        check_stream(fh, 0, step, piece, 9, n, "stream read over an own write, past EOF");
+        check_stream(fh, 0, step, piece, 9, 14, "stream read over an own write");
+        /* shifted by less than the gap (as HDF5's metadata shifts chunks) */
+        check_stream(fh, 300, step, piece, 14, n, "shifted stream read, past EOF");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (ps_rank != 0) {
