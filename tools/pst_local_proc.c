@@ -18,6 +18,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -83,13 +84,14 @@ static ssize_t pst_read_proc(pid_t pid, const char *name, char *buf, size_t size
     return (ssize_t)n;
 }
 
-/* Is pid a process that has not exited (not gone, not a zombie)? */
-static int pst_proc_live(pid_t pid)
+/* Is /proc/<pid>/<stat_name> a task that has not exited (not gone, not a
+ * zombie)? */
+static int pst_task_live(pid_t pid, const char *stat_name)
 {
     char buf[512], state = '?';
     char *p;
 
-    if (pst_read_proc(pid, "stat", buf, sizeof(buf)) < 0) {
+    if (pst_read_proc(pid, stat_name, buf, sizeof(buf)) < 0) {
         return 0;
     }
     p = strrchr(buf, ')'); /* the command name may contain spaces */
@@ -97,6 +99,36 @@ static int pst_proc_live(pid_t pid)
         state = p[2];
     }
     return state != 'Z' && state != 'X' && state != '?';
+}
+
+static int pst_proc_live(pid_t pid)
+{
+    return pst_task_live(pid, "stat");
+}
+
+/* Does any thread of pid still run? A killed process's leader can be a
+ * zombie while its other threads finish their disk I/O, and they hold its
+ * files (and locks) until the last one has exited. */
+static int pst_threads_live(pid_t pid)
+{
+    char path[64], name[300];
+    struct dirent *e;
+    int live = 0;
+    DIR *d;
+
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    d = opendir(path);
+    if (d == NULL) {
+        return 0;
+    }
+    while (!live && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.') {
+            snprintf(name, sizeof(name), "task/%s/stat", e->d_name);
+            live = pst_task_live(pid, name);
+        }
+    }
+    closedir(d);
+    return live;
 }
 
 /*
@@ -134,17 +166,18 @@ pid_t pst_local_running(const char *dir, int i)
     return (pid > 0 && pst_local_is_daemon(pid, datadir)) ? pid : 0;
 }
 
-/* pst_alive_fn_t: pid is exiting (not a zombie yet, its memory, so its
- * command line, already gone). A daemon killed a moment ago is in that
- * state while its last disk I/O ends, and holds its data directory's lock
- * until it has exited. */
+/* pst_alive_fn_t: pid is exiting: some thread still runs, but the leader
+ * is a zombie or its memory (so its command line) is gone. A daemon killed
+ * a moment ago is in that state while its last disk I/O ends, and holds
+ * its data directory's lock until its last thread has exited. */
 static int pst_exiting(pid_t pid, int i, void *arg)
 {
     char buf[16];
 
     (void)i;
     (void)arg;
-    return pst_proc_live(pid) && pst_read_proc(pid, "cmdline", buf, sizeof(buf)) == 0;
+    return pst_threads_live(pid) &&
+        (!pst_proc_live(pid) || pst_read_proc(pid, "cmdline", buf, sizeof(buf)) == 0);
 }
 
 void pst_local_wait_exiting(const char *dir, int i)
