@@ -100,8 +100,7 @@ static struct ADIOI_PSTRIPE_ra_s *ra_get(ADIOI_PSTRIPE_fs * ps)
         return ra;
     ra = ADIOI_Calloc(1, sizeof(*ra));
     ra->cap = cap;
-    for (k = 0; k < RA_WINDOWS; k++) {
-        ra->w[k].data = ADIOI_Malloc(cap);
+    for (k = 0; k < RA_WINDOWS; k++) {   /* the bytes when a stream starts (ra_start) */
         ra->w[k].regs = ADIOI_Malloc(maxn * sizeof(*ra->w[k].regs));
         ra->w[k].valid = ADIOI_Malloc(maxn * sizeof(*ra->w[k].valid));
     }
@@ -122,6 +121,8 @@ static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, uint64_t off)
     w->n = 0;
     if (n == 0)
         return;
+    if (w->data == NULL)
+        w->data = ADIOI_Malloc(ra->cap);
     end = off + (uint64_t) (n - 1) * (uint64_t) ra->step + len;
     /* buffered writes there would be missed: they are not on the servers */
     if (ps->wb_used > 0 && (ADIO_Offset) off < ps->wb_hi && ps->wb_lo < (ADIO_Offset) end)
@@ -303,7 +304,8 @@ void ADIOI_PSTRIPE_Ra_release(ADIOI_PSTRIPE_fs * ps)
     for (k = 0; k < RA_WINDOWS; k++) {
         w = &ps->ra->w[k];
         ra_settle(w);
-        ADIOI_Free(w->data);
+        if (w->data != NULL)
+            ADIOI_Free(w->data);
         ADIOI_Free(w->regs);
         ADIOI_Free(w->valid);
     }
