@@ -197,6 +197,9 @@ tests/mpi/openmpi/fake-ompi-version.so: tests/mpi/fake_ompi_version.c
 # under $(abs_top_builddir)/tests/tmp/ and stops its cluster in an EXIT trap
 # (tests/tools/lib.sh). tests/tools/cp-1g.sh is the 1 GiB acceptance copy,
 # run by hand (see its header).
+check_PROGRAMS += tests/tools/exiting_holder
+tests_tools_exiting_holder_SOURCES = tests/tools/exiting_holder.c
+tests_tools_exiting_holder_LDADD = -lpthread
 TESTS += \
 	tests/tools/local.sh \
 	tests/tools/cp.sh \

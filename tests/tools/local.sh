@@ -68,6 +68,22 @@ expect_status 0 pst cp pstripe:/before "$tmp/after-partial"
 cmp "$tmp/before" "$tmp/after-partial" || fail "file differs after server1 was restarted"
 expect_status 0 pst local status --dir "$cluster"
 
+step "a server still exiting (leader a zombie, a thread holding the lock) is waited for"
+kill -9 "$(server_pid 1)"
+wait_until 10 not_all_running || fail "status does not notice the killed server1"
+dead=$(server_pid 1)
+gone() { ! kill -0 "$dead" 2>/dev/null || grep -q '^State:.*Z' "/proc/$dead/status"; }
+wait_until 10 gone || fail "server1 did not die"
+"$top_builddir/tests/tools/exiting_holder" "$cluster/server1/lock" 2 &
+holder=$!
+leader_gone() { grep -q '^State:.*Z' "/proc/$holder/status"; }
+wait_until 10 leader_gone || fail "exiting_holder's main thread did not exit"
+echo "$holder" >"$cluster/server1.pid"
+expect_status 0 start_cluster
+contains "$out" "Restarted 1 of the 4 pstripe servers" "restart after the exiting holder"
+wait "$holder" || fail "exiting_holder failed"
+expect_status 0 pst local status --dir "$cluster"
+
 step "stop"
 pids=$(cat "$cluster"/server*.pid)
 expect_status 0 pst local stop --dir "$cluster"
