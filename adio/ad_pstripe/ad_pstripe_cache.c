@@ -33,8 +33,9 @@
  *   they touch; sync, set_view, set_info, set_size, set_atomicity, close,
  *   collective writes and the completion of a nonblocking write (of any
  *   file: a read of the handle then sees ADIOI_PSTRIPE_nb_writes_done
- *   moved) drop the whole cache. Medium reads that walk the file are read
- *   ahead in ad_pstripe_readahead.c, under the same rules.
+ *   moved) drop the whole cache. Reads that walk the file (medium ones,
+ *   and small ones with gaps between them) are read ahead in
+ *   ad_pstripe_readahead.c, under the same rules.
  *
  * Both are bypassed in atomic mode and under the whole-file lock (ROMIO's
  * data sieving), and inside collective calls (ps->bypass); a write at the
@@ -461,8 +462,10 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
         (fd->access_mode & ADIO_WRONLY) || !rc_setup(ps))
         return 0;
     bs = (uint64_t) ps->rc_block;
+    if (ADIOI_PSTRIPE_Ra_read(ps, acc, nread))
+        return 1;
     if ((uint64_t) acc->total / acc->nregions > bs / 4)
-        return ADIOI_PSTRIPE_Ra_read(ps, acc, nread);
+        return 0;
     if (acc->nregions == 1 && (acc->regions[0].offset % bs) + acc->regions[0].length <= bs &&
         rc_hit(ps, acc->regions[0].offset / bs,
                (acc->regions[0].offset % bs) + acc->regions[0].length)) {

@@ -1,16 +1,20 @@
 /*
- * ad_pstripe_readahead.c: read-ahead of medium reads that walk the file
- * with a constant step.
+ * ad_pstripe_readahead.c: read-ahead of reads that walk the file with a
+ * constant step.
  *
  * The read cache (ad_pstripe_cache.c) takes small reads. A program that
  * reads larger pieces one call at a time (HDF5 reading its chunks, a loop
  * of MPI_File_read_at over records) waits a round trip to the servers per
  * call, and one call carries too little to keep the servers and the
- * network busy.
+ * network busy. A program that reads small records with gaps between
+ * them (every other 4 KiB record: two processes reading interleaved
+ * records) would have the read cache fetch the gaps too.
  *
- * When an independent one-region read of at most a quarter of
- * romio_pstripe_rc_size bytes (and, if the stream leaves gaps between its
- * reads, at most a block) is the third of a stream (the same length,
+ * When an independent one-region read of more than a quarter of a read
+ * cache block and at most a quarter of romio_pstripe_rc_size bytes (and,
+ * if the stream leaves gaps between its reads, at most a block), or of
+ * RA_SMALL_MIN bytes up to a quarter of a block if the gaps are at least
+ * as large as the reads, is the third of a stream (the same length,
  * and the same forward step from the previous read as that one had; one
  * read off the step, as HDF5's metadata between two chunks makes, does
  * not end the stream if the next is on it again), the
@@ -37,6 +41,8 @@
 #include "ad_pstripe.h"
 
 #define RA_WINDOWS 2
+#define RA_MAX_READS 1024       /* predicted reads in a window */
+#define RA_SMALL_MIN 1024       /* smaller reads stay with the read cache's blocks */
 
 typedef struct {
     char *data;                 /* the regions' bytes, packed in order */
@@ -59,12 +65,11 @@ struct ADIOI_PSTRIPE_ra_s {
 
 /* Bytes fetched past each predicted read (within the gap to the next):
  * a read shifted by up to that much is still served (HDF5 shifts its
- * chunks by a few KiB where it puts metadata between them). */
+ * chunks where it puts metadata between them); a read shifted further
+ * restarts the stream where it is. */
 static uint64_t ra_slack(const struct ADIOI_PSTRIPE_ra_s *ra, uint64_t len)
 {
-    uint64_t gap = (uint64_t) ra->step - len;
-
-    return MPL_MIN(MPL_MAX(len / 16, 4096), gap);
+    return MPL_MIN(len / 16, (uint64_t) ra->step - len);
 }
 
 /* Wait for a window's read; a failed or dropped one becomes free. */
@@ -93,7 +98,6 @@ static struct ADIOI_PSTRIPE_ra_s *ra_get(ADIOI_PSTRIPE_fs * ps)
 {
     struct ADIOI_PSTRIPE_ra_s *ra = ps->ra;
     size_t cap = (size_t) (ps->rc_size / 2);
-    size_t maxn = cap / MPL_MAX((size_t) ps->rc_block / 4, 1) + 1;     /* reads > block / 4 */
     int k;
 
     if (ra != NULL)
@@ -101,8 +105,8 @@ static struct ADIOI_PSTRIPE_ra_s *ra_get(ADIOI_PSTRIPE_fs * ps)
     ra = ADIOI_Calloc(1, sizeof(*ra));
     ra->cap = cap;
     for (k = 0; k < RA_WINDOWS; k++) {   /* the bytes when a stream starts (ra_start) */
-        ra->w[k].regs = ADIOI_Malloc(maxn * sizeof(*ra->w[k].regs));
-        ra->w[k].valid = ADIOI_Malloc(maxn * sizeof(*ra->w[k].valid));
+        ra->w[k].regs = ADIOI_Malloc(RA_MAX_READS * sizeof(*ra->w[k].regs));
+        ra->w[k].valid = ADIOI_Malloc(RA_MAX_READS * sizeof(*ra->w[k].valid));
     }
     ps->ra = ra;
     return ra;
@@ -114,7 +118,7 @@ static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, uint64_t off)
 {
     struct ADIOI_PSTRIPE_ra_s *ra = ps->ra;
     uint64_t len = ra->last_len + ra_slack(ra, ra->last_len), end;
-    size_t j, n = ra->cap / len;
+    size_t j, n = MPL_MIN(ra->cap / len, RA_MAX_READS);
     struct iovec iov;
 
     ra_settle(w);
@@ -239,19 +243,23 @@ int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * ac
     ra_window *w;
     uint64_t off, len;
     size_t j = 0;
-    int stream;
+    int stream, small;
 
-    if (acc->nregions != 1 || acc->total == 0 || acc->total > ps->rc_size / 4)
+    if (acc->nregions != 1 || acc->total < RA_SMALL_MIN || acc->total > ps->rc_size / 4)
         return 0;
     off = acc->regions[0].offset;
     len = acc->regions[0].length;
+    small = len <= (uint64_t) ps->rc_block / 4;
     ra = ra_get(ps);
     /* with gaps between the reads, only up to a block each: larger ones
      * gain little from fewer round trips, and lose the copy out of the
      * window (HDF5's 256 KiB chunks of two processes: 657-737 against
-     * 808-872 MiB/s read ahead) */
+     * 808-872 MiB/s read ahead); reads of a quarter block or less only
+     * with gaps at least as large as they are (the read cache's blocks
+     * would carry the gaps too) */
     stream = ra_follow(ra, off, len) &&
-        (ra->step == (int64_t) len || len <= (uint64_t) ps->rc_block);
+        (small ? ra->step >= 2 * (int64_t) len :
+         ra->step == (int64_t) len || len <= (uint64_t) ps->rc_block);
     w = ra_find(ra, off, len, &j);
     if (w != NULL) {
         ra_settle(w);
