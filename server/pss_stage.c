@@ -12,6 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Freed blocks kept for the next ones (a flush frees blocks as fast as
+ * interleaved writes stage new ones; malloc and free of each took 7% of
+ * a server's samples in a 512-byte vector write). */
+#define PSS_STAGE_SPARE 1024
+
 ps_status_t pss_stage_init(pss_stage_t **out, uint64_t budget, uint32_t align, uint32_t mem_align)
 {
     pss_stage_t *st;
@@ -28,6 +33,7 @@ ps_status_t pss_stage_init(pss_stage_t **out, uint64_t budget, uint32_t align, u
     st->align = align;
     st->mem_align = mem_align;
     st->max_blocks = budget / align;
+    st->max_spare = st->max_blocks < PSS_STAGE_SPARE ? st->max_blocks : PSS_STAGE_SPARE;
     while (n < st->max_blocks && n < (1u << 24)) {
         n *= 2;
     }
@@ -106,13 +112,23 @@ static pss_sblock_t *pss_stage_new(pss_stage_t *st, pss_object_t *obj, uint64_t 
     if (st->nblocks >= st->max_blocks) {
         return NULL;
     }
-    b = calloc(1, sizeof(*b) + words * sizeof(uint64_t));
-    if (b == NULL) {
-        return NULL;
-    }
-    if (posix_memalign((void **)&b->buf, st->mem_align, st->align) != 0) {
-        free(b);
-        return NULL;
+    if (st->spare != NULL) {
+        uint8_t *buf;
+        b = st->spare;
+        st->spare = b->hnext;
+        st->nspare--;
+        buf = b->buf;
+        memset(b, 0, sizeof(*b) + words * sizeof(uint64_t));
+        b->buf = buf;
+    } else {
+        b = calloc(1, sizeof(*b) + words * sizeof(uint64_t));
+        if (b == NULL) {
+            return NULL;
+        }
+        if (posix_memalign((void **)&b->buf, st->mem_align, st->align) != 0) {
+            free(b);
+            return NULL;
+        }
     }
     b->obj = obj;
     b->off = off;
@@ -147,7 +163,8 @@ static void pss_stage_mark(pss_sblock_t *b, uint32_t lo, uint32_t hi)
         uint64_t *word = &b->map[lo / 64];
         uint64_t mask = (n == 64 ? ~0ull : (1ull << n) - 1) << first;
 
-        b->covered += (uint32_t)__builtin_popcountll(mask & ~*word);
+        /* fresh bytes, the common case, need no count */
+        b->covered += (*word & mask) == 0 ? n : (uint32_t)__builtin_popcountll(mask & ~*word);
         *word |= mask;
         lo += n;
     }
@@ -216,9 +233,15 @@ void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b)
 void pss_stage_free_block(pss_stage_t *st, pss_sblock_t *b)
 {
     pss_stage_detach(st, b);
+    st->nblocks--;
+    if (st->nspare < st->max_spare) {
+        b->hnext = st->spare;
+        st->spare = b;
+        st->nspare++;
+        return;
+    }
     free(b->buf);
     free(b);
-    st->nblocks--;
 }
 
 void pss_stage_drop_object(pss_stage_t *st, pss_object_t *obj)
@@ -304,6 +327,12 @@ void pss_stage_cleanup(pss_stage_t *st)
     }
     while (st->oldest != NULL) {
         pss_stage_free_block(st, st->oldest);
+    }
+    while (st->spare != NULL) {
+        pss_sblock_t *b = st->spare;
+        st->spare = b->hnext;
+        free(b->buf);
+        free(b);
     }
     free(st->table);
     free(st);

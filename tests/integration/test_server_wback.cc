@@ -229,6 +229,28 @@ TEST_F(ServerWback, ReadsSeeStagedBytesAtOnce)
     ASSERT_NO_FATAL_FAILURE(check(b, fid, size + 3 * block, "after sync"));
 }
 
+/* Blocks freed by a flush are kept for the next ones (pss_stage.c): a
+ * reused block starts with nothing written, so the bytes a new partial
+ * write leaves out come from the disk, not from the block's last use. */
+TEST_F(ServerWback, ReusedBlocksStartEmpty)
+{
+    const uint64_t fid = 0x5280, size = 64 * (uint64_t)65536;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s"}));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, size}}, 0));
+    /* all but one byte of 40 blocks, staged, then written by a sync */
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, inner_regions(0, 40, 1, block - 1), 3));
+    EXPECT_EQ(stats().stage_blocks, 40u);
+    EXPECT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    EXPECT_EQ(stats().stage_blocks, 0u);
+    /* 50 bytes of 40 other blocks: the freed blocks again */
+    ASSERT_NO_FATAL_FAILURE(write(b, fid, inner_regions(40, 40), 5));
+    EXPECT_EQ(stats().stage_blocks, 40u);
+    ASSERT_NO_FATAL_FAILURE(check(a, fid, size, "reused blocks, staged"));
+    EXPECT_EQ(b.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    ASSERT_NO_FATAL_FAILURE(check(a, fid, size, "reused blocks, written"));
+}
+
 TEST_F(ServerWback, SyncMakesStagedBytesOutliveAKill)
 {
     const uint64_t fid = 0x5300, size = 16 * (uint64_t)65536;
