@@ -107,6 +107,11 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     size_t rc_nslots;
     int64_t rc_next;            /* block after the last fetch (read-ahead) */
     int rc_window;              /* read-ahead blocks of the last fetch */
+    pstripe_request_t *rc_ahead_req;    /* the read-ahead in flight, or NULL */
+    uint64_t *rc_ahead;         /* its blocks (ascending; their slots untagged) */
+    size_t rc_nahead;
+    int64_t rc_ahead_from;      /* first block of the last read-ahead */
+    int rc_ahead_stale;         /* dropped or written over: its blocks stay untagged */
     struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
     unsigned long nb_writes_seen;       /* ADIOI_PSTRIPE_nb_writes_done at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */
@@ -172,6 +177,7 @@ int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * ac
                           uint64_t * nread);
 void ADIOI_PSTRIPE_Ra_invalidate(ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
 void ADIOI_PSTRIPE_Ra_drop(ADIOI_PSTRIPE_fs * ps);
+void ADIOI_PSTRIPE_Ra_wait(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Ra_release(ADIOI_PSTRIPE_fs * ps);
 
 /* ad_pstripe_fcntl.c */

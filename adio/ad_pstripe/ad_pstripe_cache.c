@@ -24,8 +24,11 @@
  * - Read cache: a small independent read is served from blocks of
  *   romio_pstripe_rc_block_size bytes, direct-mapped into
  *   romio_pstripe_rc_size bytes. The missing blocks of a read are fetched
- *   in one list read; when the misses walk forward, the fetch reads ahead
- *   (a window that doubles up to half the cache). A block keeps the number
+ *   in one list read; when the reads walk forward, the blocks after them
+ *   are read ahead in the background (one list read in flight, a window
+ *   that doubles up to half the cache; the next starts when a read
+ *   reaches into the last; a read of its blocks waits for it, and so does
+ *   a fetch, whose slots it may share). A block keeps the number
  *   of its bytes that were below the file's size when it was read (the
  *   library's *nread): a read is a hit only if it lies within those bytes,
  *   so bytes past the end of file are never data, and a read across EOF
@@ -33,7 +36,9 @@
  *   they touch; sync, set_view, set_info, set_size, set_atomicity, close,
  *   collective writes and the completion of a nonblocking write (of any
  *   file: a read of the handle then sees ADIOI_PSTRIPE_nb_writes_done
- *   moved) drop the whole cache. Reads that walk the file (medium ones,
+ *   moved) drop the whole cache. Either makes a read-ahead in flight over
+ *   those bytes stale: its blocks stay untagged when it is waited for
+ *   (sync and close wait for it, before the file is closed). Reads that walk the file (medium ones,
  *   and small ones with gaps between them) are read ahead in
  *   ad_pstripe_readahead.c, under the same rules.
  *
@@ -91,6 +96,7 @@ void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
         ps->rc_tag[s] = -1;
     ps->rc_next = -1;
     ps->rc_window = 0;
+    ps->rc_ahead_stale = 1;
     ADIOI_PSTRIPE_Ra_drop(ps);
 }
 
@@ -105,6 +111,8 @@ static void rc_invalidate(ADIOI_PSTRIPE_fs * ps, const pstripe_region_t * region
             continue;
         b = regions[i].offset / bs;
         b1 = (regions[i].offset + regions[i].length - 1) / bs;
+        if (ps->rc_nahead > 0 && b <= ps->rc_ahead[ps->rc_nahead - 1] && ps->rc_ahead[0] <= b1)
+            ps->rc_ahead_stale = 1;
         if (b1 - b + 1 >= ps->rc_nslots) {
             ADIOI_PSTRIPE_Cache_drop(ps);
             return;
@@ -129,6 +137,9 @@ static int rc_setup(ADIOI_PSTRIPE_fs * ps)
     ps->rc_data = ADIOI_Malloc(ps->rc_nslots * (size_t) ps->rc_block);
     ps->rc_tag = ADIOI_Malloc(ps->rc_nslots * sizeof(*ps->rc_tag));
     ps->rc_valid = ADIOI_Malloc(ps->rc_nslots * sizeof(*ps->rc_valid));
+    ps->rc_ahead = ADIOI_Malloc(ps->rc_nslots * sizeof(*ps->rc_ahead));
+    ps->rc_nahead = 0;
+    ps->rc_ahead_from = -1;
     for (s = 0; s < ps->rc_nslots; s++)
         ps->rc_tag[s] = -1;
     ps->rc_next = -1;
@@ -143,11 +154,29 @@ static int rc_hit(const ADIOI_PSTRIPE_fs * ps, uint64_t b, uint64_t to)
     return ps->rc_tag[s] == (int64_t) b && to <= ps->rc_valid[s];
 }
 
-/* Fetch blocks [b, b + n) that are not already whole-valid hits, in one
- * list read. Returns a pstripe status. */
-static int rc_fetch(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n)
+/* Tag the slots of blocks (ascending) just read: nread bytes, those below
+ * the file's size coming first. */
+static void rc_tag_blocks(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n,
+                          uint64_t nread)
 {
-    uint64_t bs = (uint64_t) ps->rc_block, nread = 0, left;
+    uint64_t bs = (uint64_t) ps->rc_block, left = nread;
+    size_t i, s;
+
+    for (i = 0; i < n; i++) {
+        s = blocks[i] % ps->rc_nslots;
+        ps->rc_tag[s] = (int64_t) blocks[i];
+        ps->rc_valid[s] = MPL_MIN(bs, left);
+        left -= ps->rc_valid[s];
+    }
+}
+
+/* Read blocks (ascending, not whole-valid hits) into their slots in one
+ * list read: waited for (req NULL; returns a pstripe status, the slots
+ * tagged), or left running (*req). */
+static int rc_fetch(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n,
+                    pstripe_request_t ** req)
+{
+    uint64_t bs = (uint64_t) ps->rc_block, nread = 0;
     pstripe_region_t *regs = ADIOI_Malloc(n * sizeof(*regs));
     struct iovec *iov = ADIOI_Malloc(n * sizeof(*iov));
     size_t i, s;
@@ -161,27 +190,70 @@ static int rc_fetch(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n)
         iov[i].iov_base = ps->rc_data + s * bs;
         iov[i].iov_len = bs;
     }
-    status = pstripe_read_list(ps->file, regs, n, iov, n, &nread);
-    /* the blocks ascend: those below the file's size come first */
-    for (i = 0, left = nread; status == PS_OK && i < n; i++) {
-        s = blocks[i] % ps->rc_nslots;
-        ps->rc_tag[s] = (int64_t) blocks[i];
-        ps->rc_valid[s] = MPL_MIN(bs, left);
-        left -= ps->rc_valid[s];
+    if (req != NULL) {
+        status = pstripe_iread_list(ps->file, regs, n, iov, n, req);
+    } else {
+        status = pstripe_read_list(ps->file, regs, n, iov, n, &nread);
+        if (status == PS_OK)
+            rc_tag_blocks(ps, blocks, n, nread);
     }
     ADIOI_Free(regs);
     ADIOI_Free(iov);
     return status;
 }
 
-/* The blocks an access misses (ascending, into *missing), plus read-ahead
- * when the misses walk forward. Returns the count. */
+/* Wait for the read-ahead in flight; its blocks become hits unless it
+ * failed or was made stale meanwhile (the program's reads then fetch
+ * them again and see the servers' errors themselves). */
+static void rc_ahead_settle(ADIOI_PSTRIPE_fs * ps)
+{
+    uint64_t nread = 0;
+    int status;
+
+    if (ps->rc_ahead_req == NULL)
+        return;
+    status = pstripe_request_wait(ps->rc_ahead_req, &nread);
+    ps->rc_ahead_req = NULL;
+    if (status == PS_OK && !ps->rc_ahead_stale)
+        rc_tag_blocks(ps, ps->rc_ahead, ps->rc_nahead, nread);
+    ps->rc_nahead = 0;
+}
+
+/* Start reading blocks ahead (ascending) in the background, unless bytes
+ * the write-behind buffer holds lie there (the servers do not have them). */
+static void rc_ahead_start(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n)
+{
+    uint64_t bs = (uint64_t) ps->rc_block;
+
+    if (n == 0 || (ps->wb_used > 0 && (ADIO_Offset) (blocks[0] * bs) < ps->wb_hi &&
+                   ps->wb_lo < (ADIO_Offset) ((blocks[n - 1] + 1) * bs)))
+        return;
+    memcpy(ps->rc_ahead, blocks, n * sizeof(*blocks));
+    ps->rc_nahead = n;
+    ps->rc_ahead_stale = 0;
+    if (rc_fetch(ps, blocks, n, &ps->rc_ahead_req) != PS_OK) {
+        ps->rc_ahead_req = NULL;
+        ps->rc_nahead = 0;
+    }
+}
+
+/* Is block b being read ahead? */
+static int rc_pending(const ADIOI_PSTRIPE_fs * ps, uint64_t b)
+{
+    return ps->rc_nahead > 0 && ps->rc_ahead[0] <= b && b <= ps->rc_ahead[ps->rc_nahead - 1];
+}
+
+/* The blocks an access of blocks [b0, b0 + span) misses (ascending, into
+ * missing; returns their count), then the blocks to read ahead (*nahead
+ * more): when the misses walk forward, a window after the access that
+ * doubles up to the rest of the cache; when the access reaches into what
+ * was read ahead, the next window. */
 static size_t rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, uint64_t b0,
-                      uint64_t span, uint64_t * missing)
+                      uint64_t span, uint64_t * missing, size_t * nahead)
 {
     uint64_t bs = (uint64_t) ps->rc_block, b, b1, from, to, last, base = UINT64_MAX;
     char *need = ADIOI_Calloc(span, 1);
-    size_t i, n = 0, max_ra;
+    size_t i, n = 0;
     int whole = 0;              /* block `base` is cached whole */
 
     for (i = 0; i < acc->nregions; i++) {
@@ -204,20 +276,35 @@ static size_t rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, u
         if (need[b])
             missing[n++] = b0 + b;
     ADIOI_Free(need);
-    if (n == 0)
-        return 0;
 
-    /* sequential read-ahead: the first miss is where the last fetch ended */
-    max_ra = ps->rc_nslots - (size_t) span;
-    if ((int64_t) missing[0] == ps->rc_next)
-        ps->rc_window = (int) MPL_MIN(MPL_MAX(2 * ps->rc_window, 1), (long long) max_ra);
-    else
-        ps->rc_window = 0;
+    *nahead = 0;
     last = b0 + span - 1;
-    for (b = last + 1; b <= last + (uint64_t) ps->rc_window; b++)
-        if (!rc_hit(ps, b, bs))
-            missing[n++] = b;
-    ps->rc_next = (int64_t) (missing[n - 1] + 1);
+    if (n > 0 && (int64_t) missing[0] != ps->rc_next) {
+        ps->rc_window = 0;      /* not sequential */
+        ps->rc_next = (int64_t) (missing[n - 1] + 1);
+        return n;
+    }
+    if (n > 0) {                /* the first miss is where the last fetch ended */
+        ps->rc_next = (int64_t) (missing[n - 1] + 1);
+        from = last + 1;
+    } else if (ps->rc_window > 0 && ps->rc_ahead_req == NULL &&
+               (int64_t) last >= ps->rc_ahead_from && ps->rc_next > (int64_t) last) {
+        from = (uint64_t) ps->rc_next;  /* reading what was read ahead */
+    } else {
+        return 0;
+    }
+    /* half the cache at most: the next window starts when the program
+     * enters this one */
+    ps->rc_window = (int) MPL_MIN(MPL_MAX(2 * ps->rc_window, 1), (long long) ps->rc_nslots / 2);
+    /* not over the access's own slots */
+    to = MPL_MIN(from + (uint64_t) ps->rc_window, b0 + ps->rc_nslots);
+    for (b = from; b < to; b++)
+        if (!rc_hit(ps, b, bs) && !rc_pending(ps, b))
+            missing[n + (*nahead)++] = b;
+    if (*nahead > 0) {
+        ps->rc_ahead_from = (int64_t) missing[n];
+        ps->rc_next = (int64_t) (missing[n + *nahead - 1] + 1);
+    }
     return n;
 }
 
@@ -350,7 +437,12 @@ int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd)
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     int err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
 
-    if (ps == NULL || err != MPI_SUCCESS)
+    if (ps == NULL)
+        return err;
+    /* no read of the file left running (close frees the file next) */
+    rc_ahead_settle(ps);
+    ADIOI_PSTRIPE_Ra_wait(ps);
+    if (err != MPI_SUCCESS)
         return err;
     err = ps->wb_error;
     ps->wb_error = MPI_SUCCESS;
@@ -435,7 +527,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
     static char myname[] = "ADIOI_PSTRIPE_RC_READ";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     uint64_t bs, b0, b1, lo, hi, span, *missing;
-    size_t i, n;
+    size_t i, n, nahead;
     int status;
 
     *error_code = MPI_SUCCESS;
@@ -484,9 +576,18 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
     if (span > ps->rc_nslots / 2)
         return 0;
 
+    /* the access needs blocks being read ahead: wait for them */
+    if (ps->rc_nahead > 0 && b0 <= ps->rc_ahead[ps->rc_nahead - 1] && ps->rc_ahead[0] <= b1)
+        rc_ahead_settle(ps);
     missing = ADIOI_Malloc(ps->rc_nslots * sizeof(*missing));
-    n = rc_plan(ps, acc, b0, span, missing);
-    status = n > 0 ? rc_fetch(ps, missing, n) : PS_OK;
+    n = rc_plan(ps, acc, b0, span, missing, &nahead);
+    status = PS_OK;
+    if (n > 0) {
+        rc_ahead_settle(ps);    /* its slots may be the misses' */
+        status = rc_fetch(ps, missing, n, NULL);
+    }
+    if (status == PS_OK && nahead > 0 && ps->rc_ahead_req == NULL)
+        rc_ahead_start(ps, missing + n, nahead);
     ADIOI_Free(missing);
     if (status != PS_OK) {
         *error_code = ADIOI_PSTRIPE_err(myname, "read", ps->path, __LINE__, status, NULL);
@@ -502,6 +603,7 @@ void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
 {
     if (ps->wb_req != NULL)     /* not after a flush: a failed open's cleanup */
         wb_wait(ps);
+    rc_ahead_settle(ps);
     ADIOI_PSTRIPE_Ra_release(ps);
     if (ps->wb_data_out)
         ADIOI_Free(ps->wb_data_out);
@@ -520,11 +622,14 @@ void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
         ADIOI_Free(ps->rc_tag);
     if (ps->rc_valid)
         ADIOI_Free(ps->rc_valid);
+    if (ps->rc_ahead)
+        ADIOI_Free(ps->rc_ahead);
     ps->wb_data = NULL;
     ps->wb_regions = NULL;
     ps->wb_cap = ps->wb_nregions = ps->wb_used = 0;
     ps->rc_data = NULL;
     ps->rc_tag = NULL;
     ps->rc_valid = NULL;
+    ps->rc_ahead = NULL;
     ps->rc_nslots = 0;
 }

@@ -24,6 +24,8 @@
  */
 #include "pstest.h"
 
+#include <unistd.h>
+
 #define S 512                   /* slot size */
 #define NB 64                   /* slots per process */
 #define NSMALL 16               /* small writes per slot in the counted phase */
@@ -313,6 +315,35 @@ static void nonblocking_write_ahead(MPI_File fh)
     sync_barrier_sync(fh);
 }
 
+/* Rank 1 reads small pieces in file order (the read cache reads blocks
+ * ahead of them in the background), then the next 8 blocks are rewritten
+ * by a collective write (which drops the cache) and rank 1 reads on: it
+ * sees the write at once, not the old bytes read ahead. */
+static void ahead_collective_write(MPI_File fh)
+{
+    const MPI_Offset base = 1000;       /* all inside the file with 2 processes */
+    const MPI_Offset at = base + 123 * 100 + 300;
+    const int piece = 100, nread = 123, len = 8 * 4096;
+    static unsigned char buf[8 * 4096];
+    MPI_Status st;
+
+    if (ps_nprocs < 2)
+        return;
+    if (ps_rank == 1) {
+        check_stream(fh, base, piece, piece, 0, nread, "small reads in file order");
+        usleep(100000);         /* the read-ahead in flight gets the old bytes */
+    }
+    ps_fill(buf, len, at, 40);
+    /* every process writes the same bytes: the ranges overlap, so the
+     * write is two-phase and rank 0 writes them (rank 1 only drops) */
+    PS_MPI(MPI_File_write_at_all(fh, at, buf, len, MPI_BYTE, &st));
+    model_write(at, len, 40);
+    if (ps_rank == 1)
+        check_stream(fh, base, piece, piece, nread, nread + len / piece + 6,
+                     "small reads over an own collective write ahead of them");
+    sync_barrier_sync(fh);
+}
+
 /* Rank 0 rewrites bytes the others have read (and may have cached): they
  * see the new bytes after sync-barrier-sync. */
 static void cross_visibility(MPI_File fh)
@@ -404,6 +435,7 @@ int main(int argc, char **argv)
     stream_reads(fh, 1024, 2500, 40);   /* a quarter, with gaps */
     nonblocking_write_ahead(fh);
     cross_visibility(fh);
+    ahead_collective_write(fh);
     atomic_mode(fh);
     PS_MPI(MPI_File_close(&fh));
 
