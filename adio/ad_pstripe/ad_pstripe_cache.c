@@ -38,9 +38,9 @@
  *   file: a read of the handle then sees ADIOI_PSTRIPE_nb_writes_done
  *   moved) drop the whole cache. Either makes a read-ahead in flight over
  *   those bytes stale: its blocks stay untagged when it is waited for
- *   (sync and close wait for it, before the file is closed). Reads that walk the file (medium ones,
- *   and small ones with gaps between them) are read ahead in
- *   ad_pstripe_readahead.c, under the same rules.
+ *   (sync and close wait for it, before the file is closed). Reads that
+ *   walk the file (medium ones, and small ones with gaps between them)
+ *   are read ahead in ad_pstripe_readahead.c, under the same rules.
  *
  * Both are bypassed in atomic mode and under the whole-file lock (ROMIO's
  * data sieving), and inside collective calls (ps->bypass); a write at the
