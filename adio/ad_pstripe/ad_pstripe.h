@@ -177,7 +177,6 @@ int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * ac
                           uint64_t * nread);
 void ADIOI_PSTRIPE_Ra_invalidate(ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
 void ADIOI_PSTRIPE_Ra_drop(ADIOI_PSTRIPE_fs * ps);
-void ADIOI_PSTRIPE_Ra_wait(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Ra_release(ADIOI_PSTRIPE_fs * ps);
 
 /* ad_pstripe_fcntl.c */

@@ -38,7 +38,7 @@
  *   file: a read of the handle then sees ADIOI_PSTRIPE_nb_writes_done
  *   moved) drop the whole cache. Either makes a read-ahead in flight over
  *   those bytes stale: its blocks stay untagged when it is waited for
- *   (sync and close wait for it, before the file is closed). Reads that
+ *   (at the latest when the buffers are released). Reads that
  *   walk the file (medium ones, and small ones with gaps between them)
  *   are read ahead in ad_pstripe_readahead.c, under the same rules.
  *
@@ -437,12 +437,7 @@ int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd)
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     int err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
 
-    if (ps == NULL)
-        return err;
-    /* no read of the file left running (close frees the file next) */
-    rc_ahead_settle(ps);
-    ADIOI_PSTRIPE_Ra_wait(ps);
-    if (err != MPI_SUCCESS)
+    if (ps == NULL || err != MPI_SUCCESS)
         return err;
     err = ps->wb_error;
     ps->wb_error = MPI_SUCCESS;

@@ -302,15 +302,6 @@ void ADIOI_PSTRIPE_Ra_drop(ADIOI_PSTRIPE_fs * ps)
         ps->ra->w[k].usable = 0;
 }
 
-/* Wait for the windows in flight (they stay dropped or usable). */
-void ADIOI_PSTRIPE_Ra_wait(ADIOI_PSTRIPE_fs * ps)
-{
-    int k;
-
-    for (k = 0; ps->ra != NULL && k < RA_WINDOWS; k++)
-        ra_settle(&ps->ra->w[k]);
-}
-
 void ADIOI_PSTRIPE_Ra_release(ADIOI_PSTRIPE_fs * ps)
 {
     ra_window *w;
