@@ -26,7 +26,10 @@
  * reads are served from one (a copy), the next is in flight; at most one
  * window is started per call. A read that is not a predicted one drops
  * both windows (one in flight is waited for before its memory is reused)
- * and goes to the servers.
+ * and goes to the servers; but medium and small reads are followed as
+ * two streams, and a small read that is not part of a small stream is the
+ * read cache's and leaves the windows alone (a program reading its
+ * metadata between its data).
  *
  * Coherence is the read cache's: windows are used only where the read
  * cache is (nonatomic mode, outside collective calls and the whole-file
@@ -54,22 +57,28 @@ typedef struct {
     int usable;                 /* 0: dropped (still waited for if in flight) */
 } ra_window;
 
-struct ADIOI_PSTRIPE_ra_s {
-    ra_window w[RA_WINDOWS];
-    size_t cap;                 /* bytes of a window */
+/* The reads of one kind (medium, or small), as a stream. */
+typedef struct {
     uint64_t last_off, last_len;        /* the previous read */
     int64_t step;               /* the stream's step between offsets */
     int64_t cand;               /* a step seen once, off the stream's */
     int steps;                  /* reads in a row with that step and length */
+} ra_stream;
+
+struct ADIOI_PSTRIPE_ra_s {
+    ra_window w[RA_WINDOWS];
+    size_t cap;                 /* bytes of a window */
+    ra_stream s[2];             /* [0]: medium reads, [1]: small ones */
+    int owner;                  /* which of them the windows predict */
 };
 
 /* Bytes fetched past each predicted read (within the gap to the next):
  * a read shifted by up to that much is still served (HDF5 shifts its
  * chunks where it puts metadata between them); a read shifted further
  * restarts the stream where it is. */
-static uint64_t ra_slack(const struct ADIOI_PSTRIPE_ra_s *ra, uint64_t len)
+static uint64_t ra_slack(const ra_stream * st, uint64_t len)
 {
-    return MPL_MIN(len / 16, (uint64_t) ra->step - len);
+    return MPL_MIN(len / 16, (uint64_t) st->step - len);
 }
 
 /* Wait for a window's read; a failed or dropped one becomes free. */
@@ -112,12 +121,12 @@ static struct ADIOI_PSTRIPE_ra_s *ra_get(ADIOI_PSTRIPE_fs * ps)
     return ra;
 }
 
-/* Start window w on the stream's reads from offset off on (a window in
+/* Start window w on stream st's reads from offset off on (a window in
  * flight that was dropped is waited for first). */
-static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, uint64_t off)
+static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, const ra_stream * st, uint64_t off)
 {
     struct ADIOI_PSTRIPE_ra_s *ra = ps->ra;
-    uint64_t len = ra->last_len + ra_slack(ra, ra->last_len), end;
+    uint64_t len = st->last_len + ra_slack(st, st->last_len), end;
     size_t j, n = MPL_MIN(ra->cap / len, RA_MAX_READS);
     struct iovec iov;
 
@@ -127,12 +136,12 @@ static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, uint64_t off)
         return;
     if (w->data == NULL)
         w->data = ADIOI_Malloc(ra->cap);
-    end = off + (uint64_t) (n - 1) * (uint64_t) ra->step + len;
+    end = off + (uint64_t) (n - 1) * (uint64_t) st->step + len;
     /* buffered writes there would be missed: they are not on the servers */
     if (ps->wb_used > 0 && (ADIO_Offset) off < ps->wb_hi && ps->wb_lo < (ADIO_Offset) end)
         return;
     for (j = 0; j < n; j++) {
-        w->regs[j].offset = off + (uint64_t) j * (uint64_t) ra->step;
+        w->regs[j].offset = off + (uint64_t) j * (uint64_t) st->step;
         w->regs[j].length = len;
     }
     iov.iov_base = w->data;
@@ -188,31 +197,31 @@ static uint64_t ra_serve(ra_window * w, size_t j, const ADIOI_PSTRIPE_access * a
 }
 
 /* Note the read in the stream; is it the third (or later) of one? */
-static int ra_follow(struct ADIOI_PSTRIPE_ra_s *ra, uint64_t off, uint64_t len)
+static int ra_follow(ra_stream * st, uint64_t off, uint64_t len)
 {
-    int64_t step = (int64_t) (off - ra->last_off);
+    int64_t step = (int64_t) (off - st->last_off);
 
-    if (len != ra->last_len) {
-        ra->steps = 0;
-    } else if (step == ra->step) {
-        ra->steps++;
-    } else if (step == ra->cand) {      /* a new step, twice */
-        ra->step = step;
-        ra->steps = 2;
+    if (len != st->last_len) {
+        st->steps = 0;
+    } else if (step == st->step) {
+        st->steps++;
+    } else if (step == st->cand) {      /* a new step, twice */
+        st->step = step;
+        st->steps = 2;
     } else {                    /* one step off (metadata between chunks, say) */
-        ra->cand = step;
-        ra->steps = 1;
+        st->cand = step;
+        st->steps = 1;
     }
-    ra->last_off = off;
-    ra->last_len = len;
-    return ra->steps >= 2 && ra->step >= (int64_t) len;
+    st->last_off = off;
+    st->last_len = len;
+    return st->steps >= 2 && st->step >= (int64_t) len;
 }
 
 /* Start the free window on the reads after those predicted (at most one
  * per call). They are counted from the read at off, not from the last
  * prediction: a stream that shifted within the slack goes on from where
  * it is now. */
-static void ra_refill(ADIOI_PSTRIPE_fs * ps, uint64_t off)
+static void ra_refill(ADIOI_PSTRIPE_fs * ps, const ra_stream * st, uint64_t off)
 {
     struct ADIOI_PSTRIPE_ra_s *ra = ps->ra;
     uint64_t ahead = 0, from;
@@ -224,11 +233,11 @@ static void ra_refill(ADIOI_PSTRIPE_fs * ps, uint64_t off)
         if (w->usable && w->n > 0)
             ahead += w->n - w->next;
     }
-    from = off + (ahead + 1) * (uint64_t) ra->step;
+    from = off + (ahead + 1) * (uint64_t) st->step;
     for (k = 0; k < RA_WINDOWS; k++) {
         w = &ra->w[k];
         if (!w->usable || w->n == 0) {
-            ra_start(ps, w, from);
+            ra_start(ps, w, st, from);
             return;
         }
     }
@@ -240,7 +249,8 @@ int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * ac
                           uint64_t * nread)
 {
     struct ADIOI_PSTRIPE_ra_s *ra;
-    ra_window *w;
+    ra_window *w = NULL;
+    ra_stream *st;
     uint64_t off, len;
     size_t j = 0;
     int stream, small;
@@ -251,16 +261,23 @@ int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * ac
     len = acc->regions[0].length;
     small = len <= (uint64_t) ps->rc_block / 4;
     ra = ra_get(ps);
+    st = &ra->s[small];
     /* with gaps between the reads, only up to a block each: larger ones
      * gain little from fewer round trips, and lose the copy out of the
      * window (HDF5's 256 KiB chunks of two processes: 657-737 against
      * 808-872 MiB/s read ahead); reads of a quarter block or less only
      * with gaps at least as large as they are (the read cache's blocks
      * would carry the gaps too) */
-    stream = ra_follow(ra, off, len) &&
-        (small ? ra->step >= 2 * (int64_t) len :
-         ra->step == (int64_t) len || len <= (uint64_t) ps->rc_block);
-    w = ra_find(ra, off, len, &j);
+    stream = ra_follow(st, off, len) &&
+        (small ? st->step >= 2 * (int64_t) len :
+         st->step == (int64_t) len || len <= (uint64_t) ps->rc_block);
+    /* a small read off a stream of small reads is the read cache's: it
+     * leaves a medium stream and its windows alone (a file's metadata
+     * read between its data) */
+    if (small && !stream && ra->owner != small)
+        return 0;
+    if (ra->owner == small)
+        w = ra_find(ra, off, len, &j);
     if (w != NULL) {
         ra_settle(w);
         if (!w->usable)
@@ -269,14 +286,15 @@ int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * ac
     if (w == NULL) {
         ADIOI_PSTRIPE_Ra_drop(ps);
         if (stream) {
-            ra_start(ps, &ra->w[0], off + (uint64_t) ra->step);
-            ra_refill(ps, off);
+            ra->owner = small;
+            ra_start(ps, &ra->w[0], st, off + (uint64_t) st->step);
+            ra_refill(ps, st, off);
         }
         return 0;
     }
     *nread = ra_serve(w, j, acc);
     if (stream)
-        ra_refill(ps, off);
+        ra_refill(ps, st, off);
     return 1;
 }
 

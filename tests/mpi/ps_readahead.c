@@ -1,0 +1,61 @@
+/*
+ * ps_readahead: a stream of medium reads with small reads between them.
+ *
+ * Each process writes its part of the file, then reads it back in file
+ * order, 64 KiB a call, and after every 4th call reads 2 KiB at the start
+ * of the file (as a program reads its metadata between its data). Every
+ * byte is checked. Rank 0 prints the number of medium reads ("medium
+ * reads: N"): mpi-tests checks that the servers received far fewer read
+ * requests, i.e. that the small reads (the read cache's) did not end the
+ * medium stream's read-ahead.
+ */
+#include "pstest.h"
+
+#define PIECE 65536
+#define NPIECES 64              /* per process */
+#define SMALL 2048
+
+int main(int argc, char **argv)
+{
+    const char *fname = ps_init(&argc, &argv);
+    static unsigned char buf[PIECE], want[PIECE];
+    MPI_Offset base;
+    MPI_Status st;
+    MPI_File fh;
+    int i, total, n = 0;
+
+    if (ps_rank == 0)
+        MPI_File_delete(fname, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                         &fh));
+    base = (MPI_Offset) ps_rank * NPIECES * PIECE;
+    for (i = 0; i < NPIECES; i++) {
+        ps_fill(buf, PIECE, (uint64_t) (base + (MPI_Offset) i * PIECE), 3);
+        PS_MPI(MPI_File_write_at(fh, base + (MPI_Offset) i * PIECE, buf, PIECE, MPI_BYTE, &st));
+    }
+    PS_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_sync(fh));
+
+    for (i = 0; i < NPIECES; i++) {
+        MPI_Offset off = base + (MPI_Offset) i * PIECE;
+
+        PS_MPI(MPI_File_read_at(fh, off, buf, PIECE, MPI_BYTE, &st));
+        ps_fill(want, PIECE, (uint64_t) off, 3);
+        ps_compare(buf, want, PIECE, "medium read");
+        n++;
+        if (i % 4 == 3) {
+            PS_MPI(MPI_File_read_at(fh, 0, buf, SMALL, MPI_BYTE, &st));
+            ps_fill(want, SMALL, 0, 3);
+            ps_compare(buf, want, SMALL, "small read between them");
+        }
+    }
+    PS_MPI(MPI_File_close(&fh));
+
+    MPI_Reduce(&n, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        printf("ps_readahead: %d processes: medium reads: %d: PASS\n", ps_nprocs, total);
+    MPI_Finalize();
+    return 0;
+}
