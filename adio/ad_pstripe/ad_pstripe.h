@@ -171,6 +171,7 @@ int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len, int to_mem);
+int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
 
 /* ad_pstripe_readahead.c */
 int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,

@@ -86,6 +86,13 @@ void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
     }
 }
 
+/* Does the write-behind buffer hold bytes in [lo, hi)? (Reads there must
+ * not be served by the servers before it is flushed.) */
+int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi)
+{
+    return ps->wb_used > 0 && lo < ps->wb_hi && ps->wb_lo < hi;
+}
+
 /* ---- read cache --------------------------------------------------------- */
 
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
@@ -225,8 +232,8 @@ static void rc_ahead_start(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_
 {
     uint64_t bs = (uint64_t) ps->rc_block;
 
-    if (n == 0 || (ps->wb_used > 0 && (ADIO_Offset) (blocks[0] * bs) < ps->wb_hi &&
-                   ps->wb_lo < (ADIO_Offset) ((blocks[n - 1] + 1) * bs)))
+    if (n == 0 || ADIOI_PSTRIPE_Wb_overlaps(ps, (ADIO_Offset) (blocks[0] * bs),
+                                            (ADIO_Offset) ((blocks[n - 1] + 1) * bs)))
         return;
     memcpy(ps->rc_ahead, blocks, n * sizeof(*blocks));
     ps->rc_nahead = n;
@@ -540,7 +547,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
         ps->nb_writes_seen = ADIOI_PSTRIPE_nb_writes_done;
         ADIOI_PSTRIPE_Cache_drop(ps);
     }
-    if (ps->wb_used > 0 && acc->start < ps->wb_hi && ps->wb_lo < acc->end) {
+    if (ADIOI_PSTRIPE_Wb_overlaps(ps, acc->start, acc->end)) {
         *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
         if (*error_code != MPI_SUCCESS)
             return 1;

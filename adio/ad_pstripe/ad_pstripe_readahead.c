@@ -138,7 +138,7 @@ static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, const ra_stream * st,
         w->data = ADIOI_Malloc(ra->cap);
     end = off + (uint64_t) (n - 1) * (uint64_t) st->step + len;
     /* buffered writes there would be missed: they are not on the servers */
-    if (ps->wb_used > 0 && (ADIO_Offset) off < ps->wb_hi && ps->wb_lo < (ADIO_Offset) end)
+    if (ADIOI_PSTRIPE_Wb_overlaps(ps, (ADIO_Offset) off, (ADIO_Offset) end))
         return;
     for (j = 0; j < n; j++) {
         w->regs[j].offset = off + (uint64_t) j * (uint64_t) st->step;
