@@ -275,6 +275,9 @@ struct pstripe_fs {
         uint64_t idle_since_ns;
     } bounce[PSC_BOUNCE_CACHE]; /* idle staging buffers (progress thread) */
     unsigned nbounce;
+    /* when the sleeping thread's epoll_wait times out (UINT64_MAX: never;
+     * 0: it is not asleep); set by the thread while it has the worker */
+    uint64_t thread_wake_ns;
 
     /* piece arrays of finished requests, reused by the next ones (guarded by lock) */
     struct {

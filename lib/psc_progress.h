@@ -24,7 +24,8 @@ int psc_progress_timeout_ms(pstripe_fs_t *fs);
 /* 1 if something besides the posted queue needs the progress thread once a
  * caller gives the worker back: ops in flight or waiting for a connection,
  * completions or failures not yet handled, connections being closed, cached
- * staging buffers to trim, a disconnect. */
+ * staging buffers due for release before the sleeping thread would wake,
+ * a disconnect. */
 int psc_progress_busy(pstripe_fs_t *fs);
 
 #endif

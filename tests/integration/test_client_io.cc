@@ -9,6 +9,7 @@
  * keep their own batching options; and
  * 100,000 small regions travel in a handful of batches.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -177,6 +178,74 @@ static long proc_kib(pid_t pid, const char *key)
     std::string st = ps_test::read_file("/proc/" + std::to_string(pid) + "/status");
     size_t at = st.find(key);
     return at == std::string::npos ? -1 : atol(st.c_str() + at + strlen(key));
+}
+
+/* Voluntary context switches of this process's threads but the caller's:
+ * how often they slept and were woken. */
+static long other_threads_switches()
+{
+    long total = 0;
+    std::string self = std::to_string((long)gettid());
+    DIR *d = opendir("/proc/self/task");
+
+    if (d == NULL) {
+        return -1;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.' || self == e->d_name) {
+            continue;
+        }
+        std::string st = ps_test::read_file(std::string("/proc/self/task/") + e->d_name + "/status");
+        size_t at = st.find("voluntary_ctxt_switches:");
+        if (at != std::string::npos && (at == 0 || st[at - 1] == '\n')) {
+            total += atol(st.c_str() + at + strlen("voluntary_ctxt_switches:"));
+        }
+    }
+    closedir(d);
+    return total;
+}
+
+/*
+ * A blocking call is driven by its caller; the progress thread sleeps on.
+ * A staged transfer (a list write from two buffers, sent from one staging
+ * buffer, which is then cached for 5 s) used to make every blocking call of
+ * the next 5 s wake the thread when it gave the worker back, and the next
+ * call waited for the thread to let go of the worker: two hops and a
+ * futex each. Counted here by the other threads' context switches over 200
+ * blocking 4 KiB writes (at least one each with that bug). The thread still
+ * releases the staging buffer (4 MiB, mapped) once it has been idle 5 s.
+ */
+TEST_F(ClientIO, BlockingCallsAfterStagedTransferLeaveTheThreadAsleep)
+{
+    start(1);
+    const uint64_t half = 2 << 20;
+    const int calls = 200;
+    std::vector<uint8_t> a(half, 1), b(half, 2), small(4096, 3), back(4096);
+    pstripe_file_t *f;
+    pstripe_layout_t layout = {1 << 20, 1, 0};
+    PSC_ASSERT_OK(pstripe_open(fs_, "/hops", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    pstripe_region_t reg = {0, 2 * half};
+    struct iovec iov[2] = {{a.data(), half}, {b.data(), half}};
+    PSC_ASSERT_OK(pstripe_write_list(f, &reg, 1, iov, 2));
+
+    long before = other_threads_switches();
+    for (int i = 0; i < calls; i++) {
+        PSC_ASSERT_OK(pstripe_pwrite(f, small.data(), small.size(), (uint64_t)i * 4096));
+    }
+    long after = other_threads_switches();
+    long rss = proc_kib(getpid(), "VmRSS:");
+    EXPECT_TRUE(wait_until([&] { return proc_kib(getpid(), "VmRSS:") < rss - 3072; }, 15))
+        << "the idle staging buffer was not released (VmRSS " << rss << " KiB, now "
+        << proc_kib(getpid(), "VmRSS:") << " KiB)";
+    uint64_t got = 0;
+    PSC_ASSERT_OK(pstripe_pread(f, back.data(), back.size(), 2 * half - 4096, &got));
+    EXPECT_EQ(got, back.size());
+    EXPECT_EQ(back[0], 2);
+    PSC_ASSERT_OK(pstripe_close(f));
+    ASSERT_GE(before, 0);
+    printf("[   INFO   ] other threads' context switches over %d blocking writes: %ld\n", calls,
+           after - before);
+    EXPECT_LT(after - before, calls / 4) << "blocking calls woke the progress thread";
 }
 
 /*
