@@ -155,7 +155,7 @@ typedef struct {
     int gap;
     bool collective;
     bool do_write, do_read, do_reread;
-    bool verify, fsync, keep, drop_cache, quiet, verbose;
+    bool verify, fsync, keep, drop_cache, prefill, quiet, verbose;
     int iterations;
     double deadline;
     double progress;

@@ -46,6 +46,8 @@ static void psb_usage(FILE *f)
 "  -k           keep the file (default: delete at the end)\n"
 "  -H KEY=VAL   MPI_Info hint (repeatable)\n"
 "  -U FILE      hints file: KEY=VALUE or KEY VALUE lines, # comments\n"
+"  --prefill    write the whole file once before the first write phase, untimed,\n"
+"               so that timed writes overwrite allocated blocks (as fio's do)\n"
 "  --drop-cache after the write phase, flush and drop the file's page cache\n"
 "               (local files only: ufs:, nfs: or no prefix) so read is cold\n"
 "  --json FILE  write results as JSON; --csv FILE as CSV\n"
@@ -173,7 +175,7 @@ static int64_t psb_size_arg(const char *s, const char *what)
 }
 
 enum { OPT_JSON = 256, OPT_CSV, OPT_LABEL, OPT_PROGRESS, OPT_SEED, OPT_DROP,
-       OPT_TRACE };
+       OPT_TRACE, OPT_PREFILL };
 
 /* One option (getopt_long's c and optarg); -h and unknown options end the
  * program with the usage. */
@@ -211,6 +213,7 @@ static void psb_set_opt(psb_opts_t *o, int c, char *arg)
     case OPT_SEED: o->seed = strtoull(arg, NULL, 0); break;
     case OPT_DROP: o->drop_cache = true; break;
     case OPT_TRACE: o->trace_path = arg; break;
+    case OPT_PREFILL: o->prefill = true; break;
     default:
         if (psb_rank() == 0) {
             psb_usage(c == 'h' ? stdout : stderr);
@@ -271,6 +274,7 @@ void psb_parse_args(psb_opts_t *o, int argc, char **argv)
         {"seed", required_argument, NULL, OPT_SEED},
         {"drop-cache", no_argument, NULL, OPT_DROP},
         {"trace", required_argument, NULL, OPT_TRACE},
+        {"prefill", no_argument, NULL, OPT_PREFILL},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
