@@ -20,7 +20,11 @@
  * not end the stream if the next is on it again), the
  * stream's next reads are predicted and fetched in the background as one
  * list read (pstripe_iread_list) of as many as fill a window of half of
- * romio_pstripe_rc_size bytes, each with some slack into the gap after it
+ * romio_pstripe_rc_size bytes (but at most twice as many as the windows
+ * have served since the stream started, and at least RA_MIN_READS: a
+ * stream seen three times is a guess, and HDF5's chunk index, 2.6 KiB
+ * nodes 15 MB apart, made windows of 754 predicted reads spanning 11 GB,
+ * most of them never read), each with some slack into the gap after it
  * (a read shifted by that much is still served, and the stream goes on
  * from where it is). There are two windows: while the program's
  * reads are served from one (a copy), the next is in flight; at most one
@@ -45,6 +49,7 @@
 
 #define RA_WINDOWS 2
 #define RA_MAX_READS 1024       /* predicted reads in a window */
+#define RA_MIN_READS 8          /* ... and in the first window of a stream */
 #define RA_SMALL_MIN 1024       /* smaller reads stay with the read cache's blocks */
 
 typedef struct {
@@ -70,6 +75,7 @@ struct ADIOI_PSTRIPE_ra_s {
     size_t cap;                 /* bytes of a window */
     ra_stream s[2];             /* [0]: medium reads, [1]: small ones */
     int owner;                  /* which of them the windows predict */
+    size_t served;              /* reads served from its windows since it started */
 };
 
 /* Bytes fetched past each predicted read (within the gap to the next):
@@ -127,7 +133,8 @@ static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, const ra_stream * st,
 {
     struct ADIOI_PSTRIPE_ra_s *ra = ps->ra;
     uint64_t len = st->last_len + ra_slack(st, st->last_len), end;
-    size_t j, n = MPL_MIN(ra->cap / len, RA_MAX_READS);
+    size_t j, n = MPL_MIN(MPL_MIN(ra->cap / len, RA_MAX_READS),
+                          MPL_MAX(RA_MIN_READS, 2 * ra->served));
     struct iovec iov;
 
     ra_settle(w);
@@ -287,12 +294,14 @@ int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * ac
         ADIOI_PSTRIPE_Ra_drop(ps);
         if (stream) {
             ra->owner = small;
+            ra->served = 0;
             ra_start(ps, &ra->w[0], st, off + (uint64_t) st->step);
             ra_refill(ps, st, off);
         }
         return 0;
     }
     *nread = ra_serve(w, j, acc);
+    ra->served++;
     if (stream)
         ra_refill(ps, st, off);
     return 1;

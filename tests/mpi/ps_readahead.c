@@ -4,16 +4,24 @@
  * Each process writes its part of the file, then reads it back in file
  * order, 64 KiB a call, and after every 4th call reads 2 KiB at the start
  * of the file (as a program reads its metadata between its data). Every
- * byte is checked. Rank 0 prints the number of medium reads ("medium
- * reads: N"): mpi-tests checks that the servers received far fewer read
- * requests, i.e. that the small reads (the read cache's) did not end the
- * medium stream's read-ahead.
+ * byte is checked. Then each process reads small pieces far apart (2,616
+ * bytes every 160 KiB of its part, as HDF5 reads its chunk index's nodes):
+ * a stream the read-ahead follows, but a guess. Rank 0 prints the number
+ * of medium reads ("medium reads: N") and of sparse ones ("sparse reads:
+ * N"): mpi-tests checks that the servers received far fewer read requests
+ * than medium reads, i.e. that the small reads (the read cache's) did not
+ * end the medium stream's read-ahead, and few regions per read: the
+ * read-ahead of a stream grows with what it has served (it predicted 754
+ * reads at once, 11 GB of a 512 MiB HDF5 file).
  */
 #include "pstest.h"
 
 #define PIECE 65536
 #define NPIECES 64              /* per process */
 #define SMALL 2048
+#define SPARSE 2616
+#define SPARSE_STEP (160 * 1024)
+#define NSPARSE 24              /* per process, inside its part */
 
 int main(int argc, char **argv)
 {
@@ -22,7 +30,7 @@ int main(int argc, char **argv)
     MPI_Offset base;
     MPI_Status st;
     MPI_File fh;
-    int i, total, n = 0;
+    int i, total, nsparse = 0, n = 0;
 
     if (ps_rank == 0)
         MPI_File_delete(fname, MPI_INFO_NULL);
@@ -51,11 +59,22 @@ int main(int argc, char **argv)
             ps_compare(buf, want, SMALL, "small read between them");
         }
     }
+    for (i = 0; i < NSPARSE; i++) {
+        MPI_Offset off = base + (MPI_Offset) i * SPARSE_STEP + 100;
+
+        PS_MPI(MPI_File_read_at(fh, off, buf, SPARSE, MPI_BYTE, &st));
+        ps_fill(want, SPARSE, (uint64_t) off, 3);
+        ps_compare(buf, want, SPARSE, "sparse small read");
+        nsparse++;
+    }
     PS_MPI(MPI_File_close(&fh));
 
     MPI_Reduce(&n, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    n = total;
+    MPI_Reduce(&nsparse, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (ps_rank == 0)
-        printf("ps_readahead: %d processes: medium reads: %d: PASS\n", ps_nprocs, total);
+        printf("ps_readahead: %d processes: medium reads: %d, sparse reads: %d: PASS\n",
+               ps_nprocs, n, total);
     MPI_Finalize();
     return 0;
 }
