@@ -33,6 +33,7 @@
 
 #include "adio.h"
 #include <sys/uio.h>
+#include <string.h>
 #include "pstripe.h"
 
 /* Hints of our own (besides striping_factor, striping_unit, start_iodevice). */
@@ -170,7 +171,35 @@ int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
-void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len, int to_mem);
+void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
+                                 int to_mem);
+
+/* Copy len bytes between the memory stream and buf (to_mem: buf -> memory;
+ * buf NULL with to_mem: zeros). Inline for a copy inside the current
+ * memory piece: list I/O of 8-byte regions copies 131,072 of them a call,
+ * and a library call each took a fifth of the read cache's time. */
+static inline void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
+                                          int to_mem)
+{
+    char *mem;
+
+    if (buf == NULL || c->i >= c->n || len >= c->iov[c->i].iov_len - c->off) {
+        ADIOI_PSTRIPE_Mem_copy_span(c, buf, len, to_mem);
+        return;
+    }
+    mem = (char *) c->iov[c->i].iov_base + c->off;
+    c->off += len;
+    if (len == 8) {             /* a double, the common small region: inlined */
+        if (to_mem)
+            memcpy(mem, buf, 8);
+        else
+            memcpy(buf, mem, 8);
+    } else if (to_mem) {
+        memcpy(mem, buf, len);
+    } else {
+        memcpy(buf, mem, len);
+    }
+}
 int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
 
 /* ad_pstripe_readahead.c */

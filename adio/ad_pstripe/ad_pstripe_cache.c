@@ -59,9 +59,8 @@ static int cache_usable(ADIO_File fd)
         ps->bypass == 0;
 }
 
-/* Copy len bytes between the memory stream and buf (to_mem: buf -> memory;
- * buf NULL with to_mem: zeros). */
-void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len, int to_mem)
+/* ADIOI_PSTRIPE_Mem_copy across memory pieces (ad_pstripe.h). */
+void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len, int to_mem)
 {
     size_t take;
     char *mem;
