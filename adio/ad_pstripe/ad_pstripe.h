@@ -189,7 +189,10 @@ static inline void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *bu
     }
     mem = (char *) c->iov[c->i].iov_base + c->off;
     c->off += len;
-    if (len == 8) {             /* a double, the common small region: inlined */
+    /* a double, the common small region: a constant-size copy is inlined
+     * (without this case 8-byte list reads ran at 522-694 MiB/s against
+     * 659-789, 5 alternations) */
+    if (len == 8) {
         if (to_mem)
             memcpy(mem, buf, 8);
         else
