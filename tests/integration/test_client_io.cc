@@ -214,6 +214,10 @@ static long other_threads_switches()
  * futex each. Counted here by the other threads' context switches over 200
  * blocking 4 KiB writes (at least one each with that bug). The thread still
  * releases the staging buffer (4 MiB, mapped) once it has been idle 5 s.
+ * (Here the thread is woken once after the staged write for its own work
+ * and sleeps on the release timer from then on, so this half passes also
+ * without the wake for buffers due before the thread's sleep ends,
+ * psc_progress_trim_late: it guards the release, not that path.)
  */
 TEST_F(ClientIO, BlockingCallsAfterStagedTransferLeaveTheThreadAsleep)
 {
