@@ -57,6 +57,18 @@
 #define ADIOI_PSTRIPE_RC_SIZE_DEFAULT  (4 << 20)
 #define ADIOI_PSTRIPE_RC_BLOCK_DEFAULT (64 << 10)
 
+/* Write-behind sends in flight at most per file handle: set_view and
+ * collective calls send what is buffered without waiting (HDF5 sets a view
+ * around every access of a derived type). */
+#define ADIOI_PSTRIPE_WB_SENDS 8
+
+/* One write-behind send in flight: a part of one of the two buffers. */
+typedef struct {
+    pstripe_request_t *req;
+    const char *buffer;         /* the buffer's wb_data, kept until done */
+    ADIO_Offset lo, hi;         /* extent of its regions */
+} ADIOI_PSTRIPE_wb_send;
+
 /* Connection tunables a file can override (index into ADIOI_PSTRIPE_fs.opt). */
 enum {
     ADIOI_PSTRIPE_OPT_BUFFER_SIZE = 0,
@@ -93,11 +105,13 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     size_t wb_used;
     pstripe_region_t *wb_regions;
     size_t wb_nregions, wb_cap;
-    pstripe_request_t *wb_req;  /* the full buffer being sent, or NULL */
-    char *wb_data_out;          /* its bytes and regions (kept until done) */
+    size_t wb_sent, wb_rsent;   /* bytes and regions of it already sent */
+    char *wb_data_out;          /* the other buffer (sends of it may be in flight) */
     pstripe_region_t *wb_regions_out;
     size_t wb_cap_out;
-    ADIO_Offset wb_lo, wb_hi;   /* extent of the buffered regions */
+    ADIO_Offset wb_lo, wb_hi;   /* extent of the regions not sent yet */
+    ADIOI_PSTRIPE_wb_send wb_sends[ADIOI_PSTRIPE_WB_SENDS];     /* in flight, oldest first */
+    int wb_nsends;
     int wb_error;               /* sticky MPI error of a failed flush */
     /* read cache (ad_pstripe_cache.c) */
     int read_cache;
@@ -168,6 +182,7 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, in
 int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t * nread,
                              int *error_code);
 int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
+int ADIOI_PSTRIPE_Cache_send(ADIO_File fd);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);

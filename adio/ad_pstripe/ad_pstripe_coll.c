@@ -32,9 +32,12 @@
  *
  * romio_cb_write / romio_cb_read behave as in ROMIO: disable means
  * independent list I/O, enable means two-phase, automatic means two-phase
- * only when the processes' access ranges interleave. Atomic mode uses
- * independent I/O under the file lock, since an aggregator's write mixes
- * several processes' data.
+ * only when the processes' access ranges interleave. Independent I/O of a
+ * collective call is each process's own access, so it uses the driver's
+ * caches like any independent one (ad_pstripe_cache.c); two-phase waits
+ * for this process's buffered writes first and bypasses the caches.
+ * Atomic mode uses independent I/O under the file lock, since an
+ * aggregator's write mixes several processes' data.
  *
  * If an aggregator's I/O fails it keeps exchanging (so nobody waits for it
  * forever) and every process returns the first failing process's error.
@@ -701,6 +704,30 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, const coll_range
     plan_free(&plan);
 }
 
+/* Before an access in which processes handle each other's bytes
+ * (two-phase): the write-behind send this process started must be on the
+ * servers, so that an aggregator neither reads around it nor is overtaken
+ * by it; such an access does no caching (ps->bypass). Returns the send's
+ * MPI error code: the access goes on anyway (the other processes take
+ * part in it), and shared_end makes the error the call's. */
+static int shared_begin(ADIO_File fd)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int err = ADIOI_PSTRIPE_Cache_flush(fd, 0);
+
+    ps->bypass++;
+    return err;
+}
+
+static void shared_end(ADIO_File fd, int flush_err, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    ps->bypass--;
+    if (flush_err != MPI_SUCCESS)
+        *error_code = flush_err;
+}
+
 static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                               int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                               int is_write, int *error_code)
@@ -708,18 +735,20 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
     ADIOI_PSTRIPE_access acc;
     coll_range mine, *ranges;
     int cb = is_write ? fd->hints->cb_write : fd->hints->cb_read;
-    int nprocs, build_err, all_ok, ok;
+    int nprocs, build_err, all_ok, ok, flush_err;
 
     *error_code = MPI_SUCCESS;
     if (!ADIOI_PSTRIPE_Listio(fd, is_write)) {
         /* ROMIO's generic two-phase over our contiguous I/O, for comparison;
          * its file domains are aligned to striping_unit (our stripe size) */
+        flush_err = shared_begin(fd);
         if (is_write)
             ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                        error_code);
         else
             ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                       error_code);
+        shared_end(fd, flush_err, error_code);
         return;
     }
     if (fd->atomicity || cb == ADIOI_HINT_DISABLE) {
@@ -752,6 +781,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                     error_code);
         return;
     } else {
+        flush_err = shared_begin(fd);
         two_phase(fd, &acc, ranges, is_write, error_code);
         if (*error_code == MPI_SUCCESS) {
             if (file_ptr_type == ADIO_INDIVIDUAL)
@@ -762,28 +792,32 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                 MPIR_Status_set_bytes(status, datatype, (MPI_Count) acc.total);
 #endif
         }
+        shared_end(fd, flush_err, error_code);
     }
     if (ok)
         ADIOI_PSTRIPE_Access_free(&acc);
     ADIOI_Free(ranges);
 }
 
-/* A collective access: the write-behind buffer is flushed first (a
- * collective write drops the read cache too), and the access itself does
- * no caching. A failed flush is this call's error, after the access. */
+/* A collective access: the write-behind buffer is sent first, without
+ * waiting (a collective write drops the read cache too). When each
+ * process does its own access (independent()), that is all: the access
+ * is the process's own, ordered after its earlier writes as any
+ * independent one, and uses the caches. A failed send is this call's
+ * error, after the access. */
 static void strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                          int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                          int is_write, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    int flush_err = ADIOI_PSTRIPE_Cache_flush(fd, is_write);
+    int send_err = ADIOI_PSTRIPE_Cache_send(fd);
 
-    ps->bypass++;
+    if (is_write)
+        ADIOI_PSTRIPE_Cache_drop(ps);
     strided_coll_body(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
                       error_code);
-    ps->bypass--;
-    if (flush_err != MPI_SUCCESS)
-        *error_code = flush_err;
+    if (send_err != MPI_SUCCESS)
+        *error_code = send_err;
 }
 
 void ADIOI_PSTRIPE_WriteStridedColl(ADIO_File fd, const void *buf, int count,

@@ -178,9 +178,9 @@ static void read_hints(MPI_Info users_info, hint_values * hv)
 }
 
 /* One allreduce (MAX of values and of their negations) tells every process
- * whether all processes agree. Returns the MPI error code (the same on
- * every process). */
-static int agree_hints(ADIO_File fd, hint_values * hv)
+ * whether all processes agree, and (*any) whether any of them gave one of
+ * our hints. Returns the MPI error code (the same on every process). */
+static int agree_hints(ADIO_File fd, hint_values * hv, int *any)
 {
     static char myname[] = "ADIOI_PSTRIPE_SETINFO";
     long long local[4 * NKEYS], global[4 * NKEYS];
@@ -195,7 +195,9 @@ static int agree_hints(ADIO_File fd, hint_values * hv)
     }
     MPI_Allreduce(local, global, 4 * NKEYS, MPI_LONG_LONG, MPI_MAX, fd->comm);
 
+    *any = 0;
     for (k = 0; k < NKEYS; k++) {
+        *any |= global[k] != 0;
         if (global[k] != -global[2 * NKEYS + k] ||
             global[NKEYS + k] != -global[3 * NKEYS + k]) {
             MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, hint_table[k].key, &err);
@@ -326,7 +328,8 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     hint_values hv;
-    int at_open = 0, gen_error, err, old_listio_write, flush_err = MPI_SUCCESS;
+    int at_open = 0, any = 0, gen_error, err = MPI_SUCCESS, old_listio_write;
+    int flush_err = MPI_SUCCESS;
 
     *error_code = MPI_SUCCESS;
     if (ps == NULL) {
@@ -336,23 +339,28 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         /* connect now so that the info object can show the connection's
          * tunables; a failure is reported by OpenColl */
         ADIOI_PSTRIPE_Init(&gen_error);
-    } else {
-        /* set_view and set_info: buffered writes go out, the read cache is
-         * dropped (a failure stays as the handle's sticky error too) */
-        flush_err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
-        if (users_info == MPI_INFO_NULL) {
-            /* set_view without hints (HDF5 makes two per dataset access):
-             * nothing of ours changes, so no agreement, no new buffers.
-             * ROMIO's own SetInfo likewise talks to the other processes
-             * only when there is an info object. */
-            ADIOI_GEN_SetInfo(fd, users_info, &gen_error);
-            *error_code = flush_err;
-            return;
-        }
     }
-
     read_hints(users_info, &hv);
-    err = agree_hints(fd, &hv);
+    /* ROMIO's own SetInfo likewise talks to the other processes only when
+     * there is an info object */
+    if (at_open || users_info != MPI_INFO_NULL)
+        err = agree_hints(fd, &hv, &any);
+    if (!at_open && err == MPI_SUCCESS && !any) {
+        /* set_view or set_info with nothing of ours (HDF5 sets a view, with
+         * its info object, around every access of a derived type): no new
+         * buffers; the buffered writes are sent without waiting (the next
+         * access that must see them waits), the read cache is dropped */
+        flush_err = ADIOI_PSTRIPE_Cache_send(fd);
+        ADIOI_PSTRIPE_Cache_drop(ps);
+        ADIOI_GEN_SetInfo(fd, users_info, &gen_error);
+        *error_code = flush_err;
+        return;
+    }
+    /* set_view and set_info with our hints: buffered writes go out, the
+     * read cache is dropped (a failure stays as the handle's sticky error
+     * too) */
+    if (!at_open)
+        flush_err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
     old_listio_write = ps->listio_write;
     if (err == MPI_SUCCESS) {
         set_layout_hints(ps, &hv, at_open);

@@ -9,8 +9,8 @@
  * checks that a nonblocking write (whose start must not block), a
  * collective write (two-phase, forced) and a nonblocking collective write
  * fail too, and that small writes
- * (buffered by the driver's write-behind) make MPI_File_sync fail, and
- * MPI_File_close after it. Each failing call must
+ * (buffered by the driver's write-behind, and sent by set_view without
+ * waiting) make MPI_File_sync fail, and MPI_File_close after it. Each failing call must
  * return within LIMIT seconds (the client's timeout plus slack) and with
  * class MPI_ERR_IO.
  *
@@ -186,6 +186,22 @@ int main(int argc, char **argv)
         rc = MPI_Wait(&req, &st);
     }
     expect_io_error(rc, t0, "nonblocking collective write");
+
+    /* small writes with a set_view after each: the driver sends them
+     * there without waiting (the sends fail in the background); the sync
+     * after them must fail */
+    for (iter = 0; iter < 8; iter++) {
+        rc = MPI_File_write_at(fh, (MPI_Offset) iter * 65536 + ps_rank * 64, buf, 64, MPI_BYTE,
+                               &st);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+        if (rc != MPI_SUCCESS)
+            break;
+    }
+    t0 = MPI_Wtime();
+    if (rc == MPI_SUCCESS)
+        rc = MPI_File_sync(fh);
+    expect_io_error(rc, t0, "sync of small writes sent by set_view");
 
     /* small writes are kept by the driver's write-behind (they succeed);
      * the sync that flushes them must fail, and the close again */
