@@ -21,7 +21,7 @@
  * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
  *   requests (ad_pstripe_aio.c); nonblocking collectives take the same
  *   path, each process for its own regions, when the processes' ranges do
- *   not interleave (ad_pstripe_coll.c).
+ *   not interleave (ad_pstripe_aio.c).
  *
  * Shared file pointers (write_shared, the ordered calls, MPI_MODE_SEQUENTIAL)
  * are counters at the file's metadata owner (ad_pstripe_sharedfp.c). Atomic mode and ROMIO's data-sieving path use a
@@ -176,6 +176,13 @@ void ADIOI_PSTRIPE_file_opened(int delta);
 
 /* ad_pstripe_aio.c */
 extern unsigned long ADIOI_PSTRIPE_nb_writes_done;
+
+/* ad_pstripe_coll.c */
+void ADIOI_PSTRIPE_Strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                                int is_write, int *error_code);
+int ADIOI_PSTRIPE_Coll_interleaves(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                   int file_ptr_type, ADIO_Offset offset);
 
 /* ad_pstripe_cache.c */
 int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, int *error_code);
