@@ -78,7 +78,8 @@ typedef struct {
 } mem_stream;
 
 /* The file range [start, end) of one process's access (two MPI_LONG_LONG
- * on the wire); start = end when it accesses nothing. */
+ * on the wire); start = end when it accesses nothing, start = -1 when its
+ * access could not be built. */
 typedef struct {
     ADIO_Offset start, end;
 } coll_range;
@@ -735,7 +736,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
     ADIOI_PSTRIPE_access acc;
     coll_range mine, *ranges;
     int cb = is_write ? fd->hints->cb_write : fd->hints->cb_read;
-    int nprocs, build_err, all_ok, ok, flush_err;
+    int i, nprocs, build_err, all_ok, ok, flush_err;
 
     *error_code = MPI_SUCCESS;
     if (!ADIOI_PSTRIPE_Listio(fd, is_write)) {
@@ -761,11 +762,13 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
     ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
                                &build_err);
     ok = (build_err == MPI_SUCCESS);
-    mine.start = ok ? acc.start : 0;
+    /* one allgather: a process that failed sends start -1 */
+    mine.start = ok ? acc.start : -1;
     mine.end = ok && acc.total > 0 ? acc.end : mine.start;
     ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
     MPI_Allgather(&mine, 2, MPI_LONG_LONG, ranges, 2, MPI_LONG_LONG, fd->comm);
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fd->comm);
+    for (i = 0, all_ok = 1; i < nprocs; i++)
+        all_ok &= ranges[i].start >= 0;
 
     if (!all_ok) {
         *error_code = ok ? MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,
