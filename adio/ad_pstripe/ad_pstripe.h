@@ -21,7 +21,7 @@
  * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
  *   requests (ad_pstripe_aio.c); nonblocking collectives take the same
  *   path, each process for its own regions, when the processes' ranges do
- *   not interleave (ad_pstripe_aio.c).
+ *   not interleave (ad_pstripe_coll.c).
  *
  * Shared file pointers (write_shared, the ordered calls, MPI_MODE_SEQUENTIAL)
  * are counters at the file's metadata owner (ad_pstripe_sharedfp.c). Atomic mode and ROMIO's data-sieving path use a
@@ -56,18 +56,6 @@
 #define ADIOI_PSTRIPE_WB_SIZE_DEFAULT  (2 << 20)
 #define ADIOI_PSTRIPE_RC_SIZE_DEFAULT  (4 << 20)
 #define ADIOI_PSTRIPE_RC_BLOCK_DEFAULT (64 << 10)
-
-/* Write-behind sends in flight at most per file handle: set_view and
- * collective calls send what is buffered without waiting (HDF5 sets a view
- * around every access of a derived type). */
-#define ADIOI_PSTRIPE_WB_SENDS 8
-
-/* One write-behind send in flight: a part of one of the two buffers. */
-typedef struct {
-    pstripe_request_t *req;
-    const char *buffer;         /* the buffer's wb_data, kept until done */
-    ADIO_Offset lo, hi;         /* extent of its regions */
-} ADIOI_PSTRIPE_wb_send;
 
 /* Connection tunables a file can override (index into ADIOI_PSTRIPE_fs.opt). */
 enum {
@@ -105,13 +93,11 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     size_t wb_used;
     pstripe_region_t *wb_regions;
     size_t wb_nregions, wb_cap;
-    size_t wb_sent, wb_rsent;   /* bytes and regions of it already sent */
-    char *wb_data_out;          /* the other buffer (sends of it may be in flight) */
+    pstripe_request_t *wb_req;  /* the full buffer being sent, or NULL */
+    char *wb_data_out;          /* its bytes and regions (kept until done) */
     pstripe_region_t *wb_regions_out;
     size_t wb_cap_out;
-    ADIO_Offset wb_lo, wb_hi;   /* extent of the regions not sent yet */
-    ADIOI_PSTRIPE_wb_send wb_sends[ADIOI_PSTRIPE_WB_SENDS];     /* in flight, oldest first */
-    int wb_nsends;
+    ADIO_Offset wb_lo, wb_hi;   /* extent of the buffered regions */
     int wb_error;               /* sticky MPI error of a failed flush */
     /* read cache (ad_pstripe_cache.c) */
     int read_cache;
@@ -177,19 +163,11 @@ void ADIOI_PSTRIPE_file_opened(int delta);
 /* ad_pstripe_aio.c */
 extern unsigned long ADIOI_PSTRIPE_nb_writes_done;
 
-/* ad_pstripe_coll.c */
-void ADIOI_PSTRIPE_Strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                                int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
-                                int is_write, int *error_code);
-int ADIOI_PSTRIPE_Coll_interleaves(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                                   int file_ptr_type, ADIO_Offset offset);
-
 /* ad_pstripe_cache.c */
 int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, int *error_code);
 int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t * nread,
                              int *error_code);
 int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
-int ADIOI_PSTRIPE_Cache_send(ADIO_File fd);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);

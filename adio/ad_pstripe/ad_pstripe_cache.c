@@ -8,28 +8,20 @@
  *
  * - Write-behind: an independent write of at most a quarter of
  *   romio_pstripe_wb_buffer_size is copied into the handle's buffer, as
- *   its regions (in order) and their bytes; so is a collective write that
- *   each process does alone (ad_pstripe_coll.c: the processes' ranges do
- *   not interleave). What is buffered goes to the servers as ONE list
- *   write (later regions win, as in the program's order). Without waiting
- *   (pstripe_iwrite_list): when the buffer is full (the other buffer
- *   fills meanwhile, once its own sends are done), and at set_view
- *   (without hints of ours) and every collective call, whose sends take
- *   the part of the buffer written since the last one, up to
- *   ADIOI_PSTRIPE_WB_SENDS in flight (sends complete in any order, so one
- *   that overlaps a send in flight waits for it first: writes stay in
- *   order). Waited for, before anything that must see them: sync, close,
- *   set_info or set_view with hints of ours, set_size, preallocate,
- *   get_size, set_atomicity, a collective call in which processes handle
- *   each other's bytes (two-phase), nonblocking I/O, a direct (larger)
- *   write, and a read (any read waits for the sends in flight; one that
- *   overlaps the bytes not sent yet sends them and waits).
- *   A failed send or flush is reported by the call that waited for it and
- *   again, once,
+ *   its regions (in order) and their bytes. The buffer goes to the servers
+ *   as ONE list write (later regions win, as in the program's order):
+ *   when it is full, without waiting (pstripe_iwrite_list; a second
+ *   buffer fills meanwhile, and a send waits for the previous one, so
+ *   writes stay in order), and, waited for, before anything that must see
+ *   it: sync, close, set_view/set_info, set_size, preallocate, get_size,
+ *   set_atomicity, every collective call, nonblocking I/O, a direct
+ *   (larger) write, and a read (any read waits for a send in flight; one
+ *   that overlaps the buffered bytes' extent flushes them).
+ *   A failed flush is reported by the call that flushed (or waited for
+ *   the send) and again, once,
  *   by the next MPI_File_sync or close (ps->wb_error is sticky; a sync or
  *   close whose own flush fails leaves it for the next one).
- * - Read cache: a small independent read (or a collective one that each
- *   process does alone) is served from blocks of
+ * - Read cache: a small independent read is served from blocks of
  *   romio_pstripe_rc_block_size bytes, direct-mapped into
  *   romio_pstripe_rc_size bytes. The missing blocks of a read are fetched
  *   in one list read; when the reads walk forward, the blocks after them
@@ -51,9 +43,9 @@
  *   are read ahead in ad_pstripe_readahead.c, under the same rules.
  *
  * Both are bypassed in atomic mode and under the whole-file lock (ROMIO's
- * data sieving), and inside two-phase collective calls (ps->bypass); a
- * write at the shared file pointer is written through (ps->at_shared_fp,
- * set by ad_pstripe_sharedfp.c for the access that follows).
+ * data sieving), and inside collective calls (ps->bypass); a write at the
+ * shared file pointer is written through (ps->at_shared_fp, set by
+ * ad_pstripe_sharedfp.c for the access that follows).
  */
 
 #include "ad_pstripe.h"
@@ -97,7 +89,7 @@ void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t
  * not be served by the servers before it is flushed.) */
 int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi)
 {
-    return ps->wb_used > ps->wb_sent && lo < ps->wb_hi && ps->wb_lo < hi;
+    return ps->wb_used > 0 && lo < ps->wb_hi && ps->wb_lo < hi;
 }
 
 /* ---- read cache --------------------------------------------------------- */
@@ -370,96 +362,53 @@ static int wb_failed(ADIOI_PSTRIPE_fs * ps, int status, int line)
     return err;
 }
 
-/* Wait for the sends in flight that are among the oldest n, or of buffer
- * (unless NULL), or overlap [lo, hi). Returns an MPI error code (the first
- * failure). */
-static int wb_wait_for(ADIOI_PSTRIPE_fs * ps, int n, const char *buffer, ADIO_Offset lo,
-                       ADIO_Offset hi)
-{
-    ADIOI_PSTRIPE_wb_send *w;
-    int i, kept = 0, status, err = MPI_SUCCESS;
-
-    for (i = 0; i < ps->wb_nsends; i++) {
-        w = &ps->wb_sends[i];
-        if (i >= n && w->buffer != buffer && !(lo < w->hi && w->lo < hi)) {
-            ps->wb_sends[kept++] = *w;  /* still in flight, order kept */
-            continue;
-        }
-        status = pstripe_request_wait(w->req, NULL);
-        if (status != PS_OK && err == MPI_SUCCESS)
-            err = wb_failed(ps, status, __LINE__);
-    }
-    ps->wb_nsends = kept;
-    return err;
-}
-
-/* Wait for every send in flight. Returns an MPI error code. */
+/* Wait for the buffer being sent, if any. Returns an MPI error code. */
 static int wb_wait(ADIOI_PSTRIPE_fs * ps)
 {
-    return wb_wait_for(ps, ps->wb_nsends, NULL, 0, 0);
-}
+    int status;
 
-/* Send the regions of the buffer not sent yet, without waiting, as one
- * list write. Sends in flight may complete in any order, so the ones this
- * overlaps are waited for first (writes stay in the program's order), and
- * so is the oldest when ADIOI_PSTRIPE_WB_SENDS are in flight. The bytes
- * and regions sent stay untouched until waited for. Returns an MPI error
- * code (of an earlier send, or of this start). */
-static int wb_send_rest(ADIOI_PSTRIPE_fs * ps)
-{
-    ADIOI_PSTRIPE_wb_send *w;
-    struct iovec iov;
-    int status, err = MPI_SUCCESS;
-
-    if (ps->wb_nregions == ps->wb_rsent)
+    if (ps->wb_req == NULL)
         return MPI_SUCCESS;
-    err = wb_wait_for(ps, ps->wb_nsends == ADIOI_PSTRIPE_WB_SENDS, NULL, ps->wb_lo, ps->wb_hi);
-    if (ps->rc_nslots > 0)
-        rc_invalidate(ps, ps->wb_regions + ps->wb_rsent, ps->wb_nregions - ps->wb_rsent);
-    iov.iov_base = ps->wb_data + ps->wb_sent;
-    iov.iov_len = ps->wb_used - ps->wb_sent;
-    w = &ps->wb_sends[ps->wb_nsends];
-    status = pstripe_iwrite_list(ps->file, ps->wb_regions + ps->wb_rsent,
-                                 ps->wb_nregions - ps->wb_rsent, &iov, 1, &w->req);
-    if (status == PS_OK) {
-        w->buffer = ps->wb_data;
-        w->lo = ps->wb_lo;
-        w->hi = ps->wb_hi;
-        ps->wb_nsends++;
-    } else if (err == MPI_SUCCESS) {
-        err = wb_failed(ps, status, __LINE__);
-    }
-    ps->wb_sent = ps->wb_used;
-    ps->wb_rsent = ps->wb_nregions;
-    return err;
+    status = pstripe_request_wait(ps->wb_req, NULL);
+    ps->wb_req = NULL;
+    return status == PS_OK ? MPI_SUCCESS : wb_failed(ps, status, __LINE__);
 }
 
-/* The buffer is full: send the rest of it and fill the other buffer
- * meanwhile, once that one's sends are done. Returns an MPI error code. */
+/* The buffer is full: send it without waiting (the previous one must be
+ * done first, so that writes stay in order) and fill the other buffer
+ * meanwhile. Returns an MPI error code (of the previous send, or of this
+ * start). */
 static int wb_start(ADIOI_PSTRIPE_fs * ps)
 {
+    struct iovec iov;
     char *data;
     pstripe_region_t *regions;
     size_t cap;
-    int err = wb_send_rest(ps), err2;
+    int status, err = wb_wait(ps);
 
+    if (ps->rc_nslots > 0)
+        rc_invalidate(ps, ps->wb_regions, ps->wb_nregions);
+    iov.iov_base = ps->wb_data;
+    iov.iov_len = ps->wb_used;
+    status = pstripe_iwrite_list(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1,
+                                 &ps->wb_req);
+    if (status != PS_OK) {
+        ps->wb_req = NULL;
+        if (err == MPI_SUCCESS)
+            err = wb_failed(ps, status, __LINE__);
+    }
+    /* swap: the sent buffer stays untouched until wb_wait */
     data = ps->wb_data, regions = ps->wb_regions, cap = ps->wb_cap;
     ps->wb_data = ps->wb_data_out, ps->wb_regions = ps->wb_regions_out;
     ps->wb_cap = ps->wb_cap_out;
     ps->wb_data_out = data, ps->wb_regions_out = regions, ps->wb_cap_out = cap;
-    ps->wb_nregions = ps->wb_rsent = 0;
-    ps->wb_used = ps->wb_sent = 0;
-    if (ps->wb_data != NULL) {
-        err2 = wb_wait_for(ps, 0, ps->wb_data, 0, 0);
-        if (err == MPI_SUCCESS)
-            err = err2;
-    }
+    ps->wb_nregions = 0;
+    ps->wb_used = 0;
     return err;
 }
 
-/* Send the buffered regions as one list write, after every send in flight,
- * and wait. Returns an MPI error code (kept as the handle's sticky error
- * too). */
+/* Send the buffered regions as one list write (after the one in flight).
+ * Returns an MPI error code (kept as the handle's sticky error too). */
 int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
@@ -469,39 +418,21 @@ int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
     if (ps == NULL)
         return MPI_SUCCESS;
     err = wb_wait(ps);
-    if (ps->wb_nregions > ps->wb_rsent && ps->file != NULL) {
+    if (ps->wb_nregions > 0 && ps->file != NULL) {
         /* blocks read (ahead) while these bytes were buffered are stale */
         if (ps->rc_nslots > 0)
-            rc_invalidate(ps, ps->wb_regions + ps->wb_rsent, ps->wb_nregions - ps->wb_rsent);
-        iov.iov_base = ps->wb_data + ps->wb_sent;
-        iov.iov_len = ps->wb_used - ps->wb_sent;
-        status = pstripe_write_list(ps->file, ps->wb_regions + ps->wb_rsent,
-                                    ps->wb_nregions - ps->wb_rsent, &iov, 1);
+            rc_invalidate(ps, ps->wb_regions, ps->wb_nregions);
+        iov.iov_base = ps->wb_data;
+        iov.iov_len = ps->wb_used;
+        status = pstripe_write_list(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1);
         if (status != PS_OK && err == MPI_SUCCESS)
             err = wb_failed(ps, status, __LINE__);
     }
-    ps->wb_nregions = ps->wb_rsent = 0;
-    ps->wb_used = ps->wb_sent = 0;
+    ps->wb_nregions = 0;
+    ps->wb_used = 0;
     if (drop && ps->rc_nslots > 0)
         ADIOI_PSTRIPE_Cache_drop(ps);
     return err;
-}
-
-/* Send the buffered regions without waiting for them: before set_view and
- * collective calls, which need not see them (the regions are file
- * offsets, whatever the view; a collective call whose processes handle
- * each other's bytes waits in ADIOI_PSTRIPE_Cache_flush). Every later
- * access of the handle that must come after the send waits for it (a
- * read, a flush, a larger write, an overlapping send). Returns an MPI
- * error code (of an earlier send, or of this start), kept as the handle's
- * sticky error too. */
-int ADIOI_PSTRIPE_Cache_send(ADIO_File fd)
-{
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-
-    if (ps == NULL || ps->file == NULL)
-        return MPI_SUCCESS;
-    return wb_send_rest(ps);
 }
 
 /* Flush and drop (MPI_File_sync, close). Returns the error of this flush
@@ -531,7 +462,7 @@ static void wb_append(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
         ps->wb_regions = ADIOI_Realloc(ps->wb_regions, ps->wb_cap * sizeof(*ps->wb_regions));
     }
     for (i = 0; i < acc->nregions; i++) {
-        last = ps->wb_nregions > ps->wb_rsent ? &ps->wb_regions[ps->wb_nregions - 1] : NULL;
+        last = ps->wb_nregions ? &ps->wb_regions[ps->wb_nregions - 1] : NULL;
         if (last != NULL && last->offset + last->length == acc->regions[i].offset) {
             last->length += acc->regions[i].length;     /* bytes are adjacent too */
         } else {
@@ -539,7 +470,7 @@ static void wb_append(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
         }
     }
     ADIOI_PSTRIPE_Mem_copy(&c, ps->wb_data + ps->wb_used, (size_t) acc->total, 0);
-    if (ps->wb_used == ps->wb_sent) {
+    if (ps->wb_used == 0) {
         ps->wb_lo = acc->start;
         ps->wb_hi = acc->end;
     }
@@ -574,22 +505,14 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, in
         *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
         return *error_code != MPI_SUCCESS;
     }
-    /* full; or the regions would move (realloc) under a send in flight */
     if (ps->wb_used > 0 && (ps->wb_used + (uint64_t) acc->total > (uint64_t) ps->wb_size ||
-                            ps->wb_nregions + acc->nregions > max_regions ||
-                            (ps->wb_sent > 0 &&
-                             ps->wb_nregions + acc->nregions > ps->wb_cap))) {
+                            ps->wb_nregions + acc->nregions > max_regions)) {
         *error_code = wb_start(ps);
         if (*error_code != MPI_SUCCESS)
             return 1;
     }
-    if (ps->wb_data == NULL) {
-        /* room for a full buffer's regions: they cannot move (realloc)
-         * under a send in flight; pages untouched cost nothing */
+    if (ps->wb_data == NULL)
         ps->wb_data = ADIOI_Malloc((size_t) ps->wb_size);
-        ps->wb_cap = MPL_MAX(ps->wb_cap, max_regions);
-        ps->wb_regions = ADIOI_Realloc(ps->wb_regions, ps->wb_cap * sizeof(*ps->wb_regions));
-    }
     wb_append(ps, acc);
     fd->dirty_write = 1;
     return 1;
@@ -679,7 +602,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
  * the next use. */
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
 {
-    if (ps->wb_nsends > 0)      /* not after a flush: a failed open's cleanup */
+    if (ps->wb_req != NULL)     /* not after a flush: a failed open's cleanup */
         wb_wait(ps);
     rc_ahead_settle(ps);
     ADIOI_PSTRIPE_Ra_release(ps);
@@ -704,7 +627,7 @@ void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
         ADIOI_Free(ps->rc_ahead);
     ps->wb_data = NULL;
     ps->wb_regions = NULL;
-    ps->wb_cap = ps->wb_nregions = ps->wb_used = ps->wb_sent = ps->wb_rsent = 0;
+    ps->wb_cap = ps->wb_nregions = ps->wb_used = 0;
     ps->rc_data = NULL;
     ps->rc_tag = NULL;
     ps->rc_valid = NULL;

@@ -32,12 +32,9 @@
  *
  * romio_cb_write / romio_cb_read behave as in ROMIO: disable means
  * independent list I/O, enable means two-phase, automatic means two-phase
- * only when the processes' access ranges interleave. Independent I/O of a
- * collective call is each process's own access, so it uses the driver's
- * caches like any independent one (ad_pstripe_cache.c); two-phase waits
- * for this process's buffered writes first and bypasses the caches.
- * Atomic mode uses independent I/O under the file lock, since an
- * aggregator's write mixes several processes' data.
+ * only when the processes' access ranges interleave. Atomic mode uses
+ * independent I/O under the file lock, since an aggregator's write mixes
+ * several processes' data.
  *
  * If an aggregator's I/O fails it keeps exchanging (so nobody waits for it
  * forever) and every process returns the first failing process's error.
@@ -705,30 +702,6 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, const coll_range
     plan_free(&plan);
 }
 
-/* Before an access in which processes handle each other's bytes
- * (two-phase): the write-behind send this process started must be on the
- * servers, so that an aggregator neither reads around it nor is overtaken
- * by it; such an access does no caching (ps->bypass). Returns the send's
- * MPI error code: the access goes on anyway (the other processes take
- * part in it), and shared_end makes the error the call's. */
-static int shared_begin(ADIO_File fd)
-{
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    int err = ADIOI_PSTRIPE_Cache_flush(fd, 0);
-
-    ps->bypass++;
-    return err;
-}
-
-static void shared_end(ADIO_File fd, int flush_err, int *error_code)
-{
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-
-    ps->bypass--;
-    if (flush_err != MPI_SUCCESS)
-        *error_code = flush_err;
-}
-
 static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                               int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                               int is_write, int *error_code)
@@ -736,20 +709,18 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
     ADIOI_PSTRIPE_access acc;
     coll_range mine, *ranges;
     int cb = is_write ? fd->hints->cb_write : fd->hints->cb_read;
-    int i, nprocs, build_err, all_ok, ok, flush_err;
+    int i, nprocs, build_err, all_ok, ok;
 
     *error_code = MPI_SUCCESS;
     if (!ADIOI_PSTRIPE_Listio(fd, is_write)) {
         /* ROMIO's generic two-phase over our contiguous I/O, for comparison;
          * its file domains are aligned to striping_unit (our stripe size) */
-        flush_err = shared_begin(fd);
         if (is_write)
             ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                        error_code);
         else
             ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                       error_code);
-        shared_end(fd, flush_err, error_code);
         return;
     }
     if (fd->atomicity || cb == ADIOI_HINT_DISABLE) {
@@ -784,7 +755,6 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                     error_code);
         return;
     } else {
-        flush_err = shared_begin(fd);
         two_phase(fd, &acc, ranges, is_write, error_code);
         if (*error_code == MPI_SUCCESS) {
             if (file_ptr_type == ADIO_INDIVIDUAL)
@@ -795,55 +765,49 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                 MPIR_Status_set_bytes(status, datatype, (MPI_Count) acc.total);
 #endif
         }
-        shared_end(fd, flush_err, error_code);
     }
     if (ok)
         ADIOI_PSTRIPE_Access_free(&acc);
     ADIOI_Free(ranges);
 }
 
-/* A collective access: the write-behind buffer is sent first, without
- * waiting (a collective write drops the read cache too). When each
- * process does its own access (independent()), that is all: the access
- * is the process's own, ordered after its earlier writes as any
- * independent one, and uses the caches. A failed send is this call's
- * error, after the access. */
-void ADIOI_PSTRIPE_Strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                                int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
-                                int is_write, int *error_code)
+/* A collective access: the write-behind buffer is flushed first (a
+ * collective write drops the read cache too), and the access itself does
+ * no caching. A failed flush is this call's error, after the access. */
+static void strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                         int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                         int is_write, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    int send_err = ADIOI_PSTRIPE_Cache_send(fd);
+    int flush_err = ADIOI_PSTRIPE_Cache_flush(fd, is_write);
 
-    if (is_write)
-        ADIOI_PSTRIPE_Cache_drop(ps);
+    ps->bypass++;
     strided_coll_body(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
                       error_code);
-    if (send_err != MPI_SUCCESS)
-        *error_code = send_err;
+    ps->bypass--;
+    if (flush_err != MPI_SUCCESS)
+        *error_code = flush_err;
 }
 
 void ADIOI_PSTRIPE_WriteStridedColl(ADIO_File fd, const void *buf, int count,
                                     MPI_Datatype datatype, int file_ptr_type,
                                     ADIO_Offset offset, ADIO_Status * status, int *error_code)
 {
-    ADIOI_PSTRIPE_Strided_coll(fd, (void *) buf, count, datatype, file_ptr_type, offset, status,
-                               1, error_code);
+    strided_coll(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
+                 error_code);
 }
 
 void ADIOI_PSTRIPE_ReadStridedColl(ADIO_File fd, void *buf, int count,
                                    MPI_Datatype datatype, int file_ptr_type,
                                    ADIO_Offset offset, ADIO_Status * status, int *error_code)
 {
-    ADIOI_PSTRIPE_Strided_coll(fd, buf, count, datatype, file_ptr_type, offset, status, 0,
-                               error_code);
+    strided_coll(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
 }
 
 /* Do the file ranges of the processes' accesses interleave? (One
- * allgather; every process gets the same answer. For the nonblocking
- * collectives, ad_pstripe_aio.c.) */
-int ADIOI_PSTRIPE_Coll_interleaves(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                                   int file_ptr_type, ADIO_Offset offset)
+ * allgather; every process gets the same answer.) */
+static int icoll_interleaves(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset)
 {
     ADIOI_PSTRIPE_access acc;
     coll_range mine = { 0, 0 }, *ranges;
@@ -861,4 +825,63 @@ int ADIOI_PSTRIPE_Coll_interleaves(ADIO_File fd, void *buf, int count, MPI_Datat
     inter = ranges_interleave(ranges, nprocs);
     ADIOI_Free(ranges);
     return inter;
+}
+
+/* Nonblocking collectives (MPI_File_iwrite_all ...). When the processes'
+ * file ranges do not interleave (each has its own part of the file, the
+ * common case), each process's access is started as nonblocking list I/O
+ * of its own regions (ad_pstripe_aio.c): the call returns after one
+ * allgather of the ranges, the client library's progress thread moves the
+ * data while the program computes, and MPI_Test and MPI_Wait complete it
+ * through the generalized request; each request reports its own regions'
+ * errors. The write-behind buffer is flushed first (and a write drops the
+ * read cache), as for the blocking calls.
+ * Done at once by the blocking collective, then a completed request:
+ * interleaved ranges (independent list writes of finely interleaved
+ * regions from several processes at once lost bytes in ROMIO's
+ * i_noncontig_coll2 test, blocking or not, while two-phase gets them
+ * right), atomic mode (under the lock), ROMIO's generic paths (listio hint
+ * disabled), and external32, whose converted buffer ROMIO frees as soon
+ * as the call returns. No two-phase exchange runs in the background: it
+ * would need every process to come back into MPI between rounds. */
+static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                             int is_write, int *error_code)
+{
+    ADIO_Status status;
+    MPI_Count nbytes = 0;
+
+    if (!fd->atomicity && !fd->is_external32 && ADIOI_PSTRIPE_Listio(fd, is_write) &&
+        !icoll_interleaves(fd, buf, count, datatype, file_ptr_type, offset)) {
+        if (is_write)
+            ADIOI_PSTRIPE_IwriteStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                                        error_code);
+        else
+            ADIOI_PSTRIPE_IreadStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                                       error_code);
+        return;
+    }
+    MPI_Status_set_elements_x(&status, MPI_BYTE, 0);
+    strided_coll(fd, buf, count, datatype, file_ptr_type, offset, &status, is_write,
+                 error_code);
+    if (*error_code == MPI_SUCCESS)
+        MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
+    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+}
+
+void ADIOI_PSTRIPE_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                     MPI_Datatype datatype, int file_ptr_type,
+                                     ADIO_Offset offset, ADIO_Request * request,
+                                     int *error_code)
+{
+    nonblocking_coll(fd, (void *) buf, count, datatype, file_ptr_type, offset, request, 1,
+                     error_code);
+}
+
+void ADIOI_PSTRIPE_IreadStridedColl(ADIO_File fd, void *buf, int count,
+                                    MPI_Datatype datatype, int file_ptr_type,
+                                    ADIO_Offset offset, ADIO_Request * request,
+                                    int *error_code)
+{
+    nonblocking_coll(fd, buf, count, datatype, file_ptr_type, offset, request, 0, error_code);
 }

@@ -345,22 +345,17 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
      * there is an info object */
     if (at_open || users_info != MPI_INFO_NULL)
         err = agree_hints(fd, &hv, &any);
+    /* set_view and set_info: buffered writes go out, the read cache is
+     * dropped (a failure stays as the handle's sticky error too) */
+    if (!at_open)
+        flush_err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
     if (!at_open && err == MPI_SUCCESS && !any) {
-        /* set_view or set_info with nothing of ours (HDF5 sets a view, with
-         * its info object, around every access of a derived type): no new
-         * buffers; the buffered writes are sent without waiting (the next
-         * access that must see them waits), the read cache is dropped */
-        flush_err = ADIOI_PSTRIPE_Cache_send(fd);
-        ADIOI_PSTRIPE_Cache_drop(ps);
+        /* nothing of ours changes (HDF5 sets a view, with its info object,
+         * around every access of a derived type): the buffers stay */
         ADIOI_GEN_SetInfo(fd, users_info, &gen_error);
         *error_code = flush_err;
         return;
     }
-    /* set_view and set_info with our hints: buffered writes go out, the
-     * read cache is dropped (a failure stays as the handle's sticky error
-     * too) */
-    if (!at_open)
-        flush_err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
     old_listio_write = ps->listio_write;
     if (err == MPI_SUCCESS) {
         set_layout_hints(ps, &hv, at_open);

@@ -1,27 +1,21 @@
 /*
- * ps_wbsend: write-behind sent by set_view and collective calls, checked
+ * ps_wbsend: write-behind around set_view and collective calls, checked
  * against a byte model of the file.
  *
- * The driver keeps small writes in its write-behind buffer and sends them,
- * without waiting, at every set_view and collective call, so that several
- * sends are in flight (HDF5 sets a view around every access of a derived
- * type). Each process owns one area of the file (the processes' ranges do
- * not interleave, so a collective write is each process's own and is
- * buffered too). In each round a process sets a vector view (with an empty
- * info object or MPI_INFO_NULL, in turn), writes 8 pieces through it
- * (collectively every third round), sets the byte view back (the pieces
- * are sent) and writes a few bytes right after the last piece (a new
- * region: it must not grow the one being sent). Every
- * fifth round rewrites the same bytes with new data while the earlier send
- * may still be in flight: the later data must win. A small buffer fills
- * every 20 rounds or so, so buffers are swapped with sends in flight.
+ * HDF5 sets a view, with its info object, around every access of a
+ * derived type; the driver flushes its write-behind buffer there and at
+ * every collective call, and keeps its buffers when no hint of its own
+ * changes. Each process owns one area of the file (the processes' ranges
+ * do not interleave). In each round a process sets a vector view (with an
+ * empty info object or MPI_INFO_NULL, in turn), writes 8 pieces through
+ * it (collectively every third round), sets the byte view back and
+ * writes a few bytes right after the last piece. Every fifth round
+ * rewrites the same bytes with new data: the later data must win. A
+ * small buffer (4 KiB) fills every 20 rounds or so.
  *
  * The areas are written whole first. Checked: the writer reads its own
  * area at once, every 10 rounds; every process reads every area after
- * sync-barrier-sync, and after close and open. (The test cluster's
- * servers handle one client's batches in order, so the driver's waits for
- * an overlapping send, and a read's for the sends in flight, are not what
- * this can catch; the buffer's bookkeeping with sends in flight is.)
+ * sync-barrier-sync, and after close and open.
  */
 #include "pstest.h"
 
@@ -124,7 +118,7 @@ static void write_round(MPI_File fh, MPI_Datatype vec, MPI_Info empty, int r)
     else
         PS_MPI(MPI_File_write_at(fh, 0, buf, (int) sizeof(buf), MPI_BYTE, &st));
     PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", info));
-    /* right after the last piece, which is being sent: a new region */
+    /* right after the last piece: adjacent to a region already flushed */
     ps_fill(buf, TAIL, (uint64_t) round_tail(ps_rank, r), 200 + r);
     PS_MPI(MPI_File_write_at(fh, round_tail(ps_rank, r), buf, TAIL, MPI_BYTE, &st));
     model_round(r);
