@@ -207,7 +207,8 @@ static int pss_jobs_overlap(const pss_job_t *a, const pss_job_t *b)
     return 0;
 }
 
-int pss_job_conflicts(const pss_job_t *job)
+/* Does job overlap a running job of its object other than self? */
+static int pss_job_conflicts_but(const pss_job_t *job, const pss_job_t *self)
 {
     /* reads shared by several clients wait for a running read of the same
      * blocks and then copy what it kept (pss_share.c) */
@@ -215,13 +216,18 @@ int pss_job_conflicts(const pss_job_t *job)
 
     for (const pss_job_t *a = job->obj->active; a != NULL; a = a->next) {
         /* a read also waits for a read-ahead of its blocks, then copies */
-        if ((job->is_write || a->is_write || shared || a->read_ahead) && pss_jobs_overlap(job, a)) {
+        if (a != self && (job->is_write || a->is_write || shared || a->read_ahead) &&
+            pss_jobs_overlap(job, a)) {
             return 1;
         }
     }
     return 0;
 }
 
+int pss_job_conflicts(const pss_job_t *job)
+{
+    return pss_job_conflicts_but(job, NULL);
+}
 
 /* The object bytes [*lo, *hi) from the job's first span to its last. */
 static void pss_job_hull(const pss_job_t *job, uint64_t *lo, uint64_t *hi)
@@ -385,8 +391,6 @@ static void pss_flush_start(pss_worker_t *w, pss_job_t *job)
     pss_job_start(w, job);
 }
 
-#define PSS_WHOLE_RUN 16 /* staged whole blocks in a row written at once */
-
 /* Append b to *blocks (grown as needed); 0 if out of memory. */
 static int pss_block_push(pss_sblock_t ***blocks, size_t *n, size_t *cap, pss_sblock_t *b)
 {
@@ -403,43 +407,71 @@ static int pss_block_push(pss_sblock_t ***blocks, size_t *n, size_t *cap, pss_sb
     return 1;
 }
 
+/* The run of whole staged blocks of obj around off (whole itself), as
+ * [*lo, *hi), not reaching below floor. */
+static void pss_whole_run(const pss_stage_t *st, const pss_object_t *obj, uint64_t off,
+                          uint64_t floor, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t a = st->align;
+
+    for (*lo = off; *lo >= floor + a && pss_stage_whole(st, obj, *lo - a);) {
+        *lo -= a;
+    }
+    for (*hi = off + a; pss_stage_whole(st, obj, *hi);) {
+        *hi += a;
+    }
+}
+
 /*
- * Write at once, in a job of their own, the runs of whole staged blocks in
- * job's staged spans that cover a span or are PSS_WHOLE_RUN blocks long
- * (one I/O each, one io_submit). Shorter runs wait for their neighbours (a
- * process writing every other block of a vector pattern: the other
- * process's blocks make one long run) or their age. The flush overlaps
- * only job's staged spans, which do no I/O, so it needs no conflict check.
+ * Write at once, in a job of their own, the runs of whole staged blocks
+ * through job's staged spans that are PSS_WHOLE_RUN blocks long, or cover
+ * a span staged for its holes (one I/O each, one io_submit). A run reaches
+ * past the span into blocks staged before: a process writing every other
+ * block (or every other 32 KiB) of a vector pattern stages short runs that
+ * the other process's blocks join into one long one. Shorter runs wait for
+ * their neighbours or their age. Within job's spans the flush overlaps
+ * nothing running (job's staged spans do no I/O); beyond them it might (a
+ * read of staged blocks overlays them at its end): then the blocks stay.
  */
 static void pss_job_flush_whole(pss_worker_t *w, pss_job_t *job)
 {
     size_t n = 0, cap = 0;
     pss_sblock_t **blocks = NULL;
-    uint64_t a = job->align;
+    uint64_t a = job->align, taken = 0; /* blocks below taken are in blocks[] */
+    pss_job_t *flush;
 
     for (size_t i = 0; i < job->nspans; i++) {
         const pss_span_io_t *sp = &job->spans[i];
-        for (uint64_t o = sp->off; sp->staged && o < sp->off + sp->len;) {
-            uint64_t end = o;
-            pss_sblock_t *b;
-            while (end < sp->off + sp->len && (b = pss_stage_find(w->stage, job->obj, end)) != NULL &&
-                   b->covered == a) {
-                end += a;
+        uint64_t sp_end = sp->off + sp->len, lo, hi;
+        for (uint64_t o = sp->off > taken ? sp->off : taken; sp->staged && o < sp_end;) {
+            if (!pss_stage_whole(w->stage, job->obj, o)) {
+                o += a;
+                continue;
             }
-            if (end > o && ((end - o) / a >= PSS_WHOLE_RUN || (o == sp->off && end == sp->off + sp->len))) {
-                for (uint64_t x = o; x < end; x += a) {
+            pss_whole_run(w->stage, job->obj, o, taken, &lo, &hi);
+            if ((hi - lo) / a >= PSS_WHOLE_RUN ||
+                (!sp->short_staged && lo <= sp->off && hi >= sp_end)) {
+                for (uint64_t x = lo; x < hi; x += a) {
                     if (!pss_block_push(&blocks, &n, &cap, pss_stage_find(w->stage, job->obj, x))) {
                         goto plan; /* the rest stays staged and goes later */
                     }
                 }
+                taken = hi;
             }
-            o = end > o ? end : o + a;
+            o = hi;
         }
     }
-plan:;
-    pss_job_t *flush = n ? pss_flush_plan(w, job->obj, blocks, n) : NULL;
+plan:
+    flush = n ? pss_flush_plan(w, job->obj, blocks, n) : NULL;
     if (flush == NULL) {
         free(blocks); /* the blocks stay staged: aged out later */
+        return;
+    }
+    if (pss_job_conflicts_but(flush, job)) {
+        flush->sblocks = NULL; /* still staged */
+        flush->nsblocks = 0;
+        pss_job_free(w, flush);
+        free(blocks);
         return;
     }
     pss_flush_start(w, flush);

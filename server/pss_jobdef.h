@@ -20,6 +20,10 @@ typedef struct pss_piece {
     uint8_t *mem;      /* write: source in the payload; read: destination in the reply */
 } pss_piece_t;
 
+/* Staged whole blocks in a row written at once; a write span shorter than
+ * this, among others of its job, is staged to wait for its neighbours. */
+#define PSS_WHOLE_RUN 16
+
 /* One aligned disk I/O of a job (a span of the plan). */
 typedef struct pss_span_io {
     struct iocb iocb;
@@ -33,6 +37,7 @@ typedef struct pss_span_io {
     int writing; /* current phase is the write */
     int shared;  /* read: copied from a span kept for sharing, not read from disk */
     int staged;  /* write: copied into the write-back stage, not written now */
+    int short_staged; /* staged for being short (PSS_WHOLE_RUN), not for holes */
     uint32_t first_piece, npieces;
 } pss_span_io_t;
 

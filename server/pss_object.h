@@ -43,6 +43,7 @@ struct pss_object {
     uint64_t swait_need;        /* blocks its next write adds to the stage */
     pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
+    pss_share_t writers; /* several clients write it (pss_share.c) */
     pss_cobj_t cache;   /* its bytes in the worker's cache (pss_cache.c) */
     pss_ra_t ra;        /* its forward reads and what was read ahead (pss_readahead.c) */
 };

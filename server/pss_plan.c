@@ -11,6 +11,7 @@
 
 #include "pss_jobdef.h"
 #include "pss_req.h"
+#include "pss_share.h"
 
 #include "ps_extent.h"
 #include "ps_log.h"
@@ -358,6 +359,7 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     pss_stage_t *st = w->stage;
     pss_object_t *obj = job->obj;
     uint64_t need = 0;
+    int several = pss_share_active(&obj->writers);
 
     *touches = 0;
     if (st == NULL || !job->is_write) {
@@ -366,7 +368,9 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     for (size_t i = 0; i < job->nspans; i++) {
         pss_span_io_t *sp = &job->spans[i];
         int t = pss_stage_touches(st, obj, sp->off, sp->len);
-        sp->staged = t || sp->holes;
+        sp->short_staged = !t && !sp->holes && job->nspans > 1 && several &&
+                           sp->len < (uint64_t)PSS_WHOLE_RUN * job->align;
+        sp->staged = t || sp->holes || sp->short_staged;
         if (sp->staged) {
             need += pss_stage_new_blocks(st, obj, sp->off, sp->len);
         }

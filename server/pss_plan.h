@@ -44,9 +44,12 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
 
 /*
  * Mark the spans of a planned write job that go to the write-back stage
- * (w->stage): those that leave a block partly written and those touching a
- * staged block. Returns the blocks staging them adds to the stage; sets
- * *touches if some span touches a staged block. Without a stage, 0.
+ * (w->stage): those that leave a block partly written, those touching a
+ * staged block, and, while several clients write the object
+ * (pss_share.h), those shorter than PSS_WHOLE_RUN blocks among others (a
+ * strided write whose gaps the other writers' blocks fill). Returns the
+ * blocks staging them adds to the stage; sets *touches if some span
+ * touches a staged block. Without a stage, 0.
  */
 uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches);
 

@@ -1,26 +1,23 @@
 /*
- * pss_share.c: which objects several clients read at once (see pss_share.h).
+ * pss_share.c: objects several clients read, or write, at once (see
+ * pss_share.h).
  */
 #include "pss_share.h"
 
 #include "ps_time.h"
 
-#define PSS_SHARE_WINDOW_NS (50ull * 1000 * 1000)   /* two readers this close: share */
+#define PSS_SHARE_WINDOW_NS (50ull * 1000 * 1000)   /* two clients this close: share */
 #define PSS_SHARE_HOLD_NS   (1000ull * 1000 * 1000) /* sharing lasts this long after */
 
-int pss_share_note_reader(pss_worker_t *w, pss_share_t *sh, const void *conn)
+int pss_share_note(pss_share_t *sh, const void *conn)
 {
     uint64_t now = ps_time_ns();
 
-    if (w->cache == NULL) {
-        return 0; /* nothing kept to share */
-    }
-    if (sh->last_reader != NULL && sh->last_reader != conn &&
-        now - sh->last_read_ns < PSS_SHARE_WINDOW_NS) {
+    if (sh->last_conn != NULL && sh->last_conn != conn && now - sh->last_ns < PSS_SHARE_WINDOW_NS) {
         sh->until = now + PSS_SHARE_HOLD_NS;
     }
-    sh->last_reader = conn;
-    sh->last_read_ns = now;
+    sh->last_conn = conn;
+    sh->last_ns = now;
     return now < sh->until;
 }
 

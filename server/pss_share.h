@@ -1,5 +1,5 @@
 /*
- * pss_share.h: disk reads shared by the clients that read one object.
+ * pss_share.h: objects several clients read, or write, at once.
  *
  * When several clients read interleaved regions of the same blocks (every
  * process of a strided pattern, each read cache filling whole blocks), each
@@ -8,24 +8,31 @@
  * a while: a read job waits for a running read of the same blocks instead
  * of reading them again, and then finds its spans in the worker's cache
  * (pss_cache.h), which keeps what every read and write moved.
+ *
+ * Writes are noted the same way, in a pss_share_t of their own: while
+ * several clients write an object, the short spans of a strided write wait
+ * in the write-back stage for the other writers' blocks between them
+ * (pss_plan.c), so that the blocks go to disk in long runs. A lone strided
+ * writer's gaps never fill: its spans are written at once.
  */
 #ifndef PSS_SHARE_H
 #define PSS_SHARE_H
 
 #include "pss.h"
 
-/* One object's side of it (a member of pss_object_t). */
+/* One object's side of it (members of pss_object_t: one for reads, one for
+ * writes). */
 typedef struct pss_share {
-    const void *last_reader; /* connection of the last read job */
-    uint64_t last_read_ns;   /* when it started */
-    uint64_t until;          /* ns: reads are shared until then */
+    const void *last_conn; /* connection of the last job */
+    uint64_t last_ns;      /* when it started */
+    uint64_t until;        /* ns: shared until then */
 } pss_share_t;
 
-/* A read job of conn starts on the object: is the object read by several clients
- * now (its reads shared)? */
-int pss_share_note_reader(pss_worker_t *w, pss_share_t *sh, const void *conn);
+/* A job of conn starts on the object: is the object read (or written) by
+ * several clients now? */
+int pss_share_note(pss_share_t *sh, const void *conn);
 
-/* Is the object's reading shared now (without noting a reader)? */
+/* Is it now (without noting a job)? */
 int pss_share_active(const pss_share_t *sh);
 
 #endif

@@ -66,6 +66,12 @@ pss_sblock_t *pss_stage_find(const pss_stage_t *st, const pss_object_t *obj, uin
     return NULL;
 }
 
+int pss_stage_whole(const pss_stage_t *st, const pss_object_t *obj, uint64_t off)
+{
+    const pss_sblock_t *b = pss_stage_find(st, obj, off);
+    return b != NULL && b->covered == st->align;
+}
+
 int pss_stage_touches(const pss_stage_t *st, const pss_object_t *obj, uint64_t off, uint64_t len)
 {
     uint64_t a, first, end;

@@ -7,7 +7,9 @@
  * a read-modify-write, or 4 KiB pieces; a local file system meets both
  * halves in its page cache before writeback. So the bytes of a write span
  * that leaves a block partly written (and of any span touching a block
- * already staged) are copied here, one buffer per file-system block keyed
+ * already staged, and, while several clients write the object, the short
+ * runs of whole blocks of a strided write: 32 KiB regions of the same
+ * pattern) are copied here, one buffer per file-system block keyed
  * by object and offset, and the write is acknowledged after the copy.
  * Later writes to the same blocks land in the same buffers; whole blocks
  * are written at once when they make a long run (pss_job.c: a whole span
@@ -70,6 +72,9 @@ void pss_stage_cleanup(pss_stage_t *st);
 
 /* The staged block of obj at off (a multiple of align), or NULL. */
 pss_sblock_t *pss_stage_find(const pss_stage_t *st, const pss_object_t *obj, uint64_t off);
+
+/* Is obj's block at off (a multiple of align) staged and whole? */
+int pss_stage_whole(const pss_stage_t *st, const pss_object_t *obj, uint64_t off);
 
 /* Does obj have a staged block inside [off, off + len)? */
 int pss_stage_touches(const pss_stage_t *st, const pss_object_t *obj, uint64_t off, uint64_t len);

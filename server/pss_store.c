@@ -427,8 +427,12 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
         pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
         return;
     }
-    if (!is_write) {
-        pss_share_note_reader(w, &obj->share, batches[0]->conn);
+    for (uint32_t i = 0; i < n; i++) {
+        if (is_write && w->stage != NULL) {
+            pss_share_note(&obj->writers, batches[i]->conn);
+        } else if (!is_write && w->cache != NULL) {
+            pss_share_note(&obj->share, batches[i]->conn); /* without a cache nothing is shared */
+        }
     }
     if (pss_job_conflicts(job) || (is_write && pss_stage_wait(w, obj, job))) {
         pss_job_free(w, job); /* and the array; the requests stay queued */

@@ -185,6 +185,69 @@ TEST_F(ServerWback, WithoutTheStageInterleavedHalvesReadFirst)
     EXPECT_EQ(st.staged_bytes, 0u);
 }
 
+/*
+ * Two clients write whole-block runs of a vector pattern (z = 8 blocks,
+ * each client every other run), round by round, as two processes of the
+ * matrix's 32 KiB list writes do. Once both write the object, each
+ * batch's short runs wait in the stage for the other's, and the blocks go
+ * to disk in runs of max_io instead of one disk write per region (the
+ * first batch, before the second client shows up, and the second client's
+ * runs between its blocks are written alone). A lone strided writer's
+ * gaps never fill: nothing of it is staged.
+ */
+static void block_runs(ServerWback *t, raw_client *c[2], int nwriters, uint64_t fid, uint64_t z,
+                       uint64_t n, uint64_t rounds)
+{
+    for (uint64_t k = 0; k < rounds; k++) {
+        for (int r = 0; r < nwriters; r++) {
+            std::vector<ps_region_t> regs;
+            for (uint64_t i = 0; i < n; i++) {
+                regs.push_back({k * 2 * n * z + (i * 2 + (uint64_t)r) * z, z});
+            }
+            t->write(*c[r], fid, regs, (uint8_t)(r + 1));
+        }
+    }
+}
+
+TEST_F(ServerWback, InterleavedBlockRunsGoToDiskInLongRuns)
+{
+    const uint64_t fid = 0x5110, n = 16, rounds = 8;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_io=1m"}));
+    const uint64_t z = 8 * (uint64_t)block, size = rounds * 2 * n * z;
+    raw_client *c[2] = {&a, &b};
+    block_runs(this, c, 2, fid, z, n, rounds);
+    ASSERT_FALSE(HasFailure());
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, size, "interleaved block runs, staged"));
+    ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, size, "interleaved block runs, after sync"));
+    ps_stats_rep_t st = stats();
+    printf("%llu regions of %llu bytes: %llu disk writes, %llu bytes staged\n",
+           (unsigned long long)(2 * n * rounds), (unsigned long long)z,
+           (unsigned long long)st.disk_writes, (unsigned long long)st.staged_bytes);
+    EXPECT_EQ(st.rmw_reads, 0u);
+    EXPECT_EQ(st.disk_bytes_written, size) << "every block written exactly once";
+    EXPECT_EQ(st.stage_partial, 0u);
+    EXPECT_GT(st.staged_bytes, 0u);
+    /* round 0 alone: 2n; then a few runs of up to max_io per round */
+    EXPECT_LE(st.disk_writes, 2 * n + 4 * rounds) << "against " << 2 * n * rounds << " regions";
+}
+
+TEST_F(ServerWback, LoneStridedWriterIsNotStaged)
+{
+    const uint64_t fid = 0x5111, n = 16, rounds = 8;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s"}));
+    const uint64_t z = 8 * (uint64_t)block;
+    raw_client *c[2] = {&a, &b};
+    block_runs(this, c, 1, fid, z, n, rounds);
+    ASSERT_FALSE(HasFailure());
+    ASSERT_NO_FATAL_FAILURE(check(a, fid, rounds * 2 * n * z, "lone strided writer"));
+    ps_stats_rep_t st = stats();
+    EXPECT_EQ(st.staged_bytes, 0u);
+    EXPECT_EQ(st.disk_writes, n * rounds) << "one disk write per region, at once";
+}
+
 TEST_F(ServerWback, ReadsSeeStagedBytesAtOnce)
 {
     const uint64_t fid = 0x5200, size = 16 * (uint64_t)65536;
