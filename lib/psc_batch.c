@@ -244,37 +244,111 @@ static ps_status_t psc_batch_set_list(psc_batch_t *b)
     return PS_OK;
 }
 
+/*
+ * Append n whole regions of len bytes at stride (n > 1: stride > len) to
+ * the batch's runs: they extend the last run if it has their length and
+ * stride and they come next; else they are a run of their own (a single
+ * region goes through psc_batch_add_region). The caller keeps b->nregions +
+ * n within max_regions.
+ */
+static ps_status_t psc_batch_add_run(psc_batch_t *b, uint64_t off, uint64_t len, uint64_t stride,
+                                     uint64_t n)
+{
+    ps_run_t *last = b->nruns ? &b->runs[b->nruns - 1] : NULL;
+
+    if (n == 1) {
+        return psc_batch_add_region(b, off, len);
+    }
+    if (last != NULL && last->len == len && last->count > 1 && last->stride == stride &&
+        last->off + last->count * stride == off) {
+        last->count += n;
+        b->nregions += n;
+        return PS_OK;
+    }
+    if (b->nruns == b->runs_cap) {
+        size_t cap = b->runs_cap ? b->runs_cap * 2 : 16;
+        ps_run_t *r = realloc(b->runs, cap * sizeof(*r));
+
+        if (r == NULL) {
+            return PS_ERR_NO_MEMORY;
+        }
+        b->runs = r;
+        b->runs_cap = cap;
+    }
+    b->runs[b->nruns].off = off;
+    b->runs[b->nruns].len = len;
+    b->runs[b->nruns].stride = stride;
+    b->runs[b->nruns].count = n;
+    b->nruns++;
+    b->nregions += n;
+    return PS_OK;
+}
+
+/*
+ * Take the next regions of piece p (from region t->cur_reg, byte
+ * t->cur_off) into the batch, up to room bytes: whole regions as one run
+ * (their memory is one stretch of the stream), else a part of one region.
+ * Returns the bytes taken; 0 with *status PS_ERR_BUSY when the batch holds
+ * max_regions regions.
+ */
+static uint64_t psc_batch_take(psc_batch_t *b, psc_target_t *t, const psc_piece_t *p,
+                               uint64_t room, ps_status_t *status)
+{
+    uint64_t obj = p->obj_off + t->cur_reg * p->stride + t->cur_off;
+    uint64_t stream = p->stream_off + t->cur_reg * p->len + t->cur_off;
+    uint64_t n = p->count - t->cur_reg, max = b->io->max_regions, take;
+
+    if (t->cur_off == 0 && n > 1 && room >= 2 * p->len && max - b->nregions >= 2) {
+        n = n < room / p->len ? n : room / p->len;
+        n = n < max - b->nregions ? n : max - b->nregions;
+        take = n * p->len;
+        *status = psc_batch_add_run(b, obj, p->len, p->stride, n);
+    } else {
+        take = p->len - t->cur_off < room ? p->len - t->cur_off : room;
+        *status = psc_batch_add_region(b, obj, take);
+        n = 0;
+    }
+    if (*status != PS_OK) {
+        return 0;
+    }
+    if (psc_batch_add_mem(b, stream, take) != PS_OK) {
+        *status = PS_ERR_NO_MEMORY;
+        return 0;
+    }
+    obj = n ? obj + (n - 1) * p->stride + p->len : obj + take;
+    if (obj > b->max_end) {
+        b->max_end = obj;
+    }
+    t->cur_reg += n;
+    t->cur_off += n ? 0 : take;
+    if (t->cur_off == p->len) {
+        t->cur_reg++;
+        t->cur_off = 0;
+    }
+    if (t->cur_reg == p->count) {
+        t->cur++;
+        t->cur_reg = 0;
+    }
+    return take;
+}
+
 /* Take target t's next pieces into the batch, up to buffer_size bytes and
  * max_regions regions. */
 static ps_status_t psc_batch_fill(psc_batch_t *b, psc_target_t *t)
 {
     uint64_t buffer_size = b->io->buffer_size;
-    ps_status_t status;
+    ps_status_t status = PS_OK;
 
     while (t->cur < t->npieces && b->payload < buffer_size) {
-        psc_piece_t *p = &t->pieces[t->cur];
-        uint64_t take = p->len - t->cur_off;
-        uint64_t obj = p->obj_off + t->cur_off;
+        uint64_t take = psc_batch_take(b, t, &t->pieces[t->cur], buffer_size - b->payload, &status);
 
-        if (take > buffer_size - b->payload) {
-            take = buffer_size - b->payload;
-        }
-        status = psc_batch_add_region(b, obj, take);
         if (status == PS_ERR_BUSY) {
             break; /* full: the rest goes in the next batch */
         }
-        if (status != PS_OK || psc_batch_add_mem(b, p->stream_off + t->cur_off, take) != PS_OK) {
+        if (status != PS_OK) {
             return PS_ERR_NO_MEMORY;
         }
-        if (obj + take > b->max_end) {
-            b->max_end = obj + take;
-        }
         b->payload += take;
-        t->cur_off += take;
-        if (t->cur_off == p->len) {
-            t->cur++;
-            t->cur_off = 0;
-        }
     }
     return PS_OK;
 }

@@ -4,9 +4,12 @@
  * pieces per stripe target, and waiting. psc_batch.c moves the pieces.
  *
  * Splitting. The caller's thread cuts every file region at stripe
- * boundaries (ps_layout_map) into pieces {object offset, length, offset in
- * the caller's memory stream}, appended to one list per stripe target in the
- * caller's order. Keeping that order per target is what makes "a later
+ * boundaries (ps_layout_map) into pieces, appended to one list per stripe
+ * target in the caller's order. A piece is a strided run {object offset,
+ * length, stride, count, offset in the caller's memory stream}: the regions
+ * of a vector view that fall in one stripe are one piece, which the
+ * progress thread batches as one run (psc_batch.c) instead of region by
+ * region. Keeping the caller's order per target is what makes "a later
  * region wins" hold for overlapping writes: overlapping bytes always map to
  * the same target, and a target's batches carry its pieces in order.
  */
@@ -82,15 +85,29 @@ static void psc_io_free(pstripe_request_t *io)
     free(io);
 }
 
+/* Append a region to the target's pieces: it continues the last piece's
+ * last region (object and stream), or is its next region at the same
+ * stride (or, after a single region, at any distance past its end), or
+ * starts a piece. */
 static ps_status_t psc_target_add(psc_target_t *t, uint64_t obj_off, uint64_t len,
                                   uint64_t stream_off)
 {
     psc_piece_t *last = t->npieces ? &t->pieces[t->npieces - 1] : NULL;
 
-    if (last != NULL && last->obj_off + last->len == obj_off &&
-        last->stream_off + last->len == stream_off) {
-        last->len += len;
-        return PS_OK;
+    if (last != NULL && last->stream_off + last->count * last->len == stream_off) {
+        uint64_t last_off = last->obj_off + (last->count - 1) * last->stride;
+
+        if (last->count == 1 && last_off + last->len == obj_off) {
+            last->len += len;
+            last->stride = last->len;
+            return PS_OK;
+        }
+        if (last->len == len && obj_off > last_off + len &&
+            (last->count == 1 || obj_off == last_off + last->stride)) {
+            last->stride = obj_off - last_off;
+            last->count++;
+            return PS_OK;
+        }
     }
     if (t->npieces == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 16;
@@ -104,9 +121,17 @@ static ps_status_t psc_target_add(psc_target_t *t, uint64_t obj_off, uint64_t le
     }
     t->pieces[t->npieces].obj_off = obj_off;
     t->pieces[t->npieces].len = len;
+    t->pieces[t->npieces].stride = len;
+    t->pieces[t->npieces].count = 1;
     t->pieces[t->npieces].stream_off = stream_off;
     t->npieces++;
     return PS_OK;
+}
+
+/* The end of the piece's last region in the object. */
+static uint64_t psc_piece_end(const psc_piece_t *p)
+{
+    return p->obj_off + (p->count - 1) * p->stride + p->len;
 }
 
 static int psc_piece_cmp(const void *a, const void *b)
@@ -124,7 +149,7 @@ static int psc_target_overlaps(const psc_target_t *t)
     size_t i;
 
     for (i = 1; i < t->npieces; i++) {
-        if (t->pieces[i].obj_off < t->pieces[i - 1].obj_off + t->pieces[i - 1].len) {
+        if (t->pieces[i].obj_off < psc_piece_end(&t->pieces[i - 1])) {
             break;
         }
     }
@@ -138,7 +163,9 @@ static int psc_target_overlaps(const psc_target_t *t)
     memcpy(sorted, t->pieces, t->npieces * sizeof(*sorted));
     qsort(sorted, t->npieces, sizeof(*sorted), psc_piece_cmp);
     for (i = 1; i < t->npieces && !overlap; i++) {
-        overlap = sorted[i].obj_off < sorted[i - 1].obj_off + sorted[i - 1].len;
+        /* runs whose spans interleave count as overlapping: serializing
+         * is always correct */
+        overlap = sorted[i].obj_off < psc_piece_end(&sorted[i - 1]);
     }
     free(sorted);
     return overlap;

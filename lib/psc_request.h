@@ -11,9 +11,15 @@
 
 #include "psc_internal.h"
 
+/* count regions of len bytes, region c at obj_off + c * stride in the
+ * target's object (stride > len when count > 1) and at stream_off + c * len
+ * in the caller's memory stream: the regions of a strided access that fall
+ * in one stripe, one after the other in the stream, are one piece. */
 typedef struct psc_piece {
     uint64_t obj_off;    /* bytes, in the target's object */
-    uint64_t len;        /* bytes */
+    uint64_t len;        /* bytes of each region */
+    uint64_t stride;     /* bytes between region starts in the object */
+    uint64_t count;      /* regions */
     uint64_t stream_off; /* bytes, in the caller's memory stream */
 } psc_piece_t;
 
@@ -23,7 +29,8 @@ typedef struct psc_target {
     psc_piece_t *pieces;
     size_t npieces, cap;
     size_t cur;       /* next piece to batch */
-    uint64_t cur_off; /* bytes of pieces[cur] already batched */
+    uint64_t cur_reg; /* regions of pieces[cur] already batched */
+    uint64_t cur_off; /* bytes of its next region already batched */
     unsigned inflight;
     unsigned max_inflight;
 } psc_target_t;

@@ -117,12 +117,15 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     unsigned long nb_writes_seen;       /* ADIOI_PSTRIPE_nb_writes_done at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
+    pstripe_region_t *spare_regions;    /* an access's region array kept for the next one */
+    size_t spare_cap;
 } ADIOI_PSTRIPE_fs;
 
 /* One access, flattened: file regions in view order, memory as iovecs. */
 typedef struct ADIOI_PSTRIPE_access_s {
     pstripe_region_t *regions;
     size_t nregions;
+    size_t regions_cap;         /* of regions when it is an array of its own */
     struct iovec *iov;
     size_t niov;
     ADIO_Offset total;          /* bytes accessed */
@@ -225,7 +228,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type,
                                 ADIO_Offset offset, ADIOI_PSTRIPE_access * acc,
                                 int *error_code);
-void ADIOI_PSTRIPE_Access_free(ADIOI_PSTRIPE_access * acc);
+void ADIOI_PSTRIPE_Access_free(ADIO_File fd, ADIOI_PSTRIPE_access * acc);
 void ADIOI_PSTRIPE_Strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                            int is_write, int *error_code);

@@ -195,7 +195,7 @@ static void listio_start(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
     if (*error_code != MPI_SUCCESS)
         return;
     if (acc.total == 0) {
-        ADIOI_PSTRIPE_Access_free(&acc);
+        ADIOI_PSTRIPE_Access_free(fd, &acc);
         MPIO_Completed_request_create(&fd, 0, error_code, request);
         return;
     }
@@ -207,7 +207,7 @@ static void listio_start(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
         status = pstripe_iread_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
                                     &preq);
     /* the library copied the lists */
-    ADIOI_PSTRIPE_Access_free(&acc);
+    ADIOI_PSTRIPE_Access_free(fd, &acc);
     if (status != PS_OK) {
         *error_code = ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path,
                                         __LINE__, status, NULL);

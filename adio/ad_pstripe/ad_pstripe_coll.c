@@ -749,7 +749,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
             : build_err;
     } else if (cb == ADIOI_HINT_AUTO && !ranges_interleave(ranges, nprocs)) {
         /* nothing to gain from aggregation: independent list I/O */
-        ADIOI_PSTRIPE_Access_free(&acc);
+        ADIOI_PSTRIPE_Access_free(fd, &acc);
         ADIOI_Free(ranges);
         independent(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
                     error_code);
@@ -767,7 +767,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
         }
     }
     if (ok)
-        ADIOI_PSTRIPE_Access_free(&acc);
+        ADIOI_PSTRIPE_Access_free(fd, &acc);
     ADIOI_Free(ranges);
 }
 
@@ -818,7 +818,7 @@ static int icoll_interleaves(ADIO_File fd, void *buf, int count, MPI_Datatype da
     if (err == MPI_SUCCESS) {
         mine.start = acc.start;
         mine.end = acc.total > 0 ? acc.end : acc.start;
-        ADIOI_PSTRIPE_Access_free(&acc);
+        ADIOI_PSTRIPE_Access_free(fd, &acc);
     }
     ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
     MPI_Allgather(&mine, 2, MPI_LONG_LONG, ranges, 2, MPI_LONG_LONG, fd->comm);

@@ -177,6 +177,8 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
     for (i = 0; i < 3; i++)
         if (ps->coll_buf[i])
             ADIOI_Free(ps->coll_buf[i]);
+    if (ps->spare_regions)
+        ADIOI_Free(ps->spare_regions);
     ADIOI_PSTRIPE_Cache_release(ps);
     ADIOI_Free(ps);
 }

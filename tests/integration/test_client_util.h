@@ -192,8 +192,10 @@ struct scattered {
 
 /*
  * Random regions within [0, span): a mix of tiny regions (below a 512-byte
- * block), regions that straddle a stripe boundary, multi-stripe regions and
- * regions overlapping earlier ones, in random order.
+ * block), regions that straddle a stripe boundary, multi-stripe regions,
+ * regions overlapping earlier ones and strided runs (equal regions at a
+ * constant stride, some crossing stripes: what a vector view makes), in
+ * random order.
  */
 inline std::vector<pstripe_region_t> random_regions(std::mt19937_64 &rng, size_t n, uint64_t span,
                                                     uint64_t stripe_size)
@@ -202,7 +204,17 @@ inline std::vector<pstripe_region_t> random_regions(std::mt19937_64 &rng, size_t
     uint64_t nstripes = std::max<uint64_t>(span / stripe_size, 2);
     while (out.size() < n) {
         uint64_t off = 0, len = 1;
-        switch (rng() % 4) {
+        switch (rng() % 5) {
+        case 4: { /* a strided run */
+            uint64_t rlen = 1 + rng() % std::min<uint64_t>(stripe_size + stripe_size / 2, 3000);
+            uint64_t stride = rlen + 1 + rng() % (2 * rlen);
+            uint64_t start = rng() % span;
+            for (uint64_t c = 2 + rng() % 60; c > 0 && start + rlen <= span && out.size() < n;
+                 c--, start += stride) {
+                out.push_back({start, rlen});
+            }
+            continue;
+        }
         case 0: /* tiny */
             len = 1 + rng() % 511;
             off = rng() % span;
