@@ -342,35 +342,41 @@ static void pss_job_extend(pss_worker_t *w, pss_job_t *job)
 /* ---- the write-back stage ------------------------------------------------------- */
 
 /* Copy a write span's pieces into the stage (request order: later bytes
- * win), block by block. The room was checked by the caller; a failed
- * allocation fails the job. */
+ * win), block by block: the regions of a run that lie in one block in one
+ * call, a region across blocks a part at a time. The room was checked by
+ * the caller; a failed allocation fails the job. */
 static void pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now)
 {
     pss_job_t *job = sp->job;
     const pss_piece_t *p = &job->pieces[sp->first_piece];
     uint64_t a = job->align, total = 0;
-    pss_sblock_t *last = NULL; /* small regions come many to a block */
+    pss_sblock_t *b = NULL; /* small regions come many to a block */
 
     for (uint32_t i = 0; i < sp->npieces; i++) {
-        for (uint64_t c = 0; c < p[i].count; c++) {
-            uint64_t o = p[i].obj_off + c * p[i].stride, left = p[i].len;
+        for (uint64_t c = 0; c < p[i].count;) {
+            uint64_t o = p[i].obj_off + c * p[i].stride, left = p[i].len, n = 1;
             const uint8_t *src = p[i].mem + c * p[i].len;
+            if (o % a + left <= a && c + 1 < p[i].count) { /* the regions in o's block */
+                n = (o / a * a + a - left - o) / p[i].stride + 1;
+                n = n < p[i].count - c ? n : p[i].count - c;
+            }
             while (left > 0) {
-                uint64_t n = o / a * a + a - o;
-                n = n < left ? n : left;
-                if (last != NULL && o >= last->off && o + n <= last->off + a) {
-                    pss_stage_put_in(last, o, src, n);
-                } else if ((last = pss_stage_put(w->stage, job->obj, o, src, n, now)) == NULL) {
+                uint64_t boff = o / a * a, part = boff + a - o;
+                part = part < left ? part : left;
+                if ((b == NULL || b->off != boff) &&
+                    (b = pss_stage_get(w->stage, job->obj, boff, now)) == NULL) {
                     ps_error("worker %u: no room or memory to stage a block of object %016" PRIx64,
                              w->index, job->obj->file_id);
                     job->status = PS_ERR_NO_MEMORY;
                     return;
                 }
-                o += n;
-                src += n;
-                left -= n;
-                total += n;
+                pss_stage_put_in(b, o, src, part, p[i].stride, n);
+                o += part;
+                src += part;
+                left -= part;
+                total += part * n;
             }
+            c += n;
         }
     }
     PSS_STAT_ADD(w, staged_bytes, total);

@@ -176,26 +176,30 @@ static void pss_stage_mark(pss_sblock_t *b, uint32_t lo, uint32_t hi)
     }
 }
 
-pss_sblock_t *pss_stage_put(pss_stage_t *st, pss_object_t *obj, uint64_t off, const uint8_t *src,
-                            uint64_t len, uint64_t now)
+pss_sblock_t *pss_stage_get(pss_stage_t *st, pss_object_t *obj, uint64_t boff, uint64_t now)
 {
-    uint64_t boff = off / st->align * st->align;
     pss_sblock_t *b = pss_stage_find(st, obj, boff);
 
-    if (b == NULL) {
-        b = pss_stage_new(st, obj, boff, now);
-        if (b == NULL) {
-            return NULL;
-        }
-    }
-    pss_stage_put_in(b, off, src, len);
-    return b;
+    return b != NULL ? b : pss_stage_new(st, obj, boff, now);
 }
 
-void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_t len)
+void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_t len,
+                      uint64_t stride, uint64_t count)
 {
-    memcpy(b->buf + (off - b->off), src, len);
-    pss_stage_mark(b, (uint32_t)(off - b->off), (uint32_t)(off - b->off + len));
+    uint32_t at = (uint32_t)(off - b->off);
+
+    for (uint64_t c = 0; c < count; c++, at += (uint32_t)stride, src += len) {
+        if (len >= 8 && len <= 16) { /* two fixed-size moves, not a call per region */
+            uint64_t x, y;
+            memcpy(&x, src, 8);
+            memcpy(&y, src + len - 8, 8);
+            memcpy(b->buf + at, &x, 8);
+            memcpy(b->buf + at + len - 8, &y, 8);
+        } else {
+            memcpy(b->buf + at, src, len);
+        }
+        pss_stage_mark(b, at, at + (uint32_t)len);
+    }
 }
 
 void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b)

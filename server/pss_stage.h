@@ -83,17 +83,14 @@ int pss_stage_touches(const pss_stage_t *st, const pss_object_t *obj, uint64_t o
 uint64_t pss_stage_new_blocks(const pss_stage_t *st, const pss_object_t *obj, uint64_t off,
                               uint64_t len);
 
-/*
- * Copy len bytes from src to object offset off of obj (inside one block),
- * staging the block if needed (stamped now). Returns the block, NULL if the
- * budget is spent or memory ran out.
- */
-pss_sblock_t *pss_stage_put(pss_stage_t *st, pss_object_t *obj, uint64_t off, const uint8_t *src,
-                            uint64_t len, uint64_t now);
+/* The staged block of obj at boff (a multiple of align), staged now (and
+ * stamped now) if it is not; NULL if the budget is spent or memory ran out. */
+pss_sblock_t *pss_stage_get(pss_stage_t *st, pss_object_t *obj, uint64_t boff, uint64_t now);
 
-/* Copy len bytes from src into staged block b at object offset off (inside
- * b): the fast path of pss_stage_put for consecutive small pieces. */
-void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_t len);
+/* Copy count regions of len bytes, region c from src + c * len to object
+ * offset off + c * stride, into staged block b (they lie inside it). */
+void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_t len,
+                      uint64_t stride, uint64_t count);
 
 /* Take b out of the table (a flush job owns it until pss_stage_free_block). */
 void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b);
