@@ -148,6 +148,33 @@ static void psc_batch_released(pstripe_fs_t *fs, psc_op_t *op)
     psc_batch_free(fs, op->arg);
 }
 
+/* Append a run to the batch's list (a run holds at least one region, so
+ * there are never more than max_regions). */
+static ps_status_t psc_batch_run_append(psc_batch_t *b, uint64_t off, uint64_t len, uint64_t stride,
+                                        uint64_t count)
+{
+    if (b->nruns == b->runs_cap) {
+        size_t cap = b->runs_cap ? b->runs_cap * 2 : 16;
+        ps_run_t *r;
+
+        if (cap > b->io->max_regions) {
+            cap = b->io->max_regions;
+        }
+        r = realloc(b->runs, cap * sizeof(*r));
+        if (r == NULL) {
+            return PS_ERR_NO_MEMORY;
+        }
+        b->runs = r;
+        b->runs_cap = cap;
+    }
+    b->runs[b->nruns].off = off;
+    b->runs[b->nruns].len = len;
+    b->runs[b->nruns].stride = stride;
+    b->runs[b->nruns].count = count;
+    b->nruns++;
+    return PS_OK;
+}
+
 /*
  * Append a region to the batch's runs. A region that continues the last
  * region in the object extends it (splitting it off its run if needed); one
@@ -178,21 +205,6 @@ static ps_status_t psc_batch_add_region(psc_batch_t *b, uint64_t off, uint64_t l
         b->nregions++;
         return PS_OK;
     }
-    if (b->nruns == b->runs_cap) {
-        size_t cap = b->runs_cap ? b->runs_cap * 2 : 16;
-        ps_run_t *r;
-
-        if (cap > max) {
-            cap = max;
-        }
-        r = realloc(b->runs, cap * sizeof(*r));
-        if (r == NULL) {
-            return PS_ERR_NO_MEMORY;
-        }
-        b->runs = r;
-        b->runs_cap = cap;
-        last = b->nruns ? &b->runs[b->nruns - 1] : NULL;
-    }
     if (last != NULL && last->count > 1 && last_off + last->len == off) {
         last->count--; /* its last region continues below as a region of its own */
         off = last_off;
@@ -200,12 +212,7 @@ static ps_status_t psc_batch_add_region(psc_batch_t *b, uint64_t off, uint64_t l
     } else {
         b->nregions++;
     }
-    b->runs[b->nruns].off = off;
-    b->runs[b->nruns].len = len;
-    b->runs[b->nruns].stride = len;
-    b->runs[b->nruns].count = 1;
-    b->nruns++;
-    return PS_OK;
+    return psc_batch_run_append(b, off, len, len, 1);
 }
 
 /*
@@ -265,23 +272,8 @@ static ps_status_t psc_batch_add_run(psc_batch_t *b, uint64_t off, uint64_t len,
         b->nregions += n;
         return PS_OK;
     }
-    if (b->nruns == b->runs_cap) {
-        size_t cap = b->runs_cap ? b->runs_cap * 2 : 16;
-        ps_run_t *r = realloc(b->runs, cap * sizeof(*r));
-
-        if (r == NULL) {
-            return PS_ERR_NO_MEMORY;
-        }
-        b->runs = r;
-        b->runs_cap = cap;
-    }
-    b->runs[b->nruns].off = off;
-    b->runs[b->nruns].len = len;
-    b->runs[b->nruns].stride = stride;
-    b->runs[b->nruns].count = n;
-    b->nruns++;
     b->nregions += n;
-    return PS_OK;
+    return psc_batch_run_append(b, off, len, stride, n);
 }
 
 /*
