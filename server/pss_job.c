@@ -371,6 +371,7 @@ static void pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now)
                     return;
                 }
                 pss_stage_put_in(b, o, src, part, p[i].stride, n);
+                b->spec |= sp->short_staged;
                 o += part;
                 src += part;
                 left -= part;
@@ -458,9 +459,11 @@ static void pss_job_flush_whole(pss_worker_t *w, pss_job_t *job)
             if ((hi - lo) / a >= PSS_WHOLE_RUN ||
                 (!sp->short_staged && lo <= sp->off && hi >= sp_end)) {
                 for (uint64_t x = lo; x < hi; x += a) {
-                    if (!pss_block_push(&blocks, &n, &cap, pss_stage_find(w->stage, job->obj, x))) {
+                    pss_sblock_t *b = pss_stage_find(w->stage, job->obj, x);
+                    if (!pss_block_push(&blocks, &n, &cap, b)) {
                         goto plan; /* the rest stays staged and goes later */
                     }
+                    job->obj->spec_joined += b->spec;
                 }
                 taken = hi;
             }
@@ -496,9 +499,11 @@ int pss_job_flush(pss_worker_t *w, pss_object_t *obj, uint64_t born_by)
     if (blocks == NULL) {
         return -1;
     }
+    uint64_t missed = 0;
     for (pss_sblock_t *b = obj->staged; b != NULL; b = b->onext) {
         if (b->ns <= born_by) {
             blocks[n++] = b;
+            missed += b->spec;
         }
     }
     job = n ? pss_flush_plan(w, obj, blocks, n) : NULL;
@@ -512,6 +517,9 @@ int pss_job_flush(pss_worker_t *w, pss_object_t *obj, uint64_t born_by)
         pss_job_free(w, job);
         free(blocks);
         return -1;
+    }
+    if (born_by != UINT64_MAX) {
+        obj->spec_missed += missed;
     }
     pss_flush_start(w, job);
     return 1;

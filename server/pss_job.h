@@ -33,9 +33,11 @@ int pss_job_conflicts(const pss_job_t *job);
 
 /*
  * Write obj's staged blocks first staged at or before born_by (ns;
- * UINT64_MAX: all) in one job. 1: started; 0: none; -1: not now (it would
- * overlap a running job, or no memory): try again when the object's jobs
- * finish.
+ * UINT64_MAX: all) in one job. A finite born_by is a flush by age or for
+ * room: blocks of short spans among them were never joined, and count
+ * against staging short spans (obj->spec_missed). 1: started; 0: none; -1:
+ * not now (it would overlap a running job, or no memory): try again when
+ * the object's jobs finish.
  */
 int pss_job_flush(pss_worker_t *w, pss_object_t *obj, uint64_t born_by);
 

@@ -24,6 +24,10 @@ typedef struct pss_piece {
  * this, among others of its job, is staged to wait for its neighbours. */
 #define PSS_WHOLE_RUN 16
 
+/* Bytes of an object's short spans that may go out unjoined before its
+ * short spans are written at once (unless four times as many were joined). */
+#define PSS_SPEC_TRIAL (4u << 20)
+
 /* One aligned disk I/O of a job (a span of the plan). */
 typedef struct pss_span_io {
     struct iocb iocb;

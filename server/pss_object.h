@@ -44,6 +44,7 @@ struct pss_object {
     pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
     pss_share_t writers; /* several clients write it (pss_share.c) */
+    uint64_t spec_joined, spec_missed; /* blocks of short spans written joined, unjoined */
     pss_cobj_t cache;   /* its bytes in the worker's cache (pss_cache.c) */
     pss_ra_t ra;        /* its forward reads and what was read ahead (pss_readahead.c) */
 };

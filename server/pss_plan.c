@@ -359,7 +359,11 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     pss_stage_t *st = w->stage;
     pss_object_t *obj = job->obj;
     uint64_t need = 0;
-    int several = pss_share_active(&obj->writers);
+    /* several writers, whose short spans have mostly been joined: where
+     * nobody fills the gaps (strided writers that leave them), short spans
+     * go out by age or for room, unjoined, and then are written at once */
+    int several = pss_share_active(&obj->writers) &&
+                  obj->spec_missed <= obj->spec_joined / 4 + PSS_SPEC_TRIAL / job->align;
 
     *touches = 0;
     if (st == NULL || !job->is_write) {

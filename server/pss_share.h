@@ -13,7 +13,9 @@
  * several clients write an object, the short spans of a strided write wait
  * in the write-back stage for the other writers' blocks between them
  * (pss_plan.c), so that the blocks go to disk in long runs. A lone strided
- * writer's gaps never fill: its spans are written at once.
+ * writer's gaps never fill: its spans are written at once; so are those of
+ * writers whose gaps nobody fills, once a trial of their short spans went
+ * out unjoined (PSS_SPEC_TRIAL, pss_jobdef.h).
  */
 #ifndef PSS_SHARE_H
 #define PSS_SHARE_H

@@ -48,6 +48,7 @@ struct pss_sblock {
     uint64_t ns;      /* when its first bytes were staged (CLOCK_MONOTONIC) */
     uint32_t covered; /* bytes of it written */
     int attached;     /* in the table (else a flush job owns it) */
+    int spec;         /* staged by a short span, to be joined by its neighbours */
     uint8_t *buf;     /* align bytes, aligned for direct I/O */
     uint64_t map[];   /* bit i: byte i written */
 };

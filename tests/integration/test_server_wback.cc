@@ -233,6 +233,38 @@ TEST_F(ServerWback, InterleavedBlockRunsGoToDiskInLongRuns)
     EXPECT_LE(st.disk_writes, 2 * n + 4 * rounds) << "against " << 2 * n * rounds << " regions";
 }
 
+/*
+ * Two clients write runs of a strided pattern whose gaps nobody fills
+ * (client r: slot r of every 4, slots 2 and 3 stay unwritten): their short
+ * spans are staged for a trial (PSS_SPEC_TRIAL), go out unjoined when the
+ * stage is full, and from then on are written at once (with the first
+ * version of the short-span rule every one of them waited in the stage,
+ * for room: 2-process `pstripe-bench -p vector -G 2 -z 16k` lost a third).
+ */
+TEST_F(ServerWback, UnjoinedShortSpansStopBeingStaged)
+{
+    const uint64_t fid = 0x5112, n = 16, rounds = 64;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "write_back=2m"}));
+    const uint64_t z = 4 * (uint64_t)block, size = rounds * 4 * n * z;
+    for (uint64_t k = 0; k < rounds; k++) {
+        for (int r = 0; r < 2; r++) {
+            std::vector<ps_region_t> regs;
+            for (uint64_t i = 0; i < n; i++) {
+                regs.push_back({k * 4 * n * z + (i * 4 + (uint64_t)r) * z, z});
+            }
+            ASSERT_NO_FATAL_FAILURE(write(r ? b : a, fid, regs, (uint8_t)(r + 1)));
+        }
+    }
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, size - 2 * z, "strided writers with gaps"));
+    ps_stats_rep_t st = stats();
+    printf("%llu bytes written in short spans, %llu staged, %llu waits for room\n",
+           (unsigned long long)(size / 2), (unsigned long long)st.staged_bytes,
+           (unsigned long long)st.stage_full_waits);
+    EXPECT_GT(st.staged_bytes, 0u) << "a trial first";
+    EXPECT_LT(st.staged_bytes, size / 4) << "then written at once";
+}
+
 TEST_F(ServerWback, LoneStridedWriterIsNotStaged)
 {
     const uint64_t fid = 0x5111, n = 16, rounds = 8;
