@@ -202,6 +202,20 @@ static void independent(ADIO_File fd, void *buf, int count, MPI_Datatype datatyp
     }
 }
 
+/* Every process's file range of its access, in one allgather; a process
+ * whose access could not be built (ok 0) sends start -1, an empty range.
+ * The caller frees the array. */
+static coll_range *gather_ranges(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, int ok,
+                                 int nprocs)
+{
+    coll_range mine, *ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
+
+    mine.start = ok ? acc->start : -1;
+    mine.end = ok && acc->total > 0 ? acc->end : mine.start;
+    MPI_Allgather(&mine, 2, MPI_LONG_LONG, ranges, 2, MPI_LONG_LONG, fd->comm);
+    return ranges;
+}
+
 /* Do the access ranges of the processes overlap? (ROMIO's test compares
  * neighbours in rank order; this one sorts.) */
 static int ranges_interleave(const coll_range * ranges, int nprocs)
@@ -707,7 +721,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                               int is_write, int *error_code)
 {
     ADIOI_PSTRIPE_access acc;
-    coll_range mine, *ranges;
+    coll_range *ranges;
     int cb = is_write ? fd->hints->cb_write : fd->hints->cb_read;
     int i, nprocs, build_err, all_ok, ok;
 
@@ -733,11 +747,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
     ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
                                &build_err);
     ok = (build_err == MPI_SUCCESS);
-    /* one allgather: a process that failed sends start -1 */
-    mine.start = ok ? acc.start : -1;
-    mine.end = ok && acc.total > 0 ? acc.end : mine.start;
-    ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
-    MPI_Allgather(&mine, 2, MPI_LONG_LONG, ranges, 2, MPI_LONG_LONG, fd->comm);
+    ranges = gather_ranges(fd, &acc, ok, nprocs);
     for (i = 0, all_ok = 1; i < nprocs; i++)
         all_ok &= ranges[i].start >= 0;
 
@@ -810,18 +820,14 @@ static int icoll_interleaves(ADIO_File fd, void *buf, int count, MPI_Datatype da
                              int file_ptr_type, ADIO_Offset offset)
 {
     ADIOI_PSTRIPE_access acc;
-    coll_range mine = { 0, 0 }, *ranges;
+    coll_range *ranges;
     int nprocs, err, inter;
 
     MPI_Comm_size(fd->comm, &nprocs);
     ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc, &err);
-    if (err == MPI_SUCCESS) {
-        mine.start = acc.start;
-        mine.end = acc.total > 0 ? acc.end : acc.start;
+    ranges = gather_ranges(fd, &acc, err == MPI_SUCCESS, nprocs);
+    if (err == MPI_SUCCESS)
         ADIOI_PSTRIPE_Access_free(fd, &acc);
-    }
-    ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
-    MPI_Allgather(&mine, 2, MPI_LONG_LONG, ranges, 2, MPI_LONG_LONG, fd->comm);
     inter = ranges_interleave(ranges, nprocs);
     ADIOI_Free(ranges);
     return inter;
