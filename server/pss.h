@@ -131,6 +131,7 @@ typedef struct pss_server {
     uint32_t nready;
     int go;
     atomic_int stopping; /* set by the signal thread */
+    struct pss_cache_mem *cache_mem; /* the workers' cache memory (pss_cache.c), or NULL */
 } pss_server_t;
 
 /* ---- requests ---------------------------------------------------------------- */

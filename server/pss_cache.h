@@ -7,8 +7,9 @@
  * (pss_span_keep: small and noncontiguous I/O, objects several clients
  * read, not the whole megabytes of a stream), in granules of
  * PSS_CACHE_GRANULE bytes of one object with a map of their valid 512-byte
- * units, up to `cache` bytes per worker (least recently used granules go
- * first); a read whose every
+ * units, in the server's `cache` bytes of memory (pss_cache_mem_t: each
+ * worker owns a slice and shares the rest; a worker's least recently used
+ * granules go first once it can take no more); a read whose every
  * byte is valid in the cache is copied from memory instead of read from
  * disk. The bytes kept are always what the disk holds (or will hold: reads
  * keep the write-back stage's bytes laid over the disk's, and any write
@@ -25,6 +26,7 @@
 #define PSS_CACHE_GRANULE (1u << 20) /* bytes of one granule, aligned in the object */
 
 typedef struct pss_cache pss_cache_t;
+typedef struct pss_cache_mem pss_cache_mem_t;
 
 /* One object's side of it (a member of pss_object_t). */
 typedef struct pss_cobj {
@@ -32,8 +34,22 @@ typedef struct pss_cobj {
     uint64_t n;            /* how many */
 } pss_cobj_t;
 
-/* A cache of `budget` bytes (NULL in *out, and PS_OK, if it is below one granule). */
-ps_status_t pss_cache_init(pss_cache_t **out, uint64_t budget);
+/* The server's memory for the workers' caches: `budget` bytes (NULL in
+ * *out, and PS_OK, if it is below one granule), shared as pss_cache.c says. */
+ps_status_t pss_cache_mem_init(pss_cache_mem_t **out, uint64_t budget, uint32_t nworkers);
+void pss_cache_mem_free(pss_cache_mem_t *m); /* after the workers' caches */
+
+/* Fault in [off, off + len) of that memory ahead of its use, changing no
+ * byte (buffers in use may lie there); what lies past its end is ignored. */
+ps_status_t pss_cache_prefault(pss_cache_mem_t *m, uint64_t off, uint64_t len);
+
+/* The thread that faults all of it in at idle priority: started once the
+ * workers run, stopped (joined) at shutdown or by pss_cache_mem_free. */
+void pss_cache_warm_start(pss_cache_mem_t *m);
+void pss_cache_warm_stop(pss_cache_mem_t *m);
+
+/* Worker `worker`'s cache, in mem (NULL in *out, and PS_OK, if mem is NULL). */
+ps_status_t pss_cache_init(pss_cache_t **out, pss_cache_mem_t *mem, uint32_t worker);
 void pss_cache_cleanup(pss_cache_t *c);
 
 /* Keep a copy of the object's bytes [off, off + len), as on disk. */

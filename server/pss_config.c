@@ -61,10 +61,12 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("write_back_age", "1s",
               "longest time a partial block stays in the write-back stage",
               PS_CFG_TIME, write_back_age, 0, 3600.0),
-    PSS_FIELD("cache", "256m",
-              "per worker: bytes just written to or read from disk kept in memory, so that "
+    PSS_FIELD("cache", "2g",
+              "memory of the server for bytes just written to or read from disk, so that "
               "reading them again (or another client's read of the same blocks) needs no "
-              "disk read; least recently used first out (0: none)",
+              "disk read; faulted in at idle priority after start; each worker owns "
+              "1/(2 x workers) of it and takes the other half as needed; least recently "
+              "used first out (0: none)",
               PS_CFG_SIZE, cache, 0, (double)(1ull << 40)),
     PSS_FIELD("read_ahead", "4m",
               "bytes read into the cache ahead of an object's forward reads of small or "

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "pss.h"
 #include "pss_auth.h"
+#include "pss_cache.h"
 #include "pss_check.h"
 #include "pss_meta.h"
 #include "pss_store.h"
@@ -638,6 +639,10 @@ static ps_status_t pss_workers_create(pss_server_t *s)
         ps_error("out of memory for %u workers", s->nworkers);
         return PS_ERR_NO_MEMORY;
     }
+    if (pss_cache_mem_init(&s->cache_mem, s->cfg.cache, s->nworkers) != PS_OK) {
+        ps_error("no address space for a cache of %llu bytes", (unsigned long long)s->cfg.cache);
+        return PS_ERR_NO_MEMORY;
+    }
     for (uint32_t i = 0; i < s->nworkers; i++) {
         pss_worker_t *w = calloc(1, sizeof(*w));
         if (w == NULL) {
@@ -668,6 +673,8 @@ static void pss_workers_free(pss_server_t *s)
     }
     free(s->workers);
     free(s->ports);
+    pss_cache_mem_free(s->cache_mem);
+    s->cache_mem = NULL;
     if (s->topology != NULL) {
         hwloc_bitmap_free(s->allowed);
         hwloc_topology_destroy(s->topology);
@@ -685,9 +692,11 @@ static ps_status_t pss_serve(pss_server_t *s, const sigset_t *sigs, int ready_fd
         pss_worker_join_all(s);
         return status;
     }
+    pss_cache_warm_start(s->cache_mem);
     pss_write_ready(s, ready_fd);
     pss_wait_for_signal(sigs);
     atomic_store(&s->stopping, 1);
+    pss_cache_warm_stop(s->cache_mem);
     pss_worker_join_all(s);
     return PS_OK;
 }

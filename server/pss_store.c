@@ -109,7 +109,7 @@ ps_status_t pss_store_worker_init(pss_worker_t *w)
         ps_error("worker %u: no memory for the write-back stage's table", w->index);
         return status;
     }
-    status = pss_cache_init(&w->cache, w->server->cfg.cache);
+    status = pss_cache_init(&w->cache, w->server->cache_mem, w->index);
     if (status != PS_OK) {
         ps_error("worker %u: no memory for the cache's table", w->index);
         return status;

@@ -305,6 +305,10 @@ std::string ps_cluster::write_client_conf(const std::vector<std::string> &extra_
     args.push_back("auth=key");
     args.push_back("--set");
     args.push_back("auth_key_file=" + cluster_key_path());
+    /* the default cache (2g per server) is faulted in after start: tests
+     * run several daemons at once and need little of it */
+    args.push_back("--set");
+    args.push_back("cache=64m");
     args.insert(args.end(), s.extra.begin(), s.extra.end());
 
     std::vector<char *> argv;

@@ -921,6 +921,82 @@ TEST(ServerCache, EveryReadMatchesTheModelThroughEvictions)
     EXPECT_EQ(after.disk_reads, before.disk_reads);
 }
 
+/* A process's VmRSS from /proc/PID/status, in KiB (-1: not found). */
+static long rss_kib(pid_t pid)
+{
+    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.compare(0, 6, "VmRSS:") == 0) {
+            return atol(line.c_str() + 6);
+        }
+    }
+    return -1;
+}
+
+/*
+ * The cache's memory is faulted in after start, by a thread at idle
+ * priority (the first fill of a fresh page costs a fault and a zeroing on
+ * the I/O path otherwise): the server's resident memory reaches the
+ * budget with no request sent.
+ */
+TEST(ServerCache, MemoryIsFaultedInAfterStart)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 2, {"--set", "cache=256m"}));
+    long rss = rss_kib(cluster.pid(0));
+    /* idle priority: seconds on an idle machine, longer beside busy tests */
+    for (int i = 0; i < 1200 && rss < 256 * 1024; i++) {
+        usleep(50 * 1000);
+        rss = rss_kib(cluster.pid(0));
+    }
+    EXPECT_GE(rss, 256 * 1024) << "the server's VmRSS stayed below its 256 MiB cache";
+}
+
+/*
+ * The budget is the server's, not each worker's: a worker owns
+ * budget / (2 x workers) and takes the other half as needed, so the one
+ * worker serving the one busy object keeps 6 of 8 granules here (2 of its
+ * own, 4 shared): five granules of kept spans read back need no disk read.
+ * Once that object is truncated to nothing, the shared buffers go back, and
+ * the other worker's busy object keeps five granules in turn.
+ */
+TEST(ServerCache, BusyObjectsShareTheBudget)
+{
+    const uint64_t mib = 1 << 20, piece = 256 * 1024;
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 2, {"--set", "cache=8m", "--set", "read_ahead=0"}));
+    raw_client c[2];
+    ASSERT_TRUE(c[0].connect(cluster.host(0), cluster.port(0)));
+    raw_reply h = c[0].hello();
+    ASSERT_EQ(h.status(), PS_OK);
+    ASSERT_EQ(h.body<ps_hello_rep_t>().nworkers, 2u);
+    uint32_t ports[2];
+    memcpy(ports, h.data.data(), sizeof(ports));
+    ASSERT_TRUE(c[1].connect(cluster.host(0), (uint16_t)ports[1]));
+
+    std::vector<ps_region_t> w;
+    for (uint64_t g = 0; g < 5; g++) { /* spans under a granule: kept */
+        w.push_back({g * mib, piece});
+        w.push_back({g * mib + 2 * piece, piece});
+    }
+    for (uint32_t k = 0; k < 2; k++) {
+        const uint64_t fid = file_id_for_worker(k, 2, 0x777a);
+        std::vector<uint8_t> d = payload_for(w, (uint8_t)(9 + k));
+        ASSERT_EQ(c[k].write(fid, w, d).status(), PS_OK);
+        ps_stats_rep_t before{}, after{};
+        c[k].stats(&before);
+        raw_reply r = c[k].read(fid, w);
+        ASSERT_EQ(r.status(), PS_OK);
+        EXPECT_TRUE(r.data == d);
+        c[k].stats(&after);
+        EXPECT_EQ(after.disk_reads, before.disk_reads)
+            << "worker " << k << ": 5 granules of one object's kept spans did not stay in a "
+            << "cache of 8 with 2 workers";
+        ASSERT_EQ(c[k].obj(PS_MSG_OBJ_TRUNCATE, fid, 0).status(), PS_OK);
+    }
+}
+
 /* ---- read-ahead (pss_readahead.c) --------------------------------------------------- */
 
 /*

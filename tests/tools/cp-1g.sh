@@ -17,7 +17,7 @@ PSTRIPE_TEST_WORKERS=${PSTRIPE_TEST_WORKERS:-1}
 size=${1:-1G}
 cp_opts=${CP_OPTS:-}
 if [ "$workers" = 0 ]; then
-    expect_status 0 pst local start --dir "$cluster" -n 4
+    expect_status 0 pst local start --dir "$cluster" -n 4 --set cache=64m
 else
     expect_status 0 start_cluster -n 4
 fi

@@ -91,8 +91,10 @@ wait_until() {
     done
 }
 
+# (a small server cache: the default, 2g per server, is faulted in after
+# start, and tests run several daemons at once)
 start_cluster() {
-    pst local start --dir "$cluster" --workers "$workers" "$@"
+    pst local start --dir "$cluster" --workers "$workers" --set cache=64m "$@"
 }
 
 # Pid of server i of the test cluster.
