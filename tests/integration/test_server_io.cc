@@ -954,6 +954,26 @@ TEST(ServerCache, MemoryIsFaultedInAfterStart)
 }
 
 /*
+ * The whole budget is faulted in, so a budget above half of the machine's
+ * memory (a typo: 1t) is cut to half, with a warning, rather than have
+ * the server killed for memory; the server serves. (Stopped at once: the
+ * thread faulting the memory in stops with it.)
+ */
+TEST(ServerCache, BudgetAboveHalfTheMemoryIsCut)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "cache=1t"}));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    std::vector<ps_region_t> w = {{0, 4096}};
+    ASSERT_EQ(c.write(0x777b, w, payload_for(w, 3)).status(), PS_OK);
+    cluster.stop(0);
+    std::string log = read_file(cluster.log_path(0));
+    EXPECT_NE(log.find("cache=1048576 MiB is more than half of this machine's"), std::string::npos)
+        << log;
+}
+
+/*
  * The budget is the server's, not each worker's: a worker owns
  * budget / (2 x workers) and takes the other half as needed, so the one
  * worker serving the one busy object keeps 6 of 8 granules here (2 of its
