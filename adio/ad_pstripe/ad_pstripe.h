@@ -131,6 +131,8 @@ typedef struct ADIOI_PSTRIPE_access_s {
     ADIO_Offset total;          /* bytes accessed */
     ADIO_Offset start;          /* lowest file offset accessed */
     ADIO_Offset end;            /* one past the last byte of the last region */
+    ADIO_Offset hi;             /* one past the highest byte accessed (end, unless a
+                                 * filetype's block reaches past later ones) */
     pstripe_region_t one_region;        /* storage when there is one region */
     struct iovec one_iov;       /* storage when memory is contiguous */
 } ADIOI_PSTRIPE_access;

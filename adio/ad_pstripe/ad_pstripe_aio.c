@@ -145,7 +145,7 @@ static void contig_access(ADIO_File fd, void *buf, int count, MPI_Datatype datat
     memset(acc, 0, sizeof(*acc));
     acc->total = (ADIO_Offset) datatype_size * count;
     acc->start = (file_ptr_type == ADIO_INDIVIDUAL) ? fd->fp_ind : offset;
-    acc->end = acc->start + acc->total;
+    acc->end = acc->hi = acc->start + acc->total;
     acc->one_region.offset = (uint64_t) acc->start;
     acc->one_region.length = (uint64_t) acc->total;
     acc->one_iov.iov_base = buf;

@@ -262,7 +262,11 @@ static size_t rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, u
     size_t i, n = 0;
     int whole = 0;              /* block `base` is cached whole */
 
-    for (i = 0; i < acc->nregions; i++) {
+    /* every block of the span here whole (what was read ahead): no region
+     * needs a look (8-byte regions: 131,072 of them a call) */
+    for (b = b0; b < b0 + span && rc_hit(ps, b, bs); b++)
+        continue;
+    for (i = b < b0 + span ? 0 : acc->nregions; i < acc->nregions; i++) {
         from = acc->regions[i].offset;
         to = from + acc->regions[i].length;
         /* many small regions to a block: decided once a block is missed or
@@ -528,7 +532,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
     static char myname[] = "ADIOI_PSTRIPE_RC_READ";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     uint64_t bs, b0, b1, lo, hi, span, *missing;
-    size_t i, n, nahead;
+    size_t n, nahead;
     int status;
 
     *error_code = MPI_SUCCESS;
@@ -565,12 +569,8 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
         *nread = rc_serve(ps, acc);     /* the common hit: one region in one block */
         return 1;
     }
-    lo = UINT64_MAX;
-    hi = 0;
-    for (i = 0; i < acc->nregions; i++) {
-        lo = MPL_MIN(lo, acc->regions[i].offset);
-        hi = MPL_MAX(hi, acc->regions[i].offset + acc->regions[i].length);
-    }
+    lo = (uint64_t) acc->start; /* a view's regions ascend */
+    hi = (uint64_t) acc->hi;
     b0 = lo / bs;
     b1 = (hi - 1) / bs;
     span = b1 - b0 + 1;

@@ -37,7 +37,7 @@ static void io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
         acc.nregions = acc.niov = 1;
         acc.total = (ADIO_Offset) len;
         acc.start = offset;
-        acc.end = offset + (ADIO_Offset) len;
+        acc.end = acc.hi = offset + (ADIO_Offset) len;
         if (is_write)
             handled = ADIOI_PSTRIPE_Cache_write(fd, &acc, error_code);
         else

@@ -131,7 +131,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     ADIOI_Flatlist_node *flat;
     MPI_Count buftype_size, ftype_size, i, j;
     MPI_Aint lb, extent;
-    ADIO_Offset total, off, data_off, n, within, cum, left, take, skip;
+    ADIO_Offset total, off, data_off, n, within, cum, left, take, skip, hi;
     int contig;
 
     *error_code = MPI_SUCCESS;
@@ -168,7 +168,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
         acc->regions = &acc->one_region;
         acc->nregions = total > 0 ? 1 : 0;
         acc->start = off;
-        acc->end = off + total;
+        acc->end = acc->hi = off + total;
         return;
     }
 
@@ -177,7 +177,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     MPI_Type_get_extent(fd->filetype, &lb, &extent);
     if (ftype_size == 0) {
         /* a view with no data: nothing to access */
-        acc->start = acc->end = (file_ptr_type == ADIO_INDIVIDUAL) ? fd->fp_ind : fd->disp;
+        acc->start = acc->end = acc->hi = (file_ptr_type == ADIO_INDIVIDUAL) ? fd->fp_ind : fd->disp;
         acc->total = 0;
         return;
     }
@@ -198,9 +198,11 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     skip = within - cum;
     left = total;
     off = fd->disp + n * (ADIO_Offset) extent;
+    hi = 0;
     while (left > 0) {
         take = MPL_MIN(flat->blocklens[i] - skip, left);
         add_region(&regions, off + flat->indices[i] + skip, take);
+        hi = MPL_MAX(hi, off + flat->indices[i] + skip + take);
         left -= take;
         skip = 0;
         if (++i == flat->count) {
@@ -215,8 +217,9 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
         acc->start = (ADIO_Offset) acc->regions[0].offset;
         acc->end = (ADIO_Offset) (acc->regions[regions.n - 1].offset +
                                   acc->regions[regions.n - 1].length);
+        acc->hi = hi;
     } else {
-        acc->start = acc->end = fd->disp + n * (ADIO_Offset) extent;
+        acc->start = acc->end = acc->hi = fd->disp + n * (ADIO_Offset) extent;
     }
 }
 
