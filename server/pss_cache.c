@@ -38,6 +38,7 @@
 #include "pss_cache.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -47,6 +48,7 @@
 #include <unistd.h>
 
 #include "ps_log.h"
+#include "ps_time.h"
 
 #define PSS_CACHE_UNIT  512u /* bytes per bit of a granule's valid map */
 #define PSS_CACHE_UNITS (PSS_CACHE_GRANULE / PSS_CACHE_UNIT)
@@ -490,13 +492,19 @@ static void *pss_cache_warm_main(void *arg)
     struct sched_param none = {0};
     uint64_t size = m->ngranules * PSS_CACHE_GRANULE;
 
+    uint64_t t0 = ps_time_ns(), off;
+
     pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
-    for (uint64_t off = 0; off < size && !atomic_load(&m->warm_stop); off += PSS_CACHE_WARM_STEP) {
+    for (off = 0; off < size && !atomic_load(&m->warm_stop); off += PSS_CACHE_WARM_STEP) {
         ps_status_t status = pss_cache_prefault(m, off, PSS_CACHE_WARM_STEP);
         if (status != PS_OK) {
             ps_info("cache memory is faulted in as used (%s)", ps_status_string(status));
-            break;
+            return NULL;
         }
+    }
+    if (off >= size) {
+        ps_info("cache memory faulted in: %" PRIu64 " MiB in %.1f s", size >> 20,
+                (double)(ps_time_ns() - t0) * 1e-9);
     }
     return NULL;
 }
