@@ -177,7 +177,8 @@ typedef struct pss_req {
 
     /* OBJ_READ / OBJ_WRITE after checks */
     const uint8_t *payload;     /* write payload inside data */
-    uint8_t *reply_buf;         /* read reply payload (aligned) */
+    uint8_t *reply_buf;         /* read reply payload (aligned, pss_buf_get) */
+    size_t reply_cap;           /* its capacity for pss_buf_put */
 } pss_req_t;
 
 /* ---- worker ---------------------------------------------------------------- */

@@ -28,7 +28,7 @@ static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
     uint32_t *ports = malloc(s->nworkers * sizeof(uint32_t));
 
     if (ports == NULL) {
-        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, 0);
         return;
     }
     memcpy(ports, s->ports, s->nworkers * sizeof(uint32_t));
@@ -40,10 +40,10 @@ static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
     rep.instance = s->instance;
     if (pss_auth_hello(w, req, &rep) != PS_OK) {
         free(ports);
-        pss_reply(req, PS_ERR_IO, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_IO, NULL, 0, NULL, 0, 0);
         return;
     }
-    pss_reply(req, PS_OK, &rep, sizeof(rep), ports, s->nworkers * sizeof(uint32_t), free);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), ports, s->nworkers * sizeof(uint32_t), 0);
 }
 
 static void pss_handle_statfs(pss_worker_t *w, pss_req_t *req)
@@ -54,7 +54,7 @@ static void pss_handle_statfs(pss_worker_t *w, pss_req_t *req)
     if (statvfs(w->server->data_dir, &sv) != 0) {
         int statvfs_errno = errno;
         ps_error("statvfs %s: %m", w->server->data_dir);
-        pss_reply(req, ps_status_from_errno(statvfs_errno), NULL, 0, NULL, 0, NULL);
+        pss_reply(req, ps_status_from_errno(statvfs_errno), NULL, 0, NULL, 0, 0);
         return;
     }
     memset(&rep, 0, sizeof(rep));
@@ -74,7 +74,7 @@ static void pss_handle_statfs(pss_worker_t *w, pss_req_t *req)
     }
     uint64_t fsid = (uint64_t)sv.f_fsid;
     rep.fs_id = ps_hash_bytes(boot, strlen(boot)) ^ ps_hash_u64(fsid);
-    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, 0);
 }
 
 /* Sum the counters of every worker (each read without a lock, see pss_stats_t). */
@@ -125,7 +125,7 @@ static void pss_handle_stats(pss_worker_t *w, pss_req_t *req)
 {
     ps_stats_rep_t rep;
     pss_stats_collect(w->server, &rep);
-    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, 0);
 }
 
 void pss_admin_handle(pss_worker_t *w, pss_req_t *req)
@@ -141,7 +141,7 @@ void pss_admin_handle(pss_worker_t *w, pss_req_t *req)
         pss_handle_stats(w, req);
         break;
     default:
-        pss_reply(req, PS_ERR_PROTO, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_PROTO, NULL, 0, NULL, 0, 0);
         break;
     }
 }

@@ -220,7 +220,7 @@ void pss_auth_handle(pss_worker_t *w, pss_req_t *req)
     uint32_t uid = 0, gid = 0;
 
     if (s->auth_mode == PS_AUTH_NONE) {
-        pss_reply(req, PS_ERR_UNSUPPORTED, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_UNSUPPORTED, NULL, 0, NULL, 0, 0);
         return;
     }
     why = pss_auth_verify(s, req, &uid, &gid);
@@ -231,7 +231,7 @@ void pss_auth_handle(pss_worker_t *w, pss_req_t *req)
         PSS_STAT_ADD(w, auth_refused, 1);
         ps_warn("worker %u: authentication refused (%s): %s", w->index,
                 ps_auth_mode_name(req->body.auth.method), why);
-        pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, 0);
         return;
     }
     if (req->conn != NULL) {
@@ -250,7 +250,7 @@ void pss_auth_handle(pss_worker_t *w, pss_req_t *req)
     rep.ticket.uid = uid;
     rep.ticket.gid = gid;
     pss_ticket_mac(s, &rep.ticket, rep.ticket.mac);
-    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, 0);
 }
 
 int pss_auth_check(pss_worker_t *w, pss_req_t *req)
@@ -269,6 +269,6 @@ int pss_auth_check(pss_worker_t *w, pss_req_t *req)
                 w->index, ps_msg_type_name(req->hdr.type), ps_auth_mode_name(w->server->auth_mode));
         w->auth_refused_logged_ns = now;
     }
-    pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, NULL);
+    pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, 0);
     return 0;
 }

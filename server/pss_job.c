@@ -800,13 +800,13 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         pss_req_t *req = job->batches[b];
         ps_io_rep_t rep = {req->body.io.payload_len, obj->size};
         if (status != PS_OK) {
-            pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+            pss_reply(req, status, NULL, 0, NULL, 0, 0);
         } else if (job->is_write) {
-            pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+            pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, 0);
         } else {
             uint8_t *buf = req->reply_buf;
             req->reply_buf = NULL;
-            pss_reply(req, PS_OK, &rep, sizeof(rep), buf, req->body.io.payload_len, free);
+            pss_reply(req, PS_OK, &rep, sizeof(rep), buf, req->body.io.payload_len, req->reply_cap);
         }
     }
     int note = !job->is_write && !job->read_ahead;

@@ -359,7 +359,7 @@ static void pss_reply_file(pss_req_t *req, const ps_file_info_t *info, int creat
     rep.info = *info;
     rep.created = (uint32_t)created;
     pss_perm_grant(req->worker->server, req, info->file_id, rights, &rep.cap, &rep.cap_life_s);
-    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, 0);
 }
 
 /* Refuse (PS_ERR_ACCESS, logged at info) unless the caller may access. */
@@ -413,14 +413,14 @@ static int pss_meta_commit(pss_req_t *req, MDB_txn *txn, ps_status_t status, con
 
     if (status != PS_OK) {
         mdb_txn_abort(txn);
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return 0;
     }
     mdb_status = mdb_txn_commit(txn);
     if (mdb_status != 0) {
         ps_error("metadata store: commit of %s %.*s: %s", what, (int)len, name,
                  mdb_strerror(mdb_status));
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, 0);
         return 0;
     }
     return 1;
@@ -444,7 +444,7 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
                 "first %u) or flags 0x%x",
                 w->index, (unsigned long long)req->hdr.req_id,
                 (unsigned long long)c->stripe_size, c->stripe_count, c->first_server, c->flags);
-        pss_reply(req, PS_ERR_INVALID, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_INVALID, NULL, 0, NULL, 0, 0);
         return;
     }
     if (!pss_meta_owns(s, path, len)) {
@@ -453,22 +453,22 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
                 w->index, (unsigned long long)req->hdr.req_id,
                 ps_path_server(path, len, (uint32_t)s->cfg.cluster_size),
                 (long long)s->cfg.cluster_size, (long long)s->cfg.server_index);
-        pss_reply(req, PS_ERR_INVALID, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_INVALID, NULL, 0, NULL, 0, 0);
         return;
     }
 
     status = pss_txn_begin(s, 0, &txn);
     if (status != PS_OK) {
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return;
     }
     status = pss_meta_get(s, txn, path, len, &key, &info);
     if (status == PS_OK) {
         mdb_txn_abort(txn);
         if (c->flags & PS_CREATE_EXCL) {
-            pss_reply(req, PS_ERR_EXISTS, NULL, 0, NULL, 0, NULL);
+            pss_reply(req, PS_ERR_EXISTS, NULL, 0, NULL, 0, 0);
         } else if (pss_meta_allow(req, &info, c->access, path, len) != PS_OK) {
-            pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, NULL);
+            pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, 0);
         } else {
             pss_reply_file(req, &info, 0, c->access);
         }
@@ -476,7 +476,7 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
     }
     if (status != PS_ERR_NO_ENTRY) {
         mdb_txn_abort(txn);
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return;
     }
 
@@ -485,7 +485,7 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
         if (getrandom(&info.file_id, sizeof(info.file_id), 0) != (ssize_t)sizeof(info.file_id)) {
             ps_error("getrandom for a file id: %m");
             mdb_txn_abort(txn);
-            pss_reply(req, PS_ERR_IO, NULL, 0, NULL, 0, NULL);
+            pss_reply(req, PS_ERR_IO, NULL, 0, NULL, 0, 0);
             return;
         }
     }
@@ -518,7 +518,7 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
 
     status = pss_txn_begin(s, remove ? 0 : MDB_RDONLY, &txn);
     if (status != PS_OK) {
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return;
     }
     status = pss_meta_get(s, txn, path, len, &key, &info);
@@ -528,7 +528,7 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
     }
     if (status != PS_OK) {
         mdb_txn_abort(txn);
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return;
     }
     if (!remove) {
@@ -544,7 +544,7 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
     }
     if (mdb_status != 0) {
         ps_error("metadata store: REMOVE %.*s: %s", (int)len, path, mdb_strerror(mdb_status));
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, 0);
         return;
     }
     pss_reply_file(req, &info, 0, PS_CAP_REMOVE);
@@ -631,7 +631,7 @@ static void pss_meta_rename(pss_worker_t *w, pss_req_t *req)
         status = pss_txn_begin(s, 0, &txn);
     }
     if (status != PS_OK) {
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return;
     }
     status = pss_meta_rename_txn(req, txn, src, dst, &rep);
@@ -640,7 +640,7 @@ static void pss_meta_rename(pss_worker_t *w, pss_req_t *req)
     }
     ps_debug("worker %u: renamed %.*s to %.*s (%016llx)", w->index, (int)r->src_len, src,
              (int)r->dst_len, dst, (unsigned long long)rep.info.file_id);
-    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, NULL);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, 0);
 }
 
 /* SETATTR: change mode, owner or group (pss_perm_setattr's rules) in one
@@ -658,7 +658,7 @@ static void pss_meta_setattr(pss_worker_t *w, pss_req_t *req)
 
     status = pss_txn_begin(s, 0, &txn);
     if (status != PS_OK) {
-        pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return;
     }
     status = pss_meta_get(s, txn, path, len, &key, &info);
@@ -760,7 +760,7 @@ static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
     int mdb_status;
 
     if (out.p == NULL) {
-        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, 0);
         return;
     }
     mdb_status = mdb_txn_begin(s->mdb_env, NULL, MDB_RDONLY, &txn);
@@ -773,7 +773,7 @@ static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
     if (mdb_status != 0) {
         ps_error("metadata store: LIST: %s", mdb_strerror(mdb_status));
         free(out.p);
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, 0);
         return;
     }
 
@@ -809,7 +809,7 @@ static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
     if (mdb_status != 0 && mdb_status != MDB_NOTFOUND) {
         ps_error("metadata store: LIST: %s", mdb_strerror(mdb_status));
         free(out.p);
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, NULL);
+        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, 0);
         return;
     }
     ps_list_rep_t rep;
@@ -821,7 +821,7 @@ static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
         free(out.p);
         out.p = NULL;
     }
-    pss_reply(req, PS_OK, &rep, sizeof(rep), out.p, out.used, free);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), out.p, out.used, 0);
 }
 
 void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
@@ -835,7 +835,7 @@ void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
                                               : req->body.path.path_len;
         ps_status_t status = pss_check_path(req, req->data, len);
         if (status != PS_OK) {
-            pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+            pss_reply(req, status, NULL, 0, NULL, 0, 0);
             return;
         }
     }
@@ -859,10 +859,10 @@ void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
         pss_meta_list(w, req);
         break;
     case PS_MSG_META_SYNC:
-        pss_reply(req, pss_meta_sync(w->server), NULL, 0, NULL, 0, NULL);
+        pss_reply(req, pss_meta_sync(w->server), NULL, 0, NULL, 0, 0);
         break;
     default:
-        pss_reply(req, PS_ERR_PROTO, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_PROTO, NULL, 0, NULL, 0, 0);
         break;
     }
 }

@@ -186,6 +186,6 @@ int pss_perm_check_data(pss_worker_t *w, pss_req_t *req)
                 conn != NULL ? conn->uid : 0, why);
         w->cap_refused_logged_ns = now;
     }
-    pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, NULL);
+    pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, 0);
     return 0;
 }

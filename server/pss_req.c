@@ -20,7 +20,7 @@
 typedef struct pss_send {
     pss_worker_t *worker;
     void *data;
-    void (*free_data)(void *);
+    size_t data_cap; /* for pss_buf_put */
     size_t hdr_len;
     uint8_t hdr[]; /* ps_msg_hdr_t + body */
 } pss_send_t;
@@ -93,7 +93,7 @@ static void pss_req_free(pss_req_t *req)
         ucp_am_data_release(w->ucp_worker, req->ucx_data);
     }
     pss_buf_put(w, req->own_buf, req->own_cap);
-    free(req->reply_buf);
+    pss_buf_put(w, req->reply_buf, req->reply_cap);
     pss_conn_unref(req->conn);
     w->mem_inflight -= req->mem_charged;
     w->inflight--;
@@ -102,9 +102,7 @@ static void pss_req_free(pss_req_t *req)
 
 static void pss_send_done(pss_send_t *send)
 {
-    if (send->free_data != NULL) {
-        send->free_data(send->data);
-    }
+    pss_buf_put(send->worker, send->data, send->data_cap);
     free(send);
 }
 
@@ -129,7 +127,7 @@ static unsigned pss_latency_bucket(uint64_t ns)
 }
 
 void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t body_len, void *data,
-               uint64_t data_len, void (*free_data)(void *))
+               uint64_t data_len, size_t data_cap)
 {
     pss_worker_t *w = req->worker;
     pss_conn_t *conn = req->conn;
@@ -141,12 +139,10 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
         PSS_STAT_ADD(w, errors, 1);
     }
     if (status != PS_OK || data == NULL) {
-        if (free_data != NULL && data != NULL) {
-            free_data(data);
-        }
+        pss_buf_put(w, data, data_cap);
         data = NULL;
         data_len = 0;
-        free_data = NULL;
+        data_cap = 0;
     }
     PSS_STAT_ADD(w, latency_hist[pss_latency_bucket(ps_time_ns() - req->recv_ns)], 1);
 
@@ -169,7 +165,7 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
     send->hdr_len = sizeof(hdr) + body_len;
     send->worker = w;
     send->data = data;
-    send->free_data = free_data;
+    send->data_cap = data_cap;
 
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
@@ -192,9 +188,7 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
     return;
 
 out_free_data:
-    if (free_data != NULL) {
-        free_data(data);
-    }
+    pss_buf_put(w, data, data_cap);
     pss_req_free(req);
 }
 
@@ -204,5 +198,5 @@ void pss_reject(pss_req_t *req, ps_status_t status, const char *what)
     ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
     ps_warn("worker %u: rejecting request (%s): %s: %s", req->worker->index, dump, what,
             ps_status_string(status));
-    pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+    pss_reply(req, status, NULL, 0, NULL, 0, 0);
 }

@@ -11,11 +11,13 @@
 
 /*
  * Send the reply of req and free req. With status PS_OK the reply carries
- * body (copied) and data, which is passed to free_data (if not NULL) once
- * sent; with an error status it carries neither, and data is freed at once.
+ * body (copied) and data; with an error status it carries neither. data
+ * (NULL: none) is the reply's: a buffer of pss_buf_get with its capacity,
+ * or a malloc'd one (data_cap 0), given back with pss_buf_put once sent, or
+ * at once with an error status.
  */
 void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t body_len, void *data,
-               uint64_t data_len, void (*free_data)(void *));
+               uint64_t data_len, size_t data_cap);
 
 /* Log why req is refused (what, with a dump of its header) and reply status. */
 void pss_reject(pss_req_t *req, ps_status_t status, const char *what);

@@ -357,11 +357,11 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
     case PS_MSG_OBJ_REMOVE:
         pss_obj_fill_rep(obj, &rep); /* what it was */
         status = pss_obj_remove(w, obj);
-        pss_reply(req, status, &rep, sizeof(rep), NULL, 0, NULL);
+        pss_reply(req, status, &rep, sizeof(rep), NULL, 0, 0);
         return;
     }
     pss_obj_fill_rep(obj, &rep);
-    pss_reply(req, status, &rep, sizeof(rep), NULL, 0, NULL);
+    pss_reply(req, status, &rep, sizeof(rep), NULL, 0, 0);
 }
 
 /*
@@ -407,7 +407,7 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
     pss_req_t **batches = pss_obj_head_batches(w->server, obj, &n);
 
     if (batches == NULL) {
-        pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+        pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, 0);
         return;
     }
     if (obj->fd < 0) {
@@ -417,14 +417,14 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
         ps_status_t status = pss_obj_open(w, obj, is_write);
         if (status != PS_OK) {
             free(batches);
-            pss_reply(pss_obj_pop(obj), status, NULL, 0, NULL, 0, NULL);
+            pss_reply(pss_obj_pop(obj), status, NULL, 0, NULL, 0, 0);
             return;
         }
     }
     pss_job_t *job = pss_job_plan(w, obj, batches, n, is_write);
     if (job == NULL) {
         free(batches);
-        pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+        pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, 0);
         return;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -472,7 +472,7 @@ static void pss_obj_run(pss_worker_t *w, pss_object_t *obj)
                 obj->blocked = 1;
                 break;
             }
-            pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+            pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, 0);
             continue;
         }
         pss_obj_control(w, obj, pss_obj_pop(obj));
@@ -519,8 +519,9 @@ static ps_status_t pss_io_prepare(pss_worker_t *w, pss_req_t *req)
         PSS_STAT_ADD(w, bytes_written, io->payload_len);
         return PS_OK;
     }
-    if (posix_memalign((void **)&req->reply_buf, w->server->mem_align,
-                       io->payload_len ? io->payload_len : 1) != 0) {
+    req->reply_buf = pss_buf_get(w, io->payload_len ? io->payload_len : 1, w->server->mem_align,
+                                 &req->reply_cap);
+    if (req->reply_buf == NULL) {
         ps_error("worker %u: no memory for a %" PRIu64 "-byte read reply", w->index,
                  io->payload_len);
         return PS_ERR_NO_MEMORY;
@@ -540,7 +541,7 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
     if (type == PS_MSG_OBJ_WRITE || type == PS_MSG_OBJ_READ) {
         ps_status_t status = pss_io_prepare(w, req);
         if (status != PS_OK) {
-            pss_reply(req, status, NULL, 0, NULL, 0, NULL);
+            pss_reply(req, status, NULL, 0, NULL, 0, 0);
             return;
         }
         file_id = req->body.io.file_id;
@@ -550,14 +551,14 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
             ps_warn("worker %u: OBJ_TRUNCATE of %016" PRIx64 " to %" PRIu64
                     " bytes: above the object size limit",
                     w->index, file_id, req->body.obj.size);
-            pss_reply(req, PS_ERR_TOO_BIG, NULL, 0, NULL, 0, NULL);
+            pss_reply(req, PS_ERR_TOO_BIG, NULL, 0, NULL, 0, 0);
             return;
         }
     }
 
     obj = pss_obj_get(w, file_id);
     if (obj == NULL) {
-        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, 0);
         return;
     }
     req->next = NULL;

@@ -218,7 +218,7 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
     if (req->late) {
         /* arrived after this worker began to stop: refused; requests that
          * arrived before are finished and answered normally */
-        pss_reply(req, PS_ERR_SHUTDOWN, NULL, 0, NULL, 0, NULL);
+        pss_reply(req, PS_ERR_SHUTDOWN, NULL, 0, NULL, 0, 0);
         return;
     }
     if (ps_log_enabled(PS_LOG_TRACE)) {
@@ -525,11 +525,11 @@ static void pss_worker_teardown(pss_worker_t *w)
     }
     pss_store_worker_cleanup(w);
     pss_sfp_cleanup(w);
-    pss_buf_release_all(w);
     if (w->ucp_worker != NULL) {
         ucp_worker_destroy(w->ucp_worker);
         w->ucp_worker = NULL;
     }
+    pss_buf_release_all(w); /* after the replies' buffers came back */
     free(w->conns);
     w->conns = NULL;
     if (w->epfd >= 0) {
