@@ -491,7 +491,6 @@ static void *pss_cache_warm_main(void *arg)
     pss_cache_mem_t *m = arg;
     struct sched_param none = {0};
     uint64_t size = m->ngranules * PSS_CACHE_GRANULE;
-
     uint64_t t0 = ps_time_ns(), off;
 
     pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);

@@ -273,6 +273,33 @@ TEST_F(ServerIo, ReadOfMissingObjectIsZeros)
     EXPECT_EQ(st.size, 0u);
 }
 
+/*
+ * Read replies of 64 KiB and more reuse the worker's buffers (pss_buf_get),
+ * which still hold the last reply's bytes: a read of a missing object, and
+ * one past a file's end, must come back as zeros all the same, never as
+ * another file's bytes.
+ */
+TEST_F(ServerIo, ReusedReplyBuffersCarryNoOldBytes)
+{
+    const uint64_t mib = 1 << 20;
+    std::vector<ps_region_t> regs = {{0, mib}};
+    std::vector<uint8_t> p = payload_for(regs, 9);
+    ASSERT_EQ(c.write(0x5151, regs, p).status(), PS_OK);
+    for (int i = 0; i < 3; i++) { /* fill the worker's buffers with the file's bytes */
+        raw_reply r = c.read(0x5151, regs);
+        ASSERT_EQ(r.status(), PS_OK);
+        ASSERT_TRUE(r.data == p);
+    }
+    raw_reply missing = c.read(0x5252, regs);
+    ASSERT_EQ(missing.status(), PS_OK);
+    EXPECT_TRUE(missing.data == std::vector<uint8_t>(mib, 0)) << "a missing object's read";
+    raw_reply past = c.read(0x5151, {{mib / 2, mib}});
+    ASSERT_EQ(past.status(), PS_OK);
+    std::vector<uint8_t> want(p.begin() + mib / 2, p.end());
+    want.resize(mib, 0);
+    EXPECT_TRUE(past.data == want) << "a read past the end";
+}
+
 TEST_F(ServerIo, LargeRendezvousPayloads)
 {
     uint64_t fid = 0x4444;
