@@ -320,9 +320,18 @@ static uint32_t pss_topology_init(pss_server_t *s)
     return s->ncores_allowed;
 }
 
+/*
+ * Worker i takes core (i + server_index) mod cores. A file's object has
+ * the same worker index on every server (ps_object_worker), so servers
+ * sharing a machine (pstripe local, run-matrix) would otherwise all serve
+ * one file from the same core while the others idle: both servers' busy
+ * workers at half a core each on core 1 during a 2-process large read
+ * (per-thread CPU from /proc), core 0 idle.
+ */
 static void pss_topology_assign(pss_server_t *s, pss_worker_t *w)
 {
     hwloc_topology_t topo = s->topology;
+    uint32_t first = s->cfg.server_index > 0 ? (uint32_t)s->cfg.server_index : 0;
     int depth, nobjs, k = 0;
 
     w->cpu = -1;
@@ -337,7 +346,7 @@ static void pss_topology_assign(pss_server_t *s, pss_worker_t *w)
         if (!hwloc_bitmap_intersects(core->cpuset, s->allowed)) {
             continue;
         }
-        if ((uint32_t)k == w->index % s->ncores_allowed) {
+        if ((uint32_t)k == (w->index + first) % s->ncores_allowed) {
             w->cpuset = hwloc_bitmap_alloc();
             if (w->cpuset != NULL) {
                 hwloc_bitmap_and(w->cpuset, core->cpuset, s->allowed);

@@ -72,6 +72,36 @@ TEST(ServerStart, DefaultWorkersOnePerCore)
     EXPECT_NE(cluster.log(0).find("(core "), std::string::npos);
 }
 
+/* The core worker 0 of a server's log names ("worker 0: listening on ...
+ * (core N)"); -1 if none. */
+static int worker0_core(const std::string &log)
+{
+    size_t at = log.find("worker 0: listening on ");
+    at = at == std::string::npos ? at : log.find("(core ", at);
+    return at == std::string::npos ? -1 : atoi(log.c_str() + at + 6);
+}
+
+/*
+ * A file's object has the same worker index on every server, so servers
+ * sharing a machine start their workers on different cores (worker i of
+ * server k on core (i + k) mod cores): otherwise both servers of a local
+ * cluster served one file from one core while the other idled.
+ */
+TEST(ServerStart, ServersOfOneMachineStartOnDifferentCores)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+        GTEST_SKIP() << "one core";
+    }
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "server_index=0", "--set", "cluster_size=2"}));
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "server_index=1", "--set", "cluster_size=2"}));
+    int core0 = worker0_core(cluster.log(0)), core1 = worker0_core(cluster.log(1));
+    if (core0 < 0 || core1 < 0) {
+        GTEST_SKIP() << "workers not pinned here:\n" << cluster.log(0);
+    }
+    EXPECT_NE(core0, core1) << cluster.log(0) << cluster.log(1);
+}
+
 TEST(ServerStart, SigtermExitsZero)
 {
     ps_cluster cluster;
