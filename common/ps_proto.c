@@ -101,10 +101,13 @@ static int ps_proto_path_len_ok(uint32_t len)
     return len >= 1 && len <= PS_PATH_MAX;
 }
 
-static int ps_proto_io_req_ok(const ps_io_req_t *req)
+static int ps_proto_io_req_ok(uint16_t type, const ps_io_req_t *req)
 {
+    uint32_t flags = PS_IO_RUNS | (type == PS_MSG_OBJ_WRITE ? PS_IO_LIST_INLINE : 0);
+
     return req->nregions >= 1 && req->nregions <= PS_MAX_REGIONS &&
-           req->payload_len <= PS_MAX_PAYLOAD && (req->flags & ~PS_IO_RUNS) == 0;
+           req->payload_len <= PS_MAX_PAYLOAD && (req->flags & ~flags) == 0 &&
+           (!(req->flags & PS_IO_LIST_INLINE) || ps_io_list_bytes(req) <= PS_IO_INLINE_MAX);
 }
 
 /*
@@ -185,10 +188,10 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         case PS_MSG_OBJ_READ: {
             ps_io_req_t req;
             memcpy(&req, body, sizeof(req));
-            if (!ps_proto_io_req_ok(&req)) {
+            if (!ps_proto_io_req_ok(type, &req)) {
                 return PS_ERR_PROTO;
             }
-            *data_len = ps_io_list_bytes(&req);
+            *data_len = (req.flags & PS_IO_LIST_INLINE) ? 0 : ps_io_list_bytes(&req);
             if (type == PS_MSG_OBJ_WRITE) {
                 *data_len += req.payload_len;
             }
@@ -267,6 +270,13 @@ ps_status_t ps_proto_decode(const void *buf, size_t hdr_len, int is_reply, ps_ms
     if (ps_proto_body_len(hdr.type, is_reply, &expect) != PS_OK ||
         hdr.body_len != hdr_len - sizeof(hdr)) {
         return PS_ERR_PROTO;
+    }
+    if (!is_reply && hdr.type == PS_MSG_OBJ_WRITE && hdr.body_len >= expect) {
+        ps_io_req_t io;
+        memcpy(&io, (const char *)buf + sizeof(hdr), sizeof(io));
+        if ((io.flags & PS_IO_LIST_INLINE) && io.nregions <= PS_MAX_REGIONS) {
+            expect += (uint32_t)ps_io_list_bytes(&io); /* at most 32 MiB; checked below */
+        }
     }
 
     if (!is_reply && hdr.status != 0) {
@@ -560,8 +570,9 @@ static void ps_dump_req(char *buf, size_t len, size_t *pos, uint16_t type, const
         case PS_MSG_OBJ_READ: {
             ps_io_req_t b;
             memcpy(&b, body, sizeof(b));
-            PS_DUMP(" file_id=%016" PRIx64 " nregions=%" PRIu32 "%s payload_len=%" PRIu64,
-                    b.file_id, b.nregions, (b.flags & PS_IO_RUNS) ? " (runs)" : "", b.payload_len);
+            PS_DUMP(" file_id=%016" PRIx64 " nregions=%" PRIu32 "%s%s payload_len=%" PRIu64,
+                    b.file_id, b.nregions, (b.flags & PS_IO_RUNS) ? " (runs)" : "",
+                    (b.flags & PS_IO_LIST_INLINE) ? " (inline)" : "", b.payload_len);
             return;
         }
         case PS_MSG_OBJ_STAT:

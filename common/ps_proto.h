@@ -45,8 +45,9 @@ extern "C" {
  * owners (uid, gid in ps_file_info_t), access modes in CREATE/LOOKUP/REMOVE,
  * capabilities in replies and data requests, SETATTR; the HELLO reply carries
  * the server's instance, STATS the write-back stage counters; 5: SHARED_FP
- * carries the opener's view, STATS the read-ahead bytes. */
-#define PS_PROTO_VERSION 5
+ * carries the opener's view, STATS the read-ahead bytes; 6: an OBJ_WRITE's list
+ * may travel in the AM header (PS_IO_LIST_INLINE). */
+#define PS_PROTO_VERSION 6
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -288,6 +289,14 @@ typedef struct ps_list_entry {
 
 /* --- OBJ_WRITE / OBJ_READ ---------------------------------------------------- */
 #define PS_IO_RUNS 0x1u /* ps_io_req_t.flags: the list is ps_run_t entries */
+/* ps_io_req_t.flags, OBJ_WRITE only: the list follows ps_io_req_t in the AM
+ * header (hdr.body_len counts it, at most PS_IO_INLINE_MAX bytes) and the AM
+ * data is the payload alone, so that a client sends the payload straight from
+ * the caller's memory (UCX 1.13 copies IOV rendezvous data 8 KiB at a time). */
+#define PS_IO_LIST_INLINE 0x2u
+#define PS_IO_INLINE_MAX  256u
+/* Bytes of a message body: the largest fixed body (128) and an inline list. */
+#define PS_BODY_MAX (128u + PS_IO_INLINE_MAX)
 
 typedef struct ps_io_req {
     uint64_t file_id;     /* object to access */
@@ -297,10 +306,10 @@ typedef struct ps_io_req {
     ps_cap_t cap;         /* of file_id, with PS_CAP_READ (OBJ_READ) or PS_CAP_WRITE */
 } ps_io_req_t;
 /* OBJ_WRITE data: the list (nregions x ps_region_t, or nregions x ps_run_t
- * with PS_IO_RUNS), then payload_len bytes, the regions' data in region
- * order (a run's regions in index order). OBJ_READ data: the list. Regions
- * may be unsorted and may overlap (a later region wins for writes); the
- * regions of one run never overlap each other (stride >= len). */
+ * with PS_IO_RUNS; in the header with PS_IO_LIST_INLINE), then payload_len
+ * bytes, the regions' data in region order (a run's regions in index order).
+ * OBJ_READ data: the list. Regions may be unsorted and may overlap (a later region wins for
+ * writes); the regions of one run never overlap each other (stride >= len). */
 
 /* A strided run: count regions of len bytes, region i at off + i * stride. */
 typedef struct ps_run {

@@ -345,15 +345,43 @@ static ps_status_t psc_batch_fill(psc_batch_t *b, psc_target_t *t)
     return PS_OK;
 }
 
-/* A write batch sends its regions then the caller's memory as one IOV, or,
- * from bounce_threshold bytes on, both staged in one contiguous buffer: UCX
- * 1.13 sends IOV rendezvous data through 8 KiB copies, one contiguous buffer
- * in 64 KiB zero-copy fragments or RMA. */
+/* A write batch whose data is one piece of the caller's memory and whose
+ * list is short sends the list in the AM header (PS_IO_LIST_INLINE) and the
+ * payload straight from that memory. Returns 1 if it does. */
+static int psc_batch_send_inline(psc_batch_t *b)
+{
+    uint8_t *body = b->op.h.bytes + sizeof(ps_msg_hdr_t);
+    ps_io_req_t io;
+
+    if (b->niov != 2 || b->list_len > PS_IO_INLINE_MAX) {
+        return 0;
+    }
+    memcpy(&io, body, sizeof(io));
+    io.flags |= PS_IO_LIST_INLINE;
+    memcpy(body, &io, sizeof(io));
+    memcpy(body + sizeof(io), b->list, b->list_len);
+    b->op.h.hdr.body_len = (uint32_t)(sizeof(io) + b->list_len);
+    b->op.hdr_len = (uint32_t)(sizeof(ps_msg_hdr_t) + sizeof(io) + b->list_len);
+    b->op.send_buf = b->iov[1].buffer;
+    b->op.send_count = b->iov[1].length;
+    b->op.send_iov = 0;
+    b->op.send_user_mem = 1;
+    return 1;
+}
+
+/* A write batch sends its list in the header and its data from the caller's
+ * memory (psc_batch_send_inline); else its regions then the caller's memory
+ * as one IOV, or, from bounce_threshold bytes on, both staged in one
+ * contiguous buffer: UCX 1.13 sends IOV rendezvous data through 8 KiB
+ * copies, one contiguous buffer in 64 KiB zero-copy fragments or RMA. */
 static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
 {
     size_t len;
     char *p;
 
+    if (psc_batch_send_inline(b)) {
+        return PS_OK;
+    }
     b->iov[0].buffer = b->list;
     b->iov[0].length = b->list_len;
     b->op.send_buf = b->iov;

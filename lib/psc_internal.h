@@ -131,7 +131,7 @@ struct psc_op {
     uint32_t hdr_len;
     union {
         ps_msg_hdr_t hdr;
-        uint8_t bytes[sizeof(ps_msg_hdr_t) + 128];
+        uint8_t bytes[sizeof(ps_msg_hdr_t) + PS_BODY_MAX];
     } h;
     const void *send_buf; /* contig bytes, or ucp_dt_iov_t array */
     size_t send_count;    /* bytes, or IOV entries */

@@ -150,7 +150,7 @@ typedef struct pss_req {
     uint64_t recv_ns;
     ps_msg_hdr_t hdr; /* copy of the header */
     union {
-        uint8_t raw[128];
+        uint8_t raw[PS_BODY_MAX]; /* with PS_IO_LIST_INLINE, the list after io */
         ps_hello_req_t hello;
         ps_create_req_t create;
         ps_path_req_t path;
@@ -169,6 +169,7 @@ typedef struct pss_req {
 
     /* AM data */
     void *data; /* the data bytes (held UCX data, own copy or rndv buffer) */
+    const void *list; /* OBJ_READ/OBJ_WRITE: the region list (in data or body) */
     uint64_t data_len;
     void *ucx_data; /* held UCX eager data to release, or rndv descriptor */
     int ucx_rndv;   /* ucx_data is a rendezvous descriptor */

@@ -11,21 +11,21 @@
 #include <string.h>
 
 /* Entry i of a checked OBJ_READ/OBJ_WRITE request's list (at the start of its
- * data) as a run: a plain region is the run {off, len, len, 1}. */
+ * data, or after its body) as a run: a plain region is the run {off, len, len, 1}. */
 static inline ps_extent_run_t pss_io_run(const pss_req_t *req, uint32_t i)
 {
     ps_extent_run_t r;
 
     if (req->body.io.flags & PS_IO_RUNS) {
         ps_run_t w;
-        memcpy(&w, (const ps_run_t *)req->data + i, sizeof(w));
+        memcpy(&w, (const ps_run_t *)req->list + i, sizeof(w));
         r.off = w.off;
         r.len = w.len;
         r.stride = w.stride;
         r.count = w.count;
     } else {
         ps_region_t w;
-        memcpy(&w, (const ps_region_t *)req->data + i, sizeof(w));
+        memcpy(&w, (const ps_region_t *)req->list + i, sizeof(w));
         r.off = w.off;
         r.len = w.len;
         r.stride = w.len;

@@ -489,18 +489,20 @@ static void pss_obj_run(pss_worker_t *w, pss_object_t *obj)
 static ps_status_t pss_io_prepare(pss_worker_t *w, pss_req_t *req)
 {
     const ps_io_req_t *io = &req->body.io;
-    uint64_t rbytes = ps_io_list_bytes(io), nreg = io->nregions;
+    int inline_list = (io->flags & PS_IO_LIST_INLINE) != 0;
+    uint64_t rbytes = inline_list ? 0 : ps_io_list_bytes(io), nreg = io->nregions;
     ps_status_t status;
 
     if (((uintptr_t)req->data % 8) != 0) {
         /* held UCX data is 8-byte aligned (checked in the AM callback) */
         return PS_ERR_PROTO;
     }
+    req->list = inline_list ? (const void *)(req->body.raw + sizeof(*io)) : req->data;
     if (io->flags & PS_IO_RUNS) {
-        status = ps_proto_check_runs((const ps_run_t *)req->data, io->nregions, io->payload_len,
+        status = ps_proto_check_runs((const ps_run_t *)req->list, io->nregions, io->payload_len,
                                      PSS_MAX_OBJ_SIZE, &nreg);
     } else {
-        status = ps_proto_check_regions((const ps_region_t *)req->data, io->nregions,
+        status = ps_proto_check_regions((const ps_region_t *)req->list, io->nregions,
                                         io->payload_len, PSS_MAX_OBJ_SIZE);
     }
     if (status != PS_OK) {

@@ -170,7 +170,7 @@ static int pss_rndv_start(pss_worker_t *w, pss_req_t *req)
     size_t pad = 0;
     void *buf;
 
-    if (req->hdr.type == PS_MSG_OBJ_WRITE) {
+    if (req->hdr.type == PS_MSG_OBJ_WRITE && !(req->body.io.flags & PS_IO_LIST_INLINE)) {
         size_t rbytes = (size_t)ps_io_list_bytes(&req->body.io);
         pad = (align - rbytes % align) % align;
     }

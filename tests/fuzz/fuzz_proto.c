@@ -63,7 +63,14 @@ static void fuzz_io(const ps_msg_view_t *view, const uint8_t *data, size_t data_
 
     memcpy(&io, view->body, sizeof(io));
     rlen = ps_io_list_bytes(&io);
-    if (view->data_len != data_len || rlen > data_len) {
+    if (io.flags & PS_IO_LIST_INLINE) {
+        /* the list follows the body in the header, which decode sized */
+        if (view->hdr->body_len != sizeof(io) + rlen) {
+            __builtin_trap();
+        }
+        data = (const uint8_t *)view->body + sizeof(io);
+        data_len = rlen;
+    } else if (view->data_len != data_len || rlen > data_len) {
         return; /* a receiver refuses a length mismatch before looking inside */
     }
     list = malloc(rlen ? (size_t)rlen : 1); /* exact size: ASan sees any overread */

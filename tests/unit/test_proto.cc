@@ -418,7 +418,15 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
     if (is_reply && h.status < 0) {
         return h.body_len == 0 || h.body_len == want;
     }
-    if (h.body_len != want) {
+    /* an OBJ_WRITE with PS_IO_LIST_INLINE: its list follows the body */
+    uint64_t inline_len = 0;
+    if (!is_reply && h.type == PS_MSG_OBJ_WRITE && h.body_len >= want) {
+        ps_io_req_t b = body_at<ps_io_req_t>(m);
+        if (b.flags & PS_IO_LIST_INLINE) {
+            inline_len = (uint64_t)b.nregions * ((b.flags & PS_IO_RUNS) ? 32 : 16);
+        }
+    }
+    if (h.body_len != want + inline_len) {
         return false;
     }
 
@@ -462,12 +470,14 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
         case PS_MSG_OBJ_WRITE:
         case PS_MSG_OBJ_READ: {
             ps_io_req_t b = body_at<ps_io_req_t>(m);
+            uint32_t known = h.type == PS_MSG_OBJ_WRITE ? 3 : 1;
             if (b.nregions < 1 || b.nregions > PS_MAX_REGIONS || b.payload_len > PS_MAX_PAYLOAD ||
-                (b.flags != 0 && b.flags != PS_IO_RUNS)) {
+                (b.flags & ~known) != 0 || inline_len > PS_IO_INLINE_MAX) {
                 return false;
             }
-            *data_len = (uint64_t)b.nregions * (b.flags == PS_IO_RUNS ? 32 : 16) +
-                        (h.type == PS_MSG_OBJ_WRITE ? b.payload_len : 0);
+            *data_len =
+                (inline_len ? 0 : (uint64_t)b.nregions * ((b.flags & PS_IO_RUNS) ? 32 : 16)) +
+                (h.type == PS_MSG_OBJ_WRITE ? b.payload_len : 0);
             return true;
         }
         case PS_MSG_SHARED_FP: {
@@ -1050,6 +1060,67 @@ TEST(proto, io_runs_flag)
             b.flags = f;
             m = make(type, b);
             EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(m.data(), m.size(), 0, &v)) << "flags " << f;
+        }
+    }
+}
+
+/* An OBJ_WRITE of n list entries of entry bytes each, sent with the list
+ * after its body (PS_IO_LIST_INLINE): list_extra bytes more or fewer in the
+ * header than the list takes. */
+static bytes_t make_inline_write(uint16_t type, uint32_t flags, uint32_t n, size_t entry,
+                                 long list_extra = 0)
+{
+    ps_io_req_t b = {7, 100, n, flags | PS_IO_LIST_INLINE};
+    std::vector<uint8_t> body(sizeof(b) + n * entry + list_extra, 0x5a);
+    memcpy(body.data(), &b, sizeof(b));
+    return make(type, 0, body.data(), body.size());
+}
+
+/* PS_IO_LIST_INLINE: an OBJ_WRITE's list in the header (at most
+ * PS_IO_INLINE_MAX bytes, counted by body_len), the AM data the payload
+ * alone; refused on OBJ_READ, with a list too long, or when the header holds
+ * more or less than the list. */
+TEST(proto, io_list_inline)
+{
+    ps_msg_view_t v;
+    bytes_t m = make_inline_write(PS_MSG_OBJ_WRITE, 0, 2, 16);
+    ASSERT_EQ(PS_OK, ps_proto_decode(m.data(), m.size(), 0, &v));
+    EXPECT_EQ(100u, v.data_len) << "the data is the payload alone";
+    EXPECT_EQ(sizeof(ps_io_req_t) + 32, v.hdr->body_len);
+
+    m = make_inline_write(PS_MSG_OBJ_WRITE, PS_IO_RUNS, 3, 32);
+    ASSERT_EQ(PS_OK, ps_proto_decode(m.data(), m.size(), 0, &v));
+    EXPECT_EQ(100u, v.data_len);
+
+    uint32_t most = PS_IO_INLINE_MAX / 16;
+    m = make_inline_write(PS_MSG_OBJ_WRITE, 0, most, 16);
+    EXPECT_EQ(PS_OK, ps_proto_decode(m.data(), m.size(), 0, &v)) << "a list of the largest size";
+    m = make_inline_write(PS_MSG_OBJ_WRITE, 0, most + 1, 16);
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(m.data(), m.size(), 0, &v)) << "a list too long";
+
+    m = make_inline_write(PS_MSG_OBJ_READ, 0, 2, 16);
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(m.data(), m.size(), 0, &v))
+        << "reads carry no inline list";
+    for (long extra : {-1L, 1L, -32L, 16L}) {
+        m = make_inline_write(PS_MSG_OBJ_WRITE, 0, 2, 16, extra);
+        EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(m.data(), m.size(), 0, &v)) << "extra " << extra;
+    }
+    /* the flag without the list in the header (a list sent as data before) */
+    ps_io_req_t b = {7, 100, 2, PS_IO_LIST_INLINE};
+    m = make(PS_MSG_OBJ_WRITE, b);
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(m.data(), m.size(), 0, &v));
+    /* nregions too large to be a list at all */
+    b.nregions = PS_MAX_REGIONS + 1;
+    m = make(PS_MSG_OBJ_WRITE, b);
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(m.data(), m.size(), 0, &v));
+    for (bytes_t msg : {make_inline_write(PS_MSG_OBJ_WRITE, 0, 2, 16),
+                        make_inline_write(PS_MSG_OBJ_WRITE, 0, most + 1, 16),
+                        make_inline_write(PS_MSG_OBJ_READ, 0, 2, 16)}) {
+        uint64_t ref_len = 0;
+        bool ok = ps_proto_decode(msg.data(), msg.size(), 0, &v) == PS_OK;
+        EXPECT_EQ(ok, reference_decode(msg, 0, &ref_len));
+        if (ok) {
+            EXPECT_EQ(v.data_len, ref_len);
         }
     }
 }
