@@ -207,13 +207,13 @@ static long other_threads_switches()
 
 /*
  * A blocking call is driven by its caller; the progress thread sleeps on.
- * A staged transfer (a list write from two buffers, sent from one staging
- * buffer, which is then cached for 5 s) used to make every blocking call of
+ * A staged transfer (a list write from pieces of two buffers, sent from
+ * staging buffers, which are then cached for 5 s) used to make every blocking call of
  * the next 5 s wake the thread when it gave the worker back, and the next
  * call waited for the thread to let go of the worker: two hops and a
  * futex each. Counted here by the other threads' context switches over 200
  * blocking 4 KiB writes (at least one each with that bug). The thread still
- * releases the staging buffer (4 MiB, mapped) once it has been idle 5 s.
+ * releases the staging buffers (4 MiB in all) once they have been idle 5 s.
  * (Here the thread is woken once after the staged write for its own work
  * and sleeps on the release timer from then on, so this half passes also
  * without the wake for buffers due before the thread's sleep ends,
@@ -229,8 +229,14 @@ TEST_F(ClientIO, BlockingCallsAfterStagedTransferLeaveTheThreadAsleep)
     pstripe_layout_t layout = {1 << 20, 1, 0};
     PSC_ASSERT_OK(pstripe_open(fs_, "/hops", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
     pstripe_region_t reg = {0, 2 * half};
-    struct iovec iov[2] = {{a.data(), half}, {b.data(), half}};
-    PSC_ASSERT_OK(pstripe_write_list(f, &reg, 1, iov, 2));
+    /* pieces of both buffers in turn, so that every 1 MiB batch is several
+     * pieces of memory and staged (one piece goes out as is) */
+    const uint64_t piece = 256 << 10;
+    struct iovec iov[2 * half / piece];
+    for (size_t i = 0; i < 2 * half / piece; i++) {
+        iov[i] = {(i % 2 ? b.data() : a.data()) + i / 2 * piece, piece};
+    }
+    PSC_ASSERT_OK(pstripe_write_list(f, &reg, 1, iov, 2 * half / piece));
 
     long before = other_threads_switches();
     for (int i = 0; i < calls; i++) {
@@ -245,6 +251,8 @@ TEST_F(ClientIO, BlockingCallsAfterStagedTransferLeaveTheThreadAsleep)
     PSC_ASSERT_OK(pstripe_pread(f, back.data(), back.size(), 2 * half - 4096, &got));
     EXPECT_EQ(got, back.size());
     EXPECT_EQ(back[0], 2);
+    PSC_ASSERT_OK(pstripe_pread(f, back.data(), back.size(), 2 * half - 2 * piece, &got));
+    EXPECT_EQ(back[0], 1) << "the last piece of a";
     PSC_ASSERT_OK(pstripe_close(f));
     ASSERT_GE(before, 0);
     printf("[   INFO   ] other threads' context switches over %d blocking writes: %ld\n", calls,
@@ -301,6 +309,65 @@ TEST_F(ClientIO, ForcedEagerWritesStayWithinMaxInflight)
     RecordProperty("server_peak_growth_kib", std::to_string(hwm - rss0));
     ASSERT_GT(rss0, 0);
     EXPECT_LT(hwm - rss0, 64 * 1024) << "the server held more than max_inflight by far";
+}
+
+/*
+ * A write batch whose data is one piece of memory carries a list of up to
+ * 256 bytes in its header (PS_IO_LIST_INLINE: 16 regions, 8 runs) and
+ * sends the data from the caller's buffer; longer lists go in the data.
+ * Irregular regions (no runs) of 1..40 per batch, overlapping ones (the
+ * later wins), and a regular list that goes as runs, each written from
+ * one buffer, against a byte model of the file.
+ */
+TEST_F(ClientIO, ListWritesAroundTheInlineLimit)
+{
+    start(1);
+    pstripe_layout_t layout = {1 << 20, 1, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> model(1 << 20, 0);
+    uint8_t fill = 1;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/inline", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    auto write = [&](const std::vector<pstripe_region_t> &regs) {
+        uint64_t total = 0;
+        for (const pstripe_region_t &r : regs) {
+            total += r.length;
+        }
+        std::vector<uint8_t> data(total);
+        for (size_t i = 0; i < total; i++) {
+            data[i] = (uint8_t)(fill + i * 7);
+        }
+        uint64_t at = 0;
+        for (const pstripe_region_t &r : regs) {
+            memcpy(&model[r.offset], &data[at], r.length);
+            at += r.length;
+        }
+        struct iovec iov = {data.data(), total};
+        fill += 13;
+        return pstripe_write_list(f, regs.data(), regs.size(), &iov, 1);
+    };
+    for (size_t n : {1, 15, 16, 17, 40}) {
+        std::vector<pstripe_region_t> regs;
+        for (size_t i = 0; i < n; i++) {
+            regs.push_back({(uint64_t)(n * 20000 + i * 997 + (i % 3) * 101), 300 + i % 5 * 77});
+        }
+        ASSERT_EQ(PS_OK, write(regs)) << n << " regions";
+    }
+    ASSERT_EQ(PS_OK, write({{5000, 3000}, {6000, 500}, {7000, 9000}})) << "overlapping";
+    std::vector<pstripe_region_t> runs;
+    for (uint64_t i = 0; i < 64; i++) {
+        runs.push_back({900000 + i * 1024, 512});
+    }
+    ASSERT_EQ(PS_OK, write(runs)) << "a strided list";
+
+    std::vector<uint8_t> back(model.size());
+    uint64_t got = 0;
+    PSC_ASSERT_OK(pstripe_pread(f, back.data(), back.size(), 0, &got));
+    PSC_ASSERT_OK(pstripe_close(f));
+    EXPECT_EQ(got, 900000u + 63 * 1024 + 512);
+    for (size_t i = 0; i < got; i++) {
+        ASSERT_EQ(back[i], model[i]) << "byte " << i;
+    }
 }
 
 TEST_F(ClientIO, ReadPastEndAndHoles)
