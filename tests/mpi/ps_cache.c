@@ -13,6 +13,9 @@
  * - medium reads with a constant step (read ahead by the driver) see the
  *   reader's own writes at once (also a nonblocking write's, after
  *   MPI_Wait) and another's after sync-barrier-sync;
+ * - collective writes of non-interleaved ranges are buffered like
+ *   independent ones: read back at once, seen by others after
+ *   sync-barrier-sync;
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
  *   even where rank 1 had cached the old bytes;
  * - on pstripe, the hints show in MPI_File_get_info.
@@ -344,6 +347,39 @@ static void ahead_collective_write(MPI_File fh)
     sync_barrier_sync(fh);
 }
 
+/* Collective writes whose processes' ranges do not interleave (each its
+ * own piece of slots 30-37) are independent I/O, buffered by write-behind
+ * like independent writes: the writer reads each back at once, also over a
+ * small independent write of its own that the collective one overwrites
+ * (program order: the last wins); the others see them after
+ * sync-barrier-sync. Counted with the small writes. */
+static void own_collective_writes(MPI_File fh, int *nsmall)
+{
+    unsigned char buf[S];
+    MPI_Status st;
+    int i, r;
+
+    for (i = 0; i < 8; i++) {
+        MPI_Offset off = slot_off(30 + i, ps_rank) + 17;
+        int len = 200 + 20 * i;
+
+        if (i % 2)
+            write_small(fh, off + 50, 64, 60 + i);      /* overwritten below */
+        ps_fill(buf, len, off, 70 + i);
+        PS_MPI(MPI_File_write_at_all(fh, off, buf, len, MPI_BYTE, &st));
+        (*nsmall)++;
+        for (r = 0; r < ps_nprocs; r++) {
+            if (i % 2)
+                model_write(slot_off(30 + i, r) + 17 + 50, 64, 60 + i);
+            model_write(slot_off(30 + i, r) + 17, len, 70 + i);
+        }
+        check_range(fh, off, len, 100, "an own collective write, at once");
+    }
+    sync_barrier_sync(fh);
+    check_range(fh, slot_off(30, 0), (MPI_Offset) 8 * ps_nprocs * S, 256,
+                "every process's collective writes after sync-barrier-sync");
+}
+
 /* Rank 0 rewrites bytes the others have read (and may have cached): they
  * see the new bytes after sync-barrier-sync. */
 static void cross_visibility(MPI_File fh)
@@ -435,6 +471,7 @@ int main(int argc, char **argv)
     stream_reads(fh, 1024, 2500, 40);   /* a quarter, with gaps */
     nonblocking_write_ahead(fh);
     cross_visibility(fh);
+    own_collective_writes(fh, &nsmall);
     ahead_collective_write(fh);
     atomic_mode(fh);
     PS_MPI(MPI_File_close(&fh));

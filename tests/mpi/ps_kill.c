@@ -226,6 +226,25 @@ int main(int argc, char **argv)
     if (rc == MPI_SUCCESS)
         rc = MPI_File_sync(fh);
     expect_io_error(rc, t0, "sync of buffered small writes");
+    /* so are small collective writes of ranges that do not interleave
+     * (independent I/O, each process its own piece, with romio_cb_write
+     * automatic): they succeed, and the sync that flushes them fails */
+    if (!PS_OMPIO) {
+        MPI_Info auto_cb;
+
+        MPI_Info_create(&auto_cb);
+        MPI_Info_set(auto_cb, "romio_cb_write", "automatic");
+        PS_MPI(MPI_File_set_info(fh, auto_cb));
+        MPI_Info_free(&auto_cb);
+        for (iter = 0; iter < 4; iter++) {
+            rc = MPI_File_write_at_all(fh, (MPI_Offset) iter * 65536 + ps_rank * 64, buf, 64,
+                                       MPI_BYTE, &st);
+            PS_CHECK(rc == MPI_SUCCESS, "a small collective write of its own range failed at "
+                     "once: not buffered");
+        }
+        t0 = MPI_Wtime();
+        expect_io_error(MPI_File_sync(fh), t0, "sync of buffered small collective writes");
+    }
     t0 = MPI_Wtime();
     rc = MPI_File_close(&fh);
     if (!PS_OMPIO)
