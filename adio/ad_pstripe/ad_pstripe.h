@@ -21,7 +21,7 @@
  * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
  *   requests (ad_pstripe_aio.c); nonblocking collectives take the same
  *   path, each process for its own regions, when the processes' ranges do
- *   not interleave (ad_pstripe_coll.c).
+ *   not interleave (ad_pstripe_aio.c, the test in ad_pstripe_coll.c).
  *
  * Shared file pointers (write_shared, the ordered calls, MPI_MODE_SEQUENTIAL)
  * are counters at the file's metadata owner (ad_pstripe_sharedfp.c). Atomic mode and ROMIO's data-sieving path use a
@@ -209,6 +209,10 @@ static inline void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *bu
     }
 }
 int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
+
+/* ad_pstripe_coll.c */
+int ADIOI_PSTRIPE_Coll_interleaves(ADIO_File fd, const void *buf, int count,
+                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset);
 
 /* ad_pstripe_readahead.c */
 int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,

@@ -856,78 +856,19 @@ void ADIOI_PSTRIPE_ReadStridedColl(ADIO_File fd, void *buf, int count,
 
 /* Do the file ranges of the processes' accesses interleave? (One
  * allgather; every process gets the same answer.) */
-static int icoll_interleaves(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                             int file_ptr_type, ADIO_Offset offset)
+int ADIOI_PSTRIPE_Coll_interleaves(ADIO_File fd, const void *buf, int count,
+                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset)
 {
     ADIOI_PSTRIPE_access acc;
     coll_range *ranges;
     int nprocs, err, inter;
 
     MPI_Comm_size(fd->comm, &nprocs);
-    ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc, &err);
+    ADIOI_PSTRIPE_Access_build(fd, (void *) buf, count, datatype, file_ptr_type, offset, &acc, &err);
     ranges = gather_ranges(fd, &acc, err == MPI_SUCCESS, nprocs);
     if (err == MPI_SUCCESS)
         ADIOI_PSTRIPE_Access_free(fd, &acc);
     inter = ranges_interleave(ranges, nprocs);
     ADIOI_Free(ranges);
     return inter;
-}
-
-/* Nonblocking collectives (MPI_File_iwrite_all ...). When the processes'
- * file ranges do not interleave (each has its own part of the file, the
- * common case), each process's access is started as nonblocking list I/O
- * of its own regions (ad_pstripe_aio.c): the call returns after one
- * allgather of the ranges, the client library's progress thread moves the
- * data while the program computes, and MPI_Test and MPI_Wait complete it
- * through the generalized request; each request reports its own regions'
- * errors. The write-behind buffer is flushed first (and a write drops the
- * read cache), as for the blocking calls.
- * Done at once by the blocking collective, then a completed request:
- * interleaved ranges (independent list writes of finely interleaved
- * regions from several processes at once lost bytes in ROMIO's
- * i_noncontig_coll2 test, blocking or not, while two-phase gets them
- * right), atomic mode (under the lock), ROMIO's generic paths (listio hint
- * disabled), and external32, whose converted buffer ROMIO frees as soon
- * as the call returns. No two-phase exchange runs in the background: it
- * would need every process to come back into MPI between rounds. */
-static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                             int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
-                             int is_write, int *error_code)
-{
-    ADIO_Status status;
-    MPI_Count nbytes = 0;
-
-    if (!fd->atomicity && !fd->is_external32 && ADIOI_PSTRIPE_Listio(fd, is_write) &&
-        !icoll_interleaves(fd, buf, count, datatype, file_ptr_type, offset)) {
-        if (is_write)
-            ADIOI_PSTRIPE_IwriteStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
-                                        error_code);
-        else
-            ADIOI_PSTRIPE_IreadStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
-                                       error_code);
-        return;
-    }
-    MPI_Status_set_elements_x(&status, MPI_BYTE, 0);
-    strided_coll(fd, buf, count, datatype, file_ptr_type, offset, &status, is_write,
-                 error_code);
-    if (*error_code == MPI_SUCCESS)
-        MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
-    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
-}
-
-void ADIOI_PSTRIPE_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
-                                     MPI_Datatype datatype, int file_ptr_type,
-                                     ADIO_Offset offset, ADIO_Request * request,
-                                     int *error_code)
-{
-    nonblocking_coll(fd, (void *) buf, count, datatype, file_ptr_type, offset, request, 1,
-                     error_code);
-}
-
-void ADIOI_PSTRIPE_IreadStridedColl(ADIO_File fd, void *buf, int count,
-                                    MPI_Datatype datatype, int file_ptr_type,
-                                    ADIO_Offset offset, ADIO_Request * request,
-                                    int *error_code)
-{
-    nonblocking_coll(fd, buf, count, datatype, file_ptr_type, offset, request, 0, error_code);
 }
