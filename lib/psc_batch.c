@@ -19,10 +19,13 @@
  * (ucp_rndv_progress_am_bcopy): one copy through UCX buffers and many small
  * messages, while a contiguous buffer gets 64 KiB zero-copy fragments (TCP)
  * or RMA. Measured on TCP loopback, staging in one buffer made large writes
- * about 2x and scattered reads 3.5x faster. So: a write batch is described
- * by an IOV (its region array, then the caller's memory, adjacent pieces
- * merged) and sent as is when small, but packed into one reused staging
- * buffer when its payload reaches bounce_threshold; a read reply lands
+ * about 2x and scattered reads 3.5x faster. So: a write batch whose data is
+ * one piece of the caller's memory and whose list is short sends the list
+ * in the message header and that memory as is (PS_IO_LIST_INLINE); any
+ * other is described by an IOV (its region array, then the caller's
+ * memory, adjacent pieces merged) and sent as is when small, but packed
+ * into one reused staging buffer when its payload reaches
+ * bounce_threshold; a read reply lands
  * directly in the caller's memory when the batch maps to one piece of it
  * (contig, no copy), is copied from the UCX buffer when it came eagerly,
  * and is staged and scattered when it comes by rendezvous into several

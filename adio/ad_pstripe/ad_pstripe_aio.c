@@ -318,12 +318,12 @@ void ADIOI_PSTRIPE_IwriteStrided(ADIO_File fd, const void *buf, int count,
 /* Nonblocking collectives (MPI_File_iwrite_all ...). When the processes'
  * file ranges do not interleave (each has its own part of the file, the
  * common case), each process's access is started as nonblocking list I/O
- * of its own regions (ad_pstripe_aio.c): the call returns after one
+ * of its own regions (nonblocking_io above): the call returns after one
  * allgather of the ranges, the client library's progress thread moves the
  * data while the program computes, and MPI_Test and MPI_Wait complete it
  * through the generalized request; each request reports its own regions'
  * errors. The write-behind buffer is flushed first (and a write drops the
- * read cache), as for the blocking calls.
+ * read cache), as for every nonblocking call.
  * Done at once by the blocking collective, then a completed request:
  * interleaved ranges (independent list writes of finely interleaved
  * regions from several processes at once lost bytes in ROMIO's
