@@ -180,6 +180,7 @@ typedef struct pss_req {
     const uint8_t *payload;     /* write payload inside data */
     uint8_t *reply_buf;         /* read reply payload (aligned, pss_buf_get) */
     size_t reply_cap;           /* its capacity for pss_buf_put */
+    pss_cgran_t *lent;          /* or reply_buf is cache memory lent to it (pss_cache_lend) */
 } pss_req_t;
 
 /* ---- worker ---------------------------------------------------------------- */

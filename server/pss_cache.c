@@ -61,6 +61,7 @@ struct pss_cgran {
     pss_cobj_t *obj;                       /* whose */
     uint64_t base;   /* offset in the object, a multiple of PSS_CACHE_GRANULE */
     uint32_t nvalid; /* units valid */
+    uint32_t pins;   /* replies sending from it, disk reads filling it: see pss_cache_lend */
     uint64_t valid[PSS_CACHE_WORDS];
     uint8_t *buf; /* PSS_CACHE_GRANULE bytes */
 };
@@ -87,7 +88,8 @@ struct pss_cache {
     pss_cgran_t **table;
     size_t nbuckets;
     pss_cgran_t *lru_head, *lru_tail;
-    pss_cgran_t *free; /* unused granules (hnext chain), buffers kept */
+    pss_cgran_t *free;    /* unused granules (hnext chain), buffers kept */
+    pss_cgran_t *orphans; /* released while pinned (lru links): free once unpinned */
 };
 
 ps_status_t pss_cache_mem_init(pss_cache_mem_t **out, uint64_t budget, uint32_t nworkers)
@@ -232,6 +234,11 @@ void pss_cache_cleanup(pss_cache_t *c)
         pss_cgran_free_list(c->table[b]);
     }
     pss_cgran_free_list(c->free);
+    while (c->orphans != NULL) { /* sends still out: their unpin finds no cache */
+        pss_cgran_t *next = c->orphans->lru_next;
+        free(c->orphans);
+        c->orphans = next;
+    }
     free(c->table);
     free(c);
 }
@@ -268,7 +275,8 @@ static void pss_lru_push(pss_cache_t *c, pss_cgran_t *g)
     c->lru_head = g;
 }
 
-/* Take g out of the table and both lists; its buffer goes to the free list. */
+/* Take g out of the table and both lists; its buffer goes to the free
+ * list, or, while g is pinned, waits on the orphans' list. */
 static void pss_cgran_release(pss_cache_t *c, pss_cgran_t *g)
 {
     pss_cgran_t **pp = &c->table[pss_cache_bucket(c, g->obj, g->base)];
@@ -284,6 +292,14 @@ static void pss_cgran_release(pss_cache_t *c, pss_cgran_t *g)
     }
     g->obj->n--;
     g->obj = NULL;
+    if (g->pins > 0) {
+        g->lru_next = c->orphans;
+        if (c->orphans != NULL) {
+            c->orphans->lru_prev = g;
+        }
+        c->orphans = g;
+        return;
+    }
     g->hnext = c->free;
     c->free = g;
 }
@@ -302,8 +318,14 @@ static pss_cgran_t *pss_cgran_get(pss_cache_t *c, pss_cobj_t *co, uint64_t base)
         g->hnext = c->free;
         c->free = g;
     }
-    if (c->free == NULL && c->lru_tail != NULL) {
-        pss_cgran_release(c, c->lru_tail);
+    if (c->free == NULL) {
+        pss_cgran_t *victim = c->lru_tail;
+        while (victim != NULL && victim->pins > 0) {
+            victim = victim->lru_prev;
+        }
+        if (victim != NULL) {
+            pss_cgran_release(c, victim);
+        }
     }
     if ((g = c->free) == NULL) {
         return NULL;
@@ -361,6 +383,24 @@ static int pss_cgran_valid(const pss_cgran_t *g, uint32_t u, uint32_t v)
     return 1;
 }
 
+/* Copy src into bytes [lo, hi) of g; a pinned granule's valid units are
+ * left as they are (a reply may be sending them; they hold these bytes). */
+static void pss_cgran_copy_in(pss_cgran_t *g, uint32_t lo, uint32_t hi, const uint8_t *src)
+{
+    if (g->pins == 0) {
+        memcpy(g->buf + lo, src, hi - lo);
+        return;
+    }
+    for (uint32_t a = lo; a < hi;) {
+        uint32_t u = a / PSS_CACHE_UNIT, b = (u + 1) * PSS_CACHE_UNIT;
+        b = b < hi ? b : hi;
+        if (!pss_cgran_valid(g, u, u + 1)) {
+            memcpy(g->buf + a, src + (a - lo), b - a);
+        }
+        a = b;
+    }
+}
+
 void pss_cache_put(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, const uint8_t *src)
 {
     pss_cache_t *c = w->cache;
@@ -378,7 +418,7 @@ void pss_cache_put(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, 
         if (g == NULL && (g = pss_cgran_get(c, co, base)) == NULL) {
             continue; /* not kept: the next read of these bytes goes to disk */
         }
-        memcpy(g->buf + lo, src + (base + lo - off), hi - lo);
+        pss_cgran_copy_in(g, lo, hi, src + (base + lo - off));
         /* whole units only: a unit partly copied is not valid */
         pss_cgran_mark(g, (lo + PSS_CACHE_UNIT - 1) / PSS_CACHE_UNIT, hi / PSS_CACHE_UNIT, 1);
         pss_lru_unlink(c, g);
@@ -425,6 +465,10 @@ static void pss_cgran_drop(pss_cache_t *c, pss_cgran_t *g, uint64_t lo, uint64_t
     if (hi <= g->base || a >= PSS_CACHE_GRANULE) {
         return;
     }
+    if (g->pins > 0) { /* lent bytes never change: the object gets a new granule */
+        pss_cgran_release(c, g);
+        return;
+    }
     pss_cgran_mark(g, (uint32_t)(a / PSS_CACHE_UNIT),
                    (uint32_t)((b + PSS_CACHE_UNIT - 1) / PSS_CACHE_UNIT), 0);
     if (g->nvalid == 0) {
@@ -455,6 +499,84 @@ void pss_cache_drop(pss_worker_t *w, pss_cobj_t *co, uint64_t lo, uint64_t hi)
             }
         }
     }
+    pss_cache_give_back(c);
+}
+
+const uint8_t *pss_cache_lend(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len,
+                              pss_cgran_t **out)
+{
+    pss_cache_t *c = w->cache;
+    uint64_t base = off / PSS_CACHE_GRANULE * PSS_CACHE_GRANULE, lo = off - base;
+    pss_cgran_t *g;
+
+    if (c == NULL || co->n == 0 || len == 0 || lo + len > PSS_CACHE_GRANULE ||
+        (g = pss_cache_find(c, co, base)) == NULL ||
+        !pss_cgran_valid(g, (uint32_t)(lo / PSS_CACHE_UNIT),
+                         (uint32_t)((lo + len + PSS_CACHE_UNIT - 1) / PSS_CACHE_UNIT))) {
+        return NULL;
+    }
+    g->pins++;
+    pss_lru_unlink(c, g);
+    pss_lru_push(c, g);
+    *out = g;
+    return g->buf + lo;
+}
+
+uint8_t *pss_cache_fill(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len,
+                        pss_cgran_t **out)
+{
+    pss_cache_t *c = w->cache;
+    uint64_t base = off / PSS_CACHE_GRANULE * PSS_CACHE_GRANULE, lo = off - base;
+    pss_cgran_t *g;
+
+    if (c == NULL || len == 0 || lo + len > PSS_CACHE_GRANULE || lo % PSS_CACHE_UNIT != 0 ||
+        len % PSS_CACHE_UNIT != 0) {
+        return NULL;
+    }
+    g = pss_cache_find(c, co, base);
+    if (g != NULL && g->pins > 0) {
+        return NULL; /* the disk would write bytes a reply may be sending */
+    }
+    if (g == NULL && (g = pss_cgran_get(c, co, base)) == NULL) {
+        return NULL;
+    }
+    pss_cgran_mark(g, (uint32_t)(lo / PSS_CACHE_UNIT), (uint32_t)((lo + len) / PSS_CACHE_UNIT), 0);
+    g->pins++;
+    *out = g;
+    return g->buf + lo;
+}
+
+void pss_cache_filled(pss_worker_t *w, pss_cgran_t *g, uint64_t off, uint64_t len, int ok)
+{
+    pss_cache_t *c = w->cache;
+    uint64_t lo = off % PSS_CACHE_GRANULE;
+
+    if (c == NULL) {
+        return;
+    }
+    if (ok && g->obj != NULL) { /* not dropped while the disk read ran */
+        pss_cgran_mark(g, (uint32_t)(lo / PSS_CACHE_UNIT), (uint32_t)((lo + len) / PSS_CACHE_UNIT),
+                       1);
+        pss_lru_unlink(c, g);
+        pss_lru_push(c, g);
+    }
+    pss_cache_unpin(w, g);
+}
+
+void pss_cache_unpin(pss_worker_t *w, pss_cgran_t *g)
+{
+    pss_cache_t *c = w->cache;
+
+    if (c == NULL || --g->pins > 0 || g->obj != NULL) {
+        return; /* (no cache: cleaned up, with g, while the send was out) */
+    }
+    *(g->lru_prev != NULL ? &g->lru_prev->lru_next : &c->orphans) = g->lru_next;
+    if (g->lru_next != NULL) {
+        g->lru_next->lru_prev = g->lru_prev;
+    }
+    g->lru_prev = g->lru_next = NULL;
+    g->hnext = c->free;
+    c->free = g;
     pss_cache_give_back(c);
 }
 

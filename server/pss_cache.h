@@ -11,7 +11,9 @@
  * worker owns a slice and shares the rest; a worker's least recently used
  * granules go first once it can take no more); a read whose every
  * byte is valid in the cache is copied from memory instead of read from
- * disk. The bytes kept are always what the disk holds (or will hold: reads
+ * disk, or, when it is a whole reply within one granule, sent from the
+ * cache's memory itself (pss_cache_lend), and read-ahead reads from disk
+ * straight into a granule (pss_cache_fill). The bytes kept are always what the disk holds (or will hold: reads
  * keep the write-back stage's bytes laid over the disk's, and any write
  * drops the blocks of its spans before it starts), so a hit returns exactly
  * what a disk read would. A size change drops the bytes from the block of
@@ -58,6 +60,27 @@ void pss_cache_put(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, 
 /* Copy the object's bytes [off, off + len) into dst if every one of them is
  * kept: 1, else 0 (and dst untouched). dst NULL: only say whether they are. */
 int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint8_t *dst);
+
+/*
+ * Lend the object's bytes [off, off + len) to a reply, without a copy, if
+ * they lie in one granule and every one is kept: their address in the
+ * cache, *g pinned until pss_cache_unpin; else NULL. A pinned granule's
+ * kept bytes never change: it is not reused, a put leaves them alone, and a
+ * drop that touches it takes it from its object (which gets a new one).
+ */
+const uint8_t *pss_cache_lend(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len,
+                              pss_cgran_t **g);
+void pss_cache_unpin(pss_worker_t *w, pss_cgran_t *g);
+
+/*
+ * Memory to read the object's bytes [off, off + len) from disk into (whole
+ * units of one granule, none of it lent: else NULL), *g pinned; then
+ * pss_cache_filled keeps them (ok) unless they were dropped meanwhile, and
+ * unpins.
+ */
+uint8_t *pss_cache_fill(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len,
+                        pss_cgran_t **g);
+void pss_cache_filled(pss_worker_t *w, pss_cgran_t *g, uint64_t off, uint64_t len, int ok);
 
 /* Forget the object's bytes in [lo, hi) (hi = UINT64_MAX: all of them). */
 void pss_cache_drop(pss_worker_t *w, pss_cobj_t *co, uint64_t lo, uint64_t hi);

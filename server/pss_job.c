@@ -301,6 +301,42 @@ static int pss_span_direct(pss_server_t *s, const pss_span_io_t *sp, const pss_p
 static void pss_job_finish(pss_worker_t *w, pss_job_t *job);
 
 /*
+ * A read span that is the whole reply of its batch, kept in one granule of
+ * the cache, is sent from the cache's memory: reply_buf goes back and the
+ * reply carries the granule's bytes, pinned until the send completes
+ * (pss_cache_lend), instead of a copy of them. 1: lent, the span is read.
+ */
+static int pss_span_lend(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
+{
+    pss_piece_t *p = &job->pieces[sp->first_piece];
+    pss_req_t *req = NULL;
+    pss_cgran_t *g;
+    const uint8_t *mem;
+
+    if (sp->npieces != 1 || p->count != 1 || p->span_off != 0 || p->len != sp->len ||
+        sp->off + sp->len > job->obj->size) {
+        return 0; /* gathered from pieces, or zeros past the end */
+    }
+    for (uint32_t b = 0; b < job->nbatches && req == NULL; b++) {
+        pss_req_t *r = job->batches[b];
+        if (r->reply_buf == p->mem && r->body.io.payload_len == p->len && r->lent == NULL) {
+            req = r;
+        }
+    }
+    if (req == NULL || (mem = pss_cache_lend(w, &job->obj->cache, sp->off, sp->len, &g)) == NULL) {
+        return 0;
+    }
+    pss_buf_put(w, req->reply_buf, req->reply_cap);
+    req->reply_buf = p->mem = sp->buf = (uint8_t *)mem;
+    req->reply_cap = 0;
+    req->lent = g;
+    sp->own_buf = 0;
+    sp->shared = 1; /* not put back into the cache */
+    sp->lent = 1;
+    return 1;
+}
+
+/*
  * ext4 (and others) run an O_DIRECT write that extends the file
  * synchronously inside io_submit, which would stall this worker for the
  * whole disk write. So the file is first extended (sparsely) past the end
@@ -574,6 +610,10 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
             job->spans_left--;
             continue;
         }
+        if (!job->is_write && pss_span_lend(w, job, sp)) {
+            pss_span_done(w, sp, (long)sp->len);
+            continue;
+        }
         if (pss_span_direct(s, sp, job->pieces)) {
             sp->buf = job->pieces[sp->first_piece].mem;
             sp->own_buf = 0;
@@ -634,9 +674,18 @@ static int pss_ra_job(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t 
     sp->job = job;
     sp->off = lo;
     sp->len = hi - lo;
-    sp->buf = pss_buf_get(w, sp->len, w->server->mem_align, &sp->buf_cap);
-    sp->own_buf = sp->buf != NULL;
-    if (sp->buf == NULL || pss_job_conflicts(job)) {
+    if (pss_job_conflicts(job)) {
+        pss_job_free(w, job);
+        return 0;
+    }
+    if (lo % w->server->mem_align == 0) { /* (granules are aligned to 1 MiB) */
+        sp->buf = pss_cache_fill(w, &obj->cache, lo, hi - lo, &sp->gran);
+    }
+    if (sp->buf == NULL) { /* across granules, or one is lent: read, then copy */
+        sp->buf = pss_buf_get(w, sp->len, w->server->mem_align, &sp->buf_cap);
+        sp->own_buf = sp->buf != NULL;
+    }
+    if (sp->buf == NULL) {
         pss_job_free(w, job);
         return 0;
     }
@@ -783,8 +832,13 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         int shared = pss_share_active(&obj->share);
         for (size_t k = 0; k < job->nspans; k++) {
             pss_span_io_t *sp = &job->spans[k];
-            pss_stage_overlay(w->stage, obj, sp->off, sp->len, sp->buf);
-            if (sp->buf != NULL && (job->read_ahead || pss_span_keep(sp, shared))) {
+            if (!sp->lent) { /* (the cache's bytes have the stage's) */
+                pss_stage_overlay(w->stage, obj, sp->off, sp->len, sp->buf);
+            }
+            if (sp->gran != NULL) { /* read ahead into the cache itself */
+                pss_cache_filled(w, sp->gran, sp->off, sp->len, 1);
+                sp->gran = NULL;
+            } else if (sp->buf != NULL && (job->read_ahead || pss_span_keep(sp, shared))) {
                 kept = 1; /* the stream's read-ahead follows it (pss_read_ahead) */
                 if (!sp->shared) {
                     pss_cache_put(w, &obj->cache, sp->off, sp->len, sp->buf);

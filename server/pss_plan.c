@@ -9,6 +9,7 @@
  */
 #include "pss_plan.h"
 
+#include "pss_cache.h"
 #include "pss_jobdef.h"
 #include "pss_req.h"
 #include "pss_share.h"
@@ -26,8 +27,12 @@ void pss_job_free(pss_worker_t *w, pss_job_t *job)
 {
     if (job->spans != NULL) {
         for (size_t i = 0; i < job->nspans; i++) {
-            if (job->spans[i].own_buf) {
-                pss_buf_put(w, job->spans[i].buf, job->spans[i].buf_cap);
+            pss_span_io_t *sp = &job->spans[i];
+            if (sp->own_buf) {
+                pss_buf_put(w, sp->buf, sp->buf_cap);
+            }
+            if (sp->gran != NULL) { /* a read-ahead that failed or was dropped */
+                pss_cache_filled(w, sp->gran, sp->off, sp->len, 0);
             }
         }
     }

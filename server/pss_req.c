@@ -8,6 +8,7 @@
  */
 #include "pss_req.h"
 
+#include "pss_cache.h"
 #include "pss_conn.h"
 
 #include "ps_log.h"
@@ -20,7 +21,8 @@
 typedef struct pss_send {
     pss_worker_t *worker;
     void *data;
-    size_t data_cap; /* for pss_buf_put */
+    size_t data_cap;   /* for pss_buf_put */
+    pss_cgran_t *lent; /* or data lies in this cache granule (pss_cache_lend) */
     size_t hdr_len;
     uint8_t hdr[]; /* ps_msg_hdr_t + body */
 } pss_send_t;
@@ -83,6 +85,17 @@ void pss_buf_release_all(pss_worker_t *w)
     w->bufs_bytes = 0;
 }
 
+/* Give back a reply's data: a buffer of the worker's, or cache memory lent
+ * to the reply. */
+static void pss_data_put(pss_worker_t *w, void *data, size_t cap, pss_cgran_t *lent)
+{
+    if (lent != NULL) {
+        pss_cache_unpin(w, lent);
+    } else {
+        pss_buf_put(w, data, cap);
+    }
+}
+
 /* Free req and what it holds (the buffer back to the worker, the connection
  * reference, the memory charge). */
 static void pss_req_free(pss_req_t *req)
@@ -93,7 +106,7 @@ static void pss_req_free(pss_req_t *req)
         ucp_am_data_release(w->ucp_worker, req->ucx_data);
     }
     pss_buf_put(w, req->own_buf, req->own_cap);
-    pss_buf_put(w, req->reply_buf, req->reply_cap);
+    pss_data_put(w, req->reply_buf, req->reply_cap, req->lent);
     pss_conn_unref(req->conn);
     w->mem_inflight -= req->mem_charged;
     w->inflight--;
@@ -102,7 +115,7 @@ static void pss_req_free(pss_req_t *req)
 
 static void pss_send_done(pss_send_t *send)
 {
-    pss_buf_put(send->worker, send->data, send->data_cap);
+    pss_data_put(send->worker, send->data, send->data_cap, send->lent);
     free(send);
 }
 
@@ -131,15 +144,20 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
 {
     pss_worker_t *w = req->worker;
     pss_conn_t *conn = req->conn;
+    pss_cgran_t *lent = data != NULL ? req->lent : NULL; /* data is the lent reply_buf */
     ps_msg_hdr_t hdr;
     pss_send_t *send;
 
+    if (lent != NULL) {
+        req->lent = NULL;
+    }
     if (status != PS_OK) {
         body_len = 0;
         PSS_STAT_ADD(w, errors, 1);
     }
     if (status != PS_OK || data == NULL) {
-        pss_buf_put(w, data, data_cap);
+        pss_data_put(w, data, data_cap, lent);
+        lent = NULL;
         data = NULL;
         data_len = 0;
         data_cap = 0;
@@ -166,6 +184,7 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
     send->worker = w;
     send->data = data;
     send->data_cap = data_cap;
+    send->lent = lent;
 
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
@@ -188,7 +207,7 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
     return;
 
 out_free_data:
-    pss_buf_put(w, data, data_cap);
+    pss_data_put(w, data, data_cap, lent);
     pss_req_free(req);
 }
 

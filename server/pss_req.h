@@ -14,7 +14,8 @@
  * body (copied) and data; with an error status it carries neither. data
  * (NULL: none) is the reply's: a buffer of pss_buf_get with its capacity,
  * or a malloc'd one (data_cap 0), given back with pss_buf_put once sent, or
- * at once with an error status.
+ * at once with an error status; or, when req->lent is set, the cache
+ * memory lent to req (its reply_buf), unpinned instead.
  */
 void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t body_len, void *data,
                uint64_t data_len, size_t data_cap);

@@ -948,6 +948,58 @@ TEST(ServerCache, EveryReadMatchesTheModelThroughEvictions)
     EXPECT_EQ(after.disk_reads, before.disk_reads);
 }
 
+/*
+ * A read reply sent from the cache's memory (pss_cache_lend) keeps its
+ * bytes while writes into the same granule run behind it: the client sends
+ * a read of a kept megabyte, then small writes into it, and only then takes
+ * the reply (so the reply's data is still to be sent when the writes are
+ * done); it must hold the bytes from before the writes, and the next read
+ * those after them.
+ */
+TEST(ServerCache, RepliesFromTheCacheKeepTheirBytesUnderWrites)
+{
+    const uint64_t fid = 0x777a, mib = 1 << 20, quarter = mib / 4, small = 4096;
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "cache=8m"}));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    std::vector<uint8_t> model(mib);
+    /* in quarters: spans under a granule are kept */
+    auto write_kept = [&](uint8_t seed) {
+        for (uint64_t off = 0; off < mib; off += quarter) {
+            std::vector<ps_region_t> w = {{off, quarter}};
+            std::vector<uint8_t> d = payload_for(w, seed);
+            ASSERT_EQ(c.write(fid, w, d).status(), PS_OK);
+            memcpy(&model[off], d.data(), quarter);
+        }
+    };
+    ps_region_t all = {0, mib};
+    for (int round = 0; round < 20; round++) {
+        write_kept((uint8_t)(2 * round + 1));
+        std::vector<uint8_t> before = model;
+        ps_io_req_t rq{fid, mib, 1, 0};
+        uint64_t rid = c.send(PS_MSG_OBJ_READ, &rq, sizeof(rq), &all, sizeof(all));
+        std::vector<uint64_t> wids;
+        for (uint64_t off = 0; off < mib; off += 16 * small) {
+            std::vector<ps_region_t> w = {{off, small}};
+            std::vector<uint8_t> d = payload_for(w, (uint8_t)(2 * round + 2));
+            std::vector<uint8_t> data = raw_client::io_data(w, d);
+            ps_io_req_t wq{fid, small, 1, 0};
+            wids.push_back(c.send(PS_MSG_OBJ_WRITE, &wq, sizeof(wq), data.data(), data.size()));
+            memcpy(&model[off], d.data(), small);
+        }
+        raw_reply r = c.wait(rid);
+        ASSERT_EQ(r.status(), PS_OK);
+        ASSERT_TRUE(r.data == before) << "round " << round << ": the reply changed under writes";
+        for (uint64_t id : wids) {
+            ASSERT_EQ(c.wait(id).status(), PS_OK);
+        }
+        raw_reply after = c.read(fid, {all});
+        ASSERT_EQ(after.status(), PS_OK);
+        ASSERT_TRUE(after.data == model) << "round " << round;
+    }
+}
+
 /* A process's VmRSS from /proc/PID/status, in KiB (-1: not found). */
 static long rss_kib(pid_t pid)
 {
