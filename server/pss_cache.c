@@ -275,6 +275,13 @@ static void pss_lru_push(pss_cache_t *c, pss_cgran_t *g)
     c->lru_head = g;
 }
 
+/* g was just used: most recently used from now on. */
+static void pss_lru_touch(pss_cache_t *c, pss_cgran_t *g)
+{
+    pss_lru_unlink(c, g);
+    pss_lru_push(c, g);
+}
+
 /* Take g out of the table and both lists; its buffer goes to the free
  * list, or, while g is pinned, waits on the orphans' list. */
 static void pss_cgran_release(pss_cache_t *c, pss_cgran_t *g)
@@ -421,8 +428,7 @@ void pss_cache_put(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, 
         pss_cgran_copy_in(g, lo, hi, src + (base + lo - off));
         /* whole units only: a unit partly copied is not valid */
         pss_cgran_mark(g, (lo + PSS_CACHE_UNIT - 1) / PSS_CACHE_UNIT, hi / PSS_CACHE_UNIT, 1);
-        pss_lru_unlink(c, g);
-        pss_lru_push(c, g);
+        pss_lru_touch(c, g);
     }
 }
 
@@ -447,8 +453,7 @@ int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, u
             }
             if (copy) {
                 memcpy(dst + (base + lo - off), g->buf + lo, hi - lo);
-                pss_lru_unlink(c, g);
-                pss_lru_push(c, g);
+                pss_lru_touch(c, g);
             }
         }
     }
@@ -516,8 +521,7 @@ const uint8_t *pss_cache_lend(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uin
         return NULL;
     }
     g->pins++;
-    pss_lru_unlink(c, g);
-    pss_lru_push(c, g);
+    pss_lru_touch(c, g);
     *out = g;
     return g->buf + lo;
 }
@@ -557,8 +561,7 @@ void pss_cache_filled(pss_worker_t *w, pss_cgran_t *g, uint64_t off, uint64_t le
     if (ok && g->obj != NULL) { /* not dropped while the disk read ran */
         pss_cgran_mark(g, (uint32_t)(lo / PSS_CACHE_UNIT), (uint32_t)((lo + len) / PSS_CACHE_UNIT),
                        1);
-        pss_lru_unlink(c, g);
-        pss_lru_push(c, g);
+        pss_lru_touch(c, g);
     }
     pss_cache_unpin(w, g);
 }
