@@ -301,10 +301,11 @@ static int pss_span_direct(pss_server_t *s, const pss_span_io_t *sp, const pss_p
 static void pss_job_finish(pss_worker_t *w, pss_job_t *job);
 
 /*
- * A read span that is the whole reply of its batch, kept in one granule of
- * the cache, is sent from the cache's memory: reply_buf goes back and the
- * reply carries the granule's bytes, pinned until the send completes
- * (pss_cache_lend), instead of a copy of them. 1: lent, the span is read.
+ * A read span whose one piece is the whole reply of its batch, kept in one
+ * granule of the cache, is sent from the cache's memory: reply_buf goes
+ * back and the reply carries the granule's bytes, pinned until the send
+ * completes (pss_cache_lend), instead of a copy of them (the piece need not
+ * be aligned: the span's padding is never read). 1: lent, the span is read.
  */
 static int pss_span_lend(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
 {
@@ -313,8 +314,7 @@ static int pss_span_lend(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
     pss_cgran_t *g;
     const uint8_t *mem;
 
-    if (sp->npieces != 1 || p->count != 1 || p->span_off != 0 || p->len != sp->len ||
-        sp->off + sp->len > job->obj->size) {
+    if (sp->npieces != 1 || p->count != 1 || p->obj_off + p->len > job->obj->size) {
         return 0; /* gathered from pieces, or zeros past the end */
     }
     for (uint32_t b = 0; b < job->nbatches && req == NULL; b++) {
@@ -323,7 +323,8 @@ static int pss_span_lend(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
             req = r;
         }
     }
-    if (req == NULL || (mem = pss_cache_lend(w, &job->obj->cache, sp->off, sp->len, &g)) == NULL) {
+    if (req == NULL ||
+        (mem = pss_cache_lend(w, &job->obj->cache, p->obj_off, p->len, &g)) == NULL) {
         return 0;
     }
     pss_buf_put(w, req->reply_buf, req->reply_cap);
