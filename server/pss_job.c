@@ -562,6 +562,34 @@ int pss_job_flush(pss_worker_t *w, pss_object_t *obj, uint64_t born_by)
     return 1;
 }
 
+/*
+ * Whether the cache keeps a span just written or read: one made of several
+ * regions or smaller than a granule (small and noncontiguous I/O, which
+ * reads back in pieces), or any span of an object several clients read.
+ * Not the whole granules of a contiguous stream: their copy cost a fifth
+ * of a large write's speed, and of a large read's (run-matrix large,
+ * 2 servers, 2 processes).
+ */
+static int pss_span_keep(const pss_span_io_t *sp, int shared)
+{
+    return shared || sp->npieces > 1 || sp->len < PSS_CACHE_GRANULE;
+}
+
+/*
+ * A write span the cache keeps, whose regions are copied into a buffer
+ * anyway, is laid out in the cache's granule itself and written from
+ * there (pinned until the job ends: pss_job_finish marks it valid), so
+ * that keeping it costs no second copy. 1: sp->buf is the granule's.
+ */
+static int pss_span_in_cache(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
+{
+    if (!job->is_write || !pss_span_keep(sp, 0) || sp->off % w->server->mem_align != 0) {
+        return 0;
+    }
+    sp->buf = pss_cache_fill(w, &job->obj->cache, sp->off, sp->len, &sp->gran);
+    return sp->buf != NULL;
+}
+
 void pss_job_start(pss_worker_t *w, pss_job_t *job)
 {
     pss_server_t *s = w->server;
@@ -618,6 +646,8 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         if (pss_span_direct(s, sp, job->pieces)) {
             sp->buf = job->pieces[sp->first_piece].mem;
             sp->own_buf = 0;
+        } else if (pss_span_in_cache(w, job, sp)) {
+            sp->own_buf = 0;
         } else {
             sp->buf = pss_buf_get(w, sp->len, s->mem_align, &sp->buf_cap);
             if (sp->buf == NULL) {
@@ -633,7 +663,7 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
             sp->holes = 0; /* its old bytes are in the buffer: no read */
         }
         if (job->is_write && !sp->holes) {
-            if (sp->own_buf) {
+            if (sp->own_buf || sp->gran != NULL) {
                 pss_span_fill(sp);
             }
             sp->writing = 1;
@@ -764,19 +794,6 @@ static void pss_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
     }
 }
 
-/*
- * Whether the cache keeps a span just written or read: one made of several
- * regions or smaller than a granule (small and noncontiguous I/O, which
- * reads back in pieces), or any span of an object several clients read.
- * Not the whole granules of a contiguous stream: their copy cost a fifth
- * of a large write's speed, and of a large read's (run-matrix large,
- * 2 servers, 2 processes).
- */
-static int pss_span_keep(const pss_span_io_t *sp, int shared)
-{
-    return shared || sp->npieces > 1 || sp->len < PSS_CACHE_GRANULE;
-}
-
 static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
 {
     pss_object_t *obj = job->obj;
@@ -805,8 +822,11 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
                 pss_obj_size_grew(w, obj, ps_time_ns());
             }
             for (size_t k = 0; k < job->nspans; k++) { /* write-through */
-                const pss_span_io_t *sp = &job->spans[k];
-                if (!sp->staged && sp->buf != NULL && pss_span_keep(sp, 0)) {
+                pss_span_io_t *sp = &job->spans[k];
+                if (sp->gran != NULL) { /* written from the cache's memory */
+                    pss_cache_filled(w, sp->gran, sp->off, sp->len, 1);
+                    sp->gran = NULL;
+                } else if (!sp->staged && sp->buf != NULL && pss_span_keep(sp, 0)) {
                     pss_cache_put(w, &obj->cache, sp->off, sp->len, sp->buf);
                 }
             }
