@@ -136,6 +136,31 @@ TEST_F(Cache, AFillIsKeptUnlessDroppedMeanwhile)
     EXPECT_FALSE(cache_box_get(box, 0, 3 * M, 64 * K, nullptr));
 }
 
+/* A write laid out in the granule (pss_span_in_cache): while the disk
+ * write runs, neither the old kept bytes nor the new are served; after it
+ * the new are kept if it succeeded, and none if it failed. */
+TEST_F(Cache, AWriteFromTheGranuleKeepsItsBytesOnlyOnceWritten)
+{
+    start(4 * M);
+    std::vector<uint8_t> old_bytes = bytes(64 * K, 3), new_bytes = bytes(64 * K, 4);
+    for (int ok = 0; ok <= 1; ok++) {
+        uint64_t off = (uint64_t)ok * M + 8 * K;
+        cache_box_put(box, 0, off, 64 * K, old_bytes.data());
+        ASSERT_TRUE(holds(0, off, old_bytes));
+        void *pin = nullptr;
+        uint8_t *dst = cache_box_fill(box, 0, off, 64 * K, &pin);
+        ASSERT_NE(dst, nullptr);
+        memcpy(dst, new_bytes.data(), new_bytes.size()); /* the regions */
+        EXPECT_FALSE(cache_box_get(box, 0, off, 64 * K, nullptr)) << "ok " << ok;
+        cache_box_filled(box, pin, off, 64 * K, ok); /* the disk write's result */
+        if (ok) {
+            EXPECT_TRUE(holds(0, off, new_bytes));
+        } else {
+            EXPECT_FALSE(cache_box_get(box, 0, off, 4 * K, nullptr));
+        }
+    }
+}
+
 TEST_F(Cache, NoFillIntoALentGranule)
 {
     start(4 * M);
