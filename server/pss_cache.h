@@ -12,8 +12,9 @@
  * granules go first once it can take no more); a read whose every
  * byte is valid in the cache is copied from memory instead of read from
  * disk, or, when it is a whole reply within one granule, sent from the
- * cache's memory itself (pss_cache_lend), and read-ahead reads from disk
- * straight into a granule (pss_cache_fill). The bytes kept are always what the disk holds (or will hold: reads
+ * cache's memory itself (pss_cache_lend); read-ahead reads from disk
+ * straight into a granule (pss_cache_fill), and a kept write span is laid
+ * out in one and written from it (the same call). The bytes kept are always what the disk holds (or will hold: reads
  * keep the write-back stage's bytes laid over the disk's, and any write
  * drops the blocks of its spans before it starts), so a hit returns exactly
  * what a disk read would. A size change drops the bytes from the block of
@@ -73,10 +74,11 @@ const uint8_t *pss_cache_lend(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uin
 void pss_cache_unpin(pss_worker_t *w, pss_cgran_t *g);
 
 /*
- * Memory to read the object's bytes [off, off + len) from disk into (whole
- * units of one granule, none of it lent: else NULL), *g pinned; then
- * pss_cache_filled keeps them (ok) unless they were dropped meanwhile, and
- * unpins.
+ * Memory to read the object's bytes [off, off + len) from disk into, or to
+ * lay them out in and write them from (whole units of one granule, none
+ * of it lent: else NULL), *g pinned and those units not valid; then
+ * pss_cache_filled keeps them (ok: the disk I/O succeeded) unless they
+ * were dropped meanwhile, and unpins.
  */
 uint8_t *pss_cache_fill(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len,
                         pss_cgran_t **g);
