@@ -12,11 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Freed blocks kept for the next ones (a flush frees blocks as fast as
- * interleaved writes stage new ones; malloc and free of each took 7% of
- * a server's samples in a 512-byte vector write). */
-#define PSS_STAGE_SPARE 1024
-
 ps_status_t pss_stage_init(pss_stage_t **out, uint64_t budget, uint32_t align, uint32_t mem_align)
 {
     pss_stage_t *st;
@@ -33,7 +28,6 @@ ps_status_t pss_stage_init(pss_stage_t **out, uint64_t budget, uint32_t align, u
     st->align = align;
     st->mem_align = mem_align;
     st->max_blocks = budget / align;
-    st->max_spare = st->max_blocks < PSS_STAGE_SPARE ? st->max_blocks : PSS_STAGE_SPARE;
     while (n < st->max_blocks && n < (1u << 24)) {
         n *= 2;
     }
@@ -240,18 +234,21 @@ void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b)
     st->nattached--;
 }
 
+/*
+ * Freed blocks are all kept for the next ones: a flush frees blocks as fast
+ * as interleaved writes stage new ones (malloc and free of each took 7% of
+ * a server's samples in a 512-byte vector write), and blocks given back to
+ * the system came back as fresh pages, zeroed by the kernel and touched
+ * again (with 1,024 kept, 64-byte vector writes spent 9.6% of a server's
+ * samples in clear_page). Blocks in use and kept never pass the budget.
+ */
 void pss_stage_free_block(pss_stage_t *st, pss_sblock_t *b)
 {
     pss_stage_detach(st, b);
     st->nblocks--;
-    if (st->nspare < st->max_spare) {
-        b->hnext = st->spare;
-        st->spare = b;
-        st->nspare++;
-        return;
-    }
-    free(b->buf);
-    free(b);
+    b->hnext = st->spare;
+    st->spare = b;
+    st->nspare++;
 }
 
 void pss_stage_drop_object(pss_stage_t *st, pss_object_t *obj)

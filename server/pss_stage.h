@@ -59,7 +59,7 @@ typedef struct pss_stage {
     pss_sblock_t *oldest, *youngest;
     uint64_t nblocks;     /* in use: attached or owned by a flush job */
     pss_sblock_t *spare;  /* freed blocks kept for reuse (chained by hnext) */
-    uint64_t nspare, max_spare;
+    uint64_t nspare;
     uint64_t nattached;   /* in the table */
     uint64_t max_blocks;  /* budget: write_back / align */
     uint32_t align, mem_align;
@@ -96,8 +96,7 @@ void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_
 /* Take b out of the table (a flush job owns it until pss_stage_free_block). */
 void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b);
 
-/* Free a detached block (kept for the next one while fewer than
- * PSS_STAGE_SPARE are). */
+/* Free a detached block (kept for the next one: pss_stage_cleanup frees). */
 void pss_stage_free_block(pss_stage_t *st, pss_sblock_t *b);
 
 /* Detach and free every block of obj (it was removed: its bytes go too). */
