@@ -513,13 +513,13 @@ static void psc_io_stat_done(pstripe_fs_t *fs, psc_op_t *op)
                 size = fsize;
             }
         }
-        for (size_t i = 0; i < io->nregions; i++) {
-            const pstripe_region_t *r = &io->regions[i];
+        for (size_t i = 0; i < io->args.n; i++) {
+            pstripe_run_t r = psc_args_run(&io->args, i);
 
-            if (r->offset < size) {
-                uint64_t end = r->offset + r->length;
+            for (uint64_t c = 0; c < r.count && r.offset + c * r.stride < size; c++) {
+                uint64_t off = r.offset + c * r.stride, end = off + r.length;
 
-                nread += (end < size ? end : size) - r->offset;
+                nread += (end < size ? end : size) - off;
             }
         }
         io->bytes = nread;

@@ -79,7 +79,7 @@ static void psc_io_free(pstripe_request_t *io)
     free(io->targets);
     free(io->mem);
     free(io->mem_off);
-    free(io->regions);
+    free(io->args_copy);
     free(io->stat_ops);
     free(io->stat_reps);
     free(io);
@@ -128,6 +128,31 @@ static ps_status_t psc_target_add(psc_target_t *t, uint64_t obj_off, uint64_t le
     return PS_OK;
 }
 
+/* Append count regions of len bytes at obj_off, stride bytes apart (and
+ * count * len bytes of the stream at stream_off): the last piece's next
+ * regions at its stride, else psc_target_add's region by region merge for
+ * the first, and the rest as a piece of their own or with it. */
+static ps_status_t psc_target_add_run(psc_target_t *t, uint64_t obj_off, uint64_t len,
+                                      uint64_t stride, uint64_t count, uint64_t stream_off)
+{
+    psc_piece_t *last;
+
+    if (count == 1 || stride == len) {
+        return psc_target_add(t, obj_off, len * count, stream_off);
+    }
+    if (psc_target_add(t, obj_off, len, stream_off) != PS_OK) {
+        return PS_ERR_NO_MEMORY;
+    }
+    last = &t->pieces[t->npieces - 1];
+    if (last->len == len && last->obj_off + last->count * stride == obj_off + stride &&
+        (last->count == 1 || last->stride == stride)) {
+        last->stride = stride; /* region 0 of the run ended it: the rest follow */
+        last->count += count - 1;
+        return PS_OK;
+    }
+    return psc_target_add_run(t, obj_off + stride, len, stride, count - 1, stream_off + len);
+}
+
 /* The end of the piece's last region in the object. */
 static uint64_t psc_piece_end(const psc_piece_t *p)
 {
@@ -172,9 +197,8 @@ static int psc_target_overlaps(const psc_target_t *t)
 }
 
 /* Check the arguments of a list I/O; *total = bytes of the regions. */
-static ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const pstripe_region_t *regions,
-                                size_t nregions, const struct iovec *mem, size_t nmem,
-                                uint64_t *total_p)
+static ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const psc_args_t *args,
+                                const struct iovec *mem, size_t nmem, uint64_t *total_p)
 {
     uint64_t total = 0, mem_total = 0;
 
@@ -187,17 +211,31 @@ static ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const pstrip
     if (!is_write && !(file->flags & PSTRIPE_RDONLY)) {
         return psc_error(PS_ERR_ACCESS, "cannot read %s: opened write-only", file->path);
     }
-    if ((nregions > 0 && regions == NULL) || (nmem > 0 && mem == NULL)) {
+    if ((args->n > 0 && args->regions == NULL && args->runs == NULL) ||
+        (nmem > 0 && mem == NULL)) {
         return psc_error(PS_ERR_INVALID, "region or memory array is NULL");
     }
-    for (size_t i = 0; i < nregions; i++) {
-        if (regions[i].offset + regions[i].length < regions[i].offset ||
-            total + regions[i].length < total) {
-            return psc_error(PS_ERR_INVALID, "region %zu (offset %llu, length %llu) overflows", i,
-                             (unsigned long long)regions[i].offset,
-                             (unsigned long long)regions[i].length);
+    for (size_t i = 0; i < args->n; i++) {
+        pstripe_run_t r = psc_args_run(args, i);
+        uint64_t bytes, last;
+
+        if (r.count == 0 || r.length == 0) {
+            continue;
         }
-        total += regions[i].length;
+        if (r.count > 1 && r.stride < r.length) {
+            return psc_error(PS_ERR_INVALID, "run %zu: stride %llu under its length %llu", i,
+                             (unsigned long long)r.stride, (unsigned long long)r.length);
+        }
+        if (__builtin_mul_overflow(r.count, r.length, &bytes) ||
+            __builtin_mul_overflow(r.count - 1, r.stride, &last) ||
+            __builtin_add_overflow(r.offset, last, &last) ||
+            __builtin_add_overflow(last, r.length, &last) ||
+            __builtin_add_overflow(total, bytes, &total)) {
+            return psc_error(PS_ERR_INVALID,
+                             "region %zu (offset %llu, length %llu, %llu of them) overflows", i,
+                             (unsigned long long)r.offset, (unsigned long long)r.length,
+                             (unsigned long long)r.count);
+        }
     }
     for (size_t i = 0; i < nmem; i++) {
         if (mem[i].iov_len > 0 && mem[i].iov_base == NULL) {
@@ -215,8 +253,8 @@ static ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const pstrip
 
 /* Copy the caller's memory list (with its prefix sums) and, for a read, its
  * regions; give every stripe target a piece array from the cache. */
-static ps_status_t psc_io_copy_args(pstripe_request_t *io, const pstripe_region_t *regions,
-                                    size_t nregions, const struct iovec *mem, size_t nmem)
+static ps_status_t psc_io_copy_args(pstripe_request_t *io, const psc_args_t *args,
+                                    const struct iovec *mem, size_t nmem)
 {
     pstripe_fs_t *fs = io->fs;
 
@@ -234,12 +272,19 @@ static ps_status_t psc_io_copy_args(pstripe_request_t *io, const pstripe_region_
         io->mem_off[i + 1] = io->mem_off[i] + mem[i].iov_len;
     }
     if (!io->is_write) {
-        io->regions = malloc(nregions * sizeof(*io->regions));
-        if (io->regions == NULL) {
+        size_t size = args->runs != NULL ? sizeof(*args->runs) : sizeof(*args->regions);
+        io->args_copy = malloc(args->n * size);
+        if (io->args_copy == NULL) {
             return psc_error(PS_ERR_NO_MEMORY, "no memory");
         }
-        memcpy(io->regions, regions, nregions * sizeof(*io->regions));
-        io->nregions = nregions;
+        memcpy(io->args_copy, args->runs != NULL ? (const void *)args->runs : args->regions,
+               args->n * size);
+        io->args.n = args->n;
+        if (args->runs != NULL) {
+            io->args.runs = io->args_copy;
+        } else {
+            io->args.regions = io->args_copy;
+        }
     }
     pthread_mutex_lock(&fs->lock);
     for (uint32_t k = 0; k < io->ntargets; k++) {
@@ -251,51 +296,104 @@ static ps_status_t psc_io_copy_args(pstripe_request_t *io, const pstripe_region_
     return PS_OK;
 }
 
+/* Where the split is: the stripe of the last piece [lo, hi) on target k,
+ * whose first byte is at obj in the object (the next regions usually fall
+ * in it, and then need no division), and the bytes of the stream so far. */
+typedef struct psc_split {
+    uint64_t lo, hi, obj, stream;
+    uint32_t k;
+} psc_split_t;
+
+/* Move sp to the stripe holding file offset off. */
+static void psc_split_seek(const pstripe_request_t *io, psc_split_t *sp, uint64_t off)
+{
+    if (off < sp->lo || off >= sp->hi) {
+        uint64_t obj_off, n = ps_layout_map(&io->layout, off, &sp->k, &obj_off);
+        sp->hi = off + n;
+        sp->lo = sp->hi - io->layout.stripe_size;
+        sp->obj = obj_off - (off - sp->lo);
+    }
+}
+
+static ps_status_t psc_split_too_large(const pstripe_request_t *io, uint64_t off)
+{
+    return psc_error(PS_ERR_FILE_TOO_LARGE,
+                     "cannot %s at offset %llu: file too large (its stripe object "
+                     "would pass %llu bytes, the most a server holds)",
+                     io->is_write ? "write" : "read", (unsigned long long)off,
+                     (unsigned long long)PS_MAX_OBJ_SIZE);
+}
+
+/* Cut one region into pieces at stripe boundaries. */
+static ps_status_t psc_split_region(pstripe_request_t *io, psc_split_t *sp, uint64_t off,
+                                    uint64_t left)
+{
+    while (left > 0) {
+        psc_split_seek(io, sp, off);
+        uint64_t obj_off = sp->obj + (off - sp->lo), n = sp->hi - off;
+        if (n > left) {
+            n = left;
+        }
+        if (obj_off + n > PS_MAX_OBJ_SIZE) {
+            return psc_split_too_large(io, off);
+        }
+        if (psc_target_add(&io->targets[sp->k], obj_off, n, sp->stream) != PS_OK) {
+            return psc_error(PS_ERR_NO_MEMORY, "no memory");
+        }
+        off += n;
+        sp->stream += n;
+        left -= n;
+    }
+    return PS_OK;
+}
+
+/* Cut one run into pieces: the regions that lie whole in one stripe are one
+ * piece (no walk over them), a region across a boundary is cut. */
+static ps_status_t psc_split_run(pstripe_request_t *io, psc_split_t *sp, pstripe_run_t r)
+{
+    for (uint64_t c = 0; c < r.count && r.length > 0;) {
+        uint64_t off = r.offset + c * r.stride, n = 1;
+
+        psc_split_seek(io, sp, off);
+        if (off + r.length > sp->hi) { /* across the stripe's end */
+            ps_status_t status = psc_split_region(io, sp, off, r.length);
+            if (status != PS_OK) {
+                return status;
+            }
+            c++;
+            continue;
+        }
+        if (r.count - c > 1) { /* the regions from c that end in this stripe */
+            n = (sp->hi - off - r.length) / r.stride + 1;
+            n = n < r.count - c ? n : r.count - c;
+        }
+        uint64_t obj_off = sp->obj + (off - sp->lo);
+        if (obj_off + (n - 1) * r.stride + r.length > PS_MAX_OBJ_SIZE) {
+            return psc_split_too_large(io, off);
+        }
+        if (psc_target_add_run(&io->targets[sp->k], obj_off, r.length, r.stride, n, sp->stream) !=
+            PS_OK) {
+            return psc_error(PS_ERR_NO_MEMORY, "no memory");
+        }
+        sp->stream += n * r.length;
+        c += n;
+    }
+    return PS_OK;
+}
+
 /* Cut the regions at stripe boundaries into the targets' pieces, and set
  * how many batches of each target may be in flight. */
-static ps_status_t psc_io_split(pstripe_request_t *io, const pstripe_region_t *regions,
-                                size_t nregions)
+static ps_status_t psc_io_split(pstripe_request_t *io, const psc_args_t *args)
 {
-    /* The stripe of the last piece [s_lo, s_hi) on target s_k, whose first
-     * byte is at s_obj in the object: the next regions usually fall in it,
-     * and then need no division. */
-    uint64_t s_lo = 0, s_hi = 0, s_obj = 0, stream = 0;
-    uint32_t s_k = 0;
+    psc_split_t sp = {0, 0, 0, 0, 0};
 
-    for (size_t i = 0; i < nregions; i++) {
-        uint64_t off = regions[i].offset, left = regions[i].length;
-
-        while (left > 0) {
-            uint32_t k;
-            uint64_t obj_off, n;
-
-            if (off >= s_lo && off < s_hi) {
-                k = s_k;
-                obj_off = s_obj + (off - s_lo);
-                n = s_hi - off;
-            } else {
-                n = ps_layout_map(&io->layout, off, &k, &obj_off);
-                s_hi = off + n;
-                s_lo = s_hi - io->layout.stripe_size;
-                s_obj = obj_off - (off - s_lo);
-                s_k = k;
-            }
-            if (n > left) {
-                n = left;
-            }
-            if (obj_off + n > PS_MAX_OBJ_SIZE) {
-                return psc_error(PS_ERR_FILE_TOO_LARGE,
-                                 "cannot %s at offset %llu: file too large (its stripe object "
-                                 "would pass %llu bytes, the most a server holds)",
-                                 io->is_write ? "write" : "read", (unsigned long long)off,
-                                 (unsigned long long)PS_MAX_OBJ_SIZE);
-            }
-            if (psc_target_add(&io->targets[k], obj_off, n, stream) != PS_OK) {
-                return psc_error(PS_ERR_NO_MEMORY, "no memory");
-            }
-            off += n;
-            stream += n;
-            left -= n;
+    for (size_t i = 0; i < args->n; i++) {
+        ps_status_t status = args->runs != NULL
+                                 ? psc_split_run(io, &sp, args->runs[i])
+                                 : psc_split_region(io, &sp, args->regions[i].offset,
+                                                    args->regions[i].length);
+        if (status != PS_OK) {
+            return status;
         }
     }
     for (uint32_t k = 0; k < io->ntargets; k++) {
@@ -309,15 +407,14 @@ static ps_status_t psc_io_split(pstripe_request_t *io, const pstripe_region_t *r
     return PS_OK;
 }
 
-static ps_status_t psc_io_create(pstripe_file_t *file, int is_write,
-                                 const pstripe_region_t *regions, size_t nregions,
+static ps_status_t psc_io_create(pstripe_file_t *file, int is_write, const psc_args_t *args,
                                  const struct iovec *mem, size_t nmem, pstripe_request_t **io_p)
 {
     pstripe_request_t *io;
     uint64_t total = 0;
     ps_status_t status;
 
-    status = psc_io_check(file, is_write, regions, nregions, mem, nmem, &total);
+    status = psc_io_check(file, is_write, args, mem, nmem, &total);
     if (status != PS_OK) {
         return status;
     }
@@ -346,9 +443,9 @@ static ps_status_t psc_io_create(pstripe_file_t *file, int is_write,
         goto err_free_io;
     }
     if (total > 0) {
-        status = psc_io_copy_args(io, regions, nregions, mem, nmem);
+        status = psc_io_copy_args(io, args, mem, nmem);
         if (status == PS_OK) {
-            status = psc_io_split(io, regions, nregions);
+            status = psc_io_split(io, args);
         }
         if (status != PS_OK) {
             goto err_free_io;
@@ -365,9 +462,9 @@ err_free_io:
 /* --- API ------------------------------------------------------------------------ */
 
 /* then_wait: the caller waits for the request next (it sends it). */
-static ps_status_t psc_io_start(pstripe_file_t *file, int is_write, const pstripe_region_t *regions,
-                                size_t nregions, const struct iovec *mem, size_t nmem,
-                                int then_wait, pstripe_request_t **req_p)
+static ps_status_t psc_io_start(pstripe_file_t *file, int is_write, const psc_args_t *args,
+                                const struct iovec *mem, size_t nmem, int then_wait,
+                                pstripe_request_t **req_p)
 {
     pstripe_request_t *io = NULL;
     ps_status_t status;
@@ -375,7 +472,7 @@ static ps_status_t psc_io_start(pstripe_file_t *file, int is_write, const pstrip
     if (req_p == NULL) {
         return psc_error(PS_ERR_INVALID, "req_p is NULL");
     }
-    status = psc_io_create(file, is_write, regions, nregions, mem, nmem, &io);
+    status = psc_io_create(file, is_write, args, mem, nmem, &io);
     if (status != PS_OK) {
         return status;
     }
@@ -398,14 +495,16 @@ ps_status_t pstripe_iwrite_list(pstripe_file_t *file, const pstripe_region_t *re
                                 size_t nregions, const struct iovec *mem, size_t nmem,
                                 pstripe_request_t **req_p)
 {
-    return psc_io_start(file, 1, regions, nregions, mem, nmem, 0, req_p);
+    psc_args_t args = {regions, NULL, nregions};
+    return psc_io_start(file, 1, &args, mem, nmem, 0, req_p);
 }
 
 ps_status_t pstripe_iread_list(pstripe_file_t *file, const pstripe_region_t *regions,
                                size_t nregions, const struct iovec *mem, size_t nmem,
                                pstripe_request_t **req_p)
 {
-    return psc_io_start(file, 0, regions, nregions, mem, nmem, 0, req_p);
+    psc_args_t args = {regions, NULL, nregions};
+    return psc_io_start(file, 0, &args, mem, nmem, 0, req_p);
 }
 
 ps_status_t pstripe_request_test(pstripe_request_t *req, int *done)
@@ -440,14 +539,13 @@ ps_status_t pstripe_request_wait(pstripe_request_t *req, uint64_t *bytes)
 }
 
 /* Start a request and wait for it. */
-static ps_status_t psc_io_run(pstripe_file_t *file, int is_write, const pstripe_region_t *regions,
-                              size_t nregions, const struct iovec *mem, size_t nmem,
-                              uint64_t *bytes)
+static ps_status_t psc_io_run(pstripe_file_t *file, int is_write, const psc_args_t *args,
+                              const struct iovec *mem, size_t nmem, uint64_t *bytes)
 {
     pstripe_request_t *req;
     ps_status_t status;
 
-    status = psc_io_start(file, is_write, regions, nregions, mem, nmem, 1, &req);
+    status = psc_io_start(file, is_write, args, mem, nmem, 1, &req);
     if (status != PS_OK) {
         return status;
     }
@@ -457,14 +555,30 @@ static ps_status_t psc_io_run(pstripe_file_t *file, int is_write, const pstripe_
 ps_status_t pstripe_write_list(pstripe_file_t *file, const pstripe_region_t *regions,
                                size_t nregions, const struct iovec *mem, size_t nmem)
 {
-    return psc_io_run(file, 1, regions, nregions, mem, nmem, NULL);
+    psc_args_t args = {regions, NULL, nregions};
+    return psc_io_run(file, 1, &args, mem, nmem, NULL);
 }
 
 ps_status_t pstripe_read_list(pstripe_file_t *file, const pstripe_region_t *regions,
                               size_t nregions, const struct iovec *mem, size_t nmem,
                               uint64_t *nread)
 {
-    return psc_io_run(file, 0, regions, nregions, mem, nmem, nread);
+    psc_args_t args = {regions, NULL, nregions};
+    return psc_io_run(file, 0, &args, mem, nmem, nread);
+}
+
+ps_status_t pstripe_write_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                               const struct iovec *mem, size_t nmem)
+{
+    psc_args_t args = {NULL, runs, nruns};
+    return psc_io_run(file, 1, &args, mem, nmem, NULL);
+}
+
+ps_status_t pstripe_read_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                              const struct iovec *mem, size_t nmem, uint64_t *nread)
+{
+    psc_args_t args = {NULL, runs, nruns};
+    return psc_io_run(file, 0, &args, mem, nmem, nread);
 }
 
 ps_status_t pstripe_pwrite(pstripe_file_t *file, const void *buf, uint64_t len, uint64_t offset)

@@ -23,6 +23,23 @@ typedef struct psc_piece {
     uint64_t stream_off; /* bytes, in the caller's memory stream */
 } psc_piece_t;
 
+/* The regions of a list I/O as the caller gave them: regions or strided
+ * runs (a region is a run of one); psc_args_run reads either. */
+typedef struct psc_args {
+    const pstripe_region_t *regions; /* one of the two, or neither when n is 0 */
+    const pstripe_run_t *runs;
+    size_t n;
+} psc_args_t;
+
+static inline pstripe_run_t psc_args_run(const psc_args_t *a, size_t i)
+{
+    if (a->runs != NULL) {
+        return a->runs[i];
+    }
+    pstripe_run_t r = {a->regions[i].offset, a->regions[i].length, a->regions[i].length, 1};
+    return r;
+}
+
 typedef struct psc_target {
     uint32_t k;      /* stripe target */
     uint32_t server; /* cluster index */
@@ -47,9 +64,9 @@ struct pstripe_request {
     struct iovec *mem;
     size_t nmem;
     uint64_t *mem_off; /* nmem + 1 prefix sums */
-    /* regions (kept for reads, to count bytes below the file size) */
-    pstripe_region_t *regions;
-    size_t nregions;
+    /* the regions, copied for reads (to count bytes below the file size) */
+    psc_args_t args;
+    void *args_copy;
     uint64_t total;
     /* per stripe target */
     psc_target_t *targets;

@@ -74,6 +74,16 @@ typedef struct pstripe_region {
     uint64_t length;
 } pstripe_region_t;
 
+/* A strided run: count regions of length bytes, region c at offset +
+ * c * stride (stride >= length when count > 1). The regions of a vector
+ * view, a subarray's rows: one run instead of one region each. */
+typedef struct pstripe_run {
+    uint64_t offset;
+    uint64_t length;
+    uint64_t stride;
+    uint64_t count;
+} pstripe_run_t;
+
 /* Open flags. Exactly one of RDONLY, WRONLY, RDWR. */
 #define PSTRIPE_RDONLY 0x01
 #define PSTRIPE_WRONLY 0x02
@@ -241,6 +251,16 @@ ps_status_t pstripe_write_list(pstripe_file_t *file, const pstripe_region_t *reg
 ps_status_t pstripe_read_list(pstripe_file_t *file, const pstripe_region_t *regions,
                               size_t nregions, const struct iovec *mem, size_t nmem,
                               uint64_t *nread);
+
+/*
+ * The same with the regions given as strided runs (regions in the order of
+ * the runs, and of the regions in each run): no region array, and the
+ * library cuts each run at stripe boundaries without walking its regions.
+ */
+ps_status_t pstripe_write_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                               const struct iovec *mem, size_t nmem);
+ps_status_t pstripe_read_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                              const struct iovec *mem, size_t nmem, uint64_t *nread);
 
 /* Contiguous shorthands. */
 ps_status_t pstripe_pwrite(pstripe_file_t *file, const void *buf, uint64_t len, uint64_t offset);

@@ -7,7 +7,8 @@
  * stripe sizes/counts and batching settings; many client processes write one
  * file at once; nonblocking requests progress without the caller; files
  * keep their own batching options; and
- * 100,000 small regions travel in a handful of batches.
+ * 100,000 small regions travel in a handful of batches. The same lists as
+ * strided runs (pstripe_write_runs) against the same model.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -134,6 +135,90 @@ TEST_P(ClientListIO, RandomRegionsAgainstModel)
     EXPECT_EQ(st.size, model.size);
     EXPECT_EQ(st.layout.stripe_size, p.stripe_size);
     EXPECT_EQ(st.layout.stripe_count, p.stripe_count);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/* The regions of runs, in order. */
+std::vector<pstripe_region_t> expand(const std::vector<pstripe_run_t> &runs)
+{
+    std::vector<pstripe_region_t> regs;
+    for (const auto &r : runs) {
+        for (uint64_t c = 0; c < r.count; c++) {
+            regs.push_back({r.offset + c * r.stride, r.length});
+        }
+    }
+    return regs;
+}
+
+/* Runs of tiny to stripe-long regions, gaps or none, some of one region
+ * or none; many cross stripe boundaries. */
+std::vector<pstripe_run_t> random_runs(std::mt19937_64 &rng, size_t n, uint64_t span,
+                                       uint64_t stripe)
+{
+    std::vector<pstripe_run_t> runs;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t len = 1 + rng() % (rng() % 4 == 0 ? 2 * stripe : 64);
+        uint64_t count = rng() % 8 == 0 ? rng() % 2 : 1 + rng() % 40;
+        uint64_t stride = rng() % 5 == 0 ? len : len + rng() % (3 * len + 1);
+        runs.push_back({rng() % span, len, stride, count});
+    }
+    return runs;
+}
+
+/*
+ * The same as RandomRegionsAgainstModel with strided runs
+ * (pstripe_write_runs, pstripe_read_runs), read back as runs and as the
+ * regions they stand for.
+ */
+TEST_P(ClientListIO, RandomRunsAgainstModel)
+{
+    const io_param &p = GetParam();
+    pstripe_layout_t layout = {p.stripe_size, p.stripe_count, -1};
+    uint64_t span = std::min<uint64_t>(
+        8ull << 20, std::max<uint64_t>(64 << 10, 8 * p.stripe_size * p.stripe_count));
+    std::mt19937_64 rng(0x2055 + p.stripe_size + p.stripe_count);
+    pstripe_file_t *f;
+    file_model model;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/model/runs", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL,
+                               0644, &layout, &f));
+    size_t nruns = p.stripe_size >= (1 << 20) ? 8 : 40;
+    for (int round = 0; round < 6; round++) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        std::vector<pstripe_run_t> runs = random_runs(rng, nruns, span, p.stripe_size);
+        std::vector<pstripe_region_t> regs = expand(runs);
+        scattered in(total_length(regs), rng);
+        in.fill(rng);
+        PSC_ASSERT_OK(
+            pstripe_write_runs(f, runs.data(), runs.size(), in.iov.data(), in.iov.size()));
+        std::vector<uint8_t> s = in.stream();
+        uint64_t pos = 0;
+        for (const auto &r : regs) { /* in order: a later region wins */
+            model.write(r.offset, &s[pos], r.length);
+            pos += r.length;
+        }
+        runs = random_runs(rng, nruns, span + p.stripe_size, p.stripe_size);
+        regs = expand(runs);
+        scattered out(total_length(regs), rng);
+        uint64_t nread = ~0ull;
+        PSC_ASSERT_OK(pstripe_read_runs(f, runs.data(), runs.size(), out.iov.data(),
+                                        out.iov.size(), &nread));
+        EXPECT_EQ(nread, model.below_size(regs));
+        EXPECT_TRUE(out.gaps_intact()) << "read wrote outside the given memory";
+        s = out.stream();
+        pos = 0;
+        for (size_t i = 0; i < regs.size(); i++) {
+            for (uint64_t j = 0; j < regs[i].length; j++, pos++) {
+                ASSERT_EQ(s[pos], model.at(regs[i].offset + j))
+                    << "region " << i << " (offset " << regs[i].offset << ", length "
+                    << regs[i].length << "), byte " << j;
+            }
+        }
+        check_regions(f, model, regs, rng);
+        if (HasFatalFailure()) {
+            break;
+        }
+    }
     PSC_ASSERT_OK(pstripe_close(f));
 }
 
@@ -401,6 +486,44 @@ TEST_F(ClientIO, ReadPastEndAndHoles)
     PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 0, 5));
     PSC_ASSERT_OK(pstripe_pread(f, out.data(), 0, 5, &nread));
     EXPECT_EQ(nread, 0u);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/* Runs the library cannot take: an error, and nothing written. */
+TEST_F(ClientIO, MalformedRunsAreRefused)
+{
+    start(2);
+    pstripe_layout_t layout = {4096, 2, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> buf(1 << 16, 0x5A);
+    struct iovec iov = {buf.data(), 0};
+    uint64_t nread = 0;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/badruns", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    const struct {
+        pstripe_run_t run;
+        uint64_t mem;
+    } bad[] = {
+        {{0, 100, 50, 2}, 200},                     /* stride under the length */
+        {{~0ull - 10, 100, 100, 1}, 100},           /* past 2^64 */
+        {{0, 10, ~0ull / 4, 5}, 50},                /* its last region past 2^64 */
+        {{0, 1ull << 62, 1ull << 62, 8}, 1 << 16},  /* more bytes than 2^64 */
+        {{0, 16, 32, 4}, 63},                       /* memory one byte short */
+    };
+    for (const auto &b : bad) {
+        iov.iov_len = b.mem;
+        EXPECT_EQ(pstripe_write_runs(f, &b.run, 1, &iov, 1), PS_ERR_INVALID)
+            << b.run.offset << " " << b.run.length << " " << b.run.stride << " " << b.run.count;
+        EXPECT_EQ(pstripe_read_runs(f, &b.run, 1, &iov, 1, &nread), PS_ERR_INVALID);
+    }
+    EXPECT_EQ(pstripe_write_runs(f, nullptr, 1, &iov, 1), PS_ERR_INVALID);
+    /* empty runs are nothing to do, and no error */
+    pstripe_run_t empty[] = {{0, 0, 0, 5}, {100, 10, 20, 0}};
+    iov.iov_len = 0;
+    PSC_ASSERT_OK(pstripe_write_runs(f, empty, 2, &iov, 1));
+    pstripe_stat_t st;
+    PSC_ASSERT_OK(pstripe_fstat(f, &st));
+    EXPECT_EQ(st.size, 0u);
     PSC_ASSERT_OK(pstripe_close(f));
 }
 
