@@ -119,13 +119,23 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
     pstripe_region_t *spare_regions;    /* an access's region array kept for the next one */
     size_t spare_cap;
+    /* the view's filetype as one strided run (ad_pstripe_io_list.c), worked
+     * out at its first noncontiguous access, forgotten by set_view */
+    int view_state;             /* 0: not yet; 1: one run (below); 2: not regular */
+    ADIO_Offset view_first, view_len, view_stride, view_blocks;
 } ADIOI_PSTRIPE_fs;
 
-/* One access, flattened: file regions in view order, memory as iovecs. */
+/* One access, flattened: file regions in view order, memory as iovecs.
+ * A view whose filetype is one strided run (a vector, a subarray's rows)
+ * gives runs and no region array: the library takes runs
+ * (pstripe_write_runs), and whoever needs the regions asks for them
+ * (ADIOI_PSTRIPE_Access_regions). */
 typedef struct ADIOI_PSTRIPE_access_s {
-    pstripe_region_t *regions;
-    size_t nregions;
+    pstripe_region_t *regions;  /* NULL while the access is runs only */
+    size_t nregions;            /* regions of the access, in either form */
     size_t regions_cap;         /* of regions when it is an array of its own */
+    pstripe_run_t *runs;        /* or NULL */
+    size_t nruns, runs_cap;
     struct iovec *iov;
     size_t niov;
     ADIO_Offset total;          /* bytes accessed */
@@ -169,8 +179,8 @@ void ADIOI_PSTRIPE_file_opened(int delta);
 extern unsigned long ADIOI_PSTRIPE_nb_writes_done;
 
 /* ad_pstripe_cache.c */
-int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, int *error_code);
-int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t * nread,
+int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code);
+int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread,
                              int *error_code);
 int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
@@ -234,6 +244,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type,
                                 ADIO_Offset offset, ADIOI_PSTRIPE_access * acc,
                                 int *error_code);
+void ADIOI_PSTRIPE_Access_regions(ADIO_File fd, ADIOI_PSTRIPE_access * acc);
 void ADIOI_PSTRIPE_Access_free(ADIO_File fd, ADIOI_PSTRIPE_access * acc);
 void ADIOI_PSTRIPE_Strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,

@@ -195,6 +195,7 @@ static void listio_start(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
                                    error_code);
     if (*error_code != MPI_SUCCESS)
         return;
+    ADIOI_PSTRIPE_Access_regions(fd, &acc);     /* the nonblocking calls take regions */
     if (acc.total == 0) {
         ADIOI_PSTRIPE_Access_free(fd, &acc);
         MPIO_Completed_request_create(&fd, 0, error_code, request);

@@ -106,29 +106,51 @@ void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
     ADIOI_PSTRIPE_Ra_drop(ps);
 }
 
+/* Drop the cached blocks of [lo, lo + len); 0 once the whole cache went. */
+static int rc_invalidate_range(ADIOI_PSTRIPE_fs * ps, uint64_t lo, uint64_t len)
+{
+    uint64_t bs = (uint64_t) ps->rc_block, b, b1;
+    size_t s;
+
+    if (len == 0 || ps->rc_nslots == 0)
+        return ps->rc_nslots > 0;
+    b = lo / bs;
+    b1 = (lo + len - 1) / bs;
+    if (ps->rc_nahead > 0 && b <= ps->rc_ahead[ps->rc_nahead - 1] && ps->rc_ahead[0] <= b1)
+        ps->rc_ahead_stale = 1;
+    if (b1 - b + 1 >= ps->rc_nslots) {
+        ADIOI_PSTRIPE_Cache_drop(ps);
+        return 0;
+    }
+    for (; b <= b1; b++) {
+        s = b % ps->rc_nslots;
+        if (ps->rc_tag[s] == (int64_t) b)
+            ps->rc_tag[s] = -1;
+    }
+    return 1;
+}
+
 /* Drop the cached blocks that the regions touch. */
 static void rc_invalidate(ADIOI_PSTRIPE_fs * ps, const pstripe_region_t * regions, size_t n)
 {
-    uint64_t bs = (uint64_t) ps->rc_block, b, b1;
-    size_t i, s;
+    for (size_t i = 0; i < n && rc_invalidate_range(ps, regions[i].offset, regions[i].length);
+         i++)
+        continue;
+}
 
-    for (i = 0; i < n && ps->rc_nslots > 0; i++) {
-        if (regions[i].length == 0)
-            continue;
-        b = regions[i].offset / bs;
-        b1 = (regions[i].offset + regions[i].length - 1) / bs;
-        if (ps->rc_nahead > 0 && b <= ps->rc_ahead[ps->rc_nahead - 1] && ps->rc_ahead[0] <= b1)
-            ps->rc_ahead_stale = 1;
-        if (b1 - b + 1 >= ps->rc_nslots) {
-            ADIOI_PSTRIPE_Cache_drop(ps);
-            return;
-        }
-        for (; b <= b1; b++) {
-            s = b % ps->rc_nslots;
-            if (ps->rc_tag[s] == (int64_t) b)
-                ps->rc_tag[s] = -1;
-        }
+/* The same for an access (of runs: every block from a run's first byte to
+ * its last). */
+static void rc_invalidate_access(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
+{
+    const pstripe_run_t *r = acc->runs;
+
+    if (acc->regions != NULL) {
+        rc_invalidate(ps, acc->regions, acc->nregions);
+        return;
     }
+    for (size_t i = 0; i < acc->nruns &&
+         rc_invalidate_range(ps, r[i].offset, (r[i].count - 1) * r[i].stride + r[i].length); i++)
+        continue;
 }
 
 static int rc_setup(ADIOI_PSTRIPE_fs * ps)
@@ -488,7 +510,7 @@ static void wb_append(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
  * 0). Either way the cached blocks it touches are dropped (also when the
  * caches are bypassed, e.g. under ROMIO's data-sieving lock). *error_code
  * is set when a flush failed (then 1 is returned and nothing was written). */
-int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, int *error_code)
+int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     size_t max_regions;
@@ -498,7 +520,7 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, in
     if (ps == NULL || ps->file == NULL)
         return 0;
     if (ps->rc_nslots > 0)
-        rc_invalidate(ps, acc->regions, acc->nregions);
+        rc_invalidate_access(ps, acc);
     ADIOI_PSTRIPE_Ra_invalidate(ps, acc->start, acc->end);
     small = !ps->at_shared_fp && cache_usable(fd) && ps->write_behind != ADIOI_HINT_DISABLE &&
         !(fd->access_mode & ADIO_RDONLY) && ps->wb_size > 0 && acc->total <= ps->wb_size / 4;
@@ -517,6 +539,7 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, in
     }
     if (ps->wb_data == NULL)
         ps->wb_data = ADIOI_Malloc((size_t) ps->wb_size);
+    ADIOI_PSTRIPE_Access_regions(fd, acc);
     wb_append(ps, acc);
     fd->dirty_write = 1;
     return 1;
@@ -526,7 +549,7 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, in
  * it; then serve it from the cache (returns 1, *nread = bytes below the
  * file's size) or leave it to the caller (returns 0). On an error 1 is
  * returned with *error_code set. */
-int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t * nread,
+int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread,
                              int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_RC_READ";
@@ -559,6 +582,9 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uin
         (fd->access_mode & ADIO_WRONLY) || !rc_setup(ps))
         return 0;
     bs = (uint64_t) ps->rc_block;
+    if ((uint64_t) acc->total / acc->nregions > bs / 4 && acc->nregions > 1)
+        return 0;               /* large regions: neither read-ahead nor the cache */
+    ADIOI_PSTRIPE_Access_regions(fd, acc);
     if (ADIOI_PSTRIPE_Ra_read(ps, acc, nread))
         return 1;
     if ((uint64_t) acc->total / acc->nregions > bs / 4)

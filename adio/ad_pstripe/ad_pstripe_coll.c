@@ -770,6 +770,8 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
     ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
                                &build_err);
     ok = (build_err == MPI_SUCCESS);
+    if (ok)
+        ADIOI_PSTRIPE_Access_regions(fd, &acc); /* the plans walk regions */
     ranges = gather_ranges(fd, &acc, ok, nprocs);
     for (i = 0, all_ok = 1; i < nprocs; i++)
         all_ok &= ranges[i].start >= 0;

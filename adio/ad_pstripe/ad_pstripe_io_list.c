@@ -121,6 +121,100 @@ static ADIO_Offset view_data_offset(ADIO_File fd, ADIOI_Flatlist_node * flat,
     return (n + 1) * ftype_size;
 }
 
+/* Append a run, or extend the last one when it continues it (the next
+ * instance of a vector view continues the previous one's run). */
+static void add_run(growvec * v, ADIO_Offset off, ADIO_Offset len, ADIO_Offset stride,
+                    ADIO_Offset count)
+{
+    pstripe_run_t *r;
+
+    if (len <= 0 || count <= 0)
+        return;
+    if (count == 1)
+        stride = len;
+    if (v->n > 0) {
+        r = (pstripe_run_t *) v->items + v->n - 1;
+        if (r->length == (uint64_t) len && (r->count == 1 || r->stride == (uint64_t) stride) &&
+            (uint64_t) off == r->offset + r->count * (uint64_t) stride &&
+            (count == 1 || stride > len)) {
+            r->stride = (uint64_t) stride;
+            r->count += (uint64_t) count;
+            return;
+        }
+    }
+    r = grow(v);
+    r->offset = (uint64_t) off;
+    r->length = (uint64_t) len;
+    r->stride = (uint64_t) stride;
+    r->count = (uint64_t) count;
+}
+
+/* Is the view's filetype one strided run: blocks of one length at one
+ * stride, in order (empty blocks before and after them, the markers of a
+ * resized type's bounds, carry no data)? Worked out once per view
+ * (SetInfo, called by every set_view, resets view_state). */
+static int view_is_run(ADIO_File fd, ADIOI_Flatlist_node * flat)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    ADIO_Offset len, stride;
+    MPI_Count j0 = 0, j1 = flat->count, j;
+
+    if (ps->view_state == 0) {
+        ps->view_state = 2;
+        while (j0 < j1 && flat->blocklens[j0] == 0)
+            j0++;
+        while (j1 > j0 && flat->blocklens[j1 - 1] == 0)
+            j1--;
+        len = j1 > j0 ? flat->blocklens[j0] : 0;
+        stride = j1 - j0 > 1 ? flat->indices[j0 + 1] - flat->indices[j0] : len;
+        for (j = j0; j < j1 && len > 0 && stride >= len; j++)
+            if (flat->blocklens[j] != len || flat->indices[j] != flat->indices[j0] + (j - j0) * stride)
+                break;
+        if (len > 0 && stride >= len && j == j1) {
+            ps->view_state = 1;
+            ps->view_first = flat->indices[j0];
+            ps->view_len = len;
+            ps->view_stride = stride;
+            ps->view_blocks = j1 - j0;
+        }
+    }
+    return ps->view_state == 1;
+}
+
+/* The file side of an access of a view that is one strided run: total
+ * bytes from view data offset data_off, one run per filetype instance
+ * (merged when the next continues it), a block cut at either end a run of
+ * its own. */
+static void build_runs(ADIO_File fd, ADIO_Offset data_off, ADIO_Offset total,
+                       MPI_Count ftype_size, MPI_Aint extent, growvec * runs)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    ADIO_Offset len = ps->view_len, stride = ps->view_stride, nb = ps->view_blocks;
+    ADIO_Offset base = fd->disp + (data_off / ftype_size) * (ADIO_Offset) extent;
+    ADIO_Offset within = data_off % ftype_size, j = within / len, skip = within % len;
+    ADIO_Offset left = total, off, m;
+
+    while (left > 0) {
+        off = base + ps->view_first + j * stride;
+        if (skip > 0 || left < len) {   /* part of a block */
+            m = MPL_MIN(len - skip, left);
+            add_run(runs, off + skip, m, m, 1);
+            left -= m;
+            skip = 0;
+            j++;
+        } else {
+            m = MPL_MIN(nb - j, left / len);
+            add_run(runs, off, len, stride, m);
+            left -= m * len;
+            j += m;
+        }
+        if (j == nb) {
+            j = 0;
+            base += extent;
+        }
+    }
+}
+
 void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
                                 MPI_Datatype datatype, int file_ptr_type,
                                 ADIO_Offset offset, ADIOI_PSTRIPE_access * acc,
@@ -181,12 +275,32 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
         acc->total = 0;
         return;
     }
-    regions_reserve(fd->fs_ptr, &regions,
-                    (size_t) MPL_MIN(flat->count * (total / ftype_size + 2), REGIONS_RESERVE_MAX));
     if (file_ptr_type == ADIO_INDIVIDUAL)
         data_off = view_data_offset(fd, flat, ftype_size, extent, fd->fp_ind);
     else
         data_off = (ADIO_Offset) fd->etype_size * offset;
+    if (total > 0 && view_is_run(fd, flat)) {
+        growvec runs = { NULL, 0, 0, sizeof(pstripe_run_t) };
+        pstripe_run_t *last;
+        size_t r;
+
+        build_runs(fd, data_off, total, ftype_size, extent, &runs);
+        acc->runs = runs.items;
+        acc->nruns = runs.n;
+        acc->runs_cap = runs.cap;
+        last = &acc->runs[runs.n - 1];
+        acc->start = (ADIO_Offset) acc->runs[0].offset;
+        acc->end = (ADIO_Offset) (last->offset + (last->count - 1) * last->stride + last->length);
+        for (r = 0, acc->hi = 0; r < runs.n; r++) {
+            last = &acc->runs[r];
+            acc->nregions += last->count;
+            acc->hi = MPL_MAX(acc->hi, (ADIO_Offset) (last->offset + (last->count - 1) *
+                                                      last->stride + last->length));
+        }
+        return;
+    }
+    regions_reserve(fd->fs_ptr, &regions,
+                    (size_t) MPL_MIN(flat->count * (total / ftype_size + 2), REGIONS_RESERVE_MAX));
 
     n = data_off / ftype_size;
     within = data_off % ftype_size;
@@ -223,6 +337,29 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     }
 }
 
+/* The regions of an access given as runs (no-op once they are there). */
+void ADIOI_PSTRIPE_Access_regions(ADIO_File fd, ADIOI_PSTRIPE_access * acc)
+{
+    growvec regions = { NULL, 0, 0, sizeof(pstripe_region_t) };
+    pstripe_region_t *out;
+    size_t r;
+    uint64_t c;
+
+    if (acc->regions != NULL || acc->nruns == 0)
+        return;
+    regions_reserve(fd->fs_ptr, &regions, acc->nregions);
+    out = regions.items;
+    for (r = 0; r < acc->nruns; r++) {
+        const pstripe_run_t *run = &acc->runs[r];
+        for (c = 0; c < run->count; c++) {
+            out->offset = run->offset + c * run->stride;
+            out++->length = run->length;
+        }
+    }
+    acc->regions = regions.items;
+    acc->regions_cap = regions.cap;
+}
+
 void ADIOI_PSTRIPE_Access_free(ADIO_File fd, ADIOI_PSTRIPE_access * acc)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
@@ -237,6 +374,9 @@ void ADIOI_PSTRIPE_Access_free(ADIO_File fd, ADIOI_PSTRIPE_access * acc)
     }
     if (acc->iov != &acc->one_iov && acc->iov != NULL)
         ADIOI_Free(acc->iov);
+    if (acc->runs != NULL)
+        ADIOI_Free(acc->runs);
+    acc->runs = NULL;
     acc->regions = NULL;
     acc->iov = NULL;
 }
@@ -273,11 +413,15 @@ static void list_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype, i
             goto fn_exit;
         }
         if (is_write) {
-            if (!handled)
+            if (!handled && acc.regions == NULL)
+                rc = pstripe_write_runs(ps->file, acc.runs, acc.nruns, acc.iov, acc.niov);
+            else if (!handled)
                 rc = pstripe_write_list(ps->file, acc.regions, acc.nregions, acc.iov,
                                         acc.niov);
             nbytes = (uint64_t) acc.total;
             fd->dirty_write = 1;
+        } else if (!handled && acc.regions == NULL) {
+            rc = pstripe_read_runs(ps->file, acc.runs, acc.nruns, acc.iov, acc.niov, &nbytes);
         } else if (!handled) {
             rc = pstripe_read_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
                                    &nbytes);

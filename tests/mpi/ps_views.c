@@ -1,9 +1,10 @@
 /*
  * ps_views: noncontiguous file views with noncontiguous memory types.
  *
- * Five kinds of file view, each rank getting its own interleaved share:
+ * Six kinds of file view, each rank getting its own interleaved share:
  * vector, indexed (irregular blocks), 2-D subarray, 2-D block-cyclic
- * darray, and a struct of int/double/char records; each paired with a
+ * darray, a struct of int/double/char records, and a vector of bytes whose
+ * tiles end in a gap; each paired with a
  * noncontiguous memory type (strided elements, or records with holes).
  * Every view is written in five ways, in its own region of the file:
  * independent with explicit offsets, collective with the individual file
@@ -23,10 +24,12 @@
  */
 #include "pstest.h"
 
-enum { V_VECTOR, V_INDEXED, V_SUBARRAY, V_DARRAY, V_STRUCT, NVIEWS };
+enum { V_VECTOR, V_INDEXED, V_SUBARRAY, V_DARRAY, V_STRUCT, V_GAPPED, NVIEWS };
 enum { M_AT, M_ALL, M_INB, M_AT_ALL, M_I_ALL, NMODES };
 
-static const char *view_name[NVIEWS] = { "vector", "indexed", "subarray", "darray", "struct" };
+static const char *view_name[NVIEWS] = {
+    "vector", "indexed", "subarray", "darray", "struct", "gapped"
+};
 static const char *mode_name[NMODES] = {
     "write_at", "write_all", "iwrite", "write_at_all", "iwrite_at_all"
 };
@@ -125,6 +128,20 @@ static void make_view(int v, int r, view_t * vw)
                 MPI_Type_create_struct(3, bl, md, ty, &t);
                 MPI_Type_create_resized(t, 0, 64, &vw->memtype);
                 MPI_Type_free(&t);
+                break;
+            }
+        case V_GAPPED:{
+                /* a vector of bytes whose tiles end in a gap: the driver's
+                 * strided runs (one per view, ad_pstripe_io_list.c) do not
+                 * continue from one tile into the next */
+                const int B = 13, NB = 40;
+                vw->etype = MPI_BYTE;
+                MPI_Type_vector(NB, B, B * P, MPI_BYTE, &t);
+                MPI_Type_create_resized(t, 0, (MPI_Aint) NB * B * P + 100, &vw->filetype);
+                MPI_Type_free(&t);
+                vw->disp = (MPI_Offset) r * B;
+                vw->ntiles = 3;
+                MPI_Type_create_resized(MPI_BYTE, 0, 2, &vw->memtype);
                 break;
             }
     }
