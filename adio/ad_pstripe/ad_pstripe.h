@@ -147,6 +147,25 @@ typedef struct ADIOI_PSTRIPE_access_s {
     struct iovec one_iov;       /* storage when memory is contiguous */
 } ADIOI_PSTRIPE_access;
 
+/* The runs of an access in either form: its runs, or its regions as runs
+ * of one. */
+static inline size_t ADIOI_PSTRIPE_Access_nruns(const ADIOI_PSTRIPE_access * acc)
+{
+    return acc->runs != NULL ? acc->nruns : acc->nregions;
+}
+
+static inline pstripe_run_t ADIOI_PSTRIPE_Access_run(const ADIOI_PSTRIPE_access * acc, size_t i)
+{
+    pstripe_run_t r;
+
+    if (acc->runs != NULL)
+        return acc->runs[i];
+    r.offset = acc->regions[i].offset;
+    r.length = r.stride = acc->regions[i].length;
+    r.count = 1;
+    return r;
+}
+
 /* A cursor over the memory of an access (its iovecs, as one stream). */
 typedef struct {
     const struct iovec *iov;

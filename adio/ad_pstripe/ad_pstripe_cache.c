@@ -279,29 +279,32 @@ static int rc_pending(const ADIOI_PSTRIPE_fs * ps, uint64_t b)
 static size_t rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, uint64_t b0,
                       uint64_t span, uint64_t * missing, size_t * nahead)
 {
-    uint64_t bs = (uint64_t) ps->rc_block, b, b1, from, to, last, base = UINT64_MAX;
+    uint64_t bs = (uint64_t) ps->rc_block, b, b1, from, to, last, base = UINT64_MAX, c;
     char *need = ADIOI_Calloc(span, 1);
-    size_t i, n = 0;
+    size_t i, n = 0, nruns = ADIOI_PSTRIPE_Access_nruns(acc);
     int whole = 0;              /* block `base` is cached whole */
 
     /* every block of the span here whole (what was read ahead): no region
      * needs a look (8-byte regions: 131,072 of them a call) */
     for (b = b0; b < b0 + span && rc_hit(ps, b, bs); b++)
         continue;
-    for (i = b < b0 + span ? 0 : acc->nregions; i < acc->nregions; i++) {
-        from = acc->regions[i].offset;
-        to = from + acc->regions[i].length;
-        /* many small regions to a block: decided once a block is missed or
-         * known whole (from - base wraps around when from < base) */
-        if (base != UINT64_MAX && from - base < bs && to - base <= bs &&
-            (whole || need[base / bs - b0]))
-            continue;
-        for (b = from / bs, b1 = (to - 1) / bs; b <= b1; b++) {
-            uint64_t end = MPL_MIN(to, (b + 1) * bs) - b * bs;
-            if (!rc_hit(ps, b, end))
-                need[b - b0] = 1;
-            base = b * bs;
-            whole = rc_hit(ps, b, bs);
+    for (i = b < b0 + span ? 0 : nruns; i < nruns; i++) {
+        pstripe_run_t r = ADIOI_PSTRIPE_Access_run(acc, i);
+        for (c = 0; c < r.count; c++) {
+            from = r.offset + c * r.stride;
+            to = from + r.length;
+            /* many small regions to a block: decided once a block is missed
+             * or known whole (from - base wraps around when from < base) */
+            if (base != UINT64_MAX && from - base < bs && to - base <= bs &&
+                (whole || need[base / bs - b0]))
+                continue;
+            for (b = from / bs, b1 = (to - 1) / bs; b <= b1; b++) {
+                uint64_t end = MPL_MIN(to, (b + 1) * bs) - b * bs;
+                if (!rc_hit(ps, b, end))
+                    need[b - b0] = 1;
+                base = b * bs;
+                whole = rc_hit(ps, b, bs);
+            }
         }
     }
     for (b = 0; b < span; b++)
@@ -345,30 +348,31 @@ static size_t rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, u
 static uint64_t rc_serve(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
 {
     uint64_t bs = (uint64_t) ps->rc_block, base = UINT64_MAX, valid = 0, from, to, in, len, v;
-    uint64_t got = 0;
+    uint64_t got = 0, k;
     ADIOI_PSTRIPE_mem_cursor c = { acc->iov, acc->niov, 0, 0 };
     const char *blk = NULL;
-    size_t i, s;
+    size_t i, s, nruns = ADIOI_PSTRIPE_Access_nruns(acc);
+    pstripe_run_t r;
 
-    for (i = 0; i < acc->nregions; i++) {
-        from = acc->regions[i].offset;
-        to = from + acc->regions[i].length;
-        while (from < to) {
-            in = from - base;   /* wraps around when from < base */
-            if (blk == NULL || in >= bs) {
-                base = from / bs * bs;
-                s = (size_t) ((from / bs) % ps->rc_nslots);
-                blk = ps->rc_data + s * bs;
-                valid = ps->rc_valid[s];
-                in = from - base;
+    for (i = 0; i < nruns; i++) {
+        r = ADIOI_PSTRIPE_Access_run(acc, i);
+        for (k = 0, from = r.offset; k < r.count; k++, from = r.offset + k * r.stride) {
+            for (to = from + r.length; from < to; from += len) {
+                in = from - base;       /* wraps around when from < base */
+                if (blk == NULL || in >= bs) {
+                    base = from / bs * bs;
+                    s = (size_t) ((from / bs) % ps->rc_nslots);
+                    blk = ps->rc_data + s * bs;
+                    valid = ps->rc_valid[s];
+                    in = from - base;
+                }
+                len = MPL_MIN(to - from, bs - in);
+                v = valid > in ? MPL_MIN(valid - in, len) : 0;
+                ADIOI_PSTRIPE_Mem_copy(&c, (char *) blk + in, v, 1);
+                if (v < len)
+                    ADIOI_PSTRIPE_Mem_copy(&c, NULL, len - v, 1);
+                got += v;
             }
-            len = MPL_MIN(to - from, bs - in);
-            v = valid > in ? MPL_MIN(valid - in, len) : 0;
-            ADIOI_PSTRIPE_Mem_copy(&c, (char *) blk + in, v, 1);
-            if (v < len)
-                ADIOI_PSTRIPE_Mem_copy(&c, NULL, len - v, 1);
-            got += v;
-            from += len;
         }
     }
     return got;
@@ -582,9 +586,8 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t 
         (fd->access_mode & ADIO_WRONLY) || !rc_setup(ps))
         return 0;
     bs = (uint64_t) ps->rc_block;
-    if ((uint64_t) acc->total / acc->nregions > bs / 4 && acc->nregions > 1)
-        return 0;               /* large regions: neither read-ahead nor the cache */
-    ADIOI_PSTRIPE_Access_regions(fd, acc);
+    if (acc->nregions == 1)
+        ADIOI_PSTRIPE_Access_regions(fd, acc);  /* (read-ahead takes one region) */
     if (ADIOI_PSTRIPE_Ra_read(ps, acc, nread))
         return 1;
     if ((uint64_t) acc->total / acc->nregions > bs / 4)
