@@ -211,8 +211,7 @@ static ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const psc_ar
     if (!is_write && !(file->flags & PSTRIPE_RDONLY)) {
         return psc_error(PS_ERR_ACCESS, "cannot read %s: opened write-only", file->path);
     }
-    if ((args->n > 0 && args->regions == NULL && args->runs == NULL) ||
-        (nmem > 0 && mem == NULL)) {
+    if ((args->n > 0 && args->regions == NULL && args->runs == NULL) || (nmem > 0 && mem == NULL)) {
         return psc_error(PS_ERR_INVALID, "region or memory array is NULL");
     }
     for (size_t i = 0; i < args->n; i++) {
@@ -388,10 +387,9 @@ static ps_status_t psc_io_split(pstripe_request_t *io, const psc_args_t *args)
     psc_split_t sp = {0, 0, 0, 0, 0};
 
     for (size_t i = 0; i < args->n; i++) {
-        ps_status_t status = args->runs != NULL
-                                 ? psc_split_run(io, &sp, args->runs[i])
-                                 : psc_split_region(io, &sp, args->regions[i].offset,
-                                                    args->regions[i].length);
+        ps_status_t status = args->runs != NULL ? psc_split_run(io, &sp, args->runs[i])
+                                                : psc_split_region(io, &sp, args->regions[i].offset,
+                                                                   args->regions[i].length);
         if (status != PS_OK) {
             return status;
         }

@@ -14,10 +14,11 @@
  * disk, or, when it is a whole reply within one granule, sent from the
  * cache's memory itself (pss_cache_lend); read-ahead reads from disk
  * straight into a granule (pss_cache_fill), and a kept write span is laid
- * out in one and written from it (the same call). The bytes kept are always what the disk holds (or will hold: reads
- * keep the write-back stage's bytes laid over the disk's, and any write
- * drops the blocks of its spans before it starts), so a hit returns exactly
- * what a disk read would. A size change drops the bytes from the block of
+ * out in one and written from it (the same call). The bytes kept are
+ * always what the disk holds (or will hold: reads keep the write-back
+ * stage's bytes laid over the disk's, and any write drops the blocks of
+ * its spans before it starts), so a hit returns exactly what a disk read
+ * would. A size change drops the bytes from the block of
  * the kept size on; remove and close drop all of an object's granules.
  * Only the object's worker touches its granules: no lock.
  */

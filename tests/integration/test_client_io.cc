@@ -60,9 +60,31 @@ class ClientListIO : public ::testing::TestWithParam<io_param> {
         }
     }
 
+    /* A new file of the parameters' layout, and the span the tests write. */
+    void open_file(const char *path, pstripe_file_t **f, uint64_t *span)
+    {
+        const io_param &p = GetParam();
+        pstripe_layout_t layout = {p.stripe_size, p.stripe_count, -1};
+        *span = std::min<uint64_t>(
+            8ull << 20, std::max<uint64_t>(64 << 10, 8 * p.stripe_size * p.stripe_count));
+        PSC_ASSERT_OK(
+            pstripe_open(fs_, path, PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL, 0644, &layout, f));
+    }
+
     ps_test::ps_cluster cluster_;
     pstripe_fs_t *fs_ = nullptr;
 };
+
+/* Apply a write of the regions from the stream s to the model. */
+void model_write(file_model &model, const std::vector<pstripe_region_t> &regs,
+                 const std::vector<uint8_t> &s)
+{
+    uint64_t pos = 0;
+    for (const auto &r : regs) { /* in order: a later region wins */
+        model.write(r.offset, &s[pos], r.length);
+        pos += r.length;
+    }
+}
 
 /* Write a region list from scattered memory and apply it to the model. */
 void write_regions(pstripe_file_t *f, file_model &model, const std::vector<pstripe_region_t> &regs,
@@ -71,11 +93,23 @@ void write_regions(pstripe_file_t *f, file_model &model, const std::vector<pstri
     scattered mem(total_length(regs), rng);
     mem.fill(rng);
     PSC_ASSERT_OK(pstripe_write_list(f, regs.data(), regs.size(), mem.iov.data(), mem.iov.size()));
-    std::vector<uint8_t> s = mem.stream();
+    model_write(model, regs, mem.stream());
+}
+
+/* The bytes read for the regions (one stream, in their order) are the
+ * model's. */
+void expect_model_bytes(const file_model &model, const std::vector<pstripe_region_t> &regs,
+                        const std::vector<uint8_t> &s)
+{
     uint64_t pos = 0;
-    for (const auto &r : regs) { /* in order: a later region wins */
-        model.write(r.offset, &s[pos], r.length);
-        pos += r.length;
+    for (size_t i = 0; i < regs.size(); i++) {
+        for (uint64_t j = 0; j < regs[i].length; j++, pos++) {
+            if (s[pos] != model.at(regs[i].offset + j)) {
+                FAIL() << "region " << i << " (offset " << regs[i].offset << ", length "
+                       << regs[i].length << "): byte " << j << " is " << (int)s[pos]
+                       << ", expected " << (int)model.at(regs[i].offset + j);
+            }
+        }
     }
 }
 
@@ -89,31 +123,21 @@ void check_regions(pstripe_file_t *f, const file_model &model,
         pstripe_read_list(f, regs.data(), regs.size(), mem.iov.data(), mem.iov.size(), &nread));
     EXPECT_EQ(nread, model.below_size(regs));
     EXPECT_TRUE(mem.gaps_intact()) << "read wrote outside the given memory";
-    std::vector<uint8_t> s = mem.stream();
-    uint64_t pos = 0;
-    for (size_t i = 0; i < regs.size(); i++) {
-        for (uint64_t j = 0; j < regs[i].length; j++, pos++) {
-            if (s[pos] != model.at(regs[i].offset + j)) {
-                FAIL() << "region " << i << " (offset " << regs[i].offset << ", length "
-                       << regs[i].length << "): byte " << j << " is " << (int)s[pos]
-                       << ", expected " << (int)model.at(regs[i].offset + j);
-            }
-        }
-    }
+    expect_model_bytes(model, regs, mem.stream());
 }
 
 TEST_P(ClientListIO, RandomRegionsAgainstModel)
 {
     const io_param &p = GetParam();
-    pstripe_layout_t layout = {p.stripe_size, p.stripe_count, -1};
-    uint64_t span = std::min<uint64_t>(
-        8ull << 20, std::max<uint64_t>(64 << 10, 8 * p.stripe_size * p.stripe_count));
     std::mt19937_64 rng(0x5eed + p.stripe_size + p.stripe_count);
     pstripe_file_t *f;
     file_model model;
+    uint64_t span;
 
-    PSC_ASSERT_OK(pstripe_open(fs_, "/model/file", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL,
-                               0644, &layout, &f));
+    open_file("/model/file", &f, &span);
+    if (HasFatalFailure()) {
+        return;
+    }
     /* fewer regions when they can be megabytes long */
     size_t nregions = p.stripe_size >= (1 << 20) ? 80 : 300;
     for (int round = 0; round < 6; round++) {
@@ -173,15 +197,15 @@ std::vector<pstripe_run_t> random_runs(std::mt19937_64 &rng, size_t n, uint64_t 
 TEST_P(ClientListIO, RandomRunsAgainstModel)
 {
     const io_param &p = GetParam();
-    pstripe_layout_t layout = {p.stripe_size, p.stripe_count, -1};
-    uint64_t span = std::min<uint64_t>(
-        8ull << 20, std::max<uint64_t>(64 << 10, 8 * p.stripe_size * p.stripe_count));
     std::mt19937_64 rng(0x2055 + p.stripe_size + p.stripe_count);
     pstripe_file_t *f;
     file_model model;
+    uint64_t span;
 
-    PSC_ASSERT_OK(pstripe_open(fs_, "/model/runs", PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL,
-                               0644, &layout, &f));
+    open_file("/model/runs", &f, &span);
+    if (HasFatalFailure()) {
+        return;
+    }
     size_t nruns = p.stripe_size >= (1 << 20) ? 8 : 40;
     for (int round = 0; round < 6; round++) {
         SCOPED_TRACE("round " + std::to_string(round));
@@ -191,29 +215,16 @@ TEST_P(ClientListIO, RandomRunsAgainstModel)
         in.fill(rng);
         PSC_ASSERT_OK(
             pstripe_write_runs(f, runs.data(), runs.size(), in.iov.data(), in.iov.size()));
-        std::vector<uint8_t> s = in.stream();
-        uint64_t pos = 0;
-        for (const auto &r : regs) { /* in order: a later region wins */
-            model.write(r.offset, &s[pos], r.length);
-            pos += r.length;
-        }
+        model_write(model, regs, in.stream());
         runs = random_runs(rng, nruns, span + p.stripe_size, p.stripe_size);
         regs = expand(runs);
         scattered out(total_length(regs), rng);
         uint64_t nread = ~0ull;
-        PSC_ASSERT_OK(pstripe_read_runs(f, runs.data(), runs.size(), out.iov.data(),
-                                        out.iov.size(), &nread));
+        PSC_ASSERT_OK(
+            pstripe_read_runs(f, runs.data(), runs.size(), out.iov.data(), out.iov.size(), &nread));
         EXPECT_EQ(nread, model.below_size(regs));
         EXPECT_TRUE(out.gaps_intact()) << "read wrote outside the given memory";
-        s = out.stream();
-        pos = 0;
-        for (size_t i = 0; i < regs.size(); i++) {
-            for (uint64_t j = 0; j < regs[i].length; j++, pos++) {
-                ASSERT_EQ(s[pos], model.at(regs[i].offset + j))
-                    << "region " << i << " (offset " << regs[i].offset << ", length "
-                    << regs[i].length << "), byte " << j;
-            }
-        }
+        expect_model_bytes(model, regs, out.stream());
         check_regions(f, model, regs, rng);
         if (HasFatalFailure()) {
             break;
@@ -504,11 +515,11 @@ TEST_F(ClientIO, MalformedRunsAreRefused)
         pstripe_run_t run;
         uint64_t mem;
     } bad[] = {
-        {{0, 100, 50, 2}, 200},                     /* stride under the length */
-        {{~0ull - 10, 100, 100, 1}, 100},           /* past 2^64 */
-        {{0, 10, ~0ull / 4, 5}, 50},                /* its last region past 2^64 */
-        {{0, 1ull << 62, 1ull << 62, 8}, 1 << 16},  /* more bytes than 2^64 */
-        {{0, 16, 32, 4}, 63},                       /* memory one byte short */
+        {{0, 100, 50, 2}, 200},                    /* stride under the length */
+        {{~0ull - 10, 100, 100, 1}, 100},          /* past 2^64 */
+        {{0, 10, ~0ull / 4, 5}, 50},               /* its last region past 2^64 */
+        {{0, 1ull << 62, 1ull << 62, 8}, 1 << 16}, /* more bytes than 2^64 */
+        {{0, 16, 32, 4}, 63},                      /* memory one byte short */
     };
     for (const auto &b : bad) {
         iov.iov_len = b.mem;
