@@ -51,7 +51,7 @@ const ps_config_field_t pss_config_table[] = {
               "per worker: buffers of large requests in service; beyond it their rendezvous "
               "data waits at the sender",
               PS_CFG_SIZE, max_inflight, 1 << 20, (double)(1ull << 40)),
-    PSS_FIELD("write_back", "64m",
+    PSS_FIELD("write_back", "128m",
               "per worker: write-back stage of partial blocks; the bytes of a write that "
               "leaves blocks partly written are kept and acknowledged, later writes fill the "
               "blocks, whole blocks go to disk at once, the rest after write_back_age, at "
