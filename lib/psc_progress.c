@@ -419,6 +419,7 @@ static void *psc_progress_main(void *arg)
     pstripe_fs_t *fs = arg;
     ps_status_t status;
 
+    pthread_setname_np(pthread_self(), "pstripe-prog"); /* (15 characters at most) */
     status = psc_ucx_init(fs);
     pthread_mutex_lock(&fs->lock);
     fs->init_status = status;
