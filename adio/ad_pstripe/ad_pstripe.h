@@ -119,10 +119,6 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
     pstripe_region_t *spare_regions;    /* an access's region array kept for the next one */
     size_t spare_cap;
-    /* the view's filetype as one strided run (ad_pstripe_io_list.c), worked
-     * out at its first noncontiguous access, forgotten by set_view */
-    int view_state;             /* 0: not yet; 1: one run (below); 2: not regular */
-    ADIO_Offset view_first, view_len, view_stride, view_blocks;
 } ADIOI_PSTRIPE_fs;
 
 /* One access, flattened: file regions in view order, memory as iovecs.
@@ -264,6 +260,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
                                 ADIO_Offset offset, ADIOI_PSTRIPE_access * acc,
                                 int *error_code);
 void ADIOI_PSTRIPE_Access_regions(ADIO_File fd, ADIOI_PSTRIPE_access * acc);
+void ADIOI_PSTRIPE_View_runs_end(void);
 void ADIOI_PSTRIPE_Access_free(ADIO_File fd, ADIOI_PSTRIPE_access * acc);
 void ADIOI_PSTRIPE_Strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,

@@ -142,15 +142,13 @@ static void rc_invalidate(ADIOI_PSTRIPE_fs * ps, const pstripe_region_t * region
  * its last). */
 static void rc_invalidate_access(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
 {
-    const pstripe_run_t *r = acc->runs;
+    pstripe_run_t r;
 
-    if (acc->regions != NULL) {
-        rc_invalidate(ps, acc->regions, acc->nregions);
-        return;
+    for (size_t i = 0; i < ADIOI_PSTRIPE_Access_nruns(acc); i++) {
+        r = ADIOI_PSTRIPE_Access_run(acc, i);
+        if (!rc_invalidate_range(ps, r.offset, (r.count - 1) * r.stride + r.length))
+            return;
     }
-    for (size_t i = 0; i < acc->nruns &&
-         rc_invalidate_range(ps, r[i].offset, (r[i].count - 1) * r[i].stride + r[i].length); i++)
-        continue;
 }
 
 static int rc_setup(ADIOI_PSTRIPE_fs * ps)

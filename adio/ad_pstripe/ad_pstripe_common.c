@@ -30,6 +30,7 @@ static int ADIOI_PSTRIPE_End(MPI_Comm comm, int keyval, void *attribute_val, voi
         }
         ADIOI_PSTRIPE_fs_handle = NULL;
     }
+    ADIOI_PSTRIPE_View_runs_end();
     MPI_Comm_free_keyval(&keyval);
     ADIOI_PSTRIPE_Keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;

@@ -340,7 +340,6 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
          * tunables; a failure is reported by OpenColl */
         ADIOI_PSTRIPE_Init(&gen_error);
     }
-    ps->view_state = 0;         /* set_view calls us before it sets the new view */
     read_hints(users_info, &hv);
     /* ROMIO's own SetInfo likewise talks to the other processes only when
      * there is an info object */

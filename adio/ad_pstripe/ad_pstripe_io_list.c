@@ -149,53 +149,81 @@ static void add_run(growvec * v, ADIO_Offset off, ADIO_Offset len, ADIO_Offset s
     r->count = (uint64_t) count;
 }
 
-/* Is the view's filetype one strided run: blocks of one length at one
- * stride, in order (empty blocks before and after them, the markers of a
- * resized type's bounds, carry no data)? Worked out once per view
- * (SetInfo, called by every set_view, resets view_state). */
-static int view_is_run(ADIO_File fd, ADIOI_Flatlist_node * flat)
+/* A filetype as one strided run: blocks of len bytes, stride bytes apart,
+ * the first at first, blocks of them per instance; regular is 0 when the
+ * type is not one such run. Kept as an attribute of the type (worked out
+ * once per type; it goes with the type, so no view and no type ROMIO puts
+ * in fd->filetype for a while, as its file-realm collectives do, can see
+ * another's). */
+typedef struct {
+    int regular;
+    ADIO_Offset first, len, stride, blocks;
+} view_run;
+
+static int view_run_keyval = MPI_KEYVAL_INVALID;
+
+static int view_run_delete(MPI_Datatype type, int keyval, void *attr, void *extra)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    ADIOI_Free(attr);
+    return MPI_SUCCESS;
+}
+
+void ADIOI_PSTRIPE_View_runs_end(void)
+{
+    if (view_run_keyval != MPI_KEYVAL_INVALID)
+        MPI_Type_free_keyval(&view_run_keyval);
+}
+
+/* Is the filetype one strided run: blocks of one length at one stride, in
+ * order (empty blocks before and after them, the markers of a resized
+ * type's bounds, carry no data)? */
+static const view_run *view_run_of(MPI_Datatype type, ADIOI_Flatlist_node * flat)
+{
+    view_run *vr;
     ADIO_Offset len, stride;
     MPI_Count j0 = 0, j1 = flat->count, j;
+    int found = 0;
 
-    if (ps->view_state == 0) {
-        ps->view_state = 2;
-        while (j0 < j1 && flat->blocklens[j0] == 0)
-            j0++;
-        while (j1 > j0 && flat->blocklens[j1 - 1] == 0)
-            j1--;
-        len = j1 > j0 ? flat->blocklens[j0] : 0;
-        stride = j1 - j0 > 1 ? flat->indices[j0 + 1] - flat->indices[j0] : len;
-        for (j = j0; j < j1 && len > 0 && stride >= len; j++)
-            if (flat->blocklens[j] != len || flat->indices[j] != flat->indices[j0] + (j - j0) * stride)
-                break;
-        if (len > 0 && stride >= len && j == j1) {
-            ps->view_state = 1;
-            ps->view_first = flat->indices[j0];
-            ps->view_len = len;
-            ps->view_stride = stride;
-            ps->view_blocks = j1 - j0;
-        }
+    if (view_run_keyval == MPI_KEYVAL_INVALID)
+        MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, view_run_delete, &view_run_keyval, NULL);
+    MPI_Type_get_attr(type, view_run_keyval, &vr, &found);
+    if (found)
+        return vr;
+    vr = ADIOI_Calloc(1, sizeof(*vr));
+    while (j0 < j1 && flat->blocklens[j0] == 0)
+        j0++;
+    while (j1 > j0 && flat->blocklens[j1 - 1] == 0)
+        j1--;
+    len = j1 > j0 ? flat->blocklens[j0] : 0;
+    stride = j1 - j0 > 1 ? flat->indices[j0 + 1] - flat->indices[j0] : len;
+    for (j = j0; j < j1 && len > 0 && stride >= len; j++)
+        if (flat->blocklens[j] != len || flat->indices[j] != flat->indices[j0] + (j - j0) * stride)
+            break;
+    if (len > 0 && stride >= len && j == j1) {
+        vr->regular = 1;
+        vr->first = flat->indices[j0];
+        vr->len = len;
+        vr->stride = stride;
+        vr->blocks = j1 - j0;
     }
-    return ps->view_state == 1;
+    MPI_Type_set_attr(type, view_run_keyval, vr);
+    return vr;
 }
 
 /* The file side of an access of a view that is one strided run: total
  * bytes from view data offset data_off, one run per filetype instance
  * (merged when the next continues it), a block cut at either end a run of
  * its own. */
-static void build_runs(ADIO_File fd, ADIO_Offset data_off, ADIO_Offset total,
-                       MPI_Count ftype_size, MPI_Aint extent, growvec * runs)
+static void build_runs(ADIO_File fd, const view_run * vr, ADIO_Offset data_off,
+                       ADIO_Offset total, MPI_Count ftype_size, MPI_Aint extent, growvec * runs)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    ADIO_Offset len = ps->view_len, stride = ps->view_stride, nb = ps->view_blocks;
+    ADIO_Offset len = vr->len, stride = vr->stride, nb = vr->blocks;
     ADIO_Offset base = fd->disp + (data_off / ftype_size) * (ADIO_Offset) extent;
     ADIO_Offset within = data_off % ftype_size, j = within / len, skip = within % len;
     ADIO_Offset left = total, off, m;
 
     while (left > 0) {
-        off = base + ps->view_first + j * stride;
+        off = base + vr->first + j * stride;
         if (skip > 0 || left < len) {   /* part of a block */
             m = MPL_MIN(len - skip, left);
             add_run(runs, off + skip, m, m, 1);
@@ -226,6 +254,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     MPI_Count buftype_size, ftype_size, i, j;
     MPI_Aint lb, extent;
     ADIO_Offset total, off, data_off, n, within, cum, left, take, skip, hi;
+    const view_run *vr;
     int contig;
 
     *error_code = MPI_SUCCESS;
@@ -279,12 +308,13 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
         data_off = view_data_offset(fd, flat, ftype_size, extent, fd->fp_ind);
     else
         data_off = (ADIO_Offset) fd->etype_size * offset;
-    if (total > 0 && view_is_run(fd, flat)) {
+    vr = total > 0 ? view_run_of(fd->filetype, flat) : NULL;
+    if (vr != NULL && vr->regular) {
         growvec runs = { NULL, 0, 0, sizeof(pstripe_run_t) };
         pstripe_run_t *last;
         size_t r;
 
-        build_runs(fd, data_off, total, ftype_size, extent, &runs);
+        build_runs(fd, vr, data_off, total, ftype_size, extent, &runs);
         acc->runs = runs.items;
         acc->nruns = runs.n;
         acc->runs_cap = runs.cap;
