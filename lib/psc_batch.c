@@ -4,7 +4,8 @@
  *
  * Batching and pipelining. The progress thread packs each target's pieces
  * into batches (one OBJ_WRITE/OBJ_READ each) of at most buffer_size payload
- * bytes and max_regions regions, merging pieces that are adjacent in the
+ * bytes (a read of one range: halves, see psc_target_batch_max) and
+ * max_regions regions, merging pieces that are adjacent in the
  * object into one region, and keeps up to buffer_count batches per target in
  * flight: when a batch's reply arrives, the next one of that target is built
  * and sent from the progress thread, so a nonblocking request moves while
@@ -327,15 +328,15 @@ static uint64_t psc_batch_take(psc_batch_t *b, psc_target_t *t, const psc_piece_
     return take;
 }
 
-/* Take target t's next pieces into the batch, up to buffer_size bytes and
+/* Take target t's next pieces into the batch, up to t->batch_max bytes and
  * max_regions regions. */
 static ps_status_t psc_batch_fill(psc_batch_t *b, psc_target_t *t)
 {
-    uint64_t buffer_size = b->io->buffer_size;
+    uint64_t max = t->batch_max;
     ps_status_t status = PS_OK;
 
-    while (t->cur < t->npieces && b->payload < buffer_size) {
-        uint64_t take = psc_batch_take(b, t, &t->pieces[t->cur], buffer_size - b->payload, &status);
+    while (t->cur < t->npieces && b->payload < max) {
+        uint64_t take = psc_batch_take(b, t, &t->pieces[t->cur], max - b->payload, &status);
 
         if (status == PS_ERR_BUSY) {
             break; /* full: the rest goes in the next batch */

@@ -380,8 +380,34 @@ static ps_status_t psc_split_run(pstripe_request_t *io, psc_split_t *sp, pstripe
     return PS_OK;
 }
 
+/*
+ * The payload of one batch of target t. A read of one contiguous range of
+ * a target that fits in one batch of buffer_size bytes but is at least
+ * 2 x PSC_READ_HALF_MIN goes as two batches of half of it, in flight
+ * together: the server reads the second from disk while the first is on
+ * the wire, where one batch is the disk and then the network, one after
+ * the other (1 MiB vector reads, 2 processes, one region per call: 800-927
+ * MiB/s in one batch, 1,665-1,774 in two). Lists of regions stay whole
+ * (halves of 512 KiB of 64-byte to 256 KiB regions, which the servers
+ * serve from memory: 20-40% slower), and so do writes (1 MiB vector
+ * writes in two halves: 1,004-1,139 against 1,175-1,727 MiB/s).
+ */
+#define PSC_READ_HALF_MIN (256u << 10)
+
+static uint64_t psc_target_batch_max(const pstripe_request_t *io, const psc_target_t *t)
+{
+    uint64_t bytes =
+        io->args.n == 1 && t->npieces == 1 && t->pieces[0].count == 1 ? t->pieces[0].len : 0;
+
+    if (io->is_write || io->buffer_count < 2 || bytes > io->buffer_size ||
+        bytes < 2 * (uint64_t)PSC_READ_HALF_MIN) {
+        return io->buffer_size;
+    }
+    return (bytes / 2 + 4095) & ~(uint64_t)4095;
+}
+
 /* Cut the regions at stripe boundaries into the targets' pieces, and set
- * how many batches of each target may be in flight. */
+ * how many batches of each target may be in flight, of what size. */
 static ps_status_t psc_io_split(pstripe_request_t *io, const psc_args_t *args)
 {
     psc_split_t sp = {0, 0, 0, 0, 0};
@@ -401,6 +427,7 @@ static ps_status_t psc_io_split(pstripe_request_t *io, const psc_args_t *args)
         if (io->is_write && t->npieces > 1 && psc_target_overlaps(t)) {
             t->max_inflight = 1;
         }
+        t->batch_max = psc_target_batch_max(io, t);
     }
     return PS_OK;
 }

@@ -50,6 +50,7 @@ typedef struct psc_target {
     uint64_t cur_off; /* bytes of its next region already batched */
     unsigned inflight;
     unsigned max_inflight;
+    uint64_t batch_max; /* payload bytes of one of its batches, at most buffer_size */
 } psc_target_t;
 
 struct pstripe_request {

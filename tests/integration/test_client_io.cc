@@ -641,6 +641,66 @@ TEST_F(ClientIO, HundredThousandSmallRegions)
 }
 
 /*
+ * A read of one range whose part on a server fits in one batch goes as two
+ * halves in flight together (the server reads the second while the first
+ * is on the wire); writes, lists of regions and parts under 512 KiB go
+ * whole. Counted by the servers' batches; the bytes checked each time.
+ */
+TEST_F(ClientIO, OneRangeReadGoesInTwoHalves)
+{
+    start(2);
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> data(4 << 20), out;
+    std::mt19937_64 rng(7);
+    pstripe_server_stats_t before, after;
+
+    for (auto &b : data) {
+        b = (uint8_t)rng();
+    }
+    PSC_ASSERT_OK(pstripe_open(fs_, "/halves", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(sum_stats(fs_, &before));
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), 1 << 20, 1 << 20));
+    PSC_ASSERT_OK(sum_stats(fs_, &after));
+    EXPECT_EQ(after.write_batches - before.write_batches, 1u) << "a write goes whole";
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
+
+    struct Case {
+        const char *what;
+        std::vector<pstripe_region_t> regs;
+        uint64_t batches;
+    } cases[] = {
+        {"1 MiB in one stripe", {{1 << 20, 1 << 20}}, 2},
+        {"1 MiB across two stripes: 512 KiB per server", {{(1 << 20) + (1 << 19), 1 << 20}}, 4},
+        {"512 KiB in one stripe", {{0, 1 << 19}}, 2},
+        {"256 KiB", {{1 << 20, 1 << 18}}, 1},
+        {"600 KiB across two stripes: 300 KiB per server",
+         {{(1 << 20) - 300 * 1024, 600 * 1024}},
+         2},
+        {"the same 1 MiB as two regions",
+         {{1 << 20, 1 << 19}, {(1 << 20) + (1 << 19), 1 << 19}},
+         1},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.what);
+        uint64_t len = 0, nread = 0;
+        for (const auto &r : c.regs) {
+            len += r.length;
+        }
+        out.assign(len, 0);
+        struct iovec iov = {out.data(), out.size()};
+        PSC_ASSERT_OK(sum_stats(fs_, &before));
+        PSC_ASSERT_OK(pstripe_read_list(f, c.regs.data(), c.regs.size(), &iov, 1, &nread));
+        PSC_ASSERT_OK(sum_stats(fs_, &after));
+        EXPECT_EQ(after.read_batches - before.read_batches, c.batches);
+        EXPECT_EQ(nread, len);
+        EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin() + c.regs[0].offset))
+            << "read-back differs";
+    }
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/*
  * A nonblocking write and read progress while the caller does not call the
  * library: 32 MiB in 256 KiB batches with 2 in flight per server needs ~64
  * round trips per server, driven by the progress thread alone. The caller
