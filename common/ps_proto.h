@@ -46,8 +46,9 @@ extern "C" {
  * capabilities in replies and data requests, SETATTR; the HELLO reply carries
  * the server's instance, STATS the write-back stage counters; 5: SHARED_FP
  * carries the opener's view, STATS the read-ahead bytes; 6: an OBJ_WRITE's list
- * may travel in the AM header (PS_IO_LIST_INLINE). */
-#define PS_PROTO_VERSION 6
+ * may travel in the AM header (PS_IO_LIST_INLINE); 7: the OBJ_READ reply says
+ * how many bytes came from disk. */
+#define PS_PROTO_VERSION 7
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -319,8 +320,10 @@ typedef struct ps_run {
     uint64_t count;  /* regions, >= 1 */
 } ps_run_t;
 typedef struct ps_io_rep {
-    uint64_t bytes;    /* bytes written or read (payload_len on success) */
-    uint64_t obj_size; /* object size after the operation, bytes */
+    uint64_t bytes;      /* bytes written or read (payload_len on success) */
+    uint64_t obj_size;   /* object size after the operation, bytes */
+    uint64_t disk_bytes; /* OBJ_READ: bytes the server read from disk to serve it (and
+                            the batches served with it); 0: all from its memory */
 } ps_io_rep_t;
 /* OBJ_READ reply data: payload_len bytes in region order; bytes beyond the
  * object's end read as zeros. */
@@ -440,7 +443,7 @@ static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_list_entry_t) == 64, "wire size");
 static_assert(sizeof(ps_io_req_t) == 80, "wire size");
 static_assert(sizeof(ps_run_t) == 32, "wire size");
-static_assert(sizeof(ps_io_rep_t) == 16, "wire size");
+static_assert(sizeof(ps_io_rep_t) == 24, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 72, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");

@@ -602,11 +602,13 @@ static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op)
                  fs->servers[b->t->server].addr, io->is_write ? "wrote" : "read",
                  (unsigned long long)b->rep.bytes, (unsigned long long)b->payload);
         psc_io_fail(io, io->is_write ? PS_ERR_IO : PS_ERR_PROTO, msg);
-    } else if (!io->is_write && b->max_end > b->rep.obj_size) {
-        io->need_stat = 1;
-    } else if (io->is_write && io->wrote_instance != NULL) {
+    } else if (!io->is_write) {
+        /* the next read of this target is halved or not by it (psc_io.c) */
+        __atomic_store_n(&io->seen->read_disk[b->t->k], b->rep.disk_bytes > 0, __ATOMIC_RELAXED);
+        io->need_stat |= b->max_end > b->rep.obj_size;
+    } else {
         /* an fsync checks that the server did not restart since (psc_meta.c) */
-        io->wrote_instance[b->t->server] = fs->servers[b->t->server].instance;
+        io->seen->wrote_instance[b->t->server] = fs->servers[b->t->server].instance;
     }
     if (op->send_req == NULL && op->recv_req == NULL) {
         psc_batch_free(fs, b);

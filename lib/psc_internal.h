@@ -293,6 +293,25 @@ struct pstripe_fs {
     char init_msg[PSC_MSG_MAX];
 };
 
+/*
+ * What the servers' answers to a file's requests tell its later calls, set
+ * on the progress thread as batches complete. Shared by the file and its
+ * requests, which may outlive it (the driver settles a read-ahead after
+ * pstripe_close): each holds a reference, the last one frees it.
+ */
+typedef struct psc_file_seen {
+    unsigned refs;
+    uint64_t *wrote_instance; /* per server: the instance that acknowledged this file's
+                                 writes since the last fsync, 0: none */
+    uint8_t *read_disk;       /* per stripe target: did its last read batch come from
+                                 the server's disk? (a hint: relaxed atomics) */
+} psc_file_seen_t;
+
+/* A file's, with one reference (NULL: no memory); take one more; drop one. */
+psc_file_seen_t *psc_file_seen_new(uint32_t nservers, uint32_t ntargets);
+psc_file_seen_t *psc_file_seen_hold(psc_file_seen_t *seen);
+void psc_file_seen_drop(psc_file_seen_t *seen);
+
 struct pstripe_file {
     pstripe_fs_t *fs;
     char *path;
@@ -303,8 +322,7 @@ struct pstripe_file {
     uint64_t cap_renew_ns; /* ps_time_ns() after which cap is renewed (0: never) */
     ps_layout_t layout;
     psc_io_opts_t opts; /* this file's batching (pstripe_file_set_option) */
-    uint64_t *wrote_instance; /* per server: the instance that acknowledged this file's
-                                 writes since the last fsync, 0: none (NULL until a write) */
+    psc_file_seen_t *seen; /* what the servers' answers told */
 };
 
 #endif

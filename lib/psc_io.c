@@ -82,6 +82,9 @@ static void psc_io_free(pstripe_request_t *io)
     free(io->args_copy);
     free(io->stat_ops);
     free(io->stat_reps);
+    if (io->seen != NULL) {
+        psc_file_seen_drop(io->seen);
+    }
     free(io);
 }
 
@@ -381,16 +384,21 @@ static ps_status_t psc_split_run(pstripe_request_t *io, psc_split_t *sp, pstripe
 }
 
 /*
- * The payload of one batch of target t. A read of one contiguous range of
- * a target that fits in one batch of buffer_size bytes but is at least
- * 2 x PSC_READ_HALF_MIN goes as two batches of half of it, in flight
- * together: the server reads the second from disk while the first is on
- * the wire, where one batch is the disk and then the network, one after
- * the other (1 MiB vector reads, 2 processes, one region per call: 800-927
- * MiB/s in one batch, 1,665-1,774 in two). Lists of regions stay whole
- * (halves of 512 KiB of 64-byte to 256 KiB regions, which the servers
- * serve from memory: 20-40% slower), and so do writes (1 MiB vector
- * writes in two halves: 1,004-1,139 against 1,175-1,727 MiB/s).
+ * The payload of one batch of target t. A read of one range (one region,
+ * or a run of one) whose part on a target fits in one batch of buffer_size
+ * bytes but is at least 2 x PSC_READ_HALF_MIN goes as two batches of half
+ * of it, in flight together, when the target's previous read batch in
+ * this file came from the server's disk (its reply says so): the server
+ * reads the second half from disk while the first is on the wire, where
+ * one batch is the disk and then the network, one after the other. What
+ * the server has in memory goes whole: there two batches are only twice
+ * the overhead. Lists of regions (the read cache's block fetches) and
+ * writes stay whole (1 MiB vector writes in halves: 1,004-1,139 against
+ * 1,175-1,727 MiB/s). Measured side by side, 2 processes, 3 rounds: 1 MiB
+ * vector reads (one region per call) 960-1,470 MiB/s whole, 1,248-1,494
+ * halved after disk reads, 1,608-1,674 always halved; HDF5's collective
+ * reads of 512 KiB just written (servers' memory) 631-697, 692-819 and
+ * 616-653 (the last 535-631 against 754-948 in another set).
  */
 #define PSC_READ_HALF_MIN (256u << 10)
 
@@ -400,7 +408,8 @@ static uint64_t psc_target_batch_max(const pstripe_request_t *io, const psc_targ
         io->args.n == 1 && t->npieces == 1 && t->pieces[0].count == 1 ? t->pieces[0].len : 0;
 
     if (io->is_write || io->buffer_count < 2 || bytes > io->buffer_size ||
-        bytes < 2 * (uint64_t)PSC_READ_HALF_MIN) {
+        bytes < 2 * (uint64_t)PSC_READ_HALF_MIN ||
+        !__atomic_load_n(&io->seen->read_disk[t->k], __ATOMIC_RELAXED)) {
         return io->buffer_size;
     }
     return (bytes / 2 + 4095) & ~(uint64_t)4095;
@@ -459,14 +468,7 @@ static ps_status_t psc_io_create(pstripe_file_t *file, int is_write, const psc_a
     io->buffer_count = (uint32_t)file->opts.buffer_count;
     io->max_regions = (uint32_t)file->opts.max_regions;
     io->bounce_threshold = file->opts.bounce_threshold;
-    if (is_write && file->wrote_instance == NULL) {
-        file->wrote_instance = calloc(file->fs->nservers, sizeof(*file->wrote_instance));
-    }
-    io->wrote_instance = is_write ? file->wrote_instance : NULL;
-    if (is_write && io->wrote_instance == NULL) {
-        status = psc_error(PS_ERR_NO_MEMORY, "no memory");
-        goto err_free_io;
-    }
+    io->seen = psc_file_seen_hold(file->seen);
     if (total > 0) {
         status = psc_io_copy_args(io, args, mem, nmem);
         if (status == PS_OK) {

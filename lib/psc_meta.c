@@ -337,6 +337,31 @@ static ps_status_t psc_open_path(pstripe_fs_t *fs, const char *path, size_t len,
     return status;
 }
 
+psc_file_seen_t *psc_file_seen_new(uint32_t nservers, uint32_t ntargets)
+{
+    psc_file_seen_t *seen = calloc(1, sizeof(*seen) + nservers * sizeof(uint64_t) + ntargets);
+
+    if (seen != NULL) {
+        seen->refs = 1;
+        seen->wrote_instance = (uint64_t *)(seen + 1);
+        seen->read_disk = (uint8_t *)(seen->wrote_instance + nservers);
+    }
+    return seen;
+}
+
+psc_file_seen_t *psc_file_seen_hold(psc_file_seen_t *seen)
+{
+    __atomic_add_fetch(&seen->refs, 1, __ATOMIC_RELAXED);
+    return seen;
+}
+
+void psc_file_seen_drop(psc_file_seen_t *seen)
+{
+    if (__atomic_sub_fetch(&seen->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        free(seen);
+    }
+}
+
 /* The file handle of an opened path, with the connection's tunables. */
 static ps_status_t psc_file_new(pstripe_fs_t *fs, const char *path, size_t len, int flags,
                                 const ps_file_rep_t *rep, pstripe_file_t **file_p)
@@ -349,6 +374,12 @@ static ps_status_t psc_file_new(pstripe_fs_t *fs, const char *path, size_t len, 
     }
     file->path = strdup(path);
     if (file->path == NULL) {
+        free(file);
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    file->seen = psc_file_seen_new(fs->nservers, info->stripe_count);
+    if (file->seen == NULL) {
+        free(file->path);
         free(file);
         return psc_error(PS_ERR_NO_MEMORY, "no memory");
     }
@@ -450,7 +481,7 @@ ps_status_t pstripe_close(pstripe_file_t *file)
         return psc_error(PS_ERR_INVALID, "file is NULL");
     }
     free(file->path);
-    free(file->wrote_instance);
+    psc_file_seen_drop(file->seen);
     free(file);
     return PS_OK;
 }
@@ -650,16 +681,15 @@ ps_status_t pstripe_fsync(pstripe_file_t *file)
      * have lost them (it acknowledges partial blocks once they are in its
      * memory, as a page cache does): its sync succeeding proves nothing. */
     ps_status_t call_status = status; /* a failed sync keeps what it must check again */
-    for (uint32_t s = 0; call_status == PS_OK && file->wrote_instance != NULL && s < fs->nservers;
-         s++) {
-        if (file->wrote_instance[s] != 0 && file->wrote_instance[s] != fs->servers[s].instance &&
-            status == PS_OK) {
+    uint64_t *wrote = file->seen->wrote_instance;
+    for (uint32_t s = 0; call_status == PS_OK && s < fs->nservers; s++) {
+        if (wrote[s] != 0 && wrote[s] != fs->servers[s].instance && status == PS_OK) {
             status = psc_error(PS_ERR_IO,
                                "server %s restarted since it acknowledged writes to %s: bytes "
                                "written before the restart and not synced may be lost",
                                fs->servers[s].addr, file->path);
         }
-        file->wrote_instance[s] = 0; /* reported once, as Linux reports a lost writeback */
+        wrote[s] = 0; /* reported once, as Linux reports a lost writeback */
     }
     return status;
 }

@@ -87,7 +87,7 @@ struct pstripe_request {
     psc_op_t *stat_ops;
     ps_obj_rep_t *stat_reps;
     uint64_t bytes; /* result */
-    uint64_t *wrote_instance; /* writes: the file's (pstripe_file), set as servers answer */
+    psc_file_seen_t *seen; /* the file's (a reference), set as servers answer */
 };
 
 #endif

@@ -133,6 +133,7 @@ static void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp)
         io_prep_pread(iocbp, obj->fd, sp->buf, sp->len, (long long)sp->off);
         PSS_STAT_ADD(w, disk_reads, 1);
         PSS_STAT_ADD(w, disk_bytes_read, sp->len);
+        sp->job->disk_bytes += sp->len;
         if (sp->job->is_write) {
             PSS_STAT_ADD(w, rmw_reads, 1);
         }
@@ -873,7 +874,8 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
 
     for (uint32_t b = 0; b < job->nbatches; b++) {
         pss_req_t *req = job->batches[b];
-        ps_io_rep_t rep = {req->body.io.payload_len, obj->size};
+        ps_io_rep_t rep = {req->body.io.payload_len, obj->size,
+                           job->is_write ? 0 : job->disk_bytes};
         if (status != PS_OK) {
             pss_reply(req, status, NULL, 0, NULL, 0, 0);
         } else if (job->is_write) {

@@ -64,6 +64,7 @@ struct pss_job {
     pss_sblock_t **sblocks;  /* and the blocks it writes (sorted), freed with the job */
     size_t nsblocks;
     int read_ahead;          /* reads into the cache only (pss_ra_job) */
+    uint64_t disk_bytes;     /* a read's bytes from disk (its replies say so) */
 };
 
 #define PSS_GAPS_MAX 32 /* covered ranges of a span looked at to fill its holes blind */

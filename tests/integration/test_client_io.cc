@@ -642,61 +642,94 @@ TEST_F(ClientIO, HundredThousandSmallRegions)
 
 /*
  * A read of one range whose part on a server fits in one batch goes as two
- * halves in flight together (the server reads the second while the first
- * is on the wire); writes, lists of regions and parts under 512 KiB go
- * whole. Counted by the servers' batches; the bytes checked each time.
+ * halves in flight together when the server's previous reply for that
+ * target said it read from disk (the server reads the second half while
+ * the first is on the wire); what the server serves from memory, writes,
+ * lists of regions and parts under 512 KiB go whole. Batches counted by
+ * the servers; the bytes checked each time.
  */
-TEST_F(ClientIO, OneRangeReadGoesInTwoHalves)
+struct HalvesCase {
+    const char *what;
+    std::vector<pstripe_region_t> regs;
+    uint64_t batches;
+};
+
+static void read_cases(pstripe_fs_t *fs, pstripe_file_t *f, const std::vector<uint8_t> &data,
+                       const std::vector<HalvesCase> &cases)
 {
-    start(2);
-    pstripe_layout_t layout = {1 << 20, 2, 0};
-    pstripe_file_t *f;
-    std::vector<uint8_t> data(4 << 20), out;
-    std::mt19937_64 rng(7);
-    pstripe_server_stats_t before, after;
-
-    for (auto &b : data) {
-        b = (uint8_t)rng();
-    }
-    PSC_ASSERT_OK(pstripe_open(fs_, "/halves", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
-    PSC_ASSERT_OK(sum_stats(fs_, &before));
-    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), 1 << 20, 1 << 20));
-    PSC_ASSERT_OK(sum_stats(fs_, &after));
-    EXPECT_EQ(after.write_batches - before.write_batches, 1u) << "a write goes whole";
-    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
-
-    struct Case {
-        const char *what;
-        std::vector<pstripe_region_t> regs;
-        uint64_t batches;
-    } cases[] = {
-        {"1 MiB in one stripe", {{1 << 20, 1 << 20}}, 2},
-        {"1 MiB across two stripes: 512 KiB per server", {{(1 << 20) + (1 << 19), 1 << 20}}, 4},
-        {"512 KiB in one stripe", {{0, 1 << 19}}, 2},
-        {"256 KiB", {{1 << 20, 1 << 18}}, 1},
-        {"600 KiB across two stripes: 300 KiB per server",
-         {{(1 << 20) - 300 * 1024, 600 * 1024}},
-         2},
-        {"the same 1 MiB as two regions",
-         {{1 << 20, 1 << 19}, {(1 << 20) + (1 << 19), 1 << 19}},
-         1},
-    };
-    for (const Case &c : cases) {
+    for (const HalvesCase &c : cases) {
         SCOPED_TRACE(c.what);
+        pstripe_server_stats_t before, after;
         uint64_t len = 0, nread = 0;
         for (const auto &r : c.regs) {
             len += r.length;
         }
-        out.assign(len, 0);
+        std::vector<uint8_t> out(len, 0);
         struct iovec iov = {out.data(), out.size()};
-        PSC_ASSERT_OK(sum_stats(fs_, &before));
+        PSC_ASSERT_OK(sum_stats(fs, &before));
         PSC_ASSERT_OK(pstripe_read_list(f, c.regs.data(), c.regs.size(), &iov, 1, &nread));
-        PSC_ASSERT_OK(sum_stats(fs_, &after));
+        PSC_ASSERT_OK(sum_stats(fs, &after));
         EXPECT_EQ(after.read_batches - before.read_batches, c.batches);
         EXPECT_EQ(nread, len);
         EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin() + c.regs[0].offset))
             << "read-back differs";
     }
+}
+
+TEST_F(ClientIO, OneRangeReadFromDiskGoesInTwoHalves)
+{
+    const uint64_t M = 1 << 20, K = 1 << 10;
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> data(4 * M);
+    std::mt19937_64 rng(7);
+    pstripe_server_stats_t before, after;
+
+    /* no server cache, no read-ahead: every read comes from disk */
+    ASSERT_TRUE(cluster_.start(2, 1, {"--set", "cache=0", "--set", "read_ahead=0"}));
+    PSC_ASSERT_OK(connect(cluster_, {}, &fs_));
+    for (auto &b : data) {
+        b = (uint8_t)rng();
+    }
+    PSC_ASSERT_OK(pstripe_open(fs_, "/halves", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(sum_stats(fs_, &before));
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), M, M));
+    PSC_ASSERT_OK(sum_stats(fs_, &after));
+    EXPECT_EQ(after.write_batches - before.write_batches, 1u) << "a write goes whole";
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
+    read_cases(fs_, f, data,
+               {
+                   {"1 MiB, first read of server 1: whole", {{M, M}}, 1},
+                   {"1 MiB again: it came from disk", {{M, M}}, 2},
+                   {"512 KiB on server 1", {{M, M / 2}}, 2},
+                   {"256 KiB", {{M, M / 4}}, 1},
+                   {"1 MiB as two regions", {{M, M / 2}, {M + M / 2, M / 2}}, 1},
+                   {"1 MiB across two stripes: server 0's first read whole, 1's halved",
+                    {{M + M / 2, M}},
+                    3},
+                   {"the same: both halved", {{M + M / 2, M}}, 4},
+                   {"600 KiB across two stripes: 300 KiB per server", {{M - 300 * K, 600 * K}}, 2},
+               });
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientIO, OneRangeReadFromServerMemoryGoesWhole)
+{
+    const uint64_t M = 1 << 20;
+    pstripe_layout_t layout = {1 << 20, 1, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> data(M);
+    std::mt19937_64 rng(8);
+
+    start(1);
+    for (auto &b : data) {
+        b = (uint8_t)rng();
+    }
+    PSC_ASSERT_OK(pstripe_open(fs_, "/whole", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    /* written in pieces under 1 MiB: the server keeps them in its cache */
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), M / 2, 0));
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data() + M / 2, M / 2, M / 2));
+    read_cases(fs_, f, data, {{"first", {{0, M}}, 1}, {"served from memory", {{0, M}}, 1}});
     PSC_ASSERT_OK(pstripe_close(f));
 }
 

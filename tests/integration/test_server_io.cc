@@ -799,9 +799,10 @@ namespace {
  * Two clients read the same 1 MiB blocks one after the other (what two
  * processes' read caches do on an interleaved pattern), with a write and a
  * truncate between, each read checked against the byte model. Returns the
- * server's counters.
+ * server's counters, and in *reply_disk the disk bytes its read replies
+ * announced (each checked against the disk reads counted meanwhile).
  */
-ps_stats_rep_t two_readers(const char *cache)
+ps_stats_rep_t two_readers(const char *cache, uint64_t *reply_disk)
 {
     const uint64_t fid = 0x7777, mib = 1 << 20, nblocks = 6;
     ps_stats_rep_t st{};
@@ -820,10 +821,17 @@ ps_stats_rep_t two_readers(const char *cache)
     std::vector<ps_region_t> all = {{0, nblocks * mib}};
     std::vector<uint8_t> model = payload_for(all);
     EXPECT_EQ(a.write(fid, all, model).status(), PS_OK);
+    *reply_disk = 0;
     auto check = [&](raw_client &cl, uint64_t k, const char *what) {
+        ps_stats_rep_t s0{}, s1{};
+        a.stats(&s0);
         raw_reply r = cl.read(fid, {{k * mib, mib}});
         ASSERT_TRUE(r.received);
         ASSERT_EQ(r.status(), PS_OK);
+        a.stats(&s1);
+        EXPECT_EQ(r.body<ps_io_rep_t>().disk_bytes, s1.disk_bytes_read - s0.disk_bytes_read)
+            << what << ", block " << k << ": the reply's disk bytes";
+        *reply_disk += r.body<ps_io_rep_t>().disk_bytes;
         std::vector<uint8_t> want(model.begin() + (long)(k * mib),
                                   model.begin() + (long)((k + 1) * mib));
         EXPECT_TRUE(r.data == want) << what << ", block " << k;
@@ -861,12 +869,15 @@ ps_stats_rep_t two_readers(const char *cache)
  */
 TEST(ServerShare, SecondReaderOfABlockNeedsNoDiskRead)
 {
-    ps_stats_rep_t with = two_readers("16m");
-    ps_stats_rep_t without = two_readers("0");
+    uint64_t with_disk, without_disk;
+    ps_stats_rep_t with = two_readers("16m", &with_disk);
+    ps_stats_rep_t without = two_readers("0", &without_disk);
     printf("two clients reading 12 1-MiB blocks in turn: with the cache %llu disk reads, "
            "without %llu\n",
            (unsigned long long)with.disk_reads, (unsigned long long)without.disk_reads);
     EXPECT_LT(with.disk_reads + 3, without.disk_reads);
+    EXPECT_EQ(without_disk, 12u << 20) << "every read from disk, and its reply says so";
+    EXPECT_LT(with_disk, without_disk);
 }
 
 /* ---- the cache (pss_cache.c) ----------------------------------------------------- */

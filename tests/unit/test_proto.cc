@@ -539,7 +539,7 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(16u, sizeof(ps_list_rep_t));
     EXPECT_EQ(64u, sizeof(ps_list_entry_t));
     EXPECT_EQ(80u, sizeof(ps_io_req_t));
-    EXPECT_EQ(16u, sizeof(ps_io_rep_t));
+    EXPECT_EQ(24u, sizeof(ps_io_rep_t));
     EXPECT_EQ(72u, sizeof(ps_obj_req_t));
     EXPECT_EQ(32u, sizeof(ps_obj_rep_t));
     EXPECT_EQ(48u, sizeof(ps_statfs_rep_t));
@@ -641,8 +641,8 @@ TEST(proto, body_len)
         uint32_t req, rep;
     } expect[] = {
         {PS_MSG_HELLO, 8, 48},       {PS_MSG_CREATE, 32, 120},  {PS_MSG_LOOKUP, 8, 120},
-        {PS_MSG_REMOVE, 8, 120},     {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 80, 16},
-        {PS_MSG_OBJ_READ, 80, 16},   {PS_MSG_OBJ_STAT, 72, 32}, {PS_MSG_OBJ_TRUNCATE, 72, 32},
+        {PS_MSG_REMOVE, 8, 120},     {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 80, 24},
+        {PS_MSG_OBJ_READ, 80, 24},   {PS_MSG_OBJ_STAT, 72, 32}, {PS_MSG_OBJ_TRUNCATE, 72, 32},
         {PS_MSG_OBJ_REMOVE, 72, 32}, {PS_MSG_OBJ_SYNC, 72, 32}, {PS_MSG_META_SYNC, 0, 0},
         {PS_MSG_STATFS, 0, 48},      {PS_MSG_STATS, 0, 448},    {PS_MSG_SHARED_FP, 88, 8},
         {PS_MSG_RENAME, 24, 176},    {PS_MSG_AUTH, 16, 64},     {PS_MSG_SETATTR, 24, 120},
