@@ -141,7 +141,8 @@ const char *pstripe_server_address(pstripe_fs_t *fs, int i);
 /* Open (and with PSTRIPE_CREAT create) a file. layout may be NULL. */
 ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
                          const pstripe_layout_t *layout, pstripe_file_t **file_p);
-/* Close a file (does not sync). */
+/* Close a file (does not sync). Its requests still in flight complete and
+ * may be waited for after. */
 ps_status_t pstripe_close(pstripe_file_t *file);
 
 ps_status_t pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st);
