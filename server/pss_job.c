@@ -860,7 +860,8 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             if (sp->gran != NULL) { /* read ahead into the cache itself */
                 pss_cache_filled(w, sp->gran, sp->off, sp->len, 1);
                 sp->gran = NULL;
-            } else if (sp->buf != NULL && (job->read_ahead || pss_span_keep(sp, shared))) {
+            } else if (sp->buf != NULL &&
+                       (job->read_ahead || sp->lent || pss_span_keep(sp, shared))) {
                 kept = 1; /* the stream's read-ahead follows it (pss_read_ahead) */
                 if (!sp->shared) {
                     pss_cache_put(w, &obj->cache, sp->off, sp->len, sp->buf);

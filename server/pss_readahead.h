@@ -13,9 +13,11 @@
  * parts of it, or all of them walking it together). A read that the cache
  * keeps (pss_span_keep: small, several regions, or of an object several
  * clients read; not the whole megabytes of one client's large stream,
- * which go straight into the reply) continues the stream whose front is
- * within one window of its start (the server tunable read_ahead, 4m), or
- * starts a new one in place of the stream unused longest. From a stream's
+ * which go straight into the reply), or one the cache served whole from
+ * what was read ahead (a stream of 1 MiB reads keeps its read-ahead once
+ * its reads come from memory), continues the stream whose front is within
+ * one window of its start (the server tunable read_ahead, 4m), or starts a
+ * new one in place of the stream unused longest. From a stream's
  * second forward read on (ending past its front), when less than half a
  * window is ahead, the worker reads the rest of the next window past the
  * front (below the object's size, skipping what its cache holds) into its

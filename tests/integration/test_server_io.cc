@@ -1188,3 +1188,51 @@ TEST(ServerReadAhead, ForwardReadsMatchTheModelWithWritesAhead)
     EXPECT_LT(ahead.disk_reads * 4, none.disk_reads);
     EXPECT_EQ(none.read_ahead_bytes, 0u);
 }
+
+/*
+ * A stream of whole-granule reads (the driver's 1 MiB reads, halved while
+ * the server reads them from disk, then whole: session 19's rule) keeps its
+ * read-ahead going when its reads are served from what was read ahead: two
+ * 512 KiB reads start the stream, and 14 reads of 1 MiB after them find
+ * their bytes read ahead (their replies announce no disk bytes). Before,
+ * a read the cache served whole did not count as the stream's, which then
+ * stopped after one window. Counters, no timings.
+ */
+TEST(ServerReadAhead, WholeGranuleReadsServedFromTheCacheStayAhead)
+{
+    const uint64_t fid = 0x777a, mib = 1 << 20, size = 16 * mib;
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "cache=24m", "--set", "read_ahead=4m"}));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    std::vector<ps_region_t> all = {{0, size}};
+    std::vector<uint8_t> model = payload_for(all, 3);
+    for (uint64_t off = 0; off < size; off += mib) { /* whole granules: not kept */
+        std::vector<ps_region_t> w = {{off, mib}};
+        ASSERT_EQ(c.write(fid, w, std::vector<uint8_t>(&model[off], &model[off] + mib)).status(),
+                  PS_OK);
+    }
+    uint64_t disk = 0;
+    auto read = [&](uint64_t off, uint64_t len, bool count) {
+        raw_reply r = c.read(fid, {{off, len}});
+        ASSERT_TRUE(r.received);
+        ASSERT_EQ(r.status(), PS_OK) << "read at " << off;
+        ASSERT_TRUE(std::equal(r.data.begin(), r.data.end(), model.begin() + (long)off))
+            << "read " << len << " at " << off;
+        disk += count ? r.body<ps_io_rep_t>().disk_bytes : 0;
+    };
+    ps_stats_rep_t before{}, after{};
+    c.stats(&before);
+    read(0, mib / 2, false);
+    read(mib / 2, mib / 2, false);
+    for (uint64_t off = mib; off + mib <= size; off += mib) {
+        read(off, mib, true);
+    }
+    c.stats(&after);
+    printf("two 512 KiB reads, then 14 of 1 MiB: %llu bytes read ahead, %llu of the 1 MiB "
+           "reads' bytes from disk\n",
+           (unsigned long long)(after.read_ahead_bytes - before.read_ahead_bytes),
+           (unsigned long long)disk);
+    EXPECT_EQ(disk, 0u) << "a 1 MiB read went to disk: the stream stopped reading ahead";
+    EXPECT_EQ(after.read_ahead_bytes - before.read_ahead_bytes, size - mib);
+}
