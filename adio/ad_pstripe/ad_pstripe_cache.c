@@ -14,9 +14,10 @@
  *   buffer fills meanwhile, and a send waits for the previous one, so
  *   writes stay in order), and, waited for, before anything that must see
  *   it: sync, close, set_view/set_info, set_size, preallocate, get_size,
- *   set_atomicity, every collective call, nonblocking I/O, a direct
- *   (larger) write, and a read (any read waits for a send in flight; one
- *   that overlaps the buffered bytes' extent flushes them).
+ *   set_atomicity, every aggregated (two-phase) collective call,
+ *   nonblocking I/O, a direct (larger) write, and a read (any read waits
+ *   for a send in flight; one that overlaps the buffered bytes' extent
+ *   flushes them).
  *   A failed flush is reported by the call that flushed (or waited for
  *   the send) and again, once,
  *   by the next MPI_File_sync or close (ps->wb_error is sticky; a sync or
@@ -43,7 +44,9 @@
  *   are read ahead in ad_pstripe_readahead.c, under the same rules.
  *
  * Both are bypassed in atomic mode and under the whole-file lock (ROMIO's
- * data sieving), and inside collective calls (ps->bypass); a write at the
+ * data sieving), and inside aggregated collective calls (ps->bypass;
+ * collective calls whose processes' ranges do not interleave are cached
+ * as independent ones, ad_pstripe_coll.c); a write at the
  * shared file pointer is written through (ps->at_shared_fp, set by
  * ad_pstripe_sharedfp.c for the access that follows).
  */

@@ -6,13 +6,18 @@
  * of the file (as a program reads its metadata between its data). Every
  * byte is checked. Then each process reads small pieces far apart (2,616
  * bytes every 160 KiB of its part, as HDF5 reads its chunk index's nodes):
- * a stream the read-ahead follows, but a guess. Rank 0 prints the number
- * of medium reads ("medium reads: N") and of sparse ones ("sparse reads:
+ * a stream the read-ahead follows, but a guess. Last, each process reads
+ * its part again collectively, 1 KiB a call (MPI_File_read_at_all, the
+ * processes' ranges apart: as HDF5's collective reads of one chunk per
+ * process), which the read cache serves as it does independent reads.
+ * Rank 0 prints the number of medium reads ("medium reads: N"), of sparse
+ * ones ("sparse reads: N") and of collective ones ("collective reads:
  * N"): mpi-tests checks that the servers received far fewer read requests
  * than medium reads, i.e. that the small reads (the read cache's) did not
- * end the medium stream's read-ahead, and few regions per read: the
- * read-ahead of a stream grows with what it has served (it predicted 754
- * reads at once, 11 GB of a 512 MiB HDF5 file).
+ * end the medium stream's read-ahead and that the collective ones were
+ * cached (twice as many as the medium reads), and few regions per read:
+ * the read-ahead of a stream grows with what it has served (it predicted
+ * 754 reads at once, 11 GB of a 512 MiB HDF5 file).
  */
 #include "pstest.h"
 
@@ -22,6 +27,8 @@
 #define SPARSE 2616
 #define SPARSE_STEP (160 * 1024)
 #define NSPARSE 24              /* per process, inside its part */
+#define COLL 1024
+#define NCOLL 128               /* per process: collective reads */
 
 int main(int argc, char **argv)
 {
@@ -30,7 +37,7 @@ int main(int argc, char **argv)
     MPI_Offset base;
     MPI_Status st;
     MPI_File fh;
-    int i, total, nsparse = 0, n = 0;
+    int i, total, nsparse = 0, ncoll = 0, n = 0;
 
     if (ps_rank == 0)
         MPI_File_delete(fname, MPI_INFO_NULL);
@@ -67,14 +74,24 @@ int main(int argc, char **argv)
         ps_compare(buf, want, SPARSE, "sparse small read");
         nsparse++;
     }
+    for (i = 0; i < NCOLL; i++) {
+        MPI_Offset off = base + (MPI_Offset) i * COLL;
+
+        PS_MPI(MPI_File_read_at_all(fh, off, buf, COLL, MPI_BYTE, &st));
+        ps_fill(want, COLL, (uint64_t) off, 3);
+        ps_compare(buf, want, COLL, "collective read");
+        ncoll++;
+    }
     PS_MPI(MPI_File_close(&fh));
 
     MPI_Reduce(&n, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     n = total;
     MPI_Reduce(&nsparse, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    nsparse = total;
+    MPI_Reduce(&ncoll, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (ps_rank == 0)
-        printf("ps_readahead: %d processes: medium reads: %d, sparse reads: %d: PASS\n",
-               ps_nprocs, n, total);
+        printf("ps_readahead: %d processes: medium reads: %d, sparse reads: %d, "
+               "collective reads: %d: PASS\n", ps_nprocs, n, nsparse, total);
     MPI_Finalize();
     return 0;
 }
