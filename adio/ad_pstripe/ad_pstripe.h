@@ -81,6 +81,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int all_open;               /* every process of fd->comm opened it */
     uint64_t sfp_instance;      /* shared file pointer of this open (0: none) */
     uint32_t sfp_view;          /* set_views since the open (pstripe_sfp_set) */
+    int cb_given;               /* the hints named cb_nodes or cb_config_list */
     char *coll_buf[3];          /* collective I/O buffers (ad_pstripe_coll.c) */
     size_t coll_size[3];
     MPI_Win lock_win;           /* whole-file lock (ad_pstripe_lock.c) */

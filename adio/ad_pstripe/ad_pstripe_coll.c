@@ -92,7 +92,9 @@ typedef struct {
     ADIO_File fd;
     ADIOI_PSTRIPE_fs *ps;
     int nprocs, myrank;
-    int my_agg;                 /* my index in the ranklist; -1: not an aggregator */
+    const int *agg;             /* [dom.naggs] the aggregators' ranks */
+    int *own_agg;               /* agg when not ROMIO's ranklist (choose_aggregators) */
+    int my_agg;                 /* my index in agg; -1: not an aggregator */
     ADIOI_PSTRIPE_domains dom;
     int64_t *base;              /* per aggregator: domain position of round 0 */
     mem_stream mem;
@@ -305,21 +307,47 @@ static void cut_access(coll_plan * pl, const ADIOI_PSTRIPE_access * acc, int fil
     }
 }
 
+/*
+ * The aggregators of a read: unless the hints name them (cb_nodes,
+ * cb_config_list), one per stripe of the file (at most one per process,
+ * spread over the ranks) when that is more than ROMIO's default of one per
+ * node, so that the stripes' servers are read in parallel by as many
+ * processes, not one after the other through one. Writes keep ROMIO's
+ * (every process writing its round was slower: two processes, 4 KiB
+ * vector writes 562-771 -> 352-512 MiB/s, where reads of 4 KiB regions
+ * went 592-1,119 -> 1,694-2,021). Returns the number; pl->agg the ranks.
+ */
+static int choose_aggregators(coll_plan * pl, int is_write)
+{
+    ADIO_File fd = pl->fd;
+    int n = MPL_MIN(pl->nprocs, (int) pl->ps->layout.stripe_count), a;
+
+    pl->agg = fd->hints->ranklist;
+    if (is_write || pl->ps->cb_given || n <= fd->hints->cb_nodes)
+        return fd->hints->cb_nodes;
+    pl->own_agg = ADIOI_Malloc(n * sizeof(*pl->own_agg));
+    for (a = 0; a < n; a++)
+        pl->own_agg[a] = (int) ((long long) a * pl->nprocs / n);
+    pl->agg = pl->own_agg;
+    return n;
+}
+
 /* The domains of this call and my pieces, and my memory as a stream. */
 static void plan_pieces(coll_plan * pl, const ADIOI_PSTRIPE_access * acc,
-                        const coll_range * ranges)
+                        const coll_range * ranges, int is_write)
 {
     ADIO_File fd = pl->fd;
     ADIO_Offset min_start = -1;
     int a, p, total = 0;
     size_t k;
 
-    ADIOI_PSTRIPE_Domains_init(&pl->dom, fd->hints->cb_nodes, (int64_t) pl->ps->layout.stripe_size,
+    ADIOI_PSTRIPE_Domains_init(&pl->dom, choose_aggregators(pl, is_write),
+                               (int64_t) pl->ps->layout.stripe_size,
                                (int64_t) pl->ps->layout.stripe_count,
                                (int64_t) fd->hints->cb_buffer_size);
     pl->my_agg = -1;
     for (a = 0; a < pl->dom.naggs; a++)
-        if (fd->hints->ranklist[a] == pl->myrank)
+        if (pl->agg[a] == pl->myrank)
             pl->my_agg = a;
     for (p = 0; p < pl->nprocs; p++)
         if (ranges[p].end > ranges[p].start && (min_start < 0 || ranges[p].start < min_start))
@@ -360,7 +388,7 @@ static void exchange_pieces(coll_plan * pl)
     MPI_Datatype piece_type;
 
     for (a = 0; a < naggs; a++) {
-        p = pl->fd->hints->ranklist[a];
+        p = pl->agg[a];
         send_counts[p] = pl->to_agg[a].n;
         sdispls[p] = (int) (pl->to_agg[a].piece - pl->mine);
     }
@@ -546,7 +574,7 @@ static void post_for_aggs(coll_plan * pl, coll_round * rd, int send)
         const coll_peer *peer = &pl->to_agg[a];
         if (a == pl->my_agg || peer->bytes == 0)
             continue;
-        rank = pl->fd->hints->ranklist[a];
+        rank = pl->agg[a];
         if (send)
             MPI_Isend(rd->sendbuf + pos, (int) peer->bytes, MPI_BYTE, rank,
                       ADIOI_PSTRIPE_COLL_TAG, pl->fd->comm, &pl->reqs[pl->nreqs++]);
@@ -671,6 +699,8 @@ static void plan_free(coll_plan * pl)
     ADIOI_Free(pl->mine);
     ADIOI_Free(pl->mine_at);
     ADIOI_Free(pl->base);
+    if (pl->own_agg)
+        ADIOI_Free(pl->own_agg);
 }
 
 /* Two-phase I/O of the access acc; ranges holds every process's. */
@@ -689,7 +719,7 @@ static void two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc, const coll_range
     MPI_Comm_size(fd->comm, &plan.nprocs);
     MPI_Comm_rank(fd->comm, &plan.myrank);
 
-    plan_pieces(&plan, acc, ranges);
+    plan_pieces(&plan, acc, ranges, is_write);
     exchange_pieces(&plan);
     while (next_round(&plan, &rd)) {
         plan_round(&plan, &rd);

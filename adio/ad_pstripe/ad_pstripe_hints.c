@@ -324,6 +324,16 @@ static void show_hints(ADIO_File fd, const hint_values * hv, int err)
     }
 }
 
+/* Does the info object (or MPI_INFO_NULL) name key? */
+static int info_has(MPI_Info info, const char *key)
+{
+    int len, flag = 0;
+
+    if (info != MPI_INFO_NULL)
+        MPI_Info_get_valuelen(info, key, &len, &flag);
+    return flag;
+}
+
 void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
@@ -341,6 +351,7 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         ADIOI_PSTRIPE_Init(&gen_error);
     }
     read_hints(users_info, &hv);
+    ps->cb_given |= info_has(users_info, "cb_nodes") || info_has(users_info, "cb_config_list");
     /* ROMIO's own SetInfo likewise talks to the other processes only when
      * there is an info object */
     if (at_open || users_info != MPI_INFO_NULL)

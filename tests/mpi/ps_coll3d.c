@@ -4,8 +4,10 @@
  * arrays that carry ghost cells (a subarray memory type), and read back.
  *
  * Pass 1 forces two-phase collective buffering (romio_cb_write/read
- * enable); pass 2 rewrites the array with other values and collective
- * buffering disabled (independent list I/O), then reads it collectively.
+ * enable; on pstripe its read has one aggregator per stripe, at most one
+ * per process); pass 2 rewrites the array with other values and collective
+ * buffering disabled (independent list I/O), then reads it collectively
+ * with the aggregators the hints name (cb_nodes: ROMIO's list).
  * Each pass checks: the interior read back collectively and independently,
  * ghost cells untouched, and the whole file (read in contiguous slabs)
  * equal to the global array in C order, which does not depend on the
@@ -71,6 +73,8 @@ int main(int argc, char **argv)
     for (pass = 0; pass < 2; pass++) {
         MPI_Info_set(info, "romio_cb_write", pass == 0 ? "enable" : "disable");
         MPI_Info_set(info, "romio_cb_read", "enable");
+        if (pass == 1)
+            MPI_Info_set(info, "cb_nodes", "1");
         PS_MPI(MPI_File_set_view(fh, 0, MPI_DOUBLE, filetype, "native", info));
 
         for (i = 0; i < psizes[0]; i++)
