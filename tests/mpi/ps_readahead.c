@@ -30,10 +30,24 @@
 #define COLL 1024
 #define NCOLL 128               /* per process: collective reads */
 
+/* Read len bytes at off (collectively if coll) and check them. */
+static void read_check(MPI_File fh, MPI_Offset off, int len, int coll, const char *what)
+{
+    static unsigned char buf[PIECE], want[PIECE];
+    MPI_Status st;
+
+    if (coll)
+        PS_MPI(MPI_File_read_at_all(fh, off, buf, len, MPI_BYTE, &st));
+    else
+        PS_MPI(MPI_File_read_at(fh, off, buf, len, MPI_BYTE, &st));
+    ps_fill(want, len, (uint64_t) off, 3);
+    ps_compare(buf, want, len, what);
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
-    static unsigned char buf[PIECE], want[PIECE];
+    static unsigned char buf[PIECE];
     MPI_Offset base;
     MPI_Status st;
     MPI_File fh;
@@ -54,32 +68,17 @@ int main(int argc, char **argv)
     PS_MPI(MPI_File_sync(fh));
 
     for (i = 0; i < NPIECES; i++) {
-        MPI_Offset off = base + (MPI_Offset) i * PIECE;
-
-        PS_MPI(MPI_File_read_at(fh, off, buf, PIECE, MPI_BYTE, &st));
-        ps_fill(want, PIECE, (uint64_t) off, 3);
-        ps_compare(buf, want, PIECE, "medium read");
+        read_check(fh, base + (MPI_Offset) i * PIECE, PIECE, 0, "medium read");
         n++;
-        if (i % 4 == 3) {
-            PS_MPI(MPI_File_read_at(fh, 0, buf, SMALL, MPI_BYTE, &st));
-            ps_fill(want, SMALL, 0, 3);
-            ps_compare(buf, want, SMALL, "small read between them");
-        }
+        if (i % 4 == 3)
+            read_check(fh, 0, SMALL, 0, "small read between them");
     }
     for (i = 0; i < NSPARSE; i++) {
-        MPI_Offset off = base + (MPI_Offset) i * SPARSE_STEP + 100;
-
-        PS_MPI(MPI_File_read_at(fh, off, buf, SPARSE, MPI_BYTE, &st));
-        ps_fill(want, SPARSE, (uint64_t) off, 3);
-        ps_compare(buf, want, SPARSE, "sparse small read");
+        read_check(fh, base + (MPI_Offset) i * SPARSE_STEP + 100, SPARSE, 0, "sparse small read");
         nsparse++;
     }
     for (i = 0; i < NCOLL; i++) {
-        MPI_Offset off = base + (MPI_Offset) i * COLL;
-
-        PS_MPI(MPI_File_read_at_all(fh, off, buf, COLL, MPI_BYTE, &st));
-        ps_fill(want, COLL, (uint64_t) off, 3);
-        ps_compare(buf, want, COLL, "collective read");
+        read_check(fh, base + (MPI_Offset) i * COLL, COLL, 1, "collective read");
         ncoll++;
     }
     PS_MPI(MPI_File_close(&fh));
