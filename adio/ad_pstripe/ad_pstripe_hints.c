@@ -178,12 +178,13 @@ static void read_hints(MPI_Info users_info, hint_values * hv)
 }
 
 /* One allreduce (MAX of values and of their negations) tells every process
- * whether all processes agree, and (*any) whether any of them gave one of
- * our hints. Returns the MPI error code (the same on every process). */
-static int agree_hints(ADIO_File fd, hint_values * hv, int *any)
+ * whether all processes agree, (*any) whether any of them gave one of our
+ * hints and (*cb_any, in: this process's) whether any named the
+ * aggregators. Returns the MPI error code (the same on every process). */
+static int agree_hints(ADIO_File fd, hint_values * hv, int *any, int *cb_any)
 {
     static char myname[] = "ADIOI_PSTRIPE_SETINFO";
-    long long local[4 * NKEYS], global[4 * NKEYS];
+    long long local[4 * NKEYS + 1], global[4 * NKEYS + 1];
     int k, err = MPI_SUCCESS;
 
     for (k = 0; k < NKEYS; k++) {
@@ -193,8 +194,10 @@ static int agree_hints(ADIO_File fd, hint_values * hv, int *any)
         /* (-LLONG_MAX, not -LLONG_MIN, for a value that was that small) */
         local[3 * NKEYS + k] = hv->val[k] == LLONG_MIN ? LLONG_MAX : -hv->val[k];
     }
-    MPI_Allreduce(local, global, 4 * NKEYS, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    local[4 * NKEYS] = *cb_any;
+    MPI_Allreduce(local, global, 4 * NKEYS + 1, MPI_LONG_LONG, MPI_MAX, fd->comm);
 
+    *cb_any = global[4 * NKEYS] != 0;
     *any = 0;
     for (k = 0; k < NKEYS; k++) {
         *any |= global[k] != 0;
@@ -338,7 +341,7 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     hint_values hv;
-    int at_open = 0, any = 0, gen_error, err = MPI_SUCCESS, old_listio_write;
+    int at_open = 0, any = 0, cb_any, gen_error, err = MPI_SUCCESS, old_listio_write;
     int flush_err = MPI_SUCCESS;
 
     *error_code = MPI_SUCCESS;
@@ -351,11 +354,13 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         ADIOI_PSTRIPE_Init(&gen_error);
     }
     read_hints(users_info, &hv);
-    ps->cb_given |= info_has(users_info, "cb_nodes") || info_has(users_info, "cb_config_list");
     /* ROMIO's own SetInfo likewise talks to the other processes only when
-     * there is an info object */
+     * there is an info object; whether any process named the aggregators
+     * is agreed too (they choose them alike: ad_pstripe_coll.c) */
+    cb_any = info_has(users_info, "cb_nodes") || info_has(users_info, "cb_config_list");
     if (at_open || users_info != MPI_INFO_NULL)
-        err = agree_hints(fd, &hv, &any);
+        err = agree_hints(fd, &hv, &any, &cb_any);
+    ps->cb_given |= cb_any;
     /* set_view and set_info: buffered writes go out, the read cache is
      * dropped (a failure stays as the handle's sticky error too) */
     if (!at_open)

@@ -7,7 +7,8 @@
  * enable; on pstripe its read has one aggregator per stripe, at most one
  * per process); pass 2 rewrites the array with other values and collective
  * buffering disabled (independent list I/O), then reads it collectively
- * with the aggregators the hints name (cb_nodes: ROMIO's list).
+ * with the aggregators the hints name (cb_nodes, given by rank 0 alone:
+ * ROMIO's list, on every process).
  * Each pass checks: the interior read back collectively and independently,
  * ghost cells untouched, and the whole file (read in contiguous slabs)
  * equal to the global array in C order, which does not depend on the
@@ -73,8 +74,8 @@ int main(int argc, char **argv)
     for (pass = 0; pass < 2; pass++) {
         MPI_Info_set(info, "romio_cb_write", pass == 0 ? "enable" : "disable");
         MPI_Info_set(info, "romio_cb_read", "enable");
-        if (pass == 1)
-            MPI_Info_set(info, "cb_nodes", "1");
+        if (pass == 1 && ps_rank == 0)
+            MPI_Info_set(info, "cb_nodes", "1");   /* one process names it: all agree */
         PS_MPI(MPI_File_set_view(fh, 0, MPI_DOUBLE, filetype, "native", info));
 
         for (i = 0; i < psizes[0]; i++)
