@@ -14,8 +14,8 @@
  * keeps (pss_span_keep: small, several regions, or of an object several
  * clients read; not the whole megabytes of one client's large stream,
  * which go straight into the reply), or one the cache served whole from
- * what was read ahead (a stream of 1 MiB reads keeps its read-ahead once
- * its reads come from memory), continues the stream whose front is within
+ * its memory (a stream of 1 MiB reads keeps its read-ahead once its reads
+ * come from what was read ahead), continues the stream whose front is within
  * one window of its start (the server tunable read_ahead, 4m), or starts a
  * new one in place of the stream unused longest. From a stream's
  * second forward read on (ending past its front), when less than half a

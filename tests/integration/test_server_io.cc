@@ -1114,6 +1114,26 @@ TEST(ServerCache, BusyObjectsShareTheBudget)
 
 /* ---- read-ahead (pss_readahead.c) --------------------------------------------------- */
 
+namespace {
+
+/* Write model to object fid in whole 1 MiB granules (which the cache does
+ * not keep), one request each; false if one fails. */
+bool write_granules(raw_client &c, uint64_t fid, const std::vector<uint8_t> &model)
+{
+    const uint64_t mib = 1 << 20;
+    for (uint64_t off = 0; off < model.size(); off += mib) {
+        std::vector<ps_region_t> w = {{off, mib}};
+        if (c.write(fid, w, std::vector<uint8_t>(&model[off], &model[off] + mib)).status() !=
+            PS_OK) {
+            ADD_FAILURE() << "write of 1 MiB at " << off;
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
 /*
  * A client walks an object forward in 128 KiB reads (a stream: the server
  * reads ahead into its cache) while writes, aligned and not (some staged),
@@ -1133,11 +1153,7 @@ TEST(ServerReadAhead, ForwardReadsMatchTheModelWithWritesAhead)
         ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
         std::vector<ps_region_t> all = {{0, size}};
         std::vector<uint8_t> model = payload_for(all, 1);
-        for (uint64_t off = 0; off < size; off += mib) { /* whole granules: not kept */
-            std::vector<ps_region_t> w = {{off, mib}};
-            ASSERT_EQ(c.write(fid, w, std::vector<uint8_t>(&model[off], &model[off] + mib)).status(),
-                      PS_OK);
-        }
+        ASSERT_TRUE(write_granules(c, fid, model));
         ps_stats_rep_t before{};
         c.stats(&before);
         unsigned seed = 777;
@@ -1207,11 +1223,7 @@ TEST(ServerReadAhead, WholeGranuleReadsServedFromTheCacheStayAhead)
     ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
     std::vector<ps_region_t> all = {{0, size}};
     std::vector<uint8_t> model = payload_for(all, 3);
-    for (uint64_t off = 0; off < size; off += mib) { /* whole granules: not kept */
-        std::vector<ps_region_t> w = {{off, mib}};
-        ASSERT_EQ(c.write(fid, w, std::vector<uint8_t>(&model[off], &model[off] + mib)).status(),
-                  PS_OK);
-    }
+    ASSERT_TRUE(write_granules(c, fid, model));
     uint64_t disk = 0;
     auto read = [&](uint64_t off, uint64_t len, bool count) {
         raw_reply r = c.read(fid, {{off, len}});
