@@ -114,6 +114,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     size_t rc_nahead;
     int64_t rc_ahead_from;      /* first block of the last read-ahead */
     int rc_ahead_stale;         /* dropped or written over: its blocks stay untagged */
+    int rc_dropped;             /* dropped since the last small read: it reads its bytes */
     struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
     unsigned long nb_writes_seen;       /* ADIOI_PSTRIPE_nb_writes_done at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */

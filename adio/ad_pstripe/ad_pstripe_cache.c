@@ -37,11 +37,13 @@
  *   they touch; sync, set_view, set_info, set_size, set_atomicity, close,
  *   collective writes and the completion of a nonblocking write (of any
  *   file: a read of the handle then sees ADIOI_PSTRIPE_nb_writes_done
- *   moved) drop the whole cache. Either makes a read-ahead in flight over
- *   those bytes stale: its blocks stay untagged when it is waited for
- *   (at the latest when the buffers are released). Reads that
- *   walk the file (medium ones, and small ones with gaps between them)
- *   are read ahead in ad_pstripe_readahead.c, under the same rules.
+ *   moved) drop the whole cache, and the first small read after that
+ *   reads its own bytes only (no blocks to be dropped again unread).
+ *   Either makes a read-ahead in flight over those bytes stale: its
+ *   blocks stay untagged when it is waited for (at the latest when the
+ *   buffers are released). Reads that walk the file (medium ones, and
+ *   small ones with gaps between them) are read ahead in
+ *   ad_pstripe_readahead.c, under the same rules.
  *
  * Both are bypassed in atomic mode and under the whole-file lock (ROMIO's
  * data sieving), and inside aggregated collective calls (ps->bypass;
@@ -106,6 +108,7 @@ void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
     ps->rc_next = -1;
     ps->rc_window = 0;
     ps->rc_ahead_stale = 1;
+    ps->rc_dropped = 1;
     ADIOI_PSTRIPE_Ra_drop(ps);
 }
 
@@ -593,6 +596,14 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t 
         return 1;
     if ((uint64_t) acc->total / acc->nregions > bs / 4)
         return 0;
+    /* the first small read after a drop reads its own bytes only: a
+     * program that drops the cache between any two reads (HDF5 sets a view
+     * around each collective access) would fetch blocks that the next drop
+     * wastes (16 KiB chunks of two processes: 5 times their bytes) */
+    if (ps->rc_dropped) {
+        ps->rc_dropped = 0;
+        return 0;
+    }
     if (acc->nregions == 1 && (acc->regions[0].offset % bs) + acc->regions[0].length <= bs &&
         rc_hit(ps, acc->regions[0].offset / bs,
                (acc->regions[0].offset % bs) + acc->regions[0].length)) {

@@ -11,8 +11,10 @@
  * processes' ranges apart: as HDF5's collective reads of one chunk per
  * process), which the read cache serves as it does independent reads.
  * Then each process reads its part once more, 64 KiB a call, and sets the
- * view before each (as HDF5 does around each collective access): the view
- * drops the cache, so a read-ahead started by one read would be wasted.
+ * view before each (as HDF5 does around each collective access), and
+ * likewise reads 1 KiB of every 2 KiB at its part's start: the view drops
+ * the cache, so a read-ahead started by one read, or a block fetched
+ * whole, would be wasted.
  * Rank 0 prints the number of medium reads ("medium reads: N"), of sparse
  * ones ("sparse reads: N"), of collective ones ("collective reads: N"),
  * of those after a view ("viewed reads: N") and the bytes all calls read
@@ -37,6 +39,8 @@
 #define COLL 1024
 #define NCOLL 128               /* per process: collective reads */
 #define NVIEWED NPIECES         /* per process: medium reads, each after a set_view */
+#define VSMALL 1024
+#define NVSMALL 256             /* per process: small reads, each after a set_view */
 
 /* Read len bytes at off (collectively if coll) and check them. */
 static void read_check(MPI_File fh, MPI_Offset off, int len, int coll, const char *what)
@@ -100,6 +104,13 @@ int main(int argc, char **argv)
         read_check(fh, base + (MPI_Offset) i * PIECE, PIECE, 0, "medium read after a set_view");
         nviewed++;
         bytes += PIECE;
+    }
+    for (i = 0; i < NVSMALL; i++) {
+        PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+        read_check(fh, base + (MPI_Offset) i * 2 * VSMALL, VSMALL, 0,
+                   "small read after a set_view");
+        nviewed++;
+        bytes += VSMALL;
     }
     PS_MPI(MPI_File_close(&fh));
 
