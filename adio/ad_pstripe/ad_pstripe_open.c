@@ -191,11 +191,18 @@ void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
     /* buffered writes, or the error of an earlier failed flush of them */
     wb_err = ADIOI_PSTRIPE_Cache_sync(fd);
 
-    /* ROMIO deletes a delete-on-close file (on one process) right after
-     * this close: a pstripe file is gone for every process the moment it is
-     * unlinked, so wait here until every process is done with it (unless
-     * this is the cleanup of a failed open, where not all processes come) */
-    if ((fd->access_mode & ADIO_DELETE_ON_CLOSE) && ps->all_open)
+    /* Wait here until every process has closed: its buffered writes are
+     * then at the servers. A program may open the file again on one
+     * process right after the collective close and read what the others
+     * wrote (ROMIO's test hindexed does, rank 0 alone); ROMIO's own
+     * barrier in MPI_File_close comes before this flush, so without this
+     * one that read missed the bytes of processes still flushing (24 of
+     * 144 in hindexed with romio_cb_write disabled). And ROMIO deletes a
+     * delete-on-close file (on one process) right after this close: a
+     * pstripe file is gone for every process the moment it is unlinked.
+     * Not in the cleanup of a failed open, where not all processes come. */
+    if (ps->all_open && (!(fd->access_mode & ADIO_RDONLY) ||
+                         (fd->access_mode & ADIO_DELETE_ON_CLOSE)))
         MPI_Barrier(fd->comm);
 
     ADIOI_PSTRIPE_Lock_free(fd);

@@ -18,6 +18,9 @@
  *   sync-barrier-sync;
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
  *   even where rank 1 had cached the old bytes;
+ * - one process alone opens a file right after the collective close (no
+ *   barrier, as ROMIO's test hindexed does) and sees everything the
+ *   others had buffered (32 MiB each, sent by their close);
  * - on pstripe, the hints show in MPI_File_get_info.
  *
  * The pstripe run uses a small write-behind buffer and a small read cache
@@ -32,6 +35,8 @@
 #define S 512                   /* slot size */
 #define NB 64                   /* slots per process */
 #define NSMALL 16               /* small writes per slot in the counted phase */
+#define LATE (32 << 20)         /* bytes each writer leaves to its close */
+#define LATE_PIECE (4 << 20)    /* ... written and read this much a call */
 
 static unsigned char *model;    /* the whole file as it must be */
 static MPI_Offset fsize;        /* its size */
@@ -421,6 +426,53 @@ static void atomic_mode(MPI_File fh)
     PS_MPI(MPI_File_set_atomicity(fh, 0));
 }
 
+/* Every process but the last writes LATE bytes of a second file, kept by
+ * write-behind (a buffer large enough) for the close to send, which takes
+ * the servers some 20 ms; the last process, with nothing to send, opens
+ * the file alone right after the collective close and reads them all. */
+static void read_alone_after_close(const char *fname)
+{
+    char late[1024];
+    unsigned char *buf = malloc(LATE_PIECE), *want = malloc(LATE_PIECE);
+    int reader = ps_nprocs - 1, r;
+    MPI_Offset off;
+    MPI_Info big;
+    MPI_Status st;
+    MPI_File fh;
+
+    snprintf(late, sizeof(late), "%s.late", fname);
+    if (ps_rank == 0)
+        MPI_File_delete(late, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Info_create(&big);
+    MPI_Info_set(big, "romio_pstripe_wb_buffer_size", "128m");
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, late, MPI_MODE_CREATE | MPI_MODE_RDWR, big, &fh));
+    MPI_Info_free(&big);
+    for (off = 0; ps_rank != reader && off < LATE; off += LATE_PIECE) {
+        ps_fill(buf, LATE_PIECE, (uint64_t) ps_rank * LATE + off, 21);
+        PS_MPI(MPI_File_write_at(fh, (MPI_Offset) ps_rank * LATE + off, buf, LATE_PIECE,
+                                 MPI_BYTE, &st));
+    }
+    PS_MPI(MPI_File_close(&fh));
+    if (ps_rank == reader) {
+        PS_MPI(MPI_File_open(MPI_COMM_SELF, late, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+        /* last bytes first: they reach the servers last */
+        for (r = reader - 1; r >= 0; r--)
+            for (off = (MPI_Offset) (r + 1) * LATE - LATE_PIECE; off >= (MPI_Offset) r * LATE;
+                 off -= LATE_PIECE) {
+                PS_MPI(MPI_File_read_at(fh, off, buf, LATE_PIECE, MPI_BYTE, &st));
+                ps_fill(want, LATE_PIECE, (uint64_t) off, 21);
+                ps_compare(buf, want, LATE_PIECE, "a process's read right after the close");
+            }
+        PS_MPI(MPI_File_close(&fh));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        MPI_File_delete(late, MPI_INFO_NULL);
+    free(buf);
+    free(want);
+}
+
 static void check_hints(MPI_File fh, const char *fname)
 {
     static const char *const keys[][2] = {
@@ -480,6 +532,7 @@ int main(int argc, char **argv)
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     check_range(fh, 0, fsize, 333, "after close and open");
     PS_MPI(MPI_File_close(&fh));
+    read_alone_after_close(fname);
 
     MPI_Info_free(&info);
     MPI_Reduce(&nsmall, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
