@@ -238,8 +238,9 @@ static inline void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *bu
 int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
 
 /* ad_pstripe_coll.c */
-int ADIOI_PSTRIPE_Coll_interleaves(ADIO_File fd, const void *buf, int count,
-                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset);
+int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  int is_write);
 
 /* ad_pstripe_readahead.c */
 int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,

@@ -316,23 +316,22 @@ void ADIOI_PSTRIPE_IwriteStrided(ADIO_File fd, const void *buf, int count,
 
 /* ---- nonblocking collectives ------------------------------------------ */
 
-/* Nonblocking collectives (MPI_File_iwrite_all ...). When the processes'
- * file ranges do not interleave (each has its own part of the file, the
- * common case), each process's access is started as nonblocking list I/O
- * of its own regions (nonblocking_io above): the call returns after one
- * allgather of the ranges, the client library's progress thread moves the
- * data while the program computes, and MPI_Test and MPI_Wait complete it
- * through the generalized request; each request reports its own regions'
- * errors. The write-behind buffer is flushed first (and a write drops the
- * read cache), as for every nonblocking call.
+/* Nonblocking collectives (MPI_File_iwrite_all ...). When the blocking
+ * call would not aggregate (the processes' file ranges do not interleave,
+ * as when each has its own part of the file, or a write's regions are
+ * small: ADIOI_PSTRIPE_Coll_aggregates), each process's access is started
+ * as nonblocking list I/O of its own regions (nonblocking_io above): the
+ * call returns after one allgather of the ranges, the client library's
+ * progress thread moves the data while the program computes, and MPI_Test
+ * and MPI_Wait complete it through the generalized request; each request
+ * reports its own regions' errors. The write-behind buffer is flushed
+ * first (and a write drops the read cache), as for every nonblocking call.
  * Done at once by the blocking collective, then a completed request:
- * interleaved ranges (independent list writes of finely interleaved
- * regions from several processes at once lost bytes in ROMIO's
- * i_noncontig_coll2 test, blocking or not, while two-phase gets them
- * right), atomic mode (under the lock), ROMIO's generic paths (listio hint
- * disabled), and external32, whose converted buffer ROMIO frees as soon
- * as the call returns. No two-phase exchange runs in the background: it
- * would need every process to come back into MPI between rounds. */
+ * aggregated accesses, atomic mode (under the lock), ROMIO's generic paths
+ * (listio hint disabled), and external32, whose converted buffer ROMIO
+ * frees as soon as the call returns. No two-phase exchange runs in the
+ * background: it would need every process to come back into MPI between
+ * rounds. */
 static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                              int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
                              int is_write, int *error_code)
@@ -341,7 +340,8 @@ static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype da
     MPI_Count nbytes = 0;
 
     if (!fd->atomicity && !fd->is_external32 && ADIOI_PSTRIPE_Listio(fd, is_write) &&
-        !ADIOI_PSTRIPE_Coll_interleaves(fd, buf, count, datatype, file_ptr_type, offset)) {
+        !ADIOI_PSTRIPE_Coll_aggregates(fd, buf, count, datatype, file_ptr_type, offset,
+                                       is_write)) {
         if (is_write)
             ADIOI_PSTRIPE_IwriteStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
                                         error_code);

@@ -32,9 +32,10 @@
  *
  * romio_cb_write / romio_cb_read behave as in ROMIO: disable means
  * independent list I/O, enable means two-phase, automatic means two-phase
- * only when the processes' access ranges interleave. Atomic mode uses
- * independent I/O under the file lock, since an aggregator's write mixes
- * several processes' data.
+ * only when the processes' access ranges interleave, and, for writes, only
+ * when their regions average COLL_SMALL_REGION bytes or more
+ * (coll_aggregates). Atomic mode uses independent I/O under the file lock,
+ * since an aggregator's write mixes several processes' data.
  *
  * If an aggregator's I/O fails it keeps exchanging (so nobody waits for it
  * forever) and every process returns the first failing process's error.
@@ -74,12 +75,28 @@ typedef struct {
     ADIO_Offset *prefix;        /* prefix[k]: stream offset of iov[k] */
 } mem_stream;
 
-/* The file range [start, end) of one process's access (two MPI_LONG_LONG
- * on the wire); start = end when it accesses nothing, start = -1 when its
- * access could not be built. */
+/* The file range [start, end) of one process's access, its bytes and its
+ * regions (four MPI_LONG_LONG on the wire); start = end when it accesses
+ * nothing, start = -1 when its access could not be built. */
 typedef struct {
-    ADIO_Offset start, end;
+    ADIO_Offset start, end, bytes, nregions;
 } coll_range;
+
+/*
+ * Interleaved writes of regions smaller than this on average are written
+ * as independent list I/O under automatic aggregation: the regions travel
+ * as strided runs or lists and the servers merge the writers' batches
+ * (pss_plan.c), while two-phase moves every region through the exchange
+ * (an MPI datatype entry each) and leaves the other processes waiting for
+ * the aggregator. pstripe-bench -c (2 processes, 1 MiB calls, vector,
+ * subarray and indexed views, romio_cb_write automatic against disable,
+ * 2 rounds): 8-byte regions 70-72 against 565-662 MiB/s, 64 B 316-345
+ * against 809-927, 4 KiB 637-818 against 721-1,038, 32 KiB 653-948
+ * against 744-1,122, but 64 KiB 686-813 against 502-612 and 128 KiB
+ * 674-768 against 508-617; with 4 processes on 2 cores (64 B - 32 KiB)
+ * 49-63 against 275-342.
+ */
+#define COLL_SMALL_REGION (64 << 10)
 
 /* A received piece of the current round, for sorting by file offset. */
 typedef struct {
@@ -214,7 +231,9 @@ static coll_range *gather_ranges(ADIO_File fd, const ADIOI_PSTRIPE_access * acc,
 
     mine.start = ok ? acc->start : -1;
     mine.end = ok && acc->total > 0 ? acc->end : mine.start;
-    MPI_Allgather(&mine, 2, MPI_LONG_LONG, ranges, 2, MPI_LONG_LONG, fd->comm);
+    mine.bytes = ok ? acc->total : 0;
+    mine.nregions = ok ? (ADIO_Offset) acc->nregions : 0;
+    MPI_Allgather(&mine, 4, MPI_LONG_LONG, ranges, 4, MPI_LONG_LONG, fd->comm);
     return ranges;
 }
 
@@ -242,6 +261,24 @@ static int ranges_interleave(const coll_range * ranges, int nprocs)
     }
     ADIOI_Free(st);
     return inter;
+}
+
+/* Automatic aggregation: is two-phase worth it for these accesses? Every
+ * process decides the same from the same ranges. */
+static int coll_aggregates(const coll_range * ranges, int nprocs, int is_write)
+{
+    ADIO_Offset bytes = 0, nregions = 0;
+    int i;
+
+    if (!ranges_interleave(ranges, nprocs))
+        return 0;
+    if (!is_write)
+        return 1;
+    for (i = 0; i < nprocs; i++) {
+        bytes += ranges[i].bytes;
+        nregions += ranges[i].nregions;
+    }
+    return bytes >= (ADIO_Offset) COLL_SMALL_REGION * nregions;
 }
 
 static int piece_cmp(const void *a, const void *b)
@@ -800,8 +837,6 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
     ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
                                &build_err);
     ok = (build_err == MPI_SUCCESS);
-    if (ok)
-        ADIOI_PSTRIPE_Access_regions(fd, &acc); /* the plans walk regions */
     ranges = gather_ranges(fd, &acc, ok, nprocs);
     for (i = 0, all_ok = 1; i < nprocs; i++)
         all_ok &= ranges[i].start >= 0;
@@ -812,7 +847,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                                                 "**io", "**io %s",
                                                 "pstripe: collective I/O failed on another process")
             : build_err;
-    } else if (cb == ADIOI_HINT_AUTO && !ranges_interleave(ranges, nprocs)) {
+    } else if (cb == ADIOI_HINT_AUTO && !coll_aggregates(ranges, nprocs, is_write)) {
         /* nothing to gain from aggregation: independent list I/O */
         ADIOI_PSTRIPE_Access_free(fd, &acc);
         ADIOI_Free(ranges);
@@ -820,6 +855,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                     error_code);
         return;
     } else {
+        ADIOI_PSTRIPE_Access_regions(fd, &acc); /* the plans walk regions */
         aggregated(fd, buf, count, datatype, file_ptr_type, offset, status, &acc, ranges,
                    is_write, error_code);
         if (*error_code == MPI_SUCCESS) {
@@ -840,9 +876,10 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
 /*
  * A collective access. Aggregated I/O flushes the write-behind buffer first
  * and is not cached (aggregated). A collective write whose processes' file
- * ranges do not interleave is independent I/O and buffered like an
- * independent write (this process alone writes its bytes, in the order of
- * its own buffer): IOR's collective 64 KiB writes of one block per process
+ * ranges do not interleave, or whose regions are small (coll_aggregates),
+ * is independent I/O and buffered like an independent write (this process
+ * alone writes its bytes, in the order of its own buffer): IOR's
+ * collective 64 KiB writes of one block per process
  * waited a round trip each (-a MPIIO -c -b 4m -t 64k -s 8, 2 processes,
  * old and new driver side by side: 135-178 -> 508-638 MiB/s). A collective
  * write drops the read cache. Likewise a collective read whose processes'
@@ -876,21 +913,26 @@ void ADIOI_PSTRIPE_ReadStridedColl(ADIO_File fd, void *buf, int count,
     strided_coll(fd, buf, count, datatype, file_ptr_type, offset, status, 0, error_code);
 }
 
-/* Do the file ranges of the processes' accesses interleave? (One
- * allgather; every process gets the same answer.) */
-int ADIOI_PSTRIPE_Coll_interleaves(ADIO_File fd, const void *buf, int count,
-                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset)
+/* Is a collective access of these arguments aggregated (two-phase), as
+ * the blocking call would do it? Collective: with automatic aggregation,
+ * one allgather; every process gets the same answer. */
+int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  int is_write)
 {
     ADIOI_PSTRIPE_access acc;
     coll_range *ranges;
-    int nprocs, err, inter;
+    int cb = is_write ? fd->hints->cb_write : fd->hints->cb_read;
+    int nprocs, err, agg;
 
+    if (cb != ADIOI_HINT_AUTO)
+        return cb == ADIOI_HINT_ENABLE;
     MPI_Comm_size(fd->comm, &nprocs);
     ADIOI_PSTRIPE_Access_build(fd, (void *) buf, count, datatype, file_ptr_type, offset, &acc, &err);
     ranges = gather_ranges(fd, &acc, err == MPI_SUCCESS, nprocs);
     if (err == MPI_SUCCESS)
         ADIOI_PSTRIPE_Access_free(fd, &acc);
-    inter = ranges_interleave(ranges, nprocs);
+    agg = coll_aggregates(ranges, nprocs, is_write);
     ADIOI_Free(ranges);
-    return inter;
+    return agg;
 }
