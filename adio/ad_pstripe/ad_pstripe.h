@@ -17,11 +17,13 @@
  * - collective: a two-phase exchange of our own with file domains made of
  *   whole stripes, assigned so that each aggregator serves as few servers as
  *   possible (ad_pstripe_aggregate.c); aggregators write and read with
- *   list I/O (ad_pstripe_coll.c);
+ *   list I/O (ad_pstripe_twophase.c); when the processes' ranges do not
+ *   interleave, or a write's regions are small, each process does its
+ *   own list I/O instead (ad_pstripe_coll.c);
  * - nonblocking: pstripe_iread_list/iwrite_list under MPI generalized
  *   requests (ad_pstripe_aio.c); nonblocking collectives take the same
- *   path, each process for its own regions, when the processes' ranges do
- *   not interleave (ad_pstripe_aio.c, the test in ad_pstripe_coll.c).
+ *   path, each process for its own regions, when the blocking call would
+ *   not aggregate (ad_pstripe_aio.c, the test in ad_pstripe_coll.c).
  *
  * Shared file pointers (write_shared, the ordered calls, MPI_MODE_SEQUENTIAL)
  * are counters at the file's metadata owner (ad_pstripe_sharedfp.c). Atomic mode and ROMIO's data-sieving path use a
@@ -82,7 +84,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     uint64_t sfp_instance;      /* shared file pointer of this open (0: none) */
     uint32_t sfp_view;          /* set_views since the open (pstripe_sfp_set) */
     int cb_given;               /* the hints named cb_nodes or cb_config_list */
-    char *coll_buf[3];          /* collective I/O buffers (ad_pstripe_coll.c) */
+    char *coll_buf[3];          /* collective I/O buffers (ad_pstripe_twophase.c) */
     size_t coll_size[3];
     MPI_Win lock_win;           /* whole-file lock (ad_pstripe_lock.c) */
     void *lock_base;
@@ -237,10 +239,21 @@ static inline void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *bu
 }
 int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
 
+/* The file range [start, end) of one process's access, its bytes and its
+ * regions (four MPI_LONG_LONG on the wire); start = end when it accesses
+ * nothing, start = -1 when its access could not be built. */
+typedef struct {
+    ADIO_Offset start, end, bytes, nregions;
+} ADIOI_PSTRIPE_range;
+
 /* ad_pstripe_coll.c */
 int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,
                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                   int is_write);
+
+/* ad_pstripe_twophase.c */
+void ADIOI_PSTRIPE_Two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc,
+                             const ADIOI_PSTRIPE_range * ranges, int is_write, int *error_code);
 
 /* ad_pstripe_readahead.c */
 int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,

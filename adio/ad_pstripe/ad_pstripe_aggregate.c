@@ -1,6 +1,6 @@
 /*
  * ad_pstripe_aggregate.c: the file domains of collective I/O (the math
- * only; ad_pstripe_coll.c moves the data).
+ * only; ad_pstripe_twophase.c moves the data).
  *
  * File domains are whole stripes. Stripe i lives on stripe target
  * k = i % stripe_count, and targets are dealt to the cb_nodes aggregators

@@ -6,7 +6,7 @@
  * servers as possible) and into rounds of cb_buffer_size bytes of a domain.
  * Pure functions over plain integers, with no MPI or ADIO type, so that a
  * unit test (tests/unit/test_coll_domain.cc) checks them against a
- * brute-force model without MPI; ad_pstripe_coll.c does the exchange.
+ * brute-force model without MPI; ad_pstripe_twophase.c does the exchange.
  */
 #ifndef AD_PSTRIPE_AGGREGATE_H_INCLUDED
 #define AD_PSTRIPE_AGGREGATE_H_INCLUDED

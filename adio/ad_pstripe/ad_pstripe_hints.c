@@ -356,7 +356,7 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     read_hints(users_info, &hv);
     /* ROMIO's own SetInfo likewise talks to the other processes only when
      * there is an info object; whether any process named the aggregators
-     * is agreed too (they choose them alike: ad_pstripe_coll.c) */
+     * is agreed too (they choose them alike: ad_pstripe_twophase.c) */
     cb_any = info_has(users_info, "cb_nodes") || info_has(users_info, "cb_config_list");
     if (at_open || users_info != MPI_INFO_NULL)
         err = agree_hints(fd, &hv, &any, &cb_any);
