@@ -197,7 +197,7 @@ void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
      * wrote (ROMIO's test hindexed does, rank 0 alone); ROMIO's own
      * barrier in MPI_File_close comes before this flush, so without this
      * one that read missed the bytes of processes still flushing (24 of
-     * 144 in hindexed with romio_cb_write disabled). And ROMIO deletes a
+     * 96 in hindexed with romio_cb_write disabled). And ROMIO deletes a
      * delete-on-close file (on one process) right after this close: a
      * pstripe file is gone for every process the moment it is unlinked.
      * Not in the cleanup of a failed open, where not all processes come. */
