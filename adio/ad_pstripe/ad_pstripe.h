@@ -37,6 +37,7 @@
 #include <sys/uio.h>
 #include <string.h>
 #include "pstripe.h"
+#include "ad_pstripe_aggregate.h"
 
 /* Hints of our own (besides striping_factor, striping_unit, start_iodevice). */
 #define ADIOI_PSTRIPE_HINT_BUFFER_SIZE  "romio_pstripe_buffer_size"
@@ -238,13 +239,6 @@ static inline void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *bu
     }
 }
 int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
-
-/* The file range [start, end) of one process's access, its bytes and its
- * regions (four MPI_LONG_LONG on the wire); start = end when it accesses
- * nothing, start = -1 when its access could not be built. */
-typedef struct {
-    ADIO_Offset start, end, bytes, nregions;
-} ADIOI_PSTRIPE_range;
 
 /* ad_pstripe_coll.c */
 int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,

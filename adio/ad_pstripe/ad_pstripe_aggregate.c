@@ -1,6 +1,7 @@
 /*
- * ad_pstripe_aggregate.c: the file domains of collective I/O (the math
- * only; ad_pstripe_twophase.c moves the data).
+ * ad_pstripe_aggregate.c: whether a collective access is aggregated, and
+ * the file domains of collective I/O (the math only; ad_pstripe_coll.c
+ * gathers the ranges, ad_pstripe_twophase.c moves the data).
  *
  * File domains are whole stripes. Stripe i lives on stripe target
  * k = i % stripe_count, and targets are dealt to the cb_nodes aggregators
@@ -21,6 +22,49 @@
  */
 
 #include "ad_pstripe_aggregate.h"
+
+/* Do the ranges overlap? (ROMIO's test compares neighbours in rank order;
+ * this one sorts.) */
+static int ranges_interleave(const ADIOI_PSTRIPE_range * ranges, int n,
+                             ADIOI_PSTRIPE_range * st)
+{
+    int i, j, m = 0;
+    long long max_end;
+
+    for (i = 0; i < n; i++) {
+        if (ranges[i].end <= ranges[i].start)
+            continue;
+        /* insertion sort by start: n (processes) is small next to the I/O */
+        for (j = m; j > 0 && st[j - 1].start > ranges[i].start; j--)
+            st[j] = st[j - 1];
+        st[j] = ranges[i];
+        m++;
+    }
+    for (i = 1, max_end = m ? st[0].end : 0; i < m; i++) {
+        if (st[i].start < max_end)
+            return 1;
+        if (st[i].end > max_end)
+            max_end = st[i].end;
+    }
+    return 0;
+}
+
+int ADIOI_PSTRIPE_Ranges_aggregate(const ADIOI_PSTRIPE_range * ranges, int n, int is_write,
+                                   ADIOI_PSTRIPE_range * scratch)
+{
+    long long bytes = 0, nregions = 0;
+    int i;
+
+    if (!ranges_interleave(ranges, n, scratch))
+        return 0;
+    if (!is_write)
+        return 1;
+    for (i = 0; i < n; i++) {
+        bytes += ranges[i].bytes;
+        nregions += ranges[i].nregions;
+    }
+    return bytes >= (long long) ADIOI_PSTRIPE_COLL_SMALL_REGION * nregions;
+}
 
 void ADIOI_PSTRIPE_Domains_init(ADIOI_PSTRIPE_domains * d, int naggs, int64_t stripe_size,
                                 int64_t stripe_count, int64_t cb_buffer_size)

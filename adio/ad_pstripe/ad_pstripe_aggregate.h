@@ -1,9 +1,11 @@
 /*
  * ad_pstripe_aggregate.h: the file domains of collective I/O.
  *
- * How the byte range of a collective access is cut into the aggregators'
- * file domains (whole stripes, dealt so that each aggregator serves as few
- * servers as possible) and into rounds of cb_buffer_size bytes of a domain.
+ * Whether a collective access is aggregated at all (the processes' ranges
+ * and region sizes), and how the byte range of an aggregated one is cut
+ * into the aggregators' file domains (whole stripes, dealt so that each
+ * aggregator serves as few servers as possible) and into rounds of
+ * cb_buffer_size bytes of a domain.
  * Pure functions over plain integers, with no MPI or ADIO type, so that a
  * unit test (tests/unit/test_coll_domain.cc) checks them against a
  * brute-force model without MPI; ad_pstripe_twophase.c does the exchange.
@@ -16,6 +18,37 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* One process's access in a collective call, as the processes gather
+ * them (four MPI_LONG_LONG on the wire): its file range [start, end)
+ * (start = end: nothing; start = -1: its access could not be built), its
+ * bytes and its regions. */
+typedef struct ADIOI_PSTRIPE_range_s {
+    long long start, end, bytes, nregions;
+} ADIOI_PSTRIPE_range;
+
+/*
+ * Interleaved writes of regions smaller than this on average are written
+ * as independent list I/O under automatic aggregation: the regions travel
+ * as strided runs or lists and the servers merge the writers' batches
+ * (pss_plan.c), while two-phase moves every region through the exchange
+ * (an MPI datatype entry each) and leaves the other processes waiting for
+ * the aggregator. pstripe-bench -c (2 processes, 1 MiB calls, vector,
+ * subarray and indexed views, romio_cb_write automatic against disable,
+ * 2 rounds): 8-byte regions 70-72 against 565-662 MiB/s, 64 B 316-345
+ * against 809-927, 4 KiB 637-818 against 721-1,038, 32 KiB 653-948
+ * against 744-1,122, but 64 KiB 686-813 against 502-612 and 128 KiB
+ * 674-768 against 508-617; with 4 processes on 2 cores (64 B - 32 KiB)
+ * 49-63 against 275-342.
+ */
+#define ADIOI_PSTRIPE_COLL_SMALL_REGION (64 << 10)
+
+/* Automatic aggregation of the accesses ranges[0..n): two-phase (1) only
+ * when their file ranges interleave (empty ones aside) and, for a write,
+ * when their regions average ADIOI_PSTRIPE_COLL_SMALL_REGION bytes or more.
+ * scratch: room for n ranges. */
+int ADIOI_PSTRIPE_Ranges_aggregate(const ADIOI_PSTRIPE_range * ranges, int n, int is_write,
+                                   ADIOI_PSTRIPE_range * scratch);
 
 /* The geometry of the file domains of one collective call. */
 typedef struct ADIOI_PSTRIPE_domains_s {

@@ -6,29 +6,13 @@
  * independent list I/O, enable means two-phase (ad_pstripe_twophase.c),
  * automatic means two-phase only when the processes' access ranges
  * interleave, and, for writes, only when their regions average
- * COLL_SMALL_REGION bytes or more (coll_aggregates): one allgather of the
- * processes' ranges decides, alike everywhere. Atomic mode uses
+ * ADIOI_PSTRIPE_COLL_SMALL_REGION bytes or more (ad_pstripe_aggregate.c):
+ * one allgather of the processes' ranges decides, alike everywhere. Atomic mode uses
  * independent I/O under the file lock, since an aggregator's write mixes
  * several processes' data.
  */
 
 #include "ad_pstripe.h"
-
-/*
- * Interleaved writes of regions smaller than this on average are written
- * as independent list I/O under automatic aggregation: the regions travel
- * as strided runs or lists and the servers merge the writers' batches
- * (pss_plan.c), while two-phase moves every region through the exchange
- * (an MPI datatype entry each) and leaves the other processes waiting for
- * the aggregator. pstripe-bench -c (2 processes, 1 MiB calls, vector,
- * subarray and indexed views, romio_cb_write automatic against disable,
- * 2 rounds): 8-byte regions 70-72 against 565-662 MiB/s, 64 B 316-345
- * against 809-927, 4 KiB 637-818 against 721-1,038, 32 KiB 653-948
- * against 744-1,122, but 64 KiB 686-813 against 502-612 and 128 KiB
- * 674-768 against 508-617; with 4 processes on 2 cores (64 B - 32 KiB)
- * 49-63 against 275-342.
- */
-#define COLL_SMALL_REGION (64 << 10)
 
 static void independent(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                         int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
@@ -77,48 +61,15 @@ static ADIOI_PSTRIPE_range *gather_ranges(ADIO_File fd, const ADIOI_PSTRIPE_acce
     return ranges;
 }
 
-/* Do the access ranges of the processes overlap? (ROMIO's test compares
- * neighbours in rank order; this one sorts.) */
-static int ranges_interleave(const ADIOI_PSTRIPE_range * ranges, int nprocs)
-{
-    ADIOI_PSTRIPE_range *st = ADIOI_Malloc(nprocs * sizeof(*st));
-    int i, j, n = 0, inter = 0;
-    ADIO_Offset max_end;
-
-    for (i = 0; i < nprocs; i++) {
-        if (ranges[i].end <= ranges[i].start)
-            continue;
-        /* insertion sort by start: nprocs is small next to the I/O */
-        for (j = n; j > 0 && st[j - 1].start > ranges[i].start; j--)
-            st[j] = st[j - 1];
-        st[j] = ranges[i];
-        n++;
-    }
-    for (i = 1, max_end = n ? st[0].end : 0; i < n && !inter; i++) {
-        if (st[i].start < max_end)
-            inter = 1;
-        max_end = MPL_MAX(max_end, st[i].end);
-    }
-    ADIOI_Free(st);
-    return inter;
-}
-
-/* Automatic aggregation: is two-phase worth it for these accesses? Every
- * process decides the same from the same ranges. */
+/* Automatic aggregation: is two-phase worth it for these accesses?
+ * (ADIOI_PSTRIPE_Ranges_aggregate) */
 static int coll_aggregates(const ADIOI_PSTRIPE_range * ranges, int nprocs, int is_write)
 {
-    ADIO_Offset bytes = 0, nregions = 0;
-    int i;
+    ADIOI_PSTRIPE_range *scratch = ADIOI_Malloc(nprocs * sizeof(*scratch));
+    int agg = ADIOI_PSTRIPE_Ranges_aggregate(ranges, nprocs, is_write, scratch);
 
-    if (!ranges_interleave(ranges, nprocs))
-        return 0;
-    if (!is_write)
-        return 1;
-    for (i = 0; i < nprocs; i++) {
-        bytes += ranges[i].bytes;
-        nregions += ranges[i].nregions;
-    }
-    return bytes >= (ADIO_Offset) COLL_SMALL_REGION * nregions;
+    ADIOI_Free(scratch);
+    return agg;
 }
 
 /* Aggregation (ROMIO's two-phase when generic, else ours) after the

@@ -9,7 +9,10 @@
  * small geometries; the owner function itself is checked against the
  * dealing the design promises (targets round robin to aggregators, or rows
  * of a target round robin to the aggregators sharing it), and large
- * offsets through the relations the functions must satisfy.
+ * offsets through the relations the functions must satisfy. And whether a
+ * collective access is aggregated at all (coll_choice): ranges apart never,
+ * interleaved reads always, interleaved writes only when their regions
+ * average 64 KiB or more.
  */
 #include <gtest/gtest.h>
 
@@ -244,4 +247,42 @@ TEST(coll_domain, cut_against_brute_force)
             ASSERT_LE(kv.second, d.round_size)
                 << "aggregator " << kv.first.first << ", round " << kv.first.second;
     }
+}
+
+// Whether a collective access is aggregated (automatic): only ranges that
+// interleave, and for writes only regions of 64 KiB or more on average.
+static int aggregates(std::vector<ADIOI_PSTRIPE_range> r, int is_write)
+{
+    std::vector<ADIOI_PSTRIPE_range> scratch(r.size());
+    return ADIOI_PSTRIPE_Ranges_aggregate(r.data(), (int)r.size(), is_write, scratch.data());
+}
+
+TEST(coll_choice, ranges_apart_are_never_aggregated)
+{
+    // each process its own part, in any rank order; empty and failed
+    // accesses (start = end, start = -1) do not count
+    std::vector<ADIOI_PSTRIPE_range> r = {
+        {1 << 20, 2 << 20, 1 << 20, 1}, {0, 1 << 20, 1 << 20, 1}, {5, 5, 0, 0}, {-1, -1, 0, 0}};
+    EXPECT_EQ(aggregates(r, 1), 0);
+    EXPECT_EQ(aggregates(r, 0), 0);
+}
+
+TEST(coll_choice, interleaved_reads_are_aggregated)
+{
+    // two processes, 4 KiB regions every 8 KiB over the same 1 MiB
+    std::vector<ADIOI_PSTRIPE_range> r = {{0, (1 << 20) - 4096, 512 << 10, 128},
+                                          {4096, 1 << 20, 512 << 10, 128}};
+    EXPECT_EQ(aggregates(r, 0), 1);
+}
+
+TEST(coll_choice, interleaved_writes_of_small_regions_are_list_io)
+{
+    std::vector<ADIOI_PSTRIPE_range> r = {{0, (1 << 20) - 4096, 512 << 10, 128},
+                                          {4096, 1 << 20, 512 << 10, 128}};
+    EXPECT_EQ(aggregates(r, 1), 0);
+    // 64 KiB regions on average: 63 MiB in 1,008 regions and 1 MiB in 16
+    r = {{0, 64 << 20, 63 << 20, 1008}, {32 << 20, 33 << 20, 1 << 20, 16}};
+    EXPECT_EQ(aggregates(r, 1), 1);
+    r[1].nregions++;
+    EXPECT_EQ(aggregates(r, 1), 0);
 }
