@@ -247,6 +247,10 @@ EXTRA_DIST += \
 # checks the checker on synthetic trees (no build needed).
 TESTS += scripts/check-structure tests/tools/check-structure.sh
 EXTRA_DIST += scripts/check-structure tests/tools/check-structure.sh
+# tests/tools/run-matrix-analysis.sh: mpi-bench/run-matrix's targets and
+# --replot on synthetic results (no build, no cluster, no fio).
+TESTS += tests/tools/run-matrix-analysis.sh
+EXTRA_DIST += tests/tools/run-matrix-analysis.sh
 # ---- end of structure checks ------------------------------------------------------
 
 # ---- pstripe MPICH and pstripe-run (tests/adio: adio/ build glue) -------------

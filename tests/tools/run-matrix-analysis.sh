@@ -1,0 +1,93 @@
+#!/bin/sh
+# tests/tools/run-matrix-analysis.sh: mpi-bench/run-matrix's analysis on
+# synthetic results (--replot: no build, no cluster, no fio). Checks that
+# the large write is held against fio's write of the same kind (the worse
+# of the new-file and the overwrite pair), that the default buffers are
+# judged by the side-by-side runs and not by the sweep's luckiest mean,
+# and that a second replot gives the same summary (no row or note twice).
+# Skips (77) without python3.
+set -eu
+
+srcdir=${srcdir:-$(dirname "$0")/../..}
+matrix=$srcdir/mpi-bench/run-matrix
+command -v python3 >/dev/null 2>&1 || { echo "no python3: skip"; exit 77; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/run-matrix-analysis.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+python3 - "$work/results.json" <<'PY'
+import json, sys
+
+def row(phase, mib_s, region=0, pattern="contig", xfer=4 << 20):
+    return {"phase": phase, "pattern": pattern, "region": region, "xfer": xfer,
+            "mib_s": mib_s, "lat_median_s": 0.001, "lat_max_s": 0.002}
+
+def run(scenario, fs, variant, rows, np=2, hints=None):
+    return {"scenario": scenario, "fs": fs, "variant": variant, "nprocs": np,
+            "hints": hints or {}, "command": "synthetic", "results": rows}
+
+runs = [
+    run("large", "pstripe", "contig", [row("write", 1500), row("read", 1700)]),
+    run("large", "ufs", "contig", [row("write", 500), row("read", 2000)]),
+    run("large", "pstripe", "contig-over", [row("write", 1800)]),
+    run("collective", "pstripe", "coll", [row("write", 400, 4096, "vector")]),
+    run("collective", "pstripe", "indep", [row("write", 800, 4096, "vector")]),
+]
+# the sweep: 4mx2 is the luckiest (1200 against the default's 800) ...
+for variant, mib in (("default", 800), ("4mx2", 1200), ("1mx4", 900)):
+    hints = {} if variant == "default" else {"romio_pstripe_buffer_size": 4 << 20}
+    for _ in range(2):
+        runs.append(run("buffers", "pstripe", variant,
+                        [row("write", mib), row("read", mib)], np=1, hints=hints))
+# ... and side by side it is no better than the default
+for variant in ("default@4mx2", "4mx2@4mx2", "4mx2@4mx2", "default@4mx2"):
+    runs.append(run("buffers-confirm", "pstripe", variant,
+                    [row("write", 1000), row("read", 1000)], np=1))
+results = {
+    "program": "mpi-bench/run-matrix", "command": "run-matrix (synthetic)",
+    "profile": "full", "mpi": "mpich", "started": "2026-11-28T00:00:00",
+    "machine": {"hostname": "test", "loadavg_start": [0.5, 0.5, 0.5],
+                "loadavg_end": [1.0, 1.0, 1.0]},
+    "limits": {
+        "fio_seq_read_1m": {"before": {"mib_s": 1600}, "after": {"mib_s": 1800}},
+        "fio_large_write_new": {"mib_s": 1600},
+        "fio_large_write_over": {"mib_s": 2400},
+    },
+    "runs": runs, "notes": ["a note"], "duration_s": 1,
+}
+with open(sys.argv[1], "w") as f:
+    json.dump(results, f)
+PY
+
+python3 "$matrix" --replot "$work" >"$work/replot1.log" 2>&1 ||
+    { cat "$work/replot1.log"; fail "replot failed"; }
+cp "$work/summary.txt" "$work/summary1.txt"
+python3 "$matrix" --replot "$work" >"$work/replot2.log" 2>&1 ||
+    { cat "$work/replot2.log"; fail "second replot failed"; }
+cat "$work/summary.txt"
+
+target() {
+    grep -F "$1" "$work/summary.txt" || fail "no target line '$1'"
+}
+
+# the worse pair: over written blocks, 1800 / 2400
+target "large write >=" | grep -F "NOT MET" | grep -F "ratio   0.75" |
+    grep -F "new file 0.94x" >/dev/null || fail "large write: not the worse of the two pairs"
+# side by side 1000 / 1000, not the sweep's 800 / 1200
+target "default buffers write np=1" | grep -F "[met    ]" | grep -F "ratio   1.00" |
+    grep -F "sweep (2 passes): default 800, 4mx2 1200" >/dev/null ||
+    fail "default buffers: not judged by the side-by-side runs"
+target "large read >=" | grep -F "ratio   1.00" >/dev/null || fail "large read: not 1700 / 1700"
+
+cmp "$work/summary1.txt" "$work/summary.txt" || fail "a second replot changed the summary"
+n=$(grep -c "pstripe write z=4k" "$work/summary.txt") || true
+[ "$n" = 1 ] || fail "collective-vs-independent row printed $n times"
+[ "$(grep '^note:' "$work/summary.txt" | sort | uniq -d | wc -l)" = 0 ] || fail "a note printed twice"
+grep -F "load average at start 0.50 0.50 0.50, at end 1.00 1.00 1.00" "$work/summary.txt" \
+    >/dev/null || fail "load averages not printed as figures"
+echo "run-matrix analysis: ok"
