@@ -202,6 +202,8 @@ extern unsigned long ADIOI_PSTRIPE_nb_writes_done;
 int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code);
 int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread,
                              int *error_code);
+int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t nread,
+                               int *error_code);
 int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
@@ -272,6 +274,8 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
 void ADIOI_PSTRIPE_Access_regions(ADIO_File fd, ADIOI_PSTRIPE_access * acc);
 void ADIOI_PSTRIPE_View_runs_end(void);
 void ADIOI_PSTRIPE_Access_free(ADIO_File fd, ADIOI_PSTRIPE_access * acc);
+int ADIOI_PSTRIPE_Access_io(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int is_write,
+                            uint64_t * nbytes);
 void ADIOI_PSTRIPE_Strided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                            int is_write, int *error_code);

@@ -17,7 +17,8 @@
  *   set_atomicity, every aggregated (two-phase) collective call,
  *   nonblocking I/O, a direct (larger) write, and a read (any read waits
  *   for a send in flight; one that overlaps the buffered bytes' extent
- *   flushes them).
+ *   flushes them; one that comes back short, below buffered bytes that
+ *   may extend the file over it, flushes them and is read again).
  *   A failed flush is reported by the call that flushed (or waited for
  *   the send) and again, once,
  *   by the next MPI_File_sync or close (ps->wb_error is sticky; a sync or
@@ -551,6 +552,24 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *err
     wb_append(ps, acc);
     fd->dirty_write = 1;
     return 1;
+}
+
+/* A read of this access came back short (nread bytes: it reached past the
+ * end of file the servers know) while the write-behind buffer holds bytes
+ * past its start, which may extend the file over it: flush them and
+ * return 1 (the caller reads again and counts the hole). 0 otherwise, or
+ * when the flush fails (*error_code set). */
+int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t nread,
+                               int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    *error_code = MPI_SUCCESS;
+    if (ps == NULL || nread >= (uint64_t) acc->total || ps->wb_used == 0 ||
+        ps->wb_hi <= acc->start)
+        return 0;
+    *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
+    return *error_code == MPI_SUCCESS;
 }
 
 /* A read of this access: flush the buffer first if the read may overlap

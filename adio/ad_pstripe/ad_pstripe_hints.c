@@ -342,7 +342,7 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     hint_values hv;
     int at_open = 0, any = 0, cb_any, gen_error, err = MPI_SUCCESS, old_listio_write;
-    int flush_err = MPI_SUCCESS;
+    int flush_err = MPI_SUCCESS, opt_err = MPI_SUCCESS, lock_err = MPI_SUCCESS;
 
     *error_code = MPI_SUCCESS;
     if (ps == NULL) {
@@ -386,20 +386,22 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     ADIOI_GEN_SetInfo(fd, users_info, &gen_error);
     show_hints(fd, &hv, err);
 
-    if (err == MPI_SUCCESS)
-        err = flush_err;
+    /* (the hints agreed: err is every process's) */
     if (err != MPI_SUCCESS) {
         if (at_open)
             ps->pending_error = err;
         *error_code = err;
         return;
     }
-    /* an open file takes changed buffer hints at once (at open, Open does) */
-    if (ps->file != NULL && ADIOI_PSTRIPE_Apply_options(fd, error_code))
-        return;
+    /* an open file takes changed buffer hints at once (at open, Open does);
+     * every process goes on to the collective window below even when its
+     * flush or its options failed: one that left would hang the others */
+    if (ps->file != NULL)
+        ADIOI_PSTRIPE_Apply_options(fd, &opt_err);
 
     /* switching to ROMIO's data-sieving writes on an open file needs the
      * lock; SetInfo is collective, so the window can be made here */
     if (ps->file != NULL && old_listio_write != ps->listio_write && ADIOI_PSTRIPE_Lock_needed(fd))
-        ADIOI_PSTRIPE_Lock_setup(fd, error_code);
+        ADIOI_PSTRIPE_Lock_setup(fd, &lock_err);
+    *error_code = flush_err != MPI_SUCCESS ? flush_err : opt_err != MPI_SUCCESS ? opt_err : lock_err;
 }

@@ -8,11 +8,8 @@ static void io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                       int file_ptr_type, ADIO_Offset offset, ADIO_Status * status, int is_write,
                       int *error_code)
 {
-    static char myname[] = "ADIOI_PSTRIPE_IOCONTIG";
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     MPI_Count datatype_size;
     uint64_t len, nbytes = 0;
-    int rc;
 
     *error_code = MPI_SUCCESS;
     MPI_Type_size_x(datatype, &datatype_size);
@@ -22,10 +19,7 @@ static void io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
         offset = fd->fp_ind;
 
     if (len > 0) {
-        /* small writes go to the write-behind buffer, small reads to the
-         * read cache (ad_pstripe_cache.c) */
         ADIOI_PSTRIPE_access acc;
-        int handled;
 
         memset(&acc, 0, sizeof(acc));
         acc.one_region.offset = (uint64_t) offset;
@@ -38,26 +32,9 @@ static void io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
         acc.total = (ADIO_Offset) len;
         acc.start = offset;
         acc.end = acc.hi = offset + (ADIO_Offset) len;
-        if (is_write)
-            handled = ADIOI_PSTRIPE_Cache_write(fd, &acc, error_code);
-        else
-            handled = ADIOI_PSTRIPE_Cache_read(fd, &acc, &nbytes, error_code);
+        *error_code = ADIOI_PSTRIPE_Access_io(fd, &acc, is_write, &nbytes);
         if (*error_code != MPI_SUCCESS)
             return;
-        rc = PS_OK;
-        if (is_write) {
-            if (!handled)
-                rc = pstripe_pwrite(ps->file, buf, len, (uint64_t) offset);
-            nbytes = len;
-            fd->dirty_write = 1;
-        } else if (!handled) {
-            rc = pstripe_pread(ps->file, buf, len, (uint64_t) offset, &nbytes);
-        }
-        if (rc != PS_OK) {
-            *error_code = ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path,
-                                            __LINE__, rc, NULL);
-            return;
-        }
     }
 
     /* as ROMIO's generic contiguous I/O: the file pointer moves by what

@@ -411,15 +411,52 @@ void ADIOI_PSTRIPE_Access_free(ADIO_File fd, ADIOI_PSTRIPE_access * acc)
     acc->iov = NULL;
 }
 
-/* Blocking list I/O of one access. */
+/* One access, blocking: through the write-behind buffer or the read cache
+ * (ad_pstripe_cache.c), else to the servers. *nbytes: the bytes moved (a
+ * read's: those below the end of file). Returns an MPI error code. */
+int ADIOI_PSTRIPE_Access_io(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int is_write,
+                            uint64_t * nbytes)
+{
+    static char myname[] = "ADIOI_PSTRIPE_ACCESS_IO";
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int rc = PS_OK, handled, err;
+
+    /* a short read may be read again, once the write-behind buffer that
+     * extends the file over it has gone out (ADIOI_PSTRIPE_Cache_reread) */
+    do {
+        *nbytes = 0;
+        handled = is_write ? ADIOI_PSTRIPE_Cache_write(fd, acc, &err)
+            : ADIOI_PSTRIPE_Cache_read(fd, acc, nbytes, &err);
+        if (err != MPI_SUCCESS)
+            return err;
+        if (handled)
+            rc = PS_OK;
+        else if (is_write && acc->regions == NULL)
+            rc = pstripe_write_runs(ps->file, acc->runs, acc->nruns, acc->iov, acc->niov);
+        else if (is_write)
+            rc = pstripe_write_list(ps->file, acc->regions, acc->nregions, acc->iov, acc->niov);
+        else if (acc->regions == NULL)
+            rc = pstripe_read_runs(ps->file, acc->runs, acc->nruns, acc->iov, acc->niov, nbytes);
+        else
+            rc = pstripe_read_list(ps->file, acc->regions, acc->nregions, acc->iov, acc->niov,
+                                   nbytes);
+        if (rc != PS_OK)
+            return ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path, __LINE__,
+                                     rc, NULL);
+    } while (!is_write && ADIOI_PSTRIPE_Cache_reread(fd, acc, *nbytes, &err));
+    if (is_write) {
+        *nbytes = (uint64_t) acc->total;
+        fd->dirty_write = 1;
+    }
+    return err;
+}
+
+/* Blocking list I/O of one access (in atomic mode under the lock). */
 static void list_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype, int file_ptr_type,
                     ADIO_Offset offset, ADIO_Status * status, int is_write, int *error_code)
 {
-    static char myname[] = "ADIOI_PSTRIPE_STRIDEDLISTIO";
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     ADIOI_PSTRIPE_access acc;
     uint64_t nbytes = 0;
-    int rc = PS_OK, lock_err = MPI_SUCCESS, handled;
 
     ADIOI_PSTRIPE_Access_build(fd, buf, count, datatype, file_ptr_type, offset, &acc,
                                error_code);
@@ -428,41 +465,14 @@ static void list_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype, i
 
     if (acc.total > 0) {
         if (fd->atomicity)
-            lock_err = ADIOI_PSTRIPE_Lock(fd, is_write);
-        if (lock_err != MPI_SUCCESS) {
-            *error_code = lock_err;
+            *error_code = ADIOI_PSTRIPE_Lock(fd, is_write);
+        if (*error_code != MPI_SUCCESS)
             goto fn_exit;
-        }
-        /* write-behind and read cache (ad_pstripe_cache.c; they stand
-         * aside in atomic mode) */
-        handled = is_write ? ADIOI_PSTRIPE_Cache_write(fd, &acc, error_code)
-            : ADIOI_PSTRIPE_Cache_read(fd, &acc, &nbytes, error_code);
-        if (*error_code != MPI_SUCCESS) {
-            if (fd->atomicity)
-                ADIOI_PSTRIPE_Unlock(fd);
-            goto fn_exit;
-        }
-        if (is_write) {
-            if (!handled && acc.regions == NULL)
-                rc = pstripe_write_runs(ps->file, acc.runs, acc.nruns, acc.iov, acc.niov);
-            else if (!handled)
-                rc = pstripe_write_list(ps->file, acc.regions, acc.nregions, acc.iov,
-                                        acc.niov);
-            nbytes = (uint64_t) acc.total;
-            fd->dirty_write = 1;
-        } else if (!handled && acc.regions == NULL) {
-            rc = pstripe_read_runs(ps->file, acc.runs, acc.nruns, acc.iov, acc.niov, &nbytes);
-        } else if (!handled) {
-            rc = pstripe_read_list(ps->file, acc.regions, acc.nregions, acc.iov, acc.niov,
-                                   &nbytes);
-        }
+        *error_code = ADIOI_PSTRIPE_Access_io(fd, &acc, is_write, &nbytes);
         if (fd->atomicity)
             ADIOI_PSTRIPE_Unlock(fd);
-        if (rc != PS_OK) {
-            *error_code = ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path,
-                                            __LINE__, rc, NULL);
+        if (*error_code != MPI_SUCCESS)
             goto fn_exit;
-        }
     }
 
     if (file_ptr_type == ADIO_INDIVIDUAL)

@@ -42,7 +42,9 @@
  * in the write-behind buffer; everything that drops the read cache (sync,
  * set_view, close, collective writes ...) drops the windows and forgets
  * the streams. A window whose read fails is dropped: the program's read
- * then goes to the servers and reports their error itself.
+ * then goes to the servers and reports their error itself. So is one
+ * whose predicted read reached past the end of file (the file may have
+ * grown since, by the handle's own writes beyond it).
  */
 
 #include "ad_pstripe.h"
@@ -185,22 +187,19 @@ static ra_window *ra_find(struct ADIOI_PSTRIPE_ra_s *ra, uint64_t off, uint64_t 
     return NULL;
 }
 
-/* Copy region j of a done window to the access's memory; returns the bytes
- * below EOF (the rest reads as zeros). */
+/* Copy region j of a done window (valid over the access) to the access's
+ * memory; returns the bytes copied. */
 static uint64_t ra_serve(ra_window * w, size_t j, const ADIOI_PSTRIPE_access * acc)
 {
     ADIOI_PSTRIPE_mem_cursor c = { acc->iov, acc->niov, 0, 0 };
     uint64_t len = acc->regions[0].length, in = acc->regions[0].offset - w->regs[j].offset;
-    uint64_t v = w->valid[j] > in ? MPL_MIN(w->valid[j] - in, len) : 0;
     char *src = w->data + j * w->regs[0].length + in;  /* a window's regions are alike */
 
-    ADIOI_PSTRIPE_Mem_copy(&c, src, (size_t) v, 1);
-    if (v < len)
-        ADIOI_PSTRIPE_Mem_copy(&c, NULL, (size_t) (len - v), 1);
+    ADIOI_PSTRIPE_Mem_copy(&c, src, (size_t) len, 1);
     w->next = j + 1;
     if (w->next == w->n)
         w->n = 0;               /* all read: free */
-    return v;
+    return len;
 }
 
 /* Drop the windows (one in flight is waited for before its memory is
@@ -297,7 +296,10 @@ int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * ac
         w = ra_find(ra, off, len, &j);
     if (w != NULL) {
         ra_settle(w);
-        if (!w->usable)
+        /* a read that was past the end of file when the window was read
+         * may not be now (an own write beyond it extended the file): the
+         * servers answer it, as they answer any read across EOF */
+        if (!w->usable || w->valid[j] < off + len - w->regs[j].offset)
             w = NULL;
     }
     if (w == NULL) {

@@ -9,7 +9,9 @@
  * - another process sees the writes after sync-barrier-sync (also over
  *   bytes it had read before), and after close and open;
  * - reads across the end of file count only the bytes below it, also after
- *   another process extended the file (sync-barrier-sync);
+ *   another process extended the file (sync-barrier-sync); reads of a hole
+ *   below the reader's own write past the end of file (buffered, or beyond
+ *   a stream read ahead) count the hole;
  * - medium reads with a constant step (read ahead by the driver) see the
  *   reader's own writes at once (also a nonblocking write's, after
  *   MPI_Wait) and another's after sync-barrier-sync;
@@ -35,6 +37,7 @@
 #define S 512                   /* slot size */
 #define NB 64                   /* slots per process */
 #define NSMALL 16               /* small writes per slot in the counted phase */
+#define HOLE (256 << 10)        /* room past the slots (hole_reads) */
 #define LATE (32 << 20)         /* bytes each writer leaves to its close */
 #define LATE_PIECE (4 << 20)    /* ... written and read this much a call */
 
@@ -236,6 +239,38 @@ static void check_stream(MPI_File fh, MPI_Offset off0, int step, int piece, int 
 
     for (k = k0; k < k1; k++)
         check_range(fh, off0 + (MPI_Offset) k * step, piece, piece, what);
+}
+
+/* Reads of a hole below the last process's own write past the end of
+ * file count the hole's bytes (zeros) at once: after a small write that
+ * waits in the write-behind buffer (the read does not overlap it), and
+ * after a direct write beyond a stream of reads that the driver had read
+ * ahead past the old end of file (whether the window's read reaches the
+ * servers before the write is a race: it usually does). */
+static void hole_reads(MPI_File fh)
+{
+    static unsigned char big[5000];     /* direct: more than a quarter of the 16k buffer */
+    const int piece = 1500, step = 2500;
+    MPI_Offset old = fsize, off0;
+    MPI_Status st;
+    int writer = ps_rank == ps_nprocs - 1;
+
+    if (writer)
+        write_small(fh, old + 3000, 10, 30);
+    model_write(old + 3000, 10, 30);
+    if (writer)
+        check_range(fh, old + 100, 1000, 1000, "own read of a hole below a buffered write");
+
+    off0 = fsize - 4 * step;
+    if (writer)
+        check_stream(fh, off0, step, piece, 0, 4, "stream read up to EOF");
+    ps_fill(big, (int) sizeof(big), (uint64_t) (off0 + 40 * step), 31);
+    if (writer)
+        PS_MPI(MPI_File_write_at(fh, off0 + 40 * step, big, (int) sizeof(big), MPI_BYTE, &st));
+    model_write(off0 + 40 * step, (int) sizeof(big), 31);
+    if (writer)
+        check_stream(fh, off0, step, piece, 4, 16, "stream read of a hole below an own write");
+    sync_barrier_sync(fh);
 }
 
 /* Reads of `piece` bytes that walk the file with a constant step (the
@@ -503,7 +538,7 @@ int main(int argc, char **argv)
     MPI_Info info = ps_test_info();
     int nsmall = 0, total;
 
-    model = calloc((size_t) (NB + 2) * ps_nprocs * S + 4096, 1);
+    model = calloc((size_t) (NB + 2) * ps_nprocs * S + HOLE, 1);
     on_pstripe = ps_is_pstripe(fname);
     MPI_Info_set(info, "romio_pstripe_wb_buffer_size", "16k");
     MPI_Info_set(info, "romio_pstripe_rc_size", "64k");
@@ -519,6 +554,7 @@ int main(int argc, char **argv)
     sync_barrier_sync(fh);
     check_range(fh, 0, fsize, 4000, "every process's writes after sync-barrier-sync");
     eof_reads(fh);
+    hole_reads(fh);
     stream_reads(fh, 1500, 2500, 60);   /* more than a quarter of a 4k block */
     stream_reads(fh, 1024, 2500, 40);   /* a quarter, with gaps */
     nonblocking_write_ahead(fh);

@@ -10,7 +10,9 @@
  * collective write (two-phase, forced) and a nonblocking collective write
  * fail too, and that small writes
  * (buffered by the driver's write-behind, and, under MPICH, flushed by
- * set_view) make MPI_File_sync fail, and MPI_File_close after it. Each failing call must
+ * set_view) make MPI_File_sync fail, that a set_info whose flush fails
+ * on one process only does not leave the others waiting in it, and that
+ * MPI_File_close fails after it all. Each failing call must
  * return within LIMIT seconds (the client's timeout plus slack) and with
  * class MPI_ERR_IO.
  *
@@ -114,6 +116,37 @@ static void sends_by_set_view(MPI_File fh, const unsigned char *buf)
         rc = MPI_File_sync(fh);
     }
     expect_io_error(rc, t0, "small writes flushed by set_view, or the sync after them");
+}
+
+/* A flush that fails on one process only, in a collective set_info that
+ * makes the lock window (romio_pstripe_listio_write disabled on an open
+ * file): the process whose flush fails must still take part in the
+ * collective steps of set_info, or the others wait for it for ever. */
+static void one_flush_fails(MPI_File fh, const unsigned char *buf)
+{
+    MPI_Info ds_write;
+    MPI_Status st;
+    double t0;
+    int rc = MPI_SUCCESS, i;
+
+    for (i = 0; i < 16 && ps_rank == 0 && rc == MPI_SUCCESS; i++)
+        rc = MPI_File_write_at(fh, (MPI_Offset) i * 65536, buf, 64, MPI_BYTE, &st);
+    PS_CHECK(rc == MPI_SUCCESS, "a small write failed at once: not buffered");
+    MPI_Info_create(&ds_write);
+    MPI_Info_set(ds_write, "romio_pstripe_listio_write", "disable");
+    t0 = MPI_Wtime();
+    rc = MPI_File_set_info(fh, ds_write);
+    MPI_Info_free(&ds_write);
+    if (ps_rank == 0)
+        expect_io_error(rc, t0, "set_info whose flush fails on this process only");
+    else
+        printf("rank %d: set_info beside a failed flush returned %d after %.1f s\n", ps_rank,
+               rc, MPI_Wtime() - t0);
+    /* both are still in step: a collective call that must complete */
+    t0 = MPI_Wtime();
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_CHECK(MPI_Wtime() - t0 <= limit, "the processes left set_info %.1f s apart",
+             MPI_Wtime() - t0);
 }
 
 int main(int argc, char **argv)
@@ -245,6 +278,8 @@ int main(int argc, char **argv)
         t0 = MPI_Wtime();
         expect_io_error(MPI_File_sync(fh), t0, "sync of buffered small collective writes");
     }
+    if (!PS_OMPIO)
+        one_flush_fails(fh, buf);
     t0 = MPI_Wtime();
     rc = MPI_File_close(&fh);
     if (!PS_OMPIO)
