@@ -56,6 +56,7 @@ ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
         break;
     case PS_MSG_OBJ_STAT:
     case PS_MSG_OBJ_TRUNCATE:
+    case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
     case PS_MSG_OBJ_SYNC:
         req = sizeof(ps_obj_req_t);
@@ -490,6 +491,7 @@ const char *ps_msg_type_name(uint16_t type)
         [PS_MSG_OBJ_READ] = "OBJ_READ",
         [PS_MSG_OBJ_STAT] = "OBJ_STAT",
         [PS_MSG_OBJ_TRUNCATE] = "OBJ_TRUNCATE",
+        [PS_MSG_OBJ_ALLOCATE] = "OBJ_ALLOCATE",
         [PS_MSG_OBJ_REMOVE] = "OBJ_REMOVE",
         [PS_MSG_OBJ_SYNC] = "OBJ_SYNC",
         [PS_MSG_META_SYNC] = "META_SYNC",
@@ -577,6 +579,7 @@ static void ps_dump_req(char *buf, size_t len, size_t *pos, uint16_t type, const
         }
         case PS_MSG_OBJ_STAT:
         case PS_MSG_OBJ_TRUNCATE:
+        case PS_MSG_OBJ_ALLOCATE:
         case PS_MSG_OBJ_REMOVE:
         case PS_MSG_OBJ_SYNC: {
             ps_obj_req_t b;
@@ -652,6 +655,7 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
     }
     case PS_MSG_OBJ_STAT:
     case PS_MSG_OBJ_TRUNCATE:
+    case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
     case PS_MSG_OBJ_SYNC: {
         ps_obj_rep_t b;

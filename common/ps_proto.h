@@ -47,8 +47,8 @@ extern "C" {
  * the server's instance, STATS the write-back stage counters; 5: SHARED_FP
  * carries the opener's view, STATS the read-ahead bytes; 6: an OBJ_WRITE's list
  * may travel in the AM header (PS_IO_LIST_INLINE); 7: the OBJ_READ reply says
- * how many bytes came from disk. */
-#define PS_PROTO_VERSION 7
+ * how many bytes came from disk; 8: OBJ_ALLOCATE. */
+#define PS_PROTO_VERSION 8
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -61,25 +61,26 @@ extern "C" {
 #define PS_AUTH_MAC_LEN 32u           /* bytes of an HMAC-SHA256 */
 
 typedef enum ps_msg_type {
-    PS_MSG_HELLO = 1,        /* handshake: server's workers and alignment */
-    PS_MSG_CREATE = 2,       /* create a path (optionally exclusive) */
-    PS_MSG_LOOKUP = 3,       /* path -> file info */
-    PS_MSG_REMOVE = 4,       /* remove a path; reply has the removed file's info */
-    PS_MSG_LIST = 5,         /* paths with a prefix, paged */
-    PS_MSG_OBJ_WRITE = 6,    /* write a batch of regions of one object */
-    PS_MSG_OBJ_READ = 7,     /* read a batch of regions of one object */
-    PS_MSG_OBJ_STAT = 8,     /* object size and mtime */
-    PS_MSG_OBJ_TRUNCATE = 9, /* set object size */
-    PS_MSG_OBJ_REMOVE = 10,  /* delete an object */
-    PS_MSG_OBJ_SYNC = 11,    /* make an object's data durable */
-    PS_MSG_META_SYNC = 12,   /* make the metadata store durable */
-    PS_MSG_STATFS = 13,      /* capacity of the server's data directory */
-    PS_MSG_STATS = 14,       /* server counters */
-    PS_MSG_SHARED_FP = 15,   /* shared file pointer: fetch-and-add, set, release */
-    PS_MSG_RENAME = 16,      /* rename a path, replacing the target, in one transaction */
-    PS_MSG_AUTH = 17,        /* prove the caller's identity on this connection */
-    PS_MSG_SETATTR = 18,     /* change a path's mode, owner or group */
-    PS_MSG_TYPE_LAST = 19
+    PS_MSG_HELLO = 1,         /* handshake: server's workers and alignment */
+    PS_MSG_CREATE = 2,        /* create a path (optionally exclusive) */
+    PS_MSG_LOOKUP = 3,        /* path -> file info */
+    PS_MSG_REMOVE = 4,        /* remove a path; reply has the removed file's info */
+    PS_MSG_LIST = 5,          /* paths with a prefix, paged */
+    PS_MSG_OBJ_WRITE = 6,     /* write a batch of regions of one object */
+    PS_MSG_OBJ_READ = 7,      /* read a batch of regions of one object */
+    PS_MSG_OBJ_STAT = 8,      /* object size and mtime */
+    PS_MSG_OBJ_TRUNCATE = 9,  /* set object size */
+    PS_MSG_OBJ_REMOVE = 10,   /* delete an object */
+    PS_MSG_OBJ_SYNC = 11,     /* make an object's data durable */
+    PS_MSG_META_SYNC = 12,    /* make the metadata store durable */
+    PS_MSG_STATFS = 13,       /* capacity of the server's data directory */
+    PS_MSG_STATS = 14,        /* server counters */
+    PS_MSG_SHARED_FP = 15,    /* shared file pointer: fetch-and-add, set, release */
+    PS_MSG_RENAME = 16,       /* rename a path, replacing the target, in one transaction */
+    PS_MSG_AUTH = 17,         /* prove the caller's identity on this connection */
+    PS_MSG_SETATTR = 18,      /* change a path's mode, owner or group */
+    PS_MSG_OBJ_ALLOCATE = 19, /* reserve disk space up to a size (grow only, data kept) */
+    PS_MSG_TYPE_LAST = 20
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -328,10 +329,11 @@ typedef struct ps_io_rep {
 /* OBJ_READ reply data: payload_len bytes in region order; bytes beyond the
  * object's end read as zeros. */
 
-/* --- OBJ_STAT / OBJ_TRUNCATE / OBJ_REMOVE / OBJ_SYNC ----------------------------- */
+/* --- OBJ_STAT / OBJ_TRUNCATE / OBJ_ALLOCATE / OBJ_REMOVE / OBJ_SYNC --------------- */
 typedef struct ps_obj_req {
     uint64_t file_id; /* object */
-    uint64_t size;    /* OBJ_TRUNCATE: new size in bytes; otherwise 0 */
+    uint64_t size;    /* OBJ_TRUNCATE: new size in bytes; OBJ_ALLOCATE: bytes to reserve
+                         (the size grows to it if smaller); otherwise 0 */
     ps_cap_t cap;     /* of file_id (see PS_CAP_*; OBJ_STAT: ignored) */
 } ps_obj_req_t;
 typedef struct ps_obj_rep {

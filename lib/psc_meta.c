@@ -81,8 +81,8 @@ static ps_status_t psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path
 }
 
 /* The same object request to every target of a file, in parallel. reps may
- * be NULL; for OBJ_TRUNCATE, each object gets the size it has in a file of
- * file_size bytes. */
+ * be NULL; for OBJ_TRUNCATE and OBJ_ALLOCATE, each object gets the size it
+ * has in a file of file_size bytes. */
 static ps_status_t psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, const ps_cap_t *cap,
                                uint16_t type, uint64_t file_size, ps_obj_rep_t *reps)
 {
@@ -98,7 +98,9 @@ static ps_status_t psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, con
     }
     psc_call_init(&call);
     for (uint32_t k = 0; k < layout.stripe_count; k++) {
-        uint64_t size = type == PS_MSG_OBJ_TRUNCATE ? ps_layout_obj_size(&layout, file_size, k) : 0;
+        uint64_t size = type == PS_MSG_OBJ_TRUNCATE || type == PS_MSG_OBJ_ALLOCATE
+                            ? ps_layout_obj_size(&layout, file_size, k)
+                            : 0;
 
         psc_op_init_obj(&ops[k], ps_layout_server(&layout, k, fs->nservers), type, info->file_id,
                         size, cap);
@@ -214,8 +216,9 @@ ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_
     return status;
 }
 
-static ps_status_t psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *info,
-                                        const ps_cap_t *cap, uint64_t size)
+/* OBJ_TRUNCATE or OBJ_ALLOCATE (type) of a file's objects to a file size. */
+static ps_status_t psc_size_objects(pstripe_fs_t *fs, const ps_file_info_t *info,
+                                    const ps_cap_t *cap, uint16_t type, uint64_t size)
 {
     ps_layout_t layout;
 
@@ -228,7 +231,7 @@ static ps_status_t psc_truncate_objects(pstripe_fs_t *fs, const ps_file_info_t *
                              (unsigned long long)size, (unsigned long long)PS_MAX_OBJ_SIZE);
         }
     }
-    return psc_obj_ops(fs, info, cap, PS_MSG_OBJ_TRUNCATE, size, NULL);
+    return psc_obj_ops(fs, info, cap, type, size, NULL);
 }
 
 /* --- open / close -------------------------------------------------------------- */
@@ -426,7 +429,7 @@ ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t
         return status;
     }
     if ((flags & PSTRIPE_TRUNC) && !rep.created) {
-        status = psc_truncate_objects(fs, &rep.info, &rep.cap, 0);
+        status = psc_size_objects(fs, &rep.info, &rep.cap, PS_MSG_OBJ_TRUNCATE, 0);
         if (status != PS_OK) {
             return status;
         }
@@ -513,21 +516,34 @@ ps_status_t pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size)
     ps_file_rep_t rep;
     ps_status_t status = psc_path_call(fs, path, PS_MSG_LOOKUP, PS_CAP_WRITE, "truncate", &rep);
 
-    return status != PS_OK ? status : psc_truncate_objects(fs, &rep.info, &rep.cap, size);
+    return status != PS_OK ? status
+                           : psc_size_objects(fs, &rep.info, &rep.cap, PS_MSG_OBJ_TRUNCATE, size);
 }
 
-ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
+/* pstripe_ftruncate and pstripe_preallocate (type, verb for the error). */
+static ps_status_t psc_file_size_objects(pstripe_file_t *file, uint16_t type, const char *verb,
+                                         uint64_t size)
 {
     if (file == NULL) {
         return psc_error(PS_ERR_INVALID, "file is NULL");
     }
     if (!(file->flags & PSTRIPE_WRONLY)) {
-        return psc_error(PS_ERR_ACCESS, "cannot truncate %s: opened read-only", file->path);
+        return psc_error(PS_ERR_ACCESS, "cannot %s %s: opened read-only", verb, file->path);
     }
     ps_cap_t cap;
 
     psc_file_cap(file, &cap);
-    return psc_truncate_objects(file->fs, &file->info, &cap, size);
+    return psc_size_objects(file->fs, &file->info, &cap, type, size);
+}
+
+ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
+{
+    return psc_file_size_objects(file, PS_MSG_OBJ_TRUNCATE, "truncate", size);
+}
+
+ps_status_t pstripe_preallocate(pstripe_file_t *file, uint64_t size)
+{
+    return psc_file_size_objects(file, PS_MSG_OBJ_ALLOCATE, "preallocate", size);
 }
 
 /* Remove the objects of a file on every server (a missing one is fine). */

@@ -161,6 +161,10 @@ ps_status_t pstripe_path_server(pstripe_fs_t *fs, const char *path, uint32_t *se
 /* Set the size (shrink or extend with zeros). */
 ps_status_t pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size);
 ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size);
+/* Reserve disk space for the first size bytes (the servers' fallocate):
+ * the size grows to size if smaller, data is never touched, so writes of
+ * other clients in flight keep their bytes (MPI_File_preallocate). */
+ps_status_t pstripe_preallocate(pstripe_file_t *file, uint64_t size);
 /* Set the permission bits (<= 0777): the owner or root only
  * (PS_ERR_ACCESS otherwise). */
 ps_status_t pstripe_chmod(pstripe_fs_t *fs, const char *path, uint32_t mode);

@@ -364,6 +364,32 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
     return pss_obj_save_size(w, obj);
 }
 
+ps_status_t pss_obj_allocate(pss_worker_t *w, pss_object_t *obj, uint64_t size)
+{
+    uint64_t len = pss_round_up(size, w->server->align);
+
+    if (size == 0) {
+        return PS_OK;
+    }
+    pss_edge_drop(&obj->edges); /* the tail block's bytes past the size become the file's */
+    if (fallocate(obj->fd, 0, 0, (off_t)len) != 0) {
+        if (errno != EOPNOTSUPP || (len > obj->file_len && ftruncate(obj->fd, (off_t)len) != 0)) {
+            ps_error("worker %u: allocating %" PRIu64 " bytes of object %016" PRIx64 ": %m",
+                     w->index, len, obj->file_id);
+            return ps_status_from_errno(errno);
+        }
+    }
+    if (len > obj->file_len) {
+        obj->file_len = len; /* zeros past phys_size, as the invariant wants */
+    }
+    if (size <= obj->size) {
+        return PS_OK;
+    }
+    obj->size = size;
+    obj->dirty = 1;
+    return pss_obj_save_size(w, obj);
+}
+
 void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep)
 {
     struct stat st;

@@ -119,6 +119,16 @@ ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj);
  */
 ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size);
 
+/*
+ * Reserve disk space for the object's first size bytes (the object is
+ * idle): fallocate allocates its holes below that, without touching its
+ * data, and the logical size grows to size if it was smaller (never
+ * shrinks). On a file system without fallocate the file is only extended
+ * (sparse). MPI_File_preallocate: writes of other clients queued before or
+ * after it keep their bytes.
+ */
+ps_status_t pss_obj_allocate(pss_worker_t *w, pss_object_t *obj, uint64_t size);
+
 /* Close the object's file without syncing it and unlink it; obj stays, empty. */
 ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj);
 

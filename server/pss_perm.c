@@ -135,9 +135,11 @@ static const ps_cap_t *pss_perm_need(const pss_req_t *req, uint64_t *file_id, ui
         *file_id = req->body.io.file_id;
         return &req->body.io.cap;
     case PS_MSG_OBJ_TRUNCATE:
+    case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
     case PS_MSG_OBJ_SYNC:
-        *need = req->hdr.type == PS_MSG_OBJ_TRUNCATE ? PS_CAP_WRITE
+        *need = req->hdr.type == PS_MSG_OBJ_TRUNCATE || req->hdr.type == PS_MSG_OBJ_ALLOCATE
+                    ? PS_CAP_WRITE
                 : req->hdr.type == PS_MSG_OBJ_REMOVE ? PS_CAP_REMOVE
                                                      : 0;
         *file_id = req->body.obj.file_id;

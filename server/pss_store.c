@@ -1,6 +1,6 @@
 /*
  * pss_store.c: the OBJ_* requests: their checks, each object's queue, and
- * the control requests (stat, truncate, sync, remove).
+ * the control requests (stat, truncate, allocate, sync, remove).
  *
  * Requests of one object wait in its queue, in arrival order. Batches of
  * one object queued at the same time (for example from several clients, or
@@ -10,8 +10,8 @@
  * intersects a span of a job already running on the object (reads may
  * overlap reads); otherwise the queue waits, in order, until a job
  * finishes. Two read-modify-write cycles on the same block can therefore
- * never interleave and lose each other's bytes. Truncate, remove and sync
- * wait for the object to be idle.
+ * never interleave and lose each other's bytes. Truncate, allocate, remove
+ * and sync wait for the object to be idle.
  *
  * Interleaved writers and the write-back stage. When two clients write
  * interleaved small regions of the same blocks (region i of process r at
@@ -21,7 +21,7 @@
  * client's batch completes the blocks there and they are written whole
  * (pss_job.c). Here: the policy. A partial block is written once it is
  * write_back_age old (a timerfd on the worker's epoll set wakes the loop,
- * nothing polls), before OBJ_SYNC and OBJ_TRUNCATE of its object (OBJ_REMOVE
+ * nothing polls), before OBJ_SYNC, OBJ_TRUNCATE and OBJ_ALLOCATE of its object (OBJ_REMOVE
  * drops it), when the worker stops, and when a write needs more room than
  * is left (the write waits for the flush: the stage never grows past
  * write_back). A write that would take more than half the stage, or
@@ -339,9 +339,12 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         }
         break;
     case PS_MSG_OBJ_TRUNCATE:
+    case PS_MSG_OBJ_ALLOCATE:
         status = pss_obj_open(w, obj, 1);
-        if (status == PS_OK) {
+        if (status == PS_OK && req->hdr.type == PS_MSG_OBJ_TRUNCATE) {
             status = pss_obj_resize(w, obj, req->body.obj.size);
+        } else if (status == PS_OK) {
+            status = pss_obj_allocate(w, obj, req->body.obj.size);
         }
         break;
     case PS_MSG_OBJ_SYNC:
@@ -467,7 +470,7 @@ static void pss_obj_run(pss_worker_t *w, pss_object_t *obj)
         if (type == PS_MSG_OBJ_REMOVE) {
             pss_stage_drop_object(w->stage, obj); /* its bytes go with it */
         } else if (type != PS_MSG_OBJ_STAT && obj->nstaged > 0) {
-            /* sync and truncate see the staged bytes on disk first */
+            /* sync, truncate and allocate see the staged bytes on disk first */
             if (pss_job_flush(w, obj, UINT64_MAX) > 0) {
                 obj->blocked = 1;
                 break;
@@ -549,10 +552,11 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
         file_id = req->body.io.file_id;
     } else {
         file_id = req->body.obj.file_id;
-        if (type == PS_MSG_OBJ_TRUNCATE && req->body.obj.size > PSS_MAX_OBJ_SIZE) {
-            ps_warn("worker %u: OBJ_TRUNCATE of %016" PRIx64 " to %" PRIu64
+        if ((type == PS_MSG_OBJ_TRUNCATE || type == PS_MSG_OBJ_ALLOCATE) &&
+            req->body.obj.size > PSS_MAX_OBJ_SIZE) {
+            ps_warn("worker %u: %s of %016" PRIx64 " to %" PRIu64
                     " bytes: above the object size limit",
-                    w->index, file_id, req->body.obj.size);
+                    w->index, ps_msg_type_name(type), file_id, req->body.obj.size);
             pss_reply(req, PS_ERR_TOO_BIG, NULL, 0, NULL, 0, 0);
             return;
         }

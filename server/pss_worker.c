@@ -271,6 +271,7 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
     case PS_MSG_OBJ_READ:
     case PS_MSG_OBJ_STAT:
     case PS_MSG_OBJ_TRUNCATE:
+    case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
     case PS_MSG_OBJ_SYNC: {
         uint64_t file_id = (req->hdr.type == PS_MSG_OBJ_WRITE || req->hdr.type == PS_MSG_OBJ_READ)

@@ -6,7 +6,6 @@
 #include "ad_pstripe.h"
 
 #define ADIOI_PSTRIPE_MSG_MAX  256
-#define ADIOI_PSTRIPE_ZERO_BUF (1 << 20)
 
 /* Share the outcome of an operation one process did for all: every
  * process returns the same MPI error class, with the doer's reason. */
@@ -26,48 +25,6 @@ int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *m
                      root_detail ? root_detail : pstripe_last_error());
     MPI_Bcast(detail, sizeof(detail), MPI_CHAR, root, fd->comm);
     return ADIOI_PSTRIPE_err(myname, what, ps->path, line, status, detail);
-}
-
-/* MPI_File_preallocate (called on one process): the bytes between the
- * current end of file and the requested size are written as zeros, so the
- * servers allocate them (a truncate would only make a hole). One list
- * write; every iovec points at the same zero buffer. */
-static void prealloc(ADIO_File fd, ADIO_Offset diskspace, int *error_code)
-{
-    static char myname[] = "ADIOI_PSTRIPE_PREALLOC";
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    pstripe_stat_t st;
-    pstripe_region_t region;
-    struct iovec *iov;
-    char *zeros;
-    uint64_t len, done;
-    size_t i, niov;
-    int rc;
-
-    *error_code = MPI_SUCCESS;
-    rc = pstripe_fstat(ps->file, &st);
-    if (rc != PS_OK) {
-        *error_code = ADIOI_PSTRIPE_err(myname, "stat", ps->path, __LINE__, rc, NULL);
-        return;
-    }
-    if ((uint64_t) diskspace <= st.size)
-        return;
-
-    region.offset = st.size;
-    region.length = (uint64_t) diskspace - st.size;
-    niov = (region.length + ADIOI_PSTRIPE_ZERO_BUF - 1) / ADIOI_PSTRIPE_ZERO_BUF;
-    zeros = ADIOI_Calloc(1, MPL_MIN(region.length, ADIOI_PSTRIPE_ZERO_BUF));
-    iov = ADIOI_Malloc(niov * sizeof(*iov));
-    for (i = 0, done = 0; i < niov; i++, done += len) {
-        len = MPL_MIN(region.length - done, ADIOI_PSTRIPE_ZERO_BUF);
-        iov[i].iov_base = zeros;
-        iov[i].iov_len = len;
-    }
-    rc = pstripe_write_list(ps->file, &region, 1, iov, niov);
-    if (rc != PS_OK)
-        *error_code = ADIOI_PSTRIPE_err(myname, "preallocate", ps->path, __LINE__, rc, NULL);
-    ADIOI_Free(iov);
-    ADIOI_Free(zeros);
 }
 
 void ADIOI_PSTRIPE_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code)
@@ -93,10 +50,17 @@ void ADIOI_PSTRIPE_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, in
             return;
 
         case ADIO_FCNTL_SET_DISKSPACE:
+            /* MPI_File_preallocate, on one process (ROMIO's barrier
+             * follows): the servers reserve the space without touching
+             * data (fallocate), so the others' writes still in flight, or
+             * in their write-behind buffers, keep their bytes */
             *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 1);
             if (*error_code != MPI_SUCCESS)
                 return;
-            prealloc(fd, fcntl_struct->diskspace, error_code);
+            rc = pstripe_preallocate(ps->file, (uint64_t) fcntl_struct->diskspace);
+            if (rc != PS_OK)
+                *error_code = ADIOI_PSTRIPE_err(myname, "preallocate", ps->path, __LINE__, rc,
+                                                NULL);
             return;
 
         case ADIO_FCNTL_SET_ATOMICITY:

@@ -85,6 +85,7 @@ TEST_F(ClientMeta, ExclusiveCreateAndOpenFlags)
     PSC_ASSERT_OK(pstripe_open(fs_, "/x/f", PSTRIPE_RDONLY, 0, nullptr, &f));
     EXPECT_EQ(pstripe_pwrite(f, buf, sizeof(buf), 0), PS_ERR_ACCESS);
     EXPECT_EQ(pstripe_ftruncate(f, 0), PS_ERR_ACCESS);
+    EXPECT_EQ(pstripe_preallocate(f, 1000), PS_ERR_ACCESS);
     PSC_ASSERT_OK(pstripe_close(f));
     PSC_ASSERT_OK(pstripe_open(fs_, "/x/f", PSTRIPE_WRONLY, 0, nullptr, &f));
     EXPECT_EQ(pstripe_pread(f, buf, sizeof(buf), 0, &n), PS_ERR_ACCESS);
@@ -136,22 +137,30 @@ TEST_F(ClientMeta, StatSizeAfterWritesTruncateAndExtend)
     PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 50000, 0));
     EXPECT_EQ(size_of("/size"), 50000u);
 
+    /* reads of 60000 bytes: count, then the 33000 bytes written, zeros after */
+    auto expect_bytes = [&](uint64_t count) {
+        PSC_ASSERT_OK(pstripe_pread(f, out.data(), 60000, 0, &nread));
+        EXPECT_EQ(nread, count);
+        for (int i = 0; i < 60000; i++) {
+            ASSERT_EQ(out[i], i < 33000 ? 0x5A : 0) << i;
+        }
+    };
+
     /* shrink into the middle of a stripe of target 0 */
     PSC_ASSERT_OK(pstripe_ftruncate(f, 33000));
     EXPECT_EQ(size_of("/size"), 33000u);
-    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 60000, 0, &nread));
-    EXPECT_EQ(nread, 33000u);
-    for (int i = 0; i < 60000; i++) {
-        ASSERT_EQ(out[i], i < 33000 ? 0x5A : 0) << i;
-    }
+    expect_bytes(33000u);
     /* extend: the cut bytes come back as zeros */
     PSC_ASSERT_OK(pstripe_truncate(fs_, "/size", 45001));
     EXPECT_EQ(size_of("/size"), 45001u);
-    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 60000, 0, &nread));
-    EXPECT_EQ(nread, 45001u);
-    for (int i = 0; i < 60000; i++) {
-        ASSERT_EQ(out[i], i < 33000 ? 0x5A : 0) << i;
-    }
+    expect_bytes(45001u);
+    /* preallocate: grows to the size over every target, keeps the bytes,
+     * never shrinks */
+    PSC_ASSERT_OK(pstripe_preallocate(f, 70001));
+    EXPECT_EQ(size_of("/size"), 70001u);
+    expect_bytes(60000u);
+    PSC_ASSERT_OK(pstripe_preallocate(f, 100));
+    EXPECT_EQ(size_of("/size"), 70001u);
     /* to a stripe boundary and to zero */
     PSC_ASSERT_OK(pstripe_ftruncate(f, 8192));
     EXPECT_EQ(size_of("/size"), 8192u);

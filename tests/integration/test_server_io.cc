@@ -573,6 +573,46 @@ TEST_F(ServerIo, TruncateStatRemoveSync)
     EXPECT_EQ(obj_stat(fid).size, 10u);
 }
 
+TEST_F(ServerIo, AllocateReservesSpaceAndKeepsData)
+{
+    const uint64_t fid = 0x9a9a, mib = 1 << 20;
+    /* bytes with a hole below them */
+    ASSERT_EQ(c.write(fid, {{200000, 1000}}, std::vector<uint8_t>(1000, 5)).status(), PS_OK);
+    ps_obj_rep_t st = obj_stat(fid);
+    ASSERT_EQ(st.size, 201000u);
+
+    /* the size grows, the space (the hole's too) is reserved, the bytes stay */
+    raw_reply a = c.obj(PS_MSG_OBJ_ALLOCATE, fid, mib);
+    ASSERT_TRUE(a.received);
+    ASSERT_EQ(a.status(), PS_OK);
+    EXPECT_EQ(a.body<ps_obj_rep_t>().size, mib);
+    EXPECT_GE(a.body<ps_obj_rep_t>().blocks, mib) << "no disk space reserved";
+    EXPECT_GT(a.body<ps_obj_rep_t>().blocks, st.blocks);
+    raw_reply r = c.read(fid, {{199000, 4000}, {mib - 100, 100}});
+    std::vector<uint8_t> want(4100, 0);
+    std::fill(want.begin() + 1000, want.begin() + 2000, 5);
+    EXPECT_EQ(r.data, want);
+
+    /* smaller: the size stays (it never shrinks) */
+    ASSERT_EQ(c.obj(PS_MSG_OBJ_ALLOCATE, fid, 1000).status(), PS_OK);
+    EXPECT_EQ(obj_stat(fid).size, mib);
+    /* an unaligned size, then a write across it */
+    ASSERT_EQ(c.obj(PS_MSG_OBJ_ALLOCATE, fid, mib + 7).status(), PS_OK);
+    EXPECT_EQ(obj_stat(fid).size, mib + 7);
+    ASSERT_EQ(c.write(fid, {{mib + 3, 10}}, std::vector<uint8_t>(10, 6)).status(), PS_OK);
+    EXPECT_EQ(obj_stat(fid).size, mib + 13);
+    r = c.read(fid, {{mib, 13}});
+    want.assign(13, 6);
+    std::fill(want.begin(), want.begin() + 3, 0);
+    EXPECT_EQ(r.data, want);
+
+    /* a missing object is made; a size past the object limit is refused */
+    ASSERT_EQ(c.obj(PS_MSG_OBJ_ALLOCATE, 0xabab, 5000).status(), PS_OK);
+    EXPECT_EQ(obj_stat(0xabab).size, 5000u);
+    EXPECT_EQ(c.obj(PS_MSG_OBJ_ALLOCATE, fid, UINT64_MAX).status(), PS_ERR_TOO_BIG);
+    EXPECT_EQ(obj_stat(fid).size, mib + 13);
+}
+
 TEST_F(ServerIo, StatsCountRequests)
 {
     ps_stats_rep_t a = stats();

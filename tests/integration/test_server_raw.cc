@@ -312,6 +312,7 @@ static bool raw_cap_offsets(uint16_t type, uint32_t body_len, size_t *id_off, si
         return body_len == sizeof(ps_io_req_t);
     case PS_MSG_OBJ_STAT:
     case PS_MSG_OBJ_TRUNCATE:
+    case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
     case PS_MSG_OBJ_SYNC:
         *cap_off = offsetof(ps_obj_req_t, cap);

@@ -18,6 +18,8 @@
  * - collective writes of non-interleaved ranges are buffered like
  *   independent ones: read back at once, seen by others after
  *   sync-barrier-sync;
+ * - MPI_File_preallocate keeps the bytes other processes wrote just before
+ *   it (still buffered, or in flight);
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
  *   even where rank 1 had cached the old bytes;
  * - one process alone opens a file right after the collective close (no
@@ -37,7 +39,7 @@
 #define S 512                   /* slot size */
 #define NB 64                   /* slots per process */
 #define NSMALL 16               /* small writes per slot in the counted phase */
-#define HOLE (256 << 10)        /* room past the slots (hole_reads) */
+#define HOLE (512 << 10)        /* room past the slots (hole_reads, preallocate) */
 #define LATE (32 << 20)         /* bytes each writer leaves to its close */
 #define LATE_PIECE (4 << 20)    /* ... written and read this much a call */
 
@@ -420,6 +422,32 @@ static void own_collective_writes(MPI_File fh, int *nsmall)
                 "every process's collective writes after sync-barrier-sync");
 }
 
+/* Every process but rank 0 writes past the end of file, enough to fill
+ * its write-behind buffer (a send in flight, more buffered), then all
+ * preallocate beyond it (ROMIO runs it on rank 0 alone): the writes keep
+ * their bytes, the size is the larger of the two. */
+static void preallocate_keeps_writes(MPI_File fh)
+{
+    MPI_Offset old = fsize, size;
+    int r, k;
+
+    for (r = 1; r < ps_nprocs; r++)
+        for (k = 0; k < 48; k++) {
+            MPI_Offset off = old + ((MPI_Offset) k * ps_nprocs + r) * 700;
+            if (ps_rank == r)
+                write_small(fh, off, 500, 40);
+            model_write(off, 500, 40);
+        }
+    PS_MPI(MPI_File_preallocate(fh, old + 20000));
+    if (fsize < old + 20000)
+        fsize = old + 20000;
+    sync_barrier_sync(fh);
+    PS_MPI(MPI_File_get_size(fh, &size));
+    PS_CHECK(size == fsize, "size %lld after preallocate, expected %lld", (long long) size,
+             (long long) fsize);
+    check_range(fh, old, fsize - old, 4000, "writes beside a preallocate");
+}
+
 /* Rank 0 rewrites bytes the others have read (and may have cached): they
  * see the new bytes after sync-barrier-sync. */
 static void cross_visibility(MPI_File fh)
@@ -559,6 +587,7 @@ int main(int argc, char **argv)
     stream_reads(fh, 1024, 2500, 40);   /* a quarter, with gaps */
     nonblocking_write_ahead(fh);
     cross_visibility(fh);
+    preallocate_keeps_writes(fh);
     own_collective_writes(fh, &nsmall);
     ahead_collective_write(fh);
     atomic_mode(fh);
