@@ -298,8 +298,10 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     flat = ADIOI_Flatten_and_find(fd->filetype);
     MPI_Type_size_x(fd->filetype, &ftype_size);
     MPI_Type_get_extent(fd->filetype, &lb, &extent);
-    if (ftype_size == 0) {
-        /* a view with no data: nothing to access */
+    if (ftype_size == 0 || total == 0) {
+        /* nothing to access (a view with no data, or a count of 0, as a
+         * process may give a collective call): the individual file pointer
+         * stays where it is */
         acc->start = acc->end = acc->hi = (file_ptr_type == ADIO_INDIVIDUAL) ? fd->fp_ind : fd->disp;
         acc->total = 0;
         return;
@@ -357,14 +359,10 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     acc->regions = regions.items;
     acc->nregions = regions.n;
     acc->regions_cap = regions.cap;
-    if (regions.n > 0) {
-        acc->start = (ADIO_Offset) acc->regions[0].offset;
-        acc->end = (ADIO_Offset) (acc->regions[regions.n - 1].offset +
-                                  acc->regions[regions.n - 1].length);
-        acc->hi = hi;
-    } else {
-        acc->start = acc->end = acc->hi = fd->disp + n * (ADIO_Offset) extent;
-    }
+    acc->start = (ADIO_Offset) acc->regions[0].offset;
+    acc->end = (ADIO_Offset) (acc->regions[regions.n - 1].offset +
+                              acc->regions[regions.n - 1].length);
+    acc->hi = hi;
 }
 
 /* The regions of an access given as runs (no-op once they are there). */

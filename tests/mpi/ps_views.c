@@ -324,6 +324,19 @@ int main(int argc, char **argv)
                 PS_CHECK(pos == fsize * vw.ntiles / esize,
                          "%s: position %lld after the writes, expected %lld", what,
                          (long long) pos, (long long) (fsize * vw.ntiles / esize));
+                /* collective calls of no data (as a process with nothing to
+                 * give makes them), of every process and of rank 0 alone,
+                 * with the pointer inside a tile: rank 0's stays */
+                PS_MPI(MPI_File_seek(fh, pos - 1, MPI_SEEK_SET));
+                PS_MPI(MPI_File_write_all(fh, src, 0, vw.etype, &st));
+                PS_MPI(MPI_File_read_all(fh, rbuf, ps_rank == 0 ? 0 : 1, vw.etype, &st));
+                if (ps_rank == 0) {
+                    PS_MPI(MPI_File_get_position(fh, &pos));
+                    PS_CHECK(pos == fsize * vw.ntiles / esize - 1,
+                             "%s: position %lld after collective calls of no data, expected "
+                             "%lld", what, (long long) pos,
+                             (long long) (fsize * vw.ntiles / esize - 1));
+                }
             }
             MPI_Barrier(MPI_COMM_WORLD);
 
