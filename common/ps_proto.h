@@ -523,8 +523,9 @@ const char *ps_msg_type_name(uint16_t type);
 /* "none", "munge", "key", "ticket" for a PS_AUTH_* method, else "unknown". */
 const char *ps_auth_mode_name(uint32_t mode);
 
-/* One-line description of a message for trace logs; returns buf. */
-const char *ps_proto_dump(const void *hdr, size_t hdr_len, char *buf, size_t len);
+/* One-line description of the message whose AM header (hdr_len bytes) is
+ * at buf, for trace logs, into out (len bytes); returns out. */
+const char *ps_proto_dump(const void *buf, size_t hdr_len, char *out, size_t len);
 
 #ifdef __cplusplus
 }
