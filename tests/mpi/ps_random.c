@@ -29,11 +29,13 @@
  *   five with a noncontiguous memory type (pieces with gaps, some in
  *   reverse order);
  * - streams of 8-20 reads of 1 byte to 300 KB with a constant step (the
- *   driver reads ahead), some shifted a little, some past the end of file,
- *   the process writing ahead of its stream (small, large, nonblocking)
- *   and reading on over its writes;
- * - MPI_File_iwrite_at with reads and writes beside it before MPI_Wait,
- *   then a read over it; MPI_File_iread_at;
+ *   driver reads ahead), some shifted, some backward, some past the end of
+ *   file, with small reads of another place between them, the process
+ *   writing ahead of its stream (small, large, nonblocking) and reading on
+ *   over its writes;
+ * - MPI_File_iwrite_at with reads and writes beside it before MPI_Wait
+ *   (or MPI_Waitall, or MPI_Test in a loop), then a read over it;
+ *   MPI_File_iread_at;
  * - collective MPI_File_write_at_all and read_at_all (or their
  *   nonblocking forms) of each process's own ranges;
  * - a vector file view (small blocks, resized or not), set collectively,
@@ -85,7 +87,7 @@
 #define NONE (-1)               /* a slot nobody writes this epoch */
 #define NREC 8                  /* recent writes kept, to read back */
 #define MAXSTEPS 12
-#define MAXVOPS 6
+#define MAXVOPS 4
 
 enum { M_READ, M_WRITE };
 enum { S_INDEP, S_COLL_WRITE, S_COLL_READ, S_VIEW, S_ATOMIC, S_SET_INFO, S_OWN_VIEW };
@@ -115,7 +117,8 @@ typedef struct {
     MPI_Offset wmax;            /* end of its furthest write this epoch */
     MPI_Offset hot;             /* a zone it accesses often this epoch */
     MPI_Offset pend_off, pend_len;      /* its nonblocking write in flight ... */
-    unsigned pend_tag;          /* ... and its data */
+    unsigned pend_tag;          /* ... its data ... */
+    int pend_how;               /* ... and how it is completed (wait_req) */
     MPI_Offset rec_off[NREC], rec_len[NREC];    /* its recent writes */
     int nrec;
     long nop;                   /* its accesses so far (op index) */
@@ -155,6 +158,7 @@ static MPI_Request ireq;        /* my nonblocking write */
 static int cur_step, cur_kind;  /* the step being done */
 static int atomic;              /* in atomic mode */
 static double t_steps, t_sync, t_final;         /* seconds spent (rank 0 prints them) */
+static double t_kind[8];
 static const char *kind_name[] = { "independent", "collective write", "collective read", "view",
     "atomic", "set_info", "own-slot view"
 };
@@ -389,7 +393,7 @@ static MPI_Offset draw_size(rng_t * r)
         return 1 + rnd(r, 4096);
     if (k < 75)
         return 4097 + rnd(r, 61440);
-    if (k < 91)
+    if (k < 94)
         return 65537 + rnd(r, 196608);
     return 262145 + rnd(r, BIG - 262144);
 }
@@ -572,6 +576,7 @@ static void iwrite_start(int q, rng_t * r, MPI_Offset off, MPI_Offset len)
     int count;
 
     st->pend_tag = data_tag(q, st->nop);
+    st->pend_how = (int) rnd(r, 3);
     mem_draw(r, len, &m);
     if (exec(q)) {
         ps_fill(pbuf, (size_t) len, (uint64_t) off, st->pend_tag);
@@ -586,6 +591,25 @@ static void iwrite_start(int q, rng_t * r, MPI_Offset off, MPI_Offset len)
     st->nop++;
 }
 
+/* Complete a request: MPI_Wait, MPI_Waitall, or a loop of MPI_Test with
+ * some computing between the tests (how: 0, 1, 2). */
+static void wait_req(MPI_Request * req, MPI_Status * status, int how)
+{
+    int done = 0;
+
+    if (how == 0) {
+        PS_MPI(MPI_Wait(req, status));
+    } else if (how == 1) {
+        PS_MPI(MPI_Waitall(1, req, status));
+    } else {
+        while (!done) {
+            PS_MPI(MPI_Test(req, &done, status));
+            if (!done)
+                ps_compute(20000);
+        }
+    }
+}
+
 static void iwrite_wait(int q)
 {
     rstate *st = &rs[q];
@@ -596,7 +620,7 @@ static void iwrite_wait(int q)
     if (len == 0)
         return;
     if (exec(q)) {
-        PS_MPI(MPI_Wait(&ireq, &status));
+        wait_req(&ireq, &status, st->pend_how);
         MPI_Get_count(&status, MPI_BYTE, &got);
         if (got != len)
             fail_at(q, off, len, "iwrite_at: %d bytes counted after MPI_Wait", got);
@@ -671,15 +695,16 @@ static void op_iread(int q, rng_t * r)
     MPI_Status status;
     mem_t m;
     reg_t rg;
-    int got, count;
+    int got, count, how;
 
     if (!fit(q, &off, &len, M_READ))
         return;
     mem_draw(r, len, &m);
+    how = (int) rnd(r, 3);
     if (exec(q)) {
         type = mem_type(&m, len, &count);
         PS_MPI(MPI_File_iread_at(fh, off, rbuf, count, type, &req));
-        PS_MPI(MPI_Wait(&req, &status));
+        wait_req(&req, &status, how);
         mem_free(&type);
         MPI_Get_count(&status, MPI_BYTE, &got);
         mem_copy(&m, rbuf, pbuf, len, 0);
@@ -694,9 +719,11 @@ static void op_iread(int q, rng_t * r)
     rs[q].nop++;
 }
 
-/* Reads of size bytes at off0 + k * step (the driver reads ahead), some
- * shifted a little; q writes ahead of them now and then, small, large or
- * nonblocking, and goes on reading over its writes. */
+/* Reads of size bytes at off0 + k * step (the driver reads ahead; some
+ * streams go backward), some shifted a little or further, with small reads
+ * of one other place between them now and then (as a program reads its
+ * metadata); q writes ahead of them, small, large or nonblocking, and goes
+ * on reading over its writes. */
 static void op_stream(int q, rng_t * r)
 {
     rstate *st = &rs[q];
@@ -707,7 +734,7 @@ static void op_stream(int q, rng_t * r)
         size = 1 + rnd(r, 4096);
     else if (c < 60)
         size = 1024 << rnd(r, 3);
-    else if (c < 88)
+    else if (c < 93)
         size = 4097 + rnd(r, 61440);
     else
         size = 100000 + rnd(r, 200001);
@@ -775,7 +802,7 @@ static void op_stream(int q, rng_t * r)
 
 static void step_indep(int q, rng_t * r)
 {
-    int n = 1 + (int) rnd(r, 8), k, c;
+    int n = 1 + (int) rnd(r, 6), k, c;
 
     for (k = 0; k < n; k++) {
         c = (int) rnd(r, 100);
@@ -1110,6 +1137,7 @@ static void run_steps(const step_t * steps, int nsteps)
     for (s = 0; s < nsteps; s++)
         for (q = 0; q < ps_nprocs; q++) {
             rng_t *r = &rs[q].r;
+            double t0 = MPI_Wtime();
             cur_step = s;
             cur_kind = steps[s].kind;
             switch (steps[s].kind) {
@@ -1135,6 +1163,8 @@ static void run_steps(const step_t * steps, int nsteps)
                     step_view(q, r, &steps[s]);
                     break;
             }
+            if (exec(q))
+                t_kind[steps[s].kind] += MPI_Wtime() - t0;
         }
 }
 
@@ -1170,7 +1200,7 @@ static void run_epoch(void)
     double t;
 
     draw_slots(&sh);
-    nsteps = 2 + (int) rnd(&sh, 6);
+    nsteps = 2 + (int) rnd(&sh, 5);
     for (s = 0; s < nsteps; s++) {
         c = (int) rnd(&sh, 100);
         steps[s].kind = c < 60 ? S_INDEP : c < 69 ? S_COLL_WRITE : c < 76 ? S_COLL_READ :
@@ -1338,6 +1368,8 @@ int main(int argc, char **argv)
             printf("%s%s %ld", i ? ", " : "ps_random: ", stat_name[i], total[i]);
         printf("; size %lld; seconds: steps %.2f, sync %.2f, final check %.2f\n",
                (long long) csize, t_steps, t_sync, t_final);
+        for (i = 0; i < 7; i++)
+            printf("  %s steps: %.2f s\n", kind_name[i], t_kind[i]);
     }
     if (ps_rank == 0)
         printf("ps_random: %d processes: seed %u: %d epochs: PASS\n", ps_nprocs, seed, nepochs);
