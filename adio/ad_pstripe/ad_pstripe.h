@@ -80,6 +80,8 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int listio_read;            /* ADIOI_HINT_ENABLE or ADIOI_HINT_DISABLE */
     int listio_write;
     int pending_error;          /* hint error found while opening */
+    int setinfo_error;          /* what the last SetInfo returned (set_view
+                                 * drops it: Reset_shared_fp returns it) */
     int last_status;            /* status of the last pstripe_open */
     int all_open;               /* every process of fd->comm opened it */
     uint64_t sfp_instance;      /* shared file pointer of this open (0: none) */

@@ -16,7 +16,9 @@
  * (MPI_ERR_NOT_SAME, as MPIO_ERR_CREATE_CODE_INFO_NOT_SAME, ROMIO's error
  * for the layout hints) instead of mismatching collectives. ADIO_Open
  * ignores SetInfo's error code, so an error found while opening is kept in
- * the file's state and returned by OpenColl.
+ * the file's state and returned by OpenColl; ADIO_Set_view ignores it too,
+ * so the error of a view's SetInfo is kept and returned by set_view's next
+ * call into the driver (Reset_shared_fp).
  *
  * The effective values are written back into fd->info: the layout the file
  * really has (after open), the tunables its requests use (the file's own in
@@ -337,7 +339,7 @@ static int info_has(MPI_Info info, const char *key)
     return flag;
 }
 
-void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
+static void set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     hint_values hv;
@@ -404,4 +406,14 @@ void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     if (ps->file != NULL && old_listio_write != ps->listio_write && ADIOI_PSTRIPE_Lock_needed(fd))
         ADIOI_PSTRIPE_Lock_setup(fd, &lock_err);
     *error_code = flush_err != MPI_SUCCESS ? flush_err : opt_err != MPI_SUCCESS ? opt_err : lock_err;
+}
+
+void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps;
+
+    set_info(fd, users_info, error_code);
+    ps = fd->fs_ptr;
+    if (ps != NULL)
+        ps->setinfo_error = *error_code;
 }

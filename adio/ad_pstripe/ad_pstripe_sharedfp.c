@@ -164,14 +164,23 @@ void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_co
  * the new view reaches it (pstripe_sfp_fetch_add). Nothing is sent: HDF5
  * sets a view around every collective access. ROMIO's barrier after this
  * orders each process's accesses of the old view before anyone's of the
- * new. A file without a pointer says so at its first shared access. */
+ * new. A file without a pointer says so at its first shared access.
+ *
+ * It is also set_view's only call into the driver after ADIO_Set_view,
+ * which drops what SetInfo returned: the error of the view's SetInfo (a
+ * failed write-behind flush, bad hints) is returned here, so that
+ * MPI_File_set_view reports it (after ROMIO's barrier, which every process
+ * reaches). */
 void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
 
-    if (ps != NULL)
-        ps->sfp_view++;
     *error_code = MPI_SUCCESS;
+    if (ps != NULL) {
+        ps->sfp_view++;
+        *error_code = ps->setinfo_error;
+        ps->setinfo_error = MPI_SUCCESS;
+    }
 }
 
 /*

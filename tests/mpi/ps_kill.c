@@ -94,28 +94,25 @@ static void expect_failed_write(MPI_File fh, int rc, const MPI_Status * st, int 
     }
 }
 
-/* Small writes with a set_view after each (HDF5's pattern): the ROMIO
- * driver flushes them there; the set_view, or the sync after them, must
- * fail. (Not under OMPIO, which has no write-behind: each of its writes
- * would wait for the timeout.) */
+/* Small writes, then a set_view (HDF5's pattern): the ROMIO driver
+ * flushes them there; the set_view must fail (ROMIO's ADIO_Set_view drops
+ * the error, the driver returns it from set_view's next step), and the
+ * sync after it again. (Not under OMPIO, which has no write-behind: each of
+ * its writes would wait for the timeout.) */
 static void sends_by_set_view(MPI_File fh, const unsigned char *buf)
 {
     MPI_Status st;
     double t0;
     int rc = MPI_SUCCESS, i;
 
-    for (i = 0; i < 8 && rc == MPI_SUCCESS; i++) {
-        t0 = MPI_Wtime();
-        rc = MPI_File_write_at(fh, (MPI_Offset) i * 65536 + ps_rank * 64, buf, 64, MPI_BYTE,
-                               &st);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
-    }
-    if (rc == MPI_SUCCESS) {
-        t0 = MPI_Wtime();
-        rc = MPI_File_sync(fh);
-    }
-    expect_io_error(rc, t0, "small writes flushed by set_view, or the sync after them");
+    for (i = 0; i < 16 && rc == MPI_SUCCESS; i++)
+        rc = MPI_File_write_at(fh, (MPI_Offset) i * 65536 + ps_rank * 64, buf, 64, MPI_BYTE, &st);
+    PS_CHECK(rc == MPI_SUCCESS, "a small write failed at once: not buffered");
+    t0 = MPI_Wtime();
+    rc = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    expect_io_error(rc, t0, "set_view whose flush of small writes fails");
+    t0 = MPI_Wtime();
+    expect_io_error(MPI_File_sync(fh), t0, "the sync after a set_view whose flush failed");
 }
 
 /* A flush that fails on one process only, in a collective set_info that
