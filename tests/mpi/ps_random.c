@@ -46,6 +46,11 @@
  *   views interleave: two-phase I/O), written collectively and read back,
  *   then a view of the slots it may read, read collectively and
  *   independently;
+ * - the shared file pointer: set collectively (MPI_File_seek_shared),
+ *   then an ordered write or read (each process's length drawn alike on
+ *   all, 0 where its range would leave what it may access), the pointer
+ *   checked (MPI_File_get_position_shared), then one process alone writes
+ *   and reads on at the pointer (MPI_File_write_shared, read_shared);
  * - independent accesses in atomic mode; MPI_File_set_info with other
  *   cache sizes (or write-behind or the read cache disabled);
  * - at the end of an epoch, after sync-barrier-sync, MPI_File_get_size
@@ -90,16 +95,18 @@
 #define MAXVOPS 4
 
 enum { M_READ, M_WRITE };
-enum { S_INDEP, S_COLL_WRITE, S_COLL_READ, S_VIEW, S_ATOMIC, S_SET_INFO, S_OWN_VIEW };
+enum { S_INDEP, S_COLL_WRITE, S_COLL_READ, S_VIEW, S_ATOMIC, S_SET_INFO, S_OWN_VIEW, S_SHARED,
+    NKINDS
+};
 enum { V_INDEP, V_COLL_READ, V_COLL_WRITE };
 enum { ST_WRITE, ST_READ, ST_STREAM, ST_STREAM_READS, ST_IWRITE, ST_IREAD, ST_COLL_WRITE,
     ST_COLL_READ, ST_VIEW_READ, ST_VIEW_WRITE, ST_SET_SIZE, ST_PREALLOC, ST_ATOMIC, ST_SET_INFO,
-    ST_AMBIG, NSTATS
+    ST_ORDERED, ST_SHARED, ST_AMBIG, NSTATS
 };
 static const char *stat_name[NSTATS] = {
     "writes", "reads", "streams", "stream reads", "iwrites", "ireads", "coll writes",
     "coll reads", "view reads", "view writes", "set_size", "preallocate", "atomic phases",
-    "set_info", "ambiguous counts"
+    "set_info", "ordered accesses", "shared-pointer accesses", "ambiguous counts"
 };
 
 typedef struct {
@@ -134,6 +141,10 @@ typedef struct {
     MPI_Offset w0, wl;          /* S_OWN_VIEW: the window */
     int readback;               /* S_OWN_VIEW: read the collective write back collectively */
     int fp;                     /* S_*VIEW: collective accesses at the individual file pointer */
+    MPI_Offset sfp_at;          /* S_SHARED: where the shared pointer is set ... */
+    int sfp_write;              /* ... the ordered access a write ... */
+    rng_t sfp_r;                /* ... its lengths ... */
+    int solo;                   /* ... and who goes on alone at the shared pointer */
 } step_t;
 
 static unsigned seed;
@@ -158,9 +169,9 @@ static MPI_Request ireq;        /* my nonblocking write */
 static int cur_step, cur_kind;  /* the step being done */
 static int atomic;              /* in atomic mode */
 static double t_steps, t_sync, t_final;         /* seconds spent (rank 0 prints them) */
-static double t_kind[8];
-static const char *kind_name[] = { "independent", "collective write", "collective read", "view",
-    "atomic", "set_info", "own-slot view"
+static double t_kind[NKINDS];
+static const char *kind_name[NKINDS] = { "independent", "collective write", "collective read",
+    "view", "atomic", "set_info", "own-slot view", "shared pointer"
 };
 
 /* (functions, not PS_MIN and PS_MAX: their arguments are often draws) */
@@ -1130,6 +1141,129 @@ static void step_view(int q, rng_t * r, const step_t * sp)
     }
 }
 
+/* ---- the shared file pointer ------------------------------------------ */
+
+/* The ordered access of step sp, alike on every process: each process's
+ * range (off[p], len[p]), in rank order from sp->sfp_at, with len[p] 0
+ * where the range would leave what p may access. Returns the pointer's
+ * end. */
+static MPI_Offset ordered_ranges(const step_t * sp, MPI_Offset * off, MPI_Offset * len)
+{
+    int mode = sp->sfp_write ? M_WRITE : M_READ, p, again;
+    rng_t r = sp->sfp_r;
+    MPI_Offset at;
+
+    for (p = 0; p < ps_nprocs; p++)
+        len[p] = chance(&r, 20) ? 0 : omin(draw_size(&r), 128 << 10);
+    do {
+        again = 0;
+        for (p = 0, at = sp->sfp_at; p < ps_nprocs; at += len[p], p++) {
+            off[p] = at;
+            if (len[p] > 0 && !legal(p, at, len[p], mode)) {
+                len[p] = 0;
+                again = 1;
+            }
+        }
+    } while (again);
+    return at;
+}
+
+/* Is the shared pointer at want? (p's view) */
+static void check_shared_pos(int q, MPI_Offset want, const char *what)
+{
+    MPI_Offset pos;
+
+    PS_MPI(MPI_File_get_position_shared(fh, &pos));
+    if (pos != want)
+        fail_at(q, want, 0, "%s: shared file pointer at %lld, expected %lld", what,
+                (long long) pos, (long long) want);
+}
+
+/* Process q's part of a shared-pointer step: the pointer set (after a
+ * barrier: the last step's solo accesses are done), the ordered access,
+ * the pointer checked between two barriers; then, if q is the step's solo
+ * process, writes and reads at the pointer, each where q may access (an
+ * access that would leave it is not done, and the pointer stays). */
+static void step_shared(int q, rng_t * r, const step_t * sp)
+{
+    MPI_Offset *off = malloc(ps_nprocs * sizeof(*off)), *len = malloc(ps_nprocs * sizeof(*len));
+    MPI_Offset end = ordered_ranges(sp, off, len), o, l;
+    unsigned tag = data_tag(q, rs[q].nop);
+    MPI_Datatype type;
+    MPI_Status st;
+    mem_t m;
+    reg_t rg;
+    int got, count, n, k, w;
+
+    if (exec(q)) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        PS_MPI(MPI_File_seek_shared(fh, sp->sfp_at, MPI_SEEK_SET));
+        if (sp->sfp_write) {
+            ps_fill(wbuf, (size_t) len[q], (uint64_t) off[q], tag);
+            PS_MPI(MPI_File_write_ordered(fh, wbuf, (int) len[q], MPI_BYTE, &st));
+        } else {
+            PS_MPI(MPI_File_read_ordered(fh, rbuf, (int) len[q], MPI_BYTE, &st));
+        }
+        MPI_Get_count(&st, MPI_BYTE, &got);
+        if (sp->sfp_write && got != len[q])
+            fail_at(q, off[q], len[q], "write_ordered: %d bytes counted", got);
+        if (!sp->sfp_write && len[q] > 0) {
+            rg.off = off[q];
+            rg.len = len[q];
+            check_read(q, "read_ordered", rbuf, &rg, 1, len[q], got, 0);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        check_shared_pos(q, end, sp->sfp_write ? "after write_ordered" : "after read_ordered");
+        MPI_Barrier(MPI_COMM_WORLD);    /* all have looked before the solo process goes on */
+        stats[ST_ORDERED] += len[q] > 0;
+    }
+    if (sp->sfp_write)
+        note_write(q, off[q], len[q], tag);
+    rs[q].nop++;
+    free(off);
+    free(len);
+    if (q != sp->solo)
+        return;
+    n = 1 + (int) rnd(r, 4);
+    for (k = 0; k < n; k++) {
+        w = chance(r, 50);
+        l = omin(draw_size(r), 128 << 10);
+        mem_draw(r, l, &m);
+        o = end;
+        if (!legal(q, o, l, w ? M_WRITE : M_READ))
+            continue;
+        tag = data_tag(q, rs[q].nop);
+        if (exec(q)) {
+            type = mem_type(&m, l, &count);
+            if (w) {
+                ps_fill(pbuf, (size_t) l, (uint64_t) o, tag);
+                mem_copy(&m, wbuf, pbuf, l, 1);
+                PS_MPI(MPI_File_write_shared(fh, wbuf, count, type, &st));
+            } else {
+                PS_MPI(MPI_File_read_shared(fh, rbuf, count, type, &st));
+            }
+            mem_free(&type);
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            if (w && got != l)
+                fail_at(q, o, l, "write_shared: %d bytes counted", got);
+            if (!w) {
+                mem_copy(&m, rbuf, pbuf, l, 0);
+                rg.off = o;
+                rg.len = l;
+                /* (ROMIO's generic strided read counts every byte asked
+                 * for; so does pstripe's, through ROMIO's naive path) */
+                check_read(q, "read_shared", pbuf, &rg, 1, l, got, m.n > 0);
+            }
+            check_shared_pos(q, o + l, w ? "after write_shared" : "after read_shared");
+            stats[ST_SHARED]++;
+        }
+        if (w)
+            note_write(q, o, l, tag);
+        rs[q].nop++;
+        end = o + l;
+    }
+}
+
 static void run_steps(const step_t * steps, int nsteps)
 {
     int s, q;
@@ -1158,6 +1292,9 @@ static void run_steps(const step_t * steps, int nsteps)
                     break;
                 case S_OWN_VIEW:
                     step_own_view(q, r, &steps[s]);
+                    break;
+                case S_SHARED:
+                    step_shared(q, r, &steps[s]);
                     break;
                 default:
                     step_view(q, r, &steps[s]);
@@ -1203,8 +1340,9 @@ static void run_epoch(void)
     nsteps = 2 + (int) rnd(&sh, 5);
     for (s = 0; s < nsteps; s++) {
         c = (int) rnd(&sh, 100);
-        steps[s].kind = c < 60 ? S_INDEP : c < 69 ? S_COLL_WRITE : c < 76 ? S_COLL_READ :
-            c < 85 ? S_VIEW : c < 93 ? S_OWN_VIEW : c < 97 ? S_ATOMIC : S_SET_INFO;
+        steps[s].kind = c < 56 ? S_INDEP : c < 65 ? S_COLL_WRITE : c < 72 ? S_COLL_READ :
+            c < 81 ? S_VIEW : c < 89 ? S_OWN_VIEW : c < 93 ? S_SHARED : c < 97 ? S_ATOMIC :
+            S_SET_INFO;
         steps[s].nvops = 1 + (int) rnd(&sh, MAXVOPS);
         for (k = 0; k < steps[s].nvops; k++) {
             c = (int) rnd(&sh, 100);
@@ -1218,6 +1356,11 @@ static void run_epoch(void)
         steps[s].w0 = rnd(&sh, omax(csize, 1)) / slot_sz * slot_sz;
         steps[s].wl = omin(slot_sz * (1 + rnd(&sh, omax(1, (8 << 20) / slot_sz))),
                            MAXF - steps[s].w0);
+        steps[s].sfp_at = rnd(&sh, omax(csize, 1) + 65536);
+        steps[s].sfp_write = chance(&sh, 50);
+        steps[s].sfp_r = sh;
+        rnext(&sh);
+        steps[s].solo = (int) rnd(&sh, ps_nprocs);
     }
     for (q = 0; q < ps_nprocs; q++) {
         rs[q].r = rng_for(epoch, q);
@@ -1368,7 +1511,7 @@ int main(int argc, char **argv)
             printf("%s%s %ld", i ? ", " : "ps_random: ", stat_name[i], total[i]);
         printf("; size %lld; seconds: steps %.2f, sync %.2f, final check %.2f\n",
                (long long) csize, t_steps, t_sync, t_final);
-        for (i = 0; i < 7; i++)
+        for (i = 0; i < NKINDS; i++)
             printf("  %s steps: %.2f s\n", kind_name[i], t_kind[i]);
     }
     if (ps_rank == 0)
