@@ -200,6 +200,27 @@ std::string ps_cluster::log(int i) const
     return read_file(log_path(i));
 }
 
+bool ps_cluster::wait_log(int i, const std::string &text, double timeout_s) const
+{
+    for (double t = 0; t < timeout_s; t += 0.1) {
+        if (log(i).find(text) != std::string::npos) {
+            return true;
+        }
+        poll(nullptr, 0, 100);
+    }
+    return log(i).find(text) != std::string::npos;
+}
+
+::testing::AssertionResult ps_cluster::wait_cache_faulted(int i) const
+{
+    if (wait_log(i, "cache memory faulted in", 60.0)) {
+        return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure()
+           << "server " << i << " did not fault its cache in within 60 s:\n"
+           << log(i);
+}
+
 std::string ps_cluster::address(int i) const
 {
     return servers_.at(i).address;

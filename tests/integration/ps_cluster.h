@@ -110,6 +110,11 @@ public:
 
     /* Whole log of server i (every run of it, appended). */
     std::string log(int i) const;
+    /* Wait up to timeout_s for text to appear in server i's log. */
+    bool wait_log(int i, const std::string &text, double timeout_s) const;
+    /* Wait until server i has faulted its cache's memory in (which it
+     * does after start, at idle priority: its RSS grows meanwhile). */
+    ::testing::AssertionResult wait_cache_faulted(int i) const;
     std::string log_path(int i) const;
     /* Data directory of server i. */
     std::string data_dir(int i) const;

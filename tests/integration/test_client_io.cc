@@ -383,6 +383,8 @@ TEST_F(ClientIO, ForcedEagerWritesStayWithinMaxInflight)
     pstripe_file_t *f;
     pstripe_layout_t layout = {1 << 20, 1, 0};
     PSC_ASSERT_OK(pstripe_open(fs_, "/eager", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    /* (the cache's 64 MiB are faulted in after start: not what is measured) */
+    ASSERT_TRUE(cluster_.wait_cache_faulted(0));
     long rss0 = proc_kib(cluster_.pid(0), "VmRSS:");
     pstripe_request_t *reqs[nreq];
     struct iovec iov = {buf.data(), len};
@@ -407,7 +409,7 @@ TEST_F(ClientIO, ForcedEagerWritesStayWithinMaxInflight)
            rss0, (int)(nreq * (len >> 20)), hwm);
     RecordProperty("server_peak_growth_kib", std::to_string(hwm - rss0));
     ASSERT_GT(rss0, 0);
-    EXPECT_LT(hwm - rss0, 64 * 1024) << "the server held more than max_inflight by far";
+    EXPECT_LT(hwm - rss0, 32 * 1024) << "the server held more than max_inflight by far";
 }
 
 /*

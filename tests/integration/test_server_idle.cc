@@ -59,13 +59,7 @@ TEST(ServerIdle, IdleClusterUsesUnderOnePercentCpu)
     /* The cache's memory is faulted in after start, at idle priority: a
      * start-up cost, not idling. Wait for each server to say it is done. */
     for (int i = 0; i < nservers; i++) {
-        for (int t = 0;
-             t < 600 && cluster.log(i).find("cache memory faulted in") == std::string::npos; t++) {
-            poll(nullptr, 0, 100);
-        }
-        ASSERT_NE(cluster.log(i).find("cache memory faulted in"), std::string::npos)
-            << "server " << i << " did not fault its cache in within 60 s:\n"
-            << cluster.log(i);
+        ASSERT_TRUE(cluster.wait_cache_faulted(i));
     }
 
     double before[nservers];
