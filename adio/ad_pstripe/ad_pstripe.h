@@ -105,6 +105,8 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     size_t wb_cap_out;
     ADIO_Offset wb_lo, wb_hi;   /* extent of the buffered regions */
     int wb_error;               /* sticky MPI error of a failed flush */
+    ADIO_File wb_fd;            /* the handle, for MPI_Barrier's flush ... */
+    struct ADIOI_PSTRIPE_fs_s *wb_prev, *wb_next;       /* ... of every open one */
     /* read cache (ad_pstripe_cache.c) */
     int read_cache;
     long long rc_size, rc_block;        /* bytes */
@@ -191,7 +193,7 @@ void ADIOI_PSTRIPE_Init(int *error_code);
 int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename,
                       int line, int status, const char *detail);
 char *ADIOI_PSTRIPE_Path(const char *filename);
-ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void);
+ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(ADIO_File fd);
 void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps);
 int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code);
 long long ADIOI_PSTRIPE_Option_value(ADIO_File fd, int opt);
@@ -208,6 +210,8 @@ int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, u
                                int *error_code);
 int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
+void ADIOI_PSTRIPE_Cache_register(ADIOI_PSTRIPE_fs * ps, ADIO_File fd);
+void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,

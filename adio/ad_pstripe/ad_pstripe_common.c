@@ -149,7 +149,7 @@ char *ADIOI_PSTRIPE_Path(const char *filename)
     return path;
 }
 
-ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void)
+ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(ADIO_File fd)
 {
     ADIOI_PSTRIPE_fs *ps = ADIOI_Calloc(1, sizeof(*ps));
 
@@ -164,6 +164,7 @@ ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void)
     ps->rc_size = ADIOI_PSTRIPE_RC_SIZE_DEFAULT;
     ps->rc_block = ADIOI_PSTRIPE_RC_BLOCK_DEFAULT;
     ps->rc_next = -1;
+    ADIOI_PSTRIPE_Cache_register(ps, fd);
     return ps;
 }
 
@@ -181,6 +182,7 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
     if (ps->spare_regions)
         ADIOI_Free(ps->spare_regions);
     ADIOI_PSTRIPE_Cache_release(ps);
+    ADIOI_PSTRIPE_Cache_unregister(ps);
     ADIOI_Free(ps);
 }
 

@@ -20,6 +20,8 @@
  *   sync-barrier-sync;
  * - MPI_File_preallocate keeps the bytes other processes wrote just before
  *   it (still buffered, or in flight);
+ * - a process's buffered write, a barrier, then another's write over it:
+ *   the later write stays (parallel HDF5's fill values and data);
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
  *   even where rank 1 had cached the old bytes;
  * - one process alone opens a file right after the collective close (no
@@ -464,6 +466,30 @@ static void cross_visibility(MPI_File fh)
     check_range(fh, slot_off(20, 0), S, 32, "another process's write after sync-barrier-sync");
 }
 
+/* Rank 0 writes a few bytes (buffered), a barrier, then rank 1 writes a
+ * larger piece over them (sent at once): after close and open rank 1's
+ * bytes must be there. MPI asks for sync-barrier-sync between them;
+ * parallel HDF5 orders its fill values and the data written over them by
+ * the barrier alone, and the driver flushes at MPI_Barrier for it. */
+static void barrier_orders_writes(MPI_File fh)
+{
+    MPI_Offset off = slot_off(30, 0);
+    unsigned char big[8192];
+    MPI_Status st;
+
+    if (ps_nprocs < 2)
+        return;
+    if (ps_rank == 0)
+        write_small(fh, off + 100, 64, 50);
+    model_write(off + 100, 64, 50);
+    MPI_Barrier(MPI_COMM_WORLD);
+    ps_fill(big, sizeof(big), off, 51);
+    if (ps_rank == 1)
+        PS_MPI(MPI_File_write_at(fh, off, big, sizeof(big), MPI_BYTE, &st));
+    model_write(off, sizeof(big), 51);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Atomic mode: rank 0 writes, barrier, rank 1 reads at once. Rank 1 first
  * caches the old bytes. */
 static void atomic_mode(MPI_File fh)
@@ -590,6 +616,7 @@ int main(int argc, char **argv)
     preallocate_keeps_writes(fh);
     own_collective_writes(fh, &nsmall);
     ahead_collective_write(fh);
+    barrier_orders_writes(fh);
     atomic_mode(fh);
     PS_MPI(MPI_File_close(&fh));
 
