@@ -55,6 +55,7 @@
  */
 
 #include "ad_pstripe.h"
+#include "mpioimpl.h"     /* ROMIO_THREAD_CS_ENTER/EXIT */
 
 /* Is caching allowed for this call at all? */
 static int cache_usable(ADIO_File fd)
@@ -733,15 +734,19 @@ void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
  * interface: a tool that defines its own MPI_Barrier bypasses it); a
  * flush that fails stays the handle's sticky error, for its next sync or
  * close. The barrier itself is not changed; a process with nothing
- * buffered sends nothing.
+ * buffered sends nothing. The flush holds ROMIO's lock, as every MPI-IO
+ * call does (MPI_THREAD_MULTIPLE: another thread may be writing into the
+ * same buffer, or opening or closing a file of wb_files).
  */
 #undef MPI_Barrier      /* (mpipr.h maps it to PMPI_Barrier for ROMIO's own calls) */
 int MPI_Barrier(MPI_Comm comm)
 {
     ADIOI_PSTRIPE_fs *ps;
 
+    ROMIO_THREAD_CS_ENTER();
     for (ps = wb_files; ps != NULL; ps = ps->wb_next)
         if (ps->file != NULL && (ps->wb_nregions > 0 || ps->wb_req != NULL))
             ADIOI_PSTRIPE_Cache_flush(ps->wb_fd, 0);
+    ROMIO_THREAD_CS_EXIT();
     return PMPI_Barrier(comm);
 }

@@ -67,13 +67,14 @@ static const char *ps_prog = "test";
                     (int) (cls), #cls, ps_cls_, ps_msg_);                   \
     } while (0)
 
-/* Initialize MPI; the file name is argv[1] or the argument of -fname. */
-static inline const char *ps_init(int *argc, char ***argv)
+/* Initialize MPI at thread level `required` (or fail); the file name is
+ * argv[1] or the argument of -fname. */
+static inline const char *ps_init_thread(int *argc, char ***argv, int required)
 {
     const char *fname = NULL;
-    int i;
+    int i, provided;
 
-    MPI_Init(argc, argv);
+    MPI_Init_thread(argc, argv, required, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &ps_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ps_nprocs);
     ps_prog = strrchr((*argv)[0], '/') ? strrchr((*argv)[0], '/') + 1 : (*argv)[0];
@@ -89,9 +90,16 @@ static inline const char *ps_init(int *argc, char ***argv)
                     ps_prog);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    if (provided < required)
+        PS_FAIL("MPI_Init_thread: thread level %d provided, %d required", provided, required);
     /* errors are checked at every call */
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     return fname;
+}
+
+static inline const char *ps_init(int *argc, char ***argv)
+{
+    return ps_init_thread(argc, argv, MPI_THREAD_SINGLE);
 }
 
 /* Is this a pstripe: file? Some checks only hold there (layout hints,

@@ -1,0 +1,174 @@
+/*
+ * ps_threads: small writes in one thread while another calls MPI_Barrier
+ * (MPI_THREAD_MULTIPLE), checked against a byte model of the file.
+ *
+ * The driver's MPI_Barrier sends every handle's write-behind buffer before
+ * it synchronizes; a barrier in one thread must not race a write that is
+ * filling the same buffer in another (ROMIO's lock). Each process runs two
+ * threads: the main thread writes ROUNDS small pieces of its own area
+ * (with a small write-behind buffer, which also fills now and then), reads
+ * every 500th piece back at once, and rewrites every 7th piece with new
+ * data; the barrier thread calls MPI_Barrier on a communicator of its own
+ * until every main thread is done. The main thread writes BURST pieces
+ * after each start of a barrier, so that writes and flushes overlap (the
+ * driver without the lock: double free or corruption, 3 runs of 3).
+ * Checked: after both threads, sync-barrier-sync, every process reads the
+ * whole file; after close and open, again.
+ */
+#include "pstest.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#define PIECE 40        /* bytes per write */
+#define STEP 56         /* between pieces */
+#define ROUNDS 3000     /* writes per process */
+#define AREA ((MPI_Offset) ROUNDS * STEP)
+#define BURST 50        /* writes between the starts of two barriers, at least */
+
+static unsigned char *model;    /* the whole file as it must be */
+static MPI_Offset fsize;
+static MPI_Comm barrier_comm;
+static int writes_done;         /* set by the main thread, read by the barrier thread */
+static int nbarriers;           /* made by the barrier thread */
+static int barriers_started;    /* by the barrier thread, read by the main thread */
+
+static MPI_Offset piece_off(int rank, int i)
+{
+    return (MPI_Offset) rank * AREA + (MPI_Offset) i * STEP;
+}
+
+static void model_write(MPI_Offset off, int len, unsigned seed)
+{
+    ps_fill(model + off, len, (uint64_t) off, seed);
+    fsize = PS_MAX(fsize, off + len);
+}
+
+/* Barriers until every main thread is done writing (checked every 8th,
+ * so that all barrier threads stop after the same count). */
+static void *barrier_thread(void *arg)
+{
+    int mine, all = 0, i;
+
+    (void) arg;
+    for (i = 0; !all; i++) {
+        __atomic_add_fetch(&barriers_started, 1, __ATOMIC_RELEASE);
+        PS_MPI(MPI_Barrier(barrier_comm));
+        usleep(200);    /* the writer's turn: its buffer fills between barriers */
+        if (i % 8 == 7) {
+            mine = __atomic_load_n(&writes_done, __ATOMIC_ACQUIRE);
+            PS_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, barrier_comm));
+        }
+    }
+    nbarriers = i;
+    return NULL;
+}
+
+static void write_piece(MPI_File fh, MPI_Offset off, unsigned seed)
+{
+    unsigned char buf[PIECE];
+    MPI_Status st;
+
+    ps_fill(buf, PIECE, (uint64_t) off, seed);
+    PS_MPI(MPI_File_write_at(fh, off, buf, PIECE, MPI_BYTE, &st));
+}
+
+static void read_check(MPI_File fh, MPI_Offset off, MPI_Offset len, const char *what)
+{
+    unsigned char *buf = malloc(len);
+    MPI_Status st;
+    int n;
+
+    PS_MPI(MPI_File_read_at(fh, off, buf, (int) len, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    PS_CHECK(n == len, "%s: read %d of %lld bytes", what, n, (long long) len);
+    ps_compare(buf, model + off, len, what);
+    free(buf);
+}
+
+/* Piece at off was just written (seed 1; its rewrite comes later). */
+static void read_own(MPI_File fh, MPI_Offset off)
+{
+    unsigned char buf[PIECE], want[PIECE];
+    MPI_Status st;
+    int n;
+
+    PS_MPI(MPI_File_read_at(fh, off, buf, PIECE, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    PS_CHECK(n == PIECE, "own write, read at once: read %d of %d bytes", n, PIECE);
+    ps_fill(want, PIECE, (uint64_t) off, 1);
+    ps_compare(buf, want, PIECE, "own write, read at once");
+}
+
+/* Wait until the barrier thread starts its next barrier, then go on
+ * writing while it flushes. */
+static void wait_barrier_start(void)
+{
+    int next = __atomic_load_n(&barriers_started, __ATOMIC_ACQUIRE) + 1;
+
+    while (__atomic_load_n(&barriers_started, __ATOMIC_ACQUIRE) < next)
+        usleep(20);
+}
+
+/* The main thread's writes; every process models every process's. */
+static void write_area(MPI_File fh)
+{
+    int i, p;
+
+    for (i = 0; i < ROUNDS; i++) {
+        if (i % BURST == 0)
+            wait_barrier_start();
+        write_piece(fh, piece_off(ps_rank, i), 1);
+        if (i % 7 == 6)
+            write_piece(fh, piece_off(ps_rank, i - 3), 2);
+        if (i % 500 == 499)
+            read_own(fh, piece_off(ps_rank, i));
+    }
+    for (p = 0; p < ps_nprocs; p++)
+        for (i = 0; i < ROUNDS; i++) {
+            model_write(piece_off(p, i), PIECE, 1);
+            if (i % 7 == 6)
+                model_write(piece_off(p, i - 3), PIECE, 2);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    const char *fname = ps_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
+    MPI_Info info = ps_test_info();
+    pthread_t tid;
+    MPI_File fh;
+
+    model = calloc((size_t) AREA * ps_nprocs, 1);
+    MPI_Comm_dup(MPI_COMM_WORLD, &barrier_comm);
+    MPI_Info_set(info, "romio_pstripe_write_behind", "enable");
+    MPI_Info_set(info, "romio_pstripe_wb_buffer_size", "16384");
+    if (ps_rank == 0)
+        MPI_File_delete(fname, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+
+    PS_CHECK(pthread_create(&tid, NULL, barrier_thread, NULL) == 0, "pthread_create");
+    write_area(fh);
+    __atomic_store_n(&writes_done, 1, __ATOMIC_RELEASE);
+    PS_CHECK(pthread_join(tid, NULL) == 0, "pthread_join");
+
+    PS_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_sync(fh));
+    read_check(fh, 0, fsize, "every process's writes after sync-barrier-sync");
+    PS_MPI(MPI_File_close(&fh));
+
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    read_check(fh, 0, fsize, "after close and open");
+    PS_MPI(MPI_File_close(&fh));
+
+    MPI_Comm_free(&barrier_comm);
+    MPI_Info_free(&info);
+    free(model);
+    if (ps_rank == 0)
+        printf("ps_threads: %d processes, %d writes and %d barriers each: PASS\n", ps_nprocs,
+               ROUNDS, nbarriers);
+    MPI_Finalize();
+    return 0;
+}
