@@ -7,7 +7,8 @@
 
 if BUILD_AD_PSTRIPE
 
-noinst_HEADERS += adio/ad_pstripe/ad_pstripe.h adio/ad_pstripe/ad_pstripe_aggregate.h
+noinst_HEADERS += adio/ad_pstripe/ad_pstripe.h adio/ad_pstripe/ad_pstripe_aggregate.h \
+    adio/ad_pstripe/ad_pstripe_sync.h
 
 romio_other_sources +=                   \
     adio/ad_pstripe/ad_pstripe.c         \
@@ -24,6 +25,7 @@ romio_other_sources +=                   \
     adio/ad_pstripe/ad_pstripe_open.c    \
     adio/ad_pstripe/ad_pstripe_readahead.c \
     adio/ad_pstripe/ad_pstripe_sharedfp.c \
+    adio/ad_pstripe/ad_pstripe_sync.c    \
     adio/ad_pstripe/ad_pstripe_twophase.c
 
 endif BUILD_AD_PSTRIPE

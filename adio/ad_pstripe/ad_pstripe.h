@@ -34,10 +34,12 @@
 #define AD_PSTRIPE_H_INCLUDED
 
 #include "adio.h"
+#include <pthread.h>
 #include <sys/uio.h>
 #include <string.h>
 #include "pstripe.h"
 #include "ad_pstripe_aggregate.h"
+#include "ad_pstripe_sync.h"
 
 /* Hints of our own (besides striping_factor, striping_unit, start_iodevice). */
 #define ADIOI_PSTRIPE_HINT_BUFFER_SIZE  "romio_pstripe_buffer_size"
@@ -105,8 +107,8 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     size_t wb_cap_out;
     ADIO_Offset wb_lo, wb_hi;   /* extent of the buffered regions */
     int wb_error;               /* sticky MPI error of a failed flush */
-    ADIO_File wb_fd;            /* the handle, for MPI_Barrier's flush ... */
-    struct ADIOI_PSTRIPE_fs_s *wb_prev, *wb_next;       /* ... of every open one */
+    struct ADIOI_PSTRIPE_fs_s *wb_prev, *wb_next;       /* every open handle (messages' flush) */
+    pthread_mutex_t cache_mutex;        /* held by a call in the caches (recursive) */
     /* read cache (ad_pstripe_cache.c) */
     int read_cache;
     long long rc_size, rc_block;        /* bytes */
@@ -123,7 +125,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int rc_ahead_stale;         /* dropped or written over: its blocks stay untagged */
     int rc_dropped;             /* dropped since the last small read: it reads its bytes */
     struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
-    unsigned long nb_writes_seen;       /* ADIOI_PSTRIPE_nb_writes_done at the last read */
+    unsigned long epoch_seen;   /* ADIOI_PSTRIPE_Sync_after's count at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
     pstripe_region_t *spare_regions;    /* an access's region array kept for the next one */
@@ -193,14 +195,11 @@ void ADIOI_PSTRIPE_Init(int *error_code);
 int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename,
                       int line, int status, const char *detail);
 char *ADIOI_PSTRIPE_Path(const char *filename);
-ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(ADIO_File fd);
+ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void);
 void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps);
 int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code);
 long long ADIOI_PSTRIPE_Option_value(ADIO_File fd, int opt);
 void ADIOI_PSTRIPE_file_opened(int delta);
-
-/* ad_pstripe_aio.c */
-extern unsigned long ADIOI_PSTRIPE_nb_writes_done;
 
 /* ad_pstripe_cache.c */
 int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code);
@@ -210,7 +209,7 @@ int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, u
                                int *error_code);
 int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
-void ADIOI_PSTRIPE_Cache_register(ADIOI_PSTRIPE_fs * ps, ADIO_File fd);
+void ADIOI_PSTRIPE_Cache_register(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);

@@ -51,9 +51,6 @@ typedef struct ADIOI_PSTRIPE_aio_s {
     char *path;
 } ADIOI_PSTRIPE_aio;
 
-/* Nonblocking writes this process has seen complete (any file). */
-unsigned long ADIOI_PSTRIPE_nb_writes_done = 0;
-
 #ifdef ADIOI_PSTRIPE_GREQ_CLASSES
 
 static MPIX_Grequest_class ADIOI_PSTRIPE_greq_class = 0;
@@ -75,7 +72,7 @@ static void aio_finish(ADIOI_PSTRIPE_aio * aio)
         aio->nbytes = aio->is_write ? aio->total : (MPI_Offset) bytes;
     }
     if (aio->is_write)
-        ADIOI_PSTRIPE_nb_writes_done++;
+        ADIOI_PSTRIPE_Sync_after();     /* cached blocks may hold what it replaced */
     MPI_Grequest_complete(aio->req);
 }
 

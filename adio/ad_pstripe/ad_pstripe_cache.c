@@ -55,7 +55,10 @@
  */
 
 #include "ad_pstripe.h"
-#include "mpioimpl.h"     /* ROMIO_THREAD_CS_ENTER/EXIT */
+
+/* Moved by ADIOI_PSTRIPE_Sync_after; a handle's reads drop its cache when
+ * it moved since their last look (ps->epoch_seen). */
+static unsigned long sync_epoch;
 
 /* Is caching allowed for this call at all? */
 static int cache_usable(ADIO_File fd)
@@ -101,7 +104,7 @@ int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_
 
 /* ---- read cache --------------------------------------------------------- */
 
-void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
+static void cache_drop(ADIOI_PSTRIPE_fs * ps)
 {
     size_t s;
 
@@ -127,7 +130,7 @@ static int rc_invalidate_range(ADIOI_PSTRIPE_fs * ps, uint64_t lo, uint64_t len)
     if (ps->rc_nahead > 0 && b <= ps->rc_ahead[ps->rc_nahead - 1] && ps->rc_ahead[0] <= b1)
         ps->rc_ahead_stale = 1;
     if (b1 - b + 1 >= ps->rc_nslots) {
-        ADIOI_PSTRIPE_Cache_drop(ps);
+        cache_drop(ps);
         return 0;
     }
     for (; b <= b1; b++) {
@@ -445,9 +448,8 @@ static int wb_start(ADIOI_PSTRIPE_fs * ps)
 
 /* Send the buffered regions as one list write (after the one in flight).
  * Returns an MPI error code (kept as the handle's sticky error too). */
-int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
+static int cache_flush(ADIOI_PSTRIPE_fs * ps, int drop)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     struct iovec iov;
     int status, err;
 
@@ -467,43 +469,16 @@ int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
     ps->wb_nregions = 0;
     ps->wb_used = 0;
     if (drop && ps->rc_nslots > 0)
-        ADIOI_PSTRIPE_Cache_drop(ps);
+        cache_drop(ps);
     return err;
-}
-
-/* ---- MPI_Barrier ------------------------------------------------------ */
-
-/* Every handle of this process, for MPI_Barrier. */
-static ADIOI_PSTRIPE_fs *wb_files;
-
-void ADIOI_PSTRIPE_Cache_register(ADIOI_PSTRIPE_fs * ps, ADIO_File fd)
-{
-    ps->wb_fd = fd;
-    ps->wb_prev = NULL;
-    ps->wb_next = wb_files;
-    if (wb_files != NULL)
-        wb_files->wb_prev = ps;
-    wb_files = ps;
-}
-
-void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps)
-{
-    if (ps->wb_prev != NULL)
-        ps->wb_prev->wb_next = ps->wb_next;
-    else if (wb_files == ps)
-        wb_files = ps->wb_next;
-    if (ps->wb_next != NULL)
-        ps->wb_next->wb_prev = ps->wb_prev;
-    ps->wb_prev = ps->wb_next = NULL;
 }
 
 /* Flush and drop (MPI_File_sync, close). Returns the error of this flush
  * (which stays sticky, for the next sync or close), else the sticky error
  * of an earlier failed flush, which is then cleared. */
-int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd)
+static int cache_sync(ADIOI_PSTRIPE_fs * ps)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    int err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
+    int err = cache_flush(ps, 1);
 
     if (ps == NULL || err != MPI_SUCCESS)
         return err;
@@ -546,7 +521,7 @@ static void wb_append(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
  * 0). Either way the cached blocks it touches are dropped (also when the
  * caches are bypassed, e.g. under ROMIO's data-sieving lock). *error_code
  * is set when a flush failed (then 1 is returned and nothing was written). */
-int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code)
+static int cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     size_t max_regions;
@@ -564,7 +539,7 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *err
     max_regions = (size_t) MPL_MAX(ps->wb_size / 16, 64);
     if (!small) {
         /* a direct write comes after every buffered one */
-        *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
+        *error_code = cache_flush(ps, 0);
         return *error_code != MPI_SUCCESS;
     }
     if (ps->wb_used > 0 && (ps->wb_used + (uint64_t) acc->total > (uint64_t) ps->wb_size ||
@@ -586,16 +561,14 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *err
  * past its start, which may extend the file over it: flush them and
  * return 1 (the caller reads again and counts the hole). 0 otherwise, or
  * when the flush fails (*error_code set). */
-int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t nread,
-                               int *error_code)
+static int cache_reread(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, uint64_t nread,
+                        int *error_code)
 {
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-
     *error_code = MPI_SUCCESS;
     if (ps == NULL || nread >= (uint64_t) acc->total || ps->wb_used == 0 ||
         ps->wb_hi <= acc->start)
         return 0;
-    *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
+    *error_code = cache_flush(ps, 0);
     return *error_code == MPI_SUCCESS;
 }
 
@@ -603,12 +576,11 @@ int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, u
  * it; then serve it from the cache (returns 1, *nread = bytes below the
  * file's size) or leave it to the caller (returns 0). On an error 1 is
  * returned with *error_code set. */
-int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread,
-                             int *error_code)
+static int cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_RC_READ";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    uint64_t bs, b0, b1, lo, hi, span, *missing;
+    uint64_t bs, b0, b1, lo, hi, span, *missing, epoch;
     size_t n, nahead;
     int status;
 
@@ -621,14 +593,16 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t 
     *error_code = wb_wait(ps);
     if (*error_code != MPI_SUCCESS)
         return 1;
-    /* a nonblocking write has completed: blocks and windows read while it
-     * was in flight may hold the bytes it replaced */
-    if (ps->nb_writes_seen != ADIOI_PSTRIPE_nb_writes_done) {
-        ps->nb_writes_seen = ADIOI_PSTRIPE_nb_writes_done;
-        ADIOI_PSTRIPE_Cache_drop(ps);
+    /* a nonblocking write has completed, or a message has come (another
+     * process may have written): blocks and windows read before may hold
+     * replaced bytes */
+    epoch = __atomic_load_n(&sync_epoch, __ATOMIC_ACQUIRE);
+    if (ps->epoch_seen != epoch) {
+        ps->epoch_seen = epoch;
+        cache_drop(ps);
     }
     if (ADIOI_PSTRIPE_Wb_overlaps(ps, acc->start, acc->end)) {
-        *error_code = ADIOI_PSTRIPE_Cache_flush(fd, 0);
+        *error_code = cache_flush(ps, 0);
         if (*error_code != MPI_SUCCESS)
             return 1;
     }
@@ -687,7 +661,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t 
 
 /* Forget the buffers (after a flush): new sizes from hints take effect at
  * the next use. */
-void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
+static void cache_release(ADIOI_PSTRIPE_fs * ps)
 {
     if (ps->wb_req != NULL)     /* not after a flush: a failed open's cleanup */
         wb_wait(ps);
@@ -722,31 +696,152 @@ void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
     ps->rc_nslots = 0;
 }
 
+/* ---- entry points: one thread at a time per handle ---------------------- */
+
 /*
- * MPI_Barrier sends every handle's buffered writes first. MPI orders two
- * processes' conflicting writes only by sync-barrier-sync, but programs
- * order them by a barrier alone, parallel HDF5 among them: rank 0 writes a
- * contiguous dataset's fill values, then a barrier, then every process
- * writes its data there; rank 0's fill values, left in its buffer, reached
- * the servers after another process's data and erased it (testphdf5's
- * ccontw: zeros after close and open in 15 of 15 runs). This definition
- * replaces MPICH's weak MPI_Barrier in the library (MPI's profiling
- * interface: a tool that defines its own MPI_Barrier bypasses it); a
- * flush that fails stays the handle's sticky error, for its next sync or
- * close. The barrier itself is not changed; a process with nothing
- * buffered sends nothing. The flush holds ROMIO's lock, as every MPI-IO
- * call does (MPI_THREAD_MULTIPLE: another thread may be writing into the
- * same buffer, or opening or closing a file of wb_files).
+ * The file's own calls run under ROMIO's lock; the flush of a message
+ * (ADIOI_PSTRIPE_Sync_before) does not take it: under MPI_THREAD_MULTIPLE
+ * a thread sending a message would wait for another thread's collective
+ * file call, which may itself wait for that message on another process.
+ * Each handle's caches have a lock of their own instead (recursive: an
+ * entry point may reach another), held while a call is in them.
  */
-#undef MPI_Barrier      /* (mpipr.h maps it to PMPI_Barrier for ROMIO's own calls) */
-int MPI_Barrier(MPI_Comm comm)
+
+int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int r;
+
+    pthread_mutex_lock(&ps->cache_mutex);
+    r = cache_write(fd, acc, error_code);
+    pthread_mutex_unlock(&ps->cache_mutex);
+    return r;
+}
+
+int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread,
+                             int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int r;
+
+    pthread_mutex_lock(&ps->cache_mutex);
+    r = cache_read(fd, acc, nread, error_code);
+    pthread_mutex_unlock(&ps->cache_mutex);
+    return r;
+}
+
+int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t nread,
+                               int *error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int r;
+
+    pthread_mutex_lock(&ps->cache_mutex);
+    r = cache_reread(ps, acc, nread, error_code);
+    pthread_mutex_unlock(&ps->cache_mutex);
+    return r;
+}
+
+int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int err;
+
+    if (ps == NULL)
+        return MPI_SUCCESS;
+    pthread_mutex_lock(&ps->cache_mutex);
+    err = cache_flush(ps, drop);
+    pthread_mutex_unlock(&ps->cache_mutex);
+    return err;
+}
+
+int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int err;
+
+    if (ps == NULL)
+        return MPI_SUCCESS;
+    pthread_mutex_lock(&ps->cache_mutex);
+    err = cache_sync(ps);
+    pthread_mutex_unlock(&ps->cache_mutex);
+    return err;
+}
+
+void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
+{
+    pthread_mutex_lock(&ps->cache_mutex);
+    cache_drop(ps);
+    pthread_mutex_unlock(&ps->cache_mutex);
+}
+
+void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
+{
+    pthread_mutex_lock(&ps->cache_mutex);
+    cache_release(ps);
+    pthread_mutex_unlock(&ps->cache_mutex);
+}
+
+/* ---- messages between processes (ad_pstripe_sync.c) --------------------- */
+
+/* Every handle of this process, for the flush of a message. */
+static ADIOI_PSTRIPE_fs *open_files;
+static pthread_mutex_t open_files_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void ADIOI_PSTRIPE_Cache_register(ADIOI_PSTRIPE_fs * ps)
+{
+    pthread_mutexattr_t attr;
+
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&ps->cache_mutex, &attr);
+    pthread_mutexattr_destroy(&attr);
+    ps->epoch_seen = __atomic_load_n(&sync_epoch, __ATOMIC_ACQUIRE);
+    pthread_mutex_lock(&open_files_mutex);
+    ps->wb_prev = NULL;
+    ps->wb_next = open_files;
+    if (open_files != NULL)
+        open_files->wb_prev = ps;
+    __atomic_store_n(&open_files, ps, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&open_files_mutex);
+}
+
+void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps)
+{
+    pthread_mutex_lock(&open_files_mutex);
+    if (ps->wb_prev != NULL)
+        ps->wb_prev->wb_next = ps->wb_next;
+    else if (open_files == ps)
+        __atomic_store_n(&open_files, ps->wb_next, __ATOMIC_RELEASE);
+    if (ps->wb_next != NULL)
+        ps->wb_next->wb_prev = ps->wb_prev;
+    ps->wb_prev = ps->wb_next = NULL;
+    pthread_mutex_unlock(&open_files_mutex);
+    pthread_mutex_destroy(&ps->cache_mutex);
+}
+
+/* Before a message leaves: every handle's buffered writes go to the
+ * servers. A flush that fails stays the handle's sticky error, for its
+ * next sync or close. */
+void ADIOI_PSTRIPE_Sync_before(void)
 {
     ADIOI_PSTRIPE_fs *ps;
 
-    ROMIO_THREAD_CS_ENTER();
-    for (ps = wb_files; ps != NULL; ps = ps->wb_next)
+    if (__atomic_load_n(&open_files, __ATOMIC_ACQUIRE) == NULL)
+        return;
+    pthread_mutex_lock(&open_files_mutex);
+    for (ps = open_files; ps != NULL; ps = ps->wb_next) {
+        pthread_mutex_lock(&ps->cache_mutex);
         if (ps->file != NULL && (ps->wb_nregions > 0 || ps->wb_req != NULL))
-            ADIOI_PSTRIPE_Cache_flush(ps->wb_fd, 0);
-    ROMIO_THREAD_CS_EXIT();
-    return PMPI_Barrier(comm);
+            cache_flush(ps, 0);
+        pthread_mutex_unlock(&ps->cache_mutex);
+    }
+    pthread_mutex_unlock(&open_files_mutex);
+}
+
+/* After a message came (or a nonblocking write completed): the next read
+ * of each handle drops its cached blocks first. */
+void ADIOI_PSTRIPE_Sync_after(void)
+{
+    __atomic_add_fetch(&sync_epoch, 1, __ATOMIC_RELEASE);
 }

@@ -149,7 +149,7 @@ char *ADIOI_PSTRIPE_Path(const char *filename)
     return path;
 }
 
-ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(ADIO_File fd)
+ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void)
 {
     ADIOI_PSTRIPE_fs *ps = ADIOI_Calloc(1, sizeof(*ps));
 
@@ -164,7 +164,7 @@ ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(ADIO_File fd)
     ps->rc_size = ADIOI_PSTRIPE_RC_SIZE_DEFAULT;
     ps->rc_block = ADIOI_PSTRIPE_RC_BLOCK_DEFAULT;
     ps->rc_next = -1;
-    ADIOI_PSTRIPE_Cache_register(ps, fd);
+    ADIOI_PSTRIPE_Cache_register(ps);
     return ps;
 }
 

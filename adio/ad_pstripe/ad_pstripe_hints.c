@@ -349,7 +349,7 @@ static void set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
     *error_code = MPI_SUCCESS;
     if (ps == NULL) {
         /* first call, from MPI_File_open, before the file is opened */
-        ps = fd->fs_ptr = ADIOI_PSTRIPE_fs_alloc(fd);
+        ps = fd->fs_ptr = ADIOI_PSTRIPE_fs_alloc();
         at_open = 1;
         /* connect now so that the info object can show the connection's
          * tunables; a failure is reported by OpenColl */

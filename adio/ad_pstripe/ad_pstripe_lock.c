@@ -42,7 +42,7 @@ void ADIOI_PSTRIPE_Lock_setup(ADIO_File fd, int *error_code)
     if (ps->lock_win != MPI_WIN_NULL)
         return;
     MPI_Comm_rank(fd->comm, &rank);
-    rc = MPI_Win_allocate(rank == 0 ? sizeof(int) : 0, 1, MPI_INFO_NULL, fd->comm,
+    rc = PMPI_Win_allocate(rank == 0 ? sizeof(int) : 0, 1, MPI_INFO_NULL, fd->comm,
                           &ps->lock_base, &ps->lock_win);
     if (rc != MPI_SUCCESS) {
         ps->lock_win = MPI_WIN_NULL;
@@ -86,7 +86,7 @@ int ADIOI_PSTRIPE_Lock(ADIO_File fd, int exclusive)
     }
     rc = MPI_Get(&byte, 1, MPI_BYTE, 0, 0, 1, MPI_BYTE, ps->lock_win);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Win_flush(0, ps->lock_win);
+        rc = PMPI_Win_flush(0, ps->lock_win);
     return rc;
 }
 

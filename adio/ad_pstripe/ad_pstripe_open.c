@@ -110,7 +110,7 @@ void ADIOI_PSTRIPE_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
 
     *error_code = MPI_SUCCESS;
     if (fd->fs_ptr == NULL)
-        fd->fs_ptr = ADIOI_PSTRIPE_fs_alloc(fd);
+        fd->fs_ptr = ADIOI_PSTRIPE_fs_alloc();
     ps = fd->fs_ptr;
     ps->path = ADIOI_PSTRIPE_Path(fd->filename);
 

@@ -204,7 +204,7 @@ void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * 
     MPI_Comm_rank(fd->comm, &rank);
     MPI_Comm_size(fd->comm, &nprocs);
     last = nprocs - 1;
-    MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, fd->comm);
+    PMPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, fd->comm);
     if (rank == 0)
         before = 0;     /* MPI_Exscan leaves rank 0's result undefined */
     if (rank == last) {

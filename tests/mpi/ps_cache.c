@@ -22,6 +22,9 @@
  *   it (still buffered, or in flight);
  * - a process's buffered write, a barrier, then another's write over it:
  *   the later write stays (parallel HDF5's fill values and data);
+ * - a process's buffered write, then a message (send, isend and wait,
+ *   sendrecv, bcast, allreduce), then another process reads the bytes at
+ *   once, where it had cached the old ones: it sees the new ones;
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
  *   even where rank 1 had cached the old bytes;
  * - one process alone opens a file right after the collective close (no
@@ -490,6 +493,56 @@ static void barrier_orders_writes(MPI_File fh)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Any message orders two processes' accesses, as on a POSIX file system:
+ * rank 1 reads bytes (twice: the second read caches their block) and
+ * tells rank 0, which writes over them (buffered), then a message of kind
+ * k goes from rank 0 to rank 1, which reads the bytes at once (no sync):
+ * the new ones, not its cached block nor what the servers had before
+ * rank 0's buffer was sent. */
+static void message_orders_accesses(MPI_File fh)
+{
+    enum { SEND, ISEND, SENDRECV, BCAST, ALLREDUCE, NKINDS };
+    MPI_Offset off;
+    MPI_Request rq;
+    int k, token = 1, sum;
+
+    if (ps_nprocs < 2)
+        return;
+    for (k = 0; k < NKINDS; k++) {
+        off = slot_off(40 + k, 0) + 30;
+        if (ps_rank == 1) {
+            check_range(fh, off, 64, 64, "before another process's write");
+            check_range(fh, off, 64, 16, "before another process's write");
+            MPI_Send(&token, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
+        } else if (ps_rank == 0) {
+            MPI_Recv(&token, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            write_small(fh, off + 8, 40, 80 + k);
+        }
+        model_write(off + 8, 40, 80 + k);
+        if (k == SEND && ps_rank == 0)
+            MPI_Send(&token, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+        if (k == SEND && ps_rank == 1)
+            MPI_Recv(&token, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (k == ISEND && ps_rank <= 1) {
+            if (ps_rank == 0)
+                MPI_Isend(&token, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &rq);
+            else
+                MPI_Irecv(&token, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, &rq);
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        }
+        if (k == SENDRECV && ps_rank <= 1)
+            MPI_Sendrecv_replace(&token, 1, MPI_INT, 1 - ps_rank, 4, 1 - ps_rank, 4,
+                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (k == BCAST)
+            MPI_Bcast(&token, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (k == ALLREDUCE)
+            MPI_Allreduce(&token, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (ps_rank == 1)
+            check_range(fh, off, 64, 16, "another process's write after a message");
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
 /* Atomic mode: rank 0 writes, barrier, rank 1 reads at once. Rank 1 first
  * caches the old bytes. */
 static void atomic_mode(MPI_File fh)
@@ -617,6 +670,7 @@ int main(int argc, char **argv)
     own_collective_writes(fh, &nsmall);
     ahead_collective_write(fh);
     barrier_orders_writes(fh);
+    message_orders_accesses(fh);
     atomic_mode(fh);
     PS_MPI(MPI_File_close(&fh));
 

@@ -2,9 +2,9 @@
  * ps_threads: small writes in one thread while another calls MPI_Barrier
  * (MPI_THREAD_MULTIPLE), checked against a byte model of the file.
  *
- * The driver's MPI_Barrier sends every handle's write-behind buffer before
- * it synchronizes; a barrier in one thread must not race a write that is
- * filling the same buffer in another (ROMIO's lock). Each process runs two
+ * The driver's MPI_Barrier (and every call that sends a message) sends
+ * every handle's write-behind buffer first; a barrier in one thread must
+ * not race a write that is filling the same buffer in another. Each process runs two
  * threads: the main thread writes ROUNDS small pieces of its own area
  * (with a small write-behind buffer, which also fills now and then), reads
  * every 500th piece back at once, and rewrites every 7th piece with new
@@ -12,6 +12,8 @@
  * until every main thread is done. The main thread writes BURST pieces
  * after each start of a barrier, so that writes and flushes overlap (the
  * driver without the lock: double free or corruption, 3 runs of 3).
+ * Then a message sent by a second thread while the main thread waits in a
+ * collective write, for that message (it must not wait for the write).
  * Checked: after both threads, sync-barrier-sync, every process reads the
  * whole file; after close and open, again.
  */
@@ -132,6 +134,46 @@ static void write_area(MPI_File fh)
         }
 }
 
+/* Rank 0's second thread sends rank 1 the message that lets rank 1 join
+ * the collective write that rank 0's main thread is already in. */
+static void *send_thread(void *arg)
+{
+    int token = 1;
+
+    (void) arg;
+    usleep(100000);     /* the main thread waits in the collective by now */
+    PS_MPI(MPI_Send(&token, 1, MPI_INT, 1, 9, barrier_comm));
+    return NULL;
+}
+
+/* A message sent while another thread is in a collective file call must
+ * not wait for that call (the message's flush takes no lock a file call
+ * holds): rank 1 joins the collective only once rank 0's other thread
+ * has sent it a message. A hang here fails by the alarm. */
+static void message_during_collective(MPI_File fh)
+{
+    unsigned char buf[PIECE];
+    MPI_Offset off = piece_off(ps_rank, 1);
+    MPI_Status st;
+    pthread_t tid;
+    int token, p;
+
+    if (ps_nprocs < 2)
+        return;
+    ps_fill(buf, PIECE, (uint64_t) off, 3);
+    alarm(60);
+    if (ps_rank == 0)
+        PS_CHECK(pthread_create(&tid, NULL, send_thread, NULL) == 0, "pthread_create");
+    if (ps_rank == 1)
+        PS_MPI(MPI_Recv(&token, 1, MPI_INT, 0, 9, barrier_comm, MPI_STATUS_IGNORE));
+    PS_MPI(MPI_File_write_at_all(fh, off, buf, PIECE, MPI_BYTE, &st));
+    if (ps_rank == 0)
+        PS_CHECK(pthread_join(tid, NULL) == 0, "pthread_join");
+    alarm(0);
+    for (p = 0; p < ps_nprocs; p++)
+        model_write(piece_off(p, 1), PIECE, 3);
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
@@ -152,6 +194,8 @@ int main(int argc, char **argv)
     write_area(fh);
     __atomic_store_n(&writes_done, 1, __ATOMIC_RELEASE);
     PS_CHECK(pthread_join(tid, NULL) == 0, "pthread_join");
+
+    message_during_collective(fh);
 
     PS_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);

@@ -1,0 +1,685 @@
+/*
+ * ad_pstripe_sync.c: the MPI calls that carry a message between processes,
+ * made to order the driver's caches as they order the processes.
+ *
+ * MPI orders two processes' conflicting accesses to a file, in nonatomic
+ * mode, only by sync-barrier-sync or close and open. Programs order them by
+ * any message: rank 0 writes a header, then a broadcast says it is there;
+ * a worker writes its part, then sends "done". On a POSIX file system
+ * (ROMIO's ufs, Lustre, GPFS) a write is seen by everyone once its call
+ * returns, so those programs work there; with the driver's write-behind
+ * the bytes could still be in the writer's buffer, and with its read cache
+ * the reader could serve old bytes from blocks read before (parallel HDF5
+ * lost a dataset's data so: rank 0's fill values, written before a
+ * barrier, reached the servers after the others' data; testphdf5's
+ * ccontw, 15 of 15 runs). So, around each call of this file:
+ *
+ * - FLUSH: before the call, every open handle's buffered writes go to the
+ *   servers (ADIOI_PSTRIPE_Sync_before): calls that send (point to point,
+ *   the start of a nonblocking or persistent operation, one-sided puts);
+ * - DROP: after it, every handle's next read drops its cached blocks
+ *   (ADIOI_PSTRIPE_Sync_after, one atomic increment): calls that receive
+ *   or complete (receives, probes, waits and tests, one-sided gets);
+ * - BOTH: calls that do both (collectives, sendrecv, one-sided
+ *   synchronization and read-modify-write).
+ *
+ * A process with nothing buffered sends nothing; a read after a message
+ * reads from the servers. These definitions replace MPICH's weak MPI_
+ * symbols in the library (MPI's profiling interface), the large-count
+ * (_c) forms too; each calls its PMPI_ form. A tool that defines its own
+ * MPI_ function and calls PMPI_ bypasses the hook; so does a message MPI
+ * does not carry (shared memory written directly). The driver itself calls
+ * MPI only through PMPI_ (ROMIO's mpipr.h, and ad_pstripe_lock.c and
+ * ad_pstripe_sharedfp.c for the calls mpipr.h lacks), and this file
+ * includes mpi.h alone, so that no macro of mpipr.h renames what it
+ * defines. Under MPI_THREAD_MULTIPLE the flush takes each handle's cache
+ * lock, not ROMIO's (ad_pstripe_cache.c says why).
+ */
+#include <mpi.h>
+
+#include "ad_pstripe_sync.h"
+
+#define PS_FLUSH 1
+#define PS_DROP 2
+#define PS_BOTH (PS_FLUSH | PS_DROP)
+
+/* Exported as MPICH's own are (the library is built with hidden
+ * visibility; mpi.h marks its prototypes only under ROMIO's config). */
+#define PS_HOOK(kind, name, params, args)                       \
+    __attribute__((visibility("default"))) int MPI_##name params \
+    {                                                           \
+        int rc_;                                                \
+        if (PS_##kind & PS_FLUSH)                               \
+            ADIOI_PSTRIPE_Sync_before();                        \
+        rc_ = PMPI_##name args;                                 \
+        if (PS_##kind & PS_DROP)                                \
+            ADIOI_PSTRIPE_Sync_after();                         \
+        return rc_;                                             \
+    }
+
+/* ---- calls that send ---------------------------------------------------- */
+
+PS_HOOK(FLUSH, Send,
+        (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+        (buf, count, datatype, dest, tag, comm))
+PS_HOOK(FLUSH, Send_c,
+        (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+        (buf, count, datatype, dest, tag, comm))
+PS_HOOK(FLUSH, Bsend,
+        (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+        (buf, count, datatype, dest, tag, comm))
+PS_HOOK(FLUSH, Bsend_c,
+        (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+        (buf, count, datatype, dest, tag, comm))
+PS_HOOK(FLUSH, Ssend,
+        (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+        (buf, count, datatype, dest, tag, comm))
+PS_HOOK(FLUSH, Ssend_c,
+        (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+        (buf, count, datatype, dest, tag, comm))
+PS_HOOK(FLUSH, Rsend,
+        (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+        (buf, count, datatype, dest, tag, comm))
+PS_HOOK(FLUSH, Rsend_c,
+        (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
+        (buf, count, datatype, dest, tag, comm))
+PS_HOOK(FLUSH, Isend,
+        (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, dest, tag, comm, request))
+PS_HOOK(FLUSH, Isend_c,
+        (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, dest, tag, comm, request))
+PS_HOOK(FLUSH, Ibsend,
+        (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, dest, tag, comm, request))
+PS_HOOK(FLUSH, Ibsend_c,
+        (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, dest, tag, comm, request))
+PS_HOOK(FLUSH, Issend,
+        (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, dest, tag, comm, request))
+PS_HOOK(FLUSH, Issend_c,
+        (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, dest, tag, comm, request))
+PS_HOOK(FLUSH, Irsend,
+        (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, dest, tag, comm, request))
+PS_HOOK(FLUSH, Irsend_c,
+        (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, dest, tag, comm, request))
+PS_HOOK(FLUSH, Start, (MPI_Request * request), (request))
+PS_HOOK(FLUSH, Startall, (int count, MPI_Request array_of_requests[]), (count, array_of_requests))
+PS_HOOK(FLUSH, Put,
+        (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, win))
+PS_HOOK(FLUSH, Put_c,
+        (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+         int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+         MPI_Datatype target_datatype, MPI_Win win),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, win))
+PS_HOOK(FLUSH, Rput,
+        (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+         MPI_Request *request),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, win, request))
+PS_HOOK(FLUSH, Rput_c,
+        (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+         int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+         MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, win, request))
+PS_HOOK(FLUSH, Accumulate,
+        (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+         MPI_Win win),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, op, win))
+PS_HOOK(FLUSH, Accumulate_c,
+        (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+         int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, op, win))
+PS_HOOK(FLUSH, Raccumulate,
+        (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+         MPI_Win win, MPI_Request *request),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, op, win, request))
+PS_HOOK(FLUSH, Raccumulate_c,
+        (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+         int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, op, win, request))
+PS_HOOK(FLUSH, Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
+PS_HOOK(FLUSH, Ibcast,
+        (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+         MPI_Request *request),
+        (buffer, count, datatype, root, comm, request))
+PS_HOOK(FLUSH, Ibcast_c,
+        (void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+         MPI_Request *request),
+        (buffer, count, datatype, root, comm, request))
+PS_HOOK(FLUSH, Igather,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+PS_HOOK(FLUSH, Igather_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+PS_HOOK(FLUSH, Igatherv,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+         MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request))
+PS_HOOK(FLUSH, Igatherv_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request))
+PS_HOOK(FLUSH, Iscatter,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+PS_HOOK(FLUSH, Iscatter_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+PS_HOOK(FLUSH, Iscatterv,
+        (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+         MPI_Request *request),
+        (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+PS_HOOK(FLUSH, Iscatterv_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+PS_HOOK(FLUSH, Iallgather,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PS_HOOK(FLUSH, Iallgather_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PS_HOOK(FLUSH, Iallgatherv,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+         MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
+PS_HOOK(FLUSH, Iallgatherv_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
+PS_HOOK(FLUSH, Ialltoall,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PS_HOOK(FLUSH, Ialltoall_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PS_HOOK(FLUSH, Ialltoallv,
+        (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+         request))
+PS_HOOK(FLUSH, Ialltoallv_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+         const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+         request))
+PS_HOOK(FLUSH, Ialltoallw,
+        (const void *sendbuf, const int sendcounts[], const int sdispls[],
+         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+         const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+         request))
+PS_HOOK(FLUSH, Ialltoallw_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+         MPI_Request *request),
+        (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+         request))
+PS_HOOK(FLUSH, Ireduce,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, datatype, op, root, comm, request))
+PS_HOOK(FLUSH, Ireduce_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+         int root, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, datatype, op, root, comm, request))
+PS_HOOK(FLUSH, Iallreduce,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, datatype, op, comm, request))
+PS_HOOK(FLUSH, Iallreduce_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, datatype, op, comm, request))
+PS_HOOK(FLUSH, Ireduce_scatter,
+        (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+         MPI_Op op, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, recvcounts, datatype, op, comm, request))
+PS_HOOK(FLUSH, Ireduce_scatter_c,
+        (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
+         MPI_Op op, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, recvcounts, datatype, op, comm, request))
+PS_HOOK(FLUSH, Ireduce_scatter_block,
+        (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, recvcount, datatype, op, comm, request))
+PS_HOOK(FLUSH, Ireduce_scatter_block_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, recvcount, datatype, op, comm, request))
+PS_HOOK(FLUSH, Iscan,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, datatype, op, comm, request))
+PS_HOOK(FLUSH, Iscan_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, datatype, op, comm, request))
+PS_HOOK(FLUSH, Iexscan,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, datatype, op, comm, request))
+PS_HOOK(FLUSH, Iexscan_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, recvbuf, count, datatype, op, comm, request))
+PS_HOOK(FLUSH, Ineighbor_allgather,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PS_HOOK(FLUSH, Ineighbor_allgather_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PS_HOOK(FLUSH, Ineighbor_allgatherv,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+         MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
+PS_HOOK(FLUSH, Ineighbor_allgatherv_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
+PS_HOOK(FLUSH, Ineighbor_alltoall,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PS_HOOK(FLUSH, Ineighbor_alltoall_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PS_HOOK(FLUSH, Ineighbor_alltoallv,
+        (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+         request))
+PS_HOOK(FLUSH, Ineighbor_alltoallv_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+         const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+         request))
+PS_HOOK(FLUSH, Ineighbor_alltoallw,
+        (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+         MPI_Request *request),
+        (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+         request))
+PS_HOOK(FLUSH, Ineighbor_alltoallw_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+         MPI_Request *request),
+        (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+         request))
+
+/* ---- calls that receive or complete -------------------------------------- */
+
+PS_HOOK(DROP, Recv,
+        (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+         MPI_Status *status),
+        (buf, count, datatype, source, tag, comm, status))
+PS_HOOK(DROP, Recv_c,
+        (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+         MPI_Status *status),
+        (buf, count, datatype, source, tag, comm, status))
+PS_HOOK(DROP, Mrecv,
+        (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status),
+        (buf, count, datatype, message, status))
+PS_HOOK(DROP, Mrecv_c,
+        (void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+         MPI_Status *status),
+        (buf, count, datatype, message, status))
+PS_HOOK(DROP, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status),
+        (source, tag, comm, status))
+PS_HOOK(DROP, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
+        (source, tag, comm, flag, status))
+PS_HOOK(DROP, Mprobe,
+        (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
+        (source, tag, comm, message, status))
+PS_HOOK(DROP, Improbe,
+        (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
+        (source, tag, comm, flag, message, status))
+PS_HOOK(DROP, Wait, (MPI_Request * request, MPI_Status *status), (request, status))
+PS_HOOK(DROP, Waitall, (int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]),
+        (count, array_of_requests, array_of_statuses))
+PS_HOOK(DROP, Waitany, (int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status),
+        (count, array_of_requests, indx, status))
+PS_HOOK(DROP, Waitsome,
+        (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+         MPI_Status array_of_statuses[]),
+        (incount, array_of_requests, outcount, array_of_indices, array_of_statuses))
+PS_HOOK(DROP, Test, (MPI_Request * request, int *flag, MPI_Status *status), (request, flag, status))
+PS_HOOK(DROP, Testall,
+        (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]),
+        (count, array_of_requests, flag, array_of_statuses))
+PS_HOOK(DROP, Testany,
+        (int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status),
+        (count, array_of_requests, indx, flag, status))
+PS_HOOK(DROP, Testsome,
+        (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+         MPI_Status array_of_statuses[]),
+        (incount, array_of_requests, outcount, array_of_indices, array_of_statuses))
+PS_HOOK(DROP, Get,
+        (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, win))
+PS_HOOK(DROP, Get_c,
+        (void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+         MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, win))
+PS_HOOK(DROP, Rget,
+        (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+         MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+         MPI_Request *request),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, win, request))
+PS_HOOK(DROP, Rget_c,
+        (void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
+         MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+         MPI_Request *request),
+        (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+         target_datatype, win, request))
+
+/* ---- calls that do both ------------------------------------------------- */
+
+PS_HOOK(BOTH, Sendrecv,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+         void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+         MPI_Comm comm, MPI_Status *status),
+        (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+         comm, status))
+PS_HOOK(BOTH, Sendrecv_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+         MPI_Comm comm, MPI_Status *status),
+        (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+         comm, status))
+PS_HOOK(BOTH, Sendrecv_replace,
+        (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+         int recvtag, MPI_Comm comm, MPI_Status *status),
+        (buf, count, datatype, dest, sendtag, source, recvtag, comm, status))
+PS_HOOK(BOTH, Sendrecv_replace_c,
+        (void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+         int recvtag, MPI_Comm comm, MPI_Status *status),
+        (buf, count, datatype, dest, sendtag, source, recvtag, comm, status))
+PS_HOOK(BOTH, Barrier, (MPI_Comm comm), (comm))
+PS_HOOK(BOTH, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm),
+        (buffer, count, datatype, root, comm))
+PS_HOOK(BOTH, Bcast_c,
+        (void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm),
+        (buffer, count, datatype, root, comm))
+PS_HOOK(BOTH, Gather,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, int root, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+PS_HOOK(BOTH, Gather_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+PS_HOOK(BOTH, Gatherv,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+         MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+PS_HOOK(BOTH, Gatherv_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+         MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
+PS_HOOK(BOTH, Scatter,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, int root, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+PS_HOOK(BOTH, Scatter_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
+PS_HOOK(BOTH, Scatterv,
+        (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+         void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+        (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
+PS_HOOK(BOTH, Scatterv_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+         MPI_Comm comm),
+        (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
+PS_HOOK(BOTH, Allgather,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+PS_HOOK(BOTH, Allgather_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+PS_HOOK(BOTH, Allgatherv,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+PS_HOOK(BOTH, Allgatherv_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+         MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+PS_HOOK(BOTH, Alltoall,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+PS_HOOK(BOTH, Alltoall_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+PS_HOOK(BOTH, Alltoallv,
+        (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+         MPI_Comm comm),
+        (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm))
+PS_HOOK(BOTH, Alltoallv_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+         const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm))
+PS_HOOK(BOTH, Alltoallw,
+        (const void *sendbuf, const int sendcounts[], const int sdispls[],
+         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+         const MPI_Datatype recvtypes[], MPI_Comm comm),
+        (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm))
+PS_HOOK(BOTH, Alltoallw_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+        (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm))
+PS_HOOK(BOTH, Reduce,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+         MPI_Comm comm),
+        (sendbuf, recvbuf, count, datatype, op, root, comm))
+PS_HOOK(BOTH, Reduce_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+         int root, MPI_Comm comm),
+        (sendbuf, recvbuf, count, datatype, op, root, comm))
+PS_HOOK(BOTH, Allreduce,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm),
+        (sendbuf, recvbuf, count, datatype, op, comm))
+PS_HOOK(BOTH, Allreduce_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm),
+        (sendbuf, recvbuf, count, datatype, op, comm))
+PS_HOOK(BOTH, Reduce_scatter,
+        (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+         MPI_Op op, MPI_Comm comm),
+        (sendbuf, recvbuf, recvcounts, datatype, op, comm))
+PS_HOOK(BOTH, Reduce_scatter_c,
+        (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
+         MPI_Op op, MPI_Comm comm),
+        (sendbuf, recvbuf, recvcounts, datatype, op, comm))
+PS_HOOK(BOTH, Reduce_scatter_block,
+        (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm),
+        (sendbuf, recvbuf, recvcount, datatype, op, comm))
+PS_HOOK(BOTH, Reduce_scatter_block_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm),
+        (sendbuf, recvbuf, recvcount, datatype, op, comm))
+PS_HOOK(BOTH, Scan,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm),
+        (sendbuf, recvbuf, count, datatype, op, comm))
+PS_HOOK(BOTH, Scan_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm),
+        (sendbuf, recvbuf, count, datatype, op, comm))
+PS_HOOK(BOTH, Exscan,
+        (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm),
+        (sendbuf, recvbuf, count, datatype, op, comm))
+PS_HOOK(BOTH, Exscan_c,
+        (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+         MPI_Comm comm),
+        (sendbuf, recvbuf, count, datatype, op, comm))
+PS_HOOK(BOTH, Neighbor_allgather,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+PS_HOOK(BOTH, Neighbor_allgather_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+PS_HOOK(BOTH, Neighbor_allgatherv,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+PS_HOOK(BOTH, Neighbor_allgatherv_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+         MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+PS_HOOK(BOTH, Neighbor_alltoall,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+         MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+PS_HOOK(BOTH, Neighbor_alltoall_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+PS_HOOK(BOTH, Neighbor_alltoallv,
+        (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+         void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+         MPI_Comm comm),
+        (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm))
+PS_HOOK(BOTH, Neighbor_alltoallv_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+         MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+         const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+        (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm))
+PS_HOOK(BOTH, Neighbor_alltoallw,
+        (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+         const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+        (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm))
+PS_HOOK(BOTH, Neighbor_alltoallw_c,
+        (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+         const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+        (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm))
+PS_HOOK(BOTH, Get_accumulate,
+        (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+         int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+        (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+         target_rank, target_disp, target_count, target_datatype, op, win))
+PS_HOOK(BOTH, Get_accumulate_c,
+        (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+         void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
+         MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+         MPI_Win win),
+        (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+         target_rank, target_disp, target_count, target_datatype, op, win))
+PS_HOOK(BOTH, Rget_accumulate,
+        (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+         int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+         MPI_Request *request),
+        (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+         target_rank, target_disp, target_count, target_datatype, op, win, request))
+PS_HOOK(BOTH, Rget_accumulate_c,
+        (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+         void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
+         MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+         MPI_Win win, MPI_Request *request),
+        (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+         target_rank, target_disp, target_count, target_datatype, op, win, request))
+PS_HOOK(BOTH, Fetch_and_op,
+        (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+         MPI_Aint target_disp, MPI_Op op, MPI_Win win),
+        (origin_addr, result_addr, datatype, target_rank, target_disp, op, win))
+PS_HOOK(BOTH, Compare_and_swap,
+        (const void *origin_addr, const void *compare_addr, void *result_addr,
+         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win),
+        (origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win))
+PS_HOOK(BOTH, Win_fence, (int assert, MPI_Win win), (assert, win))
+PS_HOOK(BOTH, Win_post, (MPI_Group group, int assert, MPI_Win win), (group, assert, win))
+PS_HOOK(BOTH, Win_start, (MPI_Group group, int assert, MPI_Win win), (group, assert, win))
+PS_HOOK(BOTH, Win_complete, (MPI_Win win), (win))
+PS_HOOK(BOTH, Win_wait, (MPI_Win win), (win))
+PS_HOOK(BOTH, Win_test, (MPI_Win win, int *flag), (win, flag))
+PS_HOOK(BOTH, Win_lock, (int lock_type, int rank, int assert, MPI_Win win),
+        (lock_type, rank, assert, win))
+PS_HOOK(BOTH, Win_unlock, (int rank, MPI_Win win), (rank, win))
+PS_HOOK(BOTH, Win_lock_all, (int assert, MPI_Win win), (assert, win))
+PS_HOOK(BOTH, Win_unlock_all, (MPI_Win win), (win))
+PS_HOOK(BOTH, Win_flush, (int rank, MPI_Win win), (rank, win))
+PS_HOOK(BOTH, Win_flush_all, (MPI_Win win), (win))
+PS_HOOK(BOTH, Win_flush_local, (int rank, MPI_Win win), (rank, win))
+PS_HOOK(BOTH, Win_flush_local_all, (MPI_Win win), (win))
+PS_HOOK(BOTH, Win_sync, (MPI_Win win), (win))
