@@ -14,7 +14,8 @@
  *   buffer fills meanwhile, and a send waits for the previous one, so
  *   writes stay in order), and, waited for, before anything that must see
  *   it: sync, close, set_view/set_info, set_size, preallocate, get_size,
- *   set_atomicity, every aggregated (two-phase) collective call,
+ *   set_atomicity, every MPI call that sends a message (of any file:
+ *   ad_pstripe_sync.c), every aggregated (two-phase) collective call,
  *   nonblocking I/O, a direct (larger) write, and a read (any read waits
  *   for a send in flight; one that overlaps the buffered bytes' extent
  *   flushes them; one that comes back short, below buffered bytes that
@@ -36,9 +37,10 @@
  *   so bytes past the end of file are never data, and a read across EOF
  *   counts what the servers count. The handle's own writes drop the blocks
  *   they touch; sync, set_view, set_info, set_size, set_atomicity, close,
- *   collective writes and the completion of a nonblocking write (of any
- *   file: a read of the handle then sees ADIOI_PSTRIPE_nb_writes_done
- *   moved) drop the whole cache, and the first small read after that
+ *   collective writes, the completion of a nonblocking write and every
+ *   MPI call that receives a message (of any file: a read of the handle
+ *   then sees sync_epoch moved) drop the whole cache, and the first
+ *   small read after that
  *   reads its own bytes only (no blocks to be dropped again unread).
  *   Either makes a read-ahead in flight over those bytes stale: its
  *   blocks stay untagged when it is waited for (at the latest when the
