@@ -19,7 +19,8 @@
  *   the start of a nonblocking or persistent operation, one-sided puts);
  * - DROP: after it, every handle's next read drops its cached blocks
  *   (ADIOI_PSTRIPE_Sync_after, one atomic increment): calls that receive
- *   or complete (receives, probes, waits and tests, one-sided gets);
+ *   or complete (receives, probes, waits, one-sided gets; the polls,
+ *   tests and Iprobe, only when they found something);
  * - BOTH: calls that do both (collectives, sendrecv, one-sided
  *   synchronization and read-modify-write).
  *
@@ -53,6 +54,17 @@
             ADIOI_PSTRIPE_Sync_before();                        \
         rc_ = PMPI_##name args;                                 \
         if (PS_##kind & PS_DROP)                                \
+            ADIOI_PSTRIPE_Sync_after();                         \
+        return rc_;                                             \
+    }
+
+/* A poll: DROP only when it found something (done, an expression of its
+ * parameters), so that a program reading between polls keeps its cache. */
+#define PS_POLL(name, done, params, args)                       \
+    __attribute__((visibility("default"))) int MPI_##name params \
+    {                                                           \
+        int rc_ = PMPI_##name args;                             \
+        if (done)                                               \
             ADIOI_PSTRIPE_Sync_after();                         \
         return rc_;                                             \
     }
@@ -380,12 +392,12 @@ PS_HOOK(DROP, Mrecv_c,
         (buf, count, datatype, message, status))
 PS_HOOK(DROP, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status),
         (source, tag, comm, status))
-PS_HOOK(DROP, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
+PS_POLL(Iprobe, *flag, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
         (source, tag, comm, flag, status))
 PS_HOOK(DROP, Mprobe,
         (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
         (source, tag, comm, message, status))
-PS_HOOK(DROP, Improbe,
+PS_POLL(Improbe, *flag,
         (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
         (source, tag, comm, flag, message, status))
 PS_HOOK(DROP, Wait, (MPI_Request * request, MPI_Status *status), (request, status))
@@ -397,17 +409,20 @@ PS_HOOK(DROP, Waitsome,
         (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
          MPI_Status array_of_statuses[]),
         (incount, array_of_requests, outcount, array_of_indices, array_of_statuses))
-PS_HOOK(DROP, Test, (MPI_Request * request, int *flag, MPI_Status *status), (request, flag, status))
-PS_HOOK(DROP, Testall,
+PS_POLL(Test, *flag, (MPI_Request * request, int *flag, MPI_Status *status),
+        (request, flag, status))
+PS_POLL(Testall, *flag,
         (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]),
         (count, array_of_requests, flag, array_of_statuses))
-PS_HOOK(DROP, Testany,
+PS_POLL(Testany, *flag,
         (int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status),
         (count, array_of_requests, indx, flag, status))
-PS_HOOK(DROP, Testsome,
+PS_POLL(Testsome, *outcount > 0,
         (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
          MPI_Status array_of_statuses[]),
         (incount, array_of_requests, outcount, array_of_indices, array_of_statuses))
+PS_POLL(Request_get_status, *flag, (MPI_Request request, int *flag, MPI_Status *status),
+        (request, flag, status))
 PS_HOOK(DROP, Get,
         (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),

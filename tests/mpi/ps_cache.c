@@ -23,8 +23,9 @@
  * - a process's buffered write, a barrier, then another's write over it:
  *   the later write stays (parallel HDF5's fill values and data);
  * - a process's buffered write, then a message (send, isend and wait,
- *   sendrecv, bcast, allreduce), then another process reads the bytes at
- *   once, where it had cached the old ones: it sees the new ones;
+ *   irecv polled by test, sendrecv, bcast, allreduce), then another
+ *   process reads the bytes at once, where it had cached the old ones: it
+ *   sees the new ones;
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
  *   even where rank 1 had cached the old bytes;
  * - one process alone opens a file right after the collective close (no
@@ -504,7 +505,7 @@ static void message_orders_accesses(MPI_File fh)
     enum { SEND, ISEND, SENDRECV, BCAST, ALLREDUCE, NKINDS };
     MPI_Offset off;
     MPI_Request rq;
-    int k, token = 1, sum;
+    int k, token = 1, sum, flag;
 
     if (ps_nprocs < 2)
         return;
@@ -523,12 +524,16 @@ static void message_orders_accesses(MPI_File fh)
             MPI_Send(&token, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
         if (k == SEND && ps_rank == 1)
             MPI_Recv(&token, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (k == ISEND && ps_rank <= 1) {
-            if (ps_rank == 0)
-                MPI_Isend(&token, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &rq);
-            else
-                MPI_Irecv(&token, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, &rq);
+        if (k == ISEND && ps_rank == 0) {
+            MPI_Isend(&token, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &rq);
             MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        }
+        if (k == ISEND && ps_rank == 1) {       /* polled: reads between the polls */
+            MPI_Irecv(&token, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, &rq);
+            for (flag = 0; !flag;) {
+                check_range(fh, off, 8, 8, "bytes another process did not write");
+                MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+            }
         }
         if (k == SENDRECV && ps_rank <= 1)
             MPI_Sendrecv_replace(&token, 1, MPI_INT, 1 - ps_rank, 4, 1 - ps_rank, 4,
