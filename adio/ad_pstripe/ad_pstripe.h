@@ -211,6 +211,7 @@ int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
 void ADIOI_PSTRIPE_Cache_register(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps);
+int ADIOI_PSTRIPE_Cache_flush_open(void);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,

@@ -822,23 +822,32 @@ void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps)
     pthread_mutex_destroy(&ps->cache_mutex);
 }
 
-/* Before a message leaves: every handle's buffered writes go to the
- * servers. A flush that fails stays the handle's sticky error, for its
- * next sync or close. */
-void ADIOI_PSTRIPE_Sync_before(void)
+/* Every open handle's buffered writes go to the servers. A flush that
+ * fails stays the handle's sticky error, for its next sync or close.
+ * Returns the number of handles whose flush failed. */
+int ADIOI_PSTRIPE_Cache_flush_open(void)
 {
     ADIOI_PSTRIPE_fs *ps;
+    int nfailed = 0;
 
     if (__atomic_load_n(&open_files, __ATOMIC_ACQUIRE) == NULL)
-        return;
+        return 0;
     pthread_mutex_lock(&open_files_mutex);
     for (ps = open_files; ps != NULL; ps = ps->wb_next) {
         pthread_mutex_lock(&ps->cache_mutex);
-        if (ps->file != NULL && (ps->wb_nregions > 0 || ps->wb_req != NULL))
-            cache_flush(ps, 0);
+        if (ps->file != NULL && (ps->wb_nregions > 0 || ps->wb_req != NULL) &&
+            cache_flush(ps, 0) != MPI_SUCCESS)
+            nfailed++;
         pthread_mutex_unlock(&ps->cache_mutex);
     }
     pthread_mutex_unlock(&open_files_mutex);
+    return nfailed;
+}
+
+/* Before a message leaves. */
+void ADIOI_PSTRIPE_Sync_before(void)
+{
+    ADIOI_PSTRIPE_Cache_flush_open();
 }
 
 /* After a message came (or a nonblocking write completed): the next read

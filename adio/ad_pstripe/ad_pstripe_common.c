@@ -24,9 +24,13 @@ static int ADIOI_PSTRIPE_End(MPI_Comm comm, int keyval, void *attribute_val, voi
         } else {
             /* the library needs its files closed before a disconnect; a
              * program that did not close its files leaves the connection
-             * to be torn down by exit */
-            FPRINTF(stderr, "pstripe: %d file(s) still open at MPI_Finalize\n",
-                    ADIOI_PSTRIPE_nfiles);
+             * to be torn down by exit, after their buffered writes are
+             * sent (on a POSIX file system they would be there) */
+            int nfailed = ADIOI_PSTRIPE_Cache_flush_open();
+
+            FPRINTF(stderr, "pstripe: %d file(s) still open at MPI_Finalize (close them first);"
+                    " their buffered writes %s\n", ADIOI_PSTRIPE_nfiles,
+                    nfailed > 0 ? "failed (data lost)" : "were sent");
         }
         ADIOI_PSTRIPE_fs_handle = NULL;
     }
