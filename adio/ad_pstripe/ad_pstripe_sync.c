@@ -16,7 +16,8 @@
  *
  * - FLUSH: before the call, every open handle's buffered writes go to the
  *   servers (ADIOI_PSTRIPE_Sync_before): calls that send (point to point,
- *   the start of a nonblocking or persistent operation, one-sided puts);
+ *   the start of a nonblocking or persistent operation, a partition made
+ *   ready, one-sided puts);
  * - DROP: after it, every handle's next read drops its cached blocks
  *   (ADIOI_PSTRIPE_Sync_after, one atomic increment): calls that receive
  *   or complete (receives, probes, waits, one-sided gets; the polls,
@@ -129,6 +130,11 @@ PS_HOOK(FLUSH, Irsend_c,
         (buf, count, datatype, dest, tag, comm, request))
 PS_HOOK(FLUSH, Start, (MPI_Request * request), (request))
 PS_HOOK(FLUSH, Startall, (int count, MPI_Request array_of_requests[]), (count, array_of_requests))
+PS_HOOK(FLUSH, Pready, (int partition, MPI_Request request), (partition, request))
+PS_HOOK(FLUSH, Pready_range, (int partition_low, int partition_high, MPI_Request request),
+        (partition_low, partition_high, request))
+PS_HOOK(FLUSH, Pready_list, (int length, int array_of_partitions[], MPI_Request request),
+        (length, array_of_partitions, request))
 PS_HOOK(FLUSH, Put,
         (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
@@ -423,6 +429,8 @@ PS_POLL(Testsome, *outcount > 0,
         (incount, array_of_requests, outcount, array_of_indices, array_of_statuses))
 PS_POLL(Request_get_status, *flag, (MPI_Request request, int *flag, MPI_Status *status),
         (request, flag, status))
+PS_POLL(Parrived, *flag, (MPI_Request request, int partition, int *flag),
+        (request, partition, flag))
 PS_HOOK(DROP, Get,
         (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),

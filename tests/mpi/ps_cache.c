@@ -23,7 +23,8 @@
  * - a process's buffered write, a barrier, then another's write over it:
  *   the later write stays (parallel HDF5's fill values and data);
  * - a process's buffered write, then a message (send, isend and wait,
- *   irecv polled by test, sendrecv, bcast, allreduce), then another
+ *   irecv polled by test, sendrecv, bcast, allreduce, a partition made
+ *   ready and polled by parrived), then another
  *   process reads the bytes at once, where it had cached the old ones: it
  *   sees the new ones;
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
@@ -502,7 +503,7 @@ static void barrier_orders_writes(MPI_File fh)
  * rank 0's buffer was sent. */
 static void message_orders_accesses(MPI_File fh)
 {
-    enum { SEND, ISEND, SENDRECV, BCAST, ALLREDUCE, NKINDS };
+    enum { SEND, ISEND, SENDRECV, BCAST, ALLREDUCE, PARTITIONED, NKINDS };
     MPI_Offset off;
     MPI_Request rq;
     int k, token = 1, sum, flag;
@@ -511,6 +512,15 @@ static void message_orders_accesses(MPI_File fh)
         return;
     for (k = 0; k < NKINDS; k++) {
         off = slot_off(40 + k, 0) + 30;
+        /* a partitioned send started before the write: its Pready sends */
+        if (k == PARTITIONED && ps_rank == 0) {
+            MPI_Psend_init(&token, 1, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &rq);
+            MPI_Start(&rq);
+        }
+        if (k == PARTITIONED && ps_rank == 1) {
+            MPI_Precv_init(&token, 1, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &rq);
+            MPI_Start(&rq);
+        }
         if (ps_rank == 1) {
             check_range(fh, off, 64, 64, "before another process's write");
             check_range(fh, off, 64, 16, "before another process's write");
@@ -535,6 +545,15 @@ static void message_orders_accesses(MPI_File fh)
                 MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
             }
         }
+        if (k == PARTITIONED && ps_rank == 0) {
+            MPI_Pready(0, rq);
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        }
+        if (k == PARTITIONED && ps_rank == 1)
+            for (flag = 0; !flag;) {
+                check_range(fh, off, 8, 8, "bytes another process did not write");
+                MPI_Parrived(rq, 0, &flag);
+            }
         if (k == SENDRECV && ps_rank <= 1)
             MPI_Sendrecv_replace(&token, 1, MPI_INT, 1 - ps_rank, 4, 1 - ps_rank, 4,
                                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -544,6 +563,11 @@ static void message_orders_accesses(MPI_File fh)
             MPI_Allreduce(&token, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (ps_rank == 1)
             check_range(fh, off, 64, 16, "another process's write after a message");
+        if (k == PARTITIONED && ps_rank <= 1) {
+            if (ps_rank == 1)
+                MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            MPI_Request_free(&rq);
+        }
         MPI_Barrier(MPI_COMM_WORLD);
     }
 }
