@@ -714,6 +714,9 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *err
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     int r;
 
+    *error_code = MPI_SUCCESS;
+    if (ps == NULL)
+        return 0;
     pthread_mutex_lock(&ps->cache_mutex);
     r = cache_write(fd, acc, error_code);
     pthread_mutex_unlock(&ps->cache_mutex);
@@ -726,6 +729,9 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t 
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     int r;
 
+    *error_code = MPI_SUCCESS;
+    if (ps == NULL)
+        return 0;
     pthread_mutex_lock(&ps->cache_mutex);
     r = cache_read(fd, acc, nread, error_code);
     pthread_mutex_unlock(&ps->cache_mutex);
@@ -738,6 +744,9 @@ int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, u
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     int r;
 
+    *error_code = MPI_SUCCESS;
+    if (ps == NULL)
+        return 0;
     pthread_mutex_lock(&ps->cache_mutex);
     r = cache_reread(ps, acc, nread, error_code);
     pthread_mutex_unlock(&ps->cache_mutex);
@@ -772,6 +781,8 @@ int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd)
 
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
 {
+    if (ps == NULL)
+        return;
     pthread_mutex_lock(&ps->cache_mutex);
     cache_drop(ps);
     pthread_mutex_unlock(&ps->cache_mutex);
@@ -824,7 +835,9 @@ void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps)
 
 /* Every open handle's buffered writes go to the servers. A flush that
  * fails stays the handle's sticky error, for its next sync or close.
- * Returns the number of handles whose flush failed. */
+ * Returns the number of handles whose writes failed, in this flush or in
+ * an earlier one not yet reported (MPI_Finalize's word on files left
+ * open). */
 int ADIOI_PSTRIPE_Cache_flush_open(void)
 {
     ADIOI_PSTRIPE_fs *ps;
@@ -835,8 +848,9 @@ int ADIOI_PSTRIPE_Cache_flush_open(void)
     pthread_mutex_lock(&open_files_mutex);
     for (ps = open_files; ps != NULL; ps = ps->wb_next) {
         pthread_mutex_lock(&ps->cache_mutex);
-        if (ps->file != NULL && (ps->wb_nregions > 0 || ps->wb_req != NULL) &&
-            cache_flush(ps, 0) != MPI_SUCCESS)
+        if (ps->file != NULL && (ps->wb_nregions > 0 || ps->wb_req != NULL))
+            cache_flush(ps, 0);
+        if (ps->wb_error != MPI_SUCCESS)
             nfailed++;
         pthread_mutex_unlock(&ps->cache_mutex);
     }

@@ -178,6 +178,8 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
 
     if (ps == NULL)
         return;
+    ADIOI_PSTRIPE_Cache_release(ps);    /* (an error it reports names ps->path) */
+    ADIOI_PSTRIPE_Cache_unregister(ps);
     if (ps->path)
         ADIOI_Free(ps->path);
     for (i = 0; i < 3; i++)
@@ -185,8 +187,6 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
             ADIOI_Free(ps->coll_buf[i]);
     if (ps->spare_regions)
         ADIOI_Free(ps->spare_regions);
-    ADIOI_PSTRIPE_Cache_release(ps);
-    ADIOI_PSTRIPE_Cache_unregister(ps);
     ADIOI_Free(ps);
 }
 

@@ -17,13 +17,20 @@
  * - FLUSH: before the call, every open handle's buffered writes go to the
  *   servers (ADIOI_PSTRIPE_Sync_before): calls that send (point to point,
  *   the start of a nonblocking or persistent operation, a partition made
- *   ready, one-sided puts);
+ *   ready, one-sided puts) and nonblocking receives (a synchronous send
+ *   completes once its receive is posted: that tells the sender);
  * - DROP: after it, every handle's next read drops its cached blocks
  *   (ADIOI_PSTRIPE_Sync_after, one atomic increment): calls that receive
  *   or complete (receives, probes, waits, one-sided gets; the polls,
  *   tests and Iprobe, only when they found something);
- * - BOTH: calls that do both (collectives, sendrecv, one-sided
- *   synchronization and read-modify-write).
+ * - BOTH: calls that do both (collectives, sendrecv, blocking receives
+ *   and synchronous sends, one-sided synchronization and
+ *   read-modify-write).
+ *
+ * Not hooked: calls that create or free communicators and windows or
+ * connect processes (collective, but not a way programs pass word of
+ * their writes), and collective MPI-IO calls on another file (ROMIO
+ * calls PMPI_ inside them).
  *
  * A process with nothing buffered sends nothing; a read after a message
  * reads from the servers. These definitions replace MPICH's weak MPI_
@@ -60,12 +67,17 @@
     }
 
 /* A poll: DROP only when it found something (done, an expression of its
- * parameters), so that a program reading between polls keeps its cache. */
-#define PS_POLL(name, done, params, args)                       \
+ * parameters), so that a program reading between polls keeps its cache;
+ * kind FLUSH: it flushes first too (NONE: not). */
+#define PS_NONE 0
+#define PS_POLL(kind, name, done, params, args)                 \
     __attribute__((visibility("default"))) int MPI_##name params \
     {                                                           \
-        int rc_ = PMPI_##name args;                             \
-        if (done)                                               \
+        int rc_;                                                \
+        if (PS_##kind & PS_FLUSH)                               \
+            ADIOI_PSTRIPE_Sync_before();                        \
+        rc_ = PMPI_##name args;                                 \
+        if (rc_ == MPI_SUCCESS && (done))                       \
             ADIOI_PSTRIPE_Sync_after();                         \
         return rc_;                                             \
     }
@@ -84,10 +96,10 @@ PS_HOOK(FLUSH, Bsend,
 PS_HOOK(FLUSH, Bsend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
-PS_HOOK(FLUSH, Ssend,
+PS_HOOK(BOTH, Ssend,
         (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
-PS_HOOK(FLUSH, Ssend_c,
+PS_HOOK(BOTH, Ssend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
 PS_HOOK(FLUSH, Rsend,
@@ -128,6 +140,41 @@ PS_HOOK(FLUSH, Irsend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, dest, tag, comm, request))
+PS_HOOK(FLUSH, Irecv,
+        (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, source, tag, comm, request))
+PS_HOOK(FLUSH, Irecv_c,
+        (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+         MPI_Request *request),
+        (buf, count, datatype, source, tag, comm, request))
+PS_HOOK(FLUSH, Imrecv,
+        (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request),
+        (buf, count, datatype, message, request))
+PS_HOOK(FLUSH, Imrecv_c,
+        (void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+         MPI_Request *request),
+        (buf, count, datatype, message, request))
+PS_HOOK(FLUSH, Isendrecv,
+        (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+         void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+         comm, request))
+PS_HOOK(FLUSH, Isendrecv_c,
+        (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+         MPI_Comm comm, MPI_Request *request),
+        (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+         comm, request))
+PS_HOOK(FLUSH, Isendrecv_replace,
+        (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+         int recvtag, MPI_Comm comm, MPI_Request *request),
+        (buf, count, datatype, dest, sendtag, source, recvtag, comm, request))
+PS_HOOK(FLUSH, Isendrecv_replace_c,
+        (void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
+         int recvtag, MPI_Comm comm, MPI_Request *request),
+        (buf, count, datatype, dest, sendtag, source, recvtag, comm, request))
 PS_HOOK(FLUSH, Start, (MPI_Request * request), (request))
 PS_HOOK(FLUSH, Startall, (int count, MPI_Request array_of_requests[]), (count, array_of_requests))
 PS_HOOK(FLUSH, Pready, (int partition, MPI_Request request), (partition, request))
@@ -381,29 +428,29 @@ PS_HOOK(FLUSH, Ineighbor_alltoallw_c,
 
 /* ---- calls that receive or complete -------------------------------------- */
 
-PS_HOOK(DROP, Recv,
+PS_HOOK(BOTH, Recv,
         (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
          MPI_Status *status),
         (buf, count, datatype, source, tag, comm, status))
-PS_HOOK(DROP, Recv_c,
+PS_HOOK(BOTH, Recv_c,
         (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
          MPI_Status *status),
         (buf, count, datatype, source, tag, comm, status))
-PS_HOOK(DROP, Mrecv,
+PS_HOOK(BOTH, Mrecv,
         (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status),
         (buf, count, datatype, message, status))
-PS_HOOK(DROP, Mrecv_c,
+PS_HOOK(BOTH, Mrecv_c,
         (void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
          MPI_Status *status),
         (buf, count, datatype, message, status))
 PS_HOOK(DROP, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status),
         (source, tag, comm, status))
-PS_POLL(Iprobe, *flag, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
+PS_POLL(NONE, Iprobe, *flag, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status),
         (source, tag, comm, flag, status))
 PS_HOOK(DROP, Mprobe,
         (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status),
         (source, tag, comm, message, status))
-PS_POLL(Improbe, *flag,
+PS_POLL(NONE, Improbe, *flag,
         (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status),
         (source, tag, comm, flag, message, status))
 PS_HOOK(DROP, Wait, (MPI_Request * request, MPI_Status *status), (request, status))
@@ -415,21 +462,21 @@ PS_HOOK(DROP, Waitsome,
         (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
          MPI_Status array_of_statuses[]),
         (incount, array_of_requests, outcount, array_of_indices, array_of_statuses))
-PS_POLL(Test, *flag, (MPI_Request * request, int *flag, MPI_Status *status),
+PS_POLL(NONE, Test, *flag, (MPI_Request * request, int *flag, MPI_Status *status),
         (request, flag, status))
-PS_POLL(Testall, *flag,
+PS_POLL(NONE, Testall, *flag,
         (int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]),
         (count, array_of_requests, flag, array_of_statuses))
-PS_POLL(Testany, *flag,
+PS_POLL(NONE, Testany, *flag,
         (int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status),
         (count, array_of_requests, indx, flag, status))
-PS_POLL(Testsome, *outcount > 0,
+PS_POLL(NONE, Testsome, *outcount > 0,
         (int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
          MPI_Status array_of_statuses[]),
         (incount, array_of_requests, outcount, array_of_indices, array_of_statuses))
-PS_POLL(Request_get_status, *flag, (MPI_Request request, int *flag, MPI_Status *status),
+PS_POLL(NONE, Request_get_status, *flag, (MPI_Request request, int *flag, MPI_Status *status),
         (request, flag, status))
-PS_POLL(Parrived, *flag, (MPI_Request request, int partition, int *flag),
+PS_POLL(NONE, Parrived, *flag, (MPI_Request request, int partition, int *flag),
         (request, partition, flag))
 PS_HOOK(DROP, Get,
         (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
@@ -695,7 +742,7 @@ PS_HOOK(BOTH, Win_post, (MPI_Group group, int assert, MPI_Win win), (group, asse
 PS_HOOK(BOTH, Win_start, (MPI_Group group, int assert, MPI_Win win), (group, assert, win))
 PS_HOOK(BOTH, Win_complete, (MPI_Win win), (win))
 PS_HOOK(BOTH, Win_wait, (MPI_Win win), (win))
-PS_HOOK(BOTH, Win_test, (MPI_Win win, int *flag), (win, flag))
+PS_POLL(FLUSH, Win_test, *flag, (MPI_Win win, int *flag), (win, flag))
 PS_HOOK(BOTH, Win_lock, (int lock_type, int rank, int assert, MPI_Win win),
         (lock_type, rank, assert, win))
 PS_HOOK(BOTH, Win_unlock, (int rank, MPI_Win win), (rank, win))

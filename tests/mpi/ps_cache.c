@@ -24,7 +24,8 @@
  *   the later write stays (parallel HDF5's fill values and data);
  * - a process's buffered write, then a message (send, isend and wait,
  *   irecv polled by test, sendrecv, bcast, allreduce, a partition made
- *   ready and polled by parrived), then another
+ *   ready and polled by parrived; or the reader's ssend, which returns
+ *   once the writer posted its receive), then another
  *   process reads the bytes at once, where it had cached the old ones: it
  *   sees the new ones;
  * - atomic mode: rank 0 writes, barrier, rank 1 reads at once (no sync),
@@ -503,15 +504,19 @@ static void barrier_orders_writes(MPI_File fh)
  * rank 0's buffer was sent. */
 static void message_orders_accesses(MPI_File fh)
 {
-    enum { SEND, ISEND, SENDRECV, BCAST, ALLREDUCE, PARTITIONED, NKINDS };
+    enum { SEND, ISEND, SENDRECV, BCAST, ALLREDUCE, PARTITIONED, SSEND, NKINDS };
     MPI_Offset off;
     MPI_Request rq;
-    int k, token = 1, sum, flag;
+    int k, token = 1, ready = 1, sum, flag, writer, reader;
 
     if (ps_nprocs < 2)
         return;
     for (k = 0; k < NKINDS; k++) {
         off = slot_off(40 + k, 0) + 30;
+        /* a synchronous send tells its sender that the receiver (the
+         * writer, there) has posted the receive */
+        writer = k == SSEND ? 1 : 0;
+        reader = 1 - writer;
         /* a partitioned send started before the write: its Pready sends */
         if (k == PARTITIONED && ps_rank == 0) {
             MPI_Psend_init(&token, 1, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &rq);
@@ -521,12 +526,12 @@ static void message_orders_accesses(MPI_File fh)
             MPI_Precv_init(&token, 1, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &rq);
             MPI_Start(&rq);
         }
-        if (ps_rank == 1) {
+        if (ps_rank == reader) {
             check_range(fh, off, 64, 64, "before another process's write");
             check_range(fh, off, 64, 16, "before another process's write");
-            MPI_Send(&token, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
-        } else if (ps_rank == 0) {
-            MPI_Recv(&token, 1, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&ready, 1, MPI_INT, writer, 1, MPI_COMM_WORLD);
+        } else if (ps_rank == writer) {
+            MPI_Recv(&ready, 1, MPI_INT, reader, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             write_small(fh, off + 8, 40, 80 + k);
         }
         model_write(off + 8, 40, 80 + k);
@@ -561,7 +566,11 @@ static void message_orders_accesses(MPI_File fh)
             MPI_Bcast(&token, 1, MPI_INT, 0, MPI_COMM_WORLD);
         if (k == ALLREDUCE)
             MPI_Allreduce(&token, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        if (ps_rank == 1)
+        if (k == SSEND && ps_rank == reader)
+            MPI_Ssend(&token, 1, MPI_INT, writer, 6, MPI_COMM_WORLD);
+        if (k == SSEND && ps_rank == writer)
+            MPI_Recv(&token, 1, MPI_INT, reader, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (ps_rank == reader)
             check_range(fh, off, 64, 16, "another process's write after a message");
         if (k == PARTITIONED && ps_rank <= 1) {
             if (ps_rank == 1)
