@@ -13,7 +13,9 @@
  * after each start of a barrier, so that writes and flushes overlap (the
  * driver without the lock: double free or corruption, 3 runs of 3).
  * Then a message sent by a second thread while the main thread waits in a
- * collective write, for that message (it must not wait for the write).
+ * collective write, for that message (it must not wait for the write);
+ * then a second file opened, written and closed OC_ROUNDS times while the
+ * barrier thread's barriers flush every open file.
  * Checked: after both threads, sync-barrier-sync, every process reads the
  * whole file; after close and open, again.
  */
@@ -27,12 +29,13 @@
 #define ROUNDS 3000     /* writes per process */
 #define AREA ((MPI_Offset) ROUNDS * STEP)
 #define BURST 50        /* writes between the starts of two barriers, at least */
+#define OC_ROUNDS 16    /* opens and closes of a second file under barriers */
 
 static unsigned char *model;    /* the whole file as it must be */
 static MPI_Offset fsize;
 static MPI_Comm barrier_comm;
 static int writes_done;         /* set by the main thread, read by the barrier thread */
-static int nbarriers;           /* made by the barrier thread */
+static int nbarriers;           /* made by the barrier thread, in all */
 static int barriers_started;    /* by the barrier thread, read by the main thread */
 
 static MPI_Offset piece_off(int rank, int i)
@@ -62,7 +65,7 @@ static void *barrier_thread(void *arg)
             PS_MPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, barrier_comm));
         }
     }
-    nbarriers = i;
+    nbarriers += i;
     return NULL;
 }
 
@@ -174,6 +177,47 @@ static void message_during_collective(MPI_File fh)
         model_write(piece_off(p, 1), PIECE, 3);
 }
 
+/* Files opened, written and closed by the main thread while the barrier
+ * thread's barriers flush every open file (the list of open files
+ * changes under the flush). Each round's small write must be in the
+ * file after it. */
+static void open_close_during_barriers(const char *fname, MPI_Info info)
+{
+    unsigned char buf[PIECE], want[PIECE];
+    char oc[1024];
+    MPI_Offset off;
+    MPI_Status st;
+    MPI_File fh;
+    pthread_t tid;
+    int i, p;
+
+    ps_fname(oc, sizeof(oc), fname, ".oc");
+    if (ps_rank == 0)
+        MPI_File_delete(oc, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    __atomic_store_n(&writes_done, 0, __ATOMIC_RELEASE);
+    PS_CHECK(pthread_create(&tid, NULL, barrier_thread, NULL) == 0, "pthread_create");
+    for (i = 0; i < OC_ROUNDS; i++) {
+        PS_MPI(MPI_File_open(MPI_COMM_WORLD, oc, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+        write_piece(fh, ((MPI_Offset) ps_rank * OC_ROUNDS + i) * STEP, 7);
+        PS_MPI(MPI_File_close(&fh));
+    }
+    __atomic_store_n(&writes_done, 1, __ATOMIC_RELEASE);
+    PS_CHECK(pthread_join(tid, NULL) == 0, "pthread_join");
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, oc, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    for (p = 0; p < ps_nprocs; p++)
+        for (i = 0; i < OC_ROUNDS; i++) {
+            off = ((MPI_Offset) p * OC_ROUNDS + i) * STEP;
+            PS_MPI(MPI_File_read_at(fh, off, buf, PIECE, MPI_BYTE, &st));
+            ps_fill(want, PIECE, (uint64_t) off, 7);
+            ps_compare(buf, want, PIECE, "a write before a close, while barriers flushed");
+        }
+    PS_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        MPI_File_delete(oc, MPI_INFO_NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
@@ -196,6 +240,7 @@ int main(int argc, char **argv)
     PS_CHECK(pthread_join(tid, NULL) == 0, "pthread_join");
 
     message_during_collective(fh);
+    open_close_during_barriers(fname, info);
 
     PS_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
