@@ -455,8 +455,6 @@ static int cache_flush(ADIOI_PSTRIPE_fs * ps, int drop)
     struct iovec iov;
     int status, err;
 
-    if (ps == NULL)
-        return MPI_SUCCESS;
     err = wb_wait(ps);
     if (ps->wb_nregions > 0 && ps->file != NULL) {
         /* blocks read (ahead) while these bytes were buffered are stale */
@@ -482,7 +480,7 @@ static int cache_sync(ADIOI_PSTRIPE_fs * ps)
 {
     int err = cache_flush(ps, 1);
 
-    if (ps == NULL || err != MPI_SUCCESS)
+    if (err != MPI_SUCCESS)
         return err;
     err = ps->wb_error;
     ps->wb_error = MPI_SUCCESS;
@@ -530,7 +528,7 @@ static int cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code
     int small;
 
     *error_code = MPI_SUCCESS;
-    if (ps == NULL || ps->file == NULL)
+    if (ps->file == NULL)
         return 0;
     if (ps->rc_nslots > 0)
         rc_invalidate_access(ps, acc);
@@ -567,7 +565,7 @@ static int cache_reread(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,
                         int *error_code)
 {
     *error_code = MPI_SUCCESS;
-    if (ps == NULL || nread >= (uint64_t) acc->total || ps->wb_used == 0 ||
+    if (nread >= (uint64_t) acc->total || ps->wb_used == 0 ||
         ps->wb_hi <= acc->start)
         return 0;
     *error_code = cache_flush(ps, 0);
@@ -587,7 +585,7 @@ static int cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread
     int status;
 
     *error_code = MPI_SUCCESS;
-    if (ps == NULL || ps->file == NULL || acc->nregions == 0)
+    if (ps->file == NULL || acc->nregions == 0)
         return 0;
     ps->at_shared_fp = 0;
     /* a full buffer being sent: the servers must have it before we read
