@@ -107,6 +107,8 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     size_t wb_cap_out;
     ADIO_Offset wb_lo, wb_hi;   /* extent of the buffered regions */
     int wb_error;               /* sticky MPI error of a failed flush */
+    int wb_dirty;               /* buffered regions or a send in flight (read
+                                 * without the lock by a message's flush) */
     struct ADIOI_PSTRIPE_fs_s *wb_prev, *wb_next;       /* every open handle (messages' flush) */
     pthread_mutex_t cache_mutex;        /* held by a call in the caches (recursive) */
     /* read cache (ad_pstripe_cache.c) */
@@ -211,7 +213,7 @@ int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
 void ADIOI_PSTRIPE_Cache_register(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps);
-int ADIOI_PSTRIPE_Cache_flush_open(void);
+int ADIOI_PSTRIPE_Cache_flush_open(int all);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,

@@ -698,6 +698,26 @@ static void cache_release(ADIOI_PSTRIPE_fs * ps)
 
 /* ---- entry points: one thread at a time per handle ---------------------- */
 
+/* Handles with wb_dirty set: a message's flush does nothing while there
+ * are none (a program with 64 files open paid about 15 ns per file for
+ * each message call, one lock and unlock each: 0.67 -> 1.65 us one way in
+ * a ping-pong). */
+static int ndirty;
+
+/* Leave a handle's caches: wb_dirty (and the count) follow the buffer, so
+ * that a message's flush can skip a clean handle without its lock (and
+ * so never waits for another thread's read of it). */
+static void cache_unlock(ADIOI_PSTRIPE_fs * ps)
+{
+    int dirty = ps->wb_nregions > 0 || ps->wb_req != NULL;
+
+    if (dirty != ps->wb_dirty) {
+        __atomic_store_n(&ps->wb_dirty, dirty, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&ndirty, dirty ? 1 : -1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&ps->cache_mutex);
+}
+
 /*
  * The file's own calls run under ROMIO's lock; the flush of a message
  * (ADIOI_PSTRIPE_Sync_before) does not take it: under MPI_THREAD_MULTIPLE
@@ -717,7 +737,7 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *err
         return 0;
     pthread_mutex_lock(&ps->cache_mutex);
     r = cache_write(fd, acc, error_code);
-    pthread_mutex_unlock(&ps->cache_mutex);
+    cache_unlock(ps);
     return r;
 }
 
@@ -732,7 +752,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t 
         return 0;
     pthread_mutex_lock(&ps->cache_mutex);
     r = cache_read(fd, acc, nread, error_code);
-    pthread_mutex_unlock(&ps->cache_mutex);
+    cache_unlock(ps);
     return r;
 }
 
@@ -747,7 +767,7 @@ int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, u
         return 0;
     pthread_mutex_lock(&ps->cache_mutex);
     r = cache_reread(ps, acc, nread, error_code);
-    pthread_mutex_unlock(&ps->cache_mutex);
+    cache_unlock(ps);
     return r;
 }
 
@@ -760,7 +780,7 @@ int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop)
         return MPI_SUCCESS;
     pthread_mutex_lock(&ps->cache_mutex);
     err = cache_flush(ps, drop);
-    pthread_mutex_unlock(&ps->cache_mutex);
+    cache_unlock(ps);
     return err;
 }
 
@@ -773,7 +793,7 @@ int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd)
         return MPI_SUCCESS;
     pthread_mutex_lock(&ps->cache_mutex);
     err = cache_sync(ps);
-    pthread_mutex_unlock(&ps->cache_mutex);
+    cache_unlock(ps);
     return err;
 }
 
@@ -783,14 +803,14 @@ void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps)
         return;
     pthread_mutex_lock(&ps->cache_mutex);
     cache_drop(ps);
-    pthread_mutex_unlock(&ps->cache_mutex);
+    cache_unlock(ps);
 }
 
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
 {
     pthread_mutex_lock(&ps->cache_mutex);
     cache_release(ps);
-    pthread_mutex_unlock(&ps->cache_mutex);
+    cache_unlock(ps);
 }
 
 /* ---- messages between processes (ad_pstripe_sync.c) --------------------- */
@@ -831,26 +851,30 @@ void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps)
     pthread_mutex_destroy(&ps->cache_mutex);
 }
 
-/* Every open handle's buffered writes go to the servers. A flush that
- * fails stays the handle's sticky error, for its next sync or close.
- * Returns the number of handles whose writes failed, in this flush or in
- * an earlier one not yet reported (MPI_Finalize's word on files left
- * open). */
-int ADIOI_PSTRIPE_Cache_flush_open(void)
+/* Every open handle's buffered writes go to the servers (all: every
+ * handle is looked at, else the dirty ones). A flush that fails stays the
+ * handle's sticky error, for its next sync or close. Returns the number of
+ * handles looked at whose writes failed, in this flush or in an earlier
+ * one not yet reported (MPI_Finalize's word on files left open). */
+int ADIOI_PSTRIPE_Cache_flush_open(int all)
 {
     ADIOI_PSTRIPE_fs *ps;
     int nfailed = 0;
 
+    if (!all && __atomic_load_n(&ndirty, __ATOMIC_ACQUIRE) == 0)
+        return 0;
     if (__atomic_load_n(&open_files, __ATOMIC_ACQUIRE) == NULL)
         return 0;
     pthread_mutex_lock(&open_files_mutex);
     for (ps = open_files; ps != NULL; ps = ps->wb_next) {
+        if (!all && !__atomic_load_n(&ps->wb_dirty, __ATOMIC_ACQUIRE))
+            continue;
         pthread_mutex_lock(&ps->cache_mutex);
         if (ps->file != NULL && (ps->wb_nregions > 0 || ps->wb_req != NULL))
             cache_flush(ps, 0);
         if (ps->wb_error != MPI_SUCCESS)
             nfailed++;
-        pthread_mutex_unlock(&ps->cache_mutex);
+        cache_unlock(ps);
     }
     pthread_mutex_unlock(&open_files_mutex);
     return nfailed;
@@ -859,7 +883,7 @@ int ADIOI_PSTRIPE_Cache_flush_open(void)
 /* Before a message leaves. */
 void ADIOI_PSTRIPE_Sync_before(void)
 {
-    ADIOI_PSTRIPE_Cache_flush_open();
+    ADIOI_PSTRIPE_Cache_flush_open(0);
 }
 
 /* After a message came (or a nonblocking write completed): the next read

@@ -26,7 +26,7 @@ static int ADIOI_PSTRIPE_End(MPI_Comm comm, int keyval, void *attribute_val, voi
              * program that did not close its files leaves the connection
              * to be torn down by exit, after their buffered writes are
              * sent (on a POSIX file system they would be there) */
-            int nfailed = ADIOI_PSTRIPE_Cache_flush_open();
+            int nfailed = ADIOI_PSTRIPE_Cache_flush_open(1);
 
             FPRINTF(stderr, "pstripe: %d file(s) still open at MPI_Finalize (close them first);"
                     " their buffered writes %s\n", ADIOI_PSTRIPE_nfiles,

@@ -32,7 +32,8 @@
  * their writes), and collective MPI-IO calls on another file (ROMIO
  * calls PMPI_ inside them).
  *
- * A process with nothing buffered sends nothing; a read after a message
+ * A process with nothing buffered sends nothing and takes no lock (one
+ * atomic load per call); a read after a message
  * reads from the servers. These definitions replace MPICH's weak MPI_
  * symbols in the library (MPI's profiling interface), the large-count
  * (_c) forms too; each calls its PMPI_ form. A tool that defines its own
@@ -41,8 +42,9 @@
  * MPI only through PMPI_ (ROMIO's mpipr.h, and ad_pstripe_lock.c and
  * ad_pstripe_sharedfp.c for the calls mpipr.h lacks), and this file
  * includes mpi.h alone, so that no macro of mpipr.h renames what it
- * defines. Under MPI_THREAD_MULTIPLE the flush takes each handle's cache
- * lock, not ROMIO's (ad_pstripe_cache.c says why).
+ * defines. Under MPI_THREAD_MULTIPLE the flush takes the cache lock of
+ * each handle holding buffered writes, not ROMIO's (ad_pstripe_cache.c
+ * says why).
  */
 #include <mpi.h>
 
