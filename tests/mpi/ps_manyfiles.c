@@ -6,10 +6,12 @@
  * (ad_pstripe_sync.c); a file with nothing buffered is skipped without its
  * lock. NFILES files are open (the test's file and NFILES - 1 others,
  * deleted at close). First rank 0 writes every file's area and all sync,
- * barrier, sync. Then in each round one process writes a small piece to a
- * quarter of the files (left in its write-behind buffer) after the others
- * have read (and cached) the bytes it replaces; a broadcast from the writer
- * follows, and every process must read the new bytes of each file at once.
+ * barrier, sync. Then in each round the other processes read (and cache:
+ * the second read after a drop fills blocks) the pieces of a quarter of
+ * the files and tell the writer (a send, which does not drop their
+ * caches); the writer writes those pieces (left in its write-behind
+ * buffer), a broadcast from the writer follows, and every process must
+ * read the new bytes of each file at once.
  *
  * Last, the latency of a message with the files open and clean against
  * none open, measured side by side and printed, not checked (the best of
@@ -81,9 +83,9 @@ int main(int argc, char **argv)
     MPI_Offset off;
     char name[1024], suffix[16];
     const char *env = getenv("PS_PINGPONG_ITERS");
-    int iters = env != NULL ? atoi(env) : 2000;
+    int iters = env != NULL && atoi(env) > 0 ? atoi(env) : 2000;
     double none, open_clean;
-    int k, r, writer;
+    int k, r, writer, token;
 
     /* small caches: NFILES of them per process */
     MPI_Info_set(info, "romio_pstripe_wb_buffer_size", "16k");
@@ -112,15 +114,21 @@ int main(int argc, char **argv)
     for (r = 0; r < NROUNDS; r++) {
         writer = r % ps_nprocs;
         off = (MPI_Offset) r * SLOT + 8;
-        for (k = r % 4; k < NFILES; k += 4)
-            if (ps_rank != writer)
+        if (ps_rank != writer) {
+            for (k = r % 4; k < NFILES; k += 4) {
                 check_piece(fh[k], off, 1, k, "before another process's write");
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (ps_rank == writer)
+                check_piece(fh[k], off, 1, k, "before another process's write, cached");
+            }
+            MPI_Send(&r, 1, MPI_INT, writer, 1, MPI_COMM_WORLD);
+        } else {
+            for (k = 0; k < ps_nprocs - 1; k++)
+                MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
             for (k = r % 4; k < NFILES; k += 4) {
                 ps_fill(piece, PIECE, (uint64_t) off, 10 + r);
                 PS_MPI(MPI_File_write_at(fh[k], off, piece, PIECE, MPI_BYTE, &st));
             }
+        }
         MPI_Bcast(&writer, 1, MPI_INT, writer, MPI_COMM_WORLD);
         for (k = r % 4; k < NFILES; k += 4)
             check_piece(fh[k], off, 10 + r, k, "another process's write after a broadcast");
