@@ -124,10 +124,9 @@ int main(int argc, char **argv)
             for (k = 0; k < ps_nprocs - 1; k++)
                 MPI_Recv(&token, 1, MPI_INT, MPI_ANY_SOURCE, 1, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
-            for (k = r % 4; k < NFILES; k += 4) {
-                ps_fill(piece, PIECE, (uint64_t) off, 10 + r);
+            ps_fill(piece, PIECE, (uint64_t) off, 10 + r);
+            for (k = r % 4; k < NFILES; k += 4)
                 PS_MPI(MPI_File_write_at(fh[k], off, piece, PIECE, MPI_BYTE, &st));
-            }
         }
         MPI_Bcast(&writer, 1, MPI_INT, writer, MPI_COMM_WORLD);
         for (k = r % 4; k < NFILES; k += 4)
