@@ -25,6 +25,7 @@ const char *ps_status_string(int status)
     case PS_ERR_CANCELED:       return "operation canceled";
     case PS_ERR_WRONG_WORKER:   return "request sent to the wrong server worker";
     case PS_ERR_FILE_TOO_LARGE: return "file too large for the server's file system";
+    case PS_ERR_STALE:          return "the file was removed while open (stale file handle)";
     default:                    return "unknown status";
     }
 }
@@ -48,6 +49,7 @@ ps_status_t ps_status_from_errno(int err)
     case ECONNRESET:
     case EPIPE:        return PS_ERR_CONN;
     case EFBIG:        return PS_ERR_FILE_TOO_LARGE;
+    case ESTALE:       return PS_ERR_STALE;
     case EBUSY:
     case EAGAIN:       return PS_ERR_BUSY;
     case ENOTSUP:      return PS_ERR_UNSUPPORTED;

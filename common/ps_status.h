@@ -32,7 +32,8 @@ typedef enum ps_status {
     PS_ERR_CANCELED       = -17, /* operation canceled */
     PS_ERR_WRONG_WORKER   = -18, /* request routed to a worker that does not own it */
     PS_ERR_FILE_TOO_LARGE = -19, /* beyond the largest file a server's file system holds (EFBIG) */
-    PS_ERR_LAST           = -20
+    PS_ERR_STALE          = -20, /* the file was removed while open (ESTALE) */
+    PS_ERR_LAST           = -21
 } ps_status_t;
 
 /* Constant human-readable string for a status ("no such file"). */

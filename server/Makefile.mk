@@ -19,6 +19,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_jobdef.h server/pss_plan.h server/pss_plan.c \
 	server/pss_stage.h server/pss_stage.c \
 	server/pss_object.h server/pss_object.c \
+	server/pss_removed.h server/pss_removed.c \
 	server/pss_edge.h server/pss_edge.c \
 	server/pss_share.h server/pss_share.c \
 	server/pss_readahead.h server/pss_readahead.c \

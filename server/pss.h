@@ -99,6 +99,7 @@ typedef struct pss_server {
 
     /* storage */
     int obj_dir_fd;             /* DIR/obj */
+    int removed_dir_fd;         /* DIR/removed (pss_removed.c) */
     int direct_io;              /* objects opened with O_DIRECT */
     uint32_t align;             /* disk I/O offsets and lengths, and object file lengths,
                                    are multiples of this: the file system block (at least

@@ -19,6 +19,7 @@
 #include "pss_cache.h"
 #include "pss_check.h"
 #include "pss_meta.h"
+#include "pss_removed.h"
 #include "pss_store.h"
 #include "pss_worker.h"
 
@@ -506,6 +507,7 @@ static void pss_server_init(pss_server_t *s)
 {
     memset(s, 0, sizeof(*s));
     s->obj_dir_fd = -1;
+    s->removed_dir_fd = -1;
     s->start_ns = ps_time_ns();
     if (getrandom(&s->instance, sizeof(s->instance), 0) != (ssize_t)sizeof(s->instance)) {
         s->instance = s->start_ns ^ ((uint64_t)getpid() << 40); /* still new at each start */
@@ -544,11 +546,17 @@ static void pss_block_signals(sigset_t *sigs)
     signal(SIGPIPE, SIG_IGN);
 }
 
-static void pss_wait_for_signal(const sigset_t *sigs)
+static void pss_wait_for_signal(pss_server_t *s, const sigset_t *sigs)
 {
+    struct timespec prune = {.tv_sec = pss_removed_prune_interval(s)};
+
     for (;;) {
         siginfo_t si;
-        int sig = sigwaitinfo(sigs, &si);
+        int sig = sigtimedwait(sigs, &si, &prune);
+        if (sig < 0 && errno == EAGAIN) {
+            pss_removed_prune(s); /* the main thread's only periodic work */
+            continue;
+        }
         if (sig == SIGTERM || sig == SIGINT) {
             ps_info("signal %d (%s) from pid %d: shutting down", sig, strsignal(sig),
                     (int)si.si_pid);
@@ -610,12 +618,16 @@ static ps_status_t pss_open_storage(pss_server_t *s, int *lock_fd)
         goto err_unlock;
     }
     status = pss_store_init(s);
+    if (status == PS_OK) {
+        status = pss_removed_init(s);
+    }
     if (status != PS_OK) {
         goto err_close_meta;
     }
     return PS_OK;
 
 err_close_meta:
+    pss_removed_close(s);
     pss_meta_close(s);
 err_unlock:
     close(*lock_fd);
@@ -628,6 +640,7 @@ static void pss_close_storage(pss_server_t *s, int lock_fd)
     if (s->obj_dir_fd >= 0) {
         close(s->obj_dir_fd);
     }
+    pss_removed_close(s);
     pss_meta_close(s);
     close(lock_fd);
 }
@@ -703,7 +716,7 @@ static ps_status_t pss_serve(pss_server_t *s, const sigset_t *sigs, int ready_fd
     }
     pss_cache_warm_start(s->cache_mem);
     pss_write_ready(s, ready_fd);
-    pss_wait_for_signal(sigs);
+    pss_wait_for_signal(s, sigs);
     atomic_store(&s->stopping, 1);
     pss_cache_warm_stop(s->cache_mem);
     pss_worker_join_all(s);

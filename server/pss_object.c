@@ -20,6 +20,7 @@
  */
 #include "pss_object.h"
 
+#include "pss_removed.h"
 
 #include "ps_log.h"
 
@@ -91,13 +92,22 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
         return PS_OK;
     }
     pss_obj_path(obj->file_id, rel, sizeof(rel));
-    obj->fd = openat(s->obj_dir_fd, rel, flags, 0644);
-    if (obj->fd < 0) {
-        if (errno == ENOENT && !create) {
+    obj->fd = openat(s->obj_dir_fd, rel, flags & ~O_CREAT, 0644);
+    if (obj->fd < 0 && errno == ENOENT) {
+        /* a missing object is a hole, or a new one, unless its file was
+         * removed while a client still had it open */
+        ps_status_t status = pss_removed_check(s, obj->file_id);
+        if (status != PS_OK) {
+            return status;
+        }
+        if (!create) {
             obj->exists = 0; /* reads are zeros: nothing of a stale size */
             obj->size = obj->phys_size = obj->file_len = 0;
             return PS_OK;
         }
+        obj->fd = openat(s->obj_dir_fd, rel, flags, 0644);
+    }
+    if (obj->fd < 0) {
         ps_error("worker %u: open %s/obj/%s%s: %m", w->index, s->data_dir, rel,
                  s->direct_io ? " with O_DIRECT" : "");
         return ps_status_from_errno(errno);
@@ -420,6 +430,9 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
     if (unlinkat(w->server->obj_dir_fd, rel, 0) != 0 && errno != ENOENT) {
         ps_error("worker %u: unlink %s/obj/%s: %m", w->index, w->server->data_dir, rel);
         status = ps_status_from_errno(errno);
+    }
+    if (status == PS_OK) {
+        status = pss_removed_mark(w->server, obj->file_id);
     }
     obj->exists = 0;
     obj->size = obj->phys_size = obj->file_len = 0;

@@ -80,7 +80,8 @@ void pss_obj_close_all(pss_worker_t *w);
 
 /*
  * Open the object's file (create it if `create`). A missing file without
- * `create` is PS_OK with obj->exists == 0.
+ * `create` is PS_OK with obj->exists == 0; a missing file whose file was
+ * removed less than cap_life ago is PS_ERR_STALE (pss_removed.c).
  */
 ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create);
 
@@ -129,7 +130,8 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size);
  */
 ps_status_t pss_obj_allocate(pss_worker_t *w, pss_object_t *obj, uint64_t size);
 
-/* Close the object's file without syncing it and unlink it; obj stays, empty. */
+/* Close the object's file without syncing it, unlink it and record the
+ * removal (pss_removed.c); obj stays, empty. */
 ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj);
 
 /* The OBJ_* reply fields of obj: existence, size, blocks, mtime. */

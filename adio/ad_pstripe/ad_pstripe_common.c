@@ -89,6 +89,7 @@ int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename
 
     switch (status) {
         case PS_ERR_NO_ENTRY:
+        case PS_ERR_STALE:     /* removed while open */
             error_class = MPI_ERR_NO_SUCH_FILE;
             generic = "**filenoexist";
             break;

@@ -39,6 +39,7 @@ int ps_ompio_mpi_error(ps_status_t status)
     case PS_OK:
         return MPI_SUCCESS;
     case PS_ERR_NO_ENTRY:
+    case PS_ERR_STALE: /* removed while open */
         return MPI_ERR_NO_SUCH_FILE;
     case PS_ERR_EXISTS:
         return MPI_ERR_FILE_EXISTS;

@@ -1,7 +1,8 @@
 /*
  * test_client_meta.cc: namespace operations and configuration of the client
  * library against real daemons: exclusive create, open flags, stat size after
- * writes/truncate/extend, unlink, list, statfs, tunables, config files.
+ * writes/truncate/extend, unlink, files removed while open, list, statfs,
+ * tunables, config files, capabilities renewed and expired.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -269,6 +270,82 @@ TEST_F(ClientMeta, RenameReplacesAndFreesTheOldObjects)
     EXPECT_EQ(pstripe_rename(fs_, "relative", "/target"), PS_ERR_INVALID);
 }
 
+/* Does server i hold a record of file_id's removal (pss_removed.c)? */
+static bool has_removal(const ps_test::ps_cluster &c, int i, uint64_t file_id)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "/removed/%016llx", (unsigned long long)file_id);
+    return access((c.data_dir(i) + name).c_str(), F_OK) == 0;
+}
+
+/* Write 4 KiB at off, until the servers answer something else than a lost
+ * connection (a restarted server is reconnected by the next call). */
+static ps_status_t write_after_restart(pstripe_file_t *f, uint64_t off)
+{
+    char buf[4096] = {7};
+    ps_status_t s = PS_ERR_CONN;
+    for (int i = 0; i < 3 && (s == PS_ERR_CONN || s == PS_ERR_TIMEOUT); i++) {
+        s = pstripe_pwrite(f, buf, sizeof(buf), off);
+    }
+    return s;
+}
+
+/* A file removed (or replaced by a rename) while another handle has it
+ * open: that handle's writes, reads and truncates fail with PS_ERR_STALE
+ * instead of creating objects no name leads to (their space never freed)
+ * or reading zeros, also after a server restart; its close succeeds. */
+TEST_F(ClientMeta, RemovedWhileOpenIsStaleAndLeavesNoObjects)
+{
+    start(2);
+    pstripe_layout_t layout = {4096, 2, 0};
+    std::vector<uint8_t> buf(20000, 5), out(20000);
+    pstripe_file_t *f, *g, *h;
+    pstripe_stat_t st;
+    uint64_t nread = 0;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/delme", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
+    PSC_ASSERT_OK(pstripe_fsync(f));
+    PSC_ASSERT_OK(pstripe_fstat(f, &st));
+    PSC_ASSERT_OK(pstripe_unlink(fs_, "/delme"));
+
+    EXPECT_EQ(pstripe_pwrite(f, buf.data(), 8192, 8192), PS_ERR_STALE);
+    EXPECT_NE(strstr(pstripe_last_error(), "removed while open"), nullptr) << pstripe_last_error();
+    EXPECT_EQ(pstripe_pwrite(f, buf.data(), 4096, 1 << 20), PS_ERR_STALE);
+    EXPECT_EQ(pstripe_pread(f, out.data(), out.size(), 0, &nread), PS_ERR_STALE);
+    EXPECT_EQ(pstripe_ftruncate(f, 100), PS_ERR_STALE);
+    for (int i = 0; i < 2; i++) {
+        EXPECT_FALSE(has_object(cluster_, i, st.file_id)) << "server " << i;
+        EXPECT_TRUE(has_removal(cluster_, i, st.file_id)) << "server " << i;
+    }
+
+    /* the record outlives a restart (same port: the handle reconnects) */
+    setenv("UCX_CM_REUSEADDR", "y", 1);
+    ASSERT_TRUE(cluster_.restart(1, true));
+    unsetenv("UCX_CM_REUSEADDR");
+    EXPECT_EQ(write_after_restart(f, 4096), PS_ERR_STALE); /* stripe 1: server 1 */
+    EXPECT_FALSE(has_object(cluster_, 1, st.file_id));
+    PSC_EXPECT_OK(pstripe_close(f));
+
+    /* a rename over an open file: the replaced file's handle is stale too */
+    PSC_ASSERT_OK(pstripe_open(fs_, "/old", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &g));
+    PSC_ASSERT_OK(pstripe_pwrite(g, buf.data(), buf.size(), 0));
+    PSC_ASSERT_OK(pstripe_fstat(g, &st));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/new", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &h));
+    PSC_ASSERT_OK(pstripe_pwrite(h, buf.data(), 100, 0));
+    PSC_ASSERT_OK(pstripe_close(h));
+    PSC_ASSERT_OK(pstripe_rename(fs_, "/new", "/old"));
+    EXPECT_EQ(pstripe_pwrite(g, buf.data(), buf.size(), 0), PS_ERR_STALE);
+    PSC_EXPECT_OK(pstripe_close(g));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/old", PSTRIPE_RDONLY, 0, nullptr, &g));
+    PSC_ASSERT_OK(pstripe_pread(g, out.data(), out.size(), 0, &nread));
+    EXPECT_EQ(nread, 100u); /* the renamed file, untouched by the stale handle */
+    PSC_EXPECT_OK(pstripe_close(g));
+    for (int i = 0; i < 2; i++) {
+        EXPECT_FALSE(has_object(cluster_, i, st.file_id)) << "server " << i;
+    }
+}
+
 TEST_F(ClientMeta, ListMergesServersInPathOrder)
 {
     start(3);
@@ -505,5 +582,38 @@ TEST(ClientPerm, LongOpenRenewsItsCapability)
     EXPECT_EQ(s.mode, 0640u);
     EXPECT_EQ(s.gid, 4242u);
     EXPECT_EQ(pstripe_chown(fs, "/nothere", 1, -1), PS_ERR_NO_ENTRY);
+    pstripe_disconnect(fs);
+}
+
+/* The record of a removal lives cap_life (2 s here), then the servers prune
+ * it; by then the stale handle's capability has expired too, so its writes
+ * are refused (PS_ERR_ACCESS) and still create nothing. */
+TEST(ClientPerm, RemovalRecordsArePrunedAfterCapLife)
+{
+    ps_test::ps_cluster cluster;
+    pstripe_fs_t *fs = nullptr;
+    pstripe_file_t *f = nullptr;
+    pstripe_stat_t st;
+    ASSERT_TRUE(cluster.start(2, 1, {"--set", "cap_life=2s"}));
+    PSC_ASSERT_OK(connect(cluster, {}, &fs));
+    PSC_ASSERT_OK(pstripe_open(fs, "/short", PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, "abcdefgh", 8, 0));
+    PSC_ASSERT_OK(pstripe_fstat(f, &st));
+    PSC_ASSERT_OK(pstripe_unlink(fs, "/short"));
+    EXPECT_EQ(pstripe_pwrite(f, "ABCD", 4, 0), PS_ERR_STALE);
+    EXPECT_TRUE(has_removal(cluster, 0, st.file_id));
+
+    bool gone = false;
+    for (int i = 0; i < 100 && !gone; i++) { /* cap_life, then a prune within 1 s */
+        struct timespec ts = {0, 100000000};
+        nanosleep(&ts, nullptr);
+        gone = !has_removal(cluster, 0, st.file_id) && !has_removal(cluster, 1, st.file_id);
+    }
+    EXPECT_TRUE(gone) << "removal records still there after 10 s";
+    EXPECT_EQ(pstripe_pwrite(f, "ABCD", 4, 0), PS_ERR_ACCESS);
+    for (int i = 0; i < 2; i++) {
+        EXPECT_FALSE(has_object(cluster, i, st.file_id)) << "server " << i;
+    }
+    PSC_EXPECT_OK(pstripe_close(f));
     pstripe_disconnect(fs);
 }

@@ -8,7 +8,9 @@
  * MPI_MODE_SEQUENTIAL refuses explicit offsets (ps_shared tests its use).
  * On pstripe only: a bad hint value is ignored (ps_hints checks what it
  * gives); a hint that differs between processes is
- * MPI_ERR_NOT_SAME; the error strings name pstripe and the reason.
+ * MPI_ERR_NOT_SAME; the error strings name pstripe and the reason; a file
+ * removed while open fails the handle's next accesses with
+ * MPI_ERR_NO_SUCH_FILE.
  *
  * Built with Open MPI (OMPIO and the components of adio/ompio), the checks
  * where OMPIO differs from ROMIO by design check what OMPIO does instead:
@@ -258,6 +260,47 @@ int main(int argc, char **argv)
             MPI_Info_free(&info);
             PS_MPI(MPI_File_close(&fh));
         }
+    }
+
+    if (pstripe) {
+        /* a file removed while open (here by MPI_File_delete, as another
+         * program's `pstripe rm` would): the handle's next writes and reads
+         * fail with MPI_ERR_NO_SUCH_FILE (a buffered write at the flush,
+         * MPI_File_sync), never recreate the file's data on the servers
+         * nor read zeros; the close returns (its error, if any, the same) */
+        ps_fname(other, sizeof(other), fname, ".gone");
+        PS_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                             MPI_INFO_NULL, &fh));
+        PS_MPI(MPI_File_write_at(fh, (MPI_Offset) ps_rank * N, want, N, MPI_BYTE, &st));
+        PS_MPI(MPI_File_sync(fh));
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (ps_rank == 0)
+            PS_MPI(MPI_File_delete(other, MPI_INFO_NULL));
+        MPI_Barrier(MPI_COMM_WORLD);
+        rc = MPI_File_write_at(fh, (MPI_Offset) ps_rank * N, want, 4096, MPI_BYTE, &st);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_File_sync(fh);
+        PS_MPI_EXPECT(rc, MPI_ERR_NO_SUCH_FILE);
+        expect_string(rc, "removed while open");
+        rc = MPI_File_read_at(fh, (MPI_Offset) ps_rank * N, buf, N, MPI_BYTE, &st);
+        if (!PS_OMPIO) {
+            PS_MPI_EXPECT(rc, MPI_ERR_NO_SUCH_FILE);
+        } else {
+            int got = -1;
+
+            /* OMPIO drops a blocking access's error: a short count, and
+             * the next sync fails (as for the write past 16 TiB above) */
+            PS_MPI(rc);
+            MPI_Get_count(&st, MPI_BYTE, &got);
+            PS_CHECK(got == 0, "OMPIO: read of a removed file reports %d bytes", got);
+            PS_MPI_EXPECT(MPI_File_sync(fh), MPI_ERR_NO_SUCH_FILE);
+        }
+        rc = MPI_File_close(&fh);
+        if (rc != MPI_SUCCESS)
+            PS_MPI_EXPECT(rc, MPI_ERR_NO_SUCH_FILE);
+        MPI_Barrier(MPI_COMM_WORLD);
+        PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+                      MPI_ERR_NO_SUCH_FILE);
     }
 
     /* the file is intact after all this */

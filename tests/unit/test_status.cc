@@ -29,7 +29,8 @@ TEST(status, wire_numbers_are_pinned)
     EXPECT_EQ(-17, PS_ERR_CANCELED);
     EXPECT_EQ(-18, PS_ERR_WRONG_WORKER);
     EXPECT_EQ(-19, PS_ERR_FILE_TOO_LARGE);
-    EXPECT_EQ(-20, PS_ERR_LAST);
+    EXPECT_EQ(-20, PS_ERR_STALE);
+    EXPECT_EQ(-21, PS_ERR_LAST);
 }
 
 TEST(status, every_code_has_its_own_string)
@@ -64,6 +65,7 @@ TEST(status, from_errno)
     EXPECT_EQ(PS_ERR_CONN, ps_status_from_errno(ECONNRESET));
     EXPECT_EQ(PS_ERR_CONN, ps_status_from_errno(EPIPE));
     EXPECT_EQ(PS_ERR_FILE_TOO_LARGE, ps_status_from_errno(EFBIG));
+    EXPECT_EQ(PS_ERR_STALE, ps_status_from_errno(ESTALE));
     EXPECT_EQ(PS_ERR_BUSY, ps_status_from_errno(EBUSY));
     EXPECT_EQ(PS_ERR_BUSY, ps_status_from_errno(EAGAIN));
     EXPECT_EQ(PS_ERR_UNSUPPORTED, ps_status_from_errno(ENOTSUP));
