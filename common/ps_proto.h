@@ -47,7 +47,9 @@ extern "C" {
  * the server's instance, STATS the write-back stage counters; 5: SHARED_FP
  * carries the opener's view, STATS the read-ahead bytes; 6: an OBJ_WRITE's list
  * may travel in the AM header (PS_IO_LIST_INLINE); 7: the OBJ_READ reply says
- * how many bytes came from disk; 8: OBJ_ALLOCATE. */
+ * how many bytes came from disk; 8: OBJ_ALLOCATE. Replies of version 8 servers
+ * may also carry PS_ERR_STALE (a file removed while open; older clients read
+ * it as a protocol error, as they would any status newer than they know). */
 #define PS_PROTO_VERSION 8
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18

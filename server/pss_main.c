@@ -548,14 +548,21 @@ static void pss_block_signals(sigset_t *sigs)
 
 static void pss_wait_for_signal(pss_server_t *s, const sigset_t *sigs)
 {
-    struct timespec prune = {.tv_sec = pss_removed_prune_interval(s)};
+    uint64_t interval = pss_removed_prune_interval(s) * 1000000000ull;
+    uint64_t prune_at = ps_time_ns() + interval;
 
     for (;;) {
         siginfo_t si;
-        int sig = sigtimedwait(sigs, &si, &prune);
-        if (sig < 0 && errno == EAGAIN) {
-            pss_removed_prune(s); /* the main thread's only periodic work */
-            continue;
+        uint64_t now = ps_time_ns(), left = prune_at > now ? prune_at - now : 0;
+        struct timespec ts = {.tv_sec = (time_t)(left / 1000000000ull),
+                              .tv_nsec = (long)(left % 1000000000ull)};
+        int sig = sigtimedwait(sigs, &si, &ts);
+        if (sig < 0) {
+            if (ps_time_ns() >= prune_at) {
+                pss_removed_prune(s); /* the main thread's only periodic work */
+                prune_at = ps_time_ns() + interval;
+            }
+            continue; /* EAGAIN (time) or EINTR */
         }
         if (sig == SIGTERM || sig == SIGINT) {
             ps_info("signal %d (%s) from pid %d: shutting down", sig, strsignal(sig),

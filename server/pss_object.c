@@ -418,7 +418,7 @@ void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep)
 
 ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
 {
-    ps_status_t status = PS_OK;
+    ps_status_t status;
     char rel[64];
 
     if (obj->fd >= 0) {
@@ -427,12 +427,10 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
         pss_obj_close(w, obj);
     }
     pss_obj_path(obj->file_id, rel, sizeof(rel));
-    if (unlinkat(w->server->obj_dir_fd, rel, 0) != 0 && errno != ENOENT) {
+    status = pss_removed_mark(w->server, obj->file_id); /* first: no object unrecorded */
+    if (status == PS_OK && unlinkat(w->server->obj_dir_fd, rel, 0) != 0 && errno != ENOENT) {
         ps_error("worker %u: unlink %s/obj/%s: %m", w->index, w->server->data_dir, rel);
         status = ps_status_from_errno(errno);
-    }
-    if (status == PS_OK) {
-        status = pss_removed_mark(w->server, obj->file_id);
     }
     obj->exists = 0;
     obj->size = obj->phys_size = obj->file_len = 0;

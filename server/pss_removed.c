@@ -9,15 +9,23 @@
  * a hole. So a removal leaves an empty file DIR/removed/<file id> whose
  * modification time is the removal's, and opening a missing object for a
  * file id with such a record younger than cap_life fails with
- * PS_ERR_STALE. Past cap_life every capability issued before the removal
- * has expired (the metadata owner issues none for a removed file), so the
- * record is pruned: by the main thread every cap_life / 2 (at most 10
- * minutes) and at start-up. Records are files, so they outlive a restart;
- * with auth = none (no capabilities) they still guard cap_life, no more.
+ * PS_ERR_STALE (an OBJ_SYNC of it too; an OBJ_STAT finds no object). The
+ * record is written before the object is unlinked, so a removal that
+ * cannot record itself fails whole. Past cap_life every capability issued
+ * before the removal has expired (the metadata owner issues none for a
+ * removed file), so the record is pruned (after cap_life and a slack for
+ * clock skew, below): by the main thread every cap_life / 2 (at most 10
+ * minutes) and at start-up. Records are files, so they outlive a restart
+ * (not a machine crash right after the removal: they are not fsynced);
+ * with auth = none (no capabilities) they guard cap_life, no more.
  *
  * Workers create and check records with single system calls on the
  * directory (a record's object is owned by one worker, which serialises
- * them); the prune removes only expired records, so it needs no lock.
+ * them); the prune removes only expired records, so it needs no lock. (A
+ * second removal of the same id refreshing its record between the prune's
+ * look and its unlink loses the record: a file id is removed twice only
+ * when an unlink on a full disk freed the data first, see pstripe_unlink,
+ * or with auth = none.)
  */
 #include "pss_removed.h"
 
@@ -39,9 +47,15 @@ static void pss_removed_name(uint64_t file_id, char *buf, size_t len)
     snprintf(buf, len, "%016" PRIx64, file_id);
 }
 
+/* cap_life, and as much again up to a minute: capabilities carry the
+ * metadata owner's wall clock, the records this server's (and a file
+ * system's coarse timestamps), so a small skew must not let one outlive
+ * the record. */
 static uint64_t pss_removed_life_ns(const pss_server_t *s)
 {
-    return (uint64_t)(s->cfg.cap_life * 1e9);
+    double slack = s->cfg.cap_life < 60 ? s->cfg.cap_life : 60;
+
+    return (uint64_t)((s->cfg.cap_life + slack) * 1e9);
 }
 
 /* Is a record of time mtime past its life at wall time now_ns? */

@@ -35,6 +35,7 @@
 #include "pss_object.h"
 #include "pss_plan.h"
 #include "pss_probe.h"
+#include "pss_removed.h"
 #include "pss_req.h"
 #include "pss_stage.h"
 
@@ -337,6 +338,9 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         if (obj->fd < 0) {
             status = pss_obj_open(w, obj, 0); /* an unreadable object is an error */
         }
+        if (status == PS_ERR_STALE) {
+            status = PS_OK; /* a removed file's object is not there (a listing goes on) */
+        }
         break;
     case PS_MSG_OBJ_TRUNCATE:
     case PS_MSG_OBJ_ALLOCATE:
@@ -348,7 +352,9 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         }
         break;
     case PS_MSG_OBJ_SYNC:
-        status = pss_obj_sync(w, obj);
+        /* no file: nothing written here, or the file was removed with
+         * what it had (then the writer must hear it) */
+        status = obj->fd < 0 ? pss_removed_check(w->server, obj->file_id) : pss_obj_sync(w, obj);
         if (status == PS_OK && obj->wb_error != PS_OK) {
             status = obj->wb_error; /* a write of staged blocks failed since the last sync */
             ps_error("worker %u: OBJ_SYNC of object %016" PRIx64

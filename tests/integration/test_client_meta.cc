@@ -296,11 +296,15 @@ static ps_status_t write_after_restart(pstripe_file_t *f, uint64_t off)
  * or reading zeros, also after a server restart; its close succeeds. */
 TEST_F(ClientMeta, RemovedWhileOpenIsStaleAndLeavesNoObjects)
 {
+    /* server 1 restarts on its port below: the accepted sockets inherit
+     * SO_REUSEADDR only with UCX_CM_REUSEADDR=y (servers inherit it) */
+    setenv("UCX_CM_REUSEADDR", "y", 1);
     start(2);
+    unsetenv("UCX_CM_REUSEADDR");
     pstripe_layout_t layout = {4096, 2, 0};
     std::vector<uint8_t> buf(20000, 5), out(20000);
     pstripe_file_t *f, *g, *h;
-    pstripe_stat_t st;
+    pstripe_stat_t st, st2;
     uint64_t nread = 0;
 
     PSC_ASSERT_OK(pstripe_open(fs_, "/delme", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
@@ -314,6 +318,9 @@ TEST_F(ClientMeta, RemovedWhileOpenIsStaleAndLeavesNoObjects)
     EXPECT_EQ(pstripe_pwrite(f, buf.data(), 4096, 1 << 20), PS_ERR_STALE);
     EXPECT_EQ(pstripe_pread(f, out.data(), out.size(), 0, &nread), PS_ERR_STALE);
     EXPECT_EQ(pstripe_ftruncate(f, 100), PS_ERR_STALE);
+    EXPECT_EQ(pstripe_fsync(f), PS_ERR_STALE); /* what it wrote is gone */
+    PSC_EXPECT_OK(pstripe_fstat(f, &st2));     /* as a listing sees it: no data */
+    EXPECT_EQ(st2.size, 0u);
     for (int i = 0; i < 2; i++) {
         EXPECT_FALSE(has_object(cluster_, i, st.file_id)) << "server " << i;
         EXPECT_TRUE(has_removal(cluster_, i, st.file_id)) << "server " << i;
