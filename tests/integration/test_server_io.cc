@@ -564,13 +564,22 @@ TEST_F(ServerIo, TruncateStatRemoveSync)
     ASSERT_TRUE(rm.received);
     EXPECT_EQ(rm.status(), PS_OK);
     EXPECT_EQ(obj_stat(fid).exists, 0u);
+    /* a removed file's object is stale for cap_life (a client may still
+     * have the file open): reads, writes, truncates and syncs are refused,
+     * never zeros or a new object with no name (pss_removed.c) */
     r = c.read(fid, {{0, 100}});
-    EXPECT_EQ(r.data, std::vector<uint8_t>(100, 0));
+    EXPECT_EQ(r.status(), PS_ERR_STALE);
+    EXPECT_TRUE(r.data.empty());
     /* removing again is fine */
     EXPECT_EQ(c.obj(PS_MSG_OBJ_REMOVE, fid).status(), PS_OK);
-    /* and the object can be written anew */
-    ASSERT_EQ(c.write(fid, {{5, 5}}, std::vector<uint8_t>(5, 9)).status(), PS_OK);
-    EXPECT_EQ(obj_stat(fid).size, 10u);
+    EXPECT_EQ(c.write(fid, {{5, 5}}, std::vector<uint8_t>(5, 9)).status(), PS_ERR_STALE);
+    EXPECT_EQ(c.obj(PS_MSG_OBJ_TRUNCATE, fid, 100).status(), PS_ERR_STALE);
+    EXPECT_EQ(c.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_ERR_STALE);
+    EXPECT_EQ(obj_stat(fid).exists, 0u);
+    char rel[64];
+    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56), (unsigned long long)fid);
+    EXPECT_NE(access((cluster.data_dir(0) + rel).c_str(), F_OK), 0)
+        << "the removed object came back";
 }
 
 TEST_F(ServerIo, AllocateReservesSpaceAndKeepsData)
