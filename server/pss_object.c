@@ -427,7 +427,15 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
         pss_obj_close(w, obj);
     }
     pss_obj_path(obj->file_id, rel, sizeof(rel));
-    status = pss_removed_mark(w->server, obj->file_id); /* first: no object unrecorded */
+    /* the record first: no object goes unrecorded; but a full disk must
+     * still free the object's space (its handles then go unguarded) */
+    status = pss_removed_mark(w->server, obj->file_id);
+    if (status == PS_ERR_NO_SPACE) {
+        ps_warn("worker %u: no room to record the removal of object %016" PRIx64
+                "; removing it anyway (a handle still open could write it again)",
+                w->index, obj->file_id);
+        status = PS_OK;
+    }
     if (status == PS_OK && unlinkat(w->server->obj_dir_fd, rel, 0) != 0 && errno != ENOENT) {
         ps_error("worker %u: unlink %s/obj/%s: %m", w->index, w->server->data_dir, rel);
         status = ps_status_from_errno(errno);
