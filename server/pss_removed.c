@@ -11,7 +11,8 @@
  * file id with such a record younger than cap_life fails with
  * PS_ERR_STALE (an OBJ_SYNC of it too; an OBJ_STAT finds no object). The
  * record is written before the object is unlinked, so a removal that
- * cannot record itself fails whole. Past cap_life every capability issued
+ * cannot record itself fails whole, except for want of room: a full disk
+ * must still be freed (pss_obj_remove). Past cap_life every capability issued
  * before the removal has expired (the metadata owner issues none for a
  * removed file), so the record is pruned (after cap_life and a slack for
  * clock skew, below): by the main thread every cap_life / 2 (at most 10
