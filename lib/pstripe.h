@@ -149,8 +149,9 @@ ps_status_t pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st)
 ps_status_t pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st);
 /* Remove a path and its objects on every server. Handles that still have
  * the file open (in this or another process) then fail with PS_ERR_STALE
- * in their reads, writes, truncates and fsync (within the servers'
- * cap_life; after it with PS_ERR_ACCESS); pstripe_fstat reports no data.
+ * in their reads, writes, truncates and fsync (for the servers' cap_life
+ * and a slack for clock skew; after it with PS_ERR_ACCESS); pstripe_fstat
+ * reports no data.
  * The same holds for the file a rename replaces. */
 ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path);
 /* Rename a path, replacing the file `to` named (whose objects are then

@@ -592,9 +592,10 @@ TEST(ClientPerm, LongOpenRenewsItsCapability)
     pstripe_disconnect(fs);
 }
 
-/* The record of a removal lives cap_life (2 s here), then the servers prune
- * it; by then the stale handle's capability has expired too, so its writes
- * are refused (PS_ERR_ACCESS) and still create nothing. */
+/* The record of a removal lives cap_life (2 s here) and as much again for
+ * clock skew, then the servers prune it; by then the stale handle's
+ * capability has expired too, so its writes are refused (PS_ERR_ACCESS)
+ * and still create nothing. */
 TEST(ClientPerm, RemovalRecordsArePrunedAfterCapLife)
 {
     ps_test::ps_cluster cluster;
@@ -611,7 +612,7 @@ TEST(ClientPerm, RemovalRecordsArePrunedAfterCapLife)
     EXPECT_TRUE(has_removal(cluster, 0, st.file_id));
 
     bool gone = false;
-    for (int i = 0; i < 100 && !gone; i++) { /* cap_life, then a prune within 1 s */
+    for (int i = 0; i < 100 && !gone; i++) { /* 4 s, then a prune within 1 s */
         struct timespec ts = {0, 100000000};
         nanosleep(&ts, nullptr);
         gone = !has_removal(cluster, 0, st.file_id) && !has_removal(cluster, 1, st.file_id);
