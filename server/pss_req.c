@@ -188,9 +188,14 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
 
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     param.cb.send = pss_send_cb;
     param.user_data = send;
+    /* see eager_reply in pss_config.c: UCX 1.13 picks rendezvous above a
+     * few KiB on TCP, the slower way for replies the client waits for */
+    param.flags =
+        data_len > 0 && data_len <= w->server->cfg.eager_reply ? UCP_AM_SEND_FLAG_EAGER : 0;
     ucs_status_ptr_t sreq =
         ucp_am_send_nbx(conn->ep, PS_AM_ID_REPLY, send->hdr, send->hdr_len, data, data_len, &param);
     if (sreq == NULL) {

@@ -736,6 +736,51 @@ TEST_F(ClientIO, OneRangeReadFromServerMemoryGoesWhole)
 }
 
 /*
+ * Replies of at most eager_reply bytes of data come as one eager message,
+ * larger ones by rendezvous (pss_reply): the same bytes either way, into
+ * one buffer and scattered, on both sides of the limit and with the limit
+ * at 0 (all by rendezvous) and above every reply (all eager).
+ */
+TEST_F(ClientIO, RepliesEagerOrByRendezvousCarryTheSameBytes)
+{
+    const uint64_t K = 1 << 10, M = 1 << 20;
+    pstripe_layout_t layout = {M, 1, 0};
+    std::vector<uint8_t> data(2 * M);
+    std::mt19937_64 rng(9);
+
+    for (auto &b : data) {
+        b = (uint8_t)rng();
+    }
+    for (const char *limit : {"eager_reply=0", "eager_reply=64k", "eager_reply=256m"}) {
+        SCOPED_TRACE(limit);
+        ps_test::ps_cluster cluster;
+        pstripe_fs_t *fs;
+        pstripe_file_t *f;
+        ASSERT_TRUE(cluster.start(1, 1, {"--set", limit}));
+        PSC_ASSERT_OK(connect(cluster, {}, &fs));
+        PSC_ASSERT_OK(pstripe_open(fs, "/eager", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+        PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
+        for (uint64_t len : {64 * K - 1, 64 * K, 64 * K + 1, 256 * K, M}) {
+            SCOPED_TRACE(len);
+            uint64_t off = 4 * K + 3, nread = 0;
+            std::vector<uint8_t> out(len, 0);
+            PSC_ASSERT_OK(pstripe_pread(f, out.data(), len, off, &nread));
+            EXPECT_EQ(nread, len);
+            EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin() + off)) << "one buffer";
+            scattered mem(len, rng);
+            pstripe_region_t r = {off, len};
+            PSC_ASSERT_OK(pstripe_read_list(f, &r, 1, mem.iov.data(), mem.iov.size(), &nread));
+            EXPECT_EQ(nread, len);
+            EXPECT_TRUE(mem.gaps_intact()) << "read wrote outside the given memory";
+            std::vector<uint8_t> got = mem.stream();
+            EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin() + off)) << "scattered";
+        }
+        PSC_ASSERT_OK(pstripe_close(f));
+        pstripe_disconnect(fs);
+    }
+}
+
+/*
  * A file may be closed while its requests are in flight and they waited
  * for after (the driver settles its read cache's read-ahead after closing):
  * the request still completes with the right bytes, and what its replies
