@@ -24,13 +24,15 @@
  * one piece of the caller's memory and whose list is short sends the list
  * in the message header and that memory as is (PS_IO_LIST_INLINE); any
  * other is described by an IOV (its region array, then the caller's
- * memory, adjacent pieces merged) and sent as is when small, but packed
- * into one reused staging buffer when its payload reaches
- * bounce_threshold; a read reply lands
+ * memory, adjacent pieces merged) and sent as is when small (under
+ * PSC_RNDV_MIN it goes eagerly: UCX packs the IOV itself), but packed into
+ * one reused staging buffer when it goes by rendezvous and its payload
+ * reaches bounce_threshold; a read reply lands
  * directly in the caller's memory when the batch maps to one piece of it
- * (contig, no copy), is copied from the UCX buffer when it came eagerly,
- * and is staged and scattered when it comes by rendezvous into several
- * pieces. bounce_threshold=0 keeps every transfer on the IOV path (for UCX
+ * (contig, no copy), is copied from the UCX buffer when it came eagerly
+ * (the servers send replies of up to eager_reply bytes so), and is staged
+ * and scattered when it comes by rendezvous into several pieces.
+ * bounce_threshold=0 keeps every transfer on the IOV path (for UCX
  * versions whose IOV rendezvous is zero-copy).
  *
  * Reads and the file size. Bytes past an object's end read as zeros, and
@@ -375,9 +377,10 @@ static int psc_batch_send_inline(psc_batch_t *b)
 
 /* A write batch sends its list in the header and its data from the caller's
  * memory (psc_batch_send_inline); else its regions then the caller's memory
- * as one IOV, or, from bounce_threshold bytes on, both staged in one
- * contiguous buffer: UCX 1.13 sends IOV rendezvous data through 8 KiB
- * copies, one contiguous buffer in 64 KiB zero-copy fragments or RMA. */
+ * as one IOV, or, when it goes by rendezvous with bounce_threshold bytes or
+ * more, both staged in one contiguous buffer: UCX 1.13 sends IOV rendezvous
+ * data through 8 KiB copies, one contiguous buffer in 64 KiB zero-copy
+ * fragments or RMA. */
 static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
 {
     size_t len;
@@ -392,8 +395,9 @@ static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
     b->op.send_count = b->niov;
     b->op.send_iov = 1;
     b->op.send_user_mem = 1;
-    if (b->io->bounce_threshold == 0 || b->payload < b->io->bounce_threshold) {
-        return PS_OK;
+    if (b->io->bounce_threshold == 0 || b->payload < b->io->bounce_threshold ||
+        b->list_len + b->payload < PSC_RNDV_MIN) {
+        return PS_OK; /* small, or eager: UCX packs the IOV as it sends */
     }
     len = b->iov[0].length + b->payload;
     p = psc_bounce_get(fs, len, &b->bounce_cap);

@@ -291,8 +291,6 @@ static void psc_send_cb(void *request, ucs_status_t status, void *user_data)
  * against 0.53-0.69, the budget kept). Between the two, UCX chooses (a
  * read's long region list).
  */
-#define PSC_RNDV_MIN (64u << 10) /* bytes of write payload */
-
 /* The op's data bytes, counted up to PSC_RNDV_MIN. */
 static uint64_t psc_op_data_bytes(const psc_op_t *op)
 {

@@ -9,6 +9,10 @@
 
 #include "psc_internal.h"
 
+/* Bytes of data: a message with less goes eagerly, a write batch with this
+ * much payload or more by rendezvous (psc_conn.c, psc_op_send_protocol). */
+#define PSC_RNDV_MIN (64u << 10)
+
 /* API thread: post an op that completes into call; the caller waits for the
  * call next (psc_call_wait), which sends it. */
 void psc_op_post(pstripe_fs_t *fs, psc_op_t *op, psc_call_t *call);

@@ -737,11 +737,15 @@ TEST_F(ClientIO, OneRangeReadFromServerMemoryGoesWhole)
 
 /*
  * Replies of at most eager_reply bytes of data come as one eager message,
- * larger ones by rendezvous (pss_reply): the same bytes either way, into
- * one buffer and scattered, on both sides of the limit and with the limit
- * at 0 (all by rendezvous) and above every reply (all eager).
+ * larger ones by rendezvous (pss_reply); requests with less than 64 KiB of
+ * data go eagerly, write batches of 64 KiB or more by rendezvous
+ * (psc_op_send_protocol), staged from scattered memory from
+ * bounce_threshold on only then. The same bytes either way: reads on both
+ * sides of the reply limit, into one buffer and scattered, with the limit
+ * at 0 (all by rendezvous) and above every reply (all eager), and
+ * scattered writes around 64 KiB.
  */
-TEST_F(ClientIO, RepliesEagerOrByRendezvousCarryTheSameBytes)
+TEST_F(ClientIO, EagerAndRendezvousTransfersCarryTheSameBytes)
 {
     const uint64_t K = 1 << 10, M = 1 << 20;
     pstripe_layout_t layout = {M, 1, 0};
@@ -757,11 +761,21 @@ TEST_F(ClientIO, RepliesEagerOrByRendezvousCarryTheSameBytes)
         pstripe_fs_t *fs;
         pstripe_file_t *f;
         ASSERT_TRUE(cluster.start(1, 1, {"--set", limit}));
-        PSC_ASSERT_OK(connect(cluster, {}, &fs));
+        PSC_ASSERT_OK(connect(cluster, {"bounce_threshold=8k"}, &fs));
         PSC_ASSERT_OK(pstripe_open(fs, "/eager", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
         PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
+        for (uint64_t len : {8 * K, 64 * K - 100, 64 * K, 64 * K + 1}) {
+            SCOPED_TRACE("scattered write of " + std::to_string(len));
+            uint64_t off = M - 5 * K + 1;
+            scattered mem(len, rng);
+            mem.fill(rng);
+            pstripe_region_t r = {off, len};
+            PSC_ASSERT_OK(pstripe_write_list(f, &r, 1, mem.iov.data(), mem.iov.size()));
+            std::vector<uint8_t> s = mem.stream();
+            std::copy(s.begin(), s.end(), data.begin() + off);
+        }
         for (uint64_t len : {64 * K - 1, 64 * K, 64 * K + 1, 256 * K, M}) {
-            SCOPED_TRACE(len);
+            SCOPED_TRACE("read of " + std::to_string(len));
             uint64_t off = 4 * K + 3, nread = 0;
             std::vector<uint8_t> out(len, 0);
             PSC_ASSERT_OK(pstripe_pread(f, out.data(), len, off, &nread));
@@ -775,6 +789,11 @@ TEST_F(ClientIO, RepliesEagerOrByRendezvousCarryTheSameBytes)
             std::vector<uint8_t> got = mem.stream();
             EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin() + off)) << "scattered";
         }
+        std::vector<uint8_t> all(data.size(), 0);
+        uint64_t nread = 0;
+        PSC_ASSERT_OK(pstripe_pread(f, all.data(), all.size(), 0, &nread));
+        EXPECT_EQ(nread, all.size());
+        EXPECT_TRUE(all == data) << "the whole file after the scattered writes";
         PSC_ASSERT_OK(pstripe_close(f));
         pstripe_disconnect(fs);
     }
