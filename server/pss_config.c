@@ -106,8 +106,8 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("eager_reply", "256k",
               "replies carrying at most this many bytes of data go as one eager message: "
               "over TCP, UCX's rendezvous costs the client a round trip and moves the data "
-              "in fragments (reads of 64 KiB and of 256 KiB served from the cache ran 2.0 and "
-              "1.5 times as fast eagerly); larger replies, or all with 0, go as UCX chooses "
+              "in fragments (reads of 64 KiB and of 256 KiB served from the cache ran 2.1 and "
+              "1.7 times as fast eagerly); larger replies, or all with 0, go as UCX chooses "
               "(from 512 KiB eager was no faster, at 1 MiB slower: the client's copy out of "
               "UCX's buffer; set 0 on RDMA networks, whose rendezvous is zero-copy)",
               PS_CFG_SIZE, eager_reply, 0, (double)PS_MAX_PAYLOAD),
