@@ -49,8 +49,9 @@ extern "C" {
  * may travel in the AM header (PS_IO_LIST_INLINE); 7: the OBJ_READ reply says
  * how many bytes came from disk; 8: OBJ_ALLOCATE. Replies of version 8 servers
  * may also carry PS_ERR_STALE (a file removed while open; older clients read
- * it as a protocol error, as they would any status newer than they know). */
-#define PS_PROTO_VERSION 8
+ * it as a protocol error, as they would any status newer than they know);
+ * 9: STATS counts eager replies and rendezvous requests. */
+#define PS_PROTO_VERSION 9
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -394,6 +395,8 @@ typedef struct ps_stats_rep {
     uint64_t stage_errors;     /* failed writes of staged blocks (reported at OBJ_SYNC) */
     uint64_t stage_blocks;     /* blocks in the stage now */
     uint64_t read_ahead_bytes; /* bytes read ahead of forward reads into the cache */
+    uint64_t eager_replies;    /* replies whose data was sent eagerly (eager_reply) */
+    uint64_t rndv_requests;    /* requests whose data came by rendezvous */
 } ps_stats_rep_t;
 
 /* --- SHARED_FP ----------------------------------------------------------------------
@@ -451,7 +454,7 @@ static_assert(sizeof(ps_io_rep_t) == 24, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 72, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
-static_assert(sizeof(ps_stats_rep_t) == 8 * (32 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_stats_rep_t) == 8 * (34 + PS_STATS_HIST_BUCKETS), "wire size");
 static_assert(sizeof(ps_sfp_req_t) == 88, "wire size");
 static_assert(sizeof(ps_sfp_rep_t) == 8, "wire size");
 

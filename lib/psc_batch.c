@@ -24,8 +24,8 @@
  * one piece of the caller's memory and whose list is short sends the list
  * in the message header and that memory as is (PS_IO_LIST_INLINE); any
  * other is described by an IOV (its region array, then the caller's
- * memory, adjacent pieces merged) and sent as is when small (under
- * PSC_RNDV_MIN it goes eagerly: UCX packs the IOV itself), but packed into
+ * memory, adjacent pieces merged) and sent as is when small (or when it
+ * goes eagerly, psc_op_send_protocol: UCX packs the IOV itself), but packed into
  * one reused staging buffer when it goes by rendezvous and its payload
  * reaches bounce_threshold; a read reply lands
  * directly in the caller's memory when the batch maps to one piece of it
@@ -396,7 +396,7 @@ static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
     b->op.send_iov = 1;
     b->op.send_user_mem = 1;
     if (b->io->bounce_threshold == 0 || b->payload < b->io->bounce_threshold ||
-        b->list_len + b->payload < PSC_RNDV_MIN) {
+        psc_op_send_protocol(&b->op) == UCP_AM_SEND_FLAG_EAGER) {
         return PS_OK; /* small, or eager: UCX packs the IOV as it sends */
     }
     len = b->iov[0].length + b->payload;

@@ -291,6 +291,8 @@ static void psc_send_cb(void *request, ucs_status_t status, void *user_data)
  * against 0.53-0.69, the budget kept). Between the two, UCX chooses (a
  * read's long region list).
  */
+#define PSC_RNDV_MIN (64u << 10) /* bytes of data */
+
 /* The op's data bytes, counted up to PSC_RNDV_MIN. */
 static uint64_t psc_op_data_bytes(const psc_op_t *op)
 {
@@ -306,10 +308,10 @@ static uint64_t psc_op_data_bytes(const psc_op_t *op)
     return n; /* at least PSC_RNDV_MIN when it stopped early */
 }
 
-static uint32_t psc_op_send_protocol(const psc_op_t *op)
+uint32_t psc_op_send_protocol(const psc_op_t *op)
 {
     ps_io_req_t io;
-    uint64_t n = psc_op_data_bytes(op);
+    uint64_t n;
 
     if (op->type == PS_MSG_OBJ_WRITE && op->hdr_len >= sizeof(ps_msg_hdr_t) + sizeof(io)) {
         memcpy(&io, op->h.bytes + sizeof(ps_msg_hdr_t), sizeof(io));
@@ -317,6 +319,7 @@ static uint32_t psc_op_send_protocol(const psc_op_t *op)
             return UCP_AM_SEND_FLAG_RNDV;
         }
     }
+    n = psc_op_data_bytes(op);
     return n > 0 && n < PSC_RNDV_MIN ? UCP_AM_SEND_FLAG_EAGER : 0;
 }
 

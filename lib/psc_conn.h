@@ -9,9 +9,9 @@
 
 #include "psc_internal.h"
 
-/* Bytes of data: a message with less goes eagerly, a write batch with this
- * much payload or more by rendezvous (psc_conn.c, psc_op_send_protocol). */
-#define PSC_RNDV_MIN (64u << 10)
+/* How op will be sent: UCP_AM_SEND_FLAG_EAGER, UCP_AM_SEND_FLAG_RNDV, or 0
+ * (UCX chooses). */
+uint32_t psc_op_send_protocol(const psc_op_t *op);
 
 /* API thread: post an op that completes into call; the caller waits for the
  * call next (psc_call_wait), which sends it. */

@@ -317,6 +317,8 @@ typedef struct pstripe_server_stats {
     uint64_t stage_errors;     /* failed writes of staged blocks (reported by fsync) */
     uint64_t stage_blocks;     /* blocks staged now */
     uint64_t read_ahead_bytes; /* read ahead of forward reads into the server's cache */
+    uint64_t eager_replies;    /* replies whose data went eagerly (the server's eager_reply) */
+    uint64_t rndv_requests;    /* requests whose data came by rendezvous */
 } pstripe_server_stats_t;
 ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
 

@@ -68,6 +68,7 @@ typedef struct pss_stats {
     _Atomic uint64_t staged_bytes, stage_whole, stage_partial, stage_rmw, stage_full_waits,
         stage_errors, stage_blocks;
     _Atomic uint64_t read_ahead_bytes;
+    _Atomic uint64_t eager_replies, rndv_requests;
     _Atomic uint64_t auth_ok, auth_refused;
     _Atomic uint64_t latency_hist[PS_STATS_HIST_BUCKETS];
 } pss_stats_t;

@@ -123,6 +123,7 @@ static ucs_status_t pss_am_cb(void *arg, const void *header, size_t header_lengt
         goto out_queue;
     }
     if (rndv) {
+        PSS_STAT_ADD(w, rndv_requests, 1);
         req->ucx_data = data; /* descriptor; the loop posts ucp_am_recv_data_nbx */
         req->ucx_rndv = 1;
         status = UCS_INPROGRESS;

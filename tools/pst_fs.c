@@ -463,6 +463,9 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
            s->stage_errors, s->stage_blocks);
     printf("  read-ahead      %" PRIu64 " bytes read ahead of forward reads into the cache\n",
            s->read_ahead_bytes);
+    printf("  transfers       %" PRIu64 " replies sent eagerly, %" PRIu64
+           " requests received by rendezvous\n",
+           s->eager_replies, s->rndv_requests);
     printf("  auth            %s: %" PRIu64 " accepted, %" PRIu64 " refused\n",
            s->auth_mode == 1   ? "munge"
            : s->auth_mode == 2 ? "key (cluster key)"

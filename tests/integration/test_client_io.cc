@@ -740,10 +740,12 @@ TEST_F(ClientIO, OneRangeReadFromServerMemoryGoesWhole)
  * larger ones by rendezvous (pss_reply); requests with less than 64 KiB of
  * data go eagerly, write batches of 64 KiB or more by rendezvous
  * (psc_op_send_protocol), staged from scattered memory from
- * bounce_threshold on only then. The same bytes either way: reads on both
- * sides of the reply limit, into one buffer and scattered, with the limit
- * at 0 (all by rendezvous) and above every reply (all eager), and
- * scattered writes around 64 KiB.
+ * bounce_threshold on only then. The servers count both (eager_replies,
+ * rndv_requests). Reads on both sides of the reply limit, into one buffer
+ * and scattered, with the limit at 0 (all by rendezvous), 64k and above
+ * every reply (all eager), and scattered writes around 64 KiB: each goes
+ * the way the rule says (one batch per call: buffer_count=1 keeps a read
+ * whole) and carries the same bytes.
  */
 TEST_F(ClientIO, EagerAndRendezvousTransfersCarryTheSameBytes)
 {
@@ -751,17 +753,23 @@ TEST_F(ClientIO, EagerAndRendezvousTransfersCarryTheSameBytes)
     pstripe_layout_t layout = {M, 1, 0};
     std::vector<uint8_t> data(2 * M);
     std::mt19937_64 rng(9);
+    pstripe_server_stats_t before, after;
 
     for (auto &b : data) {
         b = (uint8_t)rng();
     }
-    for (const char *limit : {"eager_reply=0", "eager_reply=64k", "eager_reply=256m"}) {
-        SCOPED_TRACE(limit);
+    for (uint64_t limit : {(uint64_t)0, 64 * K, 256 * M}) {
+        SCOPED_TRACE("eager_reply " + std::to_string(limit));
         ps_test::ps_cluster cluster;
         pstripe_fs_t *fs;
         pstripe_file_t *f;
-        ASSERT_TRUE(cluster.start(1, 1, {"--set", limit}));
-        PSC_ASSERT_OK(connect(cluster, {"bounce_threshold=8k"}, &fs));
+        /* UCX's own choice made rendezvous from 1 KiB, on both sides: the
+         * flags alone decide what goes eagerly */
+        setenv("UCX_RNDV_THRESH", "1k", 1);
+        ASSERT_TRUE(cluster.start(1, 1, {"--set", "eager_reply=" + std::to_string(limit)}));
+        ps_status_t status = connect(cluster, {"bounce_threshold=8k", "buffer_count=1"}, &fs);
+        unsetenv("UCX_RNDV_THRESH");
+        PSC_ASSERT_OK(status);
         PSC_ASSERT_OK(pstripe_open(fs, "/eager", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
         PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
         for (uint64_t len : {8 * K, 64 * K - 100, 64 * K, 64 * K + 1}) {
@@ -770,20 +778,31 @@ TEST_F(ClientIO, EagerAndRendezvousTransfersCarryTheSameBytes)
             scattered mem(len, rng);
             mem.fill(rng);
             pstripe_region_t r = {off, len};
+            PSC_ASSERT_OK(sum_stats(fs, &before));
             PSC_ASSERT_OK(pstripe_write_list(f, &r, 1, mem.iov.data(), mem.iov.size()));
+            PSC_ASSERT_OK(sum_stats(fs, &after));
+            EXPECT_EQ(after.write_batches - before.write_batches, 1u);
+            EXPECT_EQ(after.rndv_requests - before.rndv_requests, len >= 64 * K ? 1u : 0u);
             std::vector<uint8_t> s = mem.stream();
             std::copy(s.begin(), s.end(), data.begin() + off);
         }
         for (uint64_t len : {64 * K - 1, 64 * K, 64 * K + 1, 256 * K, M}) {
             SCOPED_TRACE("read of " + std::to_string(len));
-            uint64_t off = 4 * K + 3, nread = 0;
+            uint64_t off = 4 * K + 3, nread = 0, eager = len <= limit ? 1 : 0;
             std::vector<uint8_t> out(len, 0);
+            PSC_ASSERT_OK(sum_stats(fs, &before));
             PSC_ASSERT_OK(pstripe_pread(f, out.data(), len, off, &nread));
+            PSC_ASSERT_OK(sum_stats(fs, &after));
+            EXPECT_EQ(after.read_batches - before.read_batches, 1u);
+            EXPECT_EQ(after.eager_replies - before.eager_replies, eager);
             EXPECT_EQ(nread, len);
             EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin() + off)) << "one buffer";
             scattered mem(len, rng);
             pstripe_region_t r = {off, len};
+            PSC_ASSERT_OK(sum_stats(fs, &before));
             PSC_ASSERT_OK(pstripe_read_list(f, &r, 1, mem.iov.data(), mem.iov.size(), &nread));
+            PSC_ASSERT_OK(sum_stats(fs, &after));
+            EXPECT_EQ(after.eager_replies - before.eager_replies, eager);
             EXPECT_EQ(nread, len);
             EXPECT_TRUE(mem.gaps_intact()) << "read wrote outside the given memory";
             std::vector<uint8_t> got = mem.stream();

@@ -281,6 +281,8 @@ inline ps_status_t sum_stats(pstripe_fs_t *fs, pstripe_server_stats_t *sum)
         sum->bytes_read += st.bytes_read;
         sum->rmw_reads += st.rmw_reads;
         sum->requests += st.requests;
+        sum->eager_replies += st.eager_replies;
+        sum->rndv_requests += st.rndv_requests;
     }
     return PS_OK;
 }
