@@ -44,7 +44,8 @@ ps_status_t pss_cache_mem_init(pss_cache_mem_t **out, uint64_t budget, uint32_t 
 void pss_cache_mem_free(pss_cache_mem_t *m); /* after the workers' caches */
 
 /* Fault in [off, off + len) of that memory ahead of its use, changing no
- * byte (buffers in use may lie there); what lies past its end is ignored. */
+ * byte (buffers in use may lie there); off is a multiple of the page size,
+ * and what lies past its end is ignored. */
 ps_status_t pss_cache_prefault(pss_cache_mem_t *m, uint64_t off, uint64_t len);
 
 /* The thread that faults all of it in at idle priority: started once the

@@ -66,3 +66,8 @@ void cache_box_filled(cache_box *b, void *pin, uint64_t off, uint64_t len, int o
 {
     pss_cache_filled(&b->w, pin, off, len, ok);
 }
+
+int cache_box_prefault(cache_box *b, uint64_t off, uint64_t len)
+{
+    return pss_cache_prefault(b->mem, off, len) == PS_OK;
+}

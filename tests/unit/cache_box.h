@@ -23,6 +23,8 @@ const uint8_t *cache_box_lend(cache_box *b, int obj, uint64_t off, uint64_t len,
 void cache_box_unpin(cache_box *b, void *pin);
 uint8_t *cache_box_fill(cache_box *b, int obj, uint64_t off, uint64_t len, void **pin);
 void cache_box_filled(cache_box *b, void *pin, uint64_t off, uint64_t len, int ok);
+/* pss_cache_prefault of [off, off + len) of the memory: 1 on success */
+int cache_box_prefault(cache_box *b, uint64_t off, uint64_t len);
 
 #ifdef __cplusplus
 }

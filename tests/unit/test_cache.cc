@@ -45,6 +45,29 @@ struct Cache : ::testing::Test {
     }
 };
 
+// The warm thread faults the memory in (and has the kernel read a byte of
+// each page) while workers use it: that changes no byte, over the whole
+// memory or a piece that starts inside a granule and runs past its end.
+TEST_F(Cache, FaultingInChangesNoByte)
+{
+    start(8 * M);
+    std::vector<uint8_t> a = bytes(3 * M + 512, 3), b = bytes(2 * M, 9);
+    cache_box_put(box, 0, 0, a.size(), a.data());
+    cache_box_put(box, 1, 4 * M, b.size(), b.data());
+    void *pin = nullptr;
+    const uint8_t *lent = cache_box_lend(box, 1, 4 * M, 64 * K, &pin);
+    ASSERT_NE(lent, nullptr);
+    std::vector<uint8_t> before(lent, lent + 64 * K);
+
+    EXPECT_TRUE(cache_box_prefault(box, 0, 8 * M));
+    EXPECT_TRUE(cache_box_prefault(box, 1 * M + 4 * K, 100 * M));
+    EXPECT_TRUE(cache_box_prefault(box, 100 * M, 4 * K)); // past the end: nothing
+    EXPECT_TRUE(holds(0, 0, a));
+    EXPECT_TRUE(holds(1, 4 * M, b));
+    EXPECT_EQ(std::vector<uint8_t>(lent, lent + 64 * K), before);
+    cache_box_unpin(box, pin);
+}
+
 TEST_F(Cache, LentBytesOutliveADropAndAPut)
 {
     start(4 * M);
