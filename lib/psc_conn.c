@@ -4,8 +4,15 @@
  * An op enters here (psc_op_post from an API thread, psc_op_submit on the
  * progress thread). If its server is not connected, the op waits in the
  * server's waitq while we connect: one endpoint to worker 0, HELLO (which
- * tells every worker's port), then one endpoint per worker. Then the op is
- * sent to the worker its route names, with a deadline (timeout, or
+ * tells every worker's port) and AUTH there. Then the op is sent to the
+ * worker its route names; the endpoint to any other worker is made when
+ * the first op for it comes (with auth, that op waits in the endpoint's
+ * waitq until the worker accepts the connection's ticket): a client that
+ * opens one file talks to at most three workers of a server, not to all
+ * of them (two servers of 16 workers each: a process's first open took
+ * 105-175 ms with every endpoint made at connect, 38-60 ms so; with 2
+ * workers each 30-49 and 17-34 ms). Every send has a
+ * deadline (timeout, or
  * connect_timeout for HELLO); when one passes (psc_progress.c), the whole
  * connection to that server is declared dead (a HELLO's deadline is the
  * smaller of the two, so that a request that must reconnect first still
@@ -176,6 +183,12 @@ void psc_conn_fail(pstripe_fs_t *fs, psc_conn_t *conn, ps_status_t status, const
             psc_op_check_ready(fs, op);
         }
     }
+    for (uint32_t i = 0; i < conn->nworkers; i++) {
+        ucs_list_for_each_safe(op, tmp, &conn->eps[i].waitq, cmd.list)
+        {
+            psc_op_fail_now(fs, op, conn->fail_status, conn->fail_msg);
+        }
+    }
     psc_conn_close_eps(fs, conn, 1);
     if (srv->conn == conn) {
         /* Ops waiting for this connection fail with it (it failed while
@@ -184,6 +197,17 @@ void psc_conn_fail(pstripe_fs_t *fs, psc_conn_t *conn, ps_status_t status, const
         srv->state = PSC_SRV_FAILED;
         psc_server_fail_waiters(fs, srv, conn->fail_status, conn->fail_msg);
     }
+}
+
+/* 1 if an op is out on the connection or waits for one of its workers. */
+static int psc_conn_busy(psc_conn_t *conn)
+{
+    for (uint32_t i = 0; i < conn->nworkers; i++) {
+        if (!ucs_list_is_empty(&conn->eps[i].waitq)) {
+            return 1;
+        }
+    }
+    return !ucs_list_is_empty(&conn->inflight);
 }
 
 /* Disconnect from a server: an idle connection is closed with a flush (the
@@ -195,7 +219,7 @@ void psc_server_disconnect(pstripe_fs_t *fs, psc_server_t *srv)
     if (conn == NULL) {
         return;
     }
-    if (srv->state != PSC_SRV_CONNECTED || !ucs_list_is_empty(&conn->inflight)) {
+    if (srv->state != PSC_SRV_CONNECTED || psc_conn_busy(conn)) {
         psc_conn_fail(fs, conn, PS_ERR_CANCELED, "disconnecting");
         return;
     }
@@ -375,17 +399,6 @@ static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc
     }
 }
 
-static void psc_op_dispatch(pstripe_fs_t *fs, psc_server_t *srv, psc_op_t *op)
-{
-    psc_conn_t *conn = srv->conn;
-
-    if (op->connect_only) {
-        psc_op_make_ready(fs, op);
-        return;
-    }
-    psc_op_send(fs, conn, psc_route_worker(op, conn->nworkers), op);
-}
-
 /* --- connecting ------------------------------------------------------------------ */
 
 static ps_status_t psc_ep_create(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, uint16_t port)
@@ -421,12 +434,78 @@ static ps_status_t psc_ep_create(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t wo
     return PS_OK;
 }
 
-/* Every endpoint is open (and authenticated): send the ops that waited. */
+/* Worker w's endpoint is open (and accepted the ticket): send the ops that
+ * waited for it. */
+static void psc_ep_ready(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
+{
+    psc_op_t *wop, *tmp;
+
+    conn->eps[w].ready = 1;
+    ucs_list_for_each_safe(wop, tmp, &conn->eps[w].waitq, cmd.list)
+    {
+        ucs_list_del(&wop->cmd.list);
+        wop->state = PSC_OP_IDLE;
+        psc_op_send(fs, conn, w, wop);
+    }
+}
+
+static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op);
+
+/* Open the endpoint to worker w (not 0) and, with auth, present the ticket
+ * there: it is ready when the worker accepts it (psc_ticket_done). A
+ * failure to make it fails the whole connection (from the main loop). */
+static void psc_worker_open(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
+{
+    ps_auth_req_t req = {.method = PS_AUTH_TICKET, .cred_len = sizeof(ps_auth_ticket_t)};
+    psc_op_t *op;
+
+    if (conn->fail_pending || psc_ep_create(fs, conn, w, (uint16_t)conn->ports[w]) != PS_OK) {
+        return;
+    }
+    if (conn->hello_rep.auth_mode == PS_AUTH_NONE) {
+        psc_ep_ready(fs, conn, w);
+        return;
+    }
+    op = &conn->ticket_ops[w];
+    psc_op_init(op, conn->server->index, PS_MSG_AUTH, &req, sizeof(req));
+    op->done_cb = psc_ticket_done;
+    op->arg = conn;
+    op->send_buf = &conn->auth_rep.ticket;
+    op->send_count = sizeof(conn->auth_rep.ticket);
+    psc_op_send(fs, conn, w, op);
+}
+
+/* Send op to the worker its route names, or queue it there until that
+ * worker's endpoint is ready (made now for the first op that needs it). */
+static void psc_op_dispatch(pstripe_fs_t *fs, psc_server_t *srv, psc_op_t *op)
+{
+    psc_conn_t *conn = srv->conn;
+    uint32_t w;
+
+    if (op->connect_only) {
+        psc_op_make_ready(fs, op);
+        return;
+    }
+    w = psc_route_worker(op, conn->nworkers);
+    if (conn->eps[w].ready) {
+        psc_op_send(fs, conn, w, op);
+        return;
+    }
+    op->state = PSC_OP_WAITING;
+    ucs_list_add_tail(&conn->eps[w].waitq, &op->cmd.list);
+    if (conn->eps[w].ep == NULL) {
+        psc_worker_open(fs, conn, w);
+    }
+}
+
+/* Worker 0 answered HELLO and accepted AUTH: the server is connected; send
+ * the ops that waited. */
 static void psc_conn_ready(pstripe_fs_t *fs, psc_conn_t *conn)
 {
     psc_server_t *srv = conn->server;
     psc_op_t *wop, *tmp;
 
+    conn->eps[0].ready = 1;
     srv->state = PSC_SRV_CONNECTED;
     ps_debug("connected to server %s: id %#llx, %u workers, block size %u, auth %s", srv->addr,
              (unsigned long long)srv->server_id, conn->nworkers, srv->block_size,
@@ -468,43 +547,20 @@ static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op)
         psc_conn_fail(fs, conn, op->status, msg);
         return;
     }
-    if (--conn->tickets_pending == 0) {
-        psc_conn_ready(fs, conn);
-    }
+    psc_ep_ready(fs, conn, op->worker);
 }
 
-/* Open the endpoints to workers 1..n-1; with auth, present the ticket on
- * each and become ready when all have accepted it. */
-static void psc_conn_open_workers(pstripe_fs_t *fs, psc_conn_t *conn)
+/* HELLO (and AUTH) answered on worker 0: the connection is up. */
+static void psc_conn_open(pstripe_fs_t *fs, psc_conn_t *conn)
 {
-    uint32_t n = conn->nworkers;
-
-    for (uint32_t i = 1; i < n; i++) {
-        if (psc_ep_create(fs, conn, i, (uint16_t)conn->ports[i]) != PS_OK) {
-            psc_conn_fail(fs, conn, conn->fail_status, conn->fail_msg);
+    if (conn->hello_rep.auth_mode != PS_AUTH_NONE && conn->nworkers > 1) {
+        conn->ticket_ops = calloc(conn->nworkers, sizeof(psc_op_t));
+        if (conn->ticket_ops == NULL) {
+            psc_conn_fail(fs, conn, PS_ERR_NO_MEMORY, "no memory for authentication");
             return;
         }
     }
-    if (conn->hello_rep.auth_mode == PS_AUTH_NONE || n == 1) {
-        psc_conn_ready(fs, conn);
-        return;
-    }
-    conn->ticket_ops = calloc(n, sizeof(psc_op_t));
-    if (conn->ticket_ops == NULL) {
-        psc_conn_fail(fs, conn, PS_ERR_NO_MEMORY, "no memory for authentication");
-        return;
-    }
-    ps_auth_req_t req = {.method = PS_AUTH_TICKET, .cred_len = sizeof(ps_auth_ticket_t)};
-    conn->tickets_pending = n - 1;
-    for (uint32_t i = 1; i < n && !conn->failed; i++) {
-        psc_op_t *op = &conn->ticket_ops[i];
-        psc_op_init(op, conn->server->index, PS_MSG_AUTH, &req, sizeof(req));
-        op->done_cb = psc_ticket_done;
-        op->arg = conn;
-        op->send_buf = &conn->auth_rep.ticket;
-        op->send_count = sizeof(conn->auth_rep.ticket);
-        psc_op_send(fs, conn, i, op);
-    }
+    psc_conn_ready(fs, conn);
 }
 
 static void psc_auth_done(pstripe_fs_t *fs, psc_op_t *op)
@@ -524,11 +580,11 @@ static void psc_auth_done(pstripe_fs_t *fs, psc_op_t *op)
     }
     ps_debug("server %s: authenticated as uid %u gid %u (%s)", conn->server->addr,
              conn->auth_rep.uid, conn->auth_rep.gid, ps_auth_mode_name(conn->hello_rep.auth_mode));
-    psc_conn_open_workers(fs, conn);
+    psc_conn_open(fs, conn);
 }
 
 /* HELLO answered on worker 0: prove who we are there (AUTH, reusing the
- * HELLO's op) or, with auth = none at the server, open the other workers. */
+ * HELLO's op) or, with auth = none at the server, be connected. */
 static void psc_conn_authenticate(pstripe_fs_t *fs, psc_conn_t *conn)
 {
     psc_op_t *op = &conn->hello;
@@ -537,7 +593,7 @@ static void psc_conn_authenticate(pstripe_fs_t *fs, psc_conn_t *conn)
     ps_status_t status;
 
     if (conn->hello_rep.auth_mode == PS_AUTH_NONE) {
-        psc_conn_open_workers(fs, conn);
+        psc_conn_open(fs, conn);
         return;
     }
     status = psc_auth_make(fs, conn->server, &conn->hello_rep, &conn->auth_req, &conn->auth_cred,
@@ -614,6 +670,9 @@ static void psc_server_connect(pstripe_fs_t *fs, psc_server_t *srv)
     }
     conn->server = srv;
     ucs_list_head_init(&conn->inflight);
+    for (uint32_t i = 0; i < PS_MAX_WORKERS; i++) {
+        ucs_list_head_init(&conn->eps[i].waitq);
+    }
     srv->conn = conn;
     srv->state = PSC_SRV_CONNECTING;
     port = ntohs(srv->sa.ss_family == AF_INET ? ((struct sockaddr_in *)&srv->sa)->sin_port

@@ -170,11 +170,15 @@ struct psc_op {
     double timeout_s;
 };
 
-/* One UCX endpoint to one worker of a server. */
+/* One UCX endpoint to one worker of a server: made when an op is first
+ * routed to that worker (worker 0's at connect); until the worker accepts
+ * the connection's ticket such ops wait in waitq. */
 typedef struct psc_ep {
     psc_conn_t *conn;
     uint32_t worker;
-    ucp_ep_h ep;
+    ucp_ep_h ep;           /* NULL: not made yet */
+    int ready;             /* ops may be sent on it */
+    ucs_list_link_t waitq; /* ops waiting for ready */
 } psc_ep_t;
 
 /* One connection (set of endpoints) to a server. A new one is made when a
@@ -198,9 +202,8 @@ struct psc_conn {
     uint32_t ports[PS_MAX_WORKERS]; /* each worker's TCP port, from HELLO */
     ps_auth_req_t auth_req;
     ps_auth_rep_t auth_rep;
-    void *auth_cred;          /* AUTH data on worker 0 (malloc'd) */
-    psc_op_t *ticket_ops;     /* AUTH with the ticket to workers 1..n-1 (calloc'd) */
-    uint32_t tickets_pending; /* of those, not answered yet */
+    void *auth_cred;      /* AUTH data on worker 0 (malloc'd) */
+    psc_op_t *ticket_ops; /* AUTH with the ticket to workers 1..n-1 (calloc'd) */
 };
 
 typedef enum psc_server_state {

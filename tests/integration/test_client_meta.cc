@@ -546,6 +546,53 @@ TEST_F(ClientMeta, ConnectThroughConfigFile)
 
 } // namespace
 
+/* The client connects to a server's worker 0 (HELLO, AUTH) and to each
+ * other worker when the first request for it comes: after connecting, one
+ * AUTH accepted; after requests routed to every worker of 4, four (a
+ * ticket each, once); the requests that waited for a worker's ticket get
+ * their answers, and data written through those workers reads back. */
+TEST(ClientConn, WorkersAreConnectedWhenFirstNeeded)
+{
+    ps_test::ps_cluster cluster;
+    pstripe_fs_t *fs = nullptr;
+    pstripe_server_stats_t st;
+    pstripe_stat_t s;
+    ASSERT_TRUE(cluster.start(1, 4));
+    PSC_ASSERT_OK(connect(cluster, {}, &fs));
+    PSC_ASSERT_OK(pstripe_server_stats(fs, 0, &st));
+    EXPECT_EQ(st.auth_ok, 1u);
+
+    /* 64 paths route to every one of 4 workers (each misses with odds 0.75^64) */
+    for (int i = 0; i < 64; i++) {
+        std::string path = "/w" + std::to_string(i);
+        EXPECT_EQ(pstripe_stat(fs, path.c_str(), &s), PS_ERR_NO_ENTRY) << path;
+        PSC_ASSERT_OK(pstripe_server_stats(fs, 0, &st));
+        EXPECT_LE(st.auth_ok, 4u);
+        EXPECT_LE(st.auth_ok, (uint64_t)i + 2);
+    }
+    EXPECT_EQ(st.auth_ok, 4u);
+    EXPECT_EQ(st.auth_refused, 0u);
+    for (int i = 0; i < 8; i++) {
+        std::string path = "/w" + std::to_string(i);
+        std::vector<uint8_t> data(100000), back(data.size());
+        for (size_t k = 0; k < data.size(); k++) {
+            data[k] = (uint8_t)(k * 31 + (k >> 8) + i);
+        }
+        pstripe_file_t *f = nullptr;
+        uint64_t nread = 0;
+        PSC_ASSERT_OK(
+            pstripe_open(fs, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, nullptr, &f));
+        PSC_EXPECT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
+        PSC_EXPECT_OK(pstripe_pread(f, back.data(), back.size(), 0, &nread));
+        EXPECT_EQ(nread, data.size());
+        EXPECT_TRUE(data == back) << path;
+        PSC_EXPECT_OK(pstripe_close(f));
+    }
+    PSC_ASSERT_OK(pstripe_server_stats(fs, 0, &st));
+    EXPECT_EQ(st.auth_ok, 4u);
+    pstripe_disconnect(fs);
+}
+
 /* A file kept open longer than a capability lives (cap_life 2 s here, an
  * hour by default) keeps working: the library renews the capability after
  * half its life, transparently (the test sleeps 2.5 s, past the expiry of
