@@ -246,7 +246,7 @@ static ps_status_t psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
         goto err_free;
     }
 
-    /* Connect to every server at once (HELLO, then every worker). A server
+    /* Connect to every server at once (worker 0: HELLO, AUTH). A server
      * that cannot be reached now is tried again when an op needs it: the
      * files that do not touch it keep working. */
     ops = calloc(fs->nservers, sizeof(*ops));
