@@ -15,6 +15,7 @@
 #include <fstream>
 #include <string>
 
+#include "ps_layout.h"
 #include "test_client_util.h"
 
 using namespace psc_test;
@@ -424,6 +425,36 @@ TEST_F(ClientFault, ConnectToDeadOrStoppedServer)
     PSC_EXPECT_OK(pstripe_statfs(fs, &sfs));
     EXPECT_EQ(sfs.nservers, 2u);
     pstripe_disconnect(fs);
+}
+
+/* A request for a worker the client has not connected to yet waits for
+ * that worker's ticket; a server that stops answering then fails it within
+ * timeout, naming the server (the ticket's deadline fails the connection
+ * and whatever waits on it), and the next request, once the server runs
+ * again, reconnects. */
+TEST_F(ClientFault, RequestWaitingForAWorkerFailsWithTheServer)
+{
+    ASSERT_TRUE(cluster_.start(1, 4));
+    PSC_ASSERT_OK(connect(cluster_, {"timeout=3s", "connect_timeout=2s"}, &fs_));
+    std::string path;
+    for (int i = 0; path.empty(); i++) {
+        std::string p = "/not-worker-0-" + std::to_string(i);
+        if (ps_path_worker(p.c_str(), p.size(), 4) != 0) {
+            path = p;
+        }
+    }
+    pstripe_stat_t st;
+    ASSERT_TRUE(stop_server(cluster_, 0));
+    double t0 = now_s();
+    ps_status_t s = pstripe_stat(fs_, path.c_str(), &st);
+    double elapsed = now_s() - t0;
+    printf("[   INFO   ] %s after %.3fs: %s\n", pstripe_strerror(s), elapsed, pstripe_last_error());
+    EXPECT_EQ(s, PS_ERR_TIMEOUT);
+    EXPECT_NE(strstr(pstripe_last_error(), cluster_.address(0).c_str()), nullptr)
+        << pstripe_last_error();
+    EXPECT_LE(elapsed, kTimeout + kSlack);
+    ASSERT_EQ(cluster_.kill(0, SIGCONT), 0);
+    EXPECT_EQ(pstripe_stat(fs_, path.c_str(), &st), PS_ERR_NO_ENTRY) << pstripe_last_error();
 }
 
 TEST_F(ClientFault, RestartKeepsSyncedData)
