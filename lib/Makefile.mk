@@ -8,7 +8,7 @@ lib_libpsclient_la_SOURCES = \
 	lib/pstripe.h lib/psc_internal.h \
 	lib/psc_error.h lib/psc_error.c \
 	lib/psc_config.h lib/psc_config.c \
-	lib/psc_stage.h lib/psc_stage.c \
+	lib/psc_mem.c lib/psc_stage.h lib/psc_stage.c \
 	lib/psc_call.h lib/psc_call.c \
 	lib/psc_op.h lib/psc_op.c \
 	lib/psc_conn.h lib/psc_conn.c \

@@ -2,45 +2,19 @@
  * psc_stage.c: staging buffers, cached by the progress thread.
  *
  * Staging buffers are reused because fresh memory is expensive to touch: on
- * the VMs we run on a first-touch page fault costs 30-45 us per 4 KiB page
+ * the VMs we run on a first-touch page fault costs 17-45 us per 4 KiB page
  * (64 MiB: 0.5-0.8 s, i.e. slower than the disk), a second pass over the
- * same memory 10 ms. Buffers of 2 MiB and more come from mmap with
- * MADV_HUGEPAGE (first touch 3-6x cheaper where THP is in madvise mode).
+ * same memory 10 ms. They come from pstripe_buffer_alloc (psc_mem.c):
+ * from 1 MiB up, whole 2 MiB huge pages where THP allows.
  * Idle buffers are kept up to fs->bounce_limit bytes (enough for a full
  * pipeline to every server) and released after PSC_BOUNCE_IDLE_NS unused.
  */
 #include <stdlib.h>
-#include <sys/mman.h>
 
 #include "ps_time.h"
 #include "psc_stage.h"
 
-#define PSC_BOUNCE_HUGE    (2ull << 20)
 #define PSC_BOUNCE_IDLE_NS 5000000000ull
-
-static void *psc_bounce_alloc(size_t size)
-{
-    void *buf;
-
-    if (size < PSC_BOUNCE_HUGE) {
-        return malloc(size ? size : 1);
-    }
-    buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (buf == MAP_FAILED) {
-        return NULL;
-    }
-    madvise(buf, size, MADV_HUGEPAGE); /* a hint: failure is harmless */
-    return buf;
-}
-
-static void psc_bounce_release(void *buf, size_t size)
-{
-    if (size < PSC_BOUNCE_HUGE) {
-        free(buf);
-    } else {
-        munmap(buf, size);
-    }
-}
 
 void *psc_bounce_get(pstripe_fs_t *fs, size_t size, size_t *cap)
 {
@@ -59,9 +33,8 @@ void *psc_bounce_get(pstripe_fs_t *fs, size_t size, size_t *cap)
         fs->bounce[best] = fs->bounce[--fs->nbounce];
         return buf;
     }
-    /* round large buffers up so that they fit later batches of similar size */
-    *cap = size < PSC_BOUNCE_HUGE ? size : (size + PSC_BOUNCE_HUGE - 1) & ~(PSC_BOUNCE_HUGE - 1);
-    return psc_bounce_alloc(*cap);
+    /* large buffers come rounded up: they fit later batches of similar size */
+    return pstripe_buffer_alloc(size ? size : 1, cap);
 }
 
 void psc_bounce_put(pstripe_fs_t *fs, void *buf, size_t cap)
@@ -76,7 +49,7 @@ void psc_bounce_put(pstripe_fs_t *fs, void *buf, size_t cap)
         total += fs->bounce[i].size;
     }
     if (fs->nbounce == PSC_BOUNCE_CACHE || total > limit) {
-        psc_bounce_release(buf, cap);
+        pstripe_buffer_free(buf);
         return;
     }
     fs->bounce[fs->nbounce].buf = buf;
@@ -94,7 +67,7 @@ uint64_t psc_bounce_trim(pstripe_fs_t *fs, uint64_t now)
         uint64_t age = now - fs->bounce[i].idle_since_ns;
 
         if (age >= PSC_BOUNCE_IDLE_NS) {
-            psc_bounce_release(fs->bounce[i].buf, fs->bounce[i].size);
+            pstripe_buffer_free(fs->bounce[i].buf);
             fs->bounce[i] = fs->bounce[--fs->nbounce];
             continue;
         }
@@ -122,6 +95,6 @@ void psc_bounce_free_all(pstripe_fs_t *fs)
 {
     while (fs->nbounce > 0) {
         fs->nbounce--;
-        psc_bounce_release(fs->bounce[fs->nbounce].buf, fs->bounce[fs->nbounce].size);
+        pstripe_buffer_free(fs->bounce[fs->nbounce].buf);
     }
 }

@@ -327,6 +327,15 @@ ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_st
  * (the tool, the MPI drivers) reads sizes with one grammar. */
 ps_status_t pstripe_parse_size(const char *str, uint64_t *value);
 
+/* Memory for large I/O buffers that a program (or a driver) fills and
+ * reuses: from 1 MiB up it is mapped 2 MiB-aligned in whole 2 MiB pieces
+ * with transparent huge pages requested, so that its first touch costs a
+ * page fault per 2 MiB rather than per 4 KiB; smaller sizes come from
+ * malloc. *capacity (if not NULL) gets the usable size, at least size.
+ * NULL when out of memory. Free with pstripe_buffer_free (NULL is ignored). */
+void *pstripe_buffer_alloc(size_t size, size_t *capacity);
+void pstripe_buffer_free(void *buf);
+
 /* Status description, and the calling thread's last detailed error message. */
 const char *pstripe_strerror(ps_status_t status);
 const char *pstripe_last_error(void);

@@ -17,10 +17,12 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_coll_domain.cc tests/unit/coll_domain.c \
 	adio/ad_pstripe/ad_pstripe_aggregate.h \
 	tests/unit/test_readahead.cc server/pss_readahead.c server/pss_readahead.h \
-	tests/unit/test_cache.cc tests/unit/cache_box.c tests/unit/cache_box.h
+	tests/unit/test_cache.cc tests/unit/cache_box.c tests/unit/cache_box.h \
+	tests/unit/test_mem.cc lib/psc_mem.c
 # The driver's domain math comes in through tests/unit/coll_domain.c, the
 # server's cache through tests/unit/cache_box.c; the server's read-ahead
-# policy includes nothing of the server.
+# policy includes nothing of the server; the buffer allocator
+# (lib/psc_mem.c) nothing of the client library.
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/adio/ad_pstripe \
 	-I$(top_srcdir)/server
 tests_unit_unit_tests_CXXFLAGS = $(AM_CXXFLAGS)

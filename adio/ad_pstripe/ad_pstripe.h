@@ -216,6 +216,7 @@ void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps);
 int ADIOI_PSTRIPE_Cache_flush_open(int all);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
+void *ADIOI_PSTRIPE_Buf_alloc(size_t size);
 void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
                                  int to_mem);
 

@@ -173,7 +173,7 @@ static int rc_setup(ADIOI_PSTRIPE_fs * ps)
     if (ps->rc_block <= 0 || ps->rc_size < 2 * ps->rc_block)
         return 0;
     ps->rc_nslots = (size_t) (ps->rc_size / ps->rc_block);
-    ps->rc_data = ADIOI_Malloc(ps->rc_nslots * (size_t) ps->rc_block);
+    ps->rc_data = ADIOI_PSTRIPE_Buf_alloc(ps->rc_nslots * (size_t) ps->rc_block);
     ps->rc_tag = ADIOI_Malloc(ps->rc_nslots * sizeof(*ps->rc_tag));
     ps->rc_valid = ADIOI_Malloc(ps->rc_nslots * sizeof(*ps->rc_valid));
     ps->rc_ahead = ADIOI_Malloc(ps->rc_nslots * sizeof(*ps->rc_ahead));
@@ -551,7 +551,7 @@ static int cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code
             return 1;
     }
     if (ps->wb_data == NULL)
-        ps->wb_data = ADIOI_Malloc((size_t) ps->wb_size);
+        ps->wb_data = ADIOI_PSTRIPE_Buf_alloc((size_t) ps->wb_size);
     ADIOI_PSTRIPE_Access_regions(fd, acc);
     wb_append(ps, acc);
     fd->dirty_write = 1;
@@ -669,19 +669,16 @@ static void cache_release(ADIOI_PSTRIPE_fs * ps)
         wb_wait(ps);
     rc_ahead_settle(ps);
     ADIOI_PSTRIPE_Ra_release(ps);
-    if (ps->wb_data_out)
-        ADIOI_Free(ps->wb_data_out);
+    pstripe_buffer_free(ps->wb_data_out);
     if (ps->wb_regions_out)
         ADIOI_Free(ps->wb_regions_out);
     ps->wb_data_out = NULL;
     ps->wb_regions_out = NULL;
     ps->wb_cap_out = 0;
-    if (ps->wb_data)
-        ADIOI_Free(ps->wb_data);
+    pstripe_buffer_free(ps->wb_data);
     if (ps->wb_regions)
         ADIOI_Free(ps->wb_regions);
-    if (ps->rc_data)
-        ADIOI_Free(ps->rc_data);
+    pstripe_buffer_free(ps->rc_data);
     if (ps->rc_tag)
         ADIOI_Free(ps->rc_tag);
     if (ps->rc_valid)

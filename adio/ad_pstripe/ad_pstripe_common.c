@@ -184,11 +184,26 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
     if (ps->path)
         ADIOI_Free(ps->path);
     for (i = 0; i < 3; i++)
-        if (ps->coll_buf[i])
-            ADIOI_Free(ps->coll_buf[i]);
+        pstripe_buffer_free(ps->coll_buf[i]);
     if (ps->spare_regions)
         ADIOI_Free(ps->spare_regions);
     ADIOI_Free(ps);
+}
+
+/* A large buffer of the driver's (write-behind, read cache, read-ahead,
+ * collective rounds): whole huge pages where the system allows
+ * (pstripe_buffer_alloc), so that a file's first use of it does not pay a
+ * page fault per 4 KiB. Out of memory aborts, as ADIOI_Malloc does. Free
+ * with pstripe_buffer_free. */
+void *ADIOI_PSTRIPE_Buf_alloc(size_t size)
+{
+    void *buf = pstripe_buffer_alloc(size, NULL);
+
+    if (buf == NULL) {
+        FPRINTF(stderr, "pstripe: out of memory for a buffer of %zu bytes\n", size);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return buf;
 }
 
 void ADIOI_PSTRIPE_file_opened(int delta)

@@ -144,7 +144,7 @@ static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, const ra_stream * st,
     if (n == 0)
         return;
     if (w->data == NULL)
-        w->data = ADIOI_Malloc(ra->cap);
+        w->data = ADIOI_PSTRIPE_Buf_alloc(ra->cap);
     end = off + (uint64_t) (n - 1) * (uint64_t) st->step + len;
     /* buffered writes there would be missed: they are not on the servers */
     if (ADIOI_PSTRIPE_Wb_overlaps(ps, (ADIO_Offset) off, (ADIO_Offset) end))
@@ -357,8 +357,7 @@ void ADIOI_PSTRIPE_Ra_release(ADIOI_PSTRIPE_fs * ps)
     for (k = 0; k < RA_WINDOWS; k++) {
         w = &ps->ra->w[k];
         ra_settle(w);
-        if (w->data != NULL)
-            ADIOI_Free(w->data);
+        pstripe_buffer_free(w->data);
         ADIOI_Free(w->regs);
         ADIOI_Free(w->valid);
     }

@@ -152,9 +152,8 @@ static void stream_copy(const mem_stream * m, ADIO_Offset moff, ADIO_Offset len,
 static char *coll_buffer(ADIOI_PSTRIPE_fs * ps, int idx, ADIO_Offset size)
 {
     if (size > (ADIO_Offset) ps->coll_size[idx]) {
-        if (ps->coll_buf[idx] != NULL)
-            ADIOI_Free(ps->coll_buf[idx]);
-        ps->coll_buf[idx] = ADIOI_Malloc(size);
+        pstripe_buffer_free(ps->coll_buf[idx]);
+        ps->coll_buf[idx] = ADIOI_PSTRIPE_Buf_alloc((size_t) size);
         ps->coll_size[idx] = (size_t) size;
     }
     return ps->coll_buf[idx];

@@ -1,0 +1,118 @@
+/*
+ * Memory for I/O buffers (lib/psc_mem.c, pstripe_buffer_alloc): small sizes
+ * from malloc, from 1 MiB up whole 2 MiB pieces on a 2 MiB boundary,
+ * backed by huge pages where transparent huge pages are enabled, and
+ * unmapped whole by pstripe_buffer_free.
+ */
+#include <gtest/gtest.h>
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+extern "C" {
+#include "pstripe.h"
+}
+
+namespace {
+
+const size_t K = 1024, M = 1024 * K, HUGE = 2 * M;
+
+bool mapped(const void *p)
+{
+    unsigned char vec;
+    uintptr_t page = reinterpret_cast<uintptr_t>(p) & ~(uintptr_t)4095;
+
+    return mincore(reinterpret_cast<void *>(page), 4096, &vec) == 0;
+}
+
+/* AnonHugePages (kB) of the mapping that contains p, from /proc/self/smaps. */
+long huge_kb(const void *p)
+{
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    bool in = false;
+
+    while (std::getline(smaps, line)) {
+        unsigned long lo, hi;
+        char dash;
+        std::istringstream range(line);
+        if (line.find(' ') < line.find(':')) {
+            /* a mapping's first line, "lo-hi perms offset dev ...", not a
+             * field ("Rss:    4 kB") */
+            if (range >> std::hex >> lo >> dash >> hi) {
+                in = a >= lo && a < hi;
+            }
+            continue;
+        }
+        if (in && line.rfind("AnonHugePages:", 0) == 0) {
+            return std::stol(line.substr(strlen("AnonHugePages:")));
+        }
+    }
+    return -1;
+}
+
+bool thp_enabled()
+{
+    std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
+    std::string s;
+
+    return std::getline(f, s) && s.find("[never]") == std::string::npos;
+}
+
+} // namespace
+
+TEST(BufferAlloc, SmallSizesComeWholeFromTheHeap)
+{
+    for (size_t size : {(size_t)0, (size_t)1, 100 * K, M - 1}) {
+        size_t cap = 12345;
+        char *p = static_cast<char *>(pstripe_buffer_alloc(size, &cap));
+        ASSERT_NE(p, nullptr) << size;
+        EXPECT_EQ(cap, size);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+        memset(p, 0x5a, size);
+        pstripe_buffer_free(p);
+    }
+    pstripe_buffer_free(nullptr);
+}
+
+TEST(BufferAlloc, LargeSizesAreWholeHugePiecesOnTheirBoundary)
+{
+    for (size_t size : {M, M + 1, HUGE, 3 * M, 8 * M + 4 * K}) {
+        size_t cap = 0;
+        char *p = static_cast<char *>(pstripe_buffer_alloc(size, &cap));
+        ASSERT_NE(p, nullptr) << size;
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % HUGE, 0u) << size;
+        EXPECT_EQ(cap % HUGE, 0u) << size;
+        EXPECT_GE(cap, size);
+        EXPECT_LT(cap - size, HUGE) << size;
+        memset(p, 0xa5, cap); /* all of it is usable */
+        EXPECT_EQ(p[cap - 1], (char)0xa5);
+        pstripe_buffer_free(p);
+        /* the buffer and its header page are gone, not leaked */
+        EXPECT_FALSE(mapped(p)) << size;
+        EXPECT_FALSE(mapped(p + cap - 1)) << size;
+        EXPECT_FALSE(mapped(p - 1)) << size;
+    }
+}
+
+TEST(BufferAlloc, LargeBuffersGetHugePagesWhereTheSystemHasThem)
+{
+    if (!thp_enabled()) {
+        GTEST_SKIP() << "transparent huge pages are off here";
+    }
+    size_t cap = 0;
+    char *p = static_cast<char *>(pstripe_buffer_alloc(4 * M, &cap));
+    ASSERT_NE(p, nullptr);
+    for (size_t i = 0; i < cap; i += 4096) {
+        p[i] = 1;
+    }
+    /* the mapping may have neighbours merged into it: at least one piece */
+    EXPECT_GE(huge_kb(p), 2048);
+    pstripe_buffer_free(p);
+}
