@@ -11,14 +11,16 @@
  * own, 2 MiB-aligned and in whole 2 MiB pieces, with MADV_HUGEPAGE: where
  * transparent huge pages are enabled (Debian's default is "madvise") each
  * piece costs one fault (the same 4 MiB: 0.2-0.7 ms). Smaller buffers come
- * from the heap (posix_memalign). Where huge pages are off, or none is free, the kernel backs
- * the mapping with small pages: as before, never an error.
+ * from the heap (posix_memalign). Where huge pages are off, or none is
+ * free, the kernel backs the mapping with small pages: as before, never an
+ * error.
  *
  * A header in front of each buffer says how it was made, so that
  * pstripe_buffer_free needs only the pointer: for a mapped buffer it sits
  * at the end of a page of its own below the aligned start.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -106,7 +108,12 @@ void pstripe_buffer_free(void *buf)
     }
     hdr = (psc_mem_hdr_t *)((char *)buf - PSC_MEM_HDR);
     if (hdr->magic != PSC_MEM_MAGIC) {
-        abort(); /* not ours, or freed twice: memory is already corrupt */
+        /* not ours, or freed twice: memory is already corrupt */
+        fprintf(stderr,
+                "pstripe_buffer_free: %p was not made by pstripe_buffer_alloc, or is freed "
+                "twice\n",
+                buf);
+        abort();
     }
     hdr->magic = 0;
     if (hdr->mapped == 0) {

@@ -331,8 +331,9 @@ ps_status_t pstripe_parse_size(const char *str, uint64_t *value);
  * reuses: from 1 MiB up it is mapped 2 MiB-aligned in whole 2 MiB pieces
  * with transparent huge pages requested, so that its first touch costs a
  * page fault per 2 MiB rather than per 4 KiB; smaller sizes come from
- * malloc. *capacity (if not NULL) gets the usable size, at least size.
- * NULL when out of memory. Free with pstripe_buffer_free (NULL is ignored). */
+ * the heap. *capacity (if not NULL) gets the usable size, at least size.
+ * NULL when out of memory. Free with pstripe_buffer_free (NULL is ignored;
+ * a pointer it did not make is reported on stderr and aborts). */
 void *pstripe_buffer_alloc(size_t size, size_t *capacity);
 void pstripe_buffer_free(void *buf);
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -115,4 +116,13 @@ TEST(BufferAlloc, LargeBuffersGetHugePagesWhereTheSystemHasThem)
     /* the mapping may have neighbours merged into it: at least one piece */
     EXPECT_GE(huge_kb(p), 2048);
     pstripe_buffer_free(p);
+}
+
+TEST(BufferAllocDeathTest, ForeignPointerIsNamedNotFreed)
+{
+    /* a pointer into memory of the caller's own, with 64 bytes in front */
+    char *mine = static_cast<char *>(calloc(1, 4096));
+    ASSERT_NE(mine, nullptr);
+    EXPECT_DEATH(pstripe_buffer_free(mine + 64), "not made by pstripe_buffer_alloc");
+    free(mine);
 }
