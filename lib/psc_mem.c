@@ -5,9 +5,9 @@
  * buffers, the driver's write-behind buffers, read cache and read-ahead
  * windows, its collective buffers) are large, short-lived (a file's open,
  * a burst of batches) and written whole soon after they are made, so their
- * cost is the first touch: one page fault per 4 KiB page, 17-40 us each on
- * the VMs we measure on (a 2 MiB write-behind buffer 9-20 ms, 4 MiB 18 ms
- * in a loop of touches). From PSC_MEM_HUGE / 2 up they are mapped on their
+ * cost is the first touch: one page fault per 4 KiB page, about 17 us
+ * each on the VM we measure on (one store per page over 4 MiB of fresh
+ * memory: 17.5-18.1 ms). From PSC_MEM_HUGE / 2 up they are mapped on their
  * own, 2 MiB-aligned and in whole 2 MiB pieces, with MADV_HUGEPAGE: where
  * transparent huge pages are enabled (Debian's default is "madvise") each
  * piece costs one fault (the same 4 MiB: 0.2-0.7 ms). Smaller buffers come
