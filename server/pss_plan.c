@@ -416,7 +416,10 @@ static void pss_flush_layout(pss_job_t *job, uint64_t max_io, uint32_t (*ranges)
         int whole = b->covered == a;
         size_t nr = pss_stage_ranges(st, b, place ? ranges : NULL);
 
-        if (!(whole == run_whole && run_end == b->off && run_len + a <= max_io)) {
+        /* a span stays inside one granule of the cache, so that it is laid
+         * out there and kept without a second copy (pss_span_in_cache) */
+        if (!(whole == run_whole && run_end == b->off && run_len + a <= max_io &&
+              b->off % PSS_CACHE_GRANULE != 0)) {
             sp = place ? &job->spans[nspans] : NULL;
             nspans++;
             run_len = 0;
