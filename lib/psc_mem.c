@@ -8,7 +8,8 @@
  * cost is the first touch: one page fault per 4 KiB page, about 17 us
  * each on the VM we measure on (one store per page over 4 MiB of fresh
  * memory: 17.5-18.1 ms). From PSC_MEM_HUGE / 2 up they are mapped on their
- * own, 2 MiB-aligned and in whole 2 MiB pieces, with MADV_HUGEPAGE: where
+ * own, 2 MiB-aligned and in whole 2 MiB pieces, with MADV_HUGEPAGE
+ * (ps_mem_map_huge): where
  * transparent huge pages are enabled (Debian's default is "madvise") each
  * piece costs one fault (the same 4 MiB: 0.2-0.7 ms). Smaller buffers come
  * from the heap (posix_memalign). Where huge pages are off, or none is
@@ -22,12 +23,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "pstripe.h"
 
-#define PSC_MEM_HUGE  (2ull << 20)
+#include "ps_mem.h"
+
+#define PSC_MEM_HUGE  PS_MEM_HUGE
 #define PSC_MEM_HDR   64 /* keeps the buffer 64-byte aligned */
 #define PSC_MEM_PAGE  4096ull
 #define PSC_MEM_MAGIC 0x70736d656d627566ull
@@ -40,31 +41,6 @@ typedef struct {
 static size_t psc_mem_round(size_t size, size_t to)
 {
     return (size + to - 1) & ~(to - 1);
-}
-
-/* A mapping of cap bytes (a multiple of PSC_MEM_HUGE) starting on a
- * PSC_MEM_HUGE boundary, with one page below it for the header. */
-static void *psc_mem_map(size_t cap)
-{
-    size_t span = cap + PSC_MEM_HUGE;
-    uintptr_t base, start, end;
-    void *map;
-
-    map = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (map == MAP_FAILED) {
-        return NULL;
-    }
-    base = (uintptr_t)map;
-    start = psc_mem_round(base + PSC_MEM_PAGE, PSC_MEM_HUGE);
-    end = base + span;
-    if (start - PSC_MEM_PAGE > base) {
-        munmap(map, start - PSC_MEM_PAGE - base);
-    }
-    if (end > start + cap) {
-        munmap((void *)(start + cap), end - start - cap);
-    }
-    madvise((void *)start, cap, MADV_HUGEPAGE); /* a hint: failure is harmless */
-    return (void *)start;
 }
 
 void *pstripe_buffer_alloc(size_t size, size_t *capacity)
@@ -85,7 +61,7 @@ void *pstripe_buffer_alloc(size_t size, size_t *capacity)
         hdr->mapped = 0;
     } else {
         cap = psc_mem_round(size, PSC_MEM_HUGE);
-        buf = psc_mem_map(cap);
+        buf = ps_mem_map_huge(cap, PSC_MEM_PAGE);
         if (buf == NULL) {
             return NULL;
         }
@@ -119,6 +95,6 @@ void pstripe_buffer_free(void *buf)
     if (hdr->mapped == 0) {
         free(hdr);
     } else {
-        munmap((char *)buf - PSC_MEM_PAGE, PSC_MEM_PAGE + hdr->mapped);
+        ps_mem_unmap_huge(buf, hdr->mapped, PSC_MEM_PAGE);
     }
 }

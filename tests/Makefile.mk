@@ -18,7 +18,7 @@ tests_unit_unit_tests_SOURCES = \
 	adio/ad_pstripe/ad_pstripe_aggregate.h \
 	tests/unit/test_readahead.cc server/pss_readahead.c server/pss_readahead.h \
 	tests/unit/test_cache.cc tests/unit/cache_box.c tests/unit/cache_box.h \
-	tests/unit/test_mem.cc lib/psc_mem.c
+	tests/unit/test_mem.cc lib/psc_mem.c tests/unit/huge_pages.h
 # The driver's domain math comes in through tests/unit/coll_domain.c, the
 # server's cache through tests/unit/cache_box.c; the server's read-ahead
 # policy includes nothing of the server; the buffer allocator

@@ -11,13 +11,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include <fstream>
-#include <sstream>
-#include <string>
-
 extern "C" {
 #include "pstripe.h"
 }
+
+#include "huge_pages.h"
 
 namespace {
 
@@ -29,41 +27,6 @@ bool mapped(const void *p)
     uintptr_t page = reinterpret_cast<uintptr_t>(p) & ~(uintptr_t)4095;
 
     return mincore(reinterpret_cast<void *>(page), 4096, &vec) == 0;
-}
-
-/* AnonHugePages (kB) of the mapping that contains p, from /proc/self/smaps. */
-long huge_kb(const void *p)
-{
-    std::ifstream smaps("/proc/self/smaps");
-    std::string line;
-    uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    bool in = false;
-
-    while (std::getline(smaps, line)) {
-        unsigned long lo, hi;
-        char dash;
-        std::istringstream range(line);
-        if (line.find(' ') < line.find(':')) {
-            /* a mapping's first line, "lo-hi perms offset dev ...", not a
-             * field ("Rss:    4 kB") */
-            if (range >> std::hex >> lo >> dash >> hi) {
-                in = a >= lo && a < hi;
-            }
-            continue;
-        }
-        if (in && line.rfind("AnonHugePages:", 0) == 0) {
-            return std::stol(line.substr(strlen("AnonHugePages:")));
-        }
-    }
-    return -1;
-}
-
-bool thp_enabled()
-{
-    std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
-    std::string s;
-
-    return std::getline(f, s) && s.find("[never]") == std::string::npos;
 }
 
 } // namespace
