@@ -9,6 +9,8 @@
 
 #include "pss_object.h"
 
+#include "ps_mem.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,7 @@ ps_status_t pss_stage_init(pss_stage_t **out, uint64_t budget, uint32_t align, u
     }
     st->align = align;
     st->mem_align = mem_align;
+    st->chunk_len = (align + mem_align + PS_MEM_HUGE - 1) / PS_MEM_HUGE * PS_MEM_HUGE;
     st->max_blocks = budget / align;
     while (n < st->max_blocks && n < (1u << 24)) {
         n *= 2;
@@ -103,6 +106,34 @@ uint64_t pss_stage_new_blocks(const pss_stage_t *st, const pss_object_t *obj, ui
     return n;
 }
 
+/* A new block's buffer: the next one of the last chunk, or of a new chunk
+ * (buffers are never given back: a freed block keeps its buffer on the
+ * spare list, and pss_stage_cleanup unmaps the chunks). Chunks are huge
+ * pages where the system has them: the copies into and out of 4 KiB
+ * buffers spread over the heap missed the TLB on every block. */
+static uint8_t *pss_stage_carve(pss_stage_t *st)
+{
+    size_t step = (st->align + st->mem_align - 1) / st->mem_align * st->mem_align;
+    uint8_t *buf;
+
+    if (st->carve_left == 0) {
+        uint8_t **chunks = realloc(st->chunks, (st->nchunks + 1) * sizeof(*chunks));
+        if (chunks == NULL) {
+            return NULL;
+        }
+        st->chunks = chunks;
+        if ((chunks[st->nchunks] = ps_mem_map_huge(st->chunk_len, 0)) == NULL) {
+            return NULL;
+        }
+        st->carve = chunks[st->nchunks++];
+        st->carve_left = st->chunk_len / step;
+    }
+    buf = st->carve;
+    st->carve += step;
+    st->carve_left--;
+    return buf;
+}
+
 static pss_sblock_t *pss_stage_new(pss_stage_t *st, pss_object_t *obj, uint64_t off, uint64_t now)
 {
     size_t words = (st->align + 63) / 64;
@@ -122,10 +153,7 @@ static pss_sblock_t *pss_stage_new(pss_stage_t *st, pss_object_t *obj, uint64_t 
         b->buf = buf;
     } else {
         b = calloc(1, sizeof(*b) + words * sizeof(uint64_t));
-        if (b == NULL) {
-            return NULL;
-        }
-        if (posix_memalign((void **)&b->buf, st->mem_align, st->align) != 0) {
+        if (b == NULL || (b->buf = pss_stage_carve(st)) == NULL) {
             free(b);
             return NULL;
         }
@@ -338,9 +366,12 @@ void pss_stage_cleanup(pss_stage_t *st)
     while (st->spare != NULL) {
         pss_sblock_t *b = st->spare;
         st->spare = b->hnext;
-        free(b->buf);
         free(b);
     }
+    for (size_t i = 0; i < st->nchunks; i++) {
+        ps_mem_unmap_huge(st->chunks[i], st->chunk_len, 0);
+    }
+    free(st->chunks);
     free(st->table);
     free(st);
 }

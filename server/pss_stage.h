@@ -63,6 +63,10 @@ typedef struct pss_stage {
     uint64_t nattached;   /* in the table */
     uint64_t max_blocks;  /* budget: write_back / align */
     uint32_t align, mem_align;
+    uint8_t **chunks; /* the blocks' buffers, carved from huge-page chunks */
+    size_t nchunks, chunk_len;
+    uint8_t *carve;    /* the next buffer in the last chunk */
+    size_t carve_left; /* buffers left there */
 } pss_stage_t;
 
 /* The stage of a worker with budget bytes (0: no stage, *out is NULL). */
