@@ -12,6 +12,7 @@
 #include "pss_conn.h"
 
 #include "ps_log.h"
+#include "ps_mem.h"
 #include "ps_time.h"
 
 #include <stdlib.h>
@@ -33,12 +34,31 @@ typedef struct pss_send {
  * Allocated afresh each time, they were new pages to the kernel: with
  * glibc's per-thread heaps a 512 MiB copy in took about 55,000 page faults
  * on the daemon, each one inside the TCP receive, and 1.0 s of its CPU. A
- * buffer is reused for any request of at least half its size, and
- * capacities are rounded up to 64 KiB, so a stream of batches of one size
- * keeps hitting the same few buffers.
+ * buffer is reused for any request of at least half its capacity, and
+ * capacities are rounded up, to 64 KiB and from PSS_BUF_HUGE_MIN up to
+ * whole huge pages (ps_mem_map_huge: the kernel's copies into a write's
+ * buffer and the worker's out of it missed the TLB every 4 KiB), so a
+ * stream of batches of one size keeps hitting the same few buffers.
  */
+static size_t pss_buf_cap(size_t len)
+{
+    size_t to = len >= PSS_BUF_HUGE_MIN ? PS_MEM_HUGE : PSS_BUF_POOL_MIN;
+    return (len + to - 1) / to * to;
+}
+
+/* Free a buffer of capacity cap (not kept). */
+static void pss_buf_free(void *p, size_t cap)
+{
+    if (cap >= PSS_BUF_HUGE_MIN) {
+        ps_mem_unmap_huge(p, cap, 0);
+    } else {
+        free(p);
+    }
+}
+
 void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap)
 {
+    size_t want = pss_buf_cap(len);
     void *p;
 
     if (len < PSS_BUF_POOL_MIN) {
@@ -46,7 +66,7 @@ void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap)
         return posix_memalign(&p, align, len) == 0 ? p : NULL;
     }
     for (unsigned i = 0; i < w->nbufs; i++) {
-        if (w->bufs[i].cap >= len && w->bufs[i].cap / 2 <= len) {
+        if (w->bufs[i].cap >= want && w->bufs[i].cap / 2 <= want) {
             p = w->bufs[i].p;
             *cap = w->bufs[i].cap;
             w->bufs_bytes -= *cap;
@@ -54,11 +74,11 @@ void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap)
             return p;
         }
     }
-    *cap = (len + 65535) & ~(size_t)65535;
-    if (posix_memalign(&p, align, *cap) != 0) {
-        return NULL;
+    *cap = want;
+    if (want >= PSS_BUF_HUGE_MIN) {
+        return ps_mem_map_huge(want, 0); /* aligned to 2 MiB */
     }
-    return p;
+    return posix_memalign(&p, align, want) == 0 ? p : NULL;
 }
 
 void pss_buf_put(pss_worker_t *w, void *p, size_t cap)
@@ -68,7 +88,7 @@ void pss_buf_put(pss_worker_t *w, void *p, size_t cap)
         return;
     }
     if (w->nbufs == PSS_BUF_KEEP || w->bufs_bytes + cap > PSS_BUF_KEEP_BYTES) {
-        free(p);
+        pss_buf_free(p, cap);
         return;
     }
     w->bufs[w->nbufs].p = p;
@@ -80,7 +100,8 @@ void pss_buf_put(pss_worker_t *w, void *p, size_t cap)
 void pss_buf_release_all(pss_worker_t *w)
 {
     while (w->nbufs > 0) {
-        free(w->bufs[--w->nbufs].p);
+        w->nbufs--;
+        pss_buf_free(w->bufs[w->nbufs].p, w->bufs[w->nbufs].cap);
     }
     w->bufs_bytes = 0;
 }
