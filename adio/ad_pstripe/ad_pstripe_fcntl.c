@@ -16,8 +16,10 @@ int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *m
     char detail[ADIOI_PSTRIPE_MSG_MAX];
     int rank;
 
+    MPI_Request req;
     MPI_Comm_rank(fd->comm, &rank);
-    MPI_Bcast(&status, 1, MPI_INT, root, fd->comm);
+    MPI_Ibcast(&status, 1, MPI_INT, root, fd->comm, &req);
+    ADIOI_PSTRIPE_Wait_collective(&req);
     if (status == PS_OK)
         return MPI_SUCCESS;
     if (rank == root)
@@ -95,7 +97,7 @@ void ADIOI_PSTRIPE_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
     int flush_err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
 
     /* no truncate before every buffered write is on the servers */
-    MPI_Barrier(fd->comm);
+    ADIOI_PSTRIPE_Barrier(fd->comm);
     MPI_Comm_rank(fd->comm, &rank);
     if (rank == root)
         rc = pstripe_ftruncate(ps->file, (uint64_t) size);
@@ -119,7 +121,7 @@ void ADIOI_PSTRIPE_Flush(ADIO_File fd, int *error_code)
      * them, reported once more) */
     int wb_err = ADIOI_PSTRIPE_Cache_sync(fd);
 
-    MPI_Barrier(fd->comm);
+    ADIOI_PSTRIPE_Barrier(fd->comm);
     MPI_Comm_rank(fd->comm, &rank);
     if (rank == root)
         rc = pstripe_fsync(ps->file);

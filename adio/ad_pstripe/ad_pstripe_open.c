@@ -203,7 +203,7 @@ void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
      * Not in the cleanup of a failed open, where not all processes come. */
     if (ps->all_open && (!(fd->access_mode & ADIO_RDONLY) ||
                          (fd->access_mode & ADIO_DELETE_ON_CLOSE)))
-        MPI_Barrier(fd->comm);
+        ADIOI_PSTRIPE_Barrier(fd->comm);
 
     ADIOI_PSTRIPE_Lock_free(fd);
     sfp_rc = ADIOI_PSTRIPE_Sharedfp_close(fd);
