@@ -40,7 +40,7 @@ typedef struct pss_send {
  * buffer and the worker's out of it missed the TLB every 4 KiB), so a
  * stream of batches of one size keeps hitting the same few buffers.
  */
-static size_t pss_buf_cap(size_t len)
+size_t pss_buf_cap(size_t len)
 {
     size_t to = len >= PSS_BUF_HUGE_MIN ? PS_MEM_HUGE : PSS_BUF_POOL_MIN;
     return (len + to - 1) / to * to;

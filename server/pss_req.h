@@ -29,6 +29,10 @@ void pss_reject(pss_req_t *req, ps_status_t status, const char *what);
  * back with pss_buf_put, or with the request (req->own_buf, own_cap). */
 void *pss_buf_get(pss_worker_t *w, size_t len, size_t align, size_t *cap);
 
+/* The memory pss_buf_get takes for len bytes (len itself under
+ * PSS_BUF_POOL_MIN). */
+size_t pss_buf_cap(size_t len);
+
 /* Give back a buffer of pss_buf_get (kept for reuse, or freed), or free a
  * malloc'd one (cap 0). NULL is fine. */
 void pss_buf_put(pss_worker_t *w, void *p, size_t cap);

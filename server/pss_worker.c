@@ -301,14 +301,15 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
 
 /*
  * Memory a request will need before it can be served: its rendezvous
- * receive buffer and, for reads, the reply buffer. Eager data is already in
+ * receive buffer and, for reads, the reply buffer, as pss_buf_get takes
+ * them (a 300 KiB batch takes a 2 MiB huge page). Eager data is already in
  * memory (held by UCX) and is not counted.
  */
 static uint64_t pss_req_mem(const pss_req_t *req)
 {
-    uint64_t need = req->ucx_rndv ? req->data_len : 0;
+    uint64_t need = req->ucx_rndv ? pss_buf_cap(req->data_len + req->worker->server->mem_align) : 0;
     if (req->hdr.type == PS_MSG_OBJ_READ) {
-        need += req->body.io.payload_len;
+        need += pss_buf_cap(req->body.io.payload_len);
     }
     return need;
 }

@@ -707,6 +707,70 @@ TEST(ServerIoLimits, IdleObjectsAreClosedBeyondMaxOpen)
     }
 }
 
+/* A field of /proc/PID/status ("VmRSS:", "VmHWM:"), in KiB (-1: not found). */
+static long status_kib(pid_t pid, const std::string &key)
+{
+    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.compare(0, key.size(), key) == 0) {
+            return atol(line.c_str() + key.size());
+        }
+    }
+    return -1;
+}
+
+static long rss_kib(pid_t pid)
+{
+    return status_kib(pid, "VmRSS:");
+}
+
+/*
+ * max_inflight counts the memory a request's buffers take, not its bytes:
+ * a write batch of 300 KiB is received into a whole 2 MiB huge page
+ * (pss_buf_get), so 32 of them sent at once through an 8 MiB budget are
+ * received 4 at a time (counted by their bytes, 27 at a time: 54 MiB).
+ */
+TEST(ServerIoLimits, BudgetCountsTheMemoryOfBuffers)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "max_inflight=8m", "--set", "cache=0"}));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    const int n = 32;
+    const uint64_t len = 300 << 10;
+    std::vector<uint64_t> ids;
+    std::vector<std::vector<uint8_t>> data;
+    for (int i = 0; i < n; i++) {
+        std::vector<ps_region_t> reg = {{(uint64_t)i * len, len}};
+        data.push_back(raw_client::io_data(reg, payload_for(reg, (uint8_t)i)));
+    }
+    long rss0 = rss_kib(cluster.pid(0));
+    for (int i = 0; i < n; i++) {
+        ps_io_req_t io{0xbbbb, len, 1, 0};
+        ids.push_back(c.send(PS_MSG_OBJ_WRITE, &io, sizeof(io), data[i].data(), data[i].size()));
+    }
+    for (uint64_t id : ids) {
+        raw_reply r = c.wait(id, 120);
+        ASSERT_TRUE(r.received);
+        EXPECT_EQ(r.status(), PS_OK);
+    }
+    long hwm = status_kib(cluster.pid(0), "VmHWM:");
+    ps_region_t all{0, n * len};
+    raw_reply back = c.read(0xbbbb, {all});
+    ASSERT_EQ(back.status(), PS_OK);
+    for (int i = 0; i < n; i++) {
+        ASSERT_TRUE(std::equal(back.data.begin() + (long)(i * len),
+                               back.data.begin() + (long)((i + 1) * len),
+                               payload_for({{(uint64_t)i * len, len}}, (uint8_t)i).begin()))
+            << "batch " << i;
+    }
+    printf("server VmRSS %ld KiB before %d writes of %llu KiB, peak %ld KiB (max_inflight 8 MiB)\n",
+           rss0, n, (unsigned long long)(len >> 10), hwm);
+    ASSERT_GT(rss0, 0);
+    EXPECT_LT(hwm - rss0, 20 * 1024) << "the server held more than max_inflight by far";
+}
+
 /* Large writes beyond max_inflight wait for memory (rendezvous back-pressure)
  * instead of failing or exhausting it. */
 TEST(ServerIoLimits, LargeRequestsWaitForMemory)
@@ -1063,19 +1127,6 @@ TEST(ServerCache, RepliesFromTheCacheKeepTheirBytesUnderWrites)
         ASSERT_EQ(after.status(), PS_OK);
         ASSERT_TRUE(after.data == model) << "round " << round;
     }
-}
-
-/* A process's VmRSS from /proc/PID/status, in KiB (-1: not found). */
-static long rss_kib(pid_t pid)
-{
-    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-    std::string line;
-    while (std::getline(f, line)) {
-        if (line.compare(0, 6, "VmRSS:") == 0) {
-            return atol(line.c_str() + 6);
-        }
-    }
-    return -1;
 }
 
 /*
