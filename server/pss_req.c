@@ -42,8 +42,9 @@ typedef struct pss_send {
  */
 size_t pss_buf_cap(size_t len)
 {
-    size_t to = len >= PSS_BUF_HUGE_MIN ? PS_MEM_HUGE : PSS_BUF_POOL_MIN;
-    return (len + to - 1) / to * to;
+    size_t cap = (len + PSS_BUF_POOL_MIN - 1) / PSS_BUF_POOL_MIN * PSS_BUF_POOL_MIN;
+    /* (every capacity from PSS_BUF_HUGE_MIN up is whole huge pages) */
+    return cap < PSS_BUF_HUGE_MIN ? cap : (len + PS_MEM_HUGE - 1) / PS_MEM_HUGE * PS_MEM_HUGE;
 }
 
 /* Free a buffer of capacity cap (not kept). */
