@@ -3,10 +3,10 @@
  * the client library (pstripe_buffer_alloc) and of the servers (their
  * cache, their I/O buffers).
  *
- * On the VMs we measure on a 4 KiB page is expensive twice over: its first
- * touch (a fault, about 17 us) and every TLB miss on it afterwards (a
- * server's copies into a cache of 4 KiB pages cost a quarter more CPU than
- * into the same cache on 2 MiB pages: doc/status.md, session 31). Where
+ * On the VMs we measure on memory of 4 KiB pages is expensive: its first
+ * touch costs a fault of about 17 us a page, and the servers spent 10-30%
+ * more CPU on the same transfers with their cache and buffers on 4 KiB
+ * pages than on 2 MiB ones (doc/status.md, issue 8, session 31). Where
  * transparent huge pages are enabled (Debian's default is "madvise") a
  * mapping made here is backed by 2 MiB pages; where they are off, or none
  * is free, by small pages: never an error.

@@ -109,8 +109,8 @@ uint64_t pss_stage_new_blocks(const pss_stage_t *st, const pss_object_t *obj, ui
 /* A new block's buffer: the next one of the last chunk, or of a new chunk
  * (buffers are never given back: a freed block keeps its buffer on the
  * spare list, and pss_stage_cleanup unmaps the chunks). Chunks are huge
- * pages where the system has them: the copies into and out of 4 KiB
- * buffers spread over the heap missed the TLB on every block. */
+ * pages where the system has them: with one heap allocation per block,
+ * 4 KiB list writes cost the servers up to a tenth more CPU. */
 static uint8_t *pss_stage_carve(pss_stage_t *st)
 {
     size_t step = (st->align + st->mem_align - 1) / st->mem_align * st->mem_align;
