@@ -18,7 +18,13 @@
 
 #define PS_MEM_HUGE ((size_t)2 << 20)
 
-/* len bytes (a multiple of PS_MEM_HUGE) of fresh zeroed memory starting on
+/* len rounded up to whole huge pages (what ps_mem_map_huge takes). */
+static inline size_t ps_mem_huge_round(size_t len)
+{
+    return (len + PS_MEM_HUGE - 1) / PS_MEM_HUGE * PS_MEM_HUGE;
+}
+
+/* len bytes (a multiple of PS_MEM_HUGE: ps_mem_huge_round) of fresh zeroed memory starting on
  * a PS_MEM_HUGE boundary, with transparent huge pages requested, and
  * `below` bytes (a multiple of the page size, or 0) mapped just below the
  * start; NULL when out of memory. */

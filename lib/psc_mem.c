@@ -7,7 +7,7 @@
  * a burst of batches) and written whole soon after they are made, so their
  * cost is the first touch: one page fault per 4 KiB page, about 17 us
  * each on the VM we measure on (one store per page over 4 MiB of fresh
- * memory: 17.5-18.1 ms). From PSC_MEM_HUGE / 2 up they are mapped on their
+ * memory: 17.5-18.1 ms). From PS_MEM_HUGE / 2 up they are mapped on their
  * own, 2 MiB-aligned and in whole 2 MiB pieces, with MADV_HUGEPAGE
  * (ps_mem_map_huge): where
  * transparent huge pages are enabled (Debian's default is "madvise") each
@@ -28,7 +28,6 @@
 
 #include "ps_mem.h"
 
-#define PSC_MEM_HUGE  PS_MEM_HUGE
 #define PSC_MEM_HDR   64 /* keeps the buffer 64-byte aligned */
 #define PSC_MEM_PAGE  4096ull
 #define PSC_MEM_MAGIC 0x70736d656d627566ull
@@ -38,21 +37,16 @@ typedef struct {
     uint64_t mapped; /* bytes mapped from the buffer's start; 0: malloc */
 } psc_mem_hdr_t;
 
-static size_t psc_mem_round(size_t size, size_t to)
-{
-    return (size + to - 1) & ~(to - 1);
-}
-
 void *pstripe_buffer_alloc(size_t size, size_t *capacity)
 {
     psc_mem_hdr_t *hdr;
     size_t cap;
     char *buf;
 
-    if (size > SIZE_MAX - 2 * PSC_MEM_HUGE) {
+    if (size > SIZE_MAX - 2 * PS_MEM_HUGE) {
         return NULL;
     }
-    if (size < PSC_MEM_HUGE / 2) {
+    if (size < PS_MEM_HUGE / 2) {
         cap = size;
         if (posix_memalign((void **)&hdr, PSC_MEM_HDR, PSC_MEM_HDR + cap) != 0) {
             return NULL;
@@ -60,7 +54,7 @@ void *pstripe_buffer_alloc(size_t size, size_t *capacity)
         buf = (char *)hdr + PSC_MEM_HDR;
         hdr->mapped = 0;
     } else {
-        cap = psc_mem_round(size, PSC_MEM_HUGE);
+        cap = ps_mem_huge_round(size);
         buf = ps_mem_map_huge(cap, PSC_MEM_PAGE);
         if (buf == NULL) {
             return NULL;

@@ -130,7 +130,7 @@ ps_status_t pss_cache_mem_init(pss_cache_mem_t **out, uint64_t budget, uint32_t 
     if (m == NULL) {
         return PS_ERR_NO_MEMORY;
     }
-    m->map_len = (n * PSS_CACHE_GRANULE + PS_MEM_HUGE - 1) / PS_MEM_HUGE * PS_MEM_HUGE;
+    m->map_len = ps_mem_huge_round(n * PSS_CACHE_GRANULE);
     m->base = ps_mem_map_huge(m->map_len, 0);
     if (m->base == NULL) {
         free(m);

@@ -44,7 +44,7 @@ size_t pss_buf_cap(size_t len)
 {
     size_t cap = (len + PSS_BUF_POOL_MIN - 1) / PSS_BUF_POOL_MIN * PSS_BUF_POOL_MIN;
     /* (every capacity from PSS_BUF_HUGE_MIN up is whole huge pages) */
-    return cap < PSS_BUF_HUGE_MIN ? cap : (len + PS_MEM_HUGE - 1) / PS_MEM_HUGE * PS_MEM_HUGE;
+    return cap < PSS_BUF_HUGE_MIN ? cap : ps_mem_huge_round(len);
 }
 
 /* Free a buffer of capacity cap (not kept). */

@@ -29,7 +29,7 @@ ps_status_t pss_stage_init(pss_stage_t **out, uint64_t budget, uint32_t align, u
     }
     st->align = align;
     st->mem_align = mem_align;
-    st->chunk_len = (align + mem_align + PS_MEM_HUGE - 1) / PS_MEM_HUGE * PS_MEM_HUGE;
+    st->chunk_len = ps_mem_huge_round((size_t)align + mem_align);
     st->max_blocks = budget / align;
     while (n < st->max_blocks && n < (1u << 24)) {
         n *= 2;

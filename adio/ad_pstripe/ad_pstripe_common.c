@@ -217,7 +217,9 @@ void *ADIOI_PSTRIPE_Buf_alloc(size_t size)
  * test machine, a client node that also runs a daemon); MPICH's blocking
  * collectives poll without pause. A short spin first, so that a wait of
  * microseconds costs none, then sleeps growing to WAIT_PAUSE_MAX_NS (the
- * most a long wait is lengthened by). On 2 vCPUs a process that finished
+ * most a long wait is lengthened by). A failed test ends the wait with
+ * its error (a blocking collective would have returned it; testing on
+ * would never end). On 2 vCPUs a process that finished
  * its writes of pstripe-bench -p vector -w -e first spent 57% of its
  * samples in MPICH's polling inside MPI_File_sync's broadcast (perf
  * record --call-graph dwarf).
@@ -233,16 +235,16 @@ static uint64_t wait_now_ns(void)
     return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
-void ADIOI_PSTRIPE_Wait_collective(MPI_Request * req)
+int ADIOI_PSTRIPE_Wait_collective(MPI_Request * req)
 {
     uint64_t start = wait_now_ns();
     long pause = WAIT_PAUSE_MIN_NS;
     int done = 0;
 
     for (;;) {
-        MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (done)
-            return;
+        int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || done)
+            return rc;
         if (wait_now_ns() - start < WAIT_SPIN_NS)
             continue;
         struct timespec ts = { 0, pause };
@@ -251,12 +253,12 @@ void ADIOI_PSTRIPE_Wait_collective(MPI_Request * req)
     }
 }
 
-void ADIOI_PSTRIPE_Barrier(MPI_Comm comm)
+int ADIOI_PSTRIPE_Barrier(MPI_Comm comm)
 {
     MPI_Request req;
+    int rc = PMPI_Ibarrier(comm, &req);
 
-    PMPI_Ibarrier(comm, &req);
-    ADIOI_PSTRIPE_Wait_collective(&req);
+    return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Wait_collective(&req);
 }
 
 void ADIOI_PSTRIPE_file_opened(int delta)

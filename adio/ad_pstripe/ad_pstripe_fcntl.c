@@ -14,12 +14,15 @@ int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *m
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     char detail[ADIOI_PSTRIPE_MSG_MAX];
-    int rank;
-
+    int rank, rc;
     MPI_Request req;
+
     MPI_Comm_rank(fd->comm, &rank);
-    MPI_Ibcast(&status, 1, MPI_INT, root, fd->comm, &req);
-    ADIOI_PSTRIPE_Wait_collective(&req);
+    rc = MPI_Ibcast(&status, 1, MPI_INT, root, fd->comm, &req);
+    if (rc == MPI_SUCCESS)
+        rc = ADIOI_PSTRIPE_Wait_collective(&req);
+    if (rc != MPI_SUCCESS)
+        return rc;      /* the others' outcome never came */
     if (status == PS_OK)
         return MPI_SUCCESS;
     if (rank == root)
