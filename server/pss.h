@@ -14,7 +14,8 @@
  *
  * The files, each calling only those below it:
  *   pss_main.c    command line, start-up, data dir, signals, shutdown
- *   pss_worker.c  event loop, UCX listener, request decoding, admission, routing
+ *   pss_worker.c  event loop, request decoding, admission, routing
+ *   pss_listen.c  a worker's UCX listener; worker 0's port outside the ephemeral range
  *   pss_admin.c   HELLO, STATFS and STATS
  *   pss_auth.c    auth mode, AUTH, refusing unauthenticated connections
  *   pss_perm.c    permission checks, capabilities given at open and checked on data

@@ -29,6 +29,7 @@
 #include "pss_admin.h"
 #include "pss_auth.h"
 #include "pss_conn.h"
+#include "pss_listen.h"
 #include "pss_meta.h"
 #include "pss_req.h"
 #include "pss_sharedfp.h"
@@ -38,10 +39,7 @@
 #include "ps_log.h"
 #include "ps_time.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,59 +397,6 @@ static void pss_drain_eventfd(int fd)
     uint64_t v;
     ssize_t r = read(fd, &v, sizeof(v));
     (void)r;
-}
-
-static ps_status_t pss_listen(pss_worker_t *w)
-{
-    pss_server_t *s = w->server;
-    struct sockaddr_storage ss;
-    ucp_listener_params_t params;
-    ucp_listener_attr_t attr;
-    ucs_status_t ucs_status;
-    struct addrinfo hints, *ai = NULL;
-    char port_str[16];
-    int gai_status;
-
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    snprintf(port_str, sizeof(port_str), "%u", w->index == 0 ? s->listen_port : 0);
-    gai_status = getaddrinfo(s->listen_host[0] ? s->listen_host : NULL, port_str, &hints, &ai);
-    if (gai_status != 0) {
-        ps_error("listen address '%s': %s", s->listen_host, gai_strerror(gai_status));
-        return PS_ERR_INVALID;
-    }
-    memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
-
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
-    params.sockaddr.addr = (const struct sockaddr *)&ss;
-    params.sockaddr.addrlen = ai->ai_addrlen;
-    params.conn_handler.cb = pss_conn_accept_cb;
-    params.conn_handler.arg = w;
-    freeaddrinfo(ai);
-
-    ucs_status = ucp_listener_create(w->ucp_worker, &params, &w->listener);
-    if (ucs_status != UCS_OK) {
-        ps_error("worker %u: listen on %s:%s: %s", w->index, s->listen_host, port_str,
-                 ucs_status_string(ucs_status));
-        return ucs_status == UCS_ERR_BUSY ? PS_ERR_BUSY : PS_ERR_CONN;
-    }
-    attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-    ucs_status = ucp_listener_query(w->listener, &attr);
-    if (ucs_status != UCS_OK) {
-        ps_error("worker %u: ucp_listener_query: %s", w->index, ucs_status_string(ucs_status));
-        return PS_ERR_CONN;
-    }
-    if (attr.sockaddr.ss_family == AF_INET) {
-        s->ports[w->index] = ntohs(((struct sockaddr_in *)&attr.sockaddr)->sin_port);
-    } else {
-        s->ports[w->index] = ntohs(((struct sockaddr_in6 *)&attr.sockaddr)->sin6_port);
-    }
-    ps_info("worker %u: listening on %s:%u (core %d)", w->index, s->listen_host, s->ports[w->index],
-            w->cpu);
-    return PS_OK;
 }
 
 static ps_status_t pss_worker_setup(pss_worker_t *w)

@@ -43,7 +43,7 @@ static const pst_cmd_t pst_local_cmds[] = {
     {"start", NULL,
      "--dir DIR [-n N] [--workers W] [--auth MODE] [--set NAME=VALUE]... [--timeout SECS]",
      "start daemons",
-     "Start N pstripe-server daemons on 127.0.0.1 (ports chosen by the kernel),\n"
+     "Start N pstripe-server daemons on 127.0.0.1 (free ports outside the ephemeral range),\n"
      "with data in DIR/server<i>/, logs in DIR/server<i>.log and pids in\n"
      "DIR/server<i>.pid, and write DIR/client.conf listing them in index order.\n"
      "Starting again on the same DIR reuses the same data directories in the same\n"

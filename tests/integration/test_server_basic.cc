@@ -1,6 +1,7 @@
 /*
- * test_server_basic.cc: start-up, --ready-fd with port 0, HELLO, the data
- * dir lock, start-up failures, --print-config, SIGTERM.
+ * test_server_basic.cc: start-up, --ready-fd with port 0 (outside the
+ * ephemeral range), HELLO, the data dir lock, start-up failures,
+ * --print-config, SIGTERM.
  */
 #include <gtest/gtest.h>
 
@@ -24,6 +25,29 @@ TEST(ServerStart, ReadyFdGivesRealPort)
     EXPECT_EQ(cluster.servers_csv(), cluster.address(0) + "," + cluster.address(1));
     EXPECT_NE(cluster.log(0).find("ready on " + cluster.address(0)), std::string::npos)
         << cluster.log(0);
+}
+
+/* Port 0 gives worker 0 a port that connect() never takes as its local
+ * port, so that a restart on it cannot find it taken by some client. */
+TEST(ServerStart, PortZeroIsOutsideTheEphemeralRange)
+{
+    unsigned lo = 0, hi = 0;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(fscanf(f, "%u %u", &lo, &hi), 2);
+    fclose(f);
+    if (lo <= 1024 && hi >= 65535) {
+        GTEST_SKIP() << "every port is ephemeral here";
+    }
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(3, 2));
+    for (int i = 0; i < 3; i++) {
+        EXPECT_TRUE(cluster.port(i) < lo || cluster.port(i) > hi)
+            << cluster.port(i) << " in " << lo << "-" << hi;
+        EXPECT_GE(cluster.port(i), 1024);
+    }
+    EXPECT_NE(cluster.port(0), cluster.port(1));
+    EXPECT_NE(cluster.port(1), cluster.port(2));
 }
 
 TEST(ServerStart, HelloListsEveryWorker)
