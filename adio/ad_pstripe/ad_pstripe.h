@@ -217,11 +217,9 @@ int ADIOI_PSTRIPE_Cache_flush_open(int all);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
 void *ADIOI_PSTRIPE_Buf_alloc(size_t size);
-/* The driver's own collective waits: MPI_Barrier, and a started collective
- * (MPI_Ibcast ...) waited for, with a short spin and then sleeps; the MPI
- * error code of the collective. */
+/* The driver's own barrier, waited for as ADIOI_PSTRIPE_Wait_collective
+ * (ad_pstripe_sync.h) waits. */
 int ADIOI_PSTRIPE_Barrier(MPI_Comm comm);
-int ADIOI_PSTRIPE_Wait_collective(MPI_Request * req);
 void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
                                  int to_mem);
 

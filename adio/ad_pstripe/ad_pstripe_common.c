@@ -6,11 +6,16 @@
 
 #include "ad_pstripe.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <time.h>
 
 pstripe_fs_t *ADIOI_PSTRIPE_fs_handle = NULL;
 static int ADIOI_PSTRIPE_Keyval = MPI_KEYVAL_INVALID;
 static int ADIOI_PSTRIPE_nfiles = 0;    /* files open on the connection */
+static int ADIOI_PSTRIPE_server_here = 0;       /* a server runs on this host */
 
 /* Names, in the client library, of the tunables a file may set by hints
  * (ADIOI_PSTRIPE_OPT_...). They belong to the library's file handle: each
@@ -43,6 +48,64 @@ static int ADIOI_PSTRIPE_End(MPI_Comm comm, int keyval, void *attribute_val, voi
     return MPI_SUCCESS;
 }
 
+/* Whether the host part of "host:port" or "[host]:port" names this host:
+ * a loopback address or one of its interfaces' addresses. */
+static int address_is_here(const char *addr, const struct ifaddrs *ifs)
+{
+    char host[256];
+    const char *end = addr[0] == '[' ? strchr(addr, ']') : strrchr(addr, ':');
+    const char *start = addr[0] == '[' ? addr + 1 : addr;
+    struct addrinfo hints, *ai, *a;
+    int here = 0;
+
+    if (end == NULL || end - start >= (long) sizeof(host))
+        return 0;
+    memcpy(host, start, (size_t) (end - start));
+    host[end - start] = '\0';
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, NULL, &hints, &ai) != 0)
+        return 0;
+    for (a = ai; a != NULL && !here; a = a->ai_next) {
+        const struct ifaddrs *i;
+        if (a->ai_family == AF_INET) {
+            const struct sockaddr_in *sin = (const struct sockaddr_in *) a->ai_addr;
+            here = (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
+        } else if (a->ai_family == AF_INET6) {
+            const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) a->ai_addr;
+            here = IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
+        }
+        for (i = ifs; i != NULL && !here; i = i->ifa_next) {
+            if (i->ifa_addr == NULL || i->ifa_addr->sa_family != a->ai_family)
+                continue;
+            if (a->ai_family == AF_INET)
+                here = ((const struct sockaddr_in *) i->ifa_addr)->sin_addr.s_addr ==
+                    ((const struct sockaddr_in *) a->ai_addr)->sin_addr.s_addr;
+            else if (a->ai_family == AF_INET6)
+                here = memcmp(&((const struct sockaddr_in6 *) i->ifa_addr)->sin6_addr,
+                              &((const struct sockaddr_in6 *) a->ai_addr)->sin6_addr,
+                              sizeof(struct in6_addr)) == 0;
+        }
+    }
+    freeaddrinfo(ai);
+    return here;
+}
+
+/* Whether any of the connection's servers runs on this host. */
+static int server_on_this_host(pstripe_fs_t * fs)
+{
+    struct ifaddrs *ifs = NULL;
+    int i, here = 0;
+
+    if (getifaddrs(&ifs) != 0)
+        ifs = NULL;
+    for (i = 0; i < pstripe_num_servers(fs) && !here; i++)
+        here = address_is_here(pstripe_server_address(fs, i), ifs);
+    if (ifs != NULL)
+        freeifaddrs(ifs);
+    return here;
+}
+
 /* Connect once per process (pstripe_connect(NULL): $PSTRIPE_CONFIG, then
  * the default paths) and arrange the disconnect at MPI_Finalize. */
 void ADIOI_PSTRIPE_Init(int *error_code)
@@ -61,6 +124,7 @@ void ADIOI_PSTRIPE_Init(int *error_code)
         return;
     }
     ADIOI_PSTRIPE_fs_handle = fs;
+    ADIOI_PSTRIPE_server_here = server_on_this_host(fs);
 
     if (ADIOI_PSTRIPE_Keyval == MPI_KEYVAL_INVALID) {
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ADIOI_PSTRIPE_End,
@@ -210,17 +274,18 @@ void *ADIOI_PSTRIPE_Buf_alloc(size_t size)
 }
 
 /*
- * Wait for a collective the driver started (its barriers, its broadcasts
- * of one process's result) without spinning all the while: the process
- * that does the work (the root's fsync, a slower process's last writes
- * before a barrier) needs the servers, and they may share the cores (a
- * test machine, a client node that also runs a daemon); MPICH's blocking
- * collectives poll without pause. A short spin first, so that a wait of
- * microseconds costs none, then sleeps growing to WAIT_PAUSE_MAX_NS (the
- * most a long wait is lengthened by). A failed test ends the wait with
- * its error (a blocking collective would have returned it; testing on
- * would never end). On 2 vCPUs a process that finished
- * its writes of pstripe-bench -p vector -w -e first spent 57% of its
+ * Wait for a started collective (the driver's barriers and broadcasts of
+ * one process's result; the program's blocking collectives where
+ * ADIOI_PSTRIPE_Wait_politely says so) without spinning all the while:
+ * the process that does the work (the root's fsync, a slower process's
+ * last writes before a barrier) needs the servers, and they may share the
+ * cores (a test machine, a client node that also runs a daemon); MPICH's
+ * blocking collectives poll without pause. A short spin first, so that a
+ * wait of microseconds costs none, then sleeps growing to
+ * WAIT_PAUSE_MAX_NS (the most a long wait is lengthened by). A failed
+ * test ends the wait with its error (a blocking collective would have
+ * returned it; testing on would never end). On 2 vCPUs a process that
+ * finished its writes of pstripe-bench -p vector -w -e first spent 57% of its
  * samples in MPICH's polling inside MPI_File_sync's broadcast (perf
  * record --call-graph dwarf).
  */
@@ -261,9 +326,18 @@ int ADIOI_PSTRIPE_Barrier(MPI_Comm comm)
     return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Wait_collective(&req);
 }
 
+/* The collectives' spin, which keeps a CPU busy, only costs where it
+ * competes with our servers; elsewhere MPI's own wait stays, at its
+ * latency. */
+int ADIOI_PSTRIPE_Wait_politely(void)
+{
+    return ADIOI_PSTRIPE_server_here &&
+        __atomic_load_n(&ADIOI_PSTRIPE_nfiles, __ATOMIC_RELAXED) > 0;
+}
+
 void ADIOI_PSTRIPE_file_opened(int delta)
 {
-    ADIOI_PSTRIPE_nfiles += delta;
+    __atomic_add_fetch(&ADIOI_PSTRIPE_nfiles, delta, __ATOMIC_RELAXED);
 }
 
 /* The value of a tunable in effect for this file: the file's own once it

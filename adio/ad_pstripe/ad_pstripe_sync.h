@@ -1,10 +1,12 @@
 /*
  * ad_pstripe_sync.h: what the driver does around an MPI call that carries
  * a message between processes (ad_pstripe_sync.c defines those calls;
- * ad_pstripe_cache.c these two).
+ * ad_pstripe_cache.c the first two, ad_pstripe_common.c the others).
  */
 #ifndef AD_PSTRIPE_SYNC_H_INCLUDED
 #define AD_PSTRIPE_SYNC_H_INCLUDED
+
+#include <mpi.h>
 
 /* Before a message may leave: every open handle's buffered writes go to
  * the servers. */
@@ -13,5 +15,14 @@ void ADIOI_PSTRIPE_Sync_before(void);
 /* After a message may have come: the next read of every handle drops the
  * blocks it cached. */
 void ADIOI_PSTRIPE_Sync_after(void);
+
+/* Wait for a started collective (MPI_Ibarrier, MPI_Ibcast ...) with a
+ * short spin and then sleeps; the MPI error code of the collective. */
+int ADIOI_PSTRIPE_Wait_collective(MPI_Request * req);
+
+/* Whether the program's blocking collectives should wait as
+ * ADIOI_PSTRIPE_Wait_collective does: while a pstripe file is open and
+ * a server runs on this host. */
+int ADIOI_PSTRIPE_Wait_politely(void);
 
 #endif /* AD_PSTRIPE_SYNC_H_INCLUDED */
