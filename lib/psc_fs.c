@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ps_log.h"
+#include "ps_net.h"
 #include "ps_status.h"
 #include "psc_call.h"
 #include "psc_conn.h"
@@ -530,4 +531,13 @@ const char *pstripe_server_address(pstripe_fs_t *fs, int i)
         return NULL;
     }
     return fs->servers[i].addr;
+}
+
+int pstripe_server_is_local(pstripe_fs_t *fs, int i)
+{
+    if (fs == NULL || i < 0 || (uint32_t)i >= fs->nservers) {
+        psc_set_error("no server %d", i);
+        return 0;
+    }
+    return ps_addr_is_local((const struct sockaddr *)&fs->servers[i].sa);
 }

@@ -135,6 +135,9 @@ void pstripe_print_config(pstripe_fs_t *fs, void *stdio_file);
 int pstripe_num_servers(pstripe_fs_t *fs);
 /* "host:port" of server i (0-based, in config order). */
 const char *pstripe_server_address(pstripe_fs_t *fs, int i);
+/* 1 if server i's address (resolved at connect) is one of this host's
+ * (loopback or an interface's), else 0 (also for no such server). */
+int pstripe_server_is_local(pstripe_fs_t *fs, int i);
 
 /* --- namespace ---------------------------------------------------------------- */
 

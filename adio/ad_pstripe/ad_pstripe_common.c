@@ -6,10 +6,6 @@
 
 #include "ad_pstripe.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <time.h>
 
 pstripe_fs_t *ADIOI_PSTRIPE_fs_handle = NULL;
@@ -48,62 +44,15 @@ static int ADIOI_PSTRIPE_End(MPI_Comm comm, int keyval, void *attribute_val, voi
     return MPI_SUCCESS;
 }
 
-/* Whether the host part of "host:port" or "[host]:port" names this host:
- * a loopback address or one of its interfaces' addresses. */
-static int address_is_here(const char *addr, const struct ifaddrs *ifs)
-{
-    char host[256];
-    const char *end = addr[0] == '[' ? strchr(addr, ']') : strrchr(addr, ':');
-    const char *start = addr[0] == '[' ? addr + 1 : addr;
-    struct addrinfo hints, *ai, *a;
-    int here = 0;
-
-    if (end == NULL || end - start >= (long) sizeof(host))
-        return 0;
-    memcpy(host, start, (size_t) (end - start));
-    host[end - start] = '\0';
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_socktype = SOCK_STREAM;
-    if (getaddrinfo(host, NULL, &hints, &ai) != 0)
-        return 0;
-    for (a = ai; a != NULL && !here; a = a->ai_next) {
-        const struct ifaddrs *i;
-        if (a->ai_family == AF_INET) {
-            const struct sockaddr_in *sin = (const struct sockaddr_in *) a->ai_addr;
-            here = (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
-        } else if (a->ai_family == AF_INET6) {
-            const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) a->ai_addr;
-            here = IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
-        }
-        for (i = ifs; i != NULL && !here; i = i->ifa_next) {
-            if (i->ifa_addr == NULL || i->ifa_addr->sa_family != a->ai_family)
-                continue;
-            if (a->ai_family == AF_INET)
-                here = ((const struct sockaddr_in *) i->ifa_addr)->sin_addr.s_addr ==
-                    ((const struct sockaddr_in *) a->ai_addr)->sin_addr.s_addr;
-            else if (a->ai_family == AF_INET6)
-                here = memcmp(&((const struct sockaddr_in6 *) i->ifa_addr)->sin6_addr,
-                              &((const struct sockaddr_in6 *) a->ai_addr)->sin6_addr,
-                              sizeof(struct in6_addr)) == 0;
-        }
-    }
-    freeaddrinfo(ai);
-    return here;
-}
-
 /* Whether any of the connection's servers runs on this host. */
 static int server_on_this_host(pstripe_fs_t * fs)
 {
-    struct ifaddrs *ifs = NULL;
-    int i, here = 0;
+    int i;
 
-    if (getifaddrs(&ifs) != 0)
-        ifs = NULL;
-    for (i = 0; i < pstripe_num_servers(fs) && !here; i++)
-        here = address_is_here(pstripe_server_address(fs, i), ifs);
-    if (ifs != NULL)
-        freeifaddrs(ifs);
-    return here;
+    for (i = 0; i < pstripe_num_servers(fs); i++)
+        if (pstripe_server_is_local(fs, i))
+            return 1;
+    return 0;
 }
 
 /* Connect once per process (pstripe_connect(NULL): $PSTRIPE_CONFIG, then

@@ -484,6 +484,8 @@ TEST_F(ClientMeta, OptionsAndServerStats)
     EXPECT_EQ(pstripe_num_servers(fs_), 2);
     EXPECT_EQ(std::string(pstripe_server_address(fs_, 1)), cluster_.address(1));
     EXPECT_EQ(pstripe_server_address(fs_, 2), nullptr);
+    EXPECT_EQ(pstripe_server_is_local(fs_, 0), 1) << "the cluster is on 127.0.0.1";
+    EXPECT_EQ(pstripe_server_is_local(fs_, 2), 0);
 
     pstripe_server_stats_t st;
     PSC_ASSERT_OK(pstripe_server_stats(fs_, 0, &st));
