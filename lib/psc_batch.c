@@ -383,6 +383,7 @@ static int psc_batch_send_inline(psc_batch_t *b)
  * fragments or RMA. */
 static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
 {
+    const psc_conn_t *conn;
     size_t len;
     char *p;
 
@@ -395,8 +396,9 @@ static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
     b->op.send_count = b->niov;
     b->op.send_iov = 1;
     b->op.send_user_mem = 1;
+    conn = b->op.server < fs->nservers ? fs->servers[b->op.server].conn : NULL;
     if (b->io->bounce_threshold == 0 || b->payload < b->io->bounce_threshold ||
-        psc_op_send_protocol(&b->op) == UCP_AM_SEND_FLAG_EAGER) {
+        psc_op_send_protocol(conn, &b->op) == UCP_AM_SEND_FLAG_EAGER) {
         return PS_OK; /* small, or eager: UCX packs the IOV as it sends */
     }
     len = b->iov[0].length + b->payload;

@@ -117,6 +117,7 @@ struct psc_op {
      * use library memory (send_user_mem == 0, a receive only into staged). */
     psc_op_cb_t release_cb;
     int send_user_mem; /* the send datatype points into caller memory */
+    uint64_t eager_charge; /* write data sent eagerly, counted in conn->eager_out */
     int connect_only;  /* pseudo-op: completes once the server is connected */
 
     /* destination */
@@ -188,6 +189,7 @@ struct psc_conn {
     struct psc_server *server;
     uint32_t nworkers;        /* 0 until HELLO answered */
     ucs_list_link_t inflight; /* ops sent on this connection */
+    uint64_t eager_out;       /* their write data sent eagerly (psc_conn.c's credit) */
     int failed;
     int fail_pending; /* in fs->failq */
     ucs_list_link_t fail_link;

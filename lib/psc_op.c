@@ -121,11 +121,22 @@ void psc_slot_remove(pstripe_fs_t *fs, psc_op_t *op)
 
 /* --- completion ------------------------------------------------------------------ */
 
+/* The op leaves its connection (answered, failed, timed out): its eager
+ * write data no longer counts against the connection's credit (psc_conn.c). */
+static void psc_op_eager_return(psc_op_t *op)
+{
+    if (op->eager_charge > 0) {
+        op->conn->eager_out -= op->eager_charge;
+        op->eager_charge = 0;
+    }
+}
+
 void psc_op_make_ready(pstripe_fs_t *fs, psc_op_t *op)
 {
     if (op->state == PSC_OP_INFLIGHT || op->state == PSC_OP_WAITING) {
         ucs_list_del(&op->cmd.list);
     }
+    psc_op_eager_return(op);
     op->state = PSC_OP_READY;
     ucs_list_add_tail(&fs->readyq, &op->cmd.list);
 }

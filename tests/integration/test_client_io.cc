@@ -737,8 +737,9 @@ TEST_F(ClientIO, OneRangeReadFromServerMemoryGoesWhole)
 
 /*
  * Replies of at most eager_reply bytes of data come as one eager message,
- * larger ones by rendezvous (pss_reply); requests with less than 64 KiB of
- * data go eagerly, write batches of 64 KiB or more by rendezvous
+ * larger ones by rendezvous (pss_reply); write batches with less than 512
+ * KiB of data go eagerly (within the connection's credit, see
+ * EagerWritesStayWithinTheCredit), larger ones by rendezvous
  * (psc_op_send_protocol), staged from scattered memory from
  * bounce_threshold on only then. The servers count both (eager_replies,
  * rndv_requests). Reads on both sides of the reply limit, into one buffer
@@ -772,7 +773,7 @@ TEST_F(ClientIO, EagerAndRendezvousTransfersCarryTheSameBytes)
         PSC_ASSERT_OK(status);
         PSC_ASSERT_OK(pstripe_open(fs, "/eager", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
         PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
-        for (uint64_t len : {8 * K, 64 * K - 100, 64 * K, 64 * K + 1}) {
+        for (uint64_t len : {8 * K, 64 * K - 100, 64 * K, 512 * K - 1, 512 * K}) {
             SCOPED_TRACE("scattered write of " + std::to_string(len));
             uint64_t off = M - 5 * K + 1;
             scattered mem(len, rng);
@@ -782,7 +783,7 @@ TEST_F(ClientIO, EagerAndRendezvousTransfersCarryTheSameBytes)
             PSC_ASSERT_OK(pstripe_write_list(f, &r, 1, mem.iov.data(), mem.iov.size()));
             PSC_ASSERT_OK(sum_stats(fs, &after));
             EXPECT_EQ(after.write_batches - before.write_batches, 1u);
-            EXPECT_EQ(after.rndv_requests - before.rndv_requests, len >= 64 * K ? 1u : 0u);
+            EXPECT_EQ(after.rndv_requests - before.rndv_requests, len >= 512 * K ? 1u : 0u);
             std::vector<uint8_t> s = mem.stream();
             std::copy(s.begin(), s.end(), data.begin() + off);
         }
@@ -816,6 +817,48 @@ TEST_F(ClientIO, EagerAndRendezvousTransfersCarryTheSameBytes)
         PSC_ASSERT_OK(pstripe_close(f));
         pstripe_disconnect(fs);
     }
+}
+
+/*
+ * Eager write data lands in the server on arrival, outside its max_inflight
+ * budget, so a connection sends at most 1 MiB of it at a time (64 KiB to
+ * 512 KiB batches; psc_conn.c): a 2 MiB write cut into eight 256 KiB
+ * batches, all in flight at once, sends four eagerly and four by
+ * rendezvous, and so does the next one (the credit comes back with the
+ * replies). The bytes are the same either way.
+ */
+TEST_F(ClientIO, EagerWritesStayWithinTheCredit)
+{
+    const uint64_t K = 1 << 10, M = 1 << 20;
+    pstripe_layout_t layout = {M, 1, 0};
+    std::vector<uint8_t> data(2 * M), out(2 * M);
+    std::mt19937_64 rng(10);
+    pstripe_server_stats_t before, after;
+    ps_test::ps_cluster cluster;
+    pstripe_fs_t *fs;
+    pstripe_file_t *f;
+    uint64_t nread = 0;
+
+    ASSERT_TRUE(cluster.start(1, 1));
+    PSC_ASSERT_OK(connect(cluster, {"buffer_size=256k", "buffer_count=8"}, &fs));
+    PSC_ASSERT_OK(pstripe_open(fs, "/credit", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), 4 * K, 0)); /* connected before */
+    for (int round = 0; round < 2; round++) {
+        SCOPED_TRACE("write " + std::to_string(round));
+        for (auto &b : data) {
+            b = (uint8_t)rng();
+        }
+        PSC_ASSERT_OK(sum_stats(fs, &before));
+        PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
+        PSC_ASSERT_OK(sum_stats(fs, &after));
+        EXPECT_EQ(after.write_batches - before.write_batches, 8u);
+        EXPECT_EQ(after.rndv_requests - before.rndv_requests, 4u);
+        PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+        EXPECT_EQ(nread, out.size());
+        EXPECT_TRUE(out == data);
+    }
+    PSC_ASSERT_OK(pstripe_close(f));
+    pstripe_disconnect(fs);
 }
 
 /*
