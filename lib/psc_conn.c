@@ -373,7 +373,7 @@ uint32_t psc_op_send_protocol(const psc_conn_t *conn, const psc_op_t *op)
 static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc_op_t *op)
 {
     ucp_request_param_t param;
-    uint64_t timeout_ns;
+    uint64_t timeout_ns, payload;
     void *req;
 
     op->fs = fs;
@@ -405,9 +405,10 @@ static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc
     param.cb.send = psc_send_cb;
     param.user_data = op;
     param.flags = UCP_AM_SEND_FLAG_REPLY | psc_op_send_protocol(conn, op);
-    if ((param.flags & UCP_AM_SEND_FLAG_EAGER) && psc_op_write_payload(op) >= PSC_EAGER_SMALL) {
-        op->eager_charge = psc_op_write_payload(op);
-        conn->eager_out += op->eager_charge;
+    payload = psc_op_write_payload(op);
+    if ((param.flags & UCP_AM_SEND_FLAG_EAGER) && payload >= PSC_EAGER_SMALL) {
+        op->eager_charge = payload; /* returned by psc_op_make_ready */
+        conn->eager_out += payload;
     }
     param.datatype = op->send_iov ? ucp_dt_make_iov() : ucp_dt_make_contig(1);
     ps_trace("send %s req_id %#llx to %s worker %u, %zu data %s", ps_msg_type_name(op->type),
