@@ -205,6 +205,34 @@ edit mpi-io/set_view.c 'ADIOI_PSTRIPE_Barrier(adio_fh->comm)' '
     }
     { print }'
 
+# set_view and set_info start with a check of the info argument that is
+# collective (MPIO_CHECK_INFO_ALL, adioi_error.h: an MPI_Allreduce of the
+# processes' results), and in a collective HDF5 call the process that
+# arrives first polled there while the other still wrote (rank 0 spent
+# 0.50 s of CPU in a 0.5 s wait; ps_collwait). Under ROMIO_PSTRIPE that
+# allreduce is the driver's (ADIOI_PSTRIPE_Allreduce), which waits as the
+# program's blocking collectives do while a pstripe file is open and a
+# server runs on this host, and is MPICH's otherwise (open's check, before
+# any pstripe file is open, and every file's where no server is here).
+edit adio/include/adioi_error.h MPIO_CHECK_INFO_ALLREDUCE '
+    /^#define MPIO_CHECK_INFO_ALL\(/ && !decl {
+        print "#ifdef ROMIO_PSTRIPE"
+        print "int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,"
+        print "                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);"
+        print "#define MPIO_CHECK_INFO_ALLREDUCE ADIOI_PSTRIPE_Allreduce"
+        print "#else"
+        print "#define MPIO_CHECK_INFO_ALLREDUCE MPI_Allreduce"
+        print "#endif"
+        print ""
+        decl = 1
+    }
+    decl && !done && /^[ \t]*MPI_Allreduce\(&error_code, &tmp_err, 1, MPI_INT, MPI_MAX, comm\);/ {
+        sub(/MPI_Allreduce\(/, "MPIO_CHECK_INFO_ALLREDUCE(")
+        done = 1
+    }
+    { print }
+    END { if (!done) exit 1 }'
+
 for f in write_ord read_ord write_ordb read_ordb; do
     edit mpi-io/$f.c ADIOI_PSTRIPE_Get_ordered_fp '
     /^[ \t]*MPI_Recv\(NULL, 0, MPI_BYTE, source, 0, adio_fh->comm, MPI_STATUS_IGNORE\);/ && !token {

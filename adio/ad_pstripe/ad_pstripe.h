@@ -218,8 +218,13 @@ void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
 void *ADIOI_PSTRIPE_Buf_alloc(size_t size);
 /* The driver's own barrier, waited for as ADIOI_PSTRIPE_Wait_collective
- * (ad_pstripe_sync.h) waits. */
+ * (ad_pstripe_sync.h) waits; its allreduce and allgather (and ROMIO's
+ * info check's allreduce), so where ADIOI_PSTRIPE_Wait_politely says. */
 int ADIOI_PSTRIPE_Barrier(MPI_Comm comm);
+int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
                                  int to_mem);
 

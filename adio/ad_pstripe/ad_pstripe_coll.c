@@ -57,7 +57,7 @@ static ADIOI_PSTRIPE_range *gather_ranges(ADIO_File fd, const ADIOI_PSTRIPE_acce
     mine.end = ok && acc->total > 0 ? acc->end : mine.start;
     mine.bytes = ok ? acc->total : 0;
     mine.nregions = ok ? (ADIO_Offset) acc->nregions : 0;
-    MPI_Allgather(&mine, 4, MPI_LONG_LONG, ranges, 4, MPI_LONG_LONG, fd->comm);
+    ADIOI_PSTRIPE_Allgather(&mine, 4, MPI_LONG_LONG, ranges, 4, MPI_LONG_LONG, fd->comm);
     return ranges;
 }
 

@@ -298,12 +298,45 @@ int ADIOI_PSTRIPE_Wait_collective(MPI_Request * req)
     return rc;
 }
 
+/* Finish a collective started as its nonblocking form (rc: the start's). */
+static int wait_started(int rc, MPI_Request * req)
+{
+    return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Wait_collective(req);
+}
+
 int ADIOI_PSTRIPE_Barrier(MPI_Comm comm)
 {
     MPI_Request req;
-    int rc = PMPI_Ibarrier(comm, &req);
 
-    return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Wait_collective(&req);
+    return wait_started(PMPI_Ibarrier(comm, &req), &req);
+}
+
+/* The driver's collectives that wait for the other processes' I/O (the
+ * ranges of a collective access, the end of two-phase I/O) and ROMIO's
+ * collective check of an info argument (MPIO_CHECK_INFO_ALL, made to call
+ * ADIOI_PSTRIPE_Allreduce by patch-romio.sh, for files of every file
+ * system) wait as the program's blocking collectives do: politely where
+ * that helps (ADIOI_PSTRIPE_Wait_politely), else MPICH's own wait. */
+int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    MPI_Request req;
+
+    if (!ADIOI_PSTRIPE_Wait_politely())
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return wait_started(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &req),
+                        &req);
+}
+
+int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    MPI_Request req;
+
+    if (!ADIOI_PSTRIPE_Wait_politely())
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return wait_started(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                        recvtype, comm, &req), &req);
 }
 
 /* The collectives' spin, which keeps a CPU busy, only costs where it

@@ -652,7 +652,7 @@ void ADIOI_PSTRIPE_Two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc,
 
     /* every process returns the first failing process's error */
     failed = (plan.status != PS_OK) ? plan.myrank : plan.nprocs;
-    MPI_Allreduce(&failed, &first_failed, 1, MPI_INT, MPI_MIN, fd->comm);
+    ADIOI_PSTRIPE_Allreduce(&failed, &first_failed, 1, MPI_INT, MPI_MIN, fd->comm);
     if (first_failed < plan.nprocs)
         *error_code = ADIOI_PSTRIPE_Bcast_status(fd, first_failed, plan.status, myname,
                                                  is_write ? "collective write" :

@@ -12,8 +12,11 @@
  *   on MPI_COMM_WORLD and on a split communicator;
  * - an erroneous call (a root out of range) still fails with its error
  *   class, under MPI_ERRORS_RETURN;
- * - on pstripe with 2 or more processes: rank 0, waiting in MPI_Barrier
- *   and MPI_Allreduce for the last rank, which sleeps WAIT_S first, spends
+ * - on pstripe with 2 or more processes: rank 0, waiting in MPI_Barrier,
+ *   MPI_Allreduce, MPI_File_set_view (whose first wait is ROMIO's
+ *   collective check of the info argument) and MPI_File_read_at_all (the
+ *   driver's gather of the processes' ranges) for the last rank, which
+ *   sleeps WAIT_S first, spends
  *   less than a third of that wait on its CPU (MPICH's own wait polls the
  *   whole time: the same program on ufs: uses a CPU for all of it, which
  *   is printed, not checked).
@@ -157,8 +160,15 @@ static void check_error(void)
 }
 
 /* CPU seconds rank 0 spends in one collective that the last rank enters
- * WAIT_S late (kind 0: MPI_Barrier, 1: MPI_Allreduce). */
-static double late_wait_cpu(int kind)
+ * WAIT_S late (kind: an index of late_call; the file calls on fh, whose
+ * read finds the file still empty). */
+static const char *const late_call[] = {
+    "MPI_Barrier", "MPI_Allreduce", "MPI_File_set_view", "MPI_File_read_at_all"
+};
+
+#define NLATE ((int) (sizeof(late_call) / sizeof(late_call[0])))
+
+static double late_wait_cpu(MPI_File fh, int kind)
 {
     double cpu = 0.0;
     int x = 1, y = 0;
@@ -169,10 +179,13 @@ static double late_wait_cpu(int kind)
     cpu = thread_cpu_s();
     if (kind == 0)
         PS_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    else {
+    else if (kind == 1) {
         PS_MPI(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
         PS_CHECK(y == ps_nprocs, "Allreduce: %d", y);
-    }
+    } else if (kind == 2)
+        PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    else
+        PS_MPI(MPI_File_read_at_all(fh, ps_rank, &y, 1, MPI_INT, MPI_STATUS_IGNORE));
     return thread_cpu_s() - cpu;
 }
 
@@ -193,15 +206,15 @@ int main(int argc, char **argv)
     MPI_Comm_free(&half);
     check_error();
 
-    for (kind = 0; kind < 2 && ps_nprocs > 1; kind++) {
-        double cpu = late_wait_cpu(kind);
+    for (kind = 0; kind < NLATE && ps_nprocs > 1; kind++) {
+        double cpu = late_wait_cpu(fh, kind);
         if (ps_rank != 0)
             continue;
         printf("%s: rank 0 waited %.1f s in %s on %.3f s of CPU\n", ps_prog, WAIT_S,
-               kind == 0 ? "MPI_Barrier" : "MPI_Allreduce", cpu);
+               late_call[kind], cpu);
         PS_CHECK(!ps_is_pstripe(fname) || cpu < WAIT_S / 3,
                  "%s: %.3f s of CPU in a %.1f s wait: polled instead of sleeping",
-                 kind == 0 ? "MPI_Barrier" : "MPI_Allreduce", cpu, WAIT_S);
+                 late_call[kind], cpu, WAIT_S);
     }
 
     ps_fill(buf, block, (uint64_t) ps_rank * block, 5);
