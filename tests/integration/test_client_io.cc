@@ -356,7 +356,10 @@ TEST_F(ClientIO, BlockingCallsAfterStagedTransferLeaveTheThreadAsleep)
     ASSERT_GE(before, 0);
     printf("[   INFO   ] progress thread's context switches over %d blocking writes: %ld\n", calls,
            after - before);
-    EXPECT_LT(after - before, calls / 4) << "blocking calls woke the progress thread";
+    /* The bug woke it at least once a call (201 over 200); a quiet machine
+     * sees 0-6, one loaded CI run 73 (session 34; not reproduced beside
+     * two busy loops: 0-1): the limit is half the calls. */
+    EXPECT_LT(after - before, calls / 2) << "blocking calls woke the progress thread";
 }
 
 /*
