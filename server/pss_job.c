@@ -468,17 +468,19 @@ static void pss_whole_run(const pss_stage_t *st, const pss_object_t *obj, uint64
 }
 
 /*
- * Write at once, in a job of their own, the runs of whole staged blocks
- * through job's staged spans that are PSS_WHOLE_RUN blocks long, or cover
- * a span staged for its holes (one I/O each, one io_submit). A run reaches
- * past the span into blocks staged before: a process writing every other
- * block (or every other 32 KiB) of a vector pattern stages short runs that
- * the other process's blocks join into one long one. Shorter runs wait for
- * their neighbours or their age. Within job's spans the flush overlaps
- * nothing running (job's staged spans do no I/O); beyond them it might (a
- * read of staged blocks overlays them at its end): then the blocks stay.
+ * The job that writes at once the runs of whole staged blocks through
+ * job's staged spans that are PSS_WHOLE_RUN blocks long, or cover a span
+ * staged for its holes (one I/O each, one io_submit), or NULL. A run
+ * reaches past the span into blocks staged before: a process writing
+ * every other block (or every other 32 KiB) of a vector pattern stages
+ * short runs that the other process's blocks join into one long one.
+ * Shorter runs wait for their neighbours or their age. Within job's spans
+ * the flush overlaps nothing running (job's staged spans do no I/O);
+ * beyond them it might (a read of staged blocks overlays them at its
+ * end): then the blocks stay. The caller starts it (pss_flush_start)
+ * before anything else runs on the worker.
  */
-static void pss_job_flush_whole(pss_worker_t *w, pss_job_t *job)
+static pss_job_t *pss_job_flush_whole(pss_worker_t *w, pss_job_t *job)
 {
     size_t n = 0, cap = 0;
     pss_sblock_t **blocks = NULL;
@@ -512,16 +514,16 @@ plan:
     flush = n ? pss_flush_plan(w, job->obj, blocks, n) : NULL;
     if (flush == NULL) {
         free(blocks); /* the blocks stay staged: aged out later */
-        return;
+        return NULL;
     }
     if (pss_job_conflicts_but(flush, job)) {
         flush->sblocks = NULL; /* still staged */
         flush->nsblocks = 0;
         pss_job_free(w, flush);
         free(blocks);
-        return;
+        return NULL;
     }
-    pss_flush_start(w, flush);
+    return flush;
 }
 
 int pss_job_flush(pss_worker_t *w, pss_object_t *obj, uint64_t born_by)
@@ -678,13 +680,18 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         }
         pss_aio_submit(w, sp);
     }
-    if (staged) {
-        pss_job_flush_whole(w, job);
-    }
-    pss_aio_flush(w);
+    /* A job staged whole is answered before the flush it completes copies
+     * its blocks out (2 clients' interleaved 256 KiB batches: the replies
+     * came after a 512 KiB copy); the object's queue moves on only after
+     * the flush has started (pss_obj_schedule). */
+    pss_job_t *flush = staged ? pss_job_flush_whole(w, job) : NULL;
     if (--job->spans_left == 0) {
         pss_job_finish(w, job);
     }
+    if (flush != NULL) {
+        pss_flush_start(w, flush);
+    }
+    pss_aio_flush(w);
 }
 
 /* A job reading obj's bytes [lo, hi) (aligned, at most max_io) into the
