@@ -190,7 +190,6 @@ void pss_aio_submit_waiting(pss_worker_t *w)
     pss_aio_flush(w);
 }
 
-
 /* Do two jobs' span lists intersect? Both are sorted and disjoint. */
 static int pss_jobs_overlap(const pss_job_t *a, const pss_job_t *b)
 {
@@ -468,17 +467,15 @@ static void pss_whole_run(const pss_stage_t *st, const pss_object_t *obj, uint64
 }
 
 /*
- * The job that writes at once the runs of whole staged blocks through
+ * The job (or NULL) writing at once the runs of whole staged blocks through
  * job's staged spans that are PSS_WHOLE_RUN blocks long, or cover a span
- * staged for its holes (one I/O each, one io_submit), or NULL. A run
- * reaches past the span into blocks staged before: a process writing
- * every other block (or every other 32 KiB) of a vector pattern stages
- * short runs that the other process's blocks join into one long one.
- * Shorter runs wait for their neighbours or their age. Within job's spans
- * the flush overlaps nothing running (job's staged spans do no I/O);
- * beyond them it might (a read of staged blocks overlays them at its
- * end): then the blocks stay. The caller starts it (pss_flush_start)
- * before anything else runs on the worker.
+ * staged for its holes (one I/O each, one io_submit). A run reaches past
+ * the span into blocks staged before: a process writing every other block
+ * (or every other 32 KiB) of a vector pattern stages short runs that the
+ * other process's blocks join into one long one. Shorter runs wait for
+ * their neighbours or their age. Within job's spans the flush overlaps
+ * nothing running (job's staged spans do no I/O); beyond them it might (a
+ * read of staged blocks overlays them at its end): then the blocks stay.
  */
 static pss_job_t *pss_job_flush_whole(pss_worker_t *w, pss_job_t *job)
 {
@@ -680,10 +677,8 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         }
         pss_aio_submit(w, sp);
     }
-    /* A job staged whole is answered before the flush it completes copies
-     * its blocks out (2 clients' interleaved 256 KiB batches: the replies
-     * came after a 512 KiB copy); the object's queue moves on only after
-     * the flush has started (pss_obj_schedule). */
+    /* answered before the flush it completes copies the blocks out; the
+     * object's queue moves on after the flush starts (pss_obj_schedule) */
     pss_job_t *flush = staged ? pss_job_flush_whole(w, job) : NULL;
     if (--job->spans_left == 0) {
         pss_job_finish(w, job);
