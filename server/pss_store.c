@@ -18,8 +18,8 @@
  * (i * 2 + r) * z), each batch alone covers only part of its blocks. Its
  * spans that would need read-modify-write go to the worker's stage
  * (pss_stage.h) and the batch is answered after the copy; the other
- * client's batch completes the blocks there and they are written whole
- * (pss_job.c). Here: the policy. A partial block is written once it is
+ * client's batch completes the blocks there, is answered likewise, and
+ * then they are written whole (pss_job.c). Here: the policy. A partial block is written once it is
  * write_back_age old (a timerfd on the worker's epoll set wakes the loop,
  * nothing polls), before OBJ_SYNC, OBJ_TRUNCATE and OBJ_ALLOCATE of its object (OBJ_REMOVE
  * drops it), when the worker stops, and when a write needs more room than
