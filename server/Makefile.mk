@@ -16,6 +16,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_sharedfp.h server/pss_sharedfp.c \
 	server/pss_check.h server/pss_check.c \
 	server/pss_store.h server/pss_store.c \
+	server/pss_aio.h server/pss_aio.c \
 	server/pss_job.h server/pss_job.c \
 	server/pss_jobdef.h server/pss_plan.h server/pss_plan.c \
 	server/pss_stage.h server/pss_stage.c \

@@ -1,6 +1,6 @@
 /*
- * pss_job.h: I/O jobs of one object (planned batches) and the worker's
- * libaio queue that runs them.
+ * pss_job.h: I/O jobs of one object (planned batches), run by the
+ * worker's libaio queue (pss_aio.h).
  *
  * Ordering and read-modify-write safety come from per-object range
  * serialization: a job starts only when none of its spans intersects a
@@ -14,19 +14,6 @@
 #define PSS_JOB_H
 
 #include "pss_object.h"
-
-/* The worker's aio context and eventfd. */
-ps_status_t pss_aio_init(pss_worker_t *w);
-void pss_aio_cleanup(pss_worker_t *w);
-
-/* Reap completed disk I/Os (finishing the jobs they complete). */
-void pss_aio_reap(pss_worker_t *w);
-
-/* Submit waiting spans while the queue has room. */
-void pss_aio_submit_waiting(pss_worker_t *w);
-
-/* Disk I/Os in flight or waiting? */
-int pss_aio_busy(pss_worker_t *w);
 
 /* Does job intersect a running job of its object (and must wait)? */
 int pss_job_conflicts(const pss_job_t *job);

@@ -1,7 +1,7 @@
 /*
  * pss_jobdef.h: the insides of an I/O job (pss_job.h), shared by the files
- * that plan jobs (pss_plan.c) and run them (pss_job.c); nothing else
- * includes it.
+ * that plan jobs (pss_plan.c) and run them (pss_job.c, pss_aio.c); nothing
+ * else includes it.
  */
 #ifndef PSS_JOBDEF_H
 #define PSS_JOBDEF_H
@@ -82,5 +82,16 @@ int pss_span_prefill(pss_span_io_t *sp, uint64_t phys, int fill);
  * partial blocks is read first, in one I/O, unless pss_span_prefill knows
  * its missing bytes). */
 pss_job_t *pss_flush_plan(pss_worker_t *w, pss_object_t *obj, pss_sblock_t **blocks, size_t n);
+
+/* Prepare sp's disk I/O; it goes to the kernel with the others prepared at
+ * the same time, or waits in order for a slot (pss_aio.c). */
+void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp);
+
+/* Hand the prepared I/Os to the kernel (after a job's spans are prepared). */
+void pss_aio_flush(pss_worker_t *w);
+
+/* Finish a span whose disk I/O returned res (bytes or -errno); its job
+ * finishes with its last span (pss_job.c). */
+void pss_job_span_done(pss_worker_t *w, pss_span_io_t *sp, long res);
 
 #endif

@@ -31,6 +31,7 @@
  */
 #include "pss_store.h"
 
+#include "pss_aio.h"
 #include "pss_cache.h"
 #include "pss_job.h"
 #include "pss_object.h"
