@@ -88,6 +88,7 @@ typedef struct pss_stats {
 #define PSS_SIZE_XATTR "user.pstripe.size" /* an object's logical size, 8 bytes LE */
 
 typedef struct pss_worker pss_worker_t;
+struct pss_span_io; /* one disk I/O of a job (pss_jobdef.h) */
 
 typedef struct pss_server {
     pss_config_t cfg;
@@ -234,8 +235,9 @@ struct pss_worker {
     unsigned nbufs;
     size_t bufs_bytes;
 
-    /* storage (pss_store.c, pss_job.c, pss_object.c) */
+    /* storage (pss_store.c, pss_aio.c, pss_job.c, pss_object.c) */
     io_context_t aio_ctx;
+    void (*aio_done)(struct pss_worker *w, struct pss_span_io *sp, long res); /* pss_aio_init */
     int aio_efd;
     int aio_depth;
     int aio_inflight;

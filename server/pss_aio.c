@@ -3,7 +3,8 @@
  * flight; the others wait in order. Prepared spans go to the kernel
  * together, one io_submit for all of a job's spans, so the block layer sees
  * them at once and merges neighbours. Completions arrive on the worker's
- * eventfd (on its epoll set) and finish their spans in pss_job.c.
+ * eventfd (on its epoll set) and finish their spans by w->aio_done
+ * (pss_job_span_done: the job layer above, called back, not called).
  */
 #include "pss_aio.h"
 
@@ -17,10 +18,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-ps_status_t pss_aio_init(pss_worker_t *w)
+ps_status_t pss_aio_init(pss_worker_t *w,
+                         void (*done)(pss_worker_t *w, struct pss_span_io *sp, long res))
 {
     int aio_status;
 
+    w->aio_done = done;
     w->aio_depth = (int)w->server->cfg.aio_depth;
     w->aio_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (w->aio_efd < 0) {
@@ -85,7 +88,7 @@ void pss_aio_flush(pss_worker_t *w)
         ps_error("worker %u: io_submit %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
                  ": %m",
                  w->index, sp->writing ? "write" : "read", sp->len, sp->off, sp->job->obj->file_id);
-        pss_job_span_done(w, sp, n < 0 ? n : -EAGAIN);
+        w->aio_done(w, sp, n < 0 ? n : -EAGAIN);
     }
 }
 
@@ -147,7 +150,7 @@ void pss_aio_reap(pss_worker_t *w)
         w->aio_inflight -= n;
         PSS_STAT_SET(w, queue_depth, w->aio_inflight);
         for (int i = 0; i < n; i++) {
-            pss_job_span_done(w, evs[i].data, (long)evs[i].res);
+            w->aio_done(w, evs[i].data, (long)evs[i].res);
         }
         pss_aio_flush(w); /* the writes of read-modify-writes just read */
     }

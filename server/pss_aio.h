@@ -7,8 +7,10 @@
 
 #include "pss_object.h"
 
-/* The worker's aio context and eventfd. */
-ps_status_t pss_aio_init(pss_worker_t *w);
+/* The worker's aio context and eventfd; done finishes a span whose disk
+ * I/O returned res (bytes or -errno): pss_job_span_done. */
+ps_status_t pss_aio_init(pss_worker_t *w,
+                         void (*done)(pss_worker_t *w, struct pss_span_io *sp, long res));
 void pss_aio_cleanup(pss_worker_t *w);
 
 /* Reap completed disk I/Os (finishing the jobs they complete). */

@@ -31,4 +31,9 @@ int pss_job_flush(pss_worker_t *w, pss_object_t *obj, uint64_t born_by);
 /* Run a planned job; its batches are answered when it finishes. */
 void pss_job_start(pss_worker_t *w, pss_job_t *job);
 
+/* Finish a span whose disk I/O returned res (bytes or -errno); its job
+ * finishes with its last span. The worker's aio queue calls it back
+ * (pss_aio_init). */
+void pss_job_span_done(pss_worker_t *w, struct pss_span_io *sp, long res);
+
 #endif

@@ -90,8 +90,4 @@ void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp);
 /* Hand the prepared I/Os to the kernel (after a job's spans are prepared). */
 void pss_aio_flush(pss_worker_t *w);
 
-/* Finish a span whose disk I/O returned res (bytes or -errno); its job
- * finishes with its last span (pss_job.c). */
-void pss_job_span_done(pss_worker_t *w, pss_span_io_t *sp, long res);
-
 #endif

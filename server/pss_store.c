@@ -102,7 +102,7 @@ ps_status_t pss_store_init(pss_server_t *s)
 ps_status_t pss_store_worker_init(pss_worker_t *w)
 {
     struct epoll_event ev = {.events = EPOLLIN};
-    ps_status_t status = pss_aio_init(w);
+    ps_status_t status = pss_aio_init(w, pss_job_span_done);
     if (status != PS_OK) {
         return status;
     }

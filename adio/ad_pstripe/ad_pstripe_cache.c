@@ -59,15 +59,10 @@
 
 #include "ad_pstripe.h"
 
-/*
- * A read spanning more blocks than this goes to the servers as its own
- * list read, the bytes of its regions only: its inner blocks would serve
- * no other read, and fetched whole they carry the other processes' bytes
- * of an interleaved view too. Vector views of 2 processes, 64 B - 4 KiB
- * regions, 256 KiB - 1 MiB a call (8 - 32 blocks): 573-924 MiB/s through
- * the cache, 899-1,218 without; 128 KiB a call (4 blocks) alike both ways;
- * 64 KiB a call (2 blocks) 572-651 without against 645-861 through it.
- */
+/* A read spanning more blocks goes to the servers as a list read of its own
+ * regions: its inner blocks serve no other read, and whole they carry the
+ * other processes' regions of an interleaved view (2 processes, 256 KiB to
+ * 1 MiB a call: 573-924 MiB/s cached, 899-1,218 not; 2 blocks: cached wins). */
 #define RC_SPAN_MAX 4
 
 /* Moved by ADIOI_PSTRIPE_Sync_after; a handle's reads drop its cache when
