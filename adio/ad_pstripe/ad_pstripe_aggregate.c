@@ -52,18 +52,17 @@ static int ranges_interleave(const ADIOI_PSTRIPE_range * ranges, int n,
 int ADIOI_PSTRIPE_Ranges_aggregate(const ADIOI_PSTRIPE_range * ranges, int n, int is_write,
                                    ADIOI_PSTRIPE_range * scratch)
 {
-    long long bytes = 0, nregions = 0;
+    long long bytes = 0, nregions = 0, small = is_write ? ADIOI_PSTRIPE_COLL_SMALL_REGION :
+        ADIOI_PSTRIPE_COLL_SMALL_READ_REGION;
     int i;
 
     if (!ranges_interleave(ranges, n, scratch))
         return 0;
-    if (!is_write)
-        return 1;
     for (i = 0; i < n; i++) {
         bytes += ranges[i].bytes;
         nregions += ranges[i].nregions;
     }
-    return bytes >= (long long) ADIOI_PSTRIPE_COLL_SMALL_REGION * nregions;
+    return bytes >= small * nregions;
 }
 
 void ADIOI_PSTRIPE_Domains_init(ADIOI_PSTRIPE_domains * d, int naggs, int64_t stripe_size,

@@ -43,9 +43,24 @@ typedef struct ADIOI_PSTRIPE_range_s {
  */
 #define ADIOI_PSTRIPE_COLL_SMALL_REGION (64 << 10)
 
+/*
+ * Likewise for reads, whose two-phase exchange costs less (the servers
+ * send each process's regions packed either way): pstripe-bench -p vector
+ * -c -r, 2 processes, 1 MiB calls, romio_cb_read automatic against
+ * disable, 2 rounds: 8-byte regions 78-85 against 492-659 MiB/s, 32 B
+ * 284-287 against 570-620, 64 B 427-459 against 637-815, 128 B 590-759
+ * against 675-720, 256 B 756-763 against 767-791, but 1 KiB 1,039-1,145
+ * against 800-843 and 4 KiB 1,452-1,777 against 727-1,192. Under 128 B,
+ * then, with this limit: 8 B 134-571 MiB/s (5 runs), 64 B 479-887, where
+ * two-phase read 78-85 and 427-459 (the allgather that decides, and the
+ * processes' own list reads no longer in step, make the spread).
+ */
+#define ADIOI_PSTRIPE_COLL_SMALL_READ_REGION 128
+
 /* Automatic aggregation of the accesses ranges[0..n): two-phase (1) only
- * when their file ranges interleave (empty ones aside) and, for a write,
- * when their regions average ADIOI_PSTRIPE_COLL_SMALL_REGION bytes or more.
+ * when their file ranges interleave (empty ones aside) and their regions
+ * average ADIOI_PSTRIPE_COLL_SMALL_REGION (writes) or
+ * ADIOI_PSTRIPE_COLL_SMALL_READ_REGION (reads) bytes or more.
  * scratch: room for n ranges. */
 int ADIOI_PSTRIPE_Ranges_aggregate(const ADIOI_PSTRIPE_range * ranges, int n, int is_write,
                                    ADIOI_PSTRIPE_range * scratch);

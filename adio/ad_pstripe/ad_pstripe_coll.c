@@ -5,8 +5,9 @@
  * romio_cb_write / romio_cb_read behave as in ROMIO: disable means
  * independent list I/O, enable means two-phase (ad_pstripe_twophase.c),
  * automatic means two-phase only when the processes' access ranges
- * interleave, and, for writes, only when their regions average
- * ADIOI_PSTRIPE_COLL_SMALL_REGION bytes or more (ad_pstripe_aggregate.c):
+ * interleave and their regions average ADIOI_PSTRIPE_COLL_SMALL_REGION
+ * bytes or more for writes, ADIOI_PSTRIPE_COLL_SMALL_READ_REGION for reads
+ * (ad_pstripe_aggregate.h):
  * one allgather of the processes' ranges decides, alike everywhere. Atomic mode uses
  * independent I/O under the file lock, since an aggregator's write mixes
  * several processes' data.

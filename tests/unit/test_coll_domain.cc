@@ -275,6 +275,19 @@ TEST(coll_choice, interleaved_reads_are_aggregated)
     EXPECT_EQ(aggregates(r, 0), 1);
 }
 
+TEST(coll_choice, interleaved_reads_of_tiny_regions_are_list_io)
+{
+    // two processes, 64-byte regions every 128 bytes over the same 1 MiB
+    std::vector<ADIOI_PSTRIPE_range> r = {{0, (1 << 20) - 64, 512 << 10, 8192},
+                                          {64, 1 << 20, 512 << 10, 8192}};
+    EXPECT_EQ(aggregates(r, 0), 0);
+    // 128 bytes on average: aggregated; one region more: not
+    r = {{0, 1 << 20, 128 << 10, 1024}, {128, (1 << 20) + 128, 128 << 10, 1024}};
+    EXPECT_EQ(aggregates(r, 0), 1);
+    r[1].nregions++;
+    EXPECT_EQ(aggregates(r, 0), 0);
+}
+
 TEST(coll_choice, interleaved_writes_of_small_regions_are_list_io)
 {
     std::vector<ADIOI_PSTRIPE_range> r = {{0, (1 << 20) - 4096, 512 << 10, 128},
