@@ -50,8 +50,9 @@ typedef struct ADIOI_PSTRIPE_range_s {
  * disable, 2 rounds: 8-byte regions 78-85 against 492-659 MiB/s, 32 B
  * 284-287 against 570-620, 64 B 427-459 against 637-815, 128 B 590-759
  * against 675-720, 256 B 756-763 against 767-791, but 1 KiB 1,039-1,145
- * against 800-843 and 4 KiB 1,452-1,777 against 727-1,192. Under 128 B,
- * then, with this limit: 8 B 134-571 MiB/s (5 runs), 64 B 479-887, where
+ * against 800-843 and 4 KiB 1,452-1,777 against 727-1,192. Independent
+ * under automatic aggregation (6 runs, with a trial limit of 256 B, which
+ * routes these sizes as 128 does): 8 B 134-571 MiB/s, 64 B 479-887, where
  * two-phase read 78-85 and 427-459 (the allgather that decides, and the
  * processes' own list reads no longer in step, make the spread).
  */

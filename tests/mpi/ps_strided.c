@@ -57,7 +57,7 @@ static void read_pass(MPI_File fh, MPI_Offset voff, int len, int calls, const ch
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
-    MPI_Datatype ftype, vec;
+    MPI_Datatype ftype, region;
     MPI_Offset wpart = (MPI_Offset) PART / ps_nprocs * (ps_nprocs + 1);
     unsigned char *part = malloc(wpart);
     long long large = 0, span, total;
@@ -76,8 +76,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     PS_MPI(MPI_File_sync(fh));
 
-    MPI_Type_vector(1, Z, Z, MPI_BYTE, &vec);
-    MPI_Type_create_resized(vec, 0, (MPI_Aint) Z * (ps_nprocs + 1), &ftype);
+    MPI_Type_contiguous(Z, MPI_BYTE, &region);
+    MPI_Type_create_resized(region, 0, (MPI_Aint) Z * (ps_nprocs + 1), &ftype);
     MPI_Type_commit(&ftype);
     set_strided_view(fh, ftype);
     read_pass(fh, 0, LARGE, PART / LARGE, "large strided read");
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     span = (long long) NSMALL * SMALL * (ps_nprocs + 1);
     PS_MPI(MPI_File_close(&fh));
     MPI_Type_free(&ftype);
-    MPI_Type_free(&vec);
+    MPI_Type_free(&region);
     free(part);
 
     MPI_Reduce(&large, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
