@@ -166,6 +166,11 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
             *data_len = (uint64_t)req.prefix_len + req.after_len;
             return PS_OK;
         }
+        case PS_MSG_HELLO: {
+            ps_hello_req_t req;
+            memcpy(&req, body, sizeof(req));
+            return (req.flags & ~PS_HELLO_SHM) != 0 ? PS_ERR_PROTO : PS_OK;
+        }
         case PS_MSG_AUTH: {
             ps_auth_req_t req;
             memcpy(&req, body, sizeof(req));
@@ -216,10 +221,14 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
     case PS_MSG_HELLO: {
         ps_hello_rep_t rep;
         memcpy(&rep, body, sizeof(rep));
-        if (rep.nworkers == 0 || rep.nworkers > PS_MAX_WORKERS || rep.worker >= rep.nworkers) {
+        if (rep.nworkers == 0 || rep.nworkers > PS_MAX_WORKERS || rep.worker >= rep.nworkers ||
+            (rep.flags & ~PS_HELLO_SHM) != 0 || rep.reserved != 0) {
             return PS_ERR_PROTO;
         }
         *data_len = (uint64_t)rep.nworkers * sizeof(uint32_t);
+        if (rep.flags & PS_HELLO_SHM) {
+            *data_len += (uint64_t)rep.nworkers * sizeof(uint32_t) + sizeof(ps_shm_id_t);
+        }
         return PS_OK;
     }
     case PS_MSG_LIST: {
@@ -535,7 +544,7 @@ static void ps_dump_req(char *buf, size_t len, size_t *pos, uint16_t type, const
         case PS_MSG_HELLO: {
             ps_hello_req_t b;
             memcpy(&b, body, sizeof(b));
-            PS_DUMP(" client_version=%" PRIu32, b.client_version);
+            PS_DUMP(" client_version=%" PRIu32 " flags=0x%" PRIx32, b.client_version, b.flags);
             return;
         }
         case PS_MSG_CREATE: {
@@ -621,8 +630,8 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
         ps_hello_rep_t b;
         memcpy(&b, body, sizeof(b));
         PS_DUMP(" server_id=%016" PRIx64 " nworkers=%" PRIu32 " worker=%" PRIu32
-                " block_size=%" PRIu32,
-                b.server_id, b.nworkers, b.worker, b.block_size);
+                " block_size=%" PRIu32 " flags=0x%" PRIx32,
+                b.server_id, b.nworkers, b.worker, b.block_size, b.flags);
         return;
     }
     case PS_MSG_CREATE:

@@ -50,8 +50,9 @@ extern "C" {
  * how many bytes came from disk; 8: OBJ_ALLOCATE. Replies of version 8 servers
  * may also carry PS_ERR_STALE (a file removed while open; older clients read
  * it as a protocol error, as they would any status newer than they know);
- * 9: STATS counts eager replies and rendezvous requests. */
-#define PS_PROTO_VERSION 9
+ * 9: STATS counts eager replies and rendezvous requests; 10: HELLO flags
+ * (the same-host shared-memory ports and host id). */
+#define PS_PROTO_VERSION 10
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -144,9 +145,12 @@ typedef struct ps_cap {
 } ps_cap_t;
 
 /* --- HELLO ------------------------------------------------------------ */
+#define PS_HELLO_SHM                                                                               \
+    0x1u /* req: the client can use the same-host shared-memory ports;                             \
+            rep: the reply data carries them (see below) */
 typedef struct ps_hello_req {
     uint32_t client_version; /* PS_PROTO_VERSION */
-    uint32_t reserved;       /* 0 */
+    uint32_t flags;          /* PS_HELLO_*; other bits 0 */
 } ps_hello_req_t;
 #define PS_AUTH_NONCE_LEN 16u /* bytes of a HELLO nonce */
 typedef struct ps_hello_rep {
@@ -159,9 +163,27 @@ typedef struct ps_hello_rep {
                                          connection must answer it */
     uint64_t instance; /* random, new each time the server starts: a client that wrote
                           to an earlier instance knows its unsynced bytes may be lost */
+    uint32_t flags;    /* PS_HELLO_SHM if the request had it and the server offers it */
+    uint32_t reserved; /* 0 */
 } ps_hello_rep_t;
 /* HELLO reply data: nworkers x uint32_t TCP ports, worker i listens on port[i]
- * at the same IP address as the one the client connected to. */
+ * at the same IP address as the one the client connected to. With
+ * PS_HELLO_SHM, then nworkers x uint32_t ports on the loopback address whose
+ * connections carry no peer-failure detection, so that UCX may use shared
+ * memory on them (UCX 1.13 uses none on endpoints that detect a vanished
+ * peer), and the server's ps_shm_id_t: a client whose own id is the same
+ * may use them (they reach this server only from its own host and network
+ * namespace, and UCX's cma, one process reading the other's memory, works
+ * only between processes of one user); any other client must not. UCX still reports the
+ * end of such a connection (its connection manager's socket closes when
+ * the process exits), and the client keeps its HELLO connection to watch
+ * the server. */
+typedef struct ps_shm_id {
+    uint8_t boot_id[16]; /* /proc/sys/kernel/random/boot_id */
+    uint64_t netns;      /* inode of /proc/self/ns/net */
+    uint32_t uid;        /* effective user id */
+    uint32_t reserved;   /* 0 */
+} ps_shm_id_t;
 
 /* --- AUTH ------------------------------------------------------------------
  * With auth_mode != NONE, a connection's only accepted requests are HELLO
@@ -436,7 +458,8 @@ static_assert(sizeof(ps_file_info_t) == 56, "wire size");
 static_assert(sizeof(ps_cap_t) == 56, "wire size");
 static_assert(sizeof(ps_setattr_req_t) == 24, "wire size");
 static_assert(sizeof(ps_hello_req_t) == 8, "wire size");
-static_assert(sizeof(ps_hello_rep_t) == 48, "wire size");
+static_assert(sizeof(ps_hello_rep_t) == 56, "wire size");
+static_assert(sizeof(ps_shm_id_t) == 32, "wire size");
 static_assert(sizeof(ps_auth_req_t) == 16, "wire size");
 static_assert(sizeof(ps_auth_ticket_t) == 56, "wire size");
 static_assert(sizeof(ps_auth_rep_t) == 64, "wire size");

@@ -380,14 +380,18 @@ static int psc_batch_send_inline(psc_batch_t *b)
  * as one IOV, or, when it goes by rendezvous with bounce_threshold bytes or
  * more, both staged in one contiguous buffer: UCX 1.13 sends IOV rendezvous
  * data through 8 KiB copies, one contiguous buffer in 64 KiB zero-copy
- * fragments or RMA. */
+ * fragments or RMA. To a server that may use shared memory, always staged:
+ * a forced close of its endpoints (they detect no failure) does not end
+ * UCX's sends from them, and a call whose server stopped answering must
+ * return and give its memory back (tools/hung-server.sh hung in cp). */
 static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
 {
     const psc_conn_t *conn;
+    int shm = b->op.server < fs->nservers && fs->servers[b->op.server].shm_maybe;
     size_t len;
     char *p;
 
-    if (psc_batch_send_inline(b)) {
+    if (!shm && psc_batch_send_inline(b)) {
         return PS_OK;
     }
     b->iov[0].buffer = b->list;
@@ -397,8 +401,8 @@ static ps_status_t psc_batch_set_send(pstripe_fs_t *fs, psc_batch_t *b)
     b->op.send_iov = 1;
     b->op.send_user_mem = 1;
     conn = b->op.server < fs->nservers ? fs->servers[b->op.server].conn : NULL;
-    if (b->io->bounce_threshold == 0 || b->payload < b->io->bounce_threshold ||
-        psc_op_send_protocol(conn, &b->op) == UCP_AM_SEND_FLAG_EAGER) {
+    if (!shm && (b->io->bounce_threshold == 0 || b->payload < b->io->bounce_threshold ||
+                 psc_op_send_protocol(conn, &b->op) == UCP_AM_SEND_FLAG_EAGER)) {
         return PS_OK; /* small, or eager: UCX packs the IOV as it sends */
     }
     len = b->iov[0].length + b->payload;

@@ -33,7 +33,7 @@
 /* The per-file fields come last (PSC_NCONN_FIELDS before them), so that
  * the table's tail is the per-file table; their offsets are those of
  * psc_io_opts_t, the first member of psc_config_t. */
-#define PSC_NCONN_FIELDS 10
+#define PSC_NCONN_FIELDS 11
 
 const ps_config_field_t psc_config_table[] = {
     PSC_FIELD("servers", "", "servers of the cluster, host:port,host:port,... (layout order)",
@@ -68,6 +68,10 @@ const ps_config_field_t psc_config_table[] = {
               "enough to catch it without a wake-up, while large calls keep `spin` and leave "
               "the CPU to the servers; 0: sleep at once",
               PS_CFG_TIME, spin_small, 0, 0.01),
+    PSC_FIELD("shm", "yes",
+              "connect to a server of this host by shared memory where the server offers it "
+              "(its shm setting): large reads about twice as fast as over TCP loopback",
+              PS_CFG_BOOL, shm, 0, 0),
     /* Per-file from here on. Defaults by measurement (run-matrix buffers
      * scenario, 16 MiB transfers, 2 servers, two passes; and 4 MiB transfers
      * alternated 3 times): 1m x 4 wrote 800-850 MiB/s with 1 process where
@@ -133,11 +137,15 @@ err_release:
  * gives the context TLS=self,sm, and PSTRIPE_UCX_TLS overrides it), so a
  * UCX_TLS meant for MPI would leave the client unable to reach the servers.
  * Unless PSTRIPE_UCX_<NAME> is set, each is put back to its value here: UCX's
- * default, "all", but for the transports: not shared memory nor self. An
- * endpoint with peer error handling (psc_conn.c) never uses them in UCX 1.13
- * (its lanes to a server on the same host are TCP's), and making their
- * interfaces cost a process's first open 4-7 ms of its 14-20 (pstripe run
- * of an open/close loop, 3 alternations: 19.9 16.5 13.8 -> 12.1 12.4 10.1). */
+ * default, "all", but for the transports: not self, and not shared memory
+ * but, with shm (a server of this host may offer it), cma: an endpoint with
+ * peer error handling (psc_conn.c) never uses shared memory in UCX 1.13,
+ * and making its interfaces cost a process's first open 4-7 ms of its
+ * 14-20 (pstripe run of an open/close loop, 3 alternations: 19.9 16.5 13.8
+ * -> 12.1 12.4 10.1); like the servers, no shared-memory FIFOs (mm: posix,
+ * sysv, xpmem; pss_main.c),
+ * and cma alone moved large reads as fast as with them (2 processes, 4 MiB
+ * calls, 2 alternations: 1,643-1,804 MiB/s against 1,823-2,175). */
 static const struct {
     const char *name, *value;
 } psc_ucx_own_keys[] = {{"TLS", "^sm,self"},
@@ -146,7 +154,7 @@ static const struct {
                         {"ACC_DEVICES", "all"},
                         {"SELF_DEVICES", "all"}};
 
-ps_status_t psc_ucx_config_read(struct ucp_config **config_p, char *msg, size_t msglen)
+ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, char *msg, size_t msglen)
 {
     ucp_config_t *config;
     ucs_status_t status;
@@ -163,10 +171,11 @@ ps_status_t psc_ucx_config_read(struct ucp_config **config_p, char *msg, size_t 
         if (getenv(var) != NULL) {
             continue;
         }
-        status = ucp_config_modify(config, psc_ucx_own_keys[i].name, psc_ucx_own_keys[i].value);
+        const char *value = shm && i == 0 ? "^mm,self" : psc_ucx_own_keys[i].value;
+        status = ucp_config_modify(config, psc_ucx_own_keys[i].name, value);
         if (status != UCS_OK) {
-            snprintf(msg, msglen, "ucp_config_modify(%s=%s): %s", psc_ucx_own_keys[i].name,
-                     psc_ucx_own_keys[i].value, ucs_status_string(status));
+            snprintf(msg, msglen, "ucp_config_modify(%s=%s): %s", psc_ucx_own_keys[i].name, value,
+                     ucs_status_string(status));
             ucp_config_release(config);
             return PS_ERR_CONN;
         }

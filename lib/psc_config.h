@@ -35,6 +35,7 @@ typedef struct psc_config {
     char *munge_socket;  /* munged's socket ("": its default) */
     double spin;         /* seconds a waiter progresses before it sleeps (0: never) */
     double spin_small;   /* the same for a call moving at most PSC_SMALL_CALL bytes */
+    int shm;             /* use a server's shared-memory ports when it offers them here */
 } psc_config_t;
 
 /* Every field, for a psc_config_t. */
@@ -51,6 +52,6 @@ ps_status_t psc_config_load(psc_config_t *cfg, const char *path, int required, i
  * transport and device lists, which only PSTRIPE_UCX_* set (UCX_TLS etc. are
  * for MPI's context in the same process). On error, msg says why. */
 struct ucp_config;
-ps_status_t psc_ucx_config_read(struct ucp_config **config_p, char *msg, size_t msglen);
+ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, char *msg, size_t msglen);
 
 #endif

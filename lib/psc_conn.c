@@ -22,6 +22,14 @@
  * a peer that vanished (UCP_ERR_HANDLING_MODE_PEER) through psc_ep_err_cb,
  * which does the same with PS_ERR_CONN. A failed server is reconnected
  * (HELLO again) the next time an op needs it.
+ *
+ * Shared memory: UCX 1.13 uses none on an endpoint with peer error
+ * handling. A server of this host (same boot id and network namespace, as
+ * its HELLO reply tells) that offers it (its shm setting) gets every op on
+ * endpoints without error handling to its shm ports (with auth, each
+ * presents the ticket first, as to any worker); the HELLO endpoint stays
+ * open as conn->watch, whose error callback declares the connection dead
+ * when the server goes away.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -31,13 +39,14 @@
 #include <string.h>
 
 #include "ps_log.h"
+#include "ps_net.h"
 #include "ps_time.h"
 #include "psc_auth.h"
 #include "psc_call.h"
 #include "psc_conn.h"
 #include "psc_op.h"
 
-#define PSC_HELLO_DATA_MAX (PS_MAX_WORKERS * sizeof(uint32_t))
+#define PSC_HELLO_DATA_MAX (2 * PS_MAX_WORKERS * sizeof(uint32_t) + sizeof(ps_shm_id_t))
 
 /* --- connection failure ---------------------------------------------------------- */
 
@@ -77,15 +86,28 @@ void psc_conn_lost(pstripe_fs_t *fs, psc_conn_t *conn, ucs_status_t status)
     }
 }
 
+/* UCX's error callback (arg: the server). UCX 1.13 may call it for an
+ * endpoint of a connection already failed and freed (one to a
+ * shared-memory port, force-closed: it detects no failure and its close
+ * completes nothing): only an endpoint of the server's current connection
+ * counts. */
 static void psc_ep_err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
-    psc_ep_t *pep = arg;
-    psc_conn_t *conn = pep->conn;
-    pstripe_fs_t *fs = conn->server->fs;
+    psc_server_t *srv = arg;
+    psc_conn_t *conn = srv->conn;
 
-    (void)ep;
-    (void)pep;
-    psc_conn_lost(fs, conn, status);
+    if (conn == NULL || ep == NULL) {
+        return;
+    }
+    for (uint32_t i = 0; i < PS_MAX_WORKERS; i++) {
+        if (conn->eps[i].ep == ep) {
+            psc_conn_lost(srv->fs, conn, status);
+            return;
+        }
+    }
+    if (conn->watch == ep) {
+        psc_conn_lost(srv->fs, conn, status);
+    }
 }
 
 static void psc_ep_close_cb(void *request, ucs_status_t status, void *user_data)
@@ -96,31 +118,39 @@ static void psc_ep_close_cb(void *request, ucs_status_t status, void *user_data)
     ucp_request_free(request);
 }
 
-/* Close every endpoint; force: at once, completing every UCX request on
- * them, else after a flush. The connection is freed once nclosing is 0. */
-static void psc_conn_close_eps(pstripe_fs_t *fs, psc_conn_t *conn, int force)
+/* Close *ep (if any) and set it to NULL; see psc_conn_close_eps. */
+static void psc_ep_close(psc_conn_t *conn, ucp_ep_h *ep, int force)
 {
     ucp_request_param_t param;
     void *req;
 
-    for (uint32_t i = 0; i < PS_MAX_WORKERS; i++) {
-        if (conn->eps[i].ep == NULL) {
-            continue;
-        }
-        param.op_attr_mask =
-            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-        param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-        param.cb.send = psc_ep_close_cb;
-        param.user_data = conn;
-        req = ucp_ep_close_nbx(conn->eps[i].ep, &param);
-        conn->eps[i].ep = NULL;
-        if (UCS_PTR_IS_PTR(req)) {
-            conn->nclosing++;
-        } else if (UCS_PTR_IS_ERR(req)) {
-            ps_debug("close endpoint to %s worker %u: %s", conn->server->addr, i,
-                     ucs_status_string(UCS_PTR_STATUS(req)));
-        }
+    if (*ep == NULL) {
+        return;
     }
+    param.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    param.cb.send = psc_ep_close_cb;
+    param.user_data = conn;
+    req = ucp_ep_close_nbx(*ep, &param);
+    *ep = NULL;
+    if (UCS_PTR_IS_PTR(req)) {
+        conn->nclosing++;
+    } else if (UCS_PTR_IS_ERR(req)) {
+        ps_debug("close endpoint to %s: %s", conn->server->addr,
+                 ucs_status_string(UCS_PTR_STATUS(req)));
+    }
+}
+
+/* Close every endpoint; force: at once, completing every UCX request on
+ * them, else after a flush. The connection is freed once nclosing is 0. */
+static void psc_conn_close_eps(pstripe_fs_t *fs, psc_conn_t *conn, int force)
+{
+    (void)fs;
+    for (uint32_t i = 0; i < PS_MAX_WORKERS; i++) {
+        psc_ep_close(conn, &conn->eps[i].ep, force);
+    }
+    psc_ep_close(conn, &conn->watch, force);
 }
 
 static void psc_server_fail_waiters(pstripe_fs_t *fs, psc_server_t *srv, ps_status_t status,
@@ -233,7 +263,7 @@ void psc_server_disconnect(pstripe_fs_t *fs, psc_server_t *srv)
 /* 1 if a ticket op still waits in the ready queue for its done_cb. */
 static int psc_conn_tickets_ready(const psc_conn_t *conn)
 {
-    for (uint32_t i = 1; conn->ticket_ops != NULL && i < conn->nworkers; i++) {
+    for (uint32_t i = 0; conn->ticket_ops != NULL && i < conn->nworkers; i++) {
         if (conn->ticket_ops[i].state == PSC_OP_READY) {
             return 1;
         }
@@ -429,7 +459,10 @@ static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc
 
 /* --- connecting ------------------------------------------------------------------ */
 
-static ps_status_t psc_ep_create(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, uint16_t port)
+/* The endpoint to worker's port; shm: without peer-failure detection, so
+ * that UCX may use shared memory on it. */
+static ps_status_t psc_ep_create(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, uint16_t port,
+                                 int shm)
 {
     psc_server_t *srv = conn->server;
     struct sockaddr_storage sa = srv->sa;
@@ -448,9 +481,9 @@ static ps_status_t psc_ep_create(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t wo
     params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
     params.sockaddr.addr = (const struct sockaddr *)&sa;
     params.sockaddr.addrlen = srv->salen;
-    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_mode = shm ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
     params.err_handler.cb = psc_ep_err_cb;
-    params.err_handler.arg = &conn->eps[worker];
+    params.err_handler.arg = srv;
     status = ucp_ep_create(fs->ucp_worker, &params, &conn->eps[worker].ep);
     if (status != UCS_OK) {
         conn->eps[worker].ep = NULL;
@@ -479,15 +512,17 @@ static void psc_ep_ready(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
 
 static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op);
 
-/* Open the endpoint to worker w (not 0) and, with auth, present the ticket
- * there: it is ready when the worker accepts it (psc_ticket_done). A
- * failure to make it fails the whole connection (from the main loop). */
+/* Open the endpoint to worker w (not the HELLO's: with shared memory, to
+ * its shm port) and, with auth, present the ticket there: it is ready when
+ * the worker accepts it (psc_ticket_done). A failure to make it fails the
+ * whole connection (from the main loop). */
 static void psc_worker_open(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
 {
     ps_auth_req_t req = {.method = PS_AUTH_TICKET, .cred_len = sizeof(ps_auth_ticket_t)};
+    uint32_t port = conn->shm ? conn->shm_ports[w] : conn->ports[w];
     psc_op_t *op;
 
-    if (conn->fail_pending || psc_ep_create(fs, conn, w, (uint16_t)conn->ports[w]) != PS_OK) {
+    if (conn->fail_pending || psc_ep_create(fs, conn, w, (uint16_t)port, conn->shm) != PS_OK) {
         return;
     }
     if (conn->hello_rep.auth_mode == PS_AUTH_NONE) {
@@ -533,11 +568,11 @@ static void psc_conn_ready(pstripe_fs_t *fs, psc_conn_t *conn)
     psc_server_t *srv = conn->server;
     psc_op_t *wop, *tmp;
 
-    conn->eps[0].ready = 1;
+    conn->eps[0].ready = !conn->shm;
     srv->state = PSC_SRV_CONNECTED;
-    ps_debug("connected to server %s: id %#llx, %u workers, block size %u, auth %s", srv->addr,
+    ps_debug("connected to server %s: id %#llx, %u workers, block size %u, auth %s%s", srv->addr,
              (unsigned long long)srv->server_id, conn->nworkers, srv->block_size,
-             ps_auth_mode_name(conn->hello_rep.auth_mode));
+             ps_auth_mode_name(conn->hello_rep.auth_mode), conn->shm ? ", shared memory" : "");
     ucs_list_for_each_safe(wop, tmp, &srv->waitq, cmd.list)
     {
         ucs_list_del(&wop->cmd.list);
@@ -578,10 +613,16 @@ static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op)
     psc_ep_ready(fs, conn, op->worker);
 }
 
-/* HELLO (and AUTH) answered on worker 0: the connection is up. */
+/* HELLO (and AUTH) answered on worker 0: the connection is up. With shared
+ * memory, every worker gets a new endpoint (psc_worker_open) and the
+ * HELLO's stays as the watch. */
 static void psc_conn_open(pstripe_fs_t *fs, psc_conn_t *conn)
 {
-    if (conn->hello_rep.auth_mode != PS_AUTH_NONE && conn->nworkers > 1) {
+    if (conn->shm) {
+        conn->watch = conn->eps[0].ep;
+        conn->eps[0].ep = NULL;
+    }
+    if (conn->hello_rep.auth_mode != PS_AUTH_NONE && (conn->shm || conn->nworkers > 1)) {
         conn->ticket_ops = calloc(conn->nworkers, sizeof(psc_op_t));
         if (conn->ticket_ops == NULL) {
             psc_conn_fail(fs, conn, PS_ERR_NO_MEMORY, "no memory for authentication");
@@ -640,30 +681,49 @@ static void psc_conn_authenticate(pstripe_fs_t *fs, psc_conn_t *conn)
     psc_op_send(fs, conn, 0, op);
 }
 
+/* Whether the HELLO reply's shared-memory ports may be used: the server's
+ * id (after the ports) is this process's. */
+static int psc_hello_shm_here(const psc_conn_t *conn, const uint32_t *ports, uint32_t n)
+{
+    ps_shm_id_t theirs, ours;
+
+    if (!(conn->hello_rep.flags & PS_HELLO_SHM) || ps_shm_id(&ours) != 0) {
+        return 0;
+    }
+    memcpy(&theirs, ports + 2 * n, sizeof(theirs));
+    return memcmp(&theirs, &ours, sizeof(ours)) == 0;
+}
+
 static void psc_hello_done(pstripe_fs_t *fs, psc_op_t *op)
 {
     psc_conn_t *conn = op->arg;
     psc_server_t *srv = conn->server;
     const uint32_t *ports = op->recv_alloc;
-    uint32_t n = conn->hello_rep.nworkers;
+    uint32_t n = conn->hello_rep.nworkers, nports;
     char msg[PSC_MSG_MAX];
 
     if (op->status != PS_OK) {
         snprintf(msg, sizeof(msg), "%s", op->msg);
         goto err;
     }
-    if (n == 0 || n > PS_MAX_WORKERS || op->recv_alloc_len != n * sizeof(uint32_t)) {
+    nports = (conn->hello_rep.flags & PS_HELLO_SHM) ? 2 * n : n;
+    if (n == 0 || n > PS_MAX_WORKERS ||
+        op->recv_alloc_len != nports * sizeof(uint32_t) + (nports > n ? sizeof(ps_shm_id_t) : 0)) {
         snprintf(msg, sizeof(msg), "server %s sent a malformed HELLO reply (%u workers)", srv->addr,
                  n);
         goto err;
     }
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < nports; i++) {
         if (ports[i] == 0 || ports[i] > 65535) {
             snprintf(msg, sizeof(msg), "server %s sent port %u for worker %u", srv->addr, ports[i],
-                     i);
+                     i % n);
             goto err;
         }
-        conn->ports[i] = ports[i];
+    }
+    memcpy(conn->ports, ports, n * sizeof(uint32_t));
+    conn->shm = psc_hello_shm_here(conn, ports, n);
+    if (conn->shm) {
+        memcpy(conn->shm_ports, ports + n, n * sizeof(uint32_t));
     }
     if (conn->failed || conn->fail_pending) {
         snprintf(msg, sizeof(msg), "%s", conn->fail_msg);
@@ -706,14 +766,14 @@ static void psc_server_connect(pstripe_fs_t *fs, psc_server_t *srv)
     port = ntohs(srv->sa.ss_family == AF_INET ? ((struct sockaddr_in *)&srv->sa)->sin_port
                                               : ((struct sockaddr_in6 *)&srv->sa)->sin6_port);
     ps_debug("connecting to server %s", srv->addr);
-    if (psc_ep_create(fs, conn, 0, port) != PS_OK) {
+    if (psc_ep_create(fs, conn, 0, port, 0) != PS_OK) {
         psc_conn_fail(fs, conn, conn->fail_status, conn->fail_msg);
         return;
     }
 
     op = &conn->hello;
     conn->hello_req.client_version = PS_PROTO_VERSION;
-    conn->hello_req.reserved = 0;
+    conn->hello_req.flags = fs->cfg.shm ? PS_HELLO_SHM : 0;
     psc_op_init(op, srv->index, PS_MSG_HELLO, &conn->hello_req, sizeof(conn->hello_req));
     op->done_cb = psc_hello_done;
     op->arg = conn;

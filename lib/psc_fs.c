@@ -141,6 +141,7 @@ static ps_status_t psc_servers_parse(pstripe_fs_t *fs, const char *list)
         if (status != PS_OK) {
             goto out;
         }
+        srv->shm_maybe = fs->cfg.shm && ps_addr_is_local((const struct sockaddr *)&srv->sa);
     }
     if (n == 0) {
         status = psc_error(PS_ERR_NOT_CONFIGURED, "no servers configured (key 'servers')");

@@ -200,12 +200,17 @@ struct psc_conn {
     ps_hello_req_t hello_req;
     ps_hello_rep_t hello_rep;
     psc_ep_t eps[PS_MAX_WORKERS];
+    /* shared memory: the server is on this host and offers it (psc_conn.c) */
+    int shm;
+    uint32_t shm_ports[PS_MAX_WORKERS]; /* each worker's shared-memory port, from HELLO */
+    ucp_ep_h watch; /* with shm: the HELLO endpoint, kept for its peer-failure detection */
     /* authentication (psc_conn.c, psc_auth.c) */
     uint32_t ports[PS_MAX_WORKERS]; /* each worker's TCP port, from HELLO */
     ps_auth_req_t auth_req;
     ps_auth_rep_t auth_rep;
     void *auth_cred;      /* AUTH data on worker 0 (malloc'd) */
-    psc_op_t *ticket_ops; /* AUTH with the ticket to workers 1..n-1 (calloc'd) */
+    psc_op_t *ticket_ops; /* AUTH with the ticket to each worker but the HELLO's
+                             (calloc'd) */
 };
 
 typedef enum psc_server_state {
@@ -221,6 +226,8 @@ typedef struct psc_server {
     char *addr;                 /* "host:port" as configured (immutable) */
     struct sockaddr_storage sa; /* resolved address of worker 0 */
     socklen_t salen;
+    int shm_maybe; /* cfg.shm and sa is this host's: its connection may use shared
+                      memory, whose writes are staged (psc_batch.c) */
     /* progress thread only */
     psc_server_state_t state;
     psc_conn_t *conn;      /* CONNECTING or CONNECTED */

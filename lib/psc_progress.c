@@ -276,8 +276,12 @@ static ps_status_t psc_ucx_init(pstripe_fs_t *fs)
     ucp_am_handler_param_t aparams;
     ucp_config_t *config;
     ucs_status_t status;
+    int shm = 0;
 
-    if (psc_ucx_config_read(&config, fs->init_msg, sizeof(fs->init_msg)) != PS_OK) {
+    for (uint32_t i = 0; i < fs->nservers && !shm; i++) {
+        shm = fs->servers[i].shm_maybe;
+    }
+    if (psc_ucx_config_read(&config, shm, fs->init_msg, sizeof(fs->init_msg)) != PS_OK) {
         return PS_ERR_CONN;
     }
     params.field_mask =

@@ -46,6 +46,9 @@
 
 #include "ps_proto.h"
 #include "ps_status.h"
+
+/* The servers' UCX transports unless UCX_TLS is set (pss_main.c). */
+#define PSS_UCX_TLS "^mm"
 #include "pss_config.h"
 
 /* ---- counters ---------------------------------------------------------------- */
@@ -96,7 +99,9 @@ typedef struct pss_server {
     uint64_t start_ns;
     uint32_t nworkers;
     pss_worker_t **workers;
-    uint32_t *ports; /* TCP port of each worker */
+    uint32_t *ports;     /* TCP port of each worker */
+    uint32_t *shm_ports; /* loopback port of each worker's shared-memory listener, or 0s */
+    ps_shm_id_t shm_id;  /* with shm: told to clients in HELLO (pss_admin.c) */
     char listen_host[256];
     uint16_t listen_port;
 
@@ -205,6 +210,7 @@ struct pss_worker {
 
     ucp_worker_h ucp_worker;
     ucp_listener_h listener;
+    ucp_listener_h shm_listener; /* with shm (pss_listen.c) */
     int epfd; /* epoll: ucp efd, aio eventfd, wake eventfd */
     int ucp_efd;
     int wake_fd; /* eventfd written by the main thread */

@@ -25,14 +25,21 @@ static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
 {
     pss_server_t *s = w->server;
     ps_hello_rep_t rep;
-    uint32_t *ports = malloc(s->nworkers * sizeof(uint32_t));
+    int shm = s->cfg.shm && (req->body.hello.flags & PS_HELLO_SHM);
+    size_t n = s->nworkers * sizeof(uint32_t), len = shm ? 2 * n + sizeof(ps_shm_id_t) : n;
+    uint8_t *ports = malloc(len);
 
     if (ports == NULL) {
         pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, 0);
         return;
     }
-    memcpy(ports, s->ports, s->nworkers * sizeof(uint32_t));
+    memcpy(ports, s->ports, n);
+    if (shm) { /* the shared-memory ports and who may use them (pss_shm.c) */
+        memcpy(ports + n, s->shm_ports, n);
+        memcpy(ports + 2 * n, &s->shm_id, sizeof(ps_shm_id_t));
+    }
     memset(&rep, 0, sizeof(rep));
+    rep.flags = shm ? PS_HELLO_SHM : 0;
     rep.server_id = s->server_id;
     rep.nworkers = s->nworkers;
     rep.worker = w->index;
@@ -43,7 +50,7 @@ static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
         pss_reply(req, PS_ERR_IO, NULL, 0, NULL, 0, 0);
         return;
     }
-    pss_reply(req, PS_OK, &rep, sizeof(rep), ports, s->nworkers * sizeof(uint32_t), 0);
+    pss_reply(req, PS_OK, &rep, sizeof(rep), ports, len, 0);
 }
 
 static void pss_handle_statfs(pss_worker_t *w, pss_req_t *req)

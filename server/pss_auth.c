@@ -255,18 +255,25 @@ void pss_auth_handle(pss_worker_t *w, pss_req_t *req)
 
 int pss_auth_check(pss_worker_t *w, pss_req_t *req)
 {
+    const char *who = "a connection that has not authenticated";
+
     if (w->server->auth_mode == PS_AUTH_NONE || req->hdr.type == PS_MSG_HELLO ||
         req->hdr.type == PS_MSG_AUTH) {
         return 1;
     }
     if (req->conn != NULL && req->conn->authed) {
-        return pss_perm_check_data(w, req);
+        /* shared memory (cma) only between processes of the servers' user:
+         * a peer could otherwise name another process's memory */
+        if (!req->conn->shm || req->conn->uid == w->server->shm_id.uid) {
+            return pss_perm_check_data(w, req);
+        }
+        who = "a shared-memory connection of another user than the servers'";
     }
     PSS_STAT_ADD(w, auth_refused, 1);
     uint64_t now = ps_time_ns();
     if (now - w->auth_refused_logged_ns > 1000000000ull) {
-        ps_warn("worker %u: refusing %s from a connection that has not authenticated (auth = %s)",
-                w->index, ps_msg_type_name(req->hdr.type), ps_auth_mode_name(w->server->auth_mode));
+        ps_warn("worker %u: refusing %s from %s (auth = %s)", w->index,
+                ps_msg_type_name(req->hdr.type), who, ps_auth_mode_name(w->server->auth_mode));
         w->auth_refused_logged_ns = now;
     }
     pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, 0);

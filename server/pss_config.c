@@ -17,10 +17,10 @@ const ps_config_field_t pss_config_table[] = {
               PS_CFG_STRING, listen, 1, 0),
     PSS_FIELD("data_dir", "", "data directory (meta/, obj/, lock); required", PS_CFG_STRING,
               data_dir, 1, 0),
-    PSS_FIELD("workers", "0", "worker threads, 0 = one per core of the cpuset", PS_CFG_INT,
-              workers, 0, PS_MAX_WORKERS),
-    PSS_FIELD("max_batch", "256m", "largest payload of one OBJ_READ/OBJ_WRITE batch",
-              PS_CFG_SIZE, max_batch, 4096, (double)PS_MAX_PAYLOAD),
+    PSS_FIELD("workers", "0", "worker threads, 0 = one per core of the cpuset", PS_CFG_INT, workers,
+              0, PS_MAX_WORKERS),
+    PSS_FIELD("max_batch", "256m", "largest payload of one OBJ_READ/OBJ_WRITE batch", PS_CFG_SIZE,
+              max_batch, 4096, (double)PS_MAX_PAYLOAD),
     PSS_FIELD("coalesce_gap", "4k",
               "regions at most this far apart are served by one disk I/O (gap read or "
               "read-modify-written)",
@@ -32,8 +32,8 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("direct_io", "auto",
               "O_DIRECT for objects: auto (fall back to buffered with a warning), yes, no",
               PS_CFG_STRING, direct_io, 1, 0),
-    PSS_FIELD("log_level", "warn", "error, warn, info, debug or trace", PS_CFG_LOGLEVEL,
-              log_level, 1, 0),
+    PSS_FIELD("log_level", "warn", "error, warn, info, debug or trace", PS_CFG_LOGLEVEL, log_level,
+              1, 0),
     PSS_FIELD("log_file", "", "append log lines to this file (empty: stderr)", PS_CFG_STRING,
               log_file, 1, 0),
     PSS_FIELD("max_merge", "64m",
@@ -58,8 +58,7 @@ const ps_config_field_t pss_config_table[] = {
               "OBJ_SYNC, truncate, close, or when it is full (0: off, every partial block is "
               "read-modify-written)",
               PS_CFG_SIZE, write_back, 0, (double)(1ull << 40)),
-    PSS_FIELD("write_back_age", "1s",
-              "longest time a partial block stays in the write-back stage",
+    PSS_FIELD("write_back_age", "1s", "longest time a partial block stays in the write-back stage",
               PS_CFG_TIME, write_back_age, 0, 3600.0),
     PSS_FIELD("cache", "2g",
               "memory of the server for bytes just written to or read from disk, so that "
@@ -74,8 +73,8 @@ const ps_config_field_t pss_config_table[] = {
               "sharing its page cache; 0: none)",
               PS_CFG_SIZE, read_ahead, 0, (double)(1ull << 30)),
     PSS_FIELD("drain_timeout", "20s",
-              "on SIGTERM, time allowed to finish in-flight requests before exiting",
-              PS_CFG_TIME, drain_timeout, 0, 3600),
+              "on SIGTERM, time allowed to finish in-flight requests before exiting", PS_CFG_TIME,
+              drain_timeout, 0, 3600),
     PSS_FIELD("auth", "munge",
               "how clients prove who they are: munge (a MUNGE credential: munged must run on "
               "every node with the same key), key (the cluster key of auth_key_file) or none "
@@ -111,4 +110,11 @@ const ps_config_field_t pss_config_table[] = {
               "(from 512 KiB eager was no faster, at 1 MiB slower: the client's copy out of "
               "UCX's buffer; set 0 on RDMA networks, whose rendezvous is zero-copy)",
               PS_CFG_SIZE, eager_reply, 0, (double)PS_MAX_PAYLOAD),
+    PSS_FIELD("shm", "no",
+              "also listen on the loopback address for clients of this host, whose "
+              "connections may then use UCX's shared memory (sysv, cma: large reads about "
+              "twice as fast as over TCP loopback). UCX trusts such a peer with memory it "
+              "shares, so set it only where the clients are of the servers' own user "
+              "(`pstripe local start` does)",
+              PS_CFG_BOOL, shm, 0, 0),
     {NULL}};

@@ -74,10 +74,15 @@ pss_conn_t *pss_conn_find(pss_worker_t *w, ucp_ep_h ep)
     return NULL;
 }
 
+/* UCX's error callback (arg: the worker). Looked up by ep: UCX 1.13 may call
+ * it for an endpoint already closed, whose connection is gone. */
 static void pss_ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
-    pss_conn_t *conn = arg;
+    pss_conn_t *conn = pss_conn_find(arg, ep);
 
+    if (conn == NULL) {
+        return;
+    }
     ps_debug("worker %u: connection closed by peer (%s)", conn->worker->index,
              ucs_status_string(status));
     if (!conn->closed) {
@@ -139,16 +144,16 @@ void pss_conn_close_dead(pss_worker_t *w)
     }
 }
 
-void pss_conn_accept_cb(ucp_conn_request_h conn_request, void *arg)
+static void pss_conn_accept(ucp_conn_request_h conn_request, pss_worker_t *w, int shm)
 {
-    pss_worker_t *w = arg;
+    ucp_listener_h listener = shm ? w->shm_listener : w->listener;
     ucp_ep_params_t params;
     pss_conn_t *conn;
     ucp_ep_h ep;
     ucs_status_t status;
 
     if (atomic_load(&w->server->stopping)) {
-        ucp_listener_reject(w->listener, conn_request);
+        ucp_listener_reject(listener, conn_request);
         return;
     }
     if (w->nconns >= w->server->max_conns_per_worker) {
@@ -162,22 +167,24 @@ void pss_conn_accept_cb(ucp_conn_request_h conn_request, void *arg)
                     w->index, w->nconns, (unsigned long long)w->conns_refused);
             w->refused_logged_ns = now;
         }
-        ucp_listener_reject(w->listener, conn_request);
+        ucp_listener_reject(listener, conn_request);
         return;
     }
     conn = pss_conn_add(w, NULL, 1);
     if (conn == NULL) {
         ps_error("worker %u: no memory for a new connection", w->index);
-        ucp_listener_reject(w->listener, conn_request);
+        ucp_listener_reject(listener, conn_request);
         return;
     }
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER |
                         UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     params.conn_request = conn_request;
-    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    /* UCX 1.13 puts no shared-memory lane on an endpoint that detects a
+     * vanished peer */
+    params.err_mode = shm ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
     params.err_handler.cb = pss_ep_error_cb;
-    params.err_handler.arg = conn;
+    params.err_handler.arg = w;
     status = ucp_ep_create(w->ucp_worker, &params, &ep);
     if (status != UCS_OK) {
         ps_error("worker %u: ucp_ep_create for an incoming connection: %s", w->index,
@@ -187,7 +194,19 @@ void pss_conn_accept_cb(ucp_conn_request_h conn_request, void *arg)
         return;
     }
     conn->ep = ep;
-    ps_debug("worker %u: new connection (%zu open)", w->index, w->nconns);
+    conn->shm = shm;
+    ps_debug("worker %u: new %sconnection (%zu open)", w->index, shm ? "shared-memory " : "",
+             w->nconns);
+}
+
+void pss_conn_accept_cb(ucp_conn_request_h conn_request, void *arg)
+{
+    pss_conn_accept(conn_request, arg, 0);
+}
+
+void pss_conn_accept_shm_cb(ucp_conn_request_h conn_request, void *arg)
+{
+    pss_conn_accept(conn_request, arg, 1);
 }
 
 void pss_conn_close_all(pss_worker_t *w)

@@ -21,6 +21,8 @@ struct pss_conn {
     uint8_t nonce[PS_AUTH_NONCE_LEN];
     int cap_ok;        /* cap_last passed its MAC check (pss_perm.c) */
     ps_cap_t cap_last; /* the last capability verified on this connection */
+    int shm;           /* accepted by the shm listener: serves the servers' user alone
+                          (pss_auth.c) */
     struct pss_conn *next_dead;
 };
 
@@ -34,8 +36,14 @@ pss_conn_t *pss_conn_find(pss_worker_t *w, ucp_ep_h ep);
 /* Drop one reference (NULL is ignored); the last one frees the connection. */
 void pss_conn_unref(pss_conn_t *conn);
 
-/* UCX listener callback (arg = the worker): accept a connection request. */
+/* UCX listener callbacks (arg = the worker): accept a connection request,
+ * with peer-failure detection (the TCP listener) or without it, so that
+ * UCX may use shared memory (the shm listener, pss_listen.c). UCX 1.13
+ * still calls the error callback of the latter when the client's
+ * connection-manager socket closes (its process exited or closed the
+ * endpoint): the connection is then closed as any failed one. */
 void pss_conn_accept_cb(ucp_conn_request_h conn_request, void *arg);
+void pss_conn_accept_shm_cb(ucp_conn_request_h conn_request, void *arg);
 
 /* Close the endpoints of connections whose peer failed (deferred out of the
  * UCX error callback). Called by the loop of the worker thread. */

@@ -91,8 +91,10 @@ static int pss_port_free(const struct sockaddr_storage *ss, socklen_t len)
     return ok;
 }
 
-static ps_status_t pss_listen_on(pss_worker_t *w, const struct sockaddr_storage *ss, socklen_t len,
-                                 int quiet_busy)
+/* A listener on ss whose connection requests go to cb (with w): *out. */
+static ps_status_t pss_listener_make(pss_worker_t *w, const struct sockaddr_storage *ss,
+                                     socklen_t len, ucp_listener_conn_callback_t cb,
+                                     ucp_listener_h *out, int quiet_busy)
 {
     ucp_listener_params_t params;
     ucs_status_t ucs_status;
@@ -101,17 +103,57 @@ static ps_status_t pss_listen_on(pss_worker_t *w, const struct sockaddr_storage 
     params.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
     params.sockaddr.addr = (const struct sockaddr *)ss;
     params.sockaddr.addrlen = len;
-    params.conn_handler.cb = pss_conn_accept_cb;
+    params.conn_handler.cb = cb;
     params.conn_handler.arg = w;
-    ucs_status = ucp_listener_create(w->ucp_worker, &params, &w->listener);
+    ucs_status = ucp_listener_create(w->ucp_worker, &params, out);
     if (ucs_status == UCS_ERR_BUSY && quiet_busy) {
         return PS_ERR_BUSY;
     }
     if (ucs_status != UCS_OK) {
-        ps_error("worker %u: listen on %s:%u: %s", w->index, w->server->listen_host,
-                 pss_get_port(ss), ucs_status_string(ucs_status));
+        char host[INET6_ADDRSTRLEN] = "?";
+        inet_ntop(ss->ss_family,
+                  ss->ss_family == AF_INET
+                      ? (const void *)&((const struct sockaddr_in *)ss)->sin_addr
+                      : (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr,
+                  host, sizeof(host));
+        ps_error("worker %u: listen on %s:%u: %s", w->index, host, pss_get_port(ss),
+                 ucs_status_string(ucs_status));
         return ucs_status == UCS_ERR_BUSY ? PS_ERR_BUSY : PS_ERR_CONN;
     }
+    return PS_OK;
+}
+
+static ps_status_t pss_listen_on(pss_worker_t *w, const struct sockaddr_storage *ss, socklen_t len,
+                                 int quiet_busy)
+{
+    return pss_listener_make(w, ss, len, pss_conn_accept_cb, &w->listener, quiet_busy);
+}
+
+/* With shm: w's second listener, on the loopback address (so that only
+ * clients of this host reach it) and a port the kernel chooses, whose
+ * connections may use shared memory (pss_conn_accept_shm_cb). Sets
+ * s->shm_ports[w->index]. */
+static ps_status_t pss_listen_shm(pss_worker_t *w)
+{
+    struct sockaddr_storage ss;
+    struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+    ucp_listener_attr_t attr = {.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR};
+    ps_status_t status;
+
+    memset(&ss, 0, sizeof(ss));
+    sin->sin_family = AF_INET;
+    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    status = pss_listener_make(w, &ss, sizeof(*sin), pss_conn_accept_shm_cb, &w->shm_listener, 0);
+    if (status != PS_OK) {
+        return status;
+    }
+    if (ucp_listener_query(w->shm_listener, &attr) != UCS_OK) {
+        ps_error("worker %u: ucp_listener_query (shm listener) failed", w->index);
+        return PS_ERR_CONN;
+    }
+    w->server->shm_ports[w->index] = pss_get_port(&attr.sockaddr);
+    ps_info("worker %u: shared-memory connections on 127.0.0.1:%u", w->index,
+            w->server->shm_ports[w->index]);
     return PS_OK;
 }
 
@@ -187,5 +229,5 @@ ps_status_t pss_listen(pss_worker_t *w)
     s->ports[w->index] = pss_get_port(&attr.sockaddr);
     ps_info("worker %u: listening on %s:%u (core %d)", w->index, s->listen_host, s->ports[w->index],
             w->cpu);
-    return PS_OK;
+    return s->cfg.shm ? pss_listen_shm(w) : PS_OK;
 }

@@ -462,12 +462,22 @@ static ps_status_t pss_worker_setup(pss_worker_t *w)
     return pss_listen(w);
 }
 
-static void pss_worker_teardown(pss_worker_t *w)
+/* Stop accepting connections. */
+static void pss_worker_unlisten(pss_worker_t *w)
 {
     if (w->listener != NULL) {
         ucp_listener_destroy(w->listener);
         w->listener = NULL;
     }
+    if (w->shm_listener != NULL) {
+        ucp_listener_destroy(w->shm_listener);
+        w->shm_listener = NULL;
+    }
+}
+
+static void pss_worker_teardown(pss_worker_t *w)
+{
+    pss_worker_unlisten(w);
     if (w->ucp_worker != NULL) {
         pss_conn_close_all(w);
     }
@@ -533,10 +543,7 @@ static void pss_worker_loop(pss_worker_t *w)
             if (!w->stop_seen) {
                 w->stop_seen = 1;
                 deadline = ps_time_ns() + (uint64_t)(s->cfg.drain_timeout * 1e9);
-                if (w->listener != NULL) {
-                    ucp_listener_destroy(w->listener);
-                    w->listener = NULL;
-                }
+                pss_worker_unlisten(w);
                 ps_info("worker %u: stopping, %llu requests in flight", w->index,
                         (unsigned long long)w->inflight);
             }

@@ -53,6 +53,7 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_raw.cc tests/integration/test_server_raw.h \
 	tests/integration/test_server_basic.cc \
 	tests/integration/test_server_auth.cc \
+	tests/integration/test_server_shm.cc \
 	tests/integration/test_server_perm.cc \
 	tests/integration/test_server_proto.cc \
 	tests/integration/test_server_io.cc \

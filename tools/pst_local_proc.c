@@ -345,6 +345,9 @@ static void pst_local_exec(const pst_local_opts_t *o, int i, const char *binary,
     argv[argc++] = index;
     argv[argc++] = "--set";
     argv[argc++] = size;
+    /* the servers run as the user of the clients: shared memory is safe */
+    argv[argc++] = "--set";
+    argv[argc++] = "shm=yes";
     for (int k = 0; k < o->nsettings && argc + 3 < (int)(sizeof(argv) / sizeof(argv[0])); k++) {
         argv[argc++] = "--set";
         argv[argc++] = o->settings[k];

@@ -7,8 +7,10 @@
  * configured timeout (measured and bounded here), never a hang; the client must then reconnect by
  * itself once the server is back. Data made durable with fsync survives a restart.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -46,12 +48,13 @@ const double kSlack = 2.0;   /* allowed beyond it (loaded 2-core machines) */
 
 class ClientFault : public ::testing::Test {
   protected:
-    void start(int nservers, const std::vector<std::string> &extra = {})
+    void start(int nservers, const std::vector<std::string> &extra = {},
+               const std::vector<std::string> &server_args = {})
     {
         std::vector<std::string> settings = {"timeout=3s", "connect_timeout=2s", "buffer_size=256k",
                                              "buffer_count=2"};
         settings.insert(settings.end(), extra.begin(), extra.end());
-        ASSERT_TRUE(cluster_.start(nservers, 1));
+        ASSERT_TRUE(cluster_.start(nservers, 1, server_args));
         PSC_ASSERT_OK(connect(cluster_, settings, &fs_));
     }
     void TearDown() override
@@ -224,6 +227,146 @@ TEST_F(ClientFault, ServerStoppedMidRead)
     pstripe_stat_t st;
     PSC_ASSERT_OK(pstripe_stat(fs_, "/victim", &st));
     EXPECT_EQ(st.size, 64u << 20);
+}
+
+/* Servers that offer shared memory (shm): the client's endpoints to them
+ * detect nothing, yet a server killed or frozen mid-I/O fails the calls as
+ * over TCP (the HELLO endpoint watches it). The servers' log shows the
+ * shared-memory connections were used. */
+const std::vector<std::string> kShmServer = {"--set", "shm=yes", "--set", "log_level=debug"};
+
+void expect_shm_used(ps_test::ps_cluster &cluster, int i)
+{
+    EXPECT_NE(cluster.log(i).find("new shared-memory connection"), std::string::npos)
+        << cluster.log(i);
+}
+
+/* A file striped over both servers written and read back. */
+void expect_io_works(pstripe_fs_t *fs)
+{
+    pstripe_file_t *f;
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    std::vector<uint8_t> buf(3 << 20), out(3 << 20);
+    uint64_t nread;
+    for (size_t i = 0; i < buf.size(); i++) {
+        buf[i] = (uint8_t)(i * 7);
+    }
+    PSC_ASSERT_OK(pstripe_open(fs, "/after", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+    EXPECT_EQ(nread, buf.size());
+    EXPECT_TRUE(out == buf);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientFault, ShmServerKilledMidWrite)
+{
+    start(2, {}, kShmServer);
+    fault_mid_io(cluster_, fs_, SIGKILL, false);
+    expect_shm_used(cluster_, 1);
+    EXPECT_NE(cluster_.wait(1, 30), -1);
+}
+
+TEST_F(ClientFault, ShmServerKilledMidRead)
+{
+    start(2, {}, kShmServer);
+    fault_mid_io(cluster_, fs_, SIGKILL, true);
+    expect_shm_used(cluster_, 1);
+    EXPECT_NE(cluster_.wait(1, 30), -1);
+}
+
+TEST_F(ClientFault, ShmServerStoppedMidWrite)
+{
+    /* the write data is staged (psc_batch.c): the failed call returns */
+    start(2, {}, kShmServer);
+    fault_mid_io(cluster_, fs_, SIGSTOP, false);
+    if (HasFatalFailure()) {
+        return;
+    }
+    expect_shm_used(cluster_, 1);
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    expect_io_works(fs_);
+}
+
+TEST_F(ClientFault, ShmServerStoppedMidRead)
+{
+    start(2, {}, kShmServer);
+    fault_mid_io(cluster_, fs_, SIGSTOP, true);
+    if (HasFatalFailure()) {
+        return;
+    }
+    expect_shm_used(cluster_, 1);
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    pstripe_stat_t st;
+    PSC_ASSERT_OK(pstripe_stat(fs_, "/victim", &st));
+    EXPECT_EQ(st.size, 64u << 20);
+}
+
+/* A client process killed while it streams writes (or reads) to servers
+ * over shared memory: the servers drop its connections (UCX reports their
+ * end) and go on serving. */
+void client_killed_mid_io(ps_test::ps_cluster &cluster, bool read)
+{
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        pstripe_fs_t *fs;
+        pstripe_file_t *f;
+        pstripe_layout_t layout = {1 << 20, 2, 0};
+        std::vector<uint8_t> buf(4 << 20, 0x5A);
+        uint64_t nread;
+        if (connect(cluster, {"buffer_size=256k"}, &fs) != PS_OK ||
+            pstripe_open(fs, "/victim", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f) != PS_OK ||
+            pstripe_pwrite(f, buf.data(), buf.size(), 0) != PS_OK) {
+            _exit(1);
+        }
+        for (int i = 0;; i++) {
+            ps_status_t s = read ? pstripe_pread(f, buf.data(), buf.size(), 0, &nread)
+                                 : pstripe_pwrite(f, buf.data(), buf.size(), 0);
+            if (s != PS_OK) {
+                _exit(2);
+            }
+            if (i == 3 && ::write(ready[1], "x", 1) != 1) {
+                _exit(3);
+            }
+        }
+    }
+    close(ready[1]);
+    char c;
+    struct pollfd p = {ready[0], POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, 60000), 1) << "the client did no I/O within 60 s";
+    ASSERT_EQ(::read(ready[0], &c, 1), 1) << "the client failed";
+    close(ready[0]);
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+    ASSERT_EQ(waitpid(child, nullptr, 0), child);
+    for (int i = 0; i < cluster.size(); i++) {
+        EXPECT_TRUE(cluster.wait_log(i, "connection closed by peer", 10.0)) << cluster.log(i);
+        EXPECT_TRUE(cluster.running(i)) << cluster.log(i);
+    }
+}
+
+TEST_F(ClientFault, ShmClientKilledMidWrite)
+{
+    ASSERT_TRUE(cluster_.start(2, 1, kShmServer));
+    client_killed_mid_io(cluster_, false);
+    if (HasFatalFailure()) {
+        return;
+    }
+    PSC_ASSERT_OK(connect(cluster_, {"timeout=3s"}, &fs_)); /* this process, a new client */
+    expect_io_works(fs_);
+}
+
+TEST_F(ClientFault, ShmClientKilledMidRead)
+{
+    ASSERT_TRUE(cluster_.start(2, 1, kShmServer));
+    client_killed_mid_io(cluster_, true);
+    if (HasFatalFailure()) {
+        return;
+    }
+    PSC_ASSERT_OK(connect(cluster_, {"timeout=3s"}, &fs_));
+    expect_io_works(fs_);
 }
 
 /* After a timeout the next request reconnects first; with a connect_timeout

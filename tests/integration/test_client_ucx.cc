@@ -26,7 +26,7 @@ std::string client_ucx_value(const char *name)
 {
     ucp_config_t *config = nullptr;
     char msg[256] = "";
-    EXPECT_EQ(PS_OK, psc_ucx_config_read(&config, msg, sizeof(msg))) << msg;
+    EXPECT_EQ(PS_OK, psc_ucx_config_read(&config, 0, msg, sizeof(msg))) << msg;
     if (config == nullptr) {
         return "";
     }
@@ -104,7 +104,7 @@ TEST_F(ClientUcx, BadPstripeUcxValueIsAnError)
     setenv("PSTRIPE_UCX_RNDV_THRESH", "not-a-size", 1);
     ucp_config_t *config = nullptr;
     char msg[256] = "";
-    EXPECT_NE(PS_OK, psc_ucx_config_read(&config, msg, sizeof(msg)));
+    EXPECT_NE(PS_OK, psc_ucx_config_read(&config, 0, msg, sizeof(msg)));
     EXPECT_NE(std::string(""), std::string(msg));
     if (config != nullptr) {
         ucp_config_release(config);

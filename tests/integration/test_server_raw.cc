@@ -109,7 +109,7 @@ void raw_client::err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     c->failed_ = true;
 }
 
-bool raw_client::connect(const std::string &host, uint16_t port, double timeout_s)
+bool raw_client::connect(const std::string &host, uint16_t port, double timeout_s, bool shm)
 {
     struct sockaddr_in sa;
     ucp_ep_params_t params;
@@ -130,7 +130,7 @@ bool raw_client::connect(const std::string &host, uint16_t port, double timeout_
     params.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
     params.sockaddr.addr = (const struct sockaddr *)&sa;
     params.sockaddr.addrlen = sizeof(sa);
-    params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_mode = shm ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
     params.err_handler.cb = err_cb;
     params.err_handler.arg = this;
     ucs_status_t st = ucp_ep_create(worker_, &params, &ep_);

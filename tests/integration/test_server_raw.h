@@ -48,8 +48,9 @@ public:
     raw_client(const raw_client &) = delete;
     raw_client &operator=(const raw_client &) = delete;
 
-    /* Connect to host:port; false (with a message on stderr) on failure. */
-    bool connect(const std::string &host, uint16_t port, double timeout_s = 10.0);
+    /* Connect to host:port; false (with a message on stderr) on failure.
+     * shm: without peer-failure detection, as to a server's shm port. */
+    bool connect(const std::string &host, uint16_t port, double timeout_s = 10.0, bool shm = false);
     bool connected() const { return ep_ != nullptr && !failed_; }
 
     /* Send an AM with raw header bytes and data (copied); returns a send id. */

@@ -228,6 +228,14 @@ ps_hello_rep_t hello_rep(uint32_t nworkers, uint32_t worker)
     return b;
 }
 
+ps_hello_rep_t flagged_hello_rep(uint32_t flags, uint32_t reserved)
+{
+    ps_hello_rep_t b = hello_rep(4, 0);
+    b.flags = flags;
+    b.reserved = reserved;
+    return b;
+}
+
 ps_obj_req_t obj_req(uint64_t size)
 {
     ps_obj_req_t b = {};
@@ -288,6 +296,8 @@ std::vector<sample> valid_samples()
 
     /* requests */
     s.push_back({"HELLO req", make(PS_MSG_HELLO, hello), 0, 0});
+    ps_hello_req_t hello_shm = {PS_PROTO_VERSION, PS_HELLO_SHM};
+    s.push_back({"HELLO req shm", make(PS_MSG_HELLO, hello_shm), 0, 0});
     s.push_back({"CREATE req", make(PS_MSG_CREATE, create_req(10)), 0, 10});
     s.push_back(
         {"CREATE req max path", make(PS_MSG_CREATE, create_req(PS_PATH_MAX)), 0, PS_PATH_MAX});
@@ -342,6 +352,9 @@ std::vector<sample> valid_samples()
 
     /* replies */
     s.push_back({"HELLO rep", make(PS_MSG_HELLO, hello_rep(4, 3)), 1, 16});
+    ps_hello_rep_t hello_rep_shm = hello_rep(4, 3);
+    hello_rep_shm.flags = PS_HELLO_SHM;
+    s.push_back({"HELLO rep shm", make(PS_MSG_HELLO, hello_rep_shm), 1, 4 * 8 + 32});
     s.push_back(
         {"HELLO rep max", make(PS_MSG_HELLO, hello_rep(PS_MAX_WORKERS, 0)), 1, PS_MAX_WORKERS * 4});
     s.push_back({"CREATE rep", make(PS_MSG_CREATE, file_rep()), 1, 0});
@@ -434,6 +447,8 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
 
     if (!is_reply) {
         switch (h.type) {
+        case PS_MSG_HELLO:
+            return (body_at<ps_hello_req_t>(m).flags & ~1u) == 0; /* PS_HELLO_SHM */
         case PS_MSG_CREATE: {
             ps_create_req_t b = body_at<ps_create_req_t>(m);
             *data_len = b.path_len;
@@ -495,8 +510,10 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
     switch (h.type) {
     case PS_MSG_HELLO: {
         ps_hello_rep_t b = body_at<ps_hello_rep_t>(m);
-        *data_len = (uint64_t)b.nworkers * 4;
-        return b.nworkers >= 1 && b.nworkers <= PS_MAX_WORKERS && b.worker < b.nworkers;
+        /* with PS_HELLO_SHM (1): the shm ports and a 32-byte ps_shm_id_t too */
+        *data_len = (uint64_t)b.nworkers * ((b.flags & 1) ? 8 : 4) + ((b.flags & 1) ? 32 : 0);
+        return b.nworkers >= 1 && b.nworkers <= PS_MAX_WORKERS && b.worker < b.nworkers &&
+               (b.flags & ~1u) == 0 && b.reserved == 0;
     }
     case PS_MSG_LIST: {
         ps_list_rep_t b = body_at<ps_list_rep_t>(m);
@@ -530,7 +547,8 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(56u, sizeof(ps_cap_t));
     EXPECT_EQ(24u, sizeof(ps_setattr_req_t));
     EXPECT_EQ(8u, sizeof(ps_hello_req_t));
-    EXPECT_EQ(48u, sizeof(ps_hello_rep_t));
+    EXPECT_EQ(56u, sizeof(ps_hello_rep_t));
+    EXPECT_EQ(32u, sizeof(ps_shm_id_t));
     EXPECT_EQ(16u, sizeof(ps_auth_req_t));
     EXPECT_EQ(56u, sizeof(ps_auth_ticket_t));
     EXPECT_EQ(64u, sizeof(ps_auth_rep_t));
@@ -575,6 +593,10 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(20u, offsetof(ps_hello_rep_t, auth_mode));
     EXPECT_EQ(24u, offsetof(ps_hello_rep_t, nonce));
     EXPECT_EQ(40u, offsetof(ps_hello_rep_t, instance));
+    EXPECT_EQ(48u, offsetof(ps_hello_rep_t, flags));
+    EXPECT_EQ(4u, offsetof(ps_hello_req_t, flags));
+    EXPECT_EQ(16u, offsetof(ps_shm_id_t, netns));
+    EXPECT_EQ(24u, offsetof(ps_shm_id_t, uid));
     EXPECT_EQ(4u, offsetof(ps_auth_req_t, cred_len));
     EXPECT_EQ(16u, offsetof(ps_auth_ticket_t, uid));
     EXPECT_EQ(24u, offsetof(ps_auth_ticket_t, mac));
@@ -645,7 +667,7 @@ TEST(proto, body_len)
         uint16_t type;
         uint32_t req, rep;
     } expect[] = {
-        {PS_MSG_HELLO, 8, 48},         {PS_MSG_CREATE, 32, 120},  {PS_MSG_LOOKUP, 8, 120},
+        {PS_MSG_HELLO, 8, 56},         {PS_MSG_CREATE, 32, 120},  {PS_MSG_LOOKUP, 8, 120},
         {PS_MSG_REMOVE, 8, 120},       {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 80, 24},
         {PS_MSG_OBJ_READ, 80, 24},     {PS_MSG_OBJ_STAT, 72, 32}, {PS_MSG_OBJ_TRUNCATE, 72, 32},
         {PS_MSG_OBJ_REMOVE, 72, 32},   {PS_MSG_OBJ_SYNC, 72, 32}, {PS_MSG_META_SYNC, 0, 0},
@@ -870,6 +892,9 @@ TEST(proto, length_fields_out_of_range)
         {"HELLO rep nworkers max+1", make(PS_MSG_HELLO, hello_rep(PS_MAX_WORKERS + 1, 0)), 1},
         {"HELLO rep nworkers ~0", make(PS_MSG_HELLO, hello_rep(UINT32_MAX, 0)), 1},
         {"HELLO rep worker >= nworkers", make(PS_MSG_HELLO, hello_rep(4, 4)), 1},
+        {"HELLO rep unknown flag", make(PS_MSG_HELLO, flagged_hello_rep(2, 0)), 1},
+        {"HELLO rep reserved", make(PS_MSG_HELLO, flagged_hello_rep(PS_HELLO_SHM, 1)), 1},
+        {"HELLO req unknown flag", make(PS_MSG_HELLO, ps_hello_req_t{PS_PROTO_VERSION, 2}), 0},
         {"LIST rep nentries max+1",
          make(PS_MSG_LIST, list_rep(PS_LIST_MAX + 1, 0, (PS_LIST_MAX + 1) * list_entry_min)), 1},
         {"LIST rep data_len not a multiple of 8", make(PS_MSG_LIST, list_rep(1, 0, 65)), 1},
