@@ -174,10 +174,10 @@ typedef struct ps_hello_rep {
  * peer), and the server's ps_shm_id_t: a client whose own id is the same
  * may use them (they reach this server only from its own host and network
  * namespace, and UCX's cma, one process reading the other's memory, works
- * only between processes of one user); any other client must not. UCX still reports the
- * end of such a connection (its connection manager's socket closes when
- * the process exits), and the client keeps its HELLO connection to watch
- * the server. */
+ * only between processes of one user); any other client must not. UCX
+ * still reports the end of such a connection (its connection manager's
+ * socket closes when the process exits), and the client keeps its HELLO
+ * connection to watch the server. */
 typedef struct ps_shm_id {
     uint8_t boot_id[16]; /* /proc/sys/kernel/random/boot_id */
     uint64_t netns;      /* inode of /proc/self/ns/net */

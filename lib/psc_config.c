@@ -70,7 +70,7 @@ const ps_config_field_t psc_config_table[] = {
               PS_CFG_TIME, spin_small, 0, 0.01),
     PSC_FIELD("shm", "yes",
               "connect to a server of this host by shared memory where the server offers it "
-              "(its shm setting): large reads about twice as fast as over TCP loopback",
+              "(its shm setting): large reads about 1.5 times as fast as over TCP loopback",
               PS_CFG_BOOL, shm, 0, 0),
     /* Per-file from here on. Defaults by measurement (run-matrix buffers
      * scenario, 16 MiB transfers, 2 servers, two passes; and 4 MiB transfers

@@ -773,7 +773,8 @@ static void psc_server_connect(pstripe_fs_t *fs, psc_server_t *srv)
 
     op = &conn->hello;
     conn->hello_req.client_version = PS_PROTO_VERSION;
-    conn->hello_req.flags = fs->cfg.shm ? PS_HELLO_SHM : 0;
+    /* only where the UCX context has cma and writes are staged (shm_maybe) */
+    conn->hello_req.flags = srv->shm_maybe ? PS_HELLO_SHM : 0;
     psc_op_init(op, srv->index, PS_MSG_HELLO, &conn->hello_req, sizeof(conn->hello_req));
     op->done_cb = psc_hello_done;
     op->arg = conn;

@@ -34,7 +34,7 @@ static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
         return;
     }
     memcpy(ports, s->ports, n);
-    if (shm) { /* the shared-memory ports and who may use them (pss_shm.c) */
+    if (shm) { /* the shared-memory ports and who may use them (pss_listen.c) */
         memcpy(ports + n, s->shm_ports, n);
         memcpy(ports + 2 * n, &s->shm_id, sizeof(ps_shm_id_t));
     }
