@@ -38,6 +38,7 @@ typedef struct pss_config {
     int64_t cluster_size;  /* servers in the cluster, 0: not known (pss_meta.c) */
     double spin;           /* seconds a worker progresses after activity before it sleeps */
     uint64_t eager_reply;  /* bytes: replies with at most this much data go eagerly (pss_req.c) */
+    uint64_t eager_reply_shm; /* the same on shared-memory connections */
     int shm;               /* same-host clients may use shared memory (pss_listen.c) */
 } pss_config_t;
 

@@ -216,8 +216,8 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
     param.user_data = send;
     /* see eager_reply in pss_config.c: UCX 1.13 picks rendezvous above a
      * few KiB on TCP, the slower way for replies the client waits for */
-    param.flags =
-        data_len > 0 && data_len <= w->server->cfg.eager_reply ? UCP_AM_SEND_FLAG_EAGER : 0;
+    uint64_t eager = conn->shm ? w->server->cfg.eager_reply_shm : w->server->cfg.eager_reply;
+    param.flags = data_len > 0 && data_len <= eager ? UCP_AM_SEND_FLAG_EAGER : 0;
     PSS_STAT_ADD(w, eager_replies, param.flags != 0);
     ucs_status_ptr_t sreq =
         ucp_am_send_nbx(conn->ep, PS_AM_ID_REPLY, send->hdr, send->hdr_len, data, data_len, &param);

@@ -740,7 +740,9 @@ TEST_F(ClientIO, OneRangeReadFromServerMemoryGoesWhole)
 
 /*
  * Replies of at most eager_reply bytes of data come as one eager message,
- * larger ones by rendezvous (pss_reply); write batches with less than 512
+ * larger ones by rendezvous (pss_reply), and on a shared-memory connection
+ * (shm) of at most eager_reply_shm (the other limit 0 or above every reply,
+ * so that the wrong one fails the counts); write batches with less than 512
  * KiB of data go eagerly (within the connection's credit, see
  * EagerWritesStayWithinTheCredit), larger ones by rendezvous
  * (psc_op_send_protocol), staged from scattered memory from
@@ -762,15 +764,20 @@ TEST_F(ClientIO, EagerAndRendezvousTransfersCarryTheSameBytes)
     for (auto &b : data) {
         b = (uint8_t)rng();
     }
-    for (uint64_t limit : {(uint64_t)0, 64 * K, 256 * M}) {
-        SCOPED_TRACE("eager_reply " + std::to_string(limit));
+    for (auto [shm, limit] : std::vector<std::pair<bool, uint64_t>>{
+             {false, 0}, {false, 64 * K}, {false, 256 * M}, {true, 0}, {true, 64 * K}}) {
+        std::string mine = shm ? "eager_reply_shm=" : "eager_reply=";
+        std::string other = shm ? "eager_reply=256m" : "eager_reply_shm=0";
+        SCOPED_TRACE(mine + std::to_string(limit));
         ps_test::ps_cluster cluster;
         pstripe_fs_t *fs;
         pstripe_file_t *f;
         /* UCX's own choice made rendezvous from 1 KiB, on both sides: the
          * flags alone decide what goes eagerly */
         setenv("UCX_RNDV_THRESH", "1k", 1);
-        ASSERT_TRUE(cluster.start(1, 1, {"--set", "eager_reply=" + std::to_string(limit)}));
+        ASSERT_TRUE(cluster.start(1, 1,
+                                  {"--set", mine + std::to_string(limit), "--set", other, "--set",
+                                   shm ? "shm=yes" : "shm=no", "--set", "log_level=debug"}));
         ps_status_t status = connect(cluster, {"bounce_threshold=8k", "buffer_count=1"}, &fs);
         unsetenv("UCX_RNDV_THRESH");
         PSC_ASSERT_OK(status);
@@ -819,6 +826,7 @@ TEST_F(ClientIO, EagerAndRendezvousTransfersCarryTheSameBytes)
         EXPECT_TRUE(all == data) << "the whole file after the scattered writes";
         PSC_ASSERT_OK(pstripe_close(f));
         pstripe_disconnect(fs);
+        EXPECT_EQ(cluster.log(0).find("new shared-memory connection") != std::string::npos, shm);
     }
 }
 
