@@ -111,7 +111,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
                                  * without the lock by a message's flush) */
     struct ADIOI_PSTRIPE_fs_s *wb_prev, *wb_next;       /* every open handle (messages' flush) */
     pthread_mutex_t cache_mutex;        /* held by a call in the caches (recursive) */
-    /* read cache (ad_pstripe_cache.c) */
+    /* read cache (ad_pstripe_cache.c, its blocks ad_pstripe_rcache.c) */
     int read_cache;
     long long rc_size, rc_block;        /* bytes */
     char *rc_data;              /* rc_nslots blocks of rc_block bytes */
@@ -258,6 +258,22 @@ static inline void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *bu
     }
 }
 int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
+
+/* ad_pstripe_rcache.c: the read cache's blocks, for ad_pstripe_cache.c */
+void ADIOI_PSTRIPE_Rc_drop(ADIOI_PSTRIPE_fs * ps);
+void ADIOI_PSTRIPE_Rc_invalidate(ADIOI_PSTRIPE_fs * ps, const pstripe_region_t * regions,
+                                 size_t n);
+void ADIOI_PSTRIPE_Rc_invalidate_access(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc);
+int ADIOI_PSTRIPE_Rc_setup(ADIOI_PSTRIPE_fs * ps);
+int ADIOI_PSTRIPE_Rc_hit(const ADIOI_PSTRIPE_fs * ps, uint64_t b, uint64_t to);
+int ADIOI_PSTRIPE_Rc_fetch(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n,
+                           pstripe_request_t ** req);
+void ADIOI_PSTRIPE_Rc_ahead_settle(ADIOI_PSTRIPE_fs * ps);
+void ADIOI_PSTRIPE_Rc_ahead_start(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n);
+size_t ADIOI_PSTRIPE_Rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,
+                             uint64_t b0, uint64_t span, uint64_t * missing, size_t * nahead);
+uint64_t ADIOI_PSTRIPE_Rc_serve(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc);
+void ADIOI_PSTRIPE_Rc_release(ADIOI_PSTRIPE_fs * ps);
 
 /* ad_pstripe_coll.c */
 int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,
