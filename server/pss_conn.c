@@ -130,11 +130,12 @@ static void pss_ep_close(pss_worker_t *w, ucp_ep_h ep, int force)
     }
 }
 
-void pss_conn_close_dead(pss_worker_t *w)
+void pss_conn_close_dead(pss_worker_t *w, void (*abandon)(pss_conn_t *conn))
 {
     while (pss_tls_dead != NULL) {
         pss_conn_t *conn = pss_tls_dead;
         pss_tls_dead = conn->next_dead;
+        abandon(conn);
         pss_conn_remove(w, conn);
         if (conn->owned) {
             pss_ep_close(w, conn->ep, 1);
@@ -209,12 +210,12 @@ void pss_conn_accept_shm_cb(ucp_conn_request_h conn_request, void *arg)
     pss_conn_accept(conn_request, arg, 1);
 }
 
-void pss_conn_close_all(pss_worker_t *w)
+void pss_conn_close_all(pss_worker_t *w, void (*abandon)(pss_conn_t *conn))
 {
     ucs_status_ptr_t *closing = calloc(w->nconns ? w->nconns : 1, sizeof(*closing));
     size_t nclosing = 0;
 
-    pss_conn_close_dead(w);
+    pss_conn_close_dead(w, abandon);
     for (size_t i = 0; i < w->nconns; i++) {
         pss_conn_t *conn = w->conns[i];
         if (conn->owned && conn->ep != NULL && !conn->closed) {

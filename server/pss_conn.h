@@ -23,6 +23,7 @@ struct pss_conn {
     ps_cap_t cap_last; /* the last capability verified on this connection */
     int shm;           /* accepted by the shm listener: serves the servers' user alone
                           (pss_auth.c) */
+    struct pss_send *sends; /* shm: its replies in flight (pss_req.c) */
     struct pss_conn *next_dead;
 };
 
@@ -46,11 +47,14 @@ void pss_conn_accept_cb(ucp_conn_request_h conn_request, void *arg);
 void pss_conn_accept_shm_cb(ucp_conn_request_h conn_request, void *arg);
 
 /* Close the endpoints of connections whose peer failed (deferred out of the
- * UCX error callback). Called by the loop of the worker thread. */
-void pss_conn_close_dead(pss_worker_t *w);
+ * UCX error callback), after abandon(conn) gave up the replies still in
+ * flight on each (pss_reply_abandon). Called by the loop of the worker
+ * thread. */
+void pss_conn_close_dead(pss_worker_t *w, void (*abandon)(pss_conn_t *conn));
 
-/* On worker exit: close every endpoint, flushing what was sent, and give
- * them and the replies still being sent at most a second together. */
-void pss_conn_close_all(pss_worker_t *w);
+/* On worker exit: close the dead connections as above and every other
+ * endpoint, flushing what was sent, and give them and the replies still
+ * being sent at most a second together. */
+void pss_conn_close_all(pss_worker_t *w, void (*abandon)(pss_conn_t *conn));
 
 #endif

@@ -24,6 +24,9 @@ typedef struct pss_send {
     void *data;
     size_t data_cap;   /* for pss_buf_put */
     pss_cgran_t *lent; /* or data lies in this cache granule (pss_cache_lend) */
+    pss_conn_t *conn;  /* shm: on conn->sends (holding a reference) until done */
+    struct pss_send *prev, *next;
+    int abandoned; /* pss_reply_abandon: data given back, no longer counted */
     size_t hdr_len;
     uint8_t hdr[]; /* ps_msg_hdr_t + body */
 } pss_send_t;
@@ -141,17 +144,64 @@ static void pss_send_done(pss_send_t *send)
     free(send);
 }
 
+/* Take an in-flight send off its connection's list. */
+static void pss_send_unlink(pss_send_t *send)
+{
+    pss_conn_t *conn = send->conn;
+
+    if (conn == NULL) {
+        return;
+    }
+    if (send->prev != NULL) {
+        send->prev->next = send->next;
+    } else {
+        conn->sends = send->next;
+    }
+    if (send->next != NULL) {
+        send->next->prev = send->prev;
+    }
+    send->conn = NULL;
+    pss_conn_unref(conn);
+}
+
 static void pss_send_cb(void *request, ucs_status_t status, void *user_data)
 {
     pss_send_t *send = user_data;
 
+    if (send->abandoned) {
+        free(send);
+        ucp_request_free(request);
+        return;
+    }
     if (status != UCS_OK) {
         ps_debug("worker %u: reply not delivered: %s", send->worker->index,
                  ucs_status_string(status));
     }
     send->worker->sends_inflight--;
+    pss_send_unlink(send);
     pss_send_done(send);
     ucp_request_free(request);
+}
+
+void pss_reply_abandon(pss_conn_t *conn)
+{
+    unsigned n = 0;
+
+    while (conn->sends != NULL) {
+        pss_send_t *send = conn->sends;
+
+        pss_data_put(send->worker, send->data, send->data_cap, send->lent);
+        send->data = NULL;
+        send->lent = NULL;
+        send->abandoned = 1;
+        send->worker->sends_inflight--;
+        pss_send_unlink(send);
+        n++;
+    }
+    if (n > 0) {
+        ps_debug("worker %u: %u replies to a closed shared-memory connection given up",
+                 conn->worker->index, n);
+    }
 }
 
 static unsigned pss_latency_bucket(uint64_t ns)
@@ -207,6 +257,9 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
     send->data = data;
     send->data_cap = data_cap;
     send->lent = lent;
+    send->conn = NULL;
+    send->prev = send->next = NULL;
+    send->abandoned = 0;
 
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
@@ -230,6 +283,15 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
         pss_send_done(send);
     } else {
         w->sends_inflight++;
+        if (conn->shm) {
+            send->conn = conn;
+            conn->refs++;
+            send->next = conn->sends;
+            if (conn->sends != NULL) {
+                conn->sends->prev = send;
+            }
+            conn->sends = send;
+        }
     }
     pss_req_free(req);
     return;

@@ -23,6 +23,14 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
 /* Log why req is refused (what, with a dump of its header) and reply status. */
 void pss_reject(pss_req_t *req, ps_status_t status, const char *what);
 
+/* Give up the replies still in flight on a connection whose peer is gone:
+ * UCX 1.13 never ended a rendezvous send to a client killed meanwhile on a
+ * shared-memory endpoint (one without failure detection), so its data went
+ * back to the worker only at exit, and SIGTERM waited drain_timeout for it.
+ * The data is given back now and the worker counts the sends no longer;
+ * UCX's request is freed if it ever completes. */
+void pss_reply_abandon(pss_conn_t *conn);
+
 /* A buffer of at least len bytes aligned to align, reused from the worker's
  * free buffers when one fits; its capacity in *cap (0: under
  * PSS_BUF_POOL_MIN, a plain allocation). NULL if out of memory. It goes

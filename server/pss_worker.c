@@ -479,7 +479,7 @@ static void pss_worker_teardown(pss_worker_t *w)
 {
     pss_worker_unlisten(w);
     if (w->ucp_worker != NULL) {
-        pss_conn_close_all(w);
+        pss_conn_close_all(w, pss_reply_abandon);
     }
     pss_store_worker_cleanup(w);
     pss_sfp_cleanup(w);
@@ -532,7 +532,7 @@ static void pss_worker_loop(pss_worker_t *w)
         while ((p = ucp_worker_progress(w->ucp_worker)) != 0) {
             events += p;
         }
-        pss_conn_close_dead(w);
+        pss_conn_close_dead(w, pss_reply_abandon);
         pss_process_incoming(w);
         pss_store_progress(w);
         if (w->incoming_head != NULL || pss_admit_ready(w)) {

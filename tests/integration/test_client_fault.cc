@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -307,7 +308,9 @@ TEST_F(ClientFault, ShmServerStoppedMidRead)
 
 /* A client process killed while it streams writes (or reads) to servers
  * over shared memory: the servers drop its connections (UCX reports their
- * end) and go on serving. */
+ * end) and go on serving. Its read batches of 256 KiB come back by
+ * rendezvous (eager_reply_shm), which UCX never ended to a killed client:
+ * the servers give them up (pss_reply_abandon). */
 void client_killed_mid_io(ps_test::ps_cluster &cluster, bool read)
 {
     int ready[2];
@@ -350,7 +353,9 @@ void client_killed_mid_io(ps_test::ps_cluster &cluster, bool read)
     }
 }
 
-/* Then this process, a new client, is served by the same servers. */
+/* Then this process, a new client, is served by the same servers, and
+ * nothing of the killed client's is left in flight: each server stops at
+ * once on SIGTERM (with a reply stuck, it waited drain_timeout, 20 s). */
 void client_killed_then_served(ps_test::ps_cluster &cluster, pstripe_fs_t **fs, bool read)
 {
     ASSERT_TRUE(cluster.start(2, 1, kShmServer));
@@ -360,6 +365,15 @@ void client_killed_then_served(ps_test::ps_cluster &cluster, pstripe_fs_t **fs, 
     }
     PSC_ASSERT_OK(connect(cluster, {"timeout=3s"}, fs));
     expect_io_works(*fs);
+    pstripe_disconnect(*fs);
+    *fs = nullptr;
+    for (int i = 0; i < cluster.size(); i++) {
+        auto t0 = std::chrono::steady_clock::now();
+        int status = cluster.stop(i, 15.0);
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cluster.log(i);
+        EXPECT_LT(secs, 5.0) << cluster.log(i);
+    }
 }
 
 TEST_F(ClientFault, ShmClientKilledMidWrite)
