@@ -132,8 +132,8 @@ edit configure.ac ROMIO_PSTRIPE '
 #   ad_get_sh_fp.c, ad_set_sh_fp.c  a branch on ADIO_PSTRIPE before ROMIO's
 #                                 own NFS special case, like that case
 #   set_view.c                    the reset to zero (ROMIO resets only a
-#                                 pointer file it has opened), and its
-#                                 barrier after it (below)
+#                                 pointer file it has opened), without
+#                                 the barrier after it (below)
 #   write_ord.c, read_ord.c,      ordered calls: one fetch-and-add for the
 #   write_ordb.c, read_ordb.c     group and a scan instead of the token
 #                                 passed from rank to rank
@@ -146,7 +146,7 @@ edit adio/include/adioi_fs_proto.h ADIOI_PSTRIPE_Get_ordered_fp '
         print "void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code);"
         print "void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,"
         print "                                  int *error_code);"
-        print "int ADIOI_PSTRIPE_Barrier(MPI_Comm comm);"
+        print "void ADIOI_PSTRIPE_Set_view_begin(ADIO_File fd);"
         print "#endif"
         print ""
     }
@@ -189,17 +189,30 @@ edit mpi-io/set_view.c 'file_system == ADIO_PSTRIPE' '
     }
     { print }'
 
-# set_view.c ends with a barrier (for the reset above), two per H5Dwrite
-# or H5Dread of HDF5's collective calls. MPICH's barrier polls without
-# pause, on the cores the servers and the process still writing need: a
-# pstripe file's waits there sleep after a short spin, as the driver's own
-# collective waits do (ADIOI_PSTRIPE_Barrier, ad_pstripe_common.c).
-edit mpi-io/set_view.c 'ADIOI_PSTRIPE_Barrier(adio_fh->comm)' '
+# set_view.c starts its collective part with a check of the info argument
+# (MPIO_CHECK_INFO_ALL, an allreduce: no process leaves it before every
+# process has entered set_view) and ends with a barrier, for the reset
+# above. For a pstripe file the driver flushes the file's buffered writes
+# before that allreduce (ADIOI_PSTRIPE_Set_view_begin), so the allreduce
+# orders what the barrier ordered: each process's shared-pointer accesses
+# and buffered writes of the old view come before any process leaves
+# set_view. The barrier, two per H5Dwrite or H5Dread of HDF5's collective
+# calls and a wait of its own after the flush, is left out.
+edit mpi-io/set_view.c 'ADIOI_PSTRIPE_Set_view_begin(adio_fh)' '
+    /^[ \t]*MPIO_CHECK_INFO_ALL\(info, error_code, adio_fh->comm\);/ && !done {
+        print "#ifdef ROMIO_PSTRIPE"
+        print "    /* pstripe: buffered writes go out before the first collective step */"
+        print "    if (adio_fh->file_system == ADIO_PSTRIPE)"
+        print "        ADIOI_PSTRIPE_Set_view_begin(adio_fh);"
+        print "#endif"
+        done = 1
+    }
+    { print }'
+edit mpi-io/set_view.c 'file_system != ADIO_PSTRIPE' '
     /^[ \t]*MPI_Barrier\(adio_fh->comm\);[ \t]*\/\* for above to work correctly \*\// && !done {
         print "#ifdef ROMIO_PSTRIPE"
-        print "        if (adio_fh->file_system == ADIO_PSTRIPE)"
-        print "            ADIOI_PSTRIPE_Barrier(adio_fh->comm);"
-        print "        else"
+        print "        /* pstripe: ordered by the info check (ADIOI_PSTRIPE_Set_view_begin) */"
+        print "        if (adio_fh->file_system != ADIO_PSTRIPE)"
         print "#endif"
         done = 1
     }

@@ -148,8 +148,8 @@ static ps_status_t pss_sfp_release(pss_worker_t *w, const ps_sfp_req_t *rq, ps_s
 }
 
 /* Bring the counter to the request's view: a newer one starts at 0 (every
- * opener made the same collective set_view, and ROMIO's barrier in it
- * orders each process's older accesses before anyone's newer ones); an older
+ * opener made the same collective set_view, and the allreduce that starts
+ * it orders each process's older accesses before anyone's newer ones); an older
  * one comes from a process that has not made a set_view the others have,
  * an erroneous program, and is refused. Views wrap (serial arithmetic). */
 static ps_status_t pss_sfp_to_view(pss_sfp_t *e, uint32_t view)

@@ -84,6 +84,9 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int pending_error;          /* hint error found while opening */
     int setinfo_error;          /* what the last SetInfo returned (set_view
                                  * drops it: Reset_shared_fp returns it) */
+    int view_flush_error;       /* set_view's flush before its first
+                                 * collective step (Set_view_begin; returned
+                                 * by Reset_shared_fp too) */
     int last_status;            /* status of the last pstripe_open */
     int all_open;               /* every process of fd->comm opened it */
     uint64_t sfp_instance;      /* shared file pointer of this open (0: none) */
@@ -341,6 +344,7 @@ void ADIOI_PSTRIPE_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 void ADIOI_PSTRIPE_Flush(ADIO_File fd, int *error_code);
 int ADIOI_PSTRIPE_Feature(ADIO_File fd, int flag);
 void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+void ADIOI_PSTRIPE_Set_view_begin(ADIO_File fd);
 int ADIOI_PSTRIPE_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                           ADIO_Offset len);
 

@@ -18,7 +18,8 @@
  * ignores SetInfo's error code, so an error found while opening is kept in
  * the file's state and returned by OpenColl; ADIO_Set_view ignores it too,
  * so the error of a view's SetInfo is kept and returned by set_view's next
- * call into the driver (Reset_shared_fp).
+ * call into the driver (Reset_shared_fp). set_view flushes the buffered
+ * writes before it calls SetInfo (Set_view_begin, below).
  *
  * The effective values are written back into fd->info: the layout the file
  * really has (after open), the tunables its requests use (the file's own in
@@ -406,6 +407,24 @@ static void set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
     if (ps->file != NULL && old_listio_write != ps->listio_write && ADIOI_PSTRIPE_Lock_needed(fd))
         ADIOI_PSTRIPE_Lock_setup(fd, &lock_err);
     *error_code = flush_err != MPI_SUCCESS ? flush_err : opt_err != MPI_SUCCESS ? opt_err : lock_err;
+}
+
+/* MPI_File_set_view's first step, before its collective check of the info
+ * argument (adio/patch-romio.sh): the file's buffered writes go to the
+ * servers, so that no process leaves that allreduce before every process's
+ * writes of the old view are there. It orders them as the barrier at the
+ * end of ROMIO's set_view did, which pstripe files skip: on 2 vCPUs with
+ * the servers, that barrier was a wait after each process's flush, when the
+ * process that flushed first had gone to sleep (HDF5's collective writes,
+ * two set_views an H5Dwrite: issue 8's "Session 39"). A failed flush is
+ * set_view's error (Reset_shared_fp returns it) and stays the handle's
+ * sticky error, for the next sync or close. */
+void ADIOI_PSTRIPE_Set_view_begin(ADIO_File fd)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    if (ps != NULL)
+        ps->view_flush_error = ADIOI_PSTRIPE_Cache_flush(fd, 0);
 }
 
 void ADIOI_PSTRIPE_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)

@@ -162,15 +162,18 @@ void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_co
  * (ROMIO resets only a pointer file it has opened): every process counts
  * one more view, and the counter starts again at 0 when the first access of
  * the new view reaches it (pstripe_sfp_fetch_add). Nothing is sent: HDF5
- * sets a view around every collective access. ROMIO's barrier after this
- * orders each process's accesses of the old view before anyone's of the
- * new. A file without a pointer says so at its first shared access.
+ * sets a view around every collective access. The allreduce that starts
+ * set_view (ROMIO's check of the info argument) orders each process's
+ * accesses of the old view before anyone's of the new: a shared access
+ * takes its offset before its call returns, and no process leaves that
+ * allreduce before every process has entered set_view (ROMIO's barrier
+ * after this, which pstripe files skip, ordered them too). A file without
+ * a pointer says so at its first shared access.
  *
  * It is also set_view's only call into the driver after ADIO_Set_view,
- * which drops what SetInfo returned: the error of the view's SetInfo (a
- * failed write-behind flush, bad hints) is returned here, so that
- * MPI_File_set_view reports it (after ROMIO's barrier, which every process
- * reaches). */
+ * which drops what SetInfo returned: the error of set_view's flush
+ * (Set_view_begin) or of its SetInfo (bad hints) is returned here, so that
+ * MPI_File_set_view reports it. */
 void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
@@ -178,8 +181,9 @@ void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code)
     *error_code = MPI_SUCCESS;
     if (ps != NULL) {
         ps->sfp_view++;
-        *error_code = ps->setinfo_error;
-        ps->setinfo_error = MPI_SUCCESS;
+        *error_code = ps->view_flush_error != MPI_SUCCESS ? ps->view_flush_error
+            : ps->setinfo_error;
+        ps->view_flush_error = ps->setinfo_error = MPI_SUCCESS;
     }
 }
 

@@ -22,6 +22,8 @@
  *   it (still buffered, or in flight);
  * - a process's buffered write, a barrier, then another's write over it:
  *   the later write stays (parallel HDF5's fill values and data);
+ * - a process's buffered write, then a collective MPI_File_set_view, then
+ *   another process reads the bytes at once (cached before): the new ones;
  * - a process's buffered write, then a message (send, isend and wait,
  *   irecv polled by test, sendrecv, bcast, allreduce, a partition made
  *   ready and polled by parrived; or the reader's ssend, which returns
@@ -496,6 +498,37 @@ static void barrier_orders_writes(MPI_File fh)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* MPI_File_set_view orders two processes' accesses as it does on a POSIX
+ * file system, where it is collective (its check of the info argument is
+ * an allreduce): rank 1 reads bytes (twice: the second read caches their
+ * block), rank 0 writes over them (buffered), both set a view (no other
+ * message between), and rank 1 reads the bytes at once: the new ones. MPI
+ * asks for sync-barrier-sync; the driver flushes before set_view's first
+ * collective step, so that no process leaves it before the buffered
+ * writes of every process are at the servers. */
+static void set_view_orders_accesses(MPI_File fh)
+{
+    MPI_Offset off = slot_off(34, 0);
+    int round;
+
+    if (ps_nprocs < 2)
+        return;
+    for (round = 0; round < 8; round++) {
+        if (ps_rank == 1) {
+            check_range(fh, off, S, S, "bytes before another process's write and set_view");
+            check_range(fh, off, S, S, "bytes before another process's write and set_view");
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (ps_rank == 0)
+            write_small(fh, off + 8 * round, 64, 60 + round);
+        model_write(off + 8 * round, 64, 60 + round);
+        PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+        if (ps_rank == 1)
+            check_range(fh, off, S, S, "another process's buffered write after set_view");
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
 /* Any message orders two processes' accesses, as on a POSIX file system:
  * rank 1 reads bytes (twice: the second read caches their block) and
  * tells rank 0, which writes over them (buffered), then a message of kind
@@ -717,6 +750,7 @@ int main(int argc, char **argv)
     own_collective_writes(fh, &nsmall);
     ahead_collective_write(fh);
     barrier_orders_writes(fh);
+    set_view_orders_accesses(fh);
     message_orders_accesses(fh, fname);
     atomic_mode(fh);
     PS_MPI(MPI_File_close(&fh));
