@@ -171,11 +171,15 @@ static int wb_start(ADIOI_PSTRIPE_fs * ps)
 }
 
 /* Send the buffered regions as one list write (after the one in flight).
- * Returns an MPI error code (kept as the handle's sticky error too). */
+ * Returns an MPI error code (kept as the handle's sticky error too). The
+ * collective waits that follow a flush yield for as long as it took
+ * (ADIOI_PSTRIPE_Wait_after_flush). */
 static int cache_flush(ADIOI_PSTRIPE_fs * ps, int drop)
 {
     struct iovec iov;
     int status, err;
+    double start = MPI_Wtime();
+    int waited = ps->wb_req != NULL || ps->wb_nregions > 0;
 
     err = wb_wait(ps);
     if (ps->wb_nregions > 0 && ps->file != NULL) {
@@ -192,6 +196,8 @@ static int cache_flush(ADIOI_PSTRIPE_fs * ps, int drop)
     ps->wb_used = 0;
     if (drop && ps->rc_nslots > 0)
         ADIOI_PSTRIPE_Rc_drop(ps);
+    if (waited)
+        ADIOI_PSTRIPE_Wait_after_flush((uint64_t) ((MPI_Wtime() - start) * 1e9));
     return err;
 }
 

@@ -7,6 +7,7 @@
 #define AD_PSTRIPE_SYNC_H_INCLUDED
 
 #include <mpi.h>
+#include <stdint.h>
 
 /* Before a message may leave: every open handle's buffered writes go to
  * the servers. */
@@ -19,6 +20,10 @@ void ADIOI_PSTRIPE_Sync_after(void);
 /* Wait for a started collective (MPI_Ibarrier, MPI_Ibcast ...) with a
  * short spin and then sleeps; the MPI error code of the collective. */
 int ADIOI_PSTRIPE_Wait_collective(MPI_Request * req);
+
+/* A flush of buffered writes that took took_ns has just ended: the
+ * collective waits of the next took_ns yield rather than sleep. */
+void ADIOI_PSTRIPE_Wait_after_flush(uint64_t took_ns);
 
 /* Whether the program's blocking collectives should wait as
  * ADIOI_PSTRIPE_Wait_collective does: while a pstripe file is open and
