@@ -542,12 +542,3 @@ int pstripe_server_is_local(pstripe_fs_t *fs, int i)
     }
     return ps_addr_is_local((const struct sockaddr *)&fs->servers[i].sa);
 }
-
-int pstripe_server_shares_memory(pstripe_fs_t *fs, int i)
-{
-    if (fs == NULL || i < 0 || (uint32_t)i >= fs->nservers) {
-        psc_set_error("no server %d", i);
-        return 0;
-    }
-    return fs->servers[i].shm_maybe; /* set at connect, never changed */
-}

@@ -138,10 +138,6 @@ const char *pstripe_server_address(pstripe_fs_t *fs, int i);
 /* 1 if server i's address (resolved at connect) is one of this host's
  * (loopback or an interface's), else 0 (also for no such server). */
 int pstripe_server_is_local(pstripe_fs_t *fs, int i);
-/* 1 if this client may reach server i by shared memory: its `shm`
- * setting is on and the server's address is this host's (the server
- * offers it to clients of its own user; psc_conn.c), else 0. */
-int pstripe_server_shares_memory(pstripe_fs_t *fs, int i);
 
 /* --- namespace ---------------------------------------------------------------- */
 

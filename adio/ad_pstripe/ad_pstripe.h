@@ -224,7 +224,6 @@ void *ADIOI_PSTRIPE_Buf_alloc(size_t size);
  * (ad_pstripe_sync.h) waits; its allreduce and allgather (and ROMIO's
  * info check's allreduce), so where ADIOI_PSTRIPE_Wait_politely says. */
 int ADIOI_PSTRIPE_Barrier(MPI_Comm comm);
-int ADIOI_PSTRIPE_Shm_everywhere(void);
 int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

@@ -54,17 +54,14 @@ int ADIOI_PSTRIPE_Ranges_aggregate(const ADIOI_PSTRIPE_range * ranges, int n, in
 {
     long long bytes = 0, nregions = 0, small = is_write ? ADIOI_PSTRIPE_COLL_SMALL_REGION :
         ADIOI_PSTRIPE_COLL_SMALL_READ_REGION;
-    int i, shm = 1;
+    int i;
 
     if (!ranges_interleave(ranges, n, scratch))
         return 0;
     for (i = 0; i < n; i++) {
         bytes += ranges[i].bytes;
         nregions += ranges[i].nregions;
-        shm &= ranges[i].shm != 0;
     }
-    if (!is_write && shm)
-        return 0;
     return bytes >= small * nregions;
 }
 

@@ -20,12 +20,11 @@ extern "C" {
 #endif
 
 /* One process's access in a collective call, as the processes gather
- * them (five MPI_LONG_LONG on the wire): its file range [start, end)
+ * them (four MPI_LONG_LONG on the wire): its file range [start, end)
  * (start = end: nothing; start = -1: its access could not be built), its
- * bytes and its regions, and whether every server answers it by shared
- * memory (shm: 1; pstripe_server_shares_memory). */
+ * bytes and its regions. */
 typedef struct ADIOI_PSTRIPE_range_s {
-    long long start, end, bytes, nregions, shm;
+    long long start, end, bytes, nregions;
 } ADIOI_PSTRIPE_range;
 
 /*
@@ -59,26 +58,10 @@ typedef struct ADIOI_PSTRIPE_range_s {
  */
 #define ADIOI_PSTRIPE_COLL_SMALL_READ_REGION 128
 
-/*
- * Where every process's servers answer it by shared memory, interleaved
- * reads are independent list reads whatever their regions: the servers'
- * replies come by one cma copy each, and two-phase only adds its
- * exchange. romio_cb_read=disable against automatic, pstripe-bench -p
- * vector -b 128m -t 1m -c -w -r, 2 processes, 2 local servers with shm,
- * 2-3 rounds: 128-byte regions 3,252-3,588 against 1,373-1,386 MiB/s,
- * 1 KiB 3,665-3,715 against 2,600-3,056, 4 KiB 3,611-3,614 against
- * 3,429-4,037, 32 KiB 5,955-6,837 against 2,888-4,278, 64 KiB to 1 MiB
- * alike; HDF5's contiguous collective reads (4 KiB regions) 0.257-0.267
- * ms a call against 0.300-0.367. Over TCP loopback (PSTRIPE_SHM=no) the
- * 4 KiB regions still read faster by two-phase (3,097-3,101 against
- * 2,505-2,569), so elsewhere the threshold above stays.
- */
-
 /* Automatic aggregation of the accesses ranges[0..n): two-phase (1) only
  * when their file ranges interleave (empty ones aside) and their regions
  * average ADIOI_PSTRIPE_COLL_SMALL_REGION (writes) or
- * ADIOI_PSTRIPE_COLL_SMALL_READ_REGION (reads) bytes or more; never for
- * reads when every range says shm.
+ * ADIOI_PSTRIPE_COLL_SMALL_READ_REGION (reads) bytes or more.
  * scratch: room for n ranges. */
 int ADIOI_PSTRIPE_Ranges_aggregate(const ADIOI_PSTRIPE_range * ranges, int n, int is_write,
                                    ADIOI_PSTRIPE_range * scratch);

@@ -7,7 +7,6 @@
  * automatic means two-phase only when the processes' access ranges
  * interleave and their regions average ADIOI_PSTRIPE_COLL_SMALL_REGION
  * bytes or more for writes, ADIOI_PSTRIPE_COLL_SMALL_READ_REGION for reads
- * unless every process's servers answer it by shared memory
  * (ad_pstripe_aggregate.h):
  * one allgather of the processes' ranges decides, alike everywhere. Atomic mode uses
  * independent I/O under the file lock, since an aggregator's write mixes
@@ -49,9 +48,7 @@ static void independent(ADIO_File fd, void *buf, int count, MPI_Datatype datatyp
 
 /* Every process's file range of its access, in one allgather; a process
  * whose access could not be built (ok 0) sends start -1, an empty range.
- * Each says whether its servers answer it by shared memory
- * (ADIOI_PSTRIPE_Shm_everywhere), so that all choose alike. The caller
- * frees the array. */
+ * The caller frees the array. */
 static ADIOI_PSTRIPE_range *gather_ranges(ADIO_File fd, const ADIOI_PSTRIPE_access * acc,
                                           int ok, int nprocs)
 {
@@ -61,8 +58,7 @@ static ADIOI_PSTRIPE_range *gather_ranges(ADIO_File fd, const ADIOI_PSTRIPE_acce
     mine.end = ok && acc->total > 0 ? acc->end : mine.start;
     mine.bytes = ok ? acc->total : 0;
     mine.nregions = ok ? (ADIO_Offset) acc->nregions : 0;
-    mine.shm = ADIOI_PSTRIPE_Shm_everywhere();
-    ADIOI_PSTRIPE_Allgather(&mine, 5, MPI_LONG_LONG, ranges, 5, MPI_LONG_LONG, fd->comm);
+    ADIOI_PSTRIPE_Allgather(&mine, 4, MPI_LONG_LONG, ranges, 4, MPI_LONG_LONG, fd->comm);
     return ranges;
 }
 

@@ -14,7 +14,6 @@ pstripe_fs_t *ADIOI_PSTRIPE_fs_handle = NULL;
 static int ADIOI_PSTRIPE_Keyval = MPI_KEYVAL_INVALID;
 static int ADIOI_PSTRIPE_nfiles = 0;    /* files open on the connection */
 static int ADIOI_PSTRIPE_server_here = 0;       /* a server runs on this host */
-static int ADIOI_PSTRIPE_shm_everywhere = 0;    /* every server shares memory with us */
 
 /* Names, in the client library, of the tunables a file may set by hints
  * (ADIOI_PSTRIPE_OPT_...). They belong to the library's file handle: each
@@ -58,16 +57,6 @@ static int server_on_this_host(pstripe_fs_t * fs)
     return 0;
 }
 
-static int shm_to_every_server(pstripe_fs_t * fs)
-{
-    int i;
-
-    for (i = 0; i < pstripe_num_servers(fs); i++)
-        if (!pstripe_server_shares_memory(fs, i))
-            return 0;
-    return 1;
-}
-
 /* Connect once per process (pstripe_connect(NULL): $PSTRIPE_CONFIG, then
  * the default paths) and arrange the disconnect at MPI_Finalize. */
 void ADIOI_PSTRIPE_Init(int *error_code)
@@ -87,7 +76,6 @@ void ADIOI_PSTRIPE_Init(int *error_code)
     }
     ADIOI_PSTRIPE_fs_handle = fs;
     ADIOI_PSTRIPE_server_here = server_on_this_host(fs);
-    ADIOI_PSTRIPE_shm_everywhere = shm_to_every_server(fs);
 
     if (ADIOI_PSTRIPE_Keyval == MPI_KEYVAL_INVALID) {
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ADIOI_PSTRIPE_End,
@@ -379,13 +367,6 @@ int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 /* The collectives' spin, which keeps a CPU busy, only costs where it
  * competes with our servers; elsewhere MPI's own wait stays, at its
  * latency. */
-/* Whether every server of the connection may answer this process by
- * shared memory (the collective reads' choice, ad_pstripe_aggregate.h). */
-int ADIOI_PSTRIPE_Shm_everywhere(void)
-{
-    return ADIOI_PSTRIPE_shm_everywhere;
-}
-
 int ADIOI_PSTRIPE_Wait_politely(void)
 {
     return ADIOI_PSTRIPE_server_here &&

@@ -486,10 +486,6 @@ TEST_F(ClientMeta, OptionsAndServerStats)
     EXPECT_EQ(pstripe_server_address(fs_, 2), nullptr);
     EXPECT_EQ(pstripe_server_is_local(fs_, 0), 1) << "the cluster is on 127.0.0.1";
     EXPECT_EQ(pstripe_server_is_local(fs_, 2), 0);
-    PSC_ASSERT_OK(pstripe_get_option(fs_, "shm", buf, sizeof(buf)));
-    EXPECT_EQ(pstripe_server_shares_memory(fs_, 0), std::string(buf) == "yes" ? 1 : 0)
-        << "a server on 127.0.0.1 shares memory where the client's shm setting is on";
-    EXPECT_EQ(pstripe_server_shares_memory(fs_, 2), 0);
 
     pstripe_server_stats_t st;
     PSC_ASSERT_OK(pstripe_server_stats(fs_, 0, &st));

@@ -275,20 +275,6 @@ TEST(coll_choice, interleaved_reads_are_aggregated)
     EXPECT_EQ(aggregates(r, 0), 1);
 }
 
-TEST(coll_choice, interleaved_reads_over_shared_memory_are_list_io)
-{
-    // 4 KiB regions every 8 KiB, every process's servers sharing memory
-    std::vector<ADIOI_PSTRIPE_range> r = {{0, (1 << 20) - 4096, 512 << 10, 128, 1},
-                                          {4096, 1 << 20, 512 << 10, 128, 1}};
-    EXPECT_EQ(aggregates(r, 0), 0);
-    // one process without: two-phase, as everywhere
-    r[1].shm = 0;
-    EXPECT_EQ(aggregates(r, 0), 1);
-    // writes do not look at it: 64 KiB regions are aggregated either way
-    r = {{0, 64 << 20, 32 << 20, 512, 1}, {64 << 10, (64 << 20) + (64 << 10), 32 << 20, 512, 1}};
-    EXPECT_EQ(aggregates(r, 1), 1);
-}
-
 TEST(coll_choice, interleaved_reads_of_tiny_regions_are_list_io)
 {
     // two processes, 64-byte regions every 128 bytes over the same 1 MiB
