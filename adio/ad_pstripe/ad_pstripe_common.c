@@ -7,7 +7,6 @@
 #include "ad_pstripe.h"
 
 #include <sched.h>
-
 #include <time.h>
 
 pstripe_fs_t *ADIOI_PSTRIPE_fs_handle = NULL;

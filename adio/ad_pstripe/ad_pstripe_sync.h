@@ -18,7 +18,8 @@ void ADIOI_PSTRIPE_Sync_before(void);
 void ADIOI_PSTRIPE_Sync_after(void);
 
 /* Wait for a started collective (MPI_Ibarrier, MPI_Ibcast ...) with a
- * short spin and then sleeps; the MPI error code of the collective. */
+ * short spin and then sleeps (yields, just after a flush:
+ * ADIOI_PSTRIPE_Wait_after_flush); the MPI error code of the collective. */
 int ADIOI_PSTRIPE_Wait_collective(MPI_Request * req);
 
 /* A flush of buffered writes that took took_ns has just ended: the
