@@ -228,6 +228,14 @@ int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+/* Two-phase I/O's exchanges: MPICH's waits, but yielding the CPU between
+ * tests where ADIOI_PSTRIPE_Wait_politely says (ad_pstripe_common.c). */
+int ADIOI_PSTRIPE_Waitall_yielding(int n, MPI_Request * reqs, MPI_Status * statuses);
+int ADIOI_PSTRIPE_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int ADIOI_PSTRIPE_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                            MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                            const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm);
 void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
                                  int to_mem);
 

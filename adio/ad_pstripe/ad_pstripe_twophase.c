@@ -307,7 +307,7 @@ static void exchange_pieces(coll_plan * pl)
         send_counts[p] = pl->to_agg[a].n;
         sdispls[p] = (int) (pl->to_agg[a].piece - pl->mine);
     }
-    MPI_Alltoall(send_counts, 1, MPI_INT, recv_counts, 1, MPI_INT, pl->fd->comm);
+    ADIOI_PSTRIPE_Alltoall(send_counts, 1, MPI_INT, recv_counts, 1, MPI_INT, pl->fd->comm);
     pl->nrecvd = 0;
     pl->max_from = 1;
     for (p = 0; p < nprocs; p++) {
@@ -319,8 +319,8 @@ static void exchange_pieces(coll_plan * pl)
     pl->recvd_at = ADIOI_Malloc((pl->nrecvd + 1) * sizeof(*pl->recvd_at));
     MPI_Type_contiguous(3, MPI_LONG_LONG, &piece_type);
     MPI_Type_commit(&piece_type);
-    MPI_Alltoallv(pl->mine, send_counts, sdispls, piece_type, pl->recvd, recv_counts, rdispls,
-                  piece_type, pl->fd->comm);
+    ADIOI_PSTRIPE_Alltoallv(pl->mine, send_counts, sdispls, piece_type, pl->recvd, recv_counts,
+                            rdispls, piece_type, pl->fd->comm);
     MPI_Type_free(&piece_type);
 
     pl->from = ADIOI_Calloc(nprocs, sizeof(*pl->from));
@@ -546,7 +546,7 @@ static void write_round(coll_plan * pl, coll_round * rd)
     copy_for_aggs(pl, rd, 1);
     post_for_aggs(pl, rd, 1);
     copy_self(pl, rd, 1);
-    MPI_Waitall(pl->nreqs, pl->reqs, pl->statuses);
+    ADIOI_PSTRIPE_Waitall_yielding(pl->nreqs, pl->reqs, pl->statuses);
 
     if (rd->nregions > 0 && pl->status == PS_OK) {
         status = pstripe_iwrite_list(pl->ps->file, pl->regions, rd->nregions, &iov, 1,
@@ -579,7 +579,7 @@ static void read_round(coll_plan * pl, coll_round * rd)
         post_for_procs(pl, rd, 1);
         copy_self(pl, rd, 0);
     }
-    MPI_Waitall(pl->nreqs, pl->reqs, pl->statuses);
+    ADIOI_PSTRIPE_Waitall_yielding(pl->nreqs, pl->reqs, pl->statuses);
     copy_for_aggs(pl, rd, 0);
 }
 
