@@ -145,14 +145,27 @@ err_release:
  * -> 12.1 12.4 10.1); like the servers, no shared-memory FIFOs (mm: posix,
  * sysv, xpmem; pss_main.c),
  * and cma alone moved large reads as fast as with them (2 processes, 4 MiB
- * calls, 2 alternations: 1,643-1,804 MiB/s against 1,823-2,175). */
+ * calls, 2 alternations: 1,643-1,804 MiB/s against 1,823-2,175).
+ *
+ * The TCP segment sizes too, at UCX's defaults: a peer that sends a
+ * segment larger than the receiver's TCP_RX_SEG_SIZE makes the receiver
+ * abort (UCX 1.13, tcp_ep.c's assertion on the segment's length), so a
+ * UCX_TCP_TX_SEG_SIZE=256k meant for MPI (with RX_SEG_SIZE alike, as UCX
+ * requires within a process) killed a server with default settings on the
+ * first 256 KiB write batch. PSTRIPE_UCX_TCP_* set them for a cluster whose
+ * servers were started with the same sizes. */
 static const struct {
-    const char *name, *value;
-} psc_ucx_own_keys[] = {{"TLS", "^sm,self"},
-                        {"NET_DEVICES", "all"},
-                        {"SHM_DEVICES", "all"},
-                        {"ACC_DEVICES", "all"},
-                        {"SELF_DEVICES", "all"}};
+    const char *name;  /* PSTRIPE_UCX_<name> sets it */
+    const char *key;   /* for ucp_config_modify: a transport's own setting
+                        * goes without the transport's prefix */
+    const char *value; /* else this */
+} psc_ucx_own_keys[] = {{"TLS", "TLS", "^sm,self"},
+                        {"NET_DEVICES", "NET_DEVICES", "all"},
+                        {"SHM_DEVICES", "SHM_DEVICES", "all"},
+                        {"ACC_DEVICES", "ACC_DEVICES", "all"},
+                        {"SELF_DEVICES", "SELF_DEVICES", "all"},
+                        {"TCP_TX_SEG_SIZE", "TX_SEG_SIZE", "8k"},
+                        {"TCP_RX_SEG_SIZE", "RX_SEG_SIZE", "64k"}};
 
 ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, char *msg, size_t msglen)
 {
@@ -168,13 +181,15 @@ ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, char *msg
         char var[64];
 
         snprintf(var, sizeof(var), "PSTRIPE_UCX_%s", psc_ucx_own_keys[i].name);
-        if (getenv(var) != NULL) {
-            continue;
+        /* UCX reads PSTRIPE_UCX_TLS itself, but not the transports' own
+         * settings (PSTRIPE_UCX_TCP_*): given here for all alike */
+        const char *value = getenv(var);
+        if (value == NULL) {
+            value = shm && i == 0 ? "^mm,self" : psc_ucx_own_keys[i].value;
         }
-        const char *value = shm && i == 0 ? "^mm,self" : psc_ucx_own_keys[i].value;
-        status = ucp_config_modify(config, psc_ucx_own_keys[i].name, value);
+        status = ucp_config_modify(config, psc_ucx_own_keys[i].key, value);
         if (status != UCS_OK) {
-            snprintf(msg, msglen, "ucp_config_modify(%s=%s): %s", psc_ucx_own_keys[i].name, value,
+            snprintf(msg, msglen, "ucp_config_modify(%s=%s): %s", psc_ucx_own_keys[i].key, value,
                      ucs_status_string(status));
             ucp_config_release(config);
             return PS_ERR_CONN;

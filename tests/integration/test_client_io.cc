@@ -416,6 +416,38 @@ TEST_F(ClientIO, ForcedEagerWritesStayWithinMaxInflight)
 }
 
 /*
+ * UCX_TCP_* settings meant for MPI do not reach the client's context: a
+ * client whose TCP segments (UCX_TCP_TX_SEG_SIZE) are larger than a
+ * server's receive segments made that server abort in UCX's tcp transport
+ * on the first eager write batch of more than 64 KiB (psc_config.c).
+ */
+TEST_F(ClientIO, UcxTcpSegmentsForMpiDoNotReachTheServers)
+{
+    ASSERT_TRUE(cluster_.start(1, 1));
+    setenv("UCX_TCP_TX_SEG_SIZE", "256k", 1);
+    setenv("UCX_TCP_RX_SEG_SIZE", "256k", 1);
+    ps_status_t status = connect(cluster_, {"shm=no"}, &fs_);
+    unsetenv("UCX_TCP_TX_SEG_SIZE");
+    unsetenv("UCX_TCP_RX_SEG_SIZE");
+    PSC_ASSERT_OK(status);
+
+    const uint64_t len = 256 << 10; /* one eager batch */
+    std::vector<uint8_t> buf(len), back(len);
+    for (uint64_t i = 0; i < len; i++) {
+        buf[i] = (uint8_t)(i * 7 + 1);
+    }
+    pstripe_file_t *f;
+    pstripe_layout_t layout = {1 << 20, 1, 0};
+    PSC_ASSERT_OK(pstripe_open(fs_, "/segs", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), len, 0));
+    uint64_t got = 0;
+    PSC_ASSERT_OK(pstripe_pread(f, back.data(), len, 0, &got));
+    PSC_ASSERT_OK(pstripe_close(f));
+    EXPECT_EQ(got, len);
+    EXPECT_TRUE(back == buf);
+}
+
+/*
  * A write batch whose data is one piece of memory carries a list of up to
  * 256 bytes in its header (PS_IO_LIST_INLINE: 16 regions, 8 runs) and
  * sends the data from the caller's buffer; longer lists go in the data.
