@@ -152,20 +152,17 @@ err_release:
  * abort (UCX 1.13, tcp_ep.c's assertion on the segment's length), so a
  * UCX_TCP_TX_SEG_SIZE=256k meant for MPI (with RX_SEG_SIZE alike, as UCX
  * requires within a process) killed a server with default settings on the
- * first 256 KiB write batch. PSTRIPE_UCX_TCP_* set them for a cluster whose
- * servers were started with the same sizes. */
+ * first 256 KiB write batch. They have no PSTRIPE_UCX_ form: UCX does not
+ * read a transport's settings under the prefix (and warns that such a
+ * variable is unused), and ucp_config_modify takes them (without the
+ * transport's "TCP_") unchecked. */
 static const struct {
-    const char *name;  /* PSTRIPE_UCX_<name> sets it */
-    const char *key;   /* for ucp_config_modify: a transport's own setting
-                        * goes without the transport's prefix */
-    const char *value; /* else this */
-} psc_ucx_own_keys[] = {{"TLS", "TLS", "^sm,self"},
-                        {"NET_DEVICES", "NET_DEVICES", "all"},
-                        {"SHM_DEVICES", "SHM_DEVICES", "all"},
-                        {"ACC_DEVICES", "ACC_DEVICES", "all"},
-                        {"SELF_DEVICES", "SELF_DEVICES", "all"},
-                        {"TCP_TX_SEG_SIZE", "TX_SEG_SIZE", "8k"},
-                        {"TCP_RX_SEG_SIZE", "RX_SEG_SIZE", "64k"}};
+    const char *name, *value;
+    int own_var; /* PSTRIPE_UCX_<name> sets it (UCX reads it itself) */
+} psc_ucx_own_keys[] = {{"TLS", "^sm,self", 1},     {"NET_DEVICES", "all", 1},
+                        {"SHM_DEVICES", "all", 1},  {"ACC_DEVICES", "all", 1},
+                        {"SELF_DEVICES", "all", 1}, {"TX_SEG_SIZE", "8k", 0},
+                        {"RX_SEG_SIZE", "64k", 0}};
 
 ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, char *msg, size_t msglen)
 {
@@ -181,15 +178,13 @@ ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, char *msg
         char var[64];
 
         snprintf(var, sizeof(var), "PSTRIPE_UCX_%s", psc_ucx_own_keys[i].name);
-        /* UCX reads PSTRIPE_UCX_TLS itself, but not the transports' own
-         * settings (PSTRIPE_UCX_TCP_*): given here for all alike */
-        const char *value = getenv(var);
-        if (value == NULL) {
-            value = shm && i == 0 ? "^mm,self" : psc_ucx_own_keys[i].value;
+        if (psc_ucx_own_keys[i].own_var && getenv(var) != NULL) {
+            continue;
         }
-        status = ucp_config_modify(config, psc_ucx_own_keys[i].key, value);
+        const char *value = shm && i == 0 ? "^mm,self" : psc_ucx_own_keys[i].value;
+        status = ucp_config_modify(config, psc_ucx_own_keys[i].name, value);
         if (status != UCS_OK) {
-            snprintf(msg, msglen, "ucp_config_modify(%s=%s): %s", psc_ucx_own_keys[i].key, value,
+            snprintf(msg, msglen, "ucp_config_modify(%s=%s): %s", psc_ucx_own_keys[i].name, value,
                      ucs_status_string(status));
             ucp_config_release(config);
             return PS_ERR_CONN;

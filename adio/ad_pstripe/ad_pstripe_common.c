@@ -363,9 +363,6 @@ int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
                                         recvtype, comm, &req), &req);
 }
 
-/* The collectives' spin, which keeps a CPU busy, only costs where it
- * competes with our servers; elsewhere MPI's own wait stays, at its
- * latency. */
 /*
  * Two-phase I/O's waits for its exchanges: MPICH moves a message only
  * inside MPI calls (no progress thread), and a round's data goes in
@@ -426,6 +423,9 @@ int ADIOI_PSTRIPE_Alltoallv(const void *sendbuf, const int *sendcounts, const in
     return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Waitall_yielding(1, &req, MPI_STATUSES_IGNORE);
 }
 
+/* The collectives' spin, which keeps a CPU busy, only costs where it
+ * competes with our servers; elsewhere MPI's own wait stays, at its
+ * latency. */
 int ADIOI_PSTRIPE_Wait_politely(void)
 {
     return ADIOI_PSTRIPE_server_here &&
