@@ -177,9 +177,11 @@ ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, char *msg
     for (size_t i = 0; i < sizeof(psc_ucx_own_keys) / sizeof(psc_ucx_own_keys[0]); i++) {
         char var[64];
 
-        snprintf(var, sizeof(var), "PSTRIPE_UCX_%s", psc_ucx_own_keys[i].name);
-        if (psc_ucx_own_keys[i].own_var && getenv(var) != NULL) {
-            continue;
+        if (psc_ucx_own_keys[i].own_var) {
+            snprintf(var, sizeof(var), "PSTRIPE_UCX_%s", psc_ucx_own_keys[i].name);
+            if (getenv(var) != NULL) {
+                continue;
+            }
         }
         const char *value = shm && i == 0 ? "^mm,self" : psc_ucx_own_keys[i].value;
         status = ucp_config_modify(config, psc_ucx_own_keys[i].name, value);

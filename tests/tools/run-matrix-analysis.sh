@@ -5,7 +5,8 @@
 # of the new-file and the overwrite pair), that the default buffers are
 # judged by the side-by-side runs and not by the sweep's luckiest mean,
 # that an HDF5 case run several times is judged by its medians (not by
-# its first run), and that a second replot gives the same summary (no row or note twice).
+# its first run), and that a second replot gives the same summary (no row
+# or note twice).
 # Skips (77) without python3.
 set -eu
 
