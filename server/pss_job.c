@@ -314,8 +314,9 @@ static void pss_whole_run(const pss_stage_t *st, const pss_object_t *obj, uint64
 
 /*
  * The job (or NULL) writing at once the runs of whole staged blocks through
- * job's staged spans that are PSS_WHOLE_RUN blocks long, or cover a span
- * staged for its holes (one I/O each, one io_submit). A run reaches past
+ * job's staged spans that are PSS_WHOLE_RUN blocks long (pss_join_run
+ * through a span staged for being short), or cover a span staged for its
+ * holes (one I/O each, one io_submit). A run reaches past
  * the span into blocks staged before: a process writing every other block
  * (or every other 32 KiB) of a vector pattern stages short runs that the
  * other process's blocks join into one long one. Shorter runs wait for
@@ -328,6 +329,7 @@ static pss_job_t *pss_job_flush_whole(pss_worker_t *w, pss_job_t *job)
     size_t n = 0, cap = 0;
     pss_sblock_t **blocks = NULL;
     uint64_t a = job->align, taken = 0; /* blocks below taken are in blocks[] */
+    uint64_t join = pss_join_run(w->server);
     pss_job_t *flush;
 
     for (size_t i = 0; i < job->nspans; i++) {
@@ -339,7 +341,7 @@ static pss_job_t *pss_job_flush_whole(pss_worker_t *w, pss_job_t *job)
                 continue;
             }
             pss_whole_run(w->stage, job->obj, o, taken, &lo, &hi);
-            if ((hi - lo) / a >= PSS_WHOLE_RUN ||
+            if (((hi - lo) / a >= PSS_WHOLE_RUN && (!sp->short_staged || hi - lo >= join)) ||
                 (!sp->short_staged && lo <= sp->off && hi >= sp_end)) {
                 for (uint64_t x = lo; x < hi; x += a) {
                     pss_sblock_t *b = pss_stage_find(w->stage, job->obj, x);

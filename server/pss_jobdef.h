@@ -20,8 +20,8 @@ typedef struct pss_piece {
     uint8_t *mem;      /* write: source in the payload; read: destination in the reply */
 } pss_piece_t;
 
-/* Staged whole blocks in a row written at once; a write span shorter than
- * this, among others of its job, is staged to wait for its neighbours. */
+/* Staged whole blocks in a row written at once (a run through a span
+ * staged for being short waits for pss_join_run bytes, pss_plan.h). */
 #define PSS_WHOLE_RUN 16
 
 /* Bytes of an object's short spans that may go out unjoined before its

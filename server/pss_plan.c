@@ -359,6 +359,12 @@ int pss_span_prefill(pss_span_io_t *sp, uint64_t phys, int fill)
 
 /* ---- write-back stage -------------------------------------------------------------- */
 
+uint64_t pss_join_run(const pss_server_t *s)
+{
+    uint64_t run = s->cfg.max_io / s->align * s->align;
+    return run > (uint64_t)PSS_WHOLE_RUN * s->align ? run : (uint64_t)PSS_WHOLE_RUN * s->align;
+}
+
 uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
 {
     pss_stage_t *st = w->stage;
@@ -377,8 +383,8 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     for (size_t i = 0; i < job->nspans; i++) {
         pss_span_io_t *sp = &job->spans[i];
         int t = pss_stage_touches(st, obj, sp->off, sp->len);
-        sp->short_staged = !t && !sp->holes && job->nspans > 1 && several &&
-                           sp->len < (uint64_t)PSS_WHOLE_RUN * job->align;
+        sp->short_staged =
+            !t && !sp->holes && job->nspans > 1 && several && sp->len < pss_join_run(w->server);
         sp->staged = t || sp->holes || sp->short_staged;
         if (sp->staged) {
             need += pss_stage_new_blocks(st, obj, sp->off, sp->len);

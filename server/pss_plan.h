@@ -46,12 +46,20 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
  * Mark the spans of a planned write job that go to the write-back stage
  * (w->stage): those that leave a block partly written, those touching a
  * staged block, and, while several clients write the object
- * (pss_share.h), those shorter than PSS_WHOLE_RUN blocks among others (a
- * strided write whose gaps the other writers' blocks fill). Returns the
+ * (pss_share.h), those shorter than pss_join_run among others (a strided
+ * write whose gaps the other writers' blocks fill). Returns the
  * blocks staging them adds to the stage; sets *touches if some span
  * touches a staged block. Without a stage, 0.
  */
 uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches);
+
+/*
+ * The run of whole staged blocks that a span staged for being short waits
+ * for, in bytes: max_io (at least PSS_WHOLE_RUN blocks). Spans of 16
+ * blocks to max_io interleaved by two writers (the matrix's 256 KiB list
+ * writes) went to disk one by one, at 0.8 of the large write's speed.
+ */
+uint64_t pss_join_run(const pss_server_t *s);
 
 /* Unmark them: the job writes every span to disk itself. */
 void pss_job_unstage(pss_job_t *job);
