@@ -3,7 +3,7 @@
 # ---- unit tests (tests/unit) ------------------------------------------------
 # GoogleTest units of common/ (protocol, stripe math, extents, config,
 # status codes), of the ROMIO driver's file-domain math and of the server's
-# read-ahead policy. One binary, run
+# read-ahead policy, cache and write-back stage. One binary, run
 # by `make check`.
 check_PROGRAMS += tests/unit/unit_tests
 TESTS += tests/unit/unit_tests
@@ -19,9 +19,11 @@ tests_unit_unit_tests_SOURCES = \
 	adio/ad_pstripe/ad_pstripe_aggregate.h \
 	tests/unit/test_readahead.cc server/pss_readahead.c server/pss_readahead.h \
 	tests/unit/test_cache.cc tests/unit/cache_box.c tests/unit/cache_box.h \
+	tests/unit/test_stage.cc tests/unit/stage_box.c tests/unit/stage_box.h \
 	tests/unit/test_mem.cc lib/psc_mem.c tests/unit/huge_pages.h
 # The driver's domain math comes in through tests/unit/coll_domain.c, the
-# server's cache through tests/unit/cache_box.c; the server's read-ahead
+# server's cache through tests/unit/cache_box.c, its write-back stage
+# through tests/unit/stage_box.c; the server's read-ahead
 # policy includes nothing of the server; the buffer allocator
 # (lib/psc_mem.c) nothing of the client library.
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/adio/ad_pstripe \
