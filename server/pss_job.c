@@ -254,7 +254,9 @@ static void pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now)
                     return;
                 }
                 pss_stage_put_in(b, o, src, part, p[i].stride, n);
-                b->spec |= sp->short_staged;
+                if (sp->short_staged) {
+                    pss_stage_mark_spec(b);
+                }
                 o += part;
                 src += part;
                 left -= part;

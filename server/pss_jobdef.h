@@ -28,6 +28,12 @@ typedef struct pss_piece {
  * short spans are written at once (unless four times as many were joined). */
 #define PSS_SPEC_TRIAL (4u << 20)
 
+/* An object's short spans staged and waiting take at most this share of
+ * the stage (1/PSS_SPEC_SHARE): spans whose gaps nobody fills are counted
+ * as missed only when they age out, and 1 MiB spans filled the whole
+ * stage before that (writes then waited 120-200 ms for room). */
+#define PSS_SPEC_SHARE 2
+
 /* One aligned disk I/O of a job (a span of the plan). */
 typedef struct pss_span_io {
     struct iocb iocb;

@@ -45,6 +45,7 @@ struct pss_object {
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
     pss_share_t writers; /* several clients write it (pss_share.c) */
     uint64_t spec_joined, spec_missed; /* blocks of short spans written joined, unjoined */
+    uint64_t spec_waiting;             /* blocks of short spans staged now (pss_stage.c) */
     pss_cobj_t cache;   /* its bytes in the worker's cache (pss_cache.c) */
     pss_ra_t ra;        /* its forward reads and what was read ahead (pss_readahead.c) */
 };

@@ -374,7 +374,8 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
      * nobody fills the gaps (strided writers that leave them), short spans
      * go out by age or for room, unjoined, and then are written at once */
     int several = pss_share_active(&obj->writers) &&
-                  obj->spec_missed <= obj->spec_joined / 4 + PSS_SPEC_TRIAL / job->align;
+                  obj->spec_missed <= obj->spec_joined / 4 + PSS_SPEC_TRIAL / job->align &&
+                  (st == NULL || obj->spec_waiting < st->max_blocks / PSS_SPEC_SHARE);
 
     *touches = 0;
     if (st == NULL || !job->is_write) {

@@ -224,6 +224,14 @@ void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_
     }
 }
 
+void pss_stage_mark_spec(pss_sblock_t *b)
+{
+    if (!b->spec && b->attached) {
+        b->spec = 1;
+        b->obj->spec_waiting++;
+    }
+}
+
 void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b)
 {
     pss_object_t *obj = b->obj;
@@ -232,6 +240,7 @@ void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b)
     if (!b->attached) {
         return;
     }
+    obj->spec_waiting -= b->spec;
     for (; *pp != NULL; pp = &(*pp)->hnext) {
         if (*pp == b) {
             *pp = b->hnext;

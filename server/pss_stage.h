@@ -97,6 +97,10 @@ pss_sblock_t *pss_stage_get(pss_stage_t *st, pss_object_t *obj, uint64_t boff, u
 void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_t len,
                       uint64_t stride, uint64_t count);
 
+/* Mark b as staged by a short span (counted in its object's spec_waiting
+ * until it leaves the table). */
+void pss_stage_mark_spec(pss_sblock_t *b);
+
 /* Take b out of the table (a flush job owns it until pss_stage_free_block). */
 void pss_stage_detach(pss_stage_t *st, pss_sblock_t *b);
 
