@@ -370,9 +370,10 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     pss_stage_t *st = w->stage;
     pss_object_t *obj = job->obj;
     uint64_t need = 0;
-    /* several writers, whose short spans have mostly been joined: where
-     * nobody fills the gaps (strided writers that leave them), short spans
-     * go out by age or for room, unjoined, and then are written at once */
+    /* several writers, whose short spans have mostly been joined and
+     * take less than their share of the stage: where nobody fills the gaps
+     * (strided writers that leave them), short spans go out by age or for
+     * room, unjoined, and then are written at once */
     int several = pss_share_active(&obj->writers) &&
                   obj->spec_missed <= obj->spec_joined / 4 + PSS_SPEC_TRIAL / job->align &&
                   (st == NULL || obj->spec_waiting < st->max_blocks / PSS_SPEC_SHARE);
