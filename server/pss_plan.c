@@ -369,7 +369,7 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
 {
     pss_stage_t *st = w->stage;
     pss_object_t *obj = job->obj;
-    uint64_t need = 0;
+    uint64_t need = 0, join = pss_join_run(w->server);
     /* several writers, whose short spans have mostly been joined and
      * take less than their share of the stage: where nobody fills the gaps
      * (strided writers that leave them), short spans go out by age or for
@@ -385,8 +385,7 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     for (size_t i = 0; i < job->nspans; i++) {
         pss_span_io_t *sp = &job->spans[i];
         int t = pss_stage_touches(st, obj, sp->off, sp->len);
-        sp->short_staged =
-            !t && !sp->holes && job->nspans > 1 && several && sp->len < pss_join_run(w->server);
+        sp->short_staged = !t && !sp->holes && job->nspans > 1 && several && sp->len < join;
         sp->staged = t || sp->holes || sp->short_staged;
         if (sp->staged) {
             need += pss_stage_new_blocks(st, obj, sp->off, sp->len);

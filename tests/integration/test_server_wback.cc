@@ -256,10 +256,13 @@ TEST_F(ServerWback, InterleavedBlockRunsGoToDiskInLongRuns)
 
 /* The same with regions of 64 blocks (256 KiB with 4 KiB blocks: the
  * matrix's 256 KiB list writes, whose regions were written one by one
- * while spans of 16 blocks or more went to disk at once). */
+ * while spans of 16 blocks or more went to disk at once), in a stage of
+ * 8 MiB: the spans waiting at once stay under its half (PSS_SPEC_SHARE),
+ * and only if those that went to disk stop counting (15 MiB staged in
+ * all; 4 MiB and 58 disk writes when they did not). */
 TEST_F(ServerWback, InterleavedLongRegionsGoToDiskInLongRuns)
 {
-    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_io=1m"}));
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_io=1m", "write_back=8m"}));
     raw_client *c[2] = {&a, &b};
     /* round 0 alone: 2n; then runs of max_io (one a region before) */
     expect_long_runs(this, c, 0x5113, 64, 4, 8, 2 * 4 + 2 * 8);

@@ -55,7 +55,12 @@ uint32_t stage_box_covered(const stage_box *b)
 size_t stage_box_ranges(const stage_box *b, uint32_t (*out)[2], size_t max)
 {
     uint32_t(*all)[2] = malloc(b->st->align * sizeof(*all));
-    size_t n = pss_stage_ranges(b->st, b->blk, all);
+    size_t n;
+
+    if (all == NULL) {
+        abort(); /* a test without memory cannot go on */
+    }
+    n = pss_stage_ranges(b->st, b->blk, all);
 
     for (size_t i = 0; i < n && i < max; i++) {
         out[i][0] = all[i][0];
