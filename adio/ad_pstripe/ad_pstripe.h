@@ -222,7 +222,9 @@ void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
 void *ADIOI_PSTRIPE_Buf_alloc(size_t size);
 /* The driver's own barrier, waited for as ADIOI_PSTRIPE_Wait_collective
  * (ad_pstripe_sync.h) waits; its allreduce and allgather (and ROMIO's
- * info check's allreduce), so where ADIOI_PSTRIPE_Wait_politely says. */
+ * info check's allreduce), so where ADIOI_PSTRIPE_Wait_politely says
+ * (ADIOI_PSTRIPE_Wait_started). All of them start the nonblocking form on
+ * every process. */
 int ADIOI_PSTRIPE_Barrier(MPI_Comm comm);
 int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);

@@ -322,10 +322,21 @@ int ADIOI_PSTRIPE_Wait_collective(MPI_Request * req)
     return rc;
 }
 
+/* Wait for a collective started as its nonblocking form: politely where
+ * ADIOI_PSTRIPE_Wait_politely says, else as MPI waits. (The form itself
+ * never depends on the process: MPI does not match blocking and
+ * nonblocking collectives.) */
+int ADIOI_PSTRIPE_Wait_started(MPI_Request * req)
+{
+    if (!ADIOI_PSTRIPE_Wait_politely())
+        return PMPI_Wait(req, MPI_STATUS_IGNORE);
+    return ADIOI_PSTRIPE_Wait_collective(req);
+}
+
 /* Finish a collective started as its nonblocking form (rc: the start's). */
 static int wait_started(int rc, MPI_Request * req)
 {
-    return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Wait_collective(req);
+    return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Wait_started(req);
 }
 
 int ADIOI_PSTRIPE_Barrier(MPI_Comm comm)
@@ -346,8 +357,6 @@ int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,
 {
     MPI_Request req;
 
-    if (!ADIOI_PSTRIPE_Wait_politely())
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     return wait_started(PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &req),
                         &req);
 }
@@ -357,8 +366,6 @@ int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 {
     MPI_Request req;
 
-    if (!ADIOI_PSTRIPE_Wait_politely())
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return wait_started(PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                         recvtype, comm, &req), &req);
 }
@@ -402,8 +409,6 @@ int ADIOI_PSTRIPE_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
     MPI_Request req;
     int rc;
 
-    if (!ADIOI_PSTRIPE_Wait_politely())
-        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &req);
     return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Waitall_yielding(1, &req, MPI_STATUSES_IGNORE);
 }
@@ -415,9 +420,6 @@ int ADIOI_PSTRIPE_Alltoallv(const void *sendbuf, const int *sendcounts, const in
     MPI_Request req;
     int rc;
 
-    if (!ADIOI_PSTRIPE_Wait_politely())
-        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                              rdispls, recvtype, comm);
     rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                          recvtype, comm, &req);
     return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Waitall_yielding(1, &req, MPI_STATUSES_IGNORE);

@@ -31,4 +31,9 @@ void ADIOI_PSTRIPE_Wait_after_flush(uint64_t took_ns);
  * a server runs on this host. */
 int ADIOI_PSTRIPE_Wait_politely(void);
 
+/* Wait for a started collective: as ADIOI_PSTRIPE_Wait_collective where
+ * ADIOI_PSTRIPE_Wait_politely says, else as MPI_Wait. Every process starts
+ * the same (nonblocking) form whatever it says. */
+int ADIOI_PSTRIPE_Wait_started(MPI_Request * req);
+
 #endif /* AD_PSTRIPE_SYNC_H_INCLUDED */

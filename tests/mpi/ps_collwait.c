@@ -21,9 +21,18 @@
  *   whole time: the same program on ufs: uses a CPU for all of it, which
  *   is printed, not checked).
  *
+ * First, with 2 or more processes, the same collectives while rank 0
+ * alone has a file open (its own, on MPI_COMM_SELF), so that it waits
+ * politely and the others do not: MPI never matches a blocking collective
+ * with a nonblocking one, and a driver that started the blocking form
+ * where it does not wait politely hung at the first barrier (an alarm
+ * ends the test then).
+ *
  * Each process then writes its block of the file (compared with ufs by
  * mpi-tests) and reads it back.
  */
+#include <signal.h>
+#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,6 +198,35 @@ static double late_wait_cpu(MPI_File fh, int kind)
     return thread_cpu_s() - cpu;
 }
 
+static void hung(int sig)
+{
+    static const char msg[] = "ps_collwait: FAIL: collectives hung while only rank 0 had a "
+        "file open (blocking and nonblocking forms mixed?)\n";
+    (void) sig;
+    (void) !write(2, msg, sizeof(msg) - 1);
+    _exit(1);
+}
+
+/* The collectives while rank 0 alone has a file (of its own) open. */
+static void check_mixed_waits(const char *fname)
+{
+    char own[4096];
+    MPI_File fh;
+
+    snprintf(own, sizeof(own), "%s.rank0", fname);
+    if (ps_rank == 0)
+        PS_MPI(MPI_File_open(MPI_COMM_SELF, own, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                             MPI_INFO_NULL, &fh));
+    signal(SIGALRM, hung);
+    alarm(120);
+    check_collectives(MPI_COMM_WORLD);
+    alarm(0);
+    if (ps_rank == 0) {
+        PS_MPI(MPI_File_close(&fh));
+        PS_MPI(MPI_File_delete(own, MPI_INFO_NULL));
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
@@ -198,6 +236,8 @@ int main(int argc, char **argv)
     MPI_File fh;
     int kind;
 
+    if (ps_nprocs > 1)
+        check_mixed_waits(fname);
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR,
                          MPI_INFO_NULL, &fh));
     check_collectives(MPI_COMM_WORLD);
