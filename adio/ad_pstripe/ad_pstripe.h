@@ -132,6 +132,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
     unsigned long epoch_seen;   /* ADIOI_PSTRIPE_Sync_after's count at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */
+    int coll_read_apart;        /* the last collective read's ranges were apart */
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
     pstripe_region_t *spare_regions;    /* an access's region array kept for the next one */
     size_t spare_cap;
@@ -230,6 +231,9 @@ int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int ADIOI_PSTRIPE_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request * req);
 /* Two-phase I/O's exchanges: MPICH's waits, but yielding the CPU between
  * tests where ADIOI_PSTRIPE_Wait_politely says (ad_pstripe_common.c). */
 int ADIOI_PSTRIPE_Waitall_yielding(int n, MPI_Request * reqs, MPI_Status * statuses);

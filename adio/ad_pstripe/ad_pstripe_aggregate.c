@@ -23,10 +23,9 @@
 
 #include "ad_pstripe_aggregate.h"
 
-/* Do the ranges overlap? (ROMIO's test compares neighbours in rank order;
- * this one sorts.) */
-static int ranges_interleave(const ADIOI_PSTRIPE_range * ranges, int n,
-                             ADIOI_PSTRIPE_range * st)
+/* ROMIO's test compares neighbours in rank order; this one sorts. */
+int ADIOI_PSTRIPE_Ranges_interleave(const ADIOI_PSTRIPE_range * ranges, int n,
+                                    ADIOI_PSTRIPE_range * st)
 {
     int i, j, m = 0;
     long long max_end;
@@ -56,7 +55,7 @@ int ADIOI_PSTRIPE_Ranges_aggregate(const ADIOI_PSTRIPE_range * ranges, int n, in
         ADIOI_PSTRIPE_COLL_SMALL_READ_REGION;
     int i;
 
-    if (!ranges_interleave(ranges, n, scratch))
+    if (!ADIOI_PSTRIPE_Ranges_interleave(ranges, n, scratch))
         return 0;
     for (i = 0; i < n; i++) {
         bytes += ranges[i].bytes;

@@ -58,6 +58,11 @@ typedef struct ADIOI_PSTRIPE_range_s {
  */
 #define ADIOI_PSTRIPE_COLL_SMALL_READ_REGION 128
 
+/* Do the file ranges of the accesses ranges[0..n) overlap (empty ones
+ * aside)? scratch: room for n ranges. */
+int ADIOI_PSTRIPE_Ranges_interleave(const ADIOI_PSTRIPE_range * ranges, int n,
+                                    ADIOI_PSTRIPE_range * scratch);
+
 /* Automatic aggregation of the accesses ranges[0..n): two-phase (1) only
  * when their file ranges interleave (empty ones aside) and their regions
  * average ADIOI_PSTRIPE_COLL_SMALL_REGION (writes) or

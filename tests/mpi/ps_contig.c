@@ -6,9 +6,14 @@
  * writes it one way: explicit offsets or the individual file pointer,
  * independent or collective, blocking or nonblocking (MPI_Wait, MPI_Test,
  * MPI_Waitall). Each block is read back another way and compared, then the
- * whole file is read by one process and compared with the model. Then size
- * operations: get_size, reads across the end of file (counts), sync,
- * set_size (shrink and extend), preallocate.
+ * whole file is read by one process and compared with the model. Then
+ * collective reads through a second handle with automatic aggregation,
+ * whose processes' ranges are apart, overlap, and are apart again (the
+ * driver reads apart ones while it gathers the ranges, and reads again
+ * by two-phase when they turn out to overlap): bytes, counts and the
+ * individual file pointer. Then size operations: get_size, reads across
+ * the end of file (counts), sync, set_size (shrink and extend),
+ * preallocate.
  *
  * Usage: ps_contig FILENAME
  */
@@ -31,6 +36,57 @@ static void wait_by_test(MPI_Request * req, MPI_Status * st)
         PS_MPI(MPI_Test(req, &done, st));
         ps_compute(1000);
     }
+}
+
+/* One collective read of len bytes at off (explicit offset, or the
+ * individual file pointer moved there first), compared with the model;
+ * expect bytes of them below the end of file. */
+static void coll_read(MPI_File fh, MPI_Offset off, int len, int at, int expect,
+                      const char *what)
+{
+    unsigned char *got = malloc(len), *want = malloc(len);
+    MPI_Offset pos;
+    MPI_Status st;
+    int count;
+
+    memset(got, 0xA5, len);
+    if (at) {
+        PS_MPI(MPI_File_read_at_all(fh, off, got, len, MPI_BYTE, &st));
+    } else {
+        PS_MPI(MPI_File_seek(fh, off, MPI_SEEK_SET));
+        PS_MPI(MPI_File_read_all(fh, got, len, MPI_BYTE, &st));
+        PS_MPI(MPI_File_get_position(fh, &pos));
+        PS_CHECK(pos == off + expect, "%s: file pointer %lld after reading %d bytes at %lld",
+                 what, (long long) pos, expect, (long long) off);
+    }
+    PS_MPI(MPI_Get_count(&st, MPI_BYTE, &count));
+    PS_CHECK(count == expect, "%s: read %d bytes, expected %d", what, count, expect);
+    ps_fill(want, expect, (uint64_t) off, 1);
+    ps_compare(got, want, expect, what);
+    free(got);
+    free(want);
+}
+
+/* Collective reads whose ranges are apart (each rank its block), overlap
+ * (every rank the same bytes) and are apart again, through a handle with
+ * the default (automatic) aggregation. */
+static void coll_read_patterns(const char *fname, MPI_Offset size)
+{
+    MPI_File fh;
+    int s;
+
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    for (s = 0; s < 3; s++)
+        coll_read(fh, block_off(s, ps_rank), BS, s != 1, BS, "apart");
+    coll_read(fh, block_off(3, 0), BS, 1, BS, "overlapping");
+    coll_read(fh, block_off(4, 0) + 1000, BS, 0, BS, "overlapping");
+    for (s = 5; s < NSECT; s++)
+        coll_read(fh, block_off(s, ps_rank), BS, s != 6, BS, "apart again");
+    /* apart, the last rank's across the end of file */
+    coll_read(fh, block_off(NSECT - 1, ps_rank) + 100, BS, 1,
+              ps_rank == ps_nprocs - 1 ? BS - 100 : BS, "apart, across the end");
+    PS_CHECK(block_off(NSECT, 0) == size, "model size");
+    PS_MPI(MPI_File_close(&fh));
 }
 
 int main(int argc, char **argv)
@@ -146,6 +202,7 @@ int main(int argc, char **argv)
         free(want);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    coll_read_patterns(fname, want_size);
 
     /* ---- sizes ---- */
     PS_MPI(MPI_File_set_size(fh, want_size - 12345));

@@ -299,3 +299,30 @@ TEST(coll_choice, interleaved_writes_of_small_regions_are_list_io)
     r[1].nregions++;
     EXPECT_EQ(aggregates(r, 1), 0);
 }
+
+// Whether ranges interleave (the driver reads collective accesses whose
+// ranges are apart while it gathers the next call's ranges).
+static int interleave(std::vector<ADIOI_PSTRIPE_range> r)
+{
+    std::vector<ADIOI_PSTRIPE_range> scratch(r.size());
+    return ADIOI_PSTRIPE_Ranges_interleave(r.data(), (int)r.size(), scratch.data());
+}
+
+TEST(coll_choice, ranges_interleave_only_where_they_overlap)
+{
+    // adjacent, in any rank order, with empty and failed accesses between
+    std::vector<ADIOI_PSTRIPE_range> r = {
+        {300, 400, 100, 1}, {5, 5, 0, 0}, {0, 100, 100, 1}, {-1, -1, 0, 0}, {100, 300, 200, 2}};
+    EXPECT_EQ(interleave(r), 0);
+    r[4].end = 301; // one byte into the next
+    EXPECT_EQ(interleave(r), 1);
+    // a range inside a longer one that ends after the next starts
+    r = {{0, 1000, 2, 2}, {400, 500, 100, 1}, {1000, 1100, 100, 1}};
+    EXPECT_EQ(interleave(r), 1);
+    // the same bytes
+    r = {{64, 128, 64, 1}, {64, 128, 64, 1}};
+    EXPECT_EQ(interleave(r), 1);
+    // one process, or none with bytes
+    EXPECT_EQ(interleave({{0, 1 << 20, 1 << 20, 1}}), 0);
+    EXPECT_EQ(interleave({{7, 7, 0, 0}, {-1, -1, 0, 0}}), 0);
+}
