@@ -132,7 +132,8 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
     unsigned long epoch_seen;   /* ADIOI_PSTRIPE_Sync_after's count at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */
-    int coll_read_apart;        /* the last collective read's ranges were apart */
+    int coll_reads_apart;       /* collective reads whose ranges were apart, in a row
+                                 * (ad_pstripe_coll.c) */
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
     pstripe_region_t *spare_regions;    /* an access's region array kept for the next one */
     size_t spare_cap;
@@ -225,7 +226,7 @@ void *ADIOI_PSTRIPE_Buf_alloc(size_t size);
  * (ad_pstripe_sync.h) waits; its allreduce and allgather (and ROMIO's
  * info check's allreduce), so where ADIOI_PSTRIPE_Wait_politely says
  * (ADIOI_PSTRIPE_Wait_started). All of them start the nonblocking form on
- * every process. */
+ * every process: MPI does not match it with the blocking one. */
 int ADIOI_PSTRIPE_Barrier(MPI_Comm comm);
 int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);

@@ -113,17 +113,23 @@ static void aggregated(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
         *error_code = flush_err;
 }
 
+/* Collective reads whose ranges were apart, in a row, after which the next
+ * one is read while the ranges are gathered (read_meanwhile): a pattern
+ * that changes every call is then never read twice. */
+#define READS_APART 2
+
 /*
- * A collective read whose processes' ranges were apart last time: this
- * process reads its own bytes while their ranges are gathered (into
- * ranges), so that the processes do not wait for each other's reads, only
- * for each other's start (2 processes, 256 KiB blocks of each in turn,
+ * A collective read whose processes' ranges were apart the last
+ * READS_APART times: this process reads its own bytes while their ranges
+ * are gathered (into ranges), so that the processes do not wait for each
+ * other's reads, only for each other's start (2 processes, 256 KiB blocks of each in turn,
  * side by side, 3 rounds: pstripe-bench -p contig -c -b 256k -t 256k -s
  * 1024 reads 962-1,966 -> 2,631-3,302 MiB/s, IOR -a MPIIO -c the same
  * 1,143-2,002 -> 3,053-3,136). *read_err: the read's MPI error code. If the
- * ranges now ask for aggregation, two-phase reads the bytes again (a read
- * has no effect to undo); if they interleave with small regions, the next
- * call waits for the ranges first again (processes reading the same
+ * ranges now ask for aggregation, two-phase reads the bytes again (the
+ * read moved only the file pointer, which two-phase sets, and cached
+ * blocks); if they interleave with small regions, the next calls wait
+ * for the ranges first again (processes reading the same
  * blocks at once share the servers' disk reads: 64-byte regions read
  * apart ran at 1,262-1,311 MiB/s against 1,762-1,802 together). Returns
  * the gather's MPI error code.
@@ -145,6 +151,27 @@ static int read_meanwhile(ADIO_File fd, void *buf, int count, MPI_Datatype datat
     return ADIOI_PSTRIPE_Wait_started(&req);
 }
 
+/* Count the collective reads whose ranges were apart, in a row. */
+static void note_reads_apart(ADIOI_PSTRIPE_fs * ps, int apart)
+{
+    if (!apart)
+        ps->coll_reads_apart = 0;
+    else if (ps->coll_reads_apart < READS_APART)
+        ps->coll_reads_apart++;
+}
+
+/* A collective read that failed after this process read its bytes
+ * meanwhile: its file pointer and count are as if it had not. */
+static void undo_read(ADIO_File fd, MPI_Datatype datatype, ADIO_Status * status,
+                      ADIO_Offset fp_before)
+{
+    fd->fp_ind = fp_before;
+#ifdef HAVE_STATUS_SET_BYTES
+    if (status)
+        MPIR_Status_set_bytes(status, datatype, 0);
+#endif
+}
+
 static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                               int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                               int is_write, int *error_code)
@@ -154,6 +181,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
     ADIOI_PSTRIPE_range *ranges;
     int cb = is_write ? fd->hints->cb_write : fd->hints->cb_read;
     int i, nprocs, build_err, gather_err, all_ok, ok, apart, ahead, read_err = MPI_SUCCESS;
+    ADIO_Offset fp_before;
 
     *error_code = MPI_SUCCESS;
     if (!ADIOI_PSTRIPE_Listio(fd, is_write)) {
@@ -174,7 +202,8 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                                &build_err);
     ok = (build_err == MPI_SUCCESS);
     ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
-    ahead = !is_write && cb == ADIOI_HINT_AUTO && ps->coll_read_apart && ok;
+    ahead = !is_write && cb == ADIOI_HINT_AUTO && ps->coll_reads_apart >= READS_APART && ok;
+    fp_before = fd->fp_ind;
     if (ahead)
         gather_err = read_meanwhile(fd, buf, count, datatype, file_ptr_type, offset, status,
                                     &acc, ranges, &read_err);
@@ -182,6 +211,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
         gather_err = gather_ranges(fd, &acc, ok, ranges);
     for (i = 0, all_ok = 1; i < nprocs && gather_err == MPI_SUCCESS; i++)
         all_ok &= ranges[i].start >= 0;
+    apart = 0;
 
     if (gather_err != MPI_SUCCESS) {
         *error_code = gather_err;
@@ -196,7 +226,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
         ADIOI_PSTRIPE_Access_free(fd, &acc);
         ADIOI_Free(ranges);
         if (!is_write)
-            ps->coll_read_apart = apart;
+            note_reads_apart(ps, apart);
         if (ahead)
             *error_code = read_err;     /* read while the ranges were gathered */
         else
@@ -204,8 +234,6 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                         error_code);
         return;
     } else {
-        if (!is_write)
-            ps->coll_read_apart = 0;
         ADIOI_PSTRIPE_Access_regions(fd, &acc); /* the plans walk regions */
         aggregated(fd, buf, count, datatype, file_ptr_type, offset, status, &acc, ranges,
                    is_write, error_code);
@@ -219,6 +247,10 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
 #endif
         }
     }
+    if (!is_write)
+        note_reads_apart(ps, apart);
+    if (ahead && *error_code != MPI_SUCCESS)
+        undo_read(fd, datatype, status, fp_before);
     if (ok)
         ADIOI_PSTRIPE_Access_free(fd, &acc);
     ADIOI_Free(ranges);
@@ -275,7 +307,7 @@ int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,
     ADIOI_PSTRIPE_access acc;
     ADIOI_PSTRIPE_range *ranges;
     int cb = is_write ? fd->hints->cb_write : fd->hints->cb_read;
-    int nprocs, err, agg;
+    int nprocs, err, agg, apart = 0;
 
     if (cb != ADIOI_HINT_AUTO)
         return cb == ADIOI_HINT_ENABLE;
@@ -283,9 +315,12 @@ int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,
     ADIOI_PSTRIPE_Access_build(fd, (void *) buf, count, datatype, file_ptr_type, offset, &acc,
                                &err);
     ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
-    /* (a failed gather: the access fails in the I/O that follows) */
+    /* (a failed gather: MPI's error handler has had it, fatal by default;
+     * the access then goes as the blocking call's independent one) */
     agg = gather_ranges(fd, &acc, err == MPI_SUCCESS, ranges) == MPI_SUCCESS &&
-        coll_aggregates(ranges, nprocs, is_write, NULL);
+        coll_aggregates(ranges, nprocs, is_write, &apart);
+    if (!is_write)
+        note_reads_apart(fd->fs_ptr, agg ? 0 : apart);
     if (err == MPI_SUCCESS)
         ADIOI_PSTRIPE_Access_free(fd, &acc);
     ADIOI_Free(ranges);

@@ -339,11 +339,14 @@ static int wait_started(int rc, MPI_Request * req)
     return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Wait_started(req);
 }
 
+/* (Always waited for politely: a file's sync, set_size and close, whose
+ * root may be at work on the servers meanwhile.) */
 int ADIOI_PSTRIPE_Barrier(MPI_Comm comm)
 {
     MPI_Request req;
+    int rc = PMPI_Ibarrier(comm, &req);
 
-    return wait_started(PMPI_Ibarrier(comm, &req), &req);
+    return rc != MPI_SUCCESS ? rc : ADIOI_PSTRIPE_Wait_collective(&req);
 }
 
 /* The driver's collectives that wait for the other processes' I/O (the

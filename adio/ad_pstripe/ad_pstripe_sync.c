@@ -32,10 +32,10 @@
  * that stores too): MPICH's own wait polls without pause, and a process
  * that reached a barrier first took from the servers and the slower
  * processes the CPU they needed (on 2 vCPUs, 74% of such a process's
- * samples were MPICH's polling in pstripe-bench's barrier). Such a call
- * starts its nonblocking form and waits as the driver's own collectives
- * do (ADIOI_PSTRIPE_Wait_collective: a 50 us spin, then sleeps). Where
- * the servers are elsewhere, MPICH's wait and its latency stay.
+ * samples were MPICH's polling in pstripe-bench's barrier). Every such
+ * call starts its nonblocking form (PS_COLL below) and waits there as
+ * the driver's own collectives do (ADIOI_PSTRIPE_Wait_collective: a 50
+ * us spin, then sleeps); elsewhere it waits as MPI_Wait does.
  *
  * Not hooked: calls that create or free communicators and windows or
  * connect processes (collective, but not a way programs pass word of
