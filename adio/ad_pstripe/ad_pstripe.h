@@ -132,8 +132,8 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
     unsigned long epoch_seen;   /* ADIOI_PSTRIPE_Sync_after's count at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */
-    int coll_apart[2];          /* collective reads [0] and writes [1] whose ranges
-                                 * were apart, in a row (ad_pstripe_coll.c) */
+    int coll_reads_apart;       /* collective reads whose ranges were apart, in a row
+                                 * (ad_pstripe_coll.c) */
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
     pstripe_region_t *spare_regions;    /* an access's region array kept for the next one */
     size_t spare_cap;

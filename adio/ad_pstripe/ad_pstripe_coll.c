@@ -8,9 +8,8 @@
  * interleave and their regions average ADIOI_PSTRIPE_COLL_SMALL_REGION
  * bytes or more for writes, ADIOI_PSTRIPE_COLL_SMALL_READ_REGION for reads
  * (ad_pstripe_aggregate.h):
- * one allgather of the processes' ranges decides, alike everywhere (an
- * access like the last ones, whose ranges were apart, is done meanwhile:
- * io_meanwhile).
+ * one allgather of the processes' ranges decides, alike everywhere (a read
+ * whose ranges were apart last time is done meanwhile, read_meanwhile).
  * Atomic mode uses
  * independent I/O under the file lock, since an aggregator's write mixes
  * several processes' data.
@@ -114,38 +113,31 @@ static void aggregated(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
         *error_code = flush_err;
 }
 
-/* Collective accesses (of one direction) whose ranges were apart, in a
- * row, after which the next one is done while the ranges are gathered
- * (io_meanwhile): a pattern that changes every call is then never done
- * twice. */
-#define TIMES_APART 2
+/* Collective reads whose ranges were apart, in a row, after which the next
+ * one is read while the ranges are gathered (read_meanwhile): a pattern
+ * that changes every call is then never read twice. */
+#define READS_APART 2
 
 /*
- * A collective access whose processes' ranges were apart the last
- * TIMES_APART times (in its direction): this process does its own
- * access, independently, while their ranges are gathered (into ranges),
- * so that the processes do not wait for each other's I/O, only for each
- * other's start (2 processes, 256 KiB blocks of each in turn, side by
- * side, 3 rounds: pstripe-bench -p contig -c -b 256k -t 256k -s 1024
- * reads 962-1,966 -> 2,631-3,302 MiB/s, IOR -a MPIIO -c the same
- * 1,143-2,002 -> 3,053-3,136; writes of 1 MiB blocks, pstripe-bench
- * 1,053-1,563 -> 1,510-1,534 and IOR 971-1,294 -> 1,277-1,414, of 256 KiB
- * 1,210-1,270 -> 1,250-1,335). *io_err: the access's MPI error
- * code. If the ranges now ask for aggregation, two-phase does it again:
- * a read moved only the file pointer, which two-phase sets, and cached
- * blocks; a write's bytes are the same ones two-phase writes (it flushes
- * them first, so an aggregator's read-modify-write sees them), and in one
- * collective call no two processes may write the same byte. If the
- * ranges interleave with small regions, the next calls wait for the
- * ranges first again (processes reading the same
+ * A collective read whose processes' ranges were apart the last
+ * READS_APART times: this process reads its own bytes while their ranges
+ * are gathered (into ranges), so that the processes do not wait for each
+ * other's reads, only for each other's start (2 processes, 256 KiB blocks of each in turn,
+ * side by side, 3 rounds: pstripe-bench -p contig -c -b 256k -t 256k -s
+ * 1024 reads 962-1,966 -> 2,631-3,302 MiB/s, IOR -a MPIIO -c the same
+ * 1,143-2,002 -> 3,053-3,136). *read_err: the read's MPI error code. If the
+ * ranges now ask for aggregation, two-phase reads the bytes again (the
+ * read moved only the file pointer, which two-phase sets, and cached
+ * blocks); if they interleave with small regions, the next calls wait
+ * for the ranges first again (processes reading the same
  * blocks at once share the servers' disk reads: 64-byte regions read
  * apart ran at 1,262-1,311 MiB/s against 1,762-1,802 together). Returns
  * the gather's MPI error code.
  */
-static int io_meanwhile(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
-                        int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
-                        const ADIOI_PSTRIPE_access * acc, ADIOI_PSTRIPE_range * ranges,
-                        int is_write, int *io_err)
+static int read_meanwhile(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                          int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                          const ADIOI_PSTRIPE_access * acc, ADIOI_PSTRIPE_range * ranges,
+                          int *read_err)
 {
     ADIOI_PSTRIPE_range mine = my_range(acc, 1);
     MPI_Request req;
@@ -155,23 +147,22 @@ static int io_meanwhile(ADIO_File fd, void *buf, int count, MPI_Datatype datatyp
                                   &req);
     if (rc != MPI_SUCCESS)
         return rc;
-    independent(fd, buf, count, datatype, file_ptr_type, offset, status, is_write, io_err);
+    independent(fd, buf, count, datatype, file_ptr_type, offset, status, 0, read_err);
     return ADIOI_PSTRIPE_Wait_started(&req);
 }
 
-/* Count the collective accesses of a direction whose ranges were apart,
- * in a row. */
-static void note_apart(ADIOI_PSTRIPE_fs * ps, int is_write, int apart)
+/* Count the collective reads whose ranges were apart, in a row. */
+static void note_reads_apart(ADIOI_PSTRIPE_fs * ps, int apart)
 {
     if (!apart)
-        ps->coll_apart[is_write] = 0;
-    else if (ps->coll_apart[is_write] < TIMES_APART)
-        ps->coll_apart[is_write]++;
+        ps->coll_reads_apart = 0;
+    else if (ps->coll_reads_apart < READS_APART)
+        ps->coll_reads_apart++;
 }
 
-/* A collective access that failed after this process did its own
+/* A collective read that failed after this process read its bytes
  * meanwhile: its file pointer and count are as if it had not. */
-static void undo_meanwhile(ADIO_File fd, MPI_Datatype datatype, ADIO_Status * status,
+static void undo_read(ADIO_File fd, MPI_Datatype datatype, ADIO_Status * status,
                       ADIO_Offset fp_before)
 {
     fd->fp_ind = fp_before;
@@ -189,7 +180,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
     ADIOI_PSTRIPE_access acc;
     ADIOI_PSTRIPE_range *ranges;
     int cb = is_write ? fd->hints->cb_write : fd->hints->cb_read;
-    int i, nprocs, build_err, gather_err, all_ok, ok, apart, ahead, io_err = MPI_SUCCESS;
+    int i, nprocs, build_err, gather_err, all_ok, ok, apart, ahead, read_err = MPI_SUCCESS;
     ADIO_Offset fp_before;
 
     *error_code = MPI_SUCCESS;
@@ -211,11 +202,11 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                                &build_err);
     ok = (build_err == MPI_SUCCESS);
     ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
-    ahead = cb == ADIOI_HINT_AUTO && ps->coll_apart[is_write] >= TIMES_APART && ok;
+    ahead = !is_write && cb == ADIOI_HINT_AUTO && ps->coll_reads_apart >= READS_APART && ok;
     fp_before = fd->fp_ind;
     if (ahead)
-        gather_err = io_meanwhile(fd, buf, count, datatype, file_ptr_type, offset, status,
-                                  &acc, ranges, is_write, &io_err);
+        gather_err = read_meanwhile(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                    &acc, ranges, &read_err);
     else
         gather_err = gather_ranges(fd, &acc, ok, ranges);
     for (i = 0, all_ok = 1; i < nprocs && gather_err == MPI_SUCCESS; i++)
@@ -234,9 +225,10 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
         /* nothing to gain from aggregation: independent list I/O */
         ADIOI_PSTRIPE_Access_free(fd, &acc);
         ADIOI_Free(ranges);
-        note_apart(ps, is_write, apart);
+        if (!is_write)
+            note_reads_apart(ps, apart);
         if (ahead)
-            *error_code = io_err;       /* done while the ranges were gathered */
+            *error_code = read_err;     /* read while the ranges were gathered */
         else
             independent(fd, buf, count, datatype, file_ptr_type, offset, status, is_write,
                         error_code);
@@ -255,9 +247,10 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
 #endif
         }
     }
-    note_apart(ps, is_write, apart);
+    if (!is_write)
+        note_reads_apart(ps, apart);
     if (ahead && *error_code != MPI_SUCCESS)
-        undo_meanwhile(fd, datatype, status, fp_before);
+        undo_read(fd, datatype, status, fp_before);
     if (ok)
         ADIOI_PSTRIPE_Access_free(fd, &acc);
     ADIOI_Free(ranges);
@@ -277,7 +270,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
  * read does (IOR -a MPIIO -c -b 4m -t 4k -s 16, 2 processes, side by side:
  * 133-140 -> 481-552 MiB/s; HDF5's chunked collective reads 330-352 ->
  * 380-447), and when the last one's ranges were apart too, it is read
- * while the ranges are gathered (io_meanwhile); so is such a write.
+ * while the ranges are gathered (read_meanwhile).
  */
 static void strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                          int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
@@ -326,7 +319,8 @@ int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,
      * the access then goes as the blocking call's independent one) */
     agg = gather_ranges(fd, &acc, err == MPI_SUCCESS, ranges) == MPI_SUCCESS &&
         coll_aggregates(ranges, nprocs, is_write, &apart);
-    note_apart(fd->fs_ptr, is_write, agg ? 0 : apart);
+    if (!is_write)
+        note_reads_apart(fd->fs_ptr, agg ? 0 : apart);
     if (err == MPI_SUCCESS)
         ADIOI_PSTRIPE_Access_free(fd, &acc);
     ADIOI_Free(ranges);
