@@ -115,7 +115,9 @@ static void aggregated(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
 
 /* Collective reads whose ranges were apart, in a row, after which the next
  * one is read while the ranges are gathered (read_meanwhile): a pattern
- * that changes every call is then never read twice. */
+ * that changes every call is then never read twice. Like the read cache
+ * (and off with it), this reads before the call orders the read after
+ * the other processes' writes: MPI asks for sync-barrier-sync there. */
 #define READS_APART 2
 
 /*
@@ -202,7 +204,8 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
                                &build_err);
     ok = (build_err == MPI_SUCCESS);
     ranges = ADIOI_Malloc(nprocs * sizeof(*ranges));
-    ahead = !is_write && cb == ADIOI_HINT_AUTO && ps->coll_reads_apart >= READS_APART && ok;
+    ahead = !is_write && cb == ADIOI_HINT_AUTO && ps->coll_reads_apart >= READS_APART && ok &&
+        ps->read_cache != ADIOI_HINT_DISABLE;
     fp_before = fd->fp_ind;
     if (ahead)
         gather_err = read_meanwhile(fd, buf, count, datatype, file_ptr_type, offset, status,

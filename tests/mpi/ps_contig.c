@@ -17,6 +17,8 @@
  *
  * Usage: ps_contig FILENAME
  */
+#include <unistd.h>
+
 #include "pstest.h"
 
 #define BS 300001
@@ -96,6 +98,56 @@ static void coll_read_patterns(const char *fname, MPI_Offset size)
               ps_rank == ps_nprocs - 1 ? BS - 100 : BS, "apart, across the end");
     PS_CHECK(block_off(NSECT, 0) == size, "model size");
     PS_MPI(MPI_File_close(&fh));
+}
+
+/* With the read cache disabled, a collective read is never read before
+ * the others enter the call: rank 1 writes (directly: larger than the
+ * write-behind buffer) the bytes rank 0 then reads collectively, but
+ * only after rank 0 has been waiting in the call for a while; two apart
+ * collective reads come first (with the read cache on, the third would
+ * be read meanwhile, before rank 1's write). */
+static void coll_read_orders(const char *fname)
+{
+    const int len = 4 << 20;
+    unsigned char *buf = malloc(len), *want = malloc(len);
+    char name[4096];
+    MPI_Info info;
+    MPI_Status st;
+    MPI_File fh;
+    int s;
+
+    if (ps_nprocs < 2 || !ps_is_pstripe(fname))
+        return;
+    snprintf(name, sizeof(name), "%s.order", fname);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_pstripe_read_cache", "disable");
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    ps_fill(buf, len, (uint64_t) ps_rank * len, 3);
+    PS_MPI(MPI_File_write_at(fh, (MPI_Offset) ps_rank * len, buf, len, MPI_BYTE, &st));
+    PS_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_sync(fh));
+    for (s = 0; s < 2; s++)     /* apart: each its own part */
+        PS_MPI(MPI_File_read_at_all(fh, (MPI_Offset) ps_rank * len, buf, 4096, MPI_BYTE, &st));
+    if (ps_rank == 1) {
+        usleep(300000);
+        ps_fill(buf, len, len, 4);
+        PS_MPI(MPI_File_write_at(fh, len, buf, len, MPI_BYTE, &st));
+    }
+    /* rank 0 reads rank 1's part, rank 1 its own first block: apart */
+    PS_MPI(MPI_File_read_at_all(fh, ps_rank == 0 ? len : 4096, buf, 4096, MPI_BYTE, &st));
+    if (ps_rank == 0) {
+        ps_fill(want, 4096, len, 4);
+        ps_compare(buf, want, 4096, "a collective read after another process's write, "
+                   "read cache disabled");
+    }
+    PS_MPI(MPI_File_close(&fh));
+    MPI_Info_free(&info);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        PS_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+    free(buf);
+    free(want);
 }
 
 int main(int argc, char **argv)
@@ -212,6 +264,7 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     coll_read_patterns(fname, want_size);
+    coll_read_orders(fname);
 
     /* ---- sizes ---- */
     PS_MPI(MPI_File_set_size(fh, want_size - 12345));
