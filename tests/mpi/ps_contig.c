@@ -11,7 +11,9 @@
  * whose processes' ranges are apart, overlap, and are apart again (the
  * driver reads apart ones while it gathers the ranges, and reads again
  * by two-phase when they turn out to overlap): bytes, counts and the
- * individual file pointer. Then size operations: get_size, reads across
+ * individual file pointer; and, with the read cache disabled, that such
+ * a read waits for the others to enter the call (it sees a write made
+ * just before). Then size operations: get_size, reads across
  * the end of file (counts), sync, set_size (shrink and extend),
  * preallocate.
  *
