@@ -232,9 +232,6 @@ int ADIOI_PSTRIPE_Allreduce(const void *sendbuf, void *recvbuf, int count,
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int ADIOI_PSTRIPE_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request * req);
 /* Two-phase I/O's exchanges: MPICH's waits, but yielding the CPU between
  * tests where ADIOI_PSTRIPE_Wait_politely says (ad_pstripe_common.c). */
 int ADIOI_PSTRIPE_Waitall_yielding(int n, MPI_Request * reqs, MPI_Status * statuses);

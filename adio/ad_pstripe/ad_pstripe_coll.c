@@ -9,7 +9,7 @@
  * bytes or more for writes, ADIOI_PSTRIPE_COLL_SMALL_READ_REGION for reads
  * (ad_pstripe_aggregate.h):
  * one allgather of the processes' ranges decides, alike everywhere (a read
- * whose ranges were apart last time is done meanwhile, read_meanwhile).
+ * after two whose ranges were apart is done meanwhile, read_meanwhile).
  * Atomic mode uses
  * independent I/O under the file lock, since an aggregator's write mixes
  * several processes' data.
@@ -124,10 +124,12 @@ static void aggregated(ADIO_File fd, void *buf, int count, MPI_Datatype datatype
  * A collective read whose processes' ranges were apart the last
  * READS_APART times: this process reads its own bytes while their ranges
  * are gathered (into ranges), so that the processes do not wait for each
- * other's reads, only for each other's start (2 processes, 256 KiB blocks of each in turn,
- * side by side, 3 rounds: pstripe-bench -p contig -c -b 256k -t 256k -s
- * 1024 reads 962-1,966 -> 2,631-3,302 MiB/s, IOR -a MPIIO -c the same
- * 1,143-2,002 -> 3,053-3,136). *read_err: the read's MPI error code. If the
+ * other's reads, only for each other's start (2 processes, 256 KiB blocks
+ * of each in turn, side by side, 3 rounds: pstripe-bench -p contig -c -b
+ * 256k -t 256k -s 1024 reads 962-1,966 -> 2,631-3,302 MiB/s, IOR -a MPIIO
+ * -c the same 1,143-2,002 -> 3,053-3,136). The allgather is the one
+ * ADIOI_PSTRIPE_Allgather starts, in two halves around the read.
+ * *read_err: the read's MPI error code. If the
  * ranges now ask for aggregation, two-phase reads the bytes again (the
  * read moved only the file pointer, which two-phase sets, and cached
  * blocks); if they interleave with small regions, the next calls wait
@@ -145,8 +147,7 @@ static int read_meanwhile(ADIO_File fd, void *buf, int count, MPI_Datatype datat
     MPI_Request req;
     int rc;
 
-    rc = ADIOI_PSTRIPE_Iallgather(&mine, 4, MPI_LONG_LONG, ranges, 4, MPI_LONG_LONG, fd->comm,
-                                  &req);
+    rc = PMPI_Iallgather(&mine, 4, MPI_LONG_LONG, ranges, 4, MPI_LONG_LONG, fd->comm, &req);
     if (rc != MPI_SUCCESS)
         return rc;
     independent(fd, buf, count, datatype, file_ptr_type, offset, status, 0, read_err);
@@ -272,7 +273,7 @@ static void strided_coll_body(ADIO_File fd, void *buf, int count, MPI_Datatype d
  * ranges do not interleave goes through the read cache as an independent
  * read does (IOR -a MPIIO -c -b 4m -t 4k -s 16, 2 processes, side by side:
  * 133-140 -> 481-552 MiB/s; HDF5's chunked collective reads 330-352 ->
- * 380-447), and when the last one's ranges were apart too, it is read
+ * 380-447), and when the last two's ranges were apart too, it is read
  * while the ranges are gathered (read_meanwhile).
  */
 static void strided_coll(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,

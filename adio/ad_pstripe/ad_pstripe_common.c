@@ -406,16 +406,6 @@ int ADIOI_PSTRIPE_Waitall_yielding(int n, MPI_Request * reqs, MPI_Status * statu
     }
 }
 
-/* ADIOI_PSTRIPE_Allgather started: the caller waits for *req with
- * ADIOI_PSTRIPE_Wait_started, and may work meanwhile. */
-int ADIOI_PSTRIPE_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                             MPI_Request * req)
-{
-    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                           req);
-}
-
 int ADIOI_PSTRIPE_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
