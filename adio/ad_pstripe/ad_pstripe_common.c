@@ -315,12 +315,14 @@ static void wait_adapt(uint64_t spin, uint64_t waited, int slept)
 
 /* A sleep of pause ns took slept ns: the wake-up's cost beyond the pause,
  * averaged over the last few sleeps (of any wait), which a wait spins
- * twice over before it sleeps. Returns the new average. */
+ * twice over before it sleeps (at most WAIT_SPIN_MAX_NS in all: where
+ * sleeps overshoot by more, the cores are oversubscribed and spinning
+ * takes them from the others). Returns the new average. */
 static uint64_t wait_woke(uint64_t wake, uint64_t slept, long pause)
 {
     uint64_t over = slept > (uint64_t) pause ? slept - (uint64_t) pause : 0;
 
-    wake = (3 * wake + (over < WAIT_SPIN_MAX_NS ? over : WAIT_SPIN_MAX_NS)) / 4;
+    wake = (3 * wake + (over < WAIT_SPIN_MAX_NS / 2 ? over : WAIT_SPIN_MAX_NS / 2)) / 4;
     __atomic_store_n(&wait_wake_ns, wake, __ATOMIC_RELAXED);
     return wake;
 }
