@@ -34,8 +34,9 @@
  * processes the CPU they needed (on 2 vCPUs, 74% of such a process's
  * samples were MPICH's polling in pstripe-bench's barrier). Every such
  * call starts its nonblocking form (PS_COLL below) and waits there as
- * the driver's own collectives do (ADIOI_PSTRIPE_Wait_collective: a 50
- * us spin, then sleeps); elsewhere it waits as MPI_Wait does.
+ * the driver's own collectives do (ADIOI_PSTRIPE_Wait_collective: a
+ * spin of 50 us to 1 ms, then sleeps); elsewhere it waits as MPI_Wait
+ * does.
  *
  * Not hooked: calls that create or free communicators and windows or
  * connect processes (collective, but not a way programs pass word of
