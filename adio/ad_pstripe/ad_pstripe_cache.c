@@ -570,7 +570,14 @@ void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps)
  * handle is looked at, else the dirty ones). A flush that fails stays the
  * handle's sticky error, for its next sync or close. Returns the number of
  * handles looked at whose writes failed, in this flush or in an earlier
- * one not yet reported (MPI_Finalize's word on files left open). */
+ * one not yet reported.
+ *
+ * all is MPI_Finalize's look at files left open, whose failures it
+ * reports on stderr: the program sees no MPI return code from then on,
+ * and their sticky errors are cleared, so that a close from another
+ * library's finalize callback succeeds. HDF5 closes its files there, and
+ * 1.10.8 crashed in H5F__close_cb (a NULL dereference) when that close
+ * returned the error of a set_view's failed flush on a full disk. */
 int ADIOI_PSTRIPE_Cache_flush_open(int all)
 {
     ADIOI_PSTRIPE_fs *ps;
@@ -589,6 +596,8 @@ int ADIOI_PSTRIPE_Cache_flush_open(int all)
             cache_flush(ps, 0);
         if (ps->wb_error != MPI_SUCCESS)
             nfailed++;
+        if (all)
+            ps->wb_error = MPI_SUCCESS;
         cache_unlock(ps);
     }
     pthread_mutex_unlock(&open_files_mutex);

@@ -33,9 +33,13 @@ static int ADIOI_PSTRIPE_End(MPI_Comm comm, int keyval, void *attribute_val, voi
              * sent (on a POSIX file system they would be there) */
             int nfailed = ADIOI_PSTRIPE_Cache_flush_open(1);
 
-            FPRINTF(stderr, "pstripe: %d file(s) still open at MPI_Finalize (close them first);"
-                    " their buffered writes %s\n", ADIOI_PSTRIPE_nfiles,
-                    nfailed > 0 ? "failed (data lost)" : "were sent");
+            if (nfailed == 0)
+                FPRINTF(stderr, "pstripe: %d file(s) still open at MPI_Finalize (close them "
+                        "first); their buffered writes were sent\n", ADIOI_PSTRIPE_nfiles);
+            else
+                FPRINTF(stderr, "pstripe: %d file(s) still open at MPI_Finalize (close them "
+                        "first); the buffered writes of %d of them failed (data lost)\n",
+                        ADIOI_PSTRIPE_nfiles, nfailed);
         }
         ADIOI_PSTRIPE_fs_handle = NULL;
     }

@@ -7,6 +7,13 @@
  * 200 more over their halves and the gaps (left in the driver's
  * write-behind buffer), and finalizes with the file open. mpi-tests compares the file on pstripe with the same program's on
  * ufs: the buffered writes must have reached the servers.
+ *
+ * A second file is removed while open, then written to (buffered) and
+ * given a view, whose flush fails on pstripe (the file is gone), and is
+ * left open too: MPI_Finalize reports its lost writes, and a callback of
+ * MPI_COMM_SELF set before any open then closes it, as HDF5 closes its
+ * files, and that close must succeed (HDF5 1.10.8 crashed in its
+ * termination when it failed).
  */
 #include "pstest.h"
 
@@ -14,18 +21,71 @@
 #define STEP 40
 #define NPIECES 200
 
+/* The removed file, and how its close at MPI_Finalize went. */
+static MPI_File gone = MPI_FILE_NULL;
+static int gone_close_rc = MPI_SUCCESS;
+static char gone_close_msg[MPI_MAX_ERROR_STRING];
+
+/* MPI_COMM_SELF's delete callback at MPI_Finalize. */
+static int close_gone(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void) comm;
+    (void) keyval;
+    (void) val;
+    (void) extra;
+    int len = 0;
+
+    if (gone != MPI_FILE_NULL)
+        gone_close_rc = MPI_File_close(&gone);
+    if (gone_close_rc != MPI_SUCCESS)
+        MPI_Error_string(gone_close_rc, gone_close_msg, &len);
+    return MPI_SUCCESS;
+}
+
+/* Open fname's ".gone" file, remove it, write to it and set a view: the
+ * flush there fails on pstripe, and its error stays for the close (by
+ * close_gone, set on MPI_COMM_SELF before the driver's own callback, so
+ * run after it: callbacks go in the reverse order). */
+static void write_removed_file(const char *fname)
+{
+    unsigned char buf[PIECE];
+    char name[4096];
+    MPI_Status st;
+    int i, rc;
+
+    ps_fname(name, sizeof(name), fname, ".gone");
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                         &gone));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        PS_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (i = 0; i < 16; i++) {
+        ps_fill(buf, PIECE, (uint64_t) i, 7);
+        PS_MPI(MPI_File_write_at(gone, ((MPI_Offset) ps_rank * 16 + i) * STEP, buf, PIECE,
+                                 MPI_BYTE, &st));
+    }
+    rc = MPI_File_set_view(gone, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    if (ps_is_pstripe(fname))
+        PS_CHECK(rc != MPI_SUCCESS, "set_view of a removed file flushed its writes without error");
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
+    int keyval;
     unsigned char buf[PIECE], want[PIECE];
     MPI_Offset off;
     MPI_Status st;
     MPI_File fh;
     int i;
 
+    PS_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, close_gone, &keyval, NULL));
+    PS_MPI(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL));
     if (ps_rank == 0)
         MPI_File_delete(fname, MPI_INFO_NULL);
     MPI_Barrier(MPI_COMM_WORLD);
+    write_removed_file(fname);
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
                          &fh));
     for (i = 0; i < NPIECES; i++) {
@@ -45,9 +105,14 @@ int main(int argc, char **argv)
         ps_fill(buf, PIECE, (uint64_t) off, 6);
         PS_MPI(MPI_File_write_at(fh, off, buf, PIECE, MPI_BYTE, &st));
     }
-    if (ps_rank == 0)
-        printf("ps_noclose: %d processes, %d writes each, file left open: PASS\n", ps_nprocs,
-               NPIECES);
     MPI_Finalize();     /* no MPI_File_close: the point of the test */
+    if (gone_close_rc != MPI_SUCCESS) {
+        fprintf(stderr, "rank %d: the close of the removed file from MPI_COMM_SELF's callback "
+                "at MPI_Finalize failed: %s\n", ps_rank, gone_close_msg);
+        return 1;
+    }
+    if (ps_rank == 0)
+        printf("ps_noclose: %d processes, %d writes each, files left open: PASS\n", ps_nprocs,
+               NPIECES);
     return 0;
 }
