@@ -92,3 +92,15 @@ void ps_log_write(ps_log_level_t level, const char *file, int line, const char *
     (void)ret;
     errno = saved_errno;
 }
+
+int ps_log_limit_pass(ps_log_limit_t *lim, uint64_t now_ns, uint64_t every_ns, uint64_t *dropped)
+{
+    if (now_ns < lim->next_ns) {
+        lim->dropped++;
+        return 0;
+    }
+    *dropped = lim->dropped;
+    lim->dropped = 0;
+    lim->next_ns = now_ns + every_ns;
+    return 1;
+}

@@ -11,6 +11,7 @@
 #define PS_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "ps_status.h"
 
@@ -53,6 +54,25 @@ void ps_log_write(ps_log_level_t level, const char *file, int line, const char *
             ps_log_write((_level), __FILE__, __LINE__, _fmt, ##__VA_ARGS__);                       \
         }                                                                                          \
     } while (0)
+
+/*
+ * A line that may repeat as fast as requests come (a full or failing disk
+ * answering every write): ps_log_limit_pass lets one through at most every
+ * every_ns, and counts the others in *dropped (the caller says how many in
+ * the next line that goes out; a counter such as `pstripe stats`'s errors
+ * keeps the total). One per thread, or under the caller's lock; zeroed to
+ * start. A full disk's 36,000 failed writes in a second (2 processes, 4
+ * KiB each, write-behind off): 36,000 lines of the servers' logs before,
+ * 2 with it.
+ */
+typedef struct ps_log_limit {
+    uint64_t next_ns; /* no line before this time */
+    uint64_t dropped; /* lines left out since the last one */
+} ps_log_limit_t;
+
+/* 1 if a line may go out at now_ns (*dropped: the lines left out before
+ * it, which the limit then forgets), else 0 (and the line is counted). */
+int ps_log_limit_pass(ps_log_limit_t *lim, uint64_t now_ns, uint64_t every_ns, uint64_t *dropped);
 
 #define ps_error(_fmt, ...) ps_log(PS_LOG_ERROR, _fmt, ##__VA_ARGS__)
 #define ps_warn(_fmt, ...)  ps_log(PS_LOG_WARN, _fmt, ##__VA_ARGS__)

@@ -44,6 +44,7 @@
 #include <sys/types.h>
 #include <ucp/api/ucp.h>
 
+#include "ps_log.h"
 #include "ps_proto.h"
 #include "ps_status.h"
 
@@ -198,6 +199,7 @@ typedef struct pss_req {
 #define PSS_BUF_KEEP_BYTES (128u << 20) /* and their bytes at most */
 #define PSS_BUF_POOL_MIN   (64u << 10)  /* smaller ones come from the heap */
 #define PSS_BUF_HUGE_MIN   (256u << 10) /* larger ones are whole huge pages */
+#define PSS_LOG_EVERY_NS   1000000000ull /* a repeating line: one a second at most */
 
 struct pss_worker {
     pss_server_t *server;
@@ -219,11 +221,14 @@ struct pss_worker {
     /* connections accepted by this worker's listener */
     pss_conn_t **conns;
     size_t conns_cap, nconns;
-    uint64_t conns_refused;     /* connections refused at max_conns_per_worker */
-    uint64_t refused_logged_ns; /* when that was last logged */
-    pss_conn_t *conn_last; /* last looked-up connection */
-    uint64_t auth_refused_logged_ns; /* when a refused unauthenticated request was last logged */
-    uint64_t cap_refused_logged_ns;  /* when a refused capability was last logged (realtime) */
+    uint64_t conns_refused; /* connections refused at max_conns_per_worker */
+    pss_conn_t *conn_last;  /* last looked-up connection */
+
+    /* lines that repeat with every request, at most one a PSS_LOG_EVERY_NS */
+    ps_log_limit_t refused_log;      /* connections refused */
+    ps_log_limit_t auth_refused_log; /* unauthenticated requests refused */
+    ps_log_limit_t cap_refused_log;  /* capabilities refused (realtime) */
+    ps_log_limit_t io_error_log;     /* failed disk I/O (pss_job.c) */
 
     /* requests decoded by the AM callback, processed after progress */
     pss_req_t *incoming_head, **incoming_tail;

@@ -270,11 +270,10 @@ int pss_auth_check(pss_worker_t *w, pss_req_t *req)
         who = "a shared-memory connection of another user than the servers'";
     }
     PSS_STAT_ADD(w, auth_refused, 1);
-    uint64_t now = ps_time_ns();
-    if (now - w->auth_refused_logged_ns > 1000000000ull) {
+    uint64_t dropped;
+    if (ps_log_limit_pass(&w->auth_refused_log, ps_time_ns(), PSS_LOG_EVERY_NS, &dropped)) {
         ps_warn("worker %u: refusing %s from %s (auth = %s)", w->index,
                 ps_msg_type_name(req->hdr.type), who, ps_auth_mode_name(w->server->auth_mode));
-        w->auth_refused_logged_ns = now;
     }
     pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, 0);
     return 0;

@@ -614,10 +614,14 @@ void pss_job_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
     if (res < 0) {
         pss_edge_drop(&job->obj->edges); /* what the write left on disk is unknown */
         if (job->status == PS_OK) {
-            errno = (int)-res;
-            ps_error("worker %u: %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
-                     ": %m",
-                     w->index, sp->writing ? "write" : "read", sp->len, sp->off, job->obj->file_id);
+            uint64_t dropped;
+            if (ps_log_limit_pass(&w->io_error_log, ps_time_ns(), PSS_LOG_EVERY_NS, &dropped)) {
+                errno = (int)-res;
+                ps_error("worker %u: %s of %" PRIu64 " bytes at %" PRIu64 " of object %016" PRIx64
+                         ": %m (%" PRIu64 " more failed I/Os not logged since the last line)",
+                         w->index, sp->writing ? "write" : "read", sp->len, sp->off,
+                         job->obj->file_id, dropped);
+            }
             job->status = ps_status_from_errno((int)-res);
         }
     } else if (sp->writing && (uint64_t)res == sp->len) {

@@ -182,11 +182,11 @@ int pss_perm_check_data(pss_worker_t *w, pss_req_t *req)
         return 1;
     }
     PSS_STAT_ADD(w, auth_refused, 1); /* `pstripe stats`: refused */
-    if (now - w->cap_refused_logged_ns > 1000000000ull) {
+    uint64_t dropped;
+    if (ps_log_limit_pass(&w->cap_refused_log, now, PSS_LOG_EVERY_NS, &dropped)) {
         ps_warn("worker %u: refusing %s of %016llx by uid %u: capability %s", w->index,
                 ps_msg_type_name(req->hdr.type), (unsigned long long)file_id,
                 conn != NULL ? conn->uid : 0, why);
-        w->cap_refused_logged_ns = now;
     }
     pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, 0);
     return 0;

@@ -15,6 +15,7 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_extent.cc \
 	tests/unit/test_config.cc \
 	tests/unit/test_net.cc \
+	tests/unit/test_log.cc \
 	tests/unit/test_coll_domain.cc tests/unit/coll_domain.c \
 	adio/ad_pstripe/ad_pstripe_aggregate.h \
 	tests/unit/test_readahead.cc server/pss_readahead.c server/pss_readahead.h \
