@@ -29,12 +29,12 @@ static char gone_close_msg[MPI_MAX_ERROR_STRING];
 /* MPI_COMM_SELF's delete callback at MPI_Finalize. */
 static int close_gone(MPI_Comm comm, int keyval, void *val, void *extra)
 {
+    int len = 0;
+
     (void) comm;
     (void) keyval;
     (void) val;
     (void) extra;
-    int len = 0;
-
     if (gone != MPI_FILE_NULL)
         gone_close_rc = MPI_File_close(&gone);
     if (gone_close_rc != MPI_SUCCESS)
