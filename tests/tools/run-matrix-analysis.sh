@@ -5,8 +5,9 @@
 # of the new-file and the overwrite pair), that the default buffers are
 # judged by the side-by-side runs and not by the sweep's luckiest mean,
 # that an HDF5 case run several times is judged by its medians (not by
-# its first run), and that a second replot gives the same summary (no row
-# or note twice).
+# its first run), that the sustained write's targets print fio's spread of
+# the same pattern and the ratio table the collective 4 KiB calls, and
+# that a second replot gives the same summary (no row or note twice).
 # Skips (77) without python3.
 set -eu
 
@@ -50,6 +51,13 @@ for variant, mib in (("default", 800), ("4mx2", 1200), ("1mx4", 900)):
 for variant in ("default@4mx2", "4mx2@4mx2", "4mx2@4mx2", "default@4mx2"):
     runs.append(run("buffers-confirm", "pstripe", variant,
                     [row("write", 1000), row("read", 1000)], np=1))
+# the sustained write: max 6 ms over a median of 1.5 (4.0), and the
+# collective 4 KiB calls on both file systems
+runs.append(run("sustained", "pstripe", "contig",
+                [dict(row("write", 1300), lat_median_s=0.0015, lat_max_s=0.006,
+                      lat_p99_s=0.003, bytes=6 << 30, calls=6144)]))
+runs.append(run("collective", "pstripe", "calls-4k", [row("write", 900), row("read", 600)]))
+runs.append(run("collective", "ufs", "calls-4k", [row("write", 450), row("read", 800)]))
 # HDF5, three alternated runs of a case: the first pstripe run is an
 # outlier (100); the medians are 900 and 1000
 for p, u in ((100, 1000), (900, 1100), (1000, 1000)):
@@ -64,6 +72,7 @@ results = {
         "fio_seq_read_1m": {"before": {"mib_s": 1600}, "after": {"mib_s": 1800}},
         "fio_large_write_new": {"mib_s": 1600},
         "fio_large_write_over": {"mib_s": 2400},
+        "fio_sustained_write": {"mib_s": 1400, "clat_p50_us": 1200, "clat_max_us": 9600},
     },
     "runs": runs, "notes": ["a note"], "duration_s": 1,
 }
@@ -93,6 +102,15 @@ target "large read >=" | grep -F "ratio   1.00" >/dev/null || fail "large read: 
 target "hdf5 collective write" | grep -F "ratio   0.90" | grep -F "medians of 3 runs" |
     grep -F "runs 100-1000 / 1000-1100" >/dev/null ||
     fail "hdf5: not judged by the medians of its runs (900 / 1000)"
+
+# the disk's own spread beside the target: 9.6 ms over 1.2, 8.0
+target "sustained write pstripe" | grep -F "[met    ]" | grep -F "max/median 4.0" |
+    grep -F "the disk alone (fio, same pattern): median 1.20 ms, max 9.60 ms (max/median 8.0)" \
+    >/dev/null || fail "sustained write: the disk's own spread not printed beside it"
+grep -F "collective 4 KiB calls write" "$work/summary.txt" | grep -E "= +2\.00$" >/dev/null ||
+    fail "collective 4 KiB calls: no write ratio 900 / 450"
+grep -F "collective 4 KiB calls read" "$work/summary.txt" | grep -E "= +0\.75$" >/dev/null ||
+    fail "collective 4 KiB calls: no read ratio 600 / 800"
 
 cmp "$work/summary1.txt" "$work/summary.txt" || fail "a second replot changed the summary"
 n=$(grep -c "pstripe write z=4k" "$work/summary.txt") || true
