@@ -99,7 +99,9 @@ int ps_log_limit_pass(ps_log_limit_t *lim, uint64_t now_ns, uint64_t every_ns, u
         lim->dropped++;
         return 0;
     }
-    *dropped = lim->dropped;
+    if (dropped != NULL) {
+        *dropped = lim->dropped;
+    }
     lim->dropped = 0;
     lim->next_ns = now_ns + every_ns;
     return 1;

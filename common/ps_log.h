@@ -70,8 +70,9 @@ typedef struct ps_log_limit {
     uint64_t dropped; /* lines left out since the last one */
 } ps_log_limit_t;
 
-/* 1 if a line may go out at now_ns (*dropped: the lines left out before
- * it, which the limit then forgets), else 0 (and the line is counted). */
+/* 1 if a line may go out at now_ns (*dropped, unless NULL: the lines left
+ * out before it, which the limit then forgets), else 0 (and the line is
+ * counted). */
 int ps_log_limit_pass(ps_log_limit_t *lim, uint64_t now_ns, uint64_t every_ns, uint64_t *dropped);
 
 #define ps_error(_fmt, ...) ps_log(PS_LOG_ERROR, _fmt, ##__VA_ARGS__)

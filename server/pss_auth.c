@@ -270,8 +270,7 @@ int pss_auth_check(pss_worker_t *w, pss_req_t *req)
         who = "a shared-memory connection of another user than the servers'";
     }
     PSS_STAT_ADD(w, auth_refused, 1);
-    uint64_t dropped;
-    if (ps_log_limit_pass(&w->auth_refused_log, ps_time_ns(), PSS_LOG_EVERY_NS, &dropped)) {
+    if (ps_log_limit_pass(&w->auth_refused_log, ps_time_ns(), PSS_LOG_EVERY_NS, NULL)) {
         ps_warn("worker %u: refusing %s from %s (auth = %s)", w->index,
                 ps_msg_type_name(req->hdr.type), who, ps_auth_mode_name(w->server->auth_mode));
     }

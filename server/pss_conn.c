@@ -160,9 +160,8 @@ static void pss_conn_accept(ucp_conn_request_h conn_request, pss_worker_t *w, in
     if (w->nconns >= w->server->max_conns_per_worker) {
         /* The client sees the connection rejected. Logged at most once a
          * second: a flood must not flood the log too. */
-        uint64_t dropped;
         w->conns_refused++;
-        if (ps_log_limit_pass(&w->refused_log, ps_time_ns(), PSS_LOG_EVERY_NS, &dropped)) {
+        if (ps_log_limit_pass(&w->refused_log, ps_time_ns(), PSS_LOG_EVERY_NS, NULL)) {
             ps_warn("worker %u: %zu connections open, the most it accepts (max_connections): "
                     "refusing new ones (%llu so far)",
                     w->index, w->nconns, (unsigned long long)w->conns_refused);

@@ -22,6 +22,11 @@ TEST(LogLimit, OneLineAnIntervalAndTheCountOfTheOthers)
     }
     ASSERT_EQ(ps_log_limit_pass(&lim, 5100, 100, &dropped), 1);
     EXPECT_EQ(dropped, 1000u);
+    // a caller that does not say how many were left out passes NULL
+    EXPECT_EQ(ps_log_limit_pass(&lim, 5101, 100, nullptr), 0);
+    EXPECT_EQ(ps_log_limit_pass(&lim, 5200, 100, nullptr), 1);
+    ASSERT_EQ(ps_log_limit_pass(&lim, 5300, 100, &dropped), 1);
+    EXPECT_EQ(dropped, 0u); // the one left out before 5200 was forgotten there
 }
 
 TEST(LogLimit, TheFirstLineGoesOutWhateverTheClock)
