@@ -104,7 +104,7 @@ static int ps_proto_path_len_ok(uint32_t len)
 
 static int ps_proto_io_req_ok(uint16_t type, const ps_io_req_t *req)
 {
-    uint32_t flags = PS_IO_RUNS | (type == PS_MSG_OBJ_WRITE ? PS_IO_LIST_INLINE : 0);
+    uint32_t flags = PS_IO_RUNS | (type == PS_MSG_OBJ_WRITE ? PS_IO_LIST_INLINE | PS_IO_BEHIND : 0);
 
     return req->nregions >= 1 && req->nregions <= PS_MAX_REGIONS &&
            req->payload_len <= PS_MAX_PAYLOAD && (req->flags & ~flags) == 0 &&

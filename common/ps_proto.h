@@ -51,8 +51,9 @@ extern "C" {
  * may also carry PS_ERR_STALE (a file removed while open; older clients read
  * it as a protocol error, as they would any status newer than they know);
  * 9: STATS counts eager replies and rendezvous requests; 10: HELLO flags
- * (the same-host shared-memory ports and host id). */
-#define PS_PROTO_VERSION 10
+ * (the same-host shared-memory ports and host id); 11: OBJ_WRITE's
+ * PS_IO_BEHIND. */
+#define PS_PROTO_VERSION 11
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -321,6 +322,12 @@ typedef struct ps_list_entry {
  * data is the payload alone, so that a client sends the payload straight from
  * the caller's memory (UCX 1.13 copies IOV rendezvous data 8 KiB at a time). */
 #define PS_IO_LIST_INLINE 0x2u
+/* ps_io_req_t.flags, OBJ_WRITE only: the writer does not wait for the disk
+ * (a client's write-behind flush): the server may acknowledge the batch's
+ * short spans once they are in its write-back stage, as it does partial
+ * blocks; they reach the disk joined with their neighbours or by age, and
+ * before OBJ_SYNC, which reports a failed write. */
+#define PS_IO_BEHIND      0x4u
 #define PS_IO_INLINE_MAX  256u
 /* Bytes of a message body: the largest fixed body (128) and an inline list. */
 #define PS_BODY_MAX (128u + PS_IO_INLINE_MAX)

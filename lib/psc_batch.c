@@ -225,7 +225,8 @@ static ps_status_t psc_batch_add_region(psc_batch_t *b, uint64_t off, uint64_t l
  * The list the batch sends: its runs (PS_IO_RUNS, 32 bytes each) when they
  * take fewer bytes than the regions one by one (16 bytes each); else the
  * regions. Sets the request's
- * nregions and flags; *list and *list_len describe the bytes to send.
+ * nregions and flags (and the request's PS_IO_BEHIND); *list and *list_len describe the bytes to
+ * send.
  */
 static ps_status_t psc_batch_set_list(psc_batch_t *b)
 {
@@ -235,7 +236,7 @@ static ps_status_t psc_batch_set_list(psc_batch_t *b)
 
     if (2 * (uint64_t)b->nruns < b->nregions) {
         b->req.nregions = b->nruns;
-        b->req.flags = PS_IO_RUNS;
+        b->req.flags = PS_IO_RUNS | b->io->io_flags;
         *list = b->runs;
         *list_len = b->nruns * sizeof(ps_run_t);
         return PS_OK;
@@ -251,7 +252,7 @@ static ps_status_t psc_batch_set_list(psc_batch_t *b)
         }
     }
     b->req.nregions = (uint32_t)b->nregions;
-    b->req.flags = 0;
+    b->req.flags = b->io->io_flags;
     *list = b->regions;
     *list_len = b->nregions * sizeof(ps_region_t);
     return PS_OK;

@@ -214,6 +214,9 @@ static ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const psc_ar
     if (!is_write && !(file->flags & PSTRIPE_RDONLY)) {
         return psc_error(PS_ERR_ACCESS, "cannot read %s: opened write-only", file->path);
     }
+    if ((args->flags & ~PSTRIPE_WRITE_BEHIND) != 0 || (args->flags != 0 && !is_write)) {
+        return psc_error(PS_ERR_INVALID, "flags 0x%x: not write flags", args->flags);
+    }
     if ((args->n > 0 && args->regions == NULL && args->runs == NULL) || (nmem > 0 && mem == NULL)) {
         return psc_error(PS_ERR_INVALID, "region or memory array is NULL");
     }
@@ -460,6 +463,7 @@ static ps_status_t psc_io_create(pstripe_file_t *file, int is_write, const psc_a
     io->call.bytes = total;
     io->fs = file->fs;
     io->is_write = is_write;
+    io->io_flags = (args->flags & PSTRIPE_WRITE_BEHIND) ? PS_IO_BEHIND : 0;
     io->file_id = file->info.file_id;
     psc_file_cap(file, &io->cap);
     io->layout = file->layout;
@@ -522,7 +526,14 @@ ps_status_t pstripe_iwrite_list(pstripe_file_t *file, const pstripe_region_t *re
                                 size_t nregions, const struct iovec *mem, size_t nmem,
                                 pstripe_request_t **req_p)
 {
-    psc_args_t args = {regions, NULL, nregions};
+    return pstripe_iwrite_list_flags(file, regions, nregions, mem, nmem, 0, req_p);
+}
+
+ps_status_t pstripe_iwrite_list_flags(pstripe_file_t *file, const pstripe_region_t *regions,
+                                      size_t nregions, const struct iovec *mem, size_t nmem,
+                                      unsigned flags, pstripe_request_t **req_p)
+{
+    psc_args_t args = {regions, NULL, nregions, flags};
     return psc_io_start(file, 1, &args, mem, nmem, 0, req_p);
 }
 
@@ -530,7 +541,7 @@ ps_status_t pstripe_iread_list(pstripe_file_t *file, const pstripe_region_t *reg
                                size_t nregions, const struct iovec *mem, size_t nmem,
                                pstripe_request_t **req_p)
 {
-    psc_args_t args = {regions, NULL, nregions};
+    psc_args_t args = {regions, NULL, nregions, 0};
     return psc_io_start(file, 0, &args, mem, nmem, 0, req_p);
 }
 
@@ -582,7 +593,14 @@ static ps_status_t psc_io_run(pstripe_file_t *file, int is_write, const psc_args
 ps_status_t pstripe_write_list(pstripe_file_t *file, const pstripe_region_t *regions,
                                size_t nregions, const struct iovec *mem, size_t nmem)
 {
-    psc_args_t args = {regions, NULL, nregions};
+    return pstripe_write_list_flags(file, regions, nregions, mem, nmem, 0);
+}
+
+ps_status_t pstripe_write_list_flags(pstripe_file_t *file, const pstripe_region_t *regions,
+                                     size_t nregions, const struct iovec *mem, size_t nmem,
+                                     unsigned flags)
+{
+    psc_args_t args = {regions, NULL, nregions, flags};
     return psc_io_run(file, 1, &args, mem, nmem, NULL);
 }
 
@@ -590,21 +608,21 @@ ps_status_t pstripe_read_list(pstripe_file_t *file, const pstripe_region_t *regi
                               size_t nregions, const struct iovec *mem, size_t nmem,
                               uint64_t *nread)
 {
-    psc_args_t args = {regions, NULL, nregions};
+    psc_args_t args = {regions, NULL, nregions, 0};
     return psc_io_run(file, 0, &args, mem, nmem, nread);
 }
 
 ps_status_t pstripe_write_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
                                const struct iovec *mem, size_t nmem)
 {
-    psc_args_t args = {NULL, runs, nruns};
+    psc_args_t args = {NULL, runs, nruns, 0};
     return psc_io_run(file, 1, &args, mem, nmem, NULL);
 }
 
 ps_status_t pstripe_read_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
                               const struct iovec *mem, size_t nmem, uint64_t *nread)
 {
-    psc_args_t args = {NULL, runs, nruns};
+    psc_args_t args = {NULL, runs, nruns, 0};
     return psc_io_run(file, 0, &args, mem, nmem, nread);
 }
 

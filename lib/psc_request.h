@@ -24,11 +24,13 @@ typedef struct psc_piece {
 } psc_piece_t;
 
 /* The regions of a list I/O as the caller gave them: regions or strided
- * runs (a region is a run of one); psc_args_run reads either. */
+ * runs (a region is a run of one); psc_args_run reads either. And the
+ * caller's PSTRIPE_WRITE_* flags. */
 typedef struct psc_args {
     const pstripe_region_t *regions; /* one of the two, or neither when n is 0 */
     const pstripe_run_t *runs;
     size_t n;
+    unsigned flags;
 } psc_args_t;
 
 static inline pstripe_run_t psc_args_run(const psc_args_t *a, size_t i)
@@ -58,6 +60,7 @@ struct pstripe_request {
     psc_call_t call;
     pstripe_fs_t *fs;
     int is_write;
+    uint32_t io_flags; /* PS_IO_* flags every batch carries (PS_IO_BEHIND) */
     uint64_t file_id;
     ps_cap_t cap; /* the file's capability, carried by every batch */
     ps_layout_t layout;

@@ -257,6 +257,19 @@ ps_status_t pstripe_file_get_option(pstripe_file_t *file, const char *name, char
 ps_status_t pstripe_write_list(pstripe_file_t *file, const pstripe_region_t *regions,
                                size_t nregions, const struct iovec *mem, size_t nmem);
 /*
+ * The same with flags: PSTRIPE_WRITE_BEHIND says the caller does not wait
+ * for the disk (a write-behind flush): the servers may acknowledge the
+ * regions of short runs once they hold them in memory, in their write-back
+ * stage, where other clients' reads see them; they reach the disk joined
+ * with their neighbours' bytes or by age, and before pstripe_fsync
+ * returns, which reports a failed write (as a local file system's page
+ * cache does). Other bits: PS_ERR_INVALID.
+ */
+#define PSTRIPE_WRITE_BEHIND 0x1u
+ps_status_t pstripe_write_list_flags(pstripe_file_t *file, const pstripe_region_t *regions,
+                                     size_t nregions, const struct iovec *mem, size_t nmem,
+                                     unsigned flags);
+/*
  * Read the file regions into mem (as write_list). Bytes beyond the end of
  * the file read as zeros; *nread (may be NULL) is set to the number of
  * requested bytes that lie below the file's size.
@@ -288,6 +301,9 @@ ps_status_t pstripe_pread(pstripe_file_t *file, void *buf, uint64_t len, uint64_
 ps_status_t pstripe_iwrite_list(pstripe_file_t *file, const pstripe_region_t *regions,
                                 size_t nregions, const struct iovec *mem, size_t nmem,
                                 pstripe_request_t **req_p);
+ps_status_t pstripe_iwrite_list_flags(pstripe_file_t *file, const pstripe_region_t *regions,
+                                      size_t nregions, const struct iovec *mem, size_t nmem,
+                                      unsigned flags, pstripe_request_t **req_p);
 ps_status_t pstripe_iread_list(pstripe_file_t *file, const pstripe_region_t *regions,
                                size_t nregions, const struct iovec *mem, size_t nmem,
                                pstripe_request_t **req_p);

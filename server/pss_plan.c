@@ -378,14 +378,21 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
                   obj->spec_missed <= obj->spec_joined / 4 + PSS_SPEC_TRIAL / job->align &&
                   (st == NULL || obj->spec_waiting < st->max_blocks / PSS_SPEC_SHARE);
 
+    int behind = 1; /* every batch a write-behind flush: nobody waits for the disk */
+
     *touches = 0;
     if (st == NULL || !job->is_write) {
         return 0;
     }
+    for (uint32_t b = 0; b < job->nbatches; b++) {
+        behind &= (job->batches[b]->body.io.flags & PS_IO_BEHIND) != 0;
+    }
     for (size_t i = 0; i < job->nspans; i++) {
         pss_span_io_t *sp = &job->spans[i];
         int t = pss_stage_touches(st, obj, sp->off, sp->len);
-        sp->short_staged = !t && !sp->holes && job->nspans > 1 && several && sp->len < join;
+        int joinable = !t && !sp->holes && sp->len < join;
+        sp->short_staged = joinable && (behind || (job->nspans > 1 && several));
+        sp->guessed = sp->short_staged && !behind;
         sp->staged = t || sp->holes || sp->short_staged;
         if (sp->staged) {
             need += pss_stage_new_blocks(st, obj, sp->off, sp->len);

@@ -47,7 +47,9 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
  * (w->stage): those that leave a block partly written, those touching a
  * staged block, and, while several clients write the object
  * (pss_share.h), those shorter than pss_join_run among others (a strided
- * write whose gaps the other writers' blocks fill). Returns the
+ * write whose gaps the other writers' blocks fill), and the short spans
+ * of a job whose batches are all write-behind flushes (PS_IO_BEHIND:
+ * their writers wait for the copy only). Returns the
  * blocks staging them adds to the stage; sets *touches if some span
  * touches a staged block. Without a stage, 0.
  */

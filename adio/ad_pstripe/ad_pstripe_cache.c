@@ -20,6 +20,11 @@
  *   for a send in flight; one that overlaps the buffered bytes' extent
  *   flushes them; one that comes back short, below buffered bytes that
  *   may extend the file over it, flushes them and is read again).
+ *   A flush is sent as PSTRIPE_WRITE_BEHIND: the servers answer it once
+ *   they hold its short runs in their write-back stage (readers see them
+ *   there), not after the disk, which only MPI_File_sync waits for (a
+ *   program that sets a view before each 4 KiB collective write waited
+ *   for the disk at each).
  *   A failed flush is reported by the call that flushed (or waited for
  *   the send) and again, once,
  *   by the next MPI_File_sync or close (ps->wb_error is sticky; a sync or
@@ -153,8 +158,8 @@ static int wb_start(ADIOI_PSTRIPE_fs * ps)
         ADIOI_PSTRIPE_Rc_invalidate(ps, ps->wb_regions, ps->wb_nregions);
     iov.iov_base = ps->wb_data;
     iov.iov_len = ps->wb_used;
-    status = pstripe_iwrite_list(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1,
-                                 &ps->wb_req);
+    status = pstripe_iwrite_list_flags(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1,
+                                       PSTRIPE_WRITE_BEHIND, &ps->wb_req);
     if (status != PS_OK) {
         ps->wb_req = NULL;
         if (err == MPI_SUCCESS)
@@ -188,7 +193,8 @@ static int cache_flush(ADIOI_PSTRIPE_fs * ps, int drop)
             ADIOI_PSTRIPE_Rc_invalidate(ps, ps->wb_regions, ps->wb_nregions);
         iov.iov_base = ps->wb_data;
         iov.iov_len = ps->wb_used;
-        status = pstripe_write_list(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1);
+        status = pstripe_write_list_flags(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1,
+                                          PSTRIPE_WRITE_BEHIND);
         if (status != PS_OK && err == MPI_SUCCESS)
             err = wb_failed(ps, status, __LINE__);
     }

@@ -102,3 +102,41 @@ TEST_F(ClientWback, SyncAfterAServerRestartFails)
     EXPECT_TRUE(out == model_) << "a synced write was lost";
     PSC_ASSERT_OK(pstripe_close(f));
 }
+
+/* PSTRIPE_WRITE_BEHIND (the driver's write-behind flushes): a short run is
+ * answered once staged, where another reader sees it, and is lost with a
+ * killed server as a partial block is, which the next sync reports; the
+ * same write without the flag goes to disk before its answer. */
+TEST_F(ClientWback, WriteBehindIsStagedAndReportedBySync)
+{
+    pstripe_layout_t layout = {1 << 20, 1, 0};
+    pstripe_file_t *f;
+    pstripe_request_t *req;
+    uint64_t nread;
+    std::vector<uint8_t> b(65536, 9), out(65536);
+    struct iovec iov = {b.data(), b.size()};
+    pstripe_region_t behind = {131072, 65536}, through = {262144, 65536};
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/wbf", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    EXPECT_EQ(pstripe_write_list_flags(f, &behind, 1, &iov, 1, 0x2), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_iwrite_list_flags(f, &behind, 1, &iov, 1, 0x80000000u, &req), PS_ERR_INVALID);
+    PSC_ASSERT_OK(pstripe_write_list(f, &through, 1, &iov, 1));
+    EXPECT_EQ(staged_blocks(), 0u) << "a write without the flag was staged";
+    PSC_ASSERT_OK(pstripe_fsync(f));
+    PSC_ASSERT_OK(pstripe_write_list_flags(f, &behind, 1, &iov, 1, PSTRIPE_WRITE_BEHIND));
+    uint64_t staged = staged_blocks();
+    EXPECT_GT(staged, 0u) << "the write-behind flush was not staged";
+    pstripe_region_t more = {393216, 65536};
+    PSC_ASSERT_OK(pstripe_iwrite_list_flags(f, &more, 1, &iov, 1, PSTRIPE_WRITE_BEHIND, &req));
+    PSC_ASSERT_OK(pstripe_request_wait(req, nullptr));
+    EXPECT_EQ(staged_blocks(), 2 * staged) << "a nonblocking write-behind flush was not staged";
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), behind.offset, &nread));
+    EXPECT_TRUE(out == b) << "the staged bytes do not read back";
+
+    ASSERT_NO_FATAL_FAILURE(kill_and_restart());
+    ps_status_t s = pstripe_fsync(f);
+    EXPECT_EQ(s, PS_ERR_IO) << "a lost write-behind flush went unreported: " << pstripe_strerror(s);
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), through.offset, &nread));
+    EXPECT_TRUE(out == b) << "the synced write was lost";
+    PSC_ASSERT_OK(pstripe_close(f));
+}

@@ -420,9 +420,9 @@ std::vector<uint8_t> raw_client::io_data(const std::vector<ps_region_t> &regions
 }
 
 raw_reply raw_client::write(uint64_t file_id, const std::vector<ps_region_t> &regions,
-                            const std::vector<uint8_t> &payload)
+                            const std::vector<uint8_t> &payload, uint32_t flags)
 {
-    ps_io_req_t req{file_id, payload.size(), (uint32_t)regions.size(), 0};
+    ps_io_req_t req{file_id, payload.size(), (uint32_t)regions.size(), flags};
     std::vector<uint8_t> d = io_data(regions, payload);
     return call(PS_MSG_OBJ_WRITE, &req, sizeof(req), d.data(), d.size());
 }

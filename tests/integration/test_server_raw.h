@@ -97,7 +97,7 @@ public:
     raw_reply hello();
     raw_reply stats(ps_stats_rep_t *rep);
     raw_reply write(uint64_t file_id, const std::vector<ps_region_t> &regions,
-                    const std::vector<uint8_t> &payload);
+                    const std::vector<uint8_t> &payload, uint32_t flags = 0);
     raw_reply read(uint64_t file_id, const std::vector<ps_region_t> &regions);
     raw_reply obj(uint16_t type, uint64_t file_id, uint64_t size = 0);
     raw_reply path_op(uint16_t type, const std::string &path);

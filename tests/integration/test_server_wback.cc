@@ -83,10 +83,11 @@ class ServerWback : public ::testing::Test {
         EXPECT_TRUE(r.received && r.status() == PS_OK);
         return st;
     }
-    void write(raw_client &c, uint64_t fid, const std::vector<ps_region_t> &regs, uint8_t seed)
+    void write(raw_client &c, uint64_t fid, const std::vector<ps_region_t> &regs, uint8_t seed,
+               uint32_t flags = 0)
     {
         std::vector<uint8_t> p = payload(regs, seed, &model);
-        raw_reply r = c.write(fid, regs, p);
+        raw_reply r = c.write(fid, regs, p, flags);
         ASSERT_TRUE(r.received);
         ASSERT_EQ(r.status(), PS_OK);
     }
@@ -331,6 +332,52 @@ TEST_F(ServerWback, LoneStridedWriterIsNotStaged)
     ps_stats_rep_t st = stats();
     EXPECT_EQ(st.staged_bytes, 0u);
     EXPECT_EQ(st.disk_writes, n * rounds) << "one disk write per region, at once";
+}
+
+/*
+ * Two clients flush write-behind buffers of one block each, in turn, every
+ * other block each (a program that sets a view before every 4 KiB
+ * collective write): with PS_IO_BEHIND each is answered from the stage
+ * (the other client reads it there at once) and the blocks reach the disk
+ * joined, in runs of max_io; without it each is written at once, alone.
+ */
+void alternating_blocks(ServerWback *t, uint64_t fid, uint64_t n, uint32_t flags)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        raw_client &c = (i % 2) ? t->b : t->a;
+        t->write(c, fid, {{i * t->block, t->block}}, (uint8_t)(i % 2 + 1), flags);
+        if (i == n / 2) {
+            t->check((i % 2) ? t->a : t->b, fid, (i + 1) * t->block, "read by the other client");
+        }
+    }
+}
+
+TEST_F(ServerWback, WriteBehindFlushesAreStagedAndJoined)
+{
+    const uint64_t fid = 0x5112, n = 512;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_io=256k"}));
+    alternating_blocks(this, fid, n, PS_IO_BEHIND);
+    ASSERT_FALSE(HasFailure());
+    ps_stats_rep_t st = stats();
+    EXPECT_EQ(st.staged_bytes, n * block);
+    EXPECT_EQ(st.disk_writes, n * block / (256 * 1024)) << "written in runs of max_io";
+    ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    EXPECT_EQ(stats().stage_blocks, 0u);
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, n * block, "write-behind blocks"));
+}
+
+TEST_F(ServerWback, BlocksNotWrittenBehindGoToDiskAtOnce)
+{
+    const uint64_t fid = 0x5113, n = 64;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_io=256k"}));
+    alternating_blocks(this, fid, n, 0);
+    ASSERT_FALSE(HasFailure());
+    ps_stats_rep_t st = stats();
+    EXPECT_EQ(st.staged_bytes, 0u);
+    EXPECT_EQ(st.disk_writes, n) << "each block alone, before its answer";
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, n * block, "blocks written through"));
 }
 
 TEST_F(ServerWback, ReadsSeeStagedBytesAtOnce)

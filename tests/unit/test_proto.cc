@@ -487,7 +487,7 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
         case PS_MSG_OBJ_WRITE:
         case PS_MSG_OBJ_READ: {
             ps_io_req_t b = body_at<ps_io_req_t>(m);
-            uint32_t known = h.type == PS_MSG_OBJ_WRITE ? 3 : 1;
+            uint32_t known = h.type == PS_MSG_OBJ_WRITE ? 7 : 1; /* RUNS, LIST_INLINE, BEHIND */
             if (b.nregions < 1 || b.nregions > PS_MAX_REGIONS || b.payload_len > PS_MAX_PAYLOAD ||
                 (b.flags & ~known) != 0 || inline_len > PS_IO_INLINE_MAX) {
                 return false;
@@ -1092,6 +1092,22 @@ TEST(proto, io_runs_flag)
             m = make(type, b);
             EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(m.data(), m.size(), 0, &v)) << "flags " << f;
         }
+    }
+}
+
+/* PS_IO_BEHIND: a write's flag only; it changes no length. */
+TEST(proto, io_behind_flag)
+{
+    for (uint16_t type : {PS_MSG_OBJ_WRITE, PS_MSG_OBJ_READ}) {
+        ps_io_req_t b = {7, 100, 3, PS_IO_RUNS | PS_IO_BEHIND};
+        ps_msg_view_t v;
+        bytes_t m = make(type, b);
+        if (type == PS_MSG_OBJ_READ) {
+            EXPECT_EQ(PS_ERR_PROTO, ps_proto_decode(m.data(), m.size(), 0, &v));
+            continue;
+        }
+        ASSERT_EQ(PS_OK, ps_proto_decode(m.data(), m.size(), 0, &v));
+        EXPECT_EQ(3u * 32 + 100, v.data_len);
     }
 }
 
