@@ -83,7 +83,17 @@ raw_client::~raw_client()
             while (ucp_request_check_status(r) == UCS_INPROGRESS && ps_time_ns() < deadline) {
                 ucp_worker_progress(worker_);
             }
-            ucp_request_free(r);
+            if (ucp_request_check_status(r) == UCS_INPROGRESS) {
+                /* UCX 1.13 aborts destroying a worker whose endpoint is
+                 * still flushing ("pending request ... should have been
+                 * flushed", seen once in CI): leave it to the process's end */
+                fprintf(stderr, "raw_client: the endpoint's close did not complete in 5 s; "
+                                "its UCX worker is left alive\n");
+                worker_ = nullptr;
+                ctx_ = nullptr;
+            } else {
+                ucp_request_free(r);
+            }
         }
         ep_ = nullptr;
     }
