@@ -378,7 +378,7 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
                   obj->spec_missed <= obj->spec_joined / 4 + PSS_SPEC_TRIAL / job->align &&
                   (st == NULL || obj->spec_waiting < st->max_blocks / PSS_SPEC_SHARE);
 
-    int behind = 1; /* every batch a write-behind flush: nobody waits for the disk */
+    int behind = job->nbatches > 0; /* every batch a write-behind flush: nobody waits for the disk */
 
     *touches = 0;
     if (st == NULL || !job->is_write) {
