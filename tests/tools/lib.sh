@@ -46,6 +46,24 @@ step() {
     printf '\n==== %s\n' "$*"
 }
 
+# need_prog BIN [WHY]: the MPI test program BIN is built (else exit 99, or
+# skip saying WHY it may be missing) and is not older than its source
+# beside the calling script: a run by hand after a change of the source
+# would test the old program (make check rebuilds it first).
+need_prog() {
+    if [ ! -x "$1" ]; then
+        [ -n "${2:-}" ] && { echo "SKIP: $1 is not built ($2)"; exit 77; }
+        echo "$0: $1 is not built" >&2
+        exit 99
+    fi
+    for src in "$(dirname "$0")/$(basename "$1")".c "$(dirname "$0")/$(basename "$1")".f90; do
+        if [ -f "$src" ] && [ "$src" -nt "$1" ]; then
+            echo "$0: $1 is older than $src: rebuild it (make ${1#"$top_builddir"/})" >&2
+            exit 99
+        fi
+    done
+}
+
 fail() {
     echo "FAIL: $*" >&2
     exit 1
