@@ -254,7 +254,7 @@ static void pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now)
                     return;
                 }
                 pss_stage_put_in(b, o, src, part, p[i].stride, n);
-                if (sp->guessed) {
+                if (sp->short_staged) {
                     pss_stage_mark_spec(b);
                 }
                 o += part;

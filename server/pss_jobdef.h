@@ -48,8 +48,6 @@ typedef struct pss_span_io {
     int shared;  /* read: copied from a span kept for sharing, not read from disk */
     int staged;  /* write: copied into the write-back stage, not written now */
     int short_staged; /* staged for being short (PSS_WHOLE_RUN), not for holes */
-    int guessed;      /* short_staged by the guess that other writers fill its gaps
-                         (counted for or against that guess: obj->spec_*) */
     int lent;         /* read: buf is cache memory lent to the reply (pss_span_lend) */
     pss_cgran_t *gran; /* read-ahead: buf is this cache granule's, pinned (pss_cache_fill) */
     uint32_t first_piece, npieces;

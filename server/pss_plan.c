@@ -370,15 +370,18 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     pss_stage_t *st = w->stage;
     pss_object_t *obj = job->obj;
     uint64_t need = 0, join = pss_join_run(w->server);
-    /* several writers, whose short spans have mostly been joined and
-     * take less than their share of the stage: where nobody fills the gaps
-     * (strided writers that leave them), short spans go out by age or for
-     * room, unjoined, and then are written at once */
-    int several = pss_share_active(&obj->writers) &&
-                  obj->spec_missed <= obj->spec_joined / 4 + PSS_SPEC_TRIAL / job->align &&
-                  (st == NULL || obj->spec_waiting < st->max_blocks / PSS_SPEC_SHARE);
-
-    int behind = job->nbatches > 0; /* every batch a write-behind flush: nobody waits for the disk */
+    /* Short spans are staged on the guess that their neighbours come
+     * soon: while several clients write the object (a strided batch whose
+     * gaps the others fill), or when the job is all write-behind flushes
+     * (PS_IO_BEHIND: nobody waits for the disk). The guess holds while
+     * the object's short spans have mostly been joined and take less than
+     * their share of the stage: where nobody fills the gaps (strided
+     * writers that leave them, scattered small writes), short spans go
+     * out by age or for room, unjoined, and then are written at once. */
+    int guess = obj->spec_missed <= obj->spec_joined / 4 + PSS_SPEC_TRIAL / job->align &&
+                (st == NULL || obj->spec_waiting < st->max_blocks / PSS_SPEC_SHARE);
+    int several = pss_share_active(&obj->writers);
+    int behind = job->nbatches > 0;
 
     *touches = 0;
     if (st == NULL || !job->is_write) {
@@ -391,8 +394,7 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
         pss_span_io_t *sp = &job->spans[i];
         int t = pss_stage_touches(st, obj, sp->off, sp->len);
         int joinable = !t && !sp->holes && sp->len < join;
-        sp->short_staged = joinable && (behind || (job->nspans > 1 && several));
-        sp->guessed = sp->short_staged && !behind;
+        sp->short_staged = joinable && guess && (behind || (job->nspans > 1 && several));
         sp->staged = t || sp->holes || sp->short_staged;
         if (sp->staged) {
             need += pss_stage_new_blocks(st, obj, sp->off, sp->len);

@@ -354,7 +354,7 @@ void alternating_blocks(ServerWback *t, uint64_t fid, uint64_t n, uint32_t flags
 
 TEST_F(ServerWback, WriteBehindFlushesAreStagedAndJoined)
 {
-    const uint64_t fid = 0x5112, n = 512;
+    const uint64_t fid = 0x5120, n = 512;
 
     ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_io=256k"}));
     alternating_blocks(this, fid, n, PS_IO_BEHIND);
@@ -369,7 +369,7 @@ TEST_F(ServerWback, WriteBehindFlushesAreStagedAndJoined)
 
 TEST_F(ServerWback, BlocksNotWrittenBehindGoToDiskAtOnce)
 {
-    const uint64_t fid = 0x5113, n = 64;
+    const uint64_t fid = 0x5121, n = 64;
 
     ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_io=256k"}));
     alternating_blocks(this, fid, n, 0);
@@ -378,6 +378,32 @@ TEST_F(ServerWback, BlocksNotWrittenBehindGoToDiskAtOnce)
     EXPECT_EQ(st.staged_bytes, 0u);
     EXPECT_EQ(st.disk_writes, n) << "each block alone, before its answer";
     ASSERT_NO_FATAL_FAILURE(check(b, fid, n * block, "blocks written through"));
+}
+
+/*
+ * One client's write-behind flushes of scattered blocks (every fourth,
+ * never joined): staged only up to the object's share of the stage
+ * (PSS_SPEC_SHARE), then written at once, so the stage never fills and
+ * no write waits for room.
+ */
+TEST_F(ServerWback, ScatteredWriteBehindBlocksKeepToTheirShare)
+{
+    const uint64_t fid = 0x5122, n = 2048, budget = 2 << 20;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "write_back=2m"}));
+    for (uint64_t i = 0; i < n; i++) {
+        ASSERT_NO_FATAL_FAILURE(write(a, fid, {{4 * i * block, block}}, 3, PS_IO_BEHIND));
+    }
+    ps_stats_rep_t st = stats();
+    printf("%llu bytes written behind, %llu staged, %llu blocks staged now, %llu waits for "
+           "room\n",
+           (unsigned long long)(n * block), (unsigned long long)st.staged_bytes,
+           (unsigned long long)st.stage_blocks, (unsigned long long)st.stage_full_waits);
+    EXPECT_GT(st.staged_bytes, 0u);
+    EXPECT_LE(st.staged_bytes, budget / 2) << "more than the object's share of the stage";
+    EXPECT_EQ(st.stage_full_waits, 0u);
+    ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, (4 * (n - 1) + 1) * block, "scattered blocks"));
 }
 
 TEST_F(ServerWback, ReadsSeeStagedBytesAtOnce)
