@@ -224,9 +224,8 @@ static ps_status_t psc_batch_add_region(psc_batch_t *b, uint64_t off, uint64_t l
 /*
  * The list the batch sends: its runs (PS_IO_RUNS, 32 bytes each) when they
  * take fewer bytes than the regions one by one (16 bytes each); else the
- * regions. Sets the request's
- * nregions and flags (and the request's PS_IO_BEHIND); *list and *list_len describe the bytes to
- * send.
+ * regions. Sets the request's nregions and flags (with the I/O's
+ * PS_IO_BEHIND); *list and *list_len describe the bytes to send.
  */
 static ps_status_t psc_batch_set_list(psc_batch_t *b)
 {
