@@ -214,8 +214,9 @@ static ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const psc_ar
     if (!is_write && !(file->flags & PSTRIPE_RDONLY)) {
         return psc_error(PS_ERR_ACCESS, "cannot read %s: opened write-only", file->path);
     }
-    if ((args->flags & ~PSTRIPE_WRITE_BEHIND) != 0 || (args->flags != 0 && !is_write)) {
-        return psc_error(PS_ERR_INVALID, "flags 0x%x: not write flags", args->flags);
+    if ((args->flags & ~PSTRIPE_WRITE_BEHIND) != 0) {
+        return psc_error(PS_ERR_INVALID, "flags 0x%x: unknown (PSTRIPE_WRITE_BEHIND is 0x%x)",
+                         args->flags, PSTRIPE_WRITE_BEHIND);
     }
     if ((args->n > 0 && args->regions == NULL && args->runs == NULL) || (nmem > 0 && mem == NULL)) {
         return psc_error(PS_ERR_INVALID, "region or memory array is NULL");
