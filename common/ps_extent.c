@@ -294,6 +294,82 @@ int ps_extent_runs_disjoint(const ps_extent_run_t *runs, size_t n)
     return 1;
 }
 
+/* ---- merging runs -------------------------------------------------------------- */
+
+/* Does run x's next region come before run y's (ps_extent_cmp's order)? */
+static int ps_run_before(const ps_extent_run_t *x, const ps_extent_run_t *y)
+{
+    return x->off < y->off || (x->off == y->off && x->len < y->len);
+}
+
+static void ps_run_swap(ps_extent_run_t *x, ps_extent_run_t *y)
+{
+    ps_extent_run_t t = *x;
+    *x = *y;
+    *y = t;
+}
+
+/* heap[0..n): restore the heap order after heap[0] moved later. */
+static void ps_heap_down(ps_extent_run_t *heap, size_t n)
+{
+    size_t i = 0;
+
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && ps_run_before(&heap[l], &heap[m])) {
+            m = l;
+        }
+        if (l + 1 < n && ps_run_before(&heap[l + 1], &heap[m])) {
+            m = l + 1;
+        }
+        if (m == i) {
+            return;
+        }
+        ps_run_swap(&heap[i], &heap[m]);
+        i = m;
+    }
+}
+
+/* heap[0..n]: restore the heap order after heap[n] was added. */
+static void ps_heap_up(ps_extent_run_t *heap, size_t n)
+{
+    while (n > 0 && ps_run_before(&heap[n], &heap[(n - 1) / 2])) {
+        ps_run_swap(&heap[n], &heap[(n - 1) / 2]);
+        n = (n - 1) / 2;
+    }
+}
+
+/* The heap holds the runs whose next region may come first: a run joins
+ * it when the merge reaches its offset (all runs at or before the top's
+ * offset are in, so the top is the least region left), in runs[0..h)
+ * (h <= j, the runs read so far: run j is read before its slot is
+ * reused). */
+size_t ps_extent_runs_merge(ps_extent_run_t *runs, size_t n, ps_extent_t *ext)
+{
+    size_t h = 0, j = 0, out = 0;
+
+    while (h > 0 || j < n) {
+        if (j < n && (h == 0 || runs[j].off <= runs[0].off)) {
+            if (runs[j].count > 0) {
+                runs[h] = runs[j];
+                ps_heap_up(runs, h++);
+            }
+            j++;
+            continue;
+        }
+        ext[out].off = runs[0].off;
+        ext[out].len = runs[0].len;
+        out++;
+        if (--runs[0].count > 0) {
+            runs[0].off += runs[0].stride;
+        } else {
+            runs[0] = runs[--h];
+        }
+        ps_heap_down(runs, h);
+    }
+    return out;
+}
+
 /* ---- the planner ------------------------------------------------------------- */
 
 typedef struct ps_plan_state {

@@ -74,6 +74,16 @@ uint64_t ps_extent_run_end(const ps_extent_run_t *run);
 int ps_extent_runs_disjoint(const ps_extent_run_t *runs, size_t n);
 
 /*
+ * The regions of runs sorted by offset (their hulls may interleave, as
+ * those of several clients' batches of one block do), listed into ext
+ * (room for all their regions) in the order of ps_extent_sort(): a merge
+ * of the runs, O(regions x log of the runs that overlap at once), not a
+ * sort of the regions. The runs are used up (they are the merge's heap).
+ * Returns the number of regions.
+ */
+size_t ps_extent_runs_merge(ps_extent_run_t *runs, size_t n, ps_extent_t *ext);
+
+/*
  * ps_extent_plan() for runs whose hulls are sorted and disjoint
  * (ps_extent_runs_disjoint), without expanding them: the spans (and their
  * nregions, which count regions, not runs) are exactly those that

@@ -69,14 +69,14 @@ static int pss_run_cmp(const void *a, const void *b)
 
 /*
  * Plan the runs (sorted here) into spans: without expanding them when their
- * hulls are disjoint (one client's strided pattern), else by expanding them
- * into nreg regions for ps_extent_plan (interleaved runs of several
- * batches). *plan is malloc'd.
+ * hulls are disjoint (one client's strided pattern), else by merging them
+ * into their nreg regions for ps_extent_plan (interleaved runs of several
+ * batches; the runs are used up then). *plan is malloc'd.
  */
 static ps_status_t pss_job_plan_runs(pss_server_t *s, ps_extent_run_t *runs, size_t nruns,
                                      uint64_t nreg, ps_io_span_t **plan, size_t *nspans)
 {
-    size_t i = 1, r = 0, bound;
+    size_t i = 1, bound;
     ps_extent_t *ext;
     uint64_t gap = s->cfg.coalesce_gap;
 
@@ -99,13 +99,7 @@ static ps_status_t pss_job_plan_runs(pss_server_t *s, ps_extent_run_t *runs, siz
     if (ext == NULL) {
         return PS_ERR_NO_MEMORY;
     }
-    for (i = 0; i < nruns; i++) {
-        for (uint64_t k = 0; k < runs[i].count; k++, r++) {
-            ext[r].off = runs[i].off + k * runs[i].stride;
-            ext[r].len = runs[i].len;
-        }
-    }
-    ps_extent_sort(ext, nreg);
+    nreg = ps_extent_runs_merge(runs, nruns, ext);
     bound = ps_extent_plan_bound(ext, nreg, s->align, s->cfg.max_io);
     *plan = malloc((bound ? bound : 1) * sizeof(**plan));
     if (*plan == NULL) {

@@ -205,21 +205,39 @@ pss_sblock_t *pss_stage_get(pss_stage_t *st, pss_object_t *obj, uint64_t boff, u
     return b != NULL ? b : pss_stage_new(st, obj, boff, now);
 }
 
+/* Copy n bytes, 8 <= n <= 2 * W, as two moves of W bytes (the second one
+ * overlapping the first): no call per region. */
+#define PSS_COPY_TWO(W, dst, src, n)                                                               \
+    do {                                                                                           \
+        uint8_t head_[W], tail_[W];                                                                \
+        memcpy(head_, (src), W);                                                                   \
+        memcpy(tail_, (src) + (n) - (W), W);                                                       \
+        memcpy((dst), head_, W);                                                                   \
+        memcpy((dst) + (n) - (W), tail_, W);                                                       \
+    } while (0)
+
+/* memcpy for a region of a stream of small ones (a call each was a fifth
+ * of the servers' time writing 64-byte regions). */
+static inline void pss_copy_region(uint8_t *dst, const uint8_t *src, uint64_t len)
+{
+    if (len > 64 || len < 8) {
+        memcpy(dst, src, len);
+    } else if (len > 32) {
+        PSS_COPY_TWO(32, dst, src, len);
+    } else if (len > 16) {
+        PSS_COPY_TWO(16, dst, src, len);
+    } else {
+        PSS_COPY_TWO(8, dst, src, len);
+    }
+}
+
 void pss_stage_put_in(pss_sblock_t *b, uint64_t off, const uint8_t *src, uint64_t len,
                       uint64_t stride, uint64_t count)
 {
     uint32_t at = (uint32_t)(off - b->off);
 
     for (uint64_t c = 0; c < count; c++, at += (uint32_t)stride, src += len) {
-        if (len >= 8 && len <= 16) { /* two fixed-size moves, not a call per region */
-            uint64_t x, y;
-            memcpy(&x, src, 8);
-            memcpy(&y, src + len - 8, 8);
-            memcpy(b->buf + at, &x, 8);
-            memcpy(b->buf + at + len - 8, &y, 8);
-        } else {
-            memcpy(b->buf + at, src, len);
-        }
+        pss_copy_region(b->buf + at, src, len);
         pss_stage_mark(b, at, at + (uint32_t)len);
     }
 }
@@ -300,6 +318,13 @@ size_t pss_stage_ranges(const pss_stage_t *st, const pss_sblock_t *b, uint32_t (
     size_t n = 0;
     uint32_t i = 0, a = st->align;
 
+    if (b->covered == a) { /* whole: the common case of a flush */
+        if (out != NULL) {
+            out[0][0] = 0;
+            out[0][1] = a;
+        }
+        return 1;
+    }
     while (i < a) {
         while (i < a && !(b->map[i / 64] & (1ull << (i % 64)))) {
             i = (i % 64 == 0 && b->map[i / 64] == 0) ? i + 64 : i + 1;

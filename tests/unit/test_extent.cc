@@ -601,6 +601,48 @@ TEST(extent, plan_runs_against_expanded)
     EXPECT_GT(total_spans, 3000u);
 }
 
+/* Merging interleaved runs (several batches' strided patterns over the same
+ * blocks, ties and zero counts among them) lists their regions exactly as
+ * expanding and sorting them does. */
+TEST(extent, runs_merge_against_sort)
+{
+    std::mt19937_64 rng(45);
+    size_t total = 0;
+
+    for (int iter = 0; iter < 2000 && !HasFailure(); iter++) {
+        runs_t runs;
+        size_t nbatches = 1 + rng() % 4;
+        for (size_t b = 0; b < nbatches; b++) {
+            runs_t more = random_runs(rng, 1 + rng() % 20000, rng() % 8);
+            if (rng() % 4 == 0 && !more.empty()) {
+                more[rng() % more.size()].count = 0;
+            }
+            runs.insert(runs.end(), more.begin(), more.end());
+        }
+        if (rng() % 5 == 0 && !runs.empty()) {
+            runs.push_back(runs[rng() % runs.size()]); /* the same run twice */
+        }
+        std::stable_sort(
+            runs.begin(), runs.end(),
+            [](const ps_extent_run_t &x, const ps_extent_run_t &y) { return x.off < y.off; });
+        extents_t want = expand_runs(runs);
+        ps_extent_sort(want.data(), want.size());
+        extents_t got(want.size() + 1, ps_extent_t{0xdeadbeef, 0});
+        SCOPED_TRACE(::testing::Message() << "iteration " << iter);
+
+        ASSERT_EQ(want.size(), ps_extent_runs_merge(runs.data(), runs.size(), got.data()));
+        ASSERT_EQ(0xdeadbeefu, got[want.size()].off) << "wrote past the regions";
+        for (size_t i = 0; i < want.size(); i++) {
+            ASSERT_EQ(want[i].off, got[i].off) << "region " << i;
+            ASSERT_EQ(want[i].len, got[i].len) << "region " << i;
+        }
+        total += want.size();
+    }
+    EXPECT_GT(total, 100000u);
+    ps_extent_run_t none;
+    EXPECT_EQ(0u, ps_extent_runs_merge(&none, 0, NULL));
+}
+
 TEST(extent, runs_disjoint)
 {
     runs_t ok = {{0, 8, 16, 4}, {56, 8, 8, 1}, {64, 1, 1, 1}};
