@@ -70,6 +70,7 @@ struct pss_job {
     pss_sblock_t **sblocks;  /* and the blocks it writes (sorted), freed with the job */
     size_t nsblocks;
     int read_ahead;          /* reads into the cache only (pss_ra_job) */
+    int answered;            /* its batches were answered at its start (pss_job_answer_early) */
     uint64_t disk_bytes;     /* a read's bytes from disk (its replies say so) */
 };
 

@@ -211,8 +211,9 @@ static unsigned pss_latency_bucket(uint64_t ns)
     return b < PS_STATS_HIST_BUCKETS ? b : PS_STATS_HIST_BUCKETS - 1;
 }
 
-void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t body_len, void *data,
-               uint64_t data_len, size_t data_cap)
+/* Send req's reply (pss_reply), leaving req to the caller. */
+static void pss_reply_send(pss_req_t *req, ps_status_t status, const void *body, uint32_t body_len,
+                           void *data, uint64_t data_len, size_t data_cap)
 {
     pss_worker_t *w = req->worker;
     pss_conn_t *conn = req->conn;
@@ -293,11 +294,26 @@ void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t bo
             conn->sends = send;
         }
     }
-    pss_req_free(req);
     return;
 
 out_free_data:
     pss_data_put(w, data, data_cap, lent);
+}
+
+void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t body_len, void *data,
+               uint64_t data_len, size_t data_cap)
+{
+    pss_reply_send(req, status, body, body_len, data, data_len, data_cap);
+    pss_req_free(req);
+}
+
+void pss_reply_keep(pss_req_t *req, const void *body, uint32_t body_len)
+{
+    pss_reply_send(req, PS_OK, body, body_len, NULL, 0, 0);
+}
+
+void pss_req_done(pss_req_t *req)
+{
     pss_req_free(req);
 }
 

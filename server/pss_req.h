@@ -20,6 +20,13 @@
 void pss_reply(pss_req_t *req, ps_status_t status, const void *body, uint32_t body_len, void *data,
                uint64_t data_len, size_t data_cap);
 
+/* pss_reply with PS_OK and body alone, but req is kept: its payload stays
+ * readable (and charged to the worker) until pss_req_done frees it. */
+void pss_reply_keep(pss_req_t *req, const void *body, uint32_t body_len);
+
+/* Free a request answered by pss_reply_keep. */
+void pss_req_done(pss_req_t *req);
+
 /* Log why req is refused (what, with a dump of its header) and reply status. */
 void pss_reject(pss_req_t *req, ps_status_t status, const char *what);
 

@@ -437,7 +437,13 @@ TEST_F(ServerWback, ReadsSeeStagedBytesAtOnce)
     for (uint64_t i = 0; i < 40; i++) {
         grow.push_back({size + block + i * 50, 10});
     }
-    ASSERT_NO_FATAL_FAILURE(write(a, fid, grow, 13));
+    std::vector<uint8_t> gp = payload(grow, 13, &model);
+    raw_reply g = a.write(fid, grow, gp, 0);
+    ASSERT_TRUE(g.received);
+    ASSERT_EQ(g.status(), PS_OK);
+    /* answered before its bytes were copied into the stage (a job all of
+     * whose spans are staged): the reply has the size they make */
+    EXPECT_EQ(g.body<ps_io_rep_t>().obj_size, model.size());
     raw_reply s = a.obj(PS_MSG_OBJ_STAT, fid);
     ASSERT_TRUE(s.received);
     EXPECT_EQ(s.body<ps_obj_rep_t>().size, model.size());
