@@ -783,14 +783,14 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
 
     for (uint32_t b = 0; b < job->nbatches; b++) {
         pss_req_t *req = job->batches[b];
-        ps_io_rep_t rep = {req->body.io.payload_len, obj->size,
-                           job->is_write ? 0 : job->disk_bytes};
+        ps_io_rep_t rep = {req->body.io.payload_len, obj->size, job->disk_bytes};
         if (job->answered) {
             pss_req_done(req);
         } else if (status != PS_OK) {
             pss_reply(req, status, NULL, 0, NULL, 0, 0);
         } else if (job->is_write) {
-            pss_reply(req, PS_OK, &rep, sizeof(rep), NULL, 0, 0);
+            ps_io_rep_t wrep = pss_write_rep(job, req); /* as an early answer's */
+            pss_reply(req, PS_OK, &wrep, sizeof(wrep), NULL, 0, 0);
         } else {
             uint8_t *buf = req->reply_buf;
             req->reply_buf = NULL;
