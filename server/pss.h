@@ -195,7 +195,7 @@ typedef struct pss_req {
 
 /* ---- worker ---------------------------------------------------------------- */
 
-#define PSS_BUF_KEEP       16           /* buffers each worker keeps for reuse */
+#define PSS_BUF_KEEP       64           /* buffers each worker keeps for reuse */
 #define PSS_BUF_KEEP_BYTES (128u << 20) /* and their bytes at most */
 #define PSS_BUF_POOL_MIN   (64u << 10)  /* smaller ones come from the heap */
 #define PSS_BUF_HUGE_MIN   (256u << 10) /* larger ones are whole huge pages */

@@ -42,6 +42,12 @@ typedef struct pss_send {
  * whole huge pages (ps_mem_map_huge: with them, contiguous 1 GiB writes
  * and reads cost the servers a quarter less CPU on the VM we measure on),
  * so a stream of batches of one size keeps hitting the same few buffers.
+ * The worker keeps up to PSS_BUF_KEEP of them (PSS_BUF_KEEP_BYTES at
+ * most): two processes' HDF5 writes through write-behind held 17-26 at
+ * once on one worker (rendezvous buffers and span buffers of 2 MiB), and
+ * with 16 kept every burst mapped fresh ones (a 2 MiB page zeroed by the
+ * kernel in the fault: 18 ms of one worker's CPU in one burst, while both
+ * clients waited for their flush).
  */
 size_t pss_buf_cap(size_t len)
 {
