@@ -22,6 +22,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_stage.h server/pss_stage.c \
 	server/pss_object.h server/pss_object.c \
 	server/pss_removed.h server/pss_removed.c \
+	server/pss_reaper.h server/pss_reaper.c \
 	server/pss_edge.h server/pss_edge.c \
 	server/pss_share.h server/pss_share.c \
 	server/pss_readahead.h server/pss_readahead.c \

@@ -142,6 +142,7 @@ typedef struct pss_server {
     int go;
     atomic_int stopping; /* set by the signal thread */
     struct pss_cache_mem *cache_mem; /* the workers' cache memory (pss_cache.c), or NULL */
+    struct pss_reaper *reaper;       /* closes removed object files (pss_reaper.c), or NULL */
 } pss_server_t;
 
 /* ---- requests ---------------------------------------------------------------- */

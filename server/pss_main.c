@@ -19,6 +19,7 @@
 #include "pss_cache.h"
 #include "pss_check.h"
 #include "pss_meta.h"
+#include "pss_reaper.h"
 #include "pss_removed.h"
 #include "pss_store.h"
 #include "pss_worker.h"
@@ -737,10 +738,12 @@ static ps_status_t pss_serve(pss_server_t *s, const sigset_t *sigs, int ready_fd
 {
     ps_status_t status;
 
+    pss_reaper_start(&s->reaper); /* without it, removals close on the worker */
     status = pss_worker_start_all(s);
     if (status != PS_OK) {
         ps_error("start-up failed: %s", ps_status_string(status));
         pss_worker_join_all(s);
+        pss_reaper_stop(s->reaper);
         return status;
     }
     pss_cache_warm_start(s->cache_mem);
@@ -749,6 +752,8 @@ static ps_status_t pss_serve(pss_server_t *s, const sigset_t *sigs, int ready_fd
     atomic_store(&s->stopping, 1);
     pss_cache_warm_stop(s->cache_mem);
     pss_worker_join_all(s);
+    pss_reaper_stop(s->reaper); /* the space of the last removals comes back */
+    s->reaper = NULL;
     return PS_OK;
 }
 

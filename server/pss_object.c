@@ -20,6 +20,7 @@
  */
 #include "pss_object.h"
 
+#include "pss_reaper.h"
 #include "pss_removed.h"
 
 #include "ps_log.h"
@@ -224,19 +225,28 @@ ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj)
 }
 
 /* Make an object's data durable (if written since the last time) and close it. */
+/* Forget the object's open file (its bytes kept in memory too) and return
+ * its descriptor, which the caller closes. */
+static int pss_obj_let_go(pss_worker_t *w, pss_object_t *obj)
+{
+    int fd = obj->fd;
+
+    obj->dirty = obj->size_dirty = 0;
+    pss_edge_drop(&obj->edges);
+    pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
+    pss_ra_reset(&obj->ra);
+    obj->fd = -1;
+    w->nopen--;
+    return fd;
+}
+
 static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
 {
     if (obj->fd < 0) {
         return;
     }
     pss_obj_sync(w, obj);
-    obj->dirty = obj->size_dirty = 0;
-    pss_edge_drop(&obj->edges);
-    pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
-    pss_ra_reset(&obj->ra);
-    close(obj->fd);
-    obj->fd = -1;
-    w->nopen--;
+    close(pss_obj_let_go(w, obj));
 }
 
 static int pss_obj_idle(const pss_object_t *obj)
@@ -416,17 +426,25 @@ void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep)
     }
 }
 
+/*
+ * Remove the object's file. The name goes here; the blocks are freed by the
+ * last close, which the reaper does (pss_reaper.c): the worker holds a
+ * descriptor across the unlink (opened for it if the object was not open)
+ * so that the file system frees nothing on this thread.
+ */
 ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
 {
     ps_status_t status;
     char rel[64];
+    int fd = -1;
 
-    if (obj->fd >= 0) {
-        obj->dirty = obj->size_dirty = 0; /* its data goes away: no need to sync it */
-        pss_obj_ungrow(w, obj);
-        pss_obj_close(w, obj);
-    }
     pss_obj_path(obj->file_id, rel, sizeof(rel));
+    if (obj->fd >= 0) {
+        pss_obj_ungrow(w, obj);
+        fd = pss_obj_let_go(w, obj); /* its data goes away: no need to sync it */
+    } else {
+        fd = openat(w->server->obj_dir_fd, rel, O_RDONLY | O_CLOEXEC); /* -1: none, or gone */
+    }
     /* the record first: no object goes unrecorded; but a full disk must
      * still free the object's space (its handles then go unguarded) */
     status = pss_removed_mark(w->server, obj->file_id);
@@ -439,6 +457,9 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
     if (status == PS_OK && unlinkat(w->server->obj_dir_fd, rel, 0) != 0 && errno != ENOENT) {
         ps_error("worker %u: unlink %s/obj/%s: %m", w->index, w->server->data_dir, rel);
         status = ps_status_from_errno(errno);
+    }
+    if (fd >= 0) {
+        pss_reaper_give(w->server->reaper, fd);
     }
     obj->exists = 0;
     obj->size = obj->phys_size = obj->file_len = 0;

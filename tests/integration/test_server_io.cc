@@ -12,11 +12,13 @@
 #include <iterator>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include "ps_cluster.h"
 #include "ps_layout.h"
+#include "ps_time.h"
 #include "test_server_raw.h"
 
 using namespace ps_test;
@@ -705,6 +707,48 @@ TEST(ServerIoLimits, IdleObjectsAreClosedBeyondMaxOpen)
         raw_reply st = c.obj(PS_MSG_OBJ_STAT, 1000 + i);
         EXPECT_EQ(st.body<ps_obj_rep_t>().size, (uint64_t)i + 1000);
     }
+}
+
+/*
+ * A removal takes the object's name at once and leaves the last close of
+ * its file, where the file system frees the blocks (a 512 MiB object's
+ * took 0.2 s), to the server's reaper thread (pss_reaper.c), whether the
+ * worker had the object open or opens it for the purpose: soon after, no
+ * descriptor of the process points at a removed object, and the server
+ * stops cleanly.
+ */
+TEST(ServerIoLimits, RemovedObjectsAreClosedOffTheWorker)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "max_open=16"}));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    const int nobj = 40; /* most of them closed again (max_open) */
+    std::vector<ps_region_t> regs = {{0, 1 << 20}};
+    for (int i = 0; i < nobj; i++) {
+        ASSERT_EQ(c.write(2000 + i, regs, payload_for(regs, (uint8_t)i)).status(), PS_OK);
+    }
+    ASSERT_GT(open_objects(cluster.pid(0), cluster.data_dir(0)), 0);
+    for (int i = 0; i < nobj; i++) {
+        raw_reply rm = c.obj(PS_MSG_OBJ_REMOVE, 2000 + i);
+        ASSERT_TRUE(rm.received);
+        ASSERT_EQ(rm.status(), PS_OK);
+        char rel[64];
+        snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)((uint64_t)(2000 + i) >> 56),
+                 (unsigned long long)(2000 + i));
+        EXPECT_NE(access((cluster.data_dir(0) + rel).c_str(), F_OK), 0) << "object " << i;
+    }
+    int left = -1;
+    uint64_t deadline = ps_time_ns() + 10000000000ull;
+    while ((left = open_objects(cluster.pid(0), cluster.data_dir(0))) > 0 &&
+           ps_time_ns() < deadline) {
+        usleep(20000);
+    }
+    EXPECT_EQ(left, 0) << "descriptors of removed objects still open";
+    EXPECT_EQ(c.read(2000, regs).status(), PS_ERR_STALE);
+    int status = cluster.stop(0);
+    ASSERT_TRUE(WIFEXITED(status)) << cluster.log(0);
+    EXPECT_EQ(WEXITSTATUS(status), 0) << cluster.log(0);
 }
 
 /* A field of /proc/PID/status ("VmRSS:", "VmHWM:"), in KiB (-1: not found). */
