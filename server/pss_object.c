@@ -333,6 +333,30 @@ void pss_obj_schedule(pss_worker_t *w, pss_object_t *obj)
     }
 }
 
+/*
+ * A resize that keeps none of the object's bytes (a truncate to 0: HDF5's
+ * H5F_ACC_TRUNC, MPI_File_set_size(fh, 0)) gives it a new, empty file: the
+ * old one's name is unlinked and its last close, where the file system
+ * frees the blocks, is the reaper's (pss_reaper.c). An ftruncate here held
+ * the worker 0.22-0.24 s for a 1 GiB file on 2 servers (`pstripe truncate
+ * F 0`, 3 times). A crash between the unlink and the create leaves no
+ * file: an object of size 0, as asked.
+ */
+static ps_status_t pss_obj_renew(pss_worker_t *w, pss_object_t *obj)
+{
+    char rel[64];
+
+    pss_obj_path(obj->file_id, rel, sizeof(rel));
+    if (unlinkat(w->server->obj_dir_fd, rel, 0) != 0) {
+        ps_error("worker %u: unlink %s/obj/%s to truncate it: %m", w->index, w->server->data_dir,
+                 rel);
+        return ps_status_from_errno(errno);
+    }
+    pss_obj_ungrow(w, obj);
+    pss_reaper_give(w->server->reaper, pss_obj_let_go(w, obj));
+    return pss_obj_open(w, obj, 1);
+}
+
 ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
 {
     pss_server_t *s = w->server;
@@ -344,7 +368,11 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
      * size at every close: its file stays cached) */
     pss_cache_drop(w, &obj->cache, keep - keep % a, UINT64_MAX);
     pss_ra_reset(&obj->ra);
-    ps_status_t status = PS_OK;
+    ps_status_t status = keep == 0 && obj->phys_size > 0 ? pss_obj_renew(w, obj) : PS_OK;
+
+    if (status != PS_OK) {
+        return status;
+    }
 
     if (keep % a != 0 && keep < obj->size) {
         uint64_t boff = keep - keep % a;

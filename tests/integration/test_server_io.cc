@@ -12,6 +12,7 @@
 #include <iterator>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -749,6 +750,69 @@ TEST(ServerIoLimits, RemovedObjectsAreClosedOffTheWorker)
     int status = cluster.stop(0);
     ASSERT_TRUE(WIFEXITED(status)) << cluster.log(0);
     EXPECT_EQ(WEXITSTATUS(status), 0) << cluster.log(0);
+}
+
+/*
+ * A truncate to 0 gives the object a new file and leaves the old one's
+ * last close, where its blocks are freed, to the reaper: the object reads
+ * as empty at once, takes new writes, and the old file goes (no
+ * descriptor of it left, a new inode under the name).
+ */
+TEST(ServerIoLimits, TruncateToZeroTakesANewFile)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    const uint64_t fid = 0x7e7e, mib = 1 << 20;
+    std::vector<ps_region_t> regs = {{0, 4 * mib}};
+    ASSERT_EQ(c.write(fid, regs, payload_for(regs, 5)).status(), PS_OK);
+    char rel[64];
+    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56), (unsigned long long)fid);
+    std::string path = cluster.data_dir(0) + rel;
+    struct stat before, after;
+    ASSERT_EQ(stat(path.c_str(), &before), 0);
+
+    raw_reply t = c.obj(PS_MSG_OBJ_TRUNCATE, fid, 0);
+    ASSERT_TRUE(t.received);
+    ASSERT_EQ(t.status(), PS_OK);
+    EXPECT_EQ(t.body<ps_obj_rep_t>().size, 0u);
+    EXPECT_EQ(t.body<ps_obj_rep_t>().blocks, 0u) << "the old file's blocks are still the object's";
+    ASSERT_EQ(stat(path.c_str(), &after), 0);
+    EXPECT_NE(before.st_ino, after.st_ino) << "the object kept its old file";
+    raw_reply r = c.read(fid, {{0, mib}});
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_TRUE(r.data == std::vector<uint8_t>(mib, 0)) << "old bytes after a truncate to 0";
+
+    std::vector<ps_region_t> again = {{mib, 1000}};
+    ASSERT_EQ(c.write(fid, again, payload_for(again, 6)).status(), PS_OK);
+    r = c.read(fid, {{mib - 10, 1010}});
+    ASSERT_EQ(r.status(), PS_OK);
+    std::vector<uint8_t> want(10, 0), p = payload_for(again, 6);
+    want.insert(want.end(), p.begin(), p.end());
+    EXPECT_TRUE(r.data == want);
+    raw_reply st = c.obj(PS_MSG_OBJ_STAT, fid);
+    EXPECT_EQ(st.body<ps_obj_rep_t>().size, mib + 1000);
+
+    /* the worker holds the new file only */
+    int held = -1;
+    uint64_t deadline = ps_time_ns() + 10000000000ull;
+    while ((held = open_objects(cluster.pid(0), cluster.data_dir(0))) > 1 &&
+           ps_time_ns() < deadline) {
+        usleep(20000);
+    }
+    EXPECT_EQ(held, 1) << "the old file is still open";
+
+    /* the new file's size and bytes survive a restart */
+    ASSERT_TRUE(cluster.restart(0, true));
+    raw_client c2;
+    ASSERT_TRUE(c2.connect(cluster.host(0), cluster.port(0)));
+    st = c2.obj(PS_MSG_OBJ_STAT, fid);
+    ASSERT_EQ(st.status(), PS_OK);
+    EXPECT_EQ(st.body<ps_obj_rep_t>().size, mib + 1000);
+    r = c2.read(fid, {{mib - 10, 1010}});
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_TRUE(r.data == want);
 }
 
 /* A field of /proc/PID/status ("VmRSS:", "VmHWM:"), in KiB (-1: not found). */
