@@ -685,6 +685,20 @@ static int open_objects(pid_t pid, const std::string &data_dir)
     return n;
 }
 
+/* open_objects of server 0 once it is down to at most `want` (the reaper
+ * closes removed files moments after the reply), or after 10 s */
+static int open_objects_settle(const ps_cluster &cluster, int want)
+{
+    uint64_t deadline = ps_time_ns() + 10000000000ull;
+    int n;
+
+    while ((n = open_objects(cluster.pid(0), cluster.data_dir(0))) > want &&
+           ps_time_ns() < deadline) {
+        usleep(20000);
+    }
+    return n;
+}
+
 TEST(ServerIoLimits, IdleObjectsAreClosedBeyondMaxOpen)
 {
     ps_cluster cluster;
@@ -739,13 +753,7 @@ TEST(ServerIoLimits, RemovedObjectsAreClosedOffTheWorker)
                  (unsigned long long)(2000 + i));
         EXPECT_NE(access((cluster.data_dir(0) + rel).c_str(), F_OK), 0) << "object " << i;
     }
-    int left = -1;
-    uint64_t deadline = ps_time_ns() + 10000000000ull;
-    while ((left = open_objects(cluster.pid(0), cluster.data_dir(0))) > 0 &&
-           ps_time_ns() < deadline) {
-        usleep(20000);
-    }
-    EXPECT_EQ(left, 0) << "descriptors of removed objects still open";
+    EXPECT_EQ(open_objects_settle(cluster, 0), 0) << "descriptors of removed objects still open";
     EXPECT_EQ(c.read(2000, regs).status(), PS_ERR_STALE);
     int status = cluster.stop(0);
     ASSERT_TRUE(WIFEXITED(status)) << cluster.log(0);
@@ -795,13 +803,7 @@ TEST(ServerIoLimits, TruncateToZeroTakesANewFile)
     EXPECT_EQ(st.body<ps_obj_rep_t>().size, mib + 1000);
 
     /* the worker holds the new file only */
-    int held = -1;
-    uint64_t deadline = ps_time_ns() + 10000000000ull;
-    while ((held = open_objects(cluster.pid(0), cluster.data_dir(0))) > 1 &&
-           ps_time_ns() < deadline) {
-        usleep(20000);
-    }
-    EXPECT_EQ(held, 1) << "the old file is still open";
+    EXPECT_EQ(open_objects_settle(cluster, 1), 1) << "the old file is still open";
 
     /* the new file's size and bytes survive a restart */
     ASSERT_TRUE(cluster.restart(0, true));
