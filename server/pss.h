@@ -216,7 +216,8 @@ struct pss_worker {
     ucp_listener_h shm_listener; /* with shm (pss_listen.c) */
     int epfd; /* epoll: ucp efd, aio eventfd, wake eventfd */
     int ucp_efd;
-    int wake_fd; /* eventfd written by the main thread */
+    int wake_fd;                     /* eventfd written by the main thread and the reaper */
+    _Atomic(struct pss_late *) late; /* answers ready after the reaper's close (pss_store.c) */
     int stop_seen;
 
     /* connections accepted by this worker's listener */

@@ -20,7 +20,6 @@
  */
 #include "pss_object.h"
 
-#include "pss_reaper.h"
 #include "pss_removed.h"
 
 #include "ps_log.h"
@@ -337,12 +336,13 @@ void pss_obj_schedule(pss_worker_t *w, pss_object_t *obj)
  * A resize that keeps none of the object's bytes (a truncate to 0: HDF5's
  * H5F_ACC_TRUNC, MPI_File_set_size(fh, 0)) gives it a new, empty file: the
  * old one's name is unlinked and its last close, where the file system
- * frees the blocks, is the reaper's (pss_reaper.c). An ftruncate here held
+ * frees the blocks, is left to the caller (the reaper's: pss_store.c,
+ * pss_reaper.c). An ftruncate here held
  * the worker 0.22-0.24 s for a 1 GiB file on 2 servers (`pstripe truncate
  * F 0`, 3 times). A crash between the unlink and the create leaves no
  * file: an object of size 0, as asked.
  */
-static ps_status_t pss_obj_renew(pss_worker_t *w, pss_object_t *obj)
+static ps_status_t pss_obj_renew(pss_worker_t *w, pss_object_t *obj, int *old_fd)
 {
     char rel[64];
 
@@ -353,11 +353,11 @@ static ps_status_t pss_obj_renew(pss_worker_t *w, pss_object_t *obj)
         return ps_status_from_errno(errno);
     }
     pss_obj_ungrow(w, obj);
-    pss_reaper_give(w->server->reaper, pss_obj_let_go(w, obj));
+    *old_fd = pss_obj_let_go(w, obj);
     return pss_obj_open(w, obj, 1);
 }
 
-ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
+ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size, int *old_fd)
 {
     pss_server_t *s = w->server;
     uint64_t a = s->align;
@@ -368,7 +368,8 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size)
      * size at every close: its file stays cached) */
     pss_cache_drop(w, &obj->cache, keep - keep % a, UINT64_MAX);
     pss_ra_reset(&obj->ra);
-    ps_status_t status = keep == 0 && obj->phys_size > 0 ? pss_obj_renew(w, obj) : PS_OK;
+    *old_fd = -1;
+    ps_status_t status = keep == 0 && obj->phys_size > 0 ? pss_obj_renew(w, obj, old_fd) : PS_OK;
 
     if (status != PS_OK) {
         return status;
@@ -456,11 +457,12 @@ void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep)
 
 /*
  * Remove the object's file. The name goes here; the blocks are freed by the
- * last close, which the reaper does (pss_reaper.c): the worker holds a
- * descriptor across the unlink (opened for it if the object was not open)
- * so that the file system frees nothing on this thread.
+ * last close, which the caller leaves to the reaper (pss_store.c,
+ * pss_reaper.c): the worker holds a descriptor across the unlink (opened
+ * for it if the object was not open) so that the file system frees nothing
+ * on this thread.
  */
-ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
+ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj, int *old_fd)
 {
     ps_status_t status;
     char rel[64];
@@ -486,9 +488,7 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj)
         ps_error("worker %u: unlink %s/obj/%s: %m", w->index, w->server->data_dir, rel);
         status = ps_status_from_errno(errno);
     }
-    if (fd >= 0) {
-        pss_reaper_give(w->server->reaper, fd);
-    }
+    *old_fd = fd;
     obj->exists = 0;
     obj->size = obj->phys_size = obj->file_len = 0;
     pss_edge_drop(&obj->edges);

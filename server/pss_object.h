@@ -117,9 +117,11 @@ ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj);
  * The file keeps a whole number of blocks: blocks past the new size are
  * dropped, and when the size falls inside a block, the tail of that block
  * is zeroed on disk (read, clear, write back, as the data path does), so
- * that a later extension reads zeros there.
+ * that a later extension reads zeros there. A resize to 0 gives the object
+ * a new file instead: *old_fd is then the old one's descriptor (unlinked),
+ * whose close frees its blocks, for the caller to close; else -1.
  */
-ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size);
+ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size, int *old_fd);
 
 /*
  * Reserve disk space for the object's first size bytes (the object is
@@ -131,9 +133,10 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size);
  */
 ps_status_t pss_obj_allocate(pss_worker_t *w, pss_object_t *obj, uint64_t size);
 
-/* Close the object's file without syncing it, unlink it and record the
- * removal (pss_removed.c); obj stays, empty. */
-ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj);
+/* Record the removal (pss_removed.c) and unlink the object's file, whose
+ * descriptor (opened for it if need be) *old_fd is for the caller to close,
+ * which frees the blocks (-1: none); obj stays, empty. */
+ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj, int *old_fd);
 
 /* The OBJ_* reply fields of obj: existence, size, blocks, mtime. */
 void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep);

@@ -37,6 +37,7 @@
 #include "pss_object.h"
 #include "pss_plan.h"
 #include "pss_probe.h"
+#include "pss_reaper.h"
 #include "pss_removed.h"
 #include "pss_req.h"
 #include "pss_stage.h"
@@ -330,10 +331,77 @@ static pss_req_t *pss_obj_pop(pss_object_t *obj)
     return req;
 }
 
+/* ---- answers after the reaper's close ------------------------------------------------ */
+
+/*
+ * A REMOVE, or a TRUNCATE to 0, is answered once the reaper has closed the
+ * object's old file (pss_reaper.c), so that its space is free when the
+ * client hears of it, while the worker goes on with other requests. The
+ * reaper pushes the answer onto the worker's list (one compare-and-swap)
+ * and wakes the worker, whose pss_store_progress sends it.
+ */
+typedef struct pss_late {
+    struct pss_late *next;
+    pss_worker_t *worker;
+    pss_req_t *req;
+    ps_status_t status;
+    ps_obj_rep_t rep;
+} pss_late_t;
+
+static void pss_late_ready(void *arg) /* on the reaper's thread */
+{
+    pss_late_t *l = arg;
+    pss_worker_t *w = l->worker;
+    pss_late_t *head = atomic_load(&w->late);
+    uint64_t one = 1;
+
+    do {
+        l->next = head;
+    } while (!atomic_compare_exchange_weak(&w->late, &head, l));
+    if (write(w->wake_fd, &one, sizeof(one)) < 0) {
+        /* EAGAIN: the counter is huge, the worker is awake anyway */
+    }
+}
+
+static void pss_late_answer(pss_worker_t *w)
+{
+    pss_late_t *l = atomic_load_explicit(&w->late, memory_order_relaxed) != NULL
+                        ? atomic_exchange(&w->late, NULL)
+                        : NULL;
+
+    while (l != NULL) {
+        pss_late_t *next = l->next;
+        pss_reply(l->req, l->status, &l->rep, sizeof(l->rep), NULL, 0, 0);
+        free(l);
+        l = next;
+    }
+}
+
+/* Answer req once old_fd (-1: none, answer now) is closed. */
+static void pss_answer_after_close(pss_worker_t *w, pss_req_t *req, ps_status_t status,
+                                   const ps_obj_rep_t *rep, int old_fd)
+{
+    pss_late_t *l = old_fd >= 0 ? malloc(sizeof(*l)) : NULL;
+
+    if (l == NULL) {
+        if (old_fd >= 0) {
+            close(old_fd); /* no memory for the wait: here, then */
+        }
+        pss_reply(req, status, rep, sizeof(*rep), NULL, 0, 0);
+        return;
+    }
+    l->worker = w;
+    l->req = req;
+    l->status = status;
+    l->rep = *rep;
+    pss_reaper_give(w->server->reaper, old_fd, pss_late_ready, l);
+}
+
 static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
 {
     ps_obj_rep_t rep;
     ps_status_t status = PS_OK;
+    int old_fd = -1; /* a file to close before the answer */
 
     switch (req->hdr.type) {
     case PS_MSG_OBJ_STAT:
@@ -348,7 +416,7 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
     case PS_MSG_OBJ_ALLOCATE:
         status = pss_obj_open(w, obj, 1);
         if (status == PS_OK && req->hdr.type == PS_MSG_OBJ_TRUNCATE) {
-            status = pss_obj_resize(w, obj, req->body.obj.size);
+            status = pss_obj_resize(w, obj, req->body.obj.size, &old_fd);
         } else if (status == PS_OK) {
             status = pss_obj_allocate(w, obj, req->body.obj.size);
         }
@@ -367,12 +435,12 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         break;
     case PS_MSG_OBJ_REMOVE:
         pss_obj_fill_rep(obj, &rep); /* what it was */
-        status = pss_obj_remove(w, obj);
-        pss_reply(req, status, &rep, sizeof(rep), NULL, 0, 0);
+        status = pss_obj_remove(w, obj, &old_fd);
+        pss_answer_after_close(w, req, status, &rep, old_fd);
         return;
     }
     pss_obj_fill_rep(obj, &rep);
-    pss_reply(req, status, &rep, sizeof(rep), NULL, 0, 0);
+    pss_answer_after_close(w, req, status, &rep, old_fd);
 }
 
 /*
@@ -585,6 +653,7 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
 
 void pss_store_progress(pss_worker_t *w)
 {
+    pss_late_answer(w);
     pss_stage_progress(w);
     pss_aio_reap(w);
     pss_aio_submit_waiting(w);
