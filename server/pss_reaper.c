@@ -39,7 +39,9 @@ struct pss_reaper {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t cond;
+    pthread_cond_t idle_cond; /* nothing queued, nothing being closed */
     pss_reap_fd_t *head, **tail;
+    int busy; /* an entry is being closed (outside the lock) */
     int stop;
 };
 
@@ -50,6 +52,7 @@ static void *pss_reaper_main(void *arg)
     pthread_mutex_lock(&r->lock);
     for (;;) {
         while (r->head == NULL && !r->stop) {
+            pthread_cond_broadcast(&r->idle_cond);
             pthread_cond_wait(&r->cond, &r->lock);
         }
         if (r->head == NULL) {
@@ -60,6 +63,7 @@ static void *pss_reaper_main(void *arg)
         if (r->head == NULL) {
             r->tail = &r->head;
         }
+        r->busy = 1;
         pthread_mutex_unlock(&r->lock);
         if (close(e->fd) != 0) {
             ps_warn("closing a removed object file: %m");
@@ -69,7 +73,9 @@ static void *pss_reaper_main(void *arg)
         }
         free(e);
         pthread_mutex_lock(&r->lock);
+        r->busy = 0;
     }
+    pthread_cond_broadcast(&r->idle_cond);
     pthread_mutex_unlock(&r->lock);
     return NULL;
 }
@@ -85,11 +91,13 @@ ps_status_t pss_reaper_start(pss_reaper_t **out)
     }
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->cond, NULL);
+    pthread_cond_init(&r->idle_cond, NULL);
     r->tail = &r->head;
     err = pthread_create(&r->thread, NULL, pss_reaper_main, r);
     if (err != 0) {
         ps_warn("pthread_create for the reaper: %s (removals free space on the worker)",
                 strerror(err));
+        pthread_cond_destroy(&r->idle_cond);
         pthread_cond_destroy(&r->cond);
         pthread_mutex_destroy(&r->lock);
         free(r);
@@ -122,6 +130,18 @@ void pss_reaper_give(pss_reaper_t *r, int fd, void (*done)(void *), void *arg)
     pthread_mutex_unlock(&r->lock);
 }
 
+void pss_reaper_drain(pss_reaper_t *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&r->lock);
+    while (r->head != NULL || r->busy) {
+        pthread_cond_wait(&r->idle_cond, &r->lock);
+    }
+    pthread_mutex_unlock(&r->lock);
+}
+
 void pss_reaper_stop(pss_reaper_t *r)
 {
     if (r == NULL) {
@@ -132,6 +152,7 @@ void pss_reaper_stop(pss_reaper_t *r)
     pthread_cond_signal(&r->cond);
     pthread_mutex_unlock(&r->lock);
     pthread_join(r->thread, NULL);
+    pthread_cond_destroy(&r->idle_cond);
     pthread_cond_destroy(&r->cond);
     pthread_mutex_destroy(&r->lock);
     free(r);

@@ -17,6 +17,11 @@ ps_status_t pss_reaper_start(pss_reaper_t **out);
  * thread, when r is NULL or the queue cannot grow. Any thread. */
 void pss_reaper_give(pss_reaper_t *r, int fd, void (*done)(void *), void *arg);
 
+/* Wait until everything given so far is closed and its done called
+ * (NULL: nothing): a worker that leaves with answers still pending calls
+ * it before it closes the descriptor those answers wake it by. */
+void pss_reaper_drain(pss_reaper_t *r);
+
 /* Close what is queued, stop the thread and free r (NULL: nothing). */
 void pss_reaper_stop(pss_reaper_t *r);
 

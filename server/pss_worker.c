@@ -31,6 +31,7 @@
 #include "pss_conn.h"
 #include "pss_listen.h"
 #include "pss_meta.h"
+#include "pss_reaper.h"
 #include "pss_req.h"
 #include "pss_sharedfp.h"
 #include "pss_store.h"
@@ -494,6 +495,11 @@ static void pss_worker_teardown(pss_worker_t *w)
         close(w->epfd);
     }
     if (w->wake_fd >= 0) {
+        /* answers the reaper still has (a drain that timed out) would
+         * wake us by it: let them come first, never into a reused number */
+        if (atomic_load(&w->late) != NULL || w->inflight > 0) {
+            pss_reaper_drain(w->server->reaper);
+        }
         close(w->wake_fd);
     }
 }
