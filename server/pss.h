@@ -42,6 +42,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <ucp/api/ucp.h>
 
 #include "ps_log.h"
@@ -273,5 +274,15 @@ struct pss_worker {
 
     pss_stats_t stats;
 };
+
+/* Wake w's loop from another thread (its wake eventfd). */
+static inline void pss_worker_wake(pss_worker_t *w)
+{
+    uint64_t one = 1;
+
+    if (w->wake_fd >= 0 && write(w->wake_fd, &one, sizeof(one)) < 0) {
+        /* EAGAIN: the counter is huge, the worker is awake anyway */
+    }
+}
 
 #endif

@@ -223,7 +223,6 @@ ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj)
     return PS_OK;
 }
 
-/* Make an object's data durable (if written since the last time) and close it. */
 /* Forget the object's open file (its bytes kept in memory too) and return
  * its descriptor, which the caller closes. */
 static int pss_obj_let_go(pss_worker_t *w, pss_object_t *obj)
@@ -239,6 +238,7 @@ static int pss_obj_let_go(pss_worker_t *w, pss_object_t *obj)
     return fd;
 }
 
+/* Make an object's data durable (if written since the last time) and close it. */
 static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
 {
     if (obj->fd < 0) {
@@ -336,11 +336,10 @@ void pss_obj_schedule(pss_worker_t *w, pss_object_t *obj)
  * A resize that keeps none of the object's bytes (a truncate to 0: HDF5's
  * H5F_ACC_TRUNC, MPI_File_set_size(fh, 0)) gives it a new, empty file: the
  * old one's name is unlinked and its last close, where the file system
- * frees the blocks, is left to the caller (the reaper's: pss_store.c,
- * pss_reaper.c). An ftruncate here held
- * the worker 0.22-0.24 s for a 1 GiB file on 2 servers (`pstripe truncate
- * F 0`, 3 times). A crash between the unlink and the create leaves no
- * file: an object of size 0, as asked.
+ * frees the blocks, is left to the caller (to the reaper: pss_store.c,
+ * pss_reaper.c). An ftruncate here held the worker 0.22-0.24 s for a 1
+ * GiB file on 2 servers (`pstripe truncate F 0`, 3 times). A crash between
+ * the unlink and the create leaves no file: an object of size 0, as asked.
  */
 static ps_status_t pss_obj_renew(pss_worker_t *w, pss_object_t *obj, int *old_fd)
 {

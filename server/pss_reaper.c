@@ -6,7 +6,7 @@
  * the file system frees its blocks at the last close (ext4 truncates it
  * there, and, mounted with `discard`, waits for a discard of every
  * extent). Done by the worker, that stalled every request of the worker:
- * removing a 1 GiB file (512 MiB on each of 2 servers) took 0.23-0.26 s
+ * removing a 1 GiB file (512 MiB on each of 2 servers) took 0.23-0.29 s
  * (`pstripe rm`, 3 times), and a worker was seen blocked 18 ms in
  * blkdev_issue_discard by the unlink of a 64 MiB object. So a removal
  * unlinks the name on the worker (after its record, pss_removed.c) and

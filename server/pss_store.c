@@ -353,14 +353,11 @@ static void pss_late_ready(void *arg) /* on the reaper's thread */
     pss_late_t *l = arg;
     pss_worker_t *w = l->worker;
     pss_late_t *head = atomic_load(&w->late);
-    uint64_t one = 1;
 
     do {
         l->next = head;
     } while (!atomic_compare_exchange_weak(&w->late, &head, l));
-    if (write(w->wake_fd, &one, sizeof(one)) < 0) {
-        /* EAGAIN: the counter is huge, the worker is awake anyway */
-    }
+    pss_worker_wake(w);
 }
 
 static void pss_late_answer(pss_worker_t *w)

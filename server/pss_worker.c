@@ -651,15 +651,6 @@ ps_status_t pss_worker_start_all(pss_server_t *s)
     return status;
 }
 
-static void pss_worker_wake(pss_worker_t *w)
-{
-    uint64_t one = 1;
-    if (w->wake_fd >= 0) {
-        ssize_t r = write(w->wake_fd, &one, sizeof(one));
-        (void)r;
-    }
-}
-
 void pss_worker_join_all(pss_server_t *s)
 {
     for (uint32_t i = 0; i < s->nworkers; i++) {
