@@ -710,6 +710,14 @@ TEST(ServerIoLimits, IdleObjectsAreClosedBeyondMaxOpen)
     }
 }
 
+/* The file of object fid on server 0 */
+static std::string object_file(const ps_cluster &cluster, uint64_t fid)
+{
+    char rel[64];
+    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56), (unsigned long long)fid);
+    return cluster.data_dir(0) + rel;
+}
+
 /*
  * A removal takes the object's name and leaves the last close of its
  * file, where the file system frees the blocks (a 512 MiB object's took
@@ -734,10 +742,7 @@ TEST(ServerIoLimits, RemovedObjectsAreClosedOffTheWorker)
         raw_reply rm = c.obj(PS_MSG_OBJ_REMOVE, 2000 + i);
         ASSERT_TRUE(rm.received);
         ASSERT_EQ(rm.status(), PS_OK);
-        char rel[64];
-        snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)((uint64_t)(2000 + i) >> 56),
-                 (unsigned long long)(2000 + i));
-        EXPECT_NE(access((cluster.data_dir(0) + rel).c_str(), F_OK), 0) << "object " << i;
+        EXPECT_NE(access(object_file(cluster, 2000 + i).c_str(), F_OK), 0) << "object " << i;
     }
     /* (each answer comes after the reaper's close: the space is free) */
     EXPECT_EQ(open_objects(cluster.pid(0), cluster.data_dir(0)), 0)
@@ -763,9 +768,7 @@ TEST(ServerIoLimits, TruncateToZeroTakesANewFile)
     const uint64_t fid = 0x7e7e, mib = 1 << 20;
     std::vector<ps_region_t> regs = {{0, 4 * mib}};
     ASSERT_EQ(c.write(fid, regs, payload_for(regs, 5)).status(), PS_OK);
-    char rel[64];
-    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56), (unsigned long long)fid);
-    std::string path = cluster.data_dir(0) + rel;
+    std::string path = object_file(cluster, fid);
     struct stat before, after;
     ASSERT_EQ(stat(path.c_str(), &before), 0);
 
