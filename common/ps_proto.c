@@ -59,6 +59,7 @@ ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
     case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
     case PS_MSG_OBJ_SYNC:
+    case PS_MSG_OBJ_FLUSH:
         req = sizeof(ps_obj_req_t);
         rep = sizeof(ps_obj_rep_t);
         break;
@@ -503,6 +504,7 @@ const char *ps_msg_type_name(uint16_t type)
         [PS_MSG_OBJ_ALLOCATE] = "OBJ_ALLOCATE",
         [PS_MSG_OBJ_REMOVE] = "OBJ_REMOVE",
         [PS_MSG_OBJ_SYNC] = "OBJ_SYNC",
+        [PS_MSG_OBJ_FLUSH] = "OBJ_FLUSH",
         [PS_MSG_META_SYNC] = "META_SYNC",
         [PS_MSG_STATFS] = "STATFS",
         [PS_MSG_STATS] = "STATS",
@@ -590,7 +592,8 @@ static void ps_dump_req(char *buf, size_t len, size_t *pos, uint16_t type, const
         case PS_MSG_OBJ_TRUNCATE:
         case PS_MSG_OBJ_ALLOCATE:
         case PS_MSG_OBJ_REMOVE:
-        case PS_MSG_OBJ_SYNC: {
+        case PS_MSG_OBJ_SYNC:
+        case PS_MSG_OBJ_FLUSH: {
             ps_obj_req_t b;
             memcpy(&b, body, sizeof(b));
             PS_DUMP(" file_id=%016" PRIx64 " size=%" PRIu64, b.file_id, b.size);
@@ -666,7 +669,8 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
     case PS_MSG_OBJ_TRUNCATE:
     case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
-    case PS_MSG_OBJ_SYNC: {
+    case PS_MSG_OBJ_SYNC:
+    case PS_MSG_OBJ_FLUSH: {
         ps_obj_rep_t b;
         memcpy(&b, body, sizeof(b));
         PS_DUMP(" exists=%" PRIu32 " size=%" PRIu64 " blocks=%" PRIu64, b.exists, b.size, b.blocks);

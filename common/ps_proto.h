@@ -52,8 +52,9 @@ extern "C" {
  * it as a protocol error, as they would any status newer than they know);
  * 9: STATS counts eager replies and rendezvous requests; 10: HELLO flags
  * (the same-host shared-memory ports and host id); 11: OBJ_WRITE's
- * PS_IO_BEHIND. */
-#define PS_PROTO_VERSION 11
+ * PS_IO_BEHIND; 12: failed writes are numbered (the OBJ_WRITE reply's
+ * failed_writes, OBJ_SYNC's mark) and OBJ_FLUSH reports them at a close. */
+#define PS_PROTO_VERSION 12
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -85,7 +86,8 @@ typedef enum ps_msg_type {
     PS_MSG_AUTH = 17,         /* prove the caller's identity on this connection */
     PS_MSG_SETATTR = 18,      /* change a path's mode, owner or group */
     PS_MSG_OBJ_ALLOCATE = 19, /* reserve disk space up to a size (grow only, data kept) */
-    PS_MSG_TYPE_LAST = 20
+    PS_MSG_OBJ_FLUSH = 20,    /* a writer's close: write staged bytes, report failed writes */
+    PS_MSG_TYPE_LAST = 21
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -133,7 +135,7 @@ typedef struct ps_file_info {
 #define PS_CAP_WRITE  0x2u /* OBJ_WRITE, OBJ_TRUNCATE */
 #define PS_CAP_REMOVE 0x4u /* OBJ_REMOVE (after REMOVE, or of the file a RENAME replaced) */
 #define PS_CAP_ALL    0x7u
-/* OBJ_SYNC and SHARED_FP need a capability of the file with any rights;
+/* OBJ_SYNC, OBJ_FLUSH and SHARED_FP need a capability of the file with any rights;
  * OBJ_STAT needs none (size and times are as visible as LIST's names). */
 #define PS_CAP_LABEL "pstripe-capability-v1"
 typedef struct ps_cap {
@@ -326,7 +328,7 @@ typedef struct ps_list_entry {
  * (a client's write-behind flush): the server may acknowledge the batch's
  * short spans once they are in its write-back stage, as it does partial
  * blocks; they reach the disk joined with their neighbours or by age, and
- * before OBJ_SYNC, which reports a failed write. */
+ * before OBJ_SYNC and OBJ_FLUSH, which report a failed write. */
 #define PS_IO_BEHIND      0x4u
 #define PS_IO_INLINE_MAX  256u
 /* Bytes of a message body: the largest fixed body (128) and an inline list. */
@@ -353,19 +355,36 @@ typedef struct ps_run {
     uint64_t count;  /* regions, >= 1 */
 } ps_run_t;
 typedef struct ps_io_rep {
-    uint64_t bytes;      /* bytes written or read (payload_len on success) */
-    uint64_t obj_size;   /* object size after the operation, bytes */
-    uint64_t disk_bytes; /* OBJ_READ: bytes the server read from disk to serve it (and
-                            the batches served with it); 0: all from its memory */
+    uint64_t bytes;    /* bytes written or read (payload_len on success) */
+    uint64_t obj_size; /* object size after the operation, bytes */
+    union {
+        uint64_t disk_bytes;    /* OBJ_READ: bytes the server read from disk to serve it (and
+                                   the batches served with it); 0: all from its memory */
+        uint64_t failed_writes; /* OBJ_WRITE: writes of the object that were answered before
+                                   the disk and then failed there, so far: the writer's mark
+                                   for its OBJ_SYNC or OBJ_FLUSH (see below) */
+    };
 } ps_io_rep_t;
 /* OBJ_READ reply data: payload_len bytes in region order; bytes beyond the
  * object's end read as zeros. */
 
-/* --- OBJ_STAT / OBJ_TRUNCATE / OBJ_ALLOCATE / OBJ_REMOVE / OBJ_SYNC --------------- */
+/* --- OBJ_STAT / OBJ_TRUNCATE / OBJ_ALLOCATE / OBJ_REMOVE / OBJ_SYNC / OBJ_FLUSH ---- */
+/*
+ * A write the server answered before its bytes reached the disk (staged
+ * partial blocks, PS_IO_BEHIND spans) may fail later. The object counts
+ * such failures; each OBJ_WRITE reply carries the count, and a writer keeps
+ * the count of its first reply since its last OBJ_SYNC or OBJ_FLUSH as its
+ * mark. OBJ_SYNC (an fsync) and OBJ_FLUSH (a writer's close: the object's
+ * staged bytes are written, without an fsync) fail with the last failure's
+ * status when the count is above the mark (UINT64_MAX: report nothing), as
+ * Linux reports a writeback error to every descriptor open when it
+ * happened.
+ */
 typedef struct ps_obj_req {
     uint64_t file_id; /* object */
     uint64_t size;    /* OBJ_TRUNCATE: new size in bytes; OBJ_ALLOCATE: bytes to reserve
-                         (the size grows to it if smaller); otherwise 0 */
+                         (the size grows to it if smaller); OBJ_SYNC, OBJ_FLUSH: the
+                         writer's mark; otherwise 0 */
     ps_cap_t cap;     /* of file_id (see PS_CAP_*; OBJ_STAT: ignored) */
 } ps_obj_req_t;
 typedef struct ps_obj_rep {
@@ -421,7 +440,7 @@ typedef struct ps_stats_rep {
     uint64_t stage_partial;    /* staged blocks written partial (aged, sync, close, full) */
     uint64_t stage_rmw;        /* of those, read from disk first (read-modify-write) */
     uint64_t stage_full_waits; /* write jobs that waited for room in the stage */
-    uint64_t stage_errors;     /* failed writes of staged blocks (reported at OBJ_SYNC) */
+    uint64_t stage_errors;     /* writes answered before the disk that failed there */
     uint64_t stage_blocks;     /* blocks in the stage now */
     uint64_t read_ahead_bytes; /* bytes read ahead of forward reads into the cache */
     uint64_t eager_replies;    /* replies whose data was sent eagerly (eager_reply) */

@@ -616,8 +616,10 @@ static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op)
         /* the next read of this target is halved or not by it (psc_io.c) */
         __atomic_store_n(&io->seen->read_disk[b->t->k], b->rep.disk_bytes > 0, __ATOMIC_RELAXED);
         io->need_stat |= b->max_end > b->rep.obj_size;
-    } else {
-        /* an fsync checks that the server did not restart since (psc_meta.c) */
+    } else if (io->seen->wrote_instance[b->t->server] == 0) {
+        /* an fsync or close checks that the server did not restart since,
+         * and asks for the writes that failed after their answer (psc_meta.c) */
+        io->seen->failed_mark[b->t->server] = b->rep.failed_writes;
         io->seen->wrote_instance[b->t->server] = fs->servers[b->t->server].instance;
     }
     if (op->send_req == NULL && op->recv_req == NULL) {

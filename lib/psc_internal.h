@@ -313,13 +313,16 @@ struct pstripe_fs {
  */
 typedef struct psc_file_seen {
     unsigned refs;
-    uint64_t *wrote_instance; /* per server: the instance that acknowledged this file's
-                                 writes since the last fsync, 0: none */
+    uint64_t *wrote_instance; /* per server: the instance that first acknowledged this
+                                 file's writes since the last fsync or close, 0: none */
+    uint64_t *failed_mark;    /* per server: its count of failed writes in that first
+                                 acknowledgement (ps_io_rep_t.failed_writes) */
     uint8_t *read_disk;       /* per stripe target: did its last read batch come from
                                  the server's disk? (a hint: relaxed atomics) */
 } psc_file_seen_t;
 
-/* A file's, with one reference (NULL: no memory); take one more; drop one. */
+/* A file's, with one reference (NULL: no memory); take one more; drop one
+ * (psc_meta.c). */
 psc_file_seen_t *psc_file_seen_new(uint32_t nservers, uint32_t ntargets);
 psc_file_seen_t *psc_file_seen_hold(psc_file_seen_t *seen);
 void psc_file_seen_drop(psc_file_seen_t *seen);

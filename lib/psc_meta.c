@@ -1,6 +1,7 @@
 /*
  * psc_meta.c: namespace operations (open/create, stat, truncate, unlink,
- * rename, fsync, statfs, server stats; listing is psc_list.c).
+ * rename, statfs, server stats; listing is psc_list.c, fsync and close
+ * psc_sync.c).
  *
  * A path's metadata lives on its owner server ps_path_server(); the data of
  * a file lives in one object per stripe target. So stat is LOOKUP at the
@@ -342,12 +343,13 @@ static ps_status_t psc_open_path(pstripe_fs_t *fs, const char *path, size_t len,
 
 psc_file_seen_t *psc_file_seen_new(uint32_t nservers, uint32_t ntargets)
 {
-    psc_file_seen_t *seen = calloc(1, sizeof(*seen) + nservers * sizeof(uint64_t) + ntargets);
+    psc_file_seen_t *seen = calloc(1, sizeof(*seen) + 2 * nservers * sizeof(uint64_t) + ntargets);
 
     if (seen != NULL) {
         seen->refs = 1;
         seen->wrote_instance = (uint64_t *)(seen + 1);
-        seen->read_disk = (uint8_t *)(seen->wrote_instance + nservers);
+        seen->failed_mark = seen->wrote_instance + nservers;
+        seen->read_disk = (uint8_t *)(seen->failed_mark + nservers);
     }
     return seen;
 }
@@ -476,17 +478,6 @@ void psc_file_cap(pstripe_file_t *file, ps_cap_t *cap)
     file->cap_renew_ns = ps_time_ns() + rep.cap_life_s * 500000000ull;
     pthread_mutex_unlock(&fs->lock);
     *cap = rep.cap;
-}
-
-ps_status_t pstripe_close(pstripe_file_t *file)
-{
-    if (file == NULL) {
-        return psc_error(PS_ERR_INVALID, "file is NULL");
-    }
-    free(file->path);
-    psc_file_seen_drop(file->seen);
-    free(file);
-    return PS_OK;
 }
 
 /* --- stat / truncate / unlink / fsync --------------------------------------------- */
@@ -661,53 +652,6 @@ ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to)
                 pstripe_last_error());
     }
     return PS_OK;
-}
-
-ps_status_t pstripe_fsync(pstripe_file_t *file)
-{
-    pstripe_fs_t *fs;
-    psc_call_t call;
-    psc_op_t *ops;
-    ps_cap_t cap;
-    uint32_t n;
-    ps_status_t status;
-
-    if (file == NULL) {
-        return psc_error(PS_ERR_INVALID, "file is NULL");
-    }
-    fs = file->fs;
-    psc_file_cap(file, &cap);
-    n = file->layout.stripe_count;
-    ops = calloc(n + 1, sizeof(*ops));
-    if (ops == NULL) {
-        return psc_error(PS_ERR_NO_MEMORY, "no memory");
-    }
-    psc_call_init(&call);
-    for (uint32_t k = 0; k < n; k++) {
-        psc_op_init_obj(&ops[k], ps_layout_server(&file->layout, k, fs->nservers), PS_MSG_OBJ_SYNC,
-                        file->info.file_id, 0, &cap);
-        psc_op_post(fs, &ops[k], &call);
-    }
-    psc_op_init(&ops[n], ps_path_server(file->path, file->path_len, fs->nservers), PS_MSG_META_SYNC,
-                NULL, 0);
-    psc_op_post(fs, &ops[n], &call);
-    status = psc_call_wait(fs, &call);
-    free(ops);
-    /* A server that restarted since it acknowledged this file's writes may
-     * have lost them (it acknowledges partial blocks once they are in its
-     * memory, as a page cache does): its sync succeeding proves nothing. */
-    ps_status_t call_status = status; /* a failed sync keeps what it must check again */
-    uint64_t *wrote = file->seen->wrote_instance;
-    for (uint32_t s = 0; call_status == PS_OK && s < fs->nservers; s++) {
-        if (wrote[s] != 0 && wrote[s] != fs->servers[s].instance && status == PS_OK) {
-            status = psc_error(PS_ERR_IO,
-                               "server %s restarted since it acknowledged writes to %s: bytes "
-                               "written before the restart and not synced may be lost",
-                               fs->servers[s].addr, file->path);
-        }
-        wrote[s] = 0; /* reported once, as Linux reports a lost writeback */
-    }
-    return status;
 }
 
 /* --- chmod, chown ------------------------------------------------------------------ */

@@ -1,5 +1,5 @@
 /*
- * psc_meta.h: what psc_list.c uses of psc_meta.c.
+ * psc_meta.h: what psc_list.c and psc_sync.c use of psc_meta.c.
  */
 #ifndef PSC_META_H
 #define PSC_META_H

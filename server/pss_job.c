@@ -277,11 +277,12 @@ static int pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now, int 
     return 1;
 }
 
-/* A write's reply: its bytes and the object's size once it is done. */
+/* A write's reply: its bytes, the object's size once it is done and its
+ * failed writes so far (the writer's mark). */
 static ps_io_rep_t pss_write_rep(const pss_job_t *job, const pss_req_t *req)
 {
     uint64_t size = job->max_end > job->obj->size ? job->max_end : job->obj->size;
-    ps_io_rep_t rep = {req->body.io.payload_len, size, 0};
+    ps_io_rep_t rep = {req->body.io.payload_len, size, {job->obj->failed_writes}};
 
     return rep;
 }
@@ -753,9 +754,8 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         }
         obj->dirty = 1;
         if ((job->stage != NULL || job->answered) && status != PS_OK) {
-            /* nobody waits for this write: the next OBJ_SYNC reports it */
-            obj->wb_error = status;
-            PSS_STAT_ADD(w, stage_errors, 1);
+            /* nobody waits for this write: OBJ_SYNC and OBJ_FLUSH report it */
+            pss_obj_write_failed(w, obj, status);
         }
     } else if (status == PS_OK) {
         /* gather the spans into the replies, with the staged bytes over
@@ -784,7 +784,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
 
     for (uint32_t b = 0; b < job->nbatches; b++) {
         pss_req_t *req = job->batches[b];
-        ps_io_rep_t rep = {req->body.io.payload_len, obj->size, job->disk_bytes};
+        ps_io_rep_t rep = {req->body.io.payload_len, obj->size, {job->disk_bytes}};
         if (job->answered) {
             pss_req_done(req);
         } else if (status != PS_OK) {

@@ -196,11 +196,18 @@ uint64_t pss_obj_save_grown(pss_worker_t *w, uint64_t born_by)
             continue;
         }
         ps_status_t status = pss_obj_save_size(w, obj);
-        if (status != PS_OK && obj->wb_error == PS_OK) {
-            obj->wb_error = status; /* the next OBJ_SYNC says so */
+        if (status != PS_OK) {
+            pss_obj_write_failed(w, obj, status);
         }
     }
     return oldest;
+}
+
+void pss_obj_write_failed(pss_worker_t *w, pss_object_t *obj, ps_status_t status)
+{
+    obj->failed_writes++;
+    obj->failed_status = status;
+    PSS_STAT_ADD(w, stage_errors, 1);
 }
 
 ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj)
@@ -282,7 +289,9 @@ void pss_obj_trim(pss_worker_t *w)
             next = obj->hnext;
             if (obj->fd >= 0 && pss_obj_idle(obj)) {
                 pss_obj_close(w, obj);
-                pss_obj_unlink_free(w, obj);
+                if (obj->failed_writes == 0) {
+                    pss_obj_unlink_free(w, obj);
+                }
             }
         }
     }
@@ -318,7 +327,7 @@ pss_object_t *pss_obj_get(pss_worker_t *w, uint64_t file_id)
 
 void pss_obj_forget_if_idle(pss_worker_t *w, pss_object_t *obj)
 {
-    if (obj->fd < 0 && pss_obj_idle(obj)) {
+    if (obj->fd < 0 && pss_obj_idle(obj) && obj->failed_writes == 0) {
         pss_obj_unlink_free(w, obj);
     }
 }
@@ -490,6 +499,7 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj, int *old_fd)
     *old_fd = fd;
     obj->exists = 0;
     obj->size = obj->phys_size = obj->file_len = 0;
+    obj->failed_writes = 0; /* its writers hear PS_ERR_STALE (pss_removed.c) */
     pss_edge_drop(&obj->edges);
     pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
     pss_ra_reset(&obj->ra);

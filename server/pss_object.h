@@ -37,7 +37,11 @@ struct pss_object {
     /* write-back stage (pss_stage.c) */
     struct pss_sblock *staged;  /* its staged blocks */
     uint64_t nstaged;           /* how many */
-    ps_status_t wb_error;       /* a flush of staged blocks failed: the next OBJ_SYNC says so */
+    /* writes answered before the disk that failed there (ps_proto.h, before
+     * ps_obj_req_t): how many so far, and the last one's status; an object
+     * with failures is kept in the table, closed, for its writers' marks */
+    uint64_t failed_writes;
+    ps_status_t failed_status;
     pss_object_t *next_swait;   /* worker's list of objects waiting for stage room */
     int swait;                  /* on that list */
     uint64_t swait_need;        /* blocks its next write adds to the stage */
@@ -99,9 +103,13 @@ ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj);
  */
 void pss_obj_size_grew(pss_worker_t *w, pss_object_t *obj, uint64_t now);
 
+/* A write answered before the disk failed there (OBJ_SYNC and OBJ_FLUSH
+ * report it to the writers whose mark is below). */
+void pss_obj_write_failed(pss_worker_t *w, pss_object_t *obj, ps_status_t status);
+
 /*
  * Store the attributes of the objects that grew at or before born_by
- * (UINT64_MAX: all); a failure is kept for the object's next OBJ_SYNC.
+ * (UINT64_MAX: all); a failure counts as a failed write.
  * Returns when the oldest one left grew, 0 if none is left.
  */
 uint64_t pss_obj_save_grown(pss_worker_t *w, uint64_t born_by);

@@ -138,6 +138,7 @@ static const ps_cap_t *pss_perm_need(const pss_req_t *req, uint64_t *file_id, ui
     case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
     case PS_MSG_OBJ_SYNC:
+    case PS_MSG_OBJ_FLUSH:
         *need = req->hdr.type == PS_MSG_OBJ_TRUNCATE || req->hdr.type == PS_MSG_OBJ_ALLOCATE
                     ? PS_CAP_WRITE
                 : req->hdr.type == PS_MSG_OBJ_REMOVE ? PS_CAP_REMOVE

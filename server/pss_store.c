@@ -419,16 +419,19 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         }
         break;
     case PS_MSG_OBJ_SYNC:
+    case PS_MSG_OBJ_FLUSH: /* (its staged blocks are on disk: pss_obj_run) */
         /* no file: nothing written here, or the file was removed with
          * what it had (then the writer must hear it) */
-        status = obj->fd < 0 ? pss_removed_check(w->server, obj->file_id) : pss_obj_sync(w, obj);
-        if (status == PS_OK && obj->wb_error != PS_OK) {
-            status = obj->wb_error; /* a write of staged blocks failed since the last sync */
-            ps_error("worker %u: OBJ_SYNC of object %016" PRIx64
-                     ": a write of its staged blocks failed: %s",
-                     w->index, obj->file_id, ps_status_string(status));
+        status = obj->fd < 0                        ? pss_removed_check(w->server, obj->file_id)
+                 : req->hdr.type == PS_MSG_OBJ_SYNC ? pss_obj_sync(w, obj)
+                                                    : PS_OK;
+        if (status == PS_OK && obj->failed_writes > req->body.obj.size) {
+            status = obj->failed_status; /* failed since the writer's mark */
+            ps_error("worker %u: %s of object %016" PRIx64 ": %" PRIu64
+                     " of its writes failed on disk after their answer, the last: %s",
+                     w->index, ps_msg_type_name(req->hdr.type), obj->file_id,
+                     obj->failed_writes - req->body.obj.size, ps_status_string(status));
         }
-        obj->wb_error = PS_OK;
         break;
     case PS_MSG_OBJ_REMOVE:
         pss_obj_fill_rep(obj, &rep); /* what it was */
@@ -543,7 +546,7 @@ static void pss_obj_run(pss_worker_t *w, pss_object_t *obj)
         if (type == PS_MSG_OBJ_REMOVE) {
             pss_stage_drop_object(w->stage, obj); /* its bytes go with it */
         } else if (type != PS_MSG_OBJ_STAT && obj->nstaged > 0) {
-            /* sync, truncate and allocate see the staged bytes on disk first */
+            /* sync, flush, truncate and allocate see the staged bytes on disk first */
             if (pss_job_flush(w, obj, UINT64_MAX) > 0) {
                 obj->blocked = 1;
                 break;

@@ -273,7 +273,8 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
     case PS_MSG_OBJ_TRUNCATE:
     case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
-    case PS_MSG_OBJ_SYNC: {
+    case PS_MSG_OBJ_SYNC:
+    case PS_MSG_OBJ_FLUSH: {
         uint64_t file_id = (req->hdr.type == PS_MSG_OBJ_WRITE || req->hdr.type == PS_MSG_OBJ_READ)
                                ? req->body.io.file_id
                                : req->body.obj.file_id;

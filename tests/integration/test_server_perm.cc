@@ -177,6 +177,7 @@ TEST(ServerPerm, DataRequestsNeedAValidCapability)
     EXPECT_EQ(u.write(id, cap), PS_OK);
     EXPECT_EQ(u.read(id, cap), PS_OK);
     EXPECT_EQ(u.obj(PS_MSG_OBJ_SYNC, id, cap), PS_OK);
+    EXPECT_EQ(u.obj(PS_MSG_OBJ_FLUSH, id, cap), PS_OK);
     EXPECT_EQ(u.obj(PS_MSG_OBJ_TRUNCATE, id, cap, 2), PS_OK);
     EXPECT_EQ(u.obj(PS_MSG_OBJ_ALLOCATE, id, cap, 2), PS_OK);
     EXPECT_EQ(u.sfp(id, cap), PS_OK);
@@ -189,6 +190,7 @@ TEST(ServerPerm, DataRequestsNeedAValidCapability)
     EXPECT_EQ(u.obj(PS_MSG_OBJ_ALLOCATE, id, none, 100), PS_ERR_ACCESS);
     EXPECT_EQ(u.obj(PS_MSG_OBJ_REMOVE, id, none), PS_ERR_ACCESS);
     EXPECT_EQ(u.obj(PS_MSG_OBJ_SYNC, id, none), PS_ERR_ACCESS);
+    EXPECT_EQ(u.obj(PS_MSG_OBJ_FLUSH, id, none), PS_ERR_ACCESS);
     EXPECT_EQ(u.sfp(id, none), PS_ERR_ACCESS);
     /* OBJ_STAT needs none (size and times are visible like LIST's names) */
     EXPECT_EQ(u.obj(PS_MSG_OBJ_STAT, id, none), PS_OK);
@@ -229,7 +231,7 @@ TEST(ServerPerm, DataRequestsNeedAValidCapability)
 
     ASSERT_EQ(u.c.stats(&st1).status(), PS_OK);
     /* each refusal counted; logged at most once a second (the first here) */
-    EXPECT_EQ(st1.auth_refused - st0.auth_refused, 15u);
+    EXPECT_EQ(st1.auth_refused - st0.auth_refused, 16u);
     EXPECT_NE(cluster.log(0).find("refusing OBJ_WRITE of"), std::string::npos);
     EXPECT_NE(cluster.log(0).find("by uid 1000: capability missing"), std::string::npos);
 }

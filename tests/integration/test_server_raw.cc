@@ -325,6 +325,7 @@ static bool raw_cap_offsets(uint16_t type, uint32_t body_len, size_t *id_off, si
     case PS_MSG_OBJ_ALLOCATE:
     case PS_MSG_OBJ_REMOVE:
     case PS_MSG_OBJ_SYNC:
+    case PS_MSG_OBJ_FLUSH:
         *cap_off = offsetof(ps_obj_req_t, cap);
         return body_len == sizeof(ps_obj_req_t);
     case PS_MSG_SHARED_FP:

@@ -577,30 +577,45 @@ TEST_F(ServerWback, FullStageMakesWritesWait)
 }
 
 /*
- * A write of staged blocks that fails is reported by the next OBJ_SYNC of
- * the object, once, and counted. The failure: ext4's largest file ends 4
- * KiB below 16 TiB, the server's limit, so a partial block there is
+ * A write of staged blocks that fails is reported, once per mark, by the
+ * next OBJ_SYNC or OBJ_FLUSH of a writer whose mark is below the object's
+ * count of such failures, and counted. The failure: ext4's largest file
+ * ends 4 KiB below 16 TiB, the server's limit, so a partial block there is
  * accepted into the stage and its write fails with EFBIG. (Its regions are
  * more than the 32 a blind write looks at, so it is staged.)
  */
-TEST_F(ServerWback, FailedWriteOfStagedBlocksIsReportedBySync)
+class ServerWbackFailed : public ServerWback {
+  protected:
+    static constexpr uint64_t last = (1ull << 44) - 4096;
+
+    /* Stage a write that will fail; its reply's mark in *mark. */
+    void stage_doomed(uint64_t fid, uint64_t *mark)
+    {
+        std::vector<ps_region_t> regs;
+        for (uint64_t i = 0; i < 40; i++) {
+            regs.push_back({last + i * 100, 10});
+        }
+        std::vector<uint8_t> p = payload(regs, 1, nullptr);
+        raw_reply w = a.write(fid, regs, p);
+        ASSERT_TRUE(w.received);
+        ASSERT_EQ(w.status(), PS_OK);
+        *mark = w.body<ps_io_rep_t>().failed_writes;
+        ASSERT_EQ(stats().stage_blocks, 1u) << "the write was not staged";
+    }
+};
+
+TEST_F(ServerWbackFailed, IsReportedBySync)
 {
-    const uint64_t fid = 0x5600, last = (1ull << 44) - 4096;
+    const uint64_t fid = 0x5600;
+    uint64_t mark = 0;
 
     ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s"}));
     if (block != 4096) {
         GTEST_SKIP() << "needs a 4 KiB block (ext4's limit)";
     }
-    std::vector<ps_region_t> regs;
-    for (uint64_t i = 0; i < 40; i++) {
-        regs.push_back({last + i * 100, 10});
-    }
-    std::vector<uint8_t> p = payload(regs, 1, nullptr);
-    raw_reply w = a.write(fid, regs, p);
-    ASSERT_TRUE(w.received);
-    ASSERT_EQ(w.status(), PS_OK);
-    ASSERT_EQ(stats().stage_blocks, 1u) << "the write was not staged";
-    raw_reply s = a.obj(PS_MSG_OBJ_SYNC, fid);
+    ASSERT_NO_FATAL_FAILURE(stage_doomed(fid, &mark));
+    EXPECT_EQ(mark, 0u);
+    raw_reply s = a.obj(PS_MSG_OBJ_SYNC, fid, mark);
     ASSERT_TRUE(s.received);
     if (s.status() == PS_OK) {
         GTEST_SKIP() << "this file system takes a block below 16 TiB";
@@ -609,9 +624,40 @@ TEST_F(ServerWback, FailedWriteOfStagedBlocksIsReportedBySync)
     ps_stats_rep_t st = stats();
     EXPECT_EQ(st.stage_errors, 1u);
     EXPECT_EQ(st.stage_blocks, 0u);
-    EXPECT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK) << "reported once";
-    EXPECT_NE(cluster.log(0).find("its staged blocks failed"), std::string::npos)
+    EXPECT_EQ(b.obj(PS_MSG_OBJ_SYNC, fid, UINT64_MAX).status(), PS_OK) << "no mark, no report";
+    EXPECT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid, 1).status(), PS_OK) << "a mark past the failure";
+    EXPECT_NE(a.obj(PS_MSG_OBJ_SYNC, fid, 0).status(), PS_OK) << "a mark below it: again";
+    EXPECT_NE(cluster.log(0).find("failed on disk after their answer"), std::string::npos)
         << "the server's log does not say why the sync failed";
+    /* a writer after the failure gets the count as its mark */
+    std::vector<ps_region_t> one = {{0, 4096}};
+    raw_reply w = b.write(fid, one, payload(one, 2, nullptr));
+    ASSERT_EQ(w.status(), PS_OK);
+    EXPECT_EQ(w.body<ps_io_rep_t>().failed_writes, 1u);
+}
+
+/* A writer's close (OBJ_FLUSH) writes the staged blocks and reports their
+ * failed write, without an fsync. */
+TEST_F(ServerWbackFailed, IsReportedByFlush)
+{
+    const uint64_t fid = 0x5680;
+    uint64_t mark = 0;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s"}));
+    if (block != 4096) {
+        GTEST_SKIP() << "needs a 4 KiB block (ext4's limit)";
+    }
+    ASSERT_NO_FATAL_FAILURE(stage_doomed(fid, &mark));
+    raw_reply f = a.obj(PS_MSG_OBJ_FLUSH, fid, mark);
+    ASSERT_TRUE(f.received);
+    if (f.status() == PS_OK) {
+        GTEST_SKIP() << "this file system takes a block below 16 TiB";
+    }
+    printf("close after a failed write of staged blocks: %s\n", ps_status_string(f.status()));
+    EXPECT_EQ(stats().stage_blocks, 0u) << "OBJ_FLUSH left the staged blocks";
+    EXPECT_EQ(stats().stage_errors, 1u);
+    EXPECT_EQ(b.obj(PS_MSG_OBJ_FLUSH, fid, UINT64_MAX).status(), PS_OK);
+    EXPECT_NE(b.obj(PS_MSG_OBJ_FLUSH, fid, 0).status(), PS_OK);
 }
 
 /* A server stopped with SIGTERM writes its staged blocks before it exits. */

@@ -332,6 +332,7 @@ std::vector<sample> valid_samples()
     s.push_back({"OBJ_ALLOCATE req", make(PS_MSG_OBJ_ALLOCATE, obj_req(1ull << 40)), 0, 0});
     s.push_back({"OBJ_REMOVE req", make(PS_MSG_OBJ_REMOVE, obj_req(0)), 0, 0});
     s.push_back({"OBJ_SYNC req", make(PS_MSG_OBJ_SYNC, obj_req(0)), 0, 0});
+    s.push_back({"OBJ_FLUSH req", make(PS_MSG_OBJ_FLUSH, obj_req(UINT64_MAX)), 0, 0});
     s.push_back({"META_SYNC req", make_empty(PS_MSG_META_SYNC), 0, 0});
     s.push_back({"STATFS req", make_empty(PS_MSG_STATFS), 0, 0});
     s.push_back({"STATS req", make_empty(PS_MSG_STATS), 0, 0});
@@ -376,6 +377,7 @@ std::vector<sample> valid_samples()
     s.push_back({"OBJ_ALLOCATE rep", make(PS_MSG_OBJ_ALLOCATE, obj_rep()), 1, 0});
     s.push_back({"OBJ_REMOVE rep", make(PS_MSG_OBJ_REMOVE, obj_rep()), 1, 0});
     s.push_back({"OBJ_SYNC rep", make(PS_MSG_OBJ_SYNC, obj_rep()), 1, 0});
+    s.push_back({"OBJ_FLUSH rep", make(PS_MSG_OBJ_FLUSH, obj_rep()), 1, 0});
     s.push_back({"META_SYNC rep", make_empty(PS_MSG_META_SYNC), 1, 0});
     s.push_back({"STATFS rep", make(PS_MSG_STATFS, statfs), 1, 0});
     s.push_back({"STATS rep", make(PS_MSG_STATS, stats), 1, 0});
@@ -667,13 +669,13 @@ TEST(proto, body_len)
         uint16_t type;
         uint32_t req, rep;
     } expect[] = {
-        {PS_MSG_HELLO, 8, 56},         {PS_MSG_CREATE, 32, 120},  {PS_MSG_LOOKUP, 8, 120},
-        {PS_MSG_REMOVE, 8, 120},       {PS_MSG_LIST, 16, 16},     {PS_MSG_OBJ_WRITE, 80, 24},
-        {PS_MSG_OBJ_READ, 80, 24},     {PS_MSG_OBJ_STAT, 72, 32}, {PS_MSG_OBJ_TRUNCATE, 72, 32},
-        {PS_MSG_OBJ_REMOVE, 72, 32},   {PS_MSG_OBJ_SYNC, 72, 32}, {PS_MSG_META_SYNC, 0, 0},
-        {PS_MSG_STATFS, 0, 48},        {PS_MSG_STATS, 0, 464},    {PS_MSG_SHARED_FP, 88, 8},
-        {PS_MSG_RENAME, 24, 176},      {PS_MSG_AUTH, 16, 64},     {PS_MSG_SETATTR, 24, 120},
-        {PS_MSG_OBJ_ALLOCATE, 72, 32},
+        {PS_MSG_HELLO, 8, 56},         {PS_MSG_CREATE, 32, 120},   {PS_MSG_LOOKUP, 8, 120},
+        {PS_MSG_REMOVE, 8, 120},       {PS_MSG_LIST, 16, 16},      {PS_MSG_OBJ_WRITE, 80, 24},
+        {PS_MSG_OBJ_READ, 80, 24},     {PS_MSG_OBJ_STAT, 72, 32},  {PS_MSG_OBJ_TRUNCATE, 72, 32},
+        {PS_MSG_OBJ_REMOVE, 72, 32},   {PS_MSG_OBJ_SYNC, 72, 32},  {PS_MSG_META_SYNC, 0, 0},
+        {PS_MSG_STATFS, 0, 48},        {PS_MSG_STATS, 0, 464},     {PS_MSG_SHARED_FP, 88, 8},
+        {PS_MSG_RENAME, 24, 176},      {PS_MSG_AUTH, 16, 64},      {PS_MSG_SETATTR, 24, 120},
+        {PS_MSG_OBJ_ALLOCATE, 72, 32}, {PS_MSG_OBJ_FLUSH, 72, 32},
     };
     for (auto &e : expect) {
         uint32_t req = 1, rep = 1;
@@ -682,7 +684,7 @@ TEST(proto, body_len)
         EXPECT_EQ(e.req, req) << ps_msg_type_name(e.type);
         EXPECT_EQ(e.rep, rep) << ps_msg_type_name(e.type);
     }
-    EXPECT_EQ(19u, sizeof(expect) / sizeof(expect[0])); /* every type */
+    EXPECT_EQ(20u, sizeof(expect) / sizeof(expect[0])); /* every type */
     uint32_t len = 7;
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(0, 0, &len));
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(PS_MSG_TYPE_LAST, 1, &len));
