@@ -83,6 +83,14 @@ ps_status_t pstripe_fsync(pstripe_file_t *file)
     return psc_file_check_writes(file, PS_MSG_OBJ_SYNC);
 }
 
+ps_status_t pstripe_check_writes(pstripe_file_t *file)
+{
+    if (file == NULL) {
+        return psc_error(PS_ERR_INVALID, "file is NULL");
+    }
+    return psc_file_check_writes(file, PS_MSG_OBJ_FLUSH);
+}
+
 ps_status_t pstripe_close(pstripe_file_t *file)
 {
     ps_status_t status;

@@ -145,7 +145,10 @@ int pstripe_server_is_local(pstripe_fs_t *fs, int i);
 ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
                          const pstripe_layout_t *layout, pstripe_file_t **file_p);
 /* Close a file (does not sync). Its requests still in flight complete and
- * may be waited for after. */
+ * may be waited for after. Fails (and closes all the same) when a write
+ * of this handle that a server answered before its disk failed there since
+ * the last pstripe_fsync or pstripe_check_writes, or when such a server
+ * restarted or cannot be reached (those bytes may be lost). */
 ps_status_t pstripe_close(pstripe_file_t *file);
 
 ps_status_t pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st);
@@ -180,8 +183,11 @@ ps_status_t pstripe_chmod(pstripe_fs_t *fs, const char *path, uint32_t mode);
  * its own primary group, root any); -1 leaves one unchanged. */
 ps_status_t pstripe_chown(pstripe_fs_t *fs, const char *path, int64_t uid, int64_t gid);
 /* Make the file's data durable on every server it is striped over, and its
- * metadata on its owner. */
+ * metadata on its owner; fails as pstripe_close does. */
 ps_status_t pstripe_fsync(pstripe_file_t *file);
+/* What pstripe_close asks, without closing: for the handles of other
+ * processes whose writes one pstripe_fsync made durable (MPI_File_sync). */
+ps_status_t pstripe_check_writes(pstripe_file_t *file);
 /* Call fn for every path that starts with prefix, in path order per server
  * and merged; fn returning nonzero (a ps_status_t, or a value of the
  * caller's) stops the listing and is returned as is. A server that cannot

@@ -114,7 +114,9 @@ void ADIOI_PSTRIPE_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
  * write-behind buffer and is past the barrier all their writes are
  * acknowledged by the servers, so one pstripe_fsync (which
  * makes the file durable on every server it is striped over) covers them
- * all. */
+ * all. Then each other process asks the servers it wrote whether its
+ * writes answered before the disk failed there, or were lost with a
+ * restart (pstripe_check_writes): the fsync asked for the root's alone. */
 void ADIOI_PSTRIPE_Flush(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_FLUSH";
@@ -129,6 +131,8 @@ void ADIOI_PSTRIPE_Flush(ADIO_File fd, int *error_code)
     if (rank == root)
         rc = pstripe_fsync(ps->file);
     *error_code = ADIOI_PSTRIPE_Bcast_status(fd, root, rc, myname, "sync", __LINE__, NULL);
+    if (rank != root && (rc = pstripe_check_writes(ps->file)) != PS_OK)
+        *error_code = ADIOI_PSTRIPE_err(myname, "sync", ps->path, __LINE__, rc, NULL);
     if (wb_err != MPI_SUCCESS)
         *error_code = wb_err;
 }

@@ -260,6 +260,36 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
         }
 
+        /* the same through MPI_File_sync, whose one fsync (ROMIO: by rank
+         * 0) knows of rank 0's writes alone: rank 1's small writes of the
+         * last block below 16 TiB of the second stripe target's object
+         * (4 KiB stripes: file offsets 32 TiB - 4 KiB and up), where rank
+         * 0 wrote nothing, fail rank 1's sync, never silently */
+        if (ps_nprocs > 1 && !PS_OMPIO) {
+            const MPI_Offset base = ((MPI_Offset) 1 << 45) - 4096;
+            int i;
+
+            MPI_Info_create(&info);
+            MPI_Info_set(info, "striping_factor", "2");
+            MPI_Info_set(info, "striping_unit", "4096");
+            PS_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR |
+                                 MPI_MODE_DELETE_ON_CLOSE, info, &fh));
+            MPI_Info_free(&info);
+            if (ps_rank == 0)
+                PS_MPI(MPI_File_write_at(fh, 0, want, 10, MPI_BYTE, &st));
+            for (i = 0; ps_rank == 1 && i < 40; i++)
+                PS_MPI(MPI_File_write_at(fh, base + (MPI_Offset) i * 20, want + i, 10, MPI_BYTE,
+                                         &st));
+            rc = MPI_File_sync(fh);
+            if (ps_rank == 1) {
+                PS_MPI_EXPECT(rc, MPI_ERR_IO);
+                expect_string(rc, "too large");
+            } else {
+                PS_MPI(rc);
+            }
+            PS_MPI(MPI_File_close(&fh));        /* reported once: by the sync */
+        }
+
         /* a bad hint value is ignored (with a warning in the log); the same
          * bad value on one process only makes the hints differ */
         MPI_Info_create(&info);
