@@ -661,8 +661,8 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
     case PS_MSG_OBJ_READ: {
         ps_io_rep_t b;
         memcpy(&b, body, sizeof(b));
-        PS_DUMP(" bytes=%" PRIu64 " obj_size=%" PRIu64 " disk_bytes=%" PRIu64, b.bytes, b.obj_size,
-                b.disk_bytes);
+        PS_DUMP(" bytes=%" PRIu64 " obj_size=%" PRIu64 " %s=%" PRIu64, b.bytes, b.obj_size,
+                type == PS_MSG_OBJ_WRITE ? "failed_writes" : "disk_bytes", b.disk_bytes);
         return;
     }
     case PS_MSG_OBJ_STAT:

@@ -261,7 +261,7 @@ typedef struct ps_file_rep {
 typedef struct ps_path_req { /* LOOKUP, REMOVE */
     uint32_t path_len;       /* bytes of path in AM data, 1..PS_PATH_MAX */
     uint32_t access;         /* LOOKUP: PS_CAP_* wanted (0: a capability without rights,
-                                for OBJ_SYNC); REMOVE: 0 (the reply grants PS_CAP_REMOVE) */
+                                for OBJ_SYNC and OBJ_FLUSH); REMOVE: 0 (the reply grants PS_CAP_REMOVE) */
 } ps_path_req_t;
 
 /* --- SETATTR ---------------------------------------------------------------- */
@@ -372,13 +372,12 @@ typedef struct ps_io_rep {
 /*
  * A write the server answered before its bytes reached the disk (staged
  * partial blocks, PS_IO_BEHIND spans) may fail later. The object counts
- * such failures; each OBJ_WRITE reply carries the count, and a writer keeps
- * the count of its first reply since its last OBJ_SYNC or OBJ_FLUSH as its
- * mark. OBJ_SYNC (an fsync) and OBJ_FLUSH (a writer's close: the object's
- * staged bytes are written, without an fsync) fail with the last failure's
- * status when the count is above the mark (UINT64_MAX: report nothing), as
- * Linux reports a writeback error to every descriptor open when it
- * happened.
+ * such failures; each OBJ_WRITE reply carries the count as it was when the
+ * server started the write, and a writer keeps the lowest count of its
+ * replies since its last OBJ_SYNC or OBJ_FLUSH as its mark. OBJ_SYNC (an fsync) and OBJ_FLUSH (a
+ * writer's close: the object's staged bytes are written, without an fsync) fail with the last
+ * failure's status when the count is above the mark (UINT64_MAX: report nothing), as Linux reports
+ * a writeback error to every descriptor open when it happened.
  */
 typedef struct ps_obj_req {
     uint64_t file_id; /* object */

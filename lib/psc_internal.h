@@ -338,6 +338,8 @@ struct pstripe_file {
     ps_layout_t layout;
     psc_io_opts_t opts; /* this file's batching (pstripe_file_set_option) */
     psc_file_seen_t *seen; /* what the servers' answers told */
+    int gone;              /* a renewal of cap found the path removed or another file's
+                              (under fs->lock): its refusals at close are moot */
 };
 
 #endif

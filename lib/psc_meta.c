@@ -462,14 +462,17 @@ void psc_file_cap(pstripe_file_t *file, ps_cap_t *cap)
     if (renew == 0 || ps_time_ns() < renew) {
         return;
     }
-    if (psc_path_op(fs, PS_MSG_LOOKUP, file->path, file->path_len, NULL, 0, access, &rep) !=
-            PS_OK ||
-        rep.info.file_id != file->info.file_id || rep.cap_life_s == 0) {
+    ps_status_t status =
+        psc_path_op(fs, PS_MSG_LOOKUP, file->path, file->path_len, NULL, 0, access, &rep);
+    if (status != PS_OK || rep.info.file_id != file->info.file_id || rep.cap_life_s == 0) {
+        int gone = status == PS_ERR_NO_ENTRY ||
+                   (status == PS_OK && rep.info.file_id != file->info.file_id);
         ps_warn("%s: renewing the capability failed: %s; the current one expires in %lld s",
                 file->path, pstripe_last_error(),
                 (long long)(((int64_t)cap->expiry_ns - (int64_t)ps_wall_ns()) / 1000000000));
         pthread_mutex_lock(&fs->lock);
         file->cap_renew_ns = ps_time_ns() + 1000000000ull; /* try again in a second */
+        file->gone |= gone;
         pthread_mutex_unlock(&fs->lock);
         return;
     }

@@ -2,6 +2,7 @@
  * psc_sync.c: fsync and close, and what they ask the servers about the
  * file's writes (psc_file_seen_t, filled in by the writes' answers).
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "psc_call.h"
@@ -24,23 +25,31 @@ static ps_status_t psc_file_check_writes(pstripe_file_t *file, uint16_t type)
     pstripe_fs_t *fs = file->fs;
     uint64_t *wrote = file->seen->wrote_instance, *mark = file->seen->failed_mark;
     uint32_t n = file->layout.stripe_count, nops = 0;
-    int sync = type == PS_MSG_OBJ_SYNC;
+    int sync = type == PS_MSG_OBJ_SYNC, gone;
+    uint64_t *asked; /* per op: the instance it checks (0: none) */
     psc_call_t call;
     psc_op_t *ops;
     ps_cap_t cap;
-    ps_status_t status;
+    ps_status_t status = PS_OK;
 
-    ops = calloc(n + 1, sizeof(*ops));
+    ops = calloc(n + 1, sizeof(*ops) + sizeof(*asked));
     if (ops == NULL) {
         return psc_error(PS_ERR_NO_MEMORY, "no memory");
     }
+    asked = (uint64_t *)(ops + n + 1);
     psc_file_cap(file, &cap);
+    pthread_mutex_lock(&fs->lock);
+    gone = file->gone;
+    pthread_mutex_unlock(&fs->lock);
     psc_call_init(&call);
     for (uint32_t k = 0; k < n; k++) {
         uint32_t s = ps_layout_server(&file->layout, k, fs->nservers);
-        if (sync || wrote[s] != 0) { /* a close asks only where it wrote */
+        uint64_t w = __atomic_load_n(&wrote[s], __ATOMIC_ACQUIRE); /* then its mark */
+        if (sync || w != 0) { /* a close asks only where it wrote */
+            asked[nops] = w;
             psc_op_init_obj(&ops[nops], s, type, file->info.file_id,
-                            wrote[s] != 0 ? mark[s] : UINT64_MAX, &cap);
+                            w != 0 ? __atomic_load_n(&mark[s], __ATOMIC_RELAXED) : UINT64_MAX,
+                            &cap);
             psc_op_post(fs, &ops[nops++], &call);
         }
     }
@@ -52,24 +61,28 @@ static ps_status_t psc_file_check_writes(pstripe_file_t *file, uint16_t type)
     if (nops > 0) {
         psc_call_wait(fs, &call);
     }
-    status = PS_OK;
     for (uint32_t i = 0; i < nops; i++) {
         uint32_t s = ops[i].server;
-        if (ops[i].status != PS_OK && status == PS_OK &&
-            (sync || (ops[i].status != PS_ERR_STALE && ops[i].status != PS_ERR_ACCESS))) {
-            /* (a close of a file removed, or replaced, since: nothing of it to hear) */
-            status = psc_error(ops[i].status, "%s", ops[i].msg);
+        ps_status_t st = ops[i].status;
+        /* a close of a file removed (or replaced) since: nothing of it to hear */
+        int moot = !sync && (st == PS_ERR_STALE || (st == PS_ERR_ACCESS && gone));
+        if (st != PS_OK && !moot && status == PS_OK) {
+            status = psc_error(st, "%s", ops[i].msg);
         }
-        if (ops[i].type == PS_MSG_META_SYNC || wrote[s] == 0 || psc_unreachable(ops[i].status)) {
-            continue;
+        if (ops[i].type == PS_MSG_META_SYNC || asked[i] == 0 || psc_unreachable(st)) {
+            continue; /* (unreached: asked again by the next check) */
         }
-        if (wrote[s] != fs->servers[s].instance && status == PS_OK) {
+        if (!moot && asked[i] != fs->servers[s].instance) {
+            if (status != PS_OK) {
+                continue; /* this call reports another failure: the next one this */
+            }
             status = psc_error(PS_ERR_IO,
                                "server %s restarted since it acknowledged writes to %s: bytes "
                                "written before the restart and not synced may be lost",
                                fs->servers[s].addr, file->path);
         }
-        wrote[s] = 0;
+        /* checked (unless a write answered meanwhile set it anew) */
+        __atomic_compare_exchange_n(&wrote[s], &asked[i], 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     }
     free(ops);
     return status;

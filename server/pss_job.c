@@ -277,12 +277,13 @@ static int pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now, int 
     return 1;
 }
 
-/* A write's reply: its bytes, the object's size once it is done and its
- * failed writes so far (the writer's mark). */
+/* A write's reply: its bytes, the object's size once it is done and the
+ * object's failed writes when the job started (the writer's mark: its own
+ * staged bytes may fail before its answer, in a flush the job started). */
 static ps_io_rep_t pss_write_rep(const pss_job_t *job, const pss_req_t *req)
 {
     uint64_t size = job->max_end > job->obj->size ? job->max_end : job->obj->size;
-    ps_io_rep_t rep = {req->body.io.payload_len, size, {job->obj->failed_writes}};
+    ps_io_rep_t rep = {req->body.io.payload_len, size, {job->failed_base}};
 
     return rep;
 }
@@ -523,6 +524,7 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         }
     }
     pss_job_extend(w, job);
+    job->failed_base = obj->failed_writes;
     job->next = obj->active;
     obj->active = job;
     if (job->nbatches > 1) {

@@ -71,6 +71,8 @@ struct pss_job {
     size_t nsblocks;
     int read_ahead;          /* reads into the cache only (pss_ra_job) */
     int answered;            /* its batches were answered at its start (pss_job_answer_early) */
+    uint64_t failed_base;    /* the object's failed writes when it started: the replies' mark
+                                (a flush it starts may fail before its own answer) */
     uint64_t disk_bytes;     /* a read's bytes from disk (its replies say so) */
 };
 

@@ -245,13 +245,18 @@ static int pss_obj_let_go(pss_worker_t *w, pss_object_t *obj)
     return fd;
 }
 
-/* Make an object's data durable (if written since the last time) and close it. */
+/* Make an object's data durable (if written since the last time) and close
+ * it; a failure counts as a failed write (its writers' next OBJ_SYNC or
+ * OBJ_FLUSH says so: the descriptor that would have told is gone). */
 static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
 {
     if (obj->fd < 0) {
         return;
     }
-    pss_obj_sync(w, obj);
+    ps_status_t status = pss_obj_sync(w, obj);
+    if (status != PS_OK) {
+        pss_obj_write_failed(w, obj, status);
+    }
     close(pss_obj_let_go(w, obj));
 }
 

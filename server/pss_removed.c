@@ -9,7 +9,7 @@
  * a hole. So a removal leaves an empty file DIR/removed/<file id> whose
  * modification time is the removal's, and opening a missing object for a
  * file id with such a record younger than cap_life fails with
- * PS_ERR_STALE (an OBJ_SYNC of it too; an OBJ_STAT finds no object). The
+ * PS_ERR_STALE (an OBJ_SYNC or OBJ_FLUSH of it too; an OBJ_STAT finds no object). The
  * record is written before the object is unlinked, so a removal that
  * cannot record itself fails whole, except for want of room: a full disk
  * must still be freed (pss_obj_remove). Past cap_life every capability issued

@@ -16,7 +16,8 @@
  * of the write, or 16 blocks; one I/O per run, one io_submit), else with
  * their neighbours or at their age as partial ones are; a block still
  * partial is written after
- * `write_back_age`, before OBJ_SYNC, truncate and close, and when the
+ * `write_back_age`, before OBJ_SYNC, OBJ_FLUSH (a writer's close), truncate
+ * and the object's close, and when the
  * stage is full (read-modify-write for its missing bytes, or blind where
  * the edge blocks or the end of the file give them). Reads overlay the
  * staged bytes on what they read from disk.
@@ -28,8 +29,9 @@
  * What the stage changes: a server crash loses the staged bytes, exactly
  * as a crash loses a local file system's dirty pages. MPI promises
  * durability only after MPI_File_sync; OBJ_SYNC writes the object's staged
- * blocks first, and a client whose server restarted since its last write
- * gets an error from its next sync (lib/psc_io.c).
+ * blocks first, and a client whose server restarted since its last write,
+ * or whose staged bytes failed on disk, gets an error from its next sync
+ * or close (lib/psc_sync.c).
  */
 #ifndef PSS_STAGE_H
 #define PSS_STAGE_H

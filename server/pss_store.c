@@ -22,7 +22,7 @@
  * then they are written whole (pss_job.c). Here: the policy. A partial
  * block is written once it is write_back_age old (a timerfd on the
  * worker's epoll set wakes the loop, nothing polls), before OBJ_SYNC,
- * OBJ_TRUNCATE and OBJ_ALLOCATE of its object (OBJ_REMOVE drops it),
+ * OBJ_FLUSH, OBJ_TRUNCATE and OBJ_ALLOCATE of its object (OBJ_REMOVE drops it),
  * when the worker stops, and when a write needs more room than
  * is left (the write waits for the flush: the stage never grows past
  * write_back). A write that would take more than half the stage, or

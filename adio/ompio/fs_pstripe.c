@@ -429,6 +429,10 @@ static int fs_file_close(ompio_file_t *fh)
     }
     lock_free(pf); /* collective: every process is done with the file */
     status = pstripe_close(pf->file);
+    if (status != PS_OK) {
+        /* printed too: Open MPI drops the close's error code */
+        ps_ompio_report("cannot close", fh->f_filename, status);
+    }
     err = status == PS_OK ? MPI_SUCCESS : ps_ompio_fail("cannot close", fh->f_filename, status);
     if (err == MPI_SUCCESS) {
         err = ps_ompio_deferred(pf); /* a failed access OMPIO did not report */
