@@ -360,8 +360,15 @@ std::string ps_cluster::write_client_conf(const std::vector<std::string> &extra_
     }
     if (pid == 0) {
         /* Child: only async-signal-safe calls until exec. The server dies
-         * with the test process, so a crashed test leaves no daemon behind. */
+         * with the test process, so a crashed test leaves no daemon behind.
+         * It has a process group of its own: a test started in the
+         * background by a shell that then exits is an orphaned group, and
+         * the kernel sends such a group SIGHUP and SIGCONT when a member is
+         * stopped, which continued a server the test had stopped with
+         * SIGSTOP (ClientFault.ServerStoppedMidWrite: "write did not fail:
+         * hung", the server answering again). */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        setpgid(0, 0);
         if (getppid() != parent) {
             _exit(127);
         }
