@@ -12,6 +12,43 @@
 #include "psc_wait.h"
 
 /*
+ * One answer of a check that asked for the server's instance *asked (0:
+ * nothing of it), folded into status (the call's first failure): its own
+ * failure, else a restart since the handle's first acknowledgement there;
+ * then the handle's record of that server is cleared, unless this call
+ * reports another failure, the server was not reached, or a write
+ * answered meanwhile set it anew. sync: an fsync (else a close's
+ * question); gone: the file was found removed or replaced.
+ */
+static ps_status_t psc_check_answer(pstripe_file_t *file, const psc_op_t *op, uint64_t *asked,
+                                    int sync, int gone, ps_status_t status)
+{
+    pstripe_fs_t *fs = file->fs;
+    uint32_t s = op->server;
+    /* a close of a file removed (or replaced) since: nothing of it to hear */
+    int moot = !sync && (op->status == PS_ERR_STALE || (op->status == PS_ERR_ACCESS && gone));
+
+    if (op->status != PS_OK && !moot && status == PS_OK) {
+        status = psc_error(op->status, "%s", op->msg);
+    }
+    if (op->type == PS_MSG_META_SYNC || *asked == 0 || psc_unreachable(op->status)) {
+        return status; /* (unreached: asked again by the next check) */
+    }
+    if (!moot && *asked != fs->servers[s].instance) {
+        if (status != PS_OK) {
+            return status; /* this call reports another failure: the next one this */
+        }
+        status = psc_error(PS_ERR_IO,
+                           "server %s restarted since it acknowledged writes to %s: bytes "
+                           "written before the restart and not synced may be lost",
+                           fs->servers[s].addr, file->path);
+    }
+    __atomic_compare_exchange_n(&file->seen->wrote_instance[s], asked, 0, 0, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
+    return status;
+}
+
+/*
  * Ask each object of the file that this handle wrote whether writes the
  * server answered before the disk failed there since (OBJ_SYNC, an fsync
  * of every object and of the path's metadata, or OBJ_FLUSH, a close:
@@ -62,27 +99,7 @@ static ps_status_t psc_file_check_writes(pstripe_file_t *file, uint16_t type)
         psc_call_wait(fs, &call);
     }
     for (uint32_t i = 0; i < nops; i++) {
-        uint32_t s = ops[i].server;
-        ps_status_t st = ops[i].status;
-        /* a close of a file removed (or replaced) since: nothing of it to hear */
-        int moot = !sync && (st == PS_ERR_STALE || (st == PS_ERR_ACCESS && gone));
-        if (st != PS_OK && !moot && status == PS_OK) {
-            status = psc_error(st, "%s", ops[i].msg);
-        }
-        if (ops[i].type == PS_MSG_META_SYNC || asked[i] == 0 || psc_unreachable(st)) {
-            continue; /* (unreached: asked again by the next check) */
-        }
-        if (!moot && asked[i] != fs->servers[s].instance) {
-            if (status != PS_OK) {
-                continue; /* this call reports another failure: the next one this */
-            }
-            status = psc_error(PS_ERR_IO,
-                               "server %s restarted since it acknowledged writes to %s: bytes "
-                               "written before the restart and not synced may be lost",
-                               fs->servers[s].addr, file->path);
-        }
-        /* checked (unless a write answered meanwhile set it anew) */
-        __atomic_compare_exchange_n(&wrote[s], &asked[i], 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        status = psc_check_answer(file, &ops[i], &asked[i], sync, gone, status);
     }
     free(ops);
     return status;
