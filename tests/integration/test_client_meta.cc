@@ -12,6 +12,8 @@
 
 #include "test_client_util.h"
 
+#include "ps_layout.h"
+
 using namespace psc_test;
 
 namespace {
@@ -645,6 +647,31 @@ TEST(ClientPerm, LongOpenRenewsItsCapability)
  * clock skew, then the servers prune it; by then the stale handle's
  * capability has expired too, so its writes are refused (PS_ERR_ACCESS)
  * and still create nothing. */
+/* A writer's close whose capability expired while its renewal could not
+ * reach the path's owner (the file may be there, and its writes' failures
+ * unasked) fails: only a renewal that found the file removed or replaced
+ * makes the data server's refusal moot. */
+TEST(ClientPerm, CloseWithAnExpiredCapabilityFails)
+{
+    ps_test::ps_cluster cluster;
+    pstripe_fs_t *fs = nullptr;
+    pstripe_file_t *f = nullptr;
+    const char *path = "/expiring";
+    uint32_t owner = ps_path_server(path, strlen(path), 2);
+    pstripe_layout_t layout = {65536, 1, (int32_t)(1 - owner)}; /* data on the other server */
+
+    ASSERT_TRUE(cluster.start(2, 1, {"--set", "cap_life=2s"}));
+    PSC_ASSERT_OK(connect(cluster, {"timeout=2s", "connect_timeout=1s"}, &fs));
+    PSC_ASSERT_OK(pstripe_open(fs, path, PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, "abcdefgh", 8, 0));
+    ASSERT_EQ(cluster.kill((int)owner, SIGKILL), 0);
+    cluster.wait((int)owner, 30);
+    sleep(5); /* the capability (2 s, plus the servers' slack for skew) expires */
+    ps_status_t s = pstripe_close(f);
+    EXPECT_EQ(s, PS_ERR_ACCESS) << pstripe_strerror(s) << ": " << pstripe_last_error();
+    pstripe_disconnect(fs);
+}
+
 TEST(ClientPerm, RemovalRecordsArePrunedAfterCapLife)
 {
     ps_test::ps_cluster cluster;
