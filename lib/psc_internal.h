@@ -315,8 +315,8 @@ typedef struct psc_file_seen {
     unsigned refs;
     uint64_t *wrote_instance; /* per server: the instance that first acknowledged this
                                  file's writes since the last fsync or close, 0: none */
-    uint64_t *failed_mark;    /* per server: its count of failed writes in that first
-                                 acknowledgement (ps_io_rep_t.failed_writes) */
+    uint64_t *failed_mark;    /* per server: the lowest count of failed writes in its
+                                 acknowledgements since (ps_io_rep_t.failed_writes) */
     uint8_t *read_disk;       /* per stripe target: did its last read batch come from
                                  the server's disk? (a hint: relaxed atomics) */
 } psc_file_seen_t;

@@ -148,7 +148,8 @@ ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t
  * may be waited for after. Fails (and closes all the same) when a write
  * of this handle that a server answered before its disk failed there since
  * the last pstripe_fsync or pstripe_check_writes, or when such a server
- * restarted or cannot be reached (those bytes may be lost). */
+ * restarted or cannot be reached (those bytes may be lost). Writes still
+ * in flight at the close are not asked about: wait for them first. */
 ps_status_t pstripe_close(pstripe_file_t *file);
 
 ps_status_t pstripe_stat(pstripe_fs_t *fs, const char *path, pstripe_stat_t *st);

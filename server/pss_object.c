@@ -294,9 +294,7 @@ void pss_obj_trim(pss_worker_t *w)
             next = obj->hnext;
             if (obj->fd >= 0 && pss_obj_idle(obj)) {
                 pss_obj_close(w, obj);
-                if (obj->failed_writes == 0) {
-                    pss_obj_unlink_free(w, obj);
-                }
+                pss_obj_forget_if_idle(w, obj);
             }
         }
     }

@@ -70,7 +70,8 @@ pss_object_t *pss_obj_get(pss_worker_t *w, uint64_t file_id);
 /* Put obj on the worker's list of objects with work to (re)consider. */
 void pss_obj_schedule(pss_worker_t *w, pss_object_t *obj);
 
-/* Forget an idle object that has no open file (keeps the table small). */
+/* Forget an idle object that has no open file (keeps the table small),
+ * unless it has failed writes to report (its writers' marks). */
 void pss_obj_forget_if_idle(pss_worker_t *w, pss_object_t *obj);
 
 /*
