@@ -41,6 +41,7 @@
 #include "psc_stage.h"
 
 #define PSC_STOP_FLUSH_NS 2000000000ull /* longest graceful close at disconnect */
+#define PSC_PROGRESS_BURST 64            /* ucp_worker_progress calls a turn, at most */
 
 static int psc_drain_postq(pstripe_fs_t *fs)
 {
@@ -104,16 +105,19 @@ static void psc_check_conn_deadlines(pstripe_fs_t *fs, psc_conn_t *conn, uint64_
     }
     ucs_list_for_each(op, &conn->inflight, cmd.list)
     {
-        /* a reply whose rendezvous data is still coming counts as unanswered */
-        if (op->reply_done && op->recv_req == NULL) {
-            continue;
-        }
+        /* Every op here is unfinished: unanswered, its reply's rendezvous data
+         * still coming, or answered before its own send completed (which a
+         * lost peer might never complete). */
         if (now >= op->deadline_ns) {
             if (op->type == PS_MSG_HELLO) {
                 snprintf(
                     msg, sizeof(msg),
                     "server %s did not answer HELLO within %gs (connect_timeout, at most timeout)",
                     conn->server->addr, op->timeout_s);
+            } else if (op->reply_done && op->recv_req == NULL) {
+                snprintf(msg, sizeof(msg),
+                         "the send of %s to server %s did not complete within %gs",
+                         ps_msg_type_name(op->type), conn->server->addr, op->timeout_s);
             } else {
                 snprintf(msg, sizeof(msg), "server %s did not answer %s within %gs",
                          conn->server->addr, ps_msg_type_name(op->type), op->timeout_s);
@@ -144,10 +148,15 @@ int psc_progress_turn(pstripe_fs_t *fs)
     unsigned p;
 
     n += psc_drain_postq(fs);
-    do {
+    /* Bounded: while replies keep coming, the deadlines and the ready ops'
+     * completions still get their turn. */
+    for (int i = 0; i < PSC_PROGRESS_BURST; i++) {
         p = ucp_worker_progress(fs->ucp_worker);
         n += (int)p;
-    } while (p > 0);
+        if (p == 0) {
+            break;
+        }
+    }
     n += psc_drain_failq(fs);
     /* Deadlines before the ready queue: ops failed by a timeout complete in
      * this iteration, before the next ucp_worker_progress(), which can block

@@ -91,6 +91,9 @@ typedef struct pss_stats {
 /* ---- the process -------------------------------------------------------------- */
 
 #define PSS_SIZE_XATTR "user.pstripe.size" /* an object's logical size, 8 bytes LE */
+/* its writes answered before the disk that failed there (pss_object.c):
+ * the count (8 bytes LE) and the last one's ps_status_t (4 bytes LE) */
+#define PSS_FAILED_XATTR "user.pstripe.failed"
 
 typedef struct pss_worker pss_worker_t;
 struct pss_span_io; /* one disk I/O of a job (pss_jobdef.h) */

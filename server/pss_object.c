@@ -81,6 +81,62 @@ static void pss_obj_path(uint64_t file_id, char *buf, size_t len)
     snprintf(buf, len, "%02x/%016" PRIx64, (unsigned)(file_id >> 56), file_id);
 }
 
+/*
+ * An object's failed writes live with its file once it is closed (and the
+ * object forgotten: a full disk and many files must not fill the table):
+ * the count a closed file keeps is what its writers' marks are compared
+ * with when it is opened again. (A restart is detected by the clients
+ * themselves; the count only grows, whatever the file says.)
+ */
+static ps_status_t pss_obj_load_failed(pss_worker_t *w, pss_object_t *obj, const char *rel)
+{
+    uint8_t v[12];
+    ssize_t n = fgetxattr(obj->fd, PSS_FAILED_XATTR, v, sizeof(v));
+
+    if (n < 0 && errno == ENODATA) {
+        obj->failed_saved = 0;
+        return PS_OK;
+    }
+    if (n != (ssize_t)sizeof(v)) {
+        ps_error("worker %u: %s/obj/%s: attribute %s: %s", w->index, w->server->data_dir, rel,
+                 PSS_FAILED_XATTR, n < 0 ? strerror(errno) : "not 12 bytes");
+        return PS_ERR_IO;
+    }
+    uint64_t count;
+    uint32_t status;
+    memcpy(&count, v, 8);
+    memcpy(&status, v + 8, 4);
+    count = le64toh(count);
+    status = le32toh(status);
+    if (count > obj->failed_writes) {
+        obj->failed_writes = count;
+        obj->failed_status = (ps_status_t)status;
+    }
+    obj->failed_saved = count;
+    return PS_OK;
+}
+
+/* Before the file is closed; 0 if it could not keep the count. */
+static int pss_obj_save_failed(pss_worker_t *w, pss_object_t *obj)
+{
+    uint64_t count = htole64(obj->failed_writes);
+    uint32_t status = htole32((uint32_t)obj->failed_status);
+    uint8_t v[12];
+
+    if (obj->failed_writes == obj->failed_saved) {
+        return 1;
+    }
+    memcpy(v, &count, 8);
+    memcpy(v + 8, &status, 4);
+    if (fsetxattr(obj->fd, PSS_FAILED_XATTR, v, sizeof(v), 0) != 0) {
+        ps_error("worker %u: set %s of object %016" PRIx64 ": %m (its failures stay in memory)",
+                 w->index, PSS_FAILED_XATTR, obj->file_id);
+        return 0;
+    }
+    obj->failed_saved = obj->failed_writes;
+    return 1;
+}
+
 ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
 {
     pss_server_t *s = w->server;
@@ -136,6 +192,11 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
             ps_error("worker %u: %s/obj/%s: read attribute %s: %m", w->index, s->data_dir, rel,
                      PSS_SIZE_XATTR);
         }
+        close(obj->fd);
+        obj->fd = -1;
+        return PS_ERR_IO;
+    }
+    if (pss_obj_load_failed(w, obj, rel) != PS_OK) {
         close(obj->fd);
         obj->fd = -1;
         return PS_ERR_IO;
@@ -257,6 +318,7 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
     if (status != PS_OK) {
         pss_obj_write_failed(w, obj, status);
     }
+    (void)pss_obj_save_failed(w, obj); /* if not: forget_if_idle keeps it */
     close(pss_obj_let_go(w, obj));
 }
 
@@ -330,7 +392,7 @@ pss_object_t *pss_obj_get(pss_worker_t *w, uint64_t file_id)
 
 void pss_obj_forget_if_idle(pss_worker_t *w, pss_object_t *obj)
 {
-    if (obj->fd < 0 && pss_obj_idle(obj) && obj->failed_writes == 0) {
+    if (obj->fd < 0 && pss_obj_idle(obj) && obj->failed_writes == obj->failed_saved) {
         pss_obj_unlink_free(w, obj);
     }
 }
@@ -365,6 +427,7 @@ static ps_status_t pss_obj_renew(pss_worker_t *w, pss_object_t *obj, int *old_fd
     }
     pss_obj_ungrow(w, obj);
     *old_fd = pss_obj_let_go(w, obj);
+    obj->failed_saved = 0; /* the new file keeps none yet */
     return pss_obj_open(w, obj, 1);
 }
 
@@ -502,7 +565,7 @@ ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj, int *old_fd)
     *old_fd = fd;
     obj->exists = 0;
     obj->size = obj->phys_size = obj->file_len = 0;
-    obj->failed_writes = 0; /* its writers hear PS_ERR_STALE (pss_removed.c) */
+    obj->failed_writes = obj->failed_saved = 0; /* its writers hear PS_ERR_STALE (pss_removed.c) */
     pss_edge_drop(&obj->edges);
     pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);
     pss_ra_reset(&obj->ra);

@@ -38,10 +38,12 @@ struct pss_object {
     struct pss_sblock *staged;  /* its staged blocks */
     uint64_t nstaged;           /* how many */
     /* writes answered before the disk that failed there (ps_proto.h, before
-     * ps_obj_req_t): how many so far, and the last one's status; an object
-     * with failures is kept in the table, closed, for its writers' marks */
+     * ps_obj_req_t): how many so far, and the last one's status; kept with
+     * the file (PSS_FAILED_XATTR) when it is closed, and in the table while
+     * that count is not (failed_saved: the count the file holds) */
     uint64_t failed_writes;
     ps_status_t failed_status;
+    uint64_t failed_saved;
     pss_object_t *next_swait;   /* worker's list of objects waiting for stage room */
     int swait;                  /* on that list */
     uint64_t swait_need;        /* blocks its next write adds to the stage */
@@ -71,7 +73,7 @@ pss_object_t *pss_obj_get(pss_worker_t *w, uint64_t file_id);
 void pss_obj_schedule(pss_worker_t *w, pss_object_t *obj);
 
 /* Forget an idle object that has no open file (keeps the table small),
- * unless it has failed writes to report (its writers' marks). */
+ * unless its file could not keep its failed writes (its writers' marks). */
 void pss_obj_forget_if_idle(pss_worker_t *w, pss_object_t *obj);
 
 /*

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -658,6 +659,48 @@ TEST_F(ServerWbackFailed, IsReportedByFlush)
     EXPECT_EQ(stats().stage_errors, 1u);
     EXPECT_EQ(b.obj(PS_MSG_OBJ_FLUSH, fid, UINT64_MAX).status(), PS_OK);
     EXPECT_NE(b.obj(PS_MSG_OBJ_FLUSH, fid, 0).status(), PS_OK);
+}
+
+/* The count of an object's failed writes stays with its file once the trim
+ * closes it (the object is then forgotten: many files whose writes failed
+ * must not fill the server's table), and through a restart. */
+TEST_F(ServerWbackFailed, IsKeptWithTheClosedFile)
+{
+    const uint64_t fid = 0x5690;
+    uint64_t mark = 0;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_open=16"}));
+    if (block != 4096) {
+        GTEST_SKIP() << "needs a 4 KiB block (ext4's limit)";
+    }
+    ASSERT_NO_FATAL_FAILURE(stage_doomed(fid, &mark));
+    if (a.obj(PS_MSG_OBJ_FLUSH, fid, mark).status() == PS_OK) {
+        GTEST_SKIP() << "this file system takes a block below 16 TiB";
+    }
+    char rel[64];
+    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56), (unsigned long long)fid);
+    std::string path = cluster.data_dir(0) + rel;
+    uint8_t v[12] = {};
+    EXPECT_LT(getxattr(path.c_str(), "user.pstripe.failed", v, sizeof(v)), 0)
+        << "kept on the file while it is open";
+    /* more objects than max_open: the trim closes the failed one */
+    std::vector<ps_region_t> one = {{0, 4096}};
+    for (uint64_t i = 1; i <= 40; i++) {
+        ASSERT_NO_FATAL_FAILURE(write(b, fid + i, one, (uint8_t)i));
+    }
+    ASSERT_EQ(getxattr(path.c_str(), "user.pstripe.failed", v, sizeof(v)), 12)
+        << "the trim closed the object without keeping its failures on the file";
+    EXPECT_EQ(v[0], 1u);
+    EXPECT_NE(b.obj(PS_MSG_OBJ_SYNC, fid, 0).status(), PS_OK) << "a mark below the failure";
+    EXPECT_EQ(b.obj(PS_MSG_OBJ_SYNC, fid, 1).status(), PS_OK) << "a mark past it";
+    ASSERT_EQ(cluster.stop(0), 0);
+    ASSERT_TRUE(cluster.restart(0));
+    raw_client c;
+    ASSERT_NO_FATAL_FAILURE(connect(c));
+    EXPECT_NE(c.obj(PS_MSG_OBJ_SYNC, fid, 0).status(), PS_OK) << "forgotten by the restart";
+    raw_reply w = c.write(fid, one, payload(one, 3, nullptr));
+    ASSERT_EQ(w.status(), PS_OK);
+    EXPECT_EQ(w.body<ps_io_rep_t>().failed_writes, 1u) << "a writer's mark after the restart";
 }
 
 /* A server stopped with SIGTERM writes its staged blocks before it exits. */
