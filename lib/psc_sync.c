@@ -14,11 +14,13 @@
 /*
  * One answer of a check that asked for the server's instance *asked (0:
  * nothing of it), folded into status (the call's first failure): its own
- * failure, else a restart since the handle's first acknowledgement there;
- * then the handle's record of that server is cleared, unless this call
- * reports another failure, the server was not reached, or a write
- * answered meanwhile set it anew. sync: an fsync (else a close's
- * question); gone: the file was found removed or replaced.
+ * failure, else a restart since the handle's first acknowledgement there
+ * (one report a server: both say its bytes may be lost); then the handle's
+ * record of that server is cleared, unless this call reports another
+ * server's failure (this one is then left for the next check), the server
+ * was not reached, or a write answered meanwhile set it anew. sync: an
+ * fsync (else a close's question); gone: the file was found removed or
+ * replaced.
  */
 static ps_status_t psc_check_answer(pstripe_file_t *file, const psc_op_t *op, uint64_t *asked,
                                     int sync, int gone, ps_status_t status)
@@ -28,13 +30,16 @@ static ps_status_t psc_check_answer(pstripe_file_t *file, const psc_op_t *op, ui
     /* a close of a file removed (or replaced) since: nothing of it to hear */
     int moot = !sync && (op->status == PS_ERR_STALE || (op->status == PS_ERR_ACCESS && gone));
 
-    if (op->status != PS_OK && !moot && status == PS_OK) {
+    if (op->status != PS_OK && !moot) {
+        if (status != PS_OK) {
+            return status; /* this call reports another failure: the next one this */
+        }
         status = psc_error(op->status, "%s", op->msg);
     }
     if (op->type == PS_MSG_META_SYNC || *asked == 0 || psc_unreachable(op->status)) {
         return status; /* (unreached: asked again by the next check) */
     }
-    if (!moot && *asked != fs->servers[s].instance) {
+    if (!moot && op->status == PS_OK && *asked != fs->servers[s].instance) {
         if (status != PS_OK) {
             return status; /* this call reports another failure: the next one this */
         }

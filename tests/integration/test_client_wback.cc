@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <list>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,21 @@ class ClientWback : public ::testing::Test {
   protected:
     void SetUp() override
     {
+        ASSERT_NO_FATAL_FAILURE(start(1, {}));
+    }
+    /* Start n servers (write_back_age=60s, then sets) and connect fs_. */
+    void start(int n, const std::vector<std::string> &sets)
+    {
+        std::vector<std::string> args = {"--set", "write_back_age=60s"};
+        for (const std::string &s : sets) {
+            args.push_back("--set");
+            args.push_back(s);
+        }
         /* the restarts reuse the port (see ClientFault.ServerKilledMidWrite) */
         setenv("UCX_CM_REUSEADDR", "y", 1);
-        ASSERT_TRUE(cluster_.start(1, 1, {"--set", "write_back_age=60s"}));
+        ASSERT_TRUE(cluster_.start(n, 1, args));
         unsetenv("UCX_CM_REUSEADDR");
-        PSC_ASSERT_OK(connect(cluster_, {"timeout=5s", "connect_timeout=3s"}, &fs_));
+        PSC_ASSERT_OK(connect(cluster_, {"timeout=20s", "connect_timeout=10s"}, &fs_));
     }
     void TearDown() override
     {
@@ -36,19 +47,25 @@ class ClientWback : public ::testing::Test {
             pstripe_disconnect(fs_);
         }
     }
-    void kill_and_restart()
+    void kill_and_restart(int i = 0)
     {
-        ASSERT_EQ(cluster_.kill(0, SIGKILL), 0);
-        cluster_.wait(0, 30);
+        ASSERT_EQ(cluster_.kill(i, SIGKILL), 0);
+        cluster_.wait(i, 30);
         setenv("UCX_CM_REUSEADDR", "y", 1);
-        ASSERT_TRUE(cluster_.restart(0, true));
+        ASSERT_TRUE(cluster_.restart(i, true));
         unsetenv("UCX_CM_REUSEADDR");
     }
-    uint64_t staged_blocks()
+    uint64_t staged_blocks(int i = 0)
     {
         pstripe_server_stats_t st;
-        EXPECT_EQ(pstripe_server_stats(fs_, 0, &st), PS_OK) << pstripe_last_error();
+        EXPECT_EQ(pstripe_server_stats(fs_, i, &st), PS_OK) << pstripe_last_error();
         return st.stage_blocks;
+    }
+    uint64_t stage_errors(int i = 0)
+    {
+        pstripe_server_stats_t st;
+        EXPECT_EQ(pstripe_server_stats(fs_, i, &st), PS_OK) << pstripe_last_error();
+        return st.stage_errors;
     }
     /* Write 50 bytes of value v at off (inside a block whose other bytes are
      * on disk: the server stages it) into f and the model. */
@@ -78,6 +95,88 @@ class ClientWback : public ::testing::Test {
     ps_test::ps_cluster cluster_;
     pstripe_fs_t *fs_ = nullptr;
     std::vector<uint8_t> model_ = std::vector<uint8_t>(256 << 10, 1);
+};
+
+/* ext4's largest file ends one 4 KiB block below the servers' 16 TiB: a
+ * partial block there is staged, and its write fails later (see
+ * ServerWbackFailed in test_server_wback.cc). */
+const uint64_t doomed_block = (1ull << 44) - 4096;
+
+/* The file offset of byte obj_off of target k of layout l. */
+uint64_t file_offset(const pstripe_layout_t &l, uint32_t k, uint64_t obj_off)
+{
+    return ((obj_off / l.stripe_size) * l.stripe_count + k) * l.stripe_size +
+           obj_off % l.stripe_size;
+}
+
+/* ServerWbackFailed's 40 regions of 10 bytes in target k's doomed block,
+ * appended to *r. */
+void doomed_regions(const pstripe_layout_t &l, uint32_t k, std::vector<pstripe_region_t> *r)
+{
+    for (uint64_t i = 0; i < 40; i++) {
+        r->push_back({file_offset(l, k, doomed_block + i * 100), 10});
+    }
+}
+
+/* Write regions (bytes of value v) into f. */
+ps_status_t write_regions(pstripe_file_t *f, const std::vector<pstripe_region_t> &regions,
+                          uint8_t v)
+{
+    uint64_t n = 0;
+    for (const pstripe_region_t &r : regions) {
+        n += r.length;
+    }
+    std::vector<uint8_t> b(n, v);
+    struct iovec iov = {b.data(), b.size()};
+    return pstripe_write_list(f, regions.data(), regions.size(), &iov, 1);
+}
+
+/* Two servers: a check asks server 0 first (layout {.., 2, 0}). */
+class ClientWbackPair : public ClientWback {
+  protected:
+    void SetUp() override
+    {
+        ASSERT_NO_FATAL_FAILURE(start(2, {}));
+    }
+};
+
+/*
+ * One disk I/O at a time, in order (aio_depth=1), every batch a job of its
+ * own (max_merge=0), no cache to serve reads: the order in which the
+ * server starts jobs and answers them follows from the order of the
+ * requests, not from the disk's speed.
+ */
+class ClientWbackSerial : public ClientWback {
+  protected:
+    void SetUp() override
+    {
+        ASSERT_NO_FATAL_FAILURE(start(1, {"aio_depth=1", "max_merge=0", "cache=0"}));
+    }
+    /* Start a write of regions (bytes of value v) or a read of them. */
+    ps_status_t iwrite(pstripe_file_t *f, const std::vector<pstripe_region_t> &regions, uint8_t v,
+                       pstripe_request_t **req)
+    {
+        struct iovec iov = buffer(regions, v);
+        return pstripe_iwrite_list(f, regions.data(), regions.size(), &iov, 1, req);
+    }
+    ps_status_t iread(pstripe_file_t *f, const std::vector<pstripe_region_t> &regions,
+                      pstripe_request_t **req)
+    {
+        struct iovec iov = buffer(regions, 0);
+        return pstripe_iread_list(f, regions.data(), regions.size(), &iov, 1, req);
+    }
+    /* A buffer of the regions' bytes that lives as long as the test. */
+    struct iovec buffer(const std::vector<pstripe_region_t> &regions, uint8_t v)
+    {
+        uint64_t n = 0;
+        for (const pstripe_region_t &r : regions) {
+            n += r.length;
+        }
+        bufs_.emplace_back(n, v);
+        return {bufs_.back().data(), n};
+    }
+
+    std::list<std::vector<uint8_t>> bufs_;
 };
 
 } // namespace
@@ -140,6 +239,141 @@ TEST_F(ClientWback, CloseAfterAServerRestartFails)
     PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
     EXPECT_TRUE(out == synced) << "the lost write came back, or more was lost";
     PSC_ASSERT_OK(pstripe_close(f)); /* a reader's close asks nothing */
+}
+
+/*
+ * A check that fails for one server's failed write keeps what it found
+ * about another server's restart for the next check (one call reports one
+ * failure): the restart is neither lost nor cleared unreported. Server 0,
+ * asked first, fails the staged write of the doomed block; server 1 lost
+ * a staged write with its restart.
+ */
+TEST_F(ClientWbackPair, RestartFoundWhileAFailureIsReportedIsReportedNext)
+{
+    pstripe_layout_t layout = {65536, 2, 0};
+    std::vector<pstripe_region_t> doomed;
+    std::vector<uint8_t> out(4096);
+    pstripe_file_t *f;
+    uint64_t nread;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/wbp", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, model_.data(), model_.size(), 0));
+    PSC_ASSERT_OK(pstripe_fsync(f));
+    ASSERT_NO_FATAL_FAILURE(small_write(f, 65536 + 5000, 7)); /* server 1's */
+    doomed_regions(layout, 0, &doomed);
+    PSC_ASSERT_OK(write_regions(f, doomed, 9));
+    EXPECT_EQ(staged_blocks(0) + staged_blocks(1), 2u) << "not staged: this test shows nothing";
+    ASSERT_NO_FATAL_FAILURE(kill_and_restart(1));
+    /* a read meets the new instance (its first try may meet the dead connection) */
+    if (pstripe_pread(f, out.data(), out.size(), 65536, &nread) != PS_OK) {
+        PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 65536, &nread));
+    }
+    ps_status_t s = pstripe_fsync(f);
+    std::string msg = pstripe_last_error();
+    if (stage_errors(0) == 0) {
+        pstripe_close(f);
+        GTEST_SKIP() << "this file system takes a block below 16 TiB";
+    }
+    EXPECT_NE(s, PS_OK);
+    EXPECT_EQ(msg.find("restarted"), std::string::npos) << "the restart came first: " << msg;
+    printf("fsync after a failed write and a restart: %s: %s\n", pstripe_strerror(s), msg.c_str());
+    s = pstripe_fsync(f);
+    msg = pstripe_last_error();
+    EXPECT_EQ(s, PS_ERR_IO) << "the restart went unreported: " << pstripe_strerror(s);
+    EXPECT_NE(msg.find("restarted"), std::string::npos) << msg;
+    PSC_EXPECT_OK(pstripe_fsync(f)); /* each reported once */
+    PSC_EXPECT_OK(pstripe_close(f));
+}
+
+/* The other way round: server 0's restart is reported first, and server
+ * 1's failed write is left for the next check, not cleared unreported. */
+TEST_F(ClientWbackPair, FailureFoundWhileARestartIsReportedIsReportedNext)
+{
+    pstripe_layout_t layout = {65536, 2, 0};
+    std::vector<pstripe_region_t> doomed;
+    std::vector<uint8_t> out(4096);
+    pstripe_file_t *f;
+    uint64_t nread;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/wbq", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, model_.data(), model_.size(), 0));
+    PSC_ASSERT_OK(pstripe_fsync(f));
+    ASSERT_NO_FATAL_FAILURE(small_write(f, 5000, 7)); /* server 0's */
+    doomed_regions(layout, 1, &doomed);
+    PSC_ASSERT_OK(write_regions(f, doomed, 9));
+    EXPECT_EQ(staged_blocks(0) + staged_blocks(1), 2u) << "not staged: this test shows nothing";
+    ASSERT_NO_FATAL_FAILURE(kill_and_restart(0));
+    if (pstripe_pread(f, out.data(), out.size(), 0, &nread) != PS_OK) {
+        PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+    }
+    ps_status_t s = pstripe_fsync(f);
+    std::string msg = pstripe_last_error();
+    if (stage_errors(1) == 0) {
+        pstripe_close(f);
+        GTEST_SKIP() << "this file system takes a block below 16 TiB";
+    }
+    EXPECT_EQ(s, PS_ERR_IO) << pstripe_strerror(s);
+    EXPECT_NE(msg.find("restarted"), std::string::npos) << "the restart was not first: " << msg;
+    s = pstripe_fsync(f);
+    msg = pstripe_last_error();
+    EXPECT_NE(s, PS_OK) << "the failed write went unreported";
+    EXPECT_EQ(msg.find("restarted"), std::string::npos) << msg;
+    printf("fsync after a restart was reported: %s: %s\n", pstripe_strerror(s), msg.c_str());
+    PSC_EXPECT_OK(pstripe_fsync(f)); /* each reported once */
+    PSC_EXPECT_OK(pstripe_close(f));
+}
+
+/*
+ * The mark a close sends is the lowest count of the replies since the
+ * last check, not the first reply's: h's write x starts before a flush
+ * fails and is answered after h's write y, which starts after the failure
+ * (its reply counts it). h wrote across the failure: its close must fail.
+ * The order comes from the queue: reads hold the object's queue (the
+ * read of the doomed block is the last of 1,025 I/Os, one at a time);
+ * behind them g's write completes the doomed block, which starts the
+ * flush of the run of two staged blocks (the second one past the largest
+ * file: a short write); x starts then, its I/O after the flush's; y,
+ * in a block of the flush, waits for it, then is staged and answered at
+ * once, before x's I/O is reaped.
+ */
+TEST_F(ClientWbackSerial, CloseHearsAFailureBetweenTheStartsOfItsWrites)
+{
+    const uint64_t prev = doomed_block - 4096;
+    pstripe_layout_t layout = {65536, 1, 0};
+    std::vector<pstripe_region_t> staged = {{prev, 4096}}, spread;
+    std::vector<uint8_t> base(16 << 20, 1);
+    pstripe_request_t *reqs[5];
+    pstripe_file_t *g, *h;
+    int ended = 0; /* had the read holding the queue ended once the writes were sent? */
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/wbm", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &g));
+    PSC_ASSERT_OK(pstripe_pwrite(g, base.data(), base.size(), 0));
+    doomed_regions(layout, 0, &staged);
+    PSC_ASSERT_OK(write_regions(g, staged, 2)); /* block prev whole, the doomed one in part */
+    EXPECT_EQ(staged_blocks(), 2u) << "not staged: this test shows nothing";
+    PSC_ASSERT_OK(pstripe_open(fs_, "/wbm", PSTRIPE_RDWR, 0, nullptr, &h));
+    for (uint64_t i = 0; i < 1024; i++) {
+        spread.push_back({i * 16384, 4096}); /* an I/O each (farther apart than coalesce_gap) */
+    }
+    PSC_ASSERT_OK(iread(g, spread, &reqs[0]));
+    PSC_ASSERT_OK(iread(g, {{doomed_block, 4096}}, &reqs[1]));
+    PSC_ASSERT_OK(iwrite(g, {{doomed_block, 4096}}, 3, &reqs[2]));
+    PSC_ASSERT_OK(iwrite(h, {{8192, 4096}}, 4, &reqs[3]));     /* x */
+    PSC_ASSERT_OK(iwrite(h, {{prev + 100, 50}}, 5, &reqs[4])); /* y */
+    PSC_EXPECT_OK(pstripe_request_test(reqs[1], &ended));
+    for (pstripe_request_t *r : reqs) {
+        PSC_EXPECT_OK(pstripe_request_wait(r, nullptr));
+    }
+    if (ended || stage_errors() == 0) {
+        pstripe_close(h);
+        pstripe_close(g);
+        GTEST_SKIP() << (ended ? "the reads ended before the writes were sent"
+                               : "this file system takes a block below 16 TiB");
+    }
+    ps_status_t s = pstripe_close(h);
+    EXPECT_NE(s, PS_OK) << "h's close did not hear of a failure between its writes";
+    printf("close of writes across a failure: %s: %s\n", pstripe_strerror(s), pstripe_last_error());
+    EXPECT_NE(pstripe_close(g), PS_OK) << "g's close did not hear that its write failed";
 }
 
 /* PSTRIPE_WRITE_BEHIND (the driver's write-behind flushes): a short run is

@@ -661,6 +661,42 @@ TEST_F(ServerWbackFailed, IsReportedByFlush)
     EXPECT_NE(b.obj(PS_MSG_OBJ_FLUSH, fid, 0).status(), PS_OK);
 }
 
+/*
+ * A write that completes the doomed block starts its flush at once
+ * (pss_job_flush_whole), and the job answers only when its other span is
+ * on disk: 4 MiB, which take longer than the flush's EFBIG (the kernel
+ * completes it inside io_submit). The reply's count is the one from the
+ * job's start, so the writer's close hears that its own bytes failed; the
+ * count at the answer, which already holds that failure, would hide it.
+ * (ClientWbackSerial.CloseHearsAFailureBetweenTheStartsOfItsWrites shows
+ * it too, in an order that does not depend on the disk's speed.)
+ */
+TEST_F(ServerWbackFailed, FlushStartedByTheWriteIsReportedToItsWriter)
+{
+    const uint64_t fid = 0x5688;
+    uint64_t mark = 0;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s"}));
+    if (block != 4096) {
+        GTEST_SKIP() << "needs a 4 KiB block (ext4's limit)";
+    }
+    ASSERT_NO_FATAL_FAILURE(stage_doomed(fid, &mark));
+    std::vector<ps_region_t> regs = {{0, 4u << 20}, {last, 4096}};
+    raw_reply w = b.write(fid, regs, payload(regs, 2, nullptr));
+    ASSERT_TRUE(w.received);
+    ASSERT_EQ(w.status(), PS_OK) << "the write failed itself: this test shows nothing";
+    ps_stats_rep_t st = stats();
+    if (st.stage_errors == 0) {
+        GTEST_SKIP() << "this file system takes a block below 16 TiB";
+    }
+    EXPECT_EQ(st.stage_blocks, 0u) << "the write did not flush the block it completed";
+    uint64_t b_mark = w.body<ps_io_rep_t>().failed_writes;
+    EXPECT_EQ(b_mark, 0u) << "the reply counts the failure of the flush its own job started";
+    raw_reply f = b.obj(PS_MSG_OBJ_FLUSH, fid, b_mark);
+    ASSERT_TRUE(f.received);
+    EXPECT_NE(f.status(), PS_OK) << "the writer's close did not hear that its bytes failed";
+}
+
 /* The count of an object's failed writes stays with its file once the trim
  * closes it (the object is then forgotten: many files whose writes failed
  * must not fill the server's table), and through a restart. */
