@@ -118,15 +118,21 @@ void doomed_regions(const pstripe_layout_t &l, uint32_t k, std::vector<pstripe_r
     }
 }
 
-/* Write regions (bytes of value v) into f. */
-ps_status_t write_regions(pstripe_file_t *f, const std::vector<pstripe_region_t> &regions,
-                          uint8_t v)
+/* The bytes of regions. */
+uint64_t regions_bytes(const std::vector<pstripe_region_t> &regions)
 {
     uint64_t n = 0;
     for (const pstripe_region_t &r : regions) {
         n += r.length;
     }
-    std::vector<uint8_t> b(n, v);
+    return n;
+}
+
+/* Write regions (bytes of value v) into f. */
+ps_status_t write_regions(pstripe_file_t *f, const std::vector<pstripe_region_t> &regions,
+                          uint8_t v)
+{
+    std::vector<uint8_t> b(regions_bytes(regions), v);
     struct iovec iov = {b.data(), b.size()};
     return pstripe_write_list(f, regions.data(), regions.size(), &iov, 1);
 }
@@ -138,6 +144,30 @@ class ClientWbackPair : public ClientWback {
     {
         ASSERT_NO_FATAL_FAILURE(start(2, {}));
     }
+    /* Open path on both servers, stage a write that will fail on server
+     * 1 - r and one that is lost with server r's restart, and meet r's
+     * new instance with a read. */
+    void stage_and_restart(const char *path, uint32_t r, pstripe_file_t **f)
+    {
+        std::vector<pstripe_region_t> doomed;
+        std::vector<uint8_t> out(4096);
+        uint64_t nread;
+
+        PSC_ASSERT_OK(pstripe_open(fs_, path, PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout_, f));
+        PSC_ASSERT_OK(pstripe_pwrite(*f, model_.data(), model_.size(), 0));
+        PSC_ASSERT_OK(pstripe_fsync(*f));
+        ASSERT_NO_FATAL_FAILURE(small_write(*f, r * 65536 + 5000, 7));
+        doomed_regions(layout_, 1 - r, &doomed);
+        PSC_ASSERT_OK(write_regions(*f, doomed, 9));
+        EXPECT_EQ(staged_blocks(0) + staged_blocks(1), 2u) << "not staged: this test shows nothing";
+        ASSERT_NO_FATAL_FAILURE(kill_and_restart((int)r));
+        /* its first try may meet the dead connection */
+        if (pstripe_pread(*f, out.data(), out.size(), r * 65536, &nread) != PS_OK) {
+            PSC_ASSERT_OK(pstripe_pread(*f, out.data(), out.size(), r * 65536, &nread));
+        }
+    }
+
+    pstripe_layout_t layout_ = {65536, 2, 0};
 };
 
 /*
@@ -168,10 +198,7 @@ class ClientWbackSerial : public ClientWback {
     /* A buffer of the regions' bytes that lives as long as the test. */
     struct iovec buffer(const std::vector<pstripe_region_t> &regions, uint8_t v)
     {
-        uint64_t n = 0;
-        for (const pstripe_region_t &r : regions) {
-            n += r.length;
-        }
+        uint64_t n = regions_bytes(regions);
         bufs_.emplace_back(n, v);
         return {bufs_.back().data(), n};
     }
@@ -250,24 +277,9 @@ TEST_F(ClientWback, CloseAfterAServerRestartFails)
  */
 TEST_F(ClientWbackPair, RestartFoundWhileAFailureIsReportedIsReportedNext)
 {
-    pstripe_layout_t layout = {65536, 2, 0};
-    std::vector<pstripe_region_t> doomed;
-    std::vector<uint8_t> out(4096);
     pstripe_file_t *f;
-    uint64_t nread;
 
-    PSC_ASSERT_OK(pstripe_open(fs_, "/wbp", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
-    PSC_ASSERT_OK(pstripe_pwrite(f, model_.data(), model_.size(), 0));
-    PSC_ASSERT_OK(pstripe_fsync(f));
-    ASSERT_NO_FATAL_FAILURE(small_write(f, 65536 + 5000, 7)); /* server 1's */
-    doomed_regions(layout, 0, &doomed);
-    PSC_ASSERT_OK(write_regions(f, doomed, 9));
-    EXPECT_EQ(staged_blocks(0) + staged_blocks(1), 2u) << "not staged: this test shows nothing";
-    ASSERT_NO_FATAL_FAILURE(kill_and_restart(1));
-    /* a read meets the new instance (its first try may meet the dead connection) */
-    if (pstripe_pread(f, out.data(), out.size(), 65536, &nread) != PS_OK) {
-        PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 65536, &nread));
-    }
+    ASSERT_NO_FATAL_FAILURE(stage_and_restart("/wbp", 1, &f));
     ps_status_t s = pstripe_fsync(f);
     std::string msg = pstripe_last_error();
     if (stage_errors(0) == 0) {
@@ -289,23 +301,9 @@ TEST_F(ClientWbackPair, RestartFoundWhileAFailureIsReportedIsReportedNext)
  * 1's failed write is left for the next check, not cleared unreported. */
 TEST_F(ClientWbackPair, FailureFoundWhileARestartIsReportedIsReportedNext)
 {
-    pstripe_layout_t layout = {65536, 2, 0};
-    std::vector<pstripe_region_t> doomed;
-    std::vector<uint8_t> out(4096);
     pstripe_file_t *f;
-    uint64_t nread;
 
-    PSC_ASSERT_OK(pstripe_open(fs_, "/wbq", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
-    PSC_ASSERT_OK(pstripe_pwrite(f, model_.data(), model_.size(), 0));
-    PSC_ASSERT_OK(pstripe_fsync(f));
-    ASSERT_NO_FATAL_FAILURE(small_write(f, 5000, 7)); /* server 0's */
-    doomed_regions(layout, 1, &doomed);
-    PSC_ASSERT_OK(write_regions(f, doomed, 9));
-    EXPECT_EQ(staged_blocks(0) + staged_blocks(1), 2u) << "not staged: this test shows nothing";
-    ASSERT_NO_FATAL_FAILURE(kill_and_restart(0));
-    if (pstripe_pread(f, out.data(), out.size(), 0, &nread) != PS_OK) {
-        PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
-    }
+    ASSERT_NO_FATAL_FAILURE(stage_and_restart("/wbq", 0, &f));
     ps_status_t s = pstripe_fsync(f);
     std::string msg = pstripe_last_error();
     if (stage_errors(1) == 0) {
