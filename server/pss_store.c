@@ -124,7 +124,7 @@ ps_status_t pss_store_worker_init(pss_worker_t *w)
         return PS_ERR_IO;
     }
     w->stage_timer = 1;
-    ev.data.fd = w->stage_tfd; /* the loop wakes; pss_store_progress reads it */
+    ev.data.fd = w->stage_tfd; /* the loop wakes and reads it */
     if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->stage_tfd, &ev) != 0) {
         ps_error("worker %u: epoll_ctl of the stage timer: %m", w->index);
         return PS_ERR_IO;
@@ -281,14 +281,13 @@ static void pss_stage_wake(pss_worker_t *w)
 static void pss_stage_progress(pss_worker_t *w)
 {
     pss_stage_t *st = w->stage;
-    uint64_t now, age, ticks;
+    uint64_t now, age;
 
     now = ps_time_ns();
     age = (uint64_t)(w->server->cfg.write_back_age * 1e9);
     if (w->stage_armed != 0 && now >= w->stage_armed) {
-        if (read(w->stage_tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN) {
-            ps_error("worker %u: read of the stage timer: %m", w->index);
-        }
+        /* due by the clock; the timer itself may fire a little later (timer
+         * slack), and the loop reads it then (pss_worker_loop) */
         w->stage_armed = 0;
     }
     if (w->grown_head != NULL) {

@@ -394,7 +394,9 @@ static ps_status_t pss_epoll_add(pss_worker_t *w, int fd)
     return PS_OK;
 }
 
-static void pss_drain_eventfd(int fd)
+/* Read an eventfd's or a timerfd's count (nothing if it is 0: they are
+ * non-blocking). */
+static void pss_drain_counter(int fd)
 {
     uint64_t v;
     ssize_t r = read(fd, &v, sizeof(v));
@@ -581,9 +583,12 @@ static void pss_worker_loop(pss_worker_t *w)
             ps_error("worker %u: epoll_wait: %m", w->index);
         }
         for (int i = 0; i < n; i++) {
-            if (evs[i].data.fd == w->wake_fd || evs[i].data.fd == w->aio_efd) {
-                /* aio completions are reaped by pss_store_progress */
-                pss_drain_eventfd(evs[i].data.fd);
+            int fd = evs[i].data.fd;
+            if (fd == w->wake_fd || fd == w->aio_efd || fd == w->stage_tfd) {
+                /* Counters, read here whatever woke us: one left unread keeps
+                 * epoll_wait returning at once. aio completions are reaped
+                 * and due staged blocks written by pss_store_progress. */
+                pss_drain_counter(fd);
             }
         }
     }

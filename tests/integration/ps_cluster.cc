@@ -244,6 +244,27 @@ pid_t ps_cluster::pid(int i) const
     return (i >= 0 && i < size()) ? servers_[i].pid : -1;
 }
 
+double ps_cluster::cpu_seconds(int i) const
+{
+    if (pid(i) <= 0) {
+        return -1;
+    }
+    std::string stat = read_file("/proc/" + std::to_string(pid(i)) + "/stat");
+    size_t close_paren = stat.rfind(')');
+    if (close_paren == std::string::npos) {
+        return -1;
+    }
+    /* fields after "pid (comm)": state is field 3; utime 14, stime 15 */
+    unsigned long long utime = 0, stime = 0;
+    char state;
+    int n = sscanf(stat.c_str() + close_paren + 2,
+                   "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &utime, &stime);
+    if (n != 3) {
+        return -1;
+    }
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
 std::string ps_cluster::servers_csv() const
 {
     std::string csv;

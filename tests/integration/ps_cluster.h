@@ -83,6 +83,9 @@ public:
     /* Process id of server i, or -1 if it is not running. */
     pid_t pid(int i) const;
     bool running(int i) const { return pid(i) > 0; }
+    /* CPU time server i has used (utime + stime of the process, from
+     * /proc/PID/stat), in seconds; -1 if it is not running. */
+    double cpu_seconds(int i) const;
 
     /* Send a signal to server i; returns 0 or -errno. With SIGSTOP, returns
      * once the server is stopped (or gone). */

@@ -18,26 +18,6 @@
 
 using namespace ps_test;
 
-/* utime + stime of a process in seconds, -1 if unreadable. */
-static double cpu_seconds(pid_t pid)
-{
-    std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-    size_t close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) {
-        return -1;
-    }
-    /* fields after "pid (comm)": state is field 3; utime 14, stime 15 */
-    unsigned long long utime = 0, stime = 0;
-    char state;
-    int n = sscanf(stat.c_str() + close_paren + 2,
-                   "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &state, &utime,
-                   &stime);
-    if (n != 3) {
-        return -1;
-    }
-    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
-}
-
 TEST(ServerIdle, IdleClusterUsesUnderOnePercentCpu)
 {
     const int nservers = 4;
@@ -64,7 +44,7 @@ TEST(ServerIdle, IdleClusterUsesUnderOnePercentCpu)
 
     double before[nservers];
     for (int i = 0; i < nservers; i++) {
-        before[i] = cpu_seconds(cluster.pid(i));
+        before[i] = cluster.cpu_seconds(i);
         ASSERT_GE(before[i], 0);
     }
     /* The measurement window, not a wait for something: nothing is to happen
@@ -74,7 +54,7 @@ TEST(ServerIdle, IdleClusterUsesUnderOnePercentCpu)
     double wall = (double)(ps_time_ns() - t0) * 1e-9;
     double used = 0;
     for (int i = 0; i < nservers; i++) {
-        double after = cpu_seconds(cluster.pid(i));
+        double after = cluster.cpu_seconds(i);
         ASSERT_GE(after, 0);
         used += after - before[i];
     }

@@ -11,6 +11,7 @@
  */
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "ps_cluster.h"
+#include "ps_time.h"
 #include "test_server_raw.h"
 
 using namespace ps_test;
@@ -753,6 +755,45 @@ TEST_F(ServerWback, SigtermWritesStagedBlocks)
     raw_client c;
     ASSERT_NO_FATAL_FAILURE(connect(c));
     ASSERT_NO_FATAL_FAILURE(check(c, fid, size, "after SIGTERM"));
+}
+
+/*
+ * The stage's timer (a timerfd in the worker's epoll set) fires a little
+ * after its deadline (timer slack), and a worker awake at the deadline has
+ * by then found it passed and flushed the block. Once idle the worker must
+ * still sleep: an expiry that nobody read kept epoll_wait returning at
+ * once, a whole core spent until the stage was next used (found in
+ * session 49 on idle servers). Each round stages a block and lets the
+ * worker spin (spin=10ms) through the block's age (5ms), then measures an idle
+ * window: over all of them the server must use under 10% of a core (a
+ * worker stuck so takes a window near 100%).
+ */
+TEST_F(ServerWback, WorkerSleepsOnceItsStagedBlocksAgedOut)
+{
+    const uint64_t fid = 0x5780, size = 64 * (uint64_t)65536;
+    const int rounds = 20, spin_ms = 10, idle_ms = 100;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=5ms", "spin=10ms"}));
+    ASSERT_TRUE(cluster.wait_cache_faulted(0));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, size}}, 0));
+    double idle_cpu = 0, idle_wall = 0;
+    for (int k = 0; k < rounds; k++) {
+        ASSERT_NO_FATAL_FAILURE(write(a, fid, inner_regions((uint64_t)k, 1), (uint8_t)(k + 1)));
+        if (k == 0) {
+            EXPECT_EQ(stats().stage_blocks, 1u) << "the partial block was not staged";
+        }
+        poll(nullptr, 0, spin_ms + 20); /* the worker spins past the block's age */
+        double before = cluster.cpu_seconds(0);
+        uint64_t t0 = ps_time_ns();
+        poll(nullptr, 0, idle_ms); /* the idle window: nothing is to happen */
+        idle_wall += (double)(ps_time_ns() - t0) * 1e-9;
+        idle_cpu += cluster.cpu_seconds(0) - before;
+    }
+    EXPECT_EQ(stats().stage_blocks, 0u) << "staged blocks did not age out";
+    printf("idle after the stage's timer: %.3f s CPU in %.2f s of idle windows = %.1f%%\n",
+           idle_cpu, idle_wall, 100.0 * idle_cpu / idle_wall);
+    EXPECT_LT(idle_cpu, 0.1 * idle_wall);
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, size, "after the rounds"));
 }
 
 namespace {
