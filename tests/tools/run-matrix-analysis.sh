@@ -75,6 +75,7 @@ results = {
         "fio_sustained_write": {"mib_s": 1400, "clat_p50_us": 1200, "clat_max_us": 9600},
     },
     "runs": runs, "notes": ["a note"], "duration_s": 1,
+    "idle_cpu": {"large": 0.0, "regions": 37.5, "hdf5": 1.0},
 }
 with open(sys.argv[1], "w") as f:
     json.dump(results, f)
@@ -111,6 +112,10 @@ grep -F "collective 4 KiB calls write" "$work/summary.txt" | grep -E "= +2\.00$"
     fail "collective 4 KiB calls: no write ratio 900 / 450"
 grep -F "collective 4 KiB calls read" "$work/summary.txt" | grep -E "= +0\.75$" >/dev/null ||
     fail "collective 4 KiB calls: no read ratio 600 / 800"
+
+# the idle servers: the worst scenario's figure, against <= 2%
+target "idle servers between scenarios" | grep -F "NOT MET" | grep -F "worst 37.5% after regions" \
+    >/dev/null || fail "idle servers: not judged by the worst scenario"
 
 cmp "$work/summary1.txt" "$work/summary.txt" || fail "a second replot changed the summary"
 n=$(grep -c "pstripe write z=4k" "$work/summary.txt") || true
