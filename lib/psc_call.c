@@ -15,7 +15,6 @@
 
 void psc_call_init(psc_call_t *call)
 {
-    call->bytes = 0;
     call->pending = 1;
     call->done = 0;
     call->status = PS_OK;

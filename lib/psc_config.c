@@ -60,14 +60,9 @@ const ps_config_field_t psc_config_table[] = {
     PSC_FIELD("spin", "50us",
               "a blocked call (or the progress thread, while requests are out) keeps "
               "progressing this long, yielding the CPU each turn, before it sleeps: a wake-up "
-              "from sleep costs about 20 us on a VM; 0: sleep at once",
+              "from sleep costs about 20 us on a VM, while spinning longer, through a server's "
+              "disk I/O, delays the disk's completion on a small machine; 0: sleep at once",
               PS_CFG_TIME, spin, 0, 0.01),
-    PSC_FIELD("spin_small", "200us",
-              "the spin of a blocked call that moves at most 64 KiB (a metadata call, a small "
-              "read or write, whose reply comes after one small disk I/O, about 100 us): long "
-              "enough to catch it without a wake-up, while large calls keep `spin` and leave "
-              "the CPU to the servers; 0: sleep at once",
-              PS_CFG_TIME, spin_small, 0, 0.01),
     PSC_FIELD("shm", "yes",
               "connect to a server of this host by shared memory where the server offers it "
               "(its shm setting): large reads about 1.5 times as fast as over TCP loopback",

@@ -34,7 +34,6 @@ typedef struct psc_config {
     char *auth_key_file; /* the cluster key (auth = key) */
     char *munge_socket;  /* munged's socket ("": its default) */
     double spin;         /* seconds a waiter progresses before it sleeps (0: never) */
-    double spin_small;   /* the same for a call moving at most PSC_SMALL_CALL bytes */
     int shm;             /* use a server's shared-memory ports when it offers them here */
 } psc_config_t;
 

@@ -57,13 +57,10 @@ typedef enum psc_owner {
     PSC_OWNER_CALLER  /* a caller blocked in psc_call_wait drives it */
 } psc_owner_t;
 
-#define PSC_SMALL_CALL (64u << 10) /* a call moving at most this spins spin_small */
-
 /* Where a caller waits for a group of ops. pending starts at 1 (the caller's
  * own hold, dropped by psc_call_wait) so that it cannot reach 0 while ops are
  * still being posted. Guarded by fs->lock. */
 typedef struct psc_call {
-    uint64_t bytes; /* data it moves (0: a metadata call): its spin, psc_wait.c */
     unsigned pending;
     int done;
     ps_status_t status;
@@ -253,7 +250,6 @@ struct pstripe_fs {
     psc_owner_t owner;
     unsigned nwaiters;  /* callers blocked in psc_call_wait */
     uint64_t spin_ns;   /* cfg.spin: progress this long before sleeping (set at start) */
-    uint64_t spin_small_ns; /* cfg.spin_small: the same for small calls (psc_wait.c) */
     int ucp_fd_watched; /* ucp_fd is in the progress thread's epoll set */
     int stop_requested; /* psc_progress_stop: callers may not take the worker */
 

@@ -461,7 +461,6 @@ static ps_status_t psc_io_create(pstripe_file_t *file, int is_write, const psc_a
         return psc_error(PS_ERR_NO_MEMORY, "no memory");
     }
     psc_call_init(&io->call);
-    io->call.bytes = total;
     io->fs = file->fs;
     io->is_write = is_write;
     io->io_flags = (args->flags & PSTRIPE_WRITE_BEHIND) ? PS_IO_BEHIND : 0;

@@ -497,7 +497,6 @@ ps_status_t psc_progress_start(pstripe_fs_t *fs)
         return psc_error(PS_ERR_NO_MEMORY, "eventfd: %s", strerror(errno));
     }
     fs->spin_ns = (uint64_t)(fs->cfg.spin * 1e9);
-    fs->spin_small_ns = (uint64_t)(fs->cfg.spin_small * 1e9);
     fs->owner = PSC_OWNER_THREAD; /* until its first sleep */
     fs->thread_owns = 1;
     ucs_list_head_init(&fs->readyq);

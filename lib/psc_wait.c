@@ -6,9 +6,10 @@
  * own ops were posted with psc_post_then_wait, so the progress thread was
  * never woken for them and they are sent from here), UCX progress, deadlines
  * and completions, and, once nothing happened for `spin` (fs->spin_ns, a
- * turn of progress and a sched_yield at a time; `spin_small` for a call
- * moving at most PSC_SMALL_CALL bytes: its reply comes after one small disk
- * I/O, and waking from sleep costs about 20 us on a VM), sleeps in poll()
+ * turn of progress and a sched_yield at a time: long enough for a reply
+ * that needs no disk; a reply that waits for a disk I/O is not spun for,
+ * since a spinning thread delays the disk's completion on a small
+ * machine, see `spin` in psc_config.c), sleeps in poll()
  * on the worker's event fd and on fs->owner_wake_fd (other threads' posts)
  * until its call is done; a deadline that passes fails the connection here
  * as it would on the thread.
@@ -121,7 +122,7 @@ static int psc_wait_is_done(pstripe_fs_t *fs, psc_call_t *call)
 /* Drive the worker until call is done. */
 static void psc_wait_drive(pstripe_fs_t *fs, psc_call_t *call)
 {
-    uint64_t spin_end = 0, spin = call->bytes <= PSC_SMALL_CALL ? fs->spin_small_ns : fs->spin_ns;
+    uint64_t spin_end = 0, spin = fs->spin_ns;
 
     for (;;) {
         int n = psc_progress_turn(fs);

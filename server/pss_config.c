@@ -98,9 +98,10 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("cluster_size", "0", "servers in the cluster (0: not known); see server_index",
               PS_CFG_INT, cluster_size, 0, 65536),
     PSS_FIELD("spin", "50us",
-              "after a request arrives, a disk I/O is submitted or a reply goes out, a worker "
-              "keeps progressing this long, yielding the CPU each turn, before it sleeps: a "
-              "wake-up from sleep costs about 20 us on a VM; 0: sleep at once",
+              "after a request arrives, a disk I/O completes or a reply goes out, a worker with "
+              "no disk I/O in flight keeps progressing this long, yielding the CPU each turn, "
+              "before it sleeps: a wake-up from sleep costs about 20 us on a VM (while a disk "
+              "I/O is in flight it sleeps: spinning delays the completion); 0: sleep at once",
               PS_CFG_TIME, spin, 0, 0.01),
     PSS_FIELD("eager_reply", "256k",
               "replies carrying at most this many bytes of data go as one eager message: "
