@@ -87,6 +87,21 @@ const ps_config_field_t *const psc_io_config_table = &psc_config_table[PSC_NCONN
 
 _Static_assert(offsetof(psc_config_t, io) == 0, "psc_io_config_table's offsets need io first");
 
+/* Whether PSC_NCONN_FIELDS splits the table where the per-file fields
+ * begin: every field before it lies past io, every one from it inside.
+ * (A connection field added without raising the count made "shm" per-file,
+ * written at its connection offset into a file's smaller options.) */
+static int psc_config_table_split_ok(void)
+{
+    for (int i = 0; psc_config_table[i].name != NULL; i++) {
+        int per_file = psc_config_table[i].offset < sizeof(psc_io_opts_t);
+        if (per_file != (i >= PSC_NCONN_FIELDS)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 ps_status_t psc_config_load(psc_config_t *cfg, const char *path, int required, int *file_found)
 {
     char err[PSC_MSG_MAX];
@@ -95,6 +110,12 @@ ps_status_t psc_config_load(psc_config_t *cfg, const char *path, int required, i
     memset(cfg, 0, sizeof(*cfg));
     err[0] = '\0';
     *file_found = 0;
+    if (!psc_config_table_split_ok()) {
+        return psc_error(PS_ERR_INVALID,
+                         "the client's config table: PSC_NCONN_FIELDS (%d) is not "
+                         "where its per-file fields begin",
+                         PSC_NCONN_FIELDS);
+    }
     status = ps_config_set_defaults(psc_config_table, cfg);
     if (status != PS_OK) {
         return psc_error(status, "cannot set client config defaults");

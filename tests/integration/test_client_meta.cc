@@ -457,11 +457,13 @@ TEST_F(ClientMeta, OptionsAndServerStats)
     PSC_ASSERT_OK(pstripe_file_set_option(opt, "buffer_size", "65536"));
     PSC_ASSERT_OK(pstripe_file_get_option(opt, "buffer_size", buf, sizeof(buf)));
     EXPECT_STREQ(buf, "64k");
-    const char *const bad[][2] = {
-        {"buffer_size", "lots"},    {"buffer_size", "4 m"},   {"buffer_size", "1k"},
-        {"buffer_count", "0"},      {"buffer_count", "1000"}, {"max_regions", "-1"},
-        {"timeout", "1s"},          {"log_level", "debug"},   {"stripe_size", "1m"},
-        {"servers", "127.0.0.1:1"}, {"no_such_option", "1"}};
+    const char *const bad[][2] = {{"buffer_size", "lots"},  {"buffer_size", "4 m"},
+                                  {"buffer_size", "1k"},    {"buffer_count", "0"},
+                                  {"buffer_count", "1000"}, {"max_regions", "-1"},
+                                  {"timeout", "1s"},        {"log_level", "debug"},
+                                  {"stripe_size", "1m"},    {"servers", "127.0.0.1:1"},
+                                  {"no_such_option", "1"},  {"shm", "no"},
+                                  {"spin", "1ms"}};
     for (const auto &kv : bad) {
         EXPECT_EQ(pstripe_file_set_option(opt, kv[0], kv[1]), PS_ERR_INVALID)
             << kv[0] << "=" << kv[1];
