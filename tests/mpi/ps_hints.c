@@ -253,6 +253,28 @@ static void interleaved(MPI_File fh, MPI_Offset base, unsigned seed, const char 
     free(back);
 }
 
+/* Hints in set_view's info (HDF5 passes its file's info to every view):
+ * the same values again change nothing, a new one is taken. */
+static void view_hints(MPI_File fh)
+{
+    MPI_Info info;
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_pstripe_buffer_size", "65536");
+    MPI_Info_set(info, "romio_pstripe_listio_write", "enable");
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", info));
+    expect_info(fh, "romio_pstripe_buffer_size", "65536");
+    expect_info(fh, "romio_pstripe_listio_write", "enable");
+    MPI_Info_set(info, "romio_pstripe_wb_buffer_size", "3m");
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", info));
+    expect_info(fh, "romio_pstripe_wb_buffer_size", "3145728");
+    expect_info(fh, "romio_pstripe_buffer_size", "65536");
+    MPI_Info_set(info, "romio_pstripe_buffer_size", "131072");
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", info));
+    expect_info(fh, "romio_pstripe_buffer_size", "131072");
+    MPI_Info_free(&info);
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
@@ -327,6 +349,8 @@ int main(int argc, char **argv)
     }
     if (pstripe)
         expect_info(fh, "striping_unit", "131072");
+    if (pstripe && !PS_OMPIO)
+        view_hints(fh);
     interleaved(fh, region, 2, "list I/O writes of interleaved blocks");
     PS_MPI(MPI_File_close(&fh));
 
