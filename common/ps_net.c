@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,23 +25,24 @@ static int ps_addr_equal(const struct sockaddr *a, const struct sockaddr *b)
                   &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr)) == 0;
 }
 
+int ps_addr_is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    }
+    return sa->sa_family == AF_INET6 &&
+           IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
 int ps_addr_is_local(const struct sockaddr *sa)
 {
     struct ifaddrs *ifs = NULL;
     int here = 0;
 
-    if (sa->sa_family == AF_INET) {
-        if ((ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127) {
-            return 1;
-        }
-    } else if (sa->sa_family == AF_INET6) {
-        if (IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr)) {
-            return 1;
-        }
-    } else {
-        return 0;
+    if (ps_addr_is_loopback(sa)) {
+        return 1;
     }
-    if (getifaddrs(&ifs) != 0) {
+    if ((sa->sa_family != AF_INET && sa->sa_family != AF_INET6) || getifaddrs(&ifs) != 0) {
         return 0;
     }
     for (const struct ifaddrs *i = ifs; i != NULL && !here; i = i->ifa_next) {
@@ -48,6 +50,50 @@ int ps_addr_is_local(const struct sockaddr *sa)
     }
     freeifaddrs(ifs);
     return here;
+}
+
+/* Is name already in the comma-separated list? */
+static int ps_list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = list; *p != '\0'; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == '\0')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int ps_loopback_devices(char *buf, size_t len)
+{
+    struct ifaddrs *ifs = NULL;
+    size_t used = 0;
+    int count = 0, fits = 1;
+
+    if (len == 0) {
+        return 0;
+    }
+    buf[0] = '\0';
+    if (getifaddrs(&ifs) != 0) {
+        return 0;
+    }
+    /* an interface is listed once per address family */
+    for (const struct ifaddrs *i = ifs; i != NULL && fits; i = i->ifa_next) {
+        if (!(i->ifa_flags & IFF_LOOPBACK) || ps_list_has(buf, i->ifa_name)) {
+            continue;
+        }
+        int n = snprintf(buf + used, len - used, "%s%s", count > 0 ? "," : "", i->ifa_name);
+        fits = n >= 0 && (size_t)n < len - used;
+        used += fits ? (size_t)n : 0;
+        count += fits;
+    }
+    freeifaddrs(ifs);
+    if (!fits) {
+        buf[0] = '\0';
+        return 0;
+    }
+    return count;
 }
 
 int ps_shm_id(ps_shm_id_t *id)

@@ -19,6 +19,16 @@ extern "C" {
  */
 int ps_addr_is_local(const struct sockaddr *sa);
 
+/* Whether sa is a loopback address (127.0.0.0/8, ::1). */
+int ps_addr_is_loopback(const struct sockaddr *sa);
+
+/*
+ * The names of this host's loopback interfaces (IFF_LOOPBACK), comma
+ * separated, into buf (len bytes). Returns how many; 0 when there is none,
+ * they cannot be listed or they do not fit (buf is then "").
+ */
+int ps_loopback_devices(char *buf, size_t len);
+
 /*
  * This host, network namespace and user (ps_shm_id_t in ps_proto.h): the
  * kernel's boot id, the inode of /proc/self/ns/net and the effective uid.

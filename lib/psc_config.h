@@ -49,8 +49,11 @@ ps_status_t psc_config_load(psc_config_t *cfg, const char *path, int required, i
 /* Read the UCX configuration of the client's own UCP context: PSTRIPE_UCX_*
  * variables, over UCX_* ones (which UCX applies underneath any prefix), but the
  * transport and device lists, which only PSTRIPE_UCX_* set (UCX_TLS etc. are
- * for MPI's context in the same process). On error, msg says why. */
+ * for MPI's context in the same process). shm: servers of this host may
+ * offer shared memory; net_devices: the network devices that reach the
+ * servers (NULL: all). On error, msg says why. */
 struct ucp_config;
-ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, char *msg, size_t msglen);
+ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, const char *net_devices,
+                                char *msg, size_t msglen);
 
 #endif

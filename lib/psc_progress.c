@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "ps_log.h"
+#include "ps_net.h"
 #include "ps_time.h"
 #include "psc_call.h"
 #include "psc_config.h"
@@ -285,12 +286,17 @@ static ps_status_t psc_ucx_init(pstripe_fs_t *fs)
     ucp_am_handler_param_t aparams;
     ucp_config_t *config;
     ucs_status_t status;
-    int shm = 0;
+    int shm = 0, loopback = fs->nservers > 0;
+    char devices[256];
 
-    for (uint32_t i = 0; i < fs->nservers && !shm; i++) {
-        shm = fs->servers[i].shm_maybe;
+    for (uint32_t i = 0; i < fs->nservers; i++) {
+        shm |= fs->servers[i].shm_maybe;
+        loopback &= ps_addr_is_loopback((const struct sockaddr *)&fs->servers[i].sa);
     }
-    if (psc_ucx_config_read(&config, shm, fs->init_msg, sizeof(fs->init_msg)) != PS_OK) {
+    if (psc_ucx_config_read(&config, shm,
+                            loopback && ps_loopback_devices(devices, sizeof(devices)) > 0 ? devices
+                                                                                          : NULL,
+                            fs->init_msg, sizeof(fs->init_msg)) != PS_OK) {
         return PS_ERR_CONN;
     }
     params.field_mask =

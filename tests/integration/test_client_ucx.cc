@@ -22,11 +22,11 @@ namespace {
 
 /* The value UCX's printout gives NAME ("...NAME=value" line) in the config
  * the client would use. */
-std::string client_ucx_value(const char *name)
+std::string client_ucx_value(const char *name, const char *net_devices = nullptr)
 {
     ucp_config_t *config = nullptr;
     char msg[256] = "";
-    EXPECT_EQ(PS_OK, psc_ucx_config_read(&config, 0, msg, sizeof(msg))) << msg;
+    EXPECT_EQ(PS_OK, psc_ucx_config_read(&config, 0, net_devices, msg, sizeof(msg))) << msg;
     if (config == nullptr) {
         return "";
     }
@@ -89,6 +89,16 @@ TEST_F(ClientUcx, PstripeUcxTlsIsHonoured)
     EXPECT_EQ("lo", client_ucx_value("NET_DEVICES"));
 }
 
+TEST_F(ClientUcx, DevicesThatReachTheServers)
+{
+    /* servers on loopback addresses: the loopback devices alone (psc_progress.c) */
+    setenv("UCX_NET_DEVICES", "eth7", 1);
+    EXPECT_EQ("lo", client_ucx_value("NET_DEVICES", "lo"));
+    /* the user's PSTRIPE_UCX_NET_DEVICES still wins */
+    setenv("PSTRIPE_UCX_NET_DEVICES", "all", 1);
+    EXPECT_EQ("all", client_ucx_value("NET_DEVICES", "lo"));
+}
+
 TEST_F(ClientUcx, OtherSettingsPstripePrefixWins)
 {
     /* Settings other than transports and devices: UCX_* apply to both
@@ -104,7 +114,7 @@ TEST_F(ClientUcx, BadPstripeUcxValueIsAnError)
     setenv("PSTRIPE_UCX_RNDV_THRESH", "not-a-size", 1);
     ucp_config_t *config = nullptr;
     char msg[256] = "";
-    EXPECT_NE(PS_OK, psc_ucx_config_read(&config, 0, msg, sizeof(msg)));
+    EXPECT_NE(PS_OK, psc_ucx_config_read(&config, 0, nullptr, msg, sizeof(msg)));
     EXPECT_NE(std::string(""), std::string(msg));
     if (config != nullptr) {
         ucp_config_release(config);
