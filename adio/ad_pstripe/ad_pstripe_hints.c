@@ -415,8 +415,11 @@ static void set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
         flush_err = ADIOI_PSTRIPE_Cache_flush(fd, 1);
     if (!at_open && err == MPI_SUCCESS && (!any || !hints_change(ps, &hv))) {
         /* nothing of ours changes (HDF5 sets a view, with its info object,
-         * around every access of a derived type): the buffers stay */
+         * around every access of a derived type): the buffers stay; the
+         * layout is shown again over a striping_unit ROMIO's SetInfo took */
         ADIOI_GEN_SetInfo(fd, users_info, &gen_error);
+        if (ps->file != NULL)
+            ADIOI_PSTRIPE_Set_layout_hints(fd);
         *error_code = flush_err;
         return;
     }
