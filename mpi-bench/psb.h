@@ -118,6 +118,8 @@ typedef struct {
     int64_t calls;   /* MPI I/O calls, all processes */
     int64_t regions; /* contiguous file regions, all processes */
     double seconds;  /* first start to last end, sync and close included */
+    double sync_seconds; /* of seconds: the sync (-e) and close after the transfers,
+                            slowest process */
     double open_seconds; /* open + set_view, slowest process (not in seconds) */
     double mib_s, ops_s, regions_s;
     double cpu_busy; /* the machine's CPUs busy (not idle or iowait) over the timed

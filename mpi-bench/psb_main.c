@@ -352,12 +352,18 @@ static int psb_cpu_jiffies(uint64_t *busy, uint64_t *total)
 }
 
 /* Rank 0: one result row from the reduced figures of a phase. */
+/* A phase's times in seconds, each the slowest process's. */
+typedef struct {
+    double elapsed; /* the timed part: transfers, sync and close */
+    double open;    /* open and set_view, before it */
+    double sync;    /* the sync (-e) and close at its end */
+} psb_times_t;
+
 static void psb_record_result(const psb_opts_t *o, const psb_layout_t *l,
                               psb_phase_t phase, int iteration,
                               const int64_t sums[3], int64_t bad,
-                              double elapsed, double open_t,
-                              const psb_lat_stats_t *st, bool stonewalled,
-                              double cpu_busy)
+                              const psb_times_t *t, const psb_lat_stats_t *st,
+                              bool stonewalled, double cpu_busy)
 {
     if (psb_state.nresults == PSB_MAX_RESULTS) {
         fprintf(stderr, "pstripe-bench: too many results, not recording more\n");
@@ -379,12 +385,13 @@ static void psb_record_result(const psb_opts_t *o, const psb_layout_t *l,
     r->bytes = sums[0];
     r->calls = sums[1];
     r->regions = sums[2];
-    r->seconds = elapsed;
-    r->open_seconds = open_t;
-    if (elapsed > 0) {
-        r->mib_s = (double)r->bytes / (1 << 20) / elapsed;
-        r->ops_s = (double)r->calls / elapsed;
-        r->regions_s = (double)r->regions / elapsed;
+    r->seconds = t->elapsed;
+    r->open_seconds = t->open;
+    r->sync_seconds = t->sync;
+    if (t->elapsed > 0) {
+        r->mib_s = (double)r->bytes / (1 << 20) / t->elapsed;
+        r->ops_s = (double)r->calls / t->elapsed;
+        r->regions_s = (double)r->regions / t->elapsed;
     }
     r->cpu_busy = cpu_busy;
     r->lat = *st;
@@ -436,7 +443,7 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
     int amode = write ? (MPI_MODE_CREATE | MPI_MODE_WRONLY) : MPI_MODE_RDONLY;
     int64_t ntrans = l->segments * (l->block / l->xfer);
     int64_t limit = ntrans, n;
-    double open_t, elapsed;
+    psb_times_t t;
     unsigned char *buf = NULL;
     psb_counters_t c = {.first_bad = -1};
     MPI_File fh;
@@ -456,10 +463,10 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
         psb_fill(l, o->seed, 0, buf, l->xfer);
     }
 
-    open_t = MPI_Wtime();
+    t.open = MPI_Wtime();
     psb_check_mpi(MPI_File_open(comm, o->path, amode, o->info, &fh), "open");
     psb_check_mpi(psb_set_view(fh, l, o->info), "set_view");
-    open_t = MPI_Wtime() - open_t;
+    t.open = MPI_Wtime() - t.open;
     psb_record_hints(fh);
 
     c.trace = o->trace_path != NULL && psb_state.rank == 0;
@@ -469,11 +476,13 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
     c.t0 = MPI_Wtime();
     n = psb_transfers(o, l, fh, phase, limit, buf, &c, &stonewalled);
     psb_quiet_barrier(comm);
+    t.sync = MPI_Wtime();
     if (write && o->fsync) {
         psb_check_mpi(MPI_File_sync(fh), "sync");
     }
     psb_check_mpi(MPI_File_close(&fh), "close");
-    elapsed = MPI_Wtime() - c.t0 - c.excluded;
+    t.sync = MPI_Wtime() - t.sync;
+    t.elapsed = MPI_Wtime() - c.t0 - c.excluded;
     cpu_ok = cpu_ok && psb_cpu_jiffies(&busy1, &total1) && total1 > total0;
     double cpu_busy = cpu_ok ? (double)(busy1 - busy0) / (double)(total1 - total0) : -1.0;
     free(buf);
@@ -493,8 +502,9 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
     int64_t sums[3] = {n * l->xfer, c.calls, c.regions};
     MPI_Allreduce(MPI_IN_PLACE, sums, 3, MPI_INT64_T, MPI_SUM, comm);
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_SUM, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
-    MPI_Allreduce(MPI_IN_PLACE, &open_t, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &t.elapsed, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &t.open, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Allreduce(MPI_IN_PLACE, &t.sync, 1, MPI_DOUBLE, MPI_MAX, comm);
     psb_lat_stats_t st;
     psb_lat_reduce(&c.lat, comm, &st);
     if (c.trace) {
@@ -507,8 +517,8 @@ static void psb_run_phase(const psb_opts_t *o, const psb_layout_t *l,
         psb_state.errors = 1;
     }
     if (psb_state.rank == 0) {
-        psb_record_result(o, l, phase, iteration, sums, bad, elapsed, open_t,
-                          &st, stonewalled, cpu_busy);
+        psb_record_result(o, l, phase, iteration, sums, bad, &t, &st, stonewalled,
+                          cpu_busy);
     }
 }
 

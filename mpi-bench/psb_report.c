@@ -187,7 +187,7 @@ void psb_csv_header(FILE *f)
     fprintf(f, "label,iteration,phase,pattern,mode,nprocs,gap,block,xfer,region,"
                "segments,bytes,calls,regions,seconds,open_seconds,mib_s,ops_s,regions_s,"
                "lat_min_s,lat_median_s,lat_p99_s,lat_max_s,lat_mean_s,errors,"
-               "stonewalled\n");
+               "stonewalled,sync_seconds\n");
 }
 
 void psb_csv_row(FILE *f, const psb_result_t *r)
@@ -195,12 +195,12 @@ void psb_csv_row(FILE *f, const psb_result_t *r)
     fprintf(f,
             "%s,%d,%s,%s,%s,%d,%d,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
             ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%.6f,%.6f,%.3f,%.1f,%.1f,%.9f,%.9f,"
-            "%.9f,%.9f,%.9f,%" PRId64 ",%d\n",
+            "%.9f,%.9f,%.9f,%" PRId64 ",%d,%.6f\n",
             r->label ? r->label : "", r->iteration, r->phase, r->pattern, r->mode,
             r->nprocs, r->gap, r->block, r->xfer, r->region, r->segments,
             r->bytes, r->calls, r->regions, r->seconds, r->open_seconds, r->mib_s, r->ops_s,
             r->regions_s, r->lat.min, r->lat.median, r->lat.p99, r->lat.max,
-            r->lat.mean, r->errors, r->stonewalled);
+            r->lat.mean, r->errors, r->stonewalled, r->sync_seconds);
 }
 
 void psb_json_string(FILE *f, const char *s)
@@ -233,8 +233,9 @@ void psb_json_row(FILE *f, const psb_result_t *r)
             r->nprocs, r->gap, r->block, r->xfer, r->region, r->segments);
     fprintf(f,
             "     \"bytes\": %" PRId64 ", \"calls\": %" PRId64
-            ", \"regions\": %" PRId64 ", \"seconds\": %.6f, \"open_seconds\": %.6f,\n",
-            r->bytes, r->calls, r->regions, r->seconds, r->open_seconds);
+            ", \"regions\": %" PRId64 ", \"seconds\": %.6f, \"open_seconds\": %.6f,"
+            " \"sync_seconds\": %.6f,\n",
+            r->bytes, r->calls, r->regions, r->seconds, r->open_seconds, r->sync_seconds);
     fprintf(f,
             "     \"mib_s\": %.3f, \"ops_s\": %.1f, \"regions_s\": %.1f, \"cpu_busy\": %.3f,\n",
             r->mib_s, r->ops_s, r->regions_s, r->cpu_busy);
