@@ -174,14 +174,13 @@ err_release:
  * transport's "TCP_") unchecked.
  *
  * The network devices are those that reach the servers: the loopback
- * ones when every server's address is a loopback address (psc_progress.c),
- * else all. UCX queries each device's speed and default route (an ioctl
+ * ones when every server's address is a loopback address
+ * (psc_net_devices), else all. UCX queries each device's speed and default route (an ioctl
  * and a read of /proc/net/route each time) for every endpoint and lane it
  * sets up, and adds a lane over every device: with eth0 beside lo, a
  * process's first MPI_File_open with 2 processes took 31.5 ms at the
  * median (25.5-41.6), with lo alone 23.3 (20.9-31.4) (local cluster of 2
- * servers, 10 alternations). The decision itself (psc_ucx_init) has no
- * test of its own: the tests' servers are all on loopback addresses. */
+ * servers, 10 alternations). */
 static const struct {
     const char *name, *value;
     int own_var; /* PSTRIPE_UCX_<name> sets it (UCX reads it itself) */

@@ -279,6 +279,19 @@ err_close_epoll:
     return PS_ERR_CONN;
 }
 
+const char *psc_net_devices(const pstripe_fs_t *fs, char *buf, size_t len)
+{
+    if (fs->nservers == 0) {
+        return NULL;
+    }
+    for (uint32_t i = 0; i < fs->nservers; i++) {
+        if (!ps_addr_is_loopback((const struct sockaddr *)&fs->servers[i].sa)) {
+            return NULL;
+        }
+    }
+    return ps_loopback_devices(buf, len) > 0 ? buf : NULL;
+}
+
 static ps_status_t psc_ucx_init(pstripe_fs_t *fs)
 {
     ucp_params_t params;
@@ -286,16 +299,13 @@ static ps_status_t psc_ucx_init(pstripe_fs_t *fs)
     ucp_am_handler_param_t aparams;
     ucp_config_t *config;
     ucs_status_t status;
-    int shm = 0, loopback = fs->nservers > 0;
+    int shm = 0;
     char devices[256];
 
     for (uint32_t i = 0; i < fs->nservers; i++) {
         shm |= fs->servers[i].shm_maybe;
-        loopback &= ps_addr_is_loopback((const struct sockaddr *)&fs->servers[i].sa);
     }
-    if (psc_ucx_config_read(&config, shm,
-                            loopback && ps_loopback_devices(devices, sizeof(devices)) > 0 ? devices
-                                                                                          : NULL,
+    if (psc_ucx_config_read(&config, shm, psc_net_devices(fs, devices, sizeof(devices)),
                             fs->init_msg, sizeof(fs->init_msg)) != PS_OK) {
         return PS_ERR_CONN;
     }

@@ -12,6 +12,10 @@
 ps_status_t psc_progress_start(pstripe_fs_t *fs);
 /* Close every connection (bounded wait) and stop the thread. */
 void psc_progress_stop(pstripe_fs_t *fs);
+/* The network devices that reach fs's servers, for psc_ucx_config_read:
+ * the host's loopback devices (written to buf) when every server's address
+ * is a loopback address, else NULL (all devices; psc_config.c says why). */
+const char *psc_net_devices(const pstripe_fs_t *fs, char *buf, size_t len);
 
 /* --- whoever owns the worker (fs->owner) --- */
 

@@ -4,18 +4,26 @@
  * In an MPI program MPICH (ch4:ucx) holds a UCX context beside the client's,
  * and UCX_* settings are meant for it; UCX itself applies UCX_* under any
  * prefix, so psc_ucx_config_read puts the transport and device lists back
- * to "all" unless PSTRIPE_UCX_<NAME> sets them. No daemons needed.
+ * to "all" unless PSTRIPE_UCX_<NAME> sets them; the network devices are
+ * the loopback ones when every server is at a loopback address
+ * (psc_net_devices). No daemons needed.
  */
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <string>
+#include <vector>
 
 #include <ucp/api/ucp.h>
 
 extern "C" {
+#include "ps_net.h"
 #include "psc_config.h"
+#include "psc_progress.h"
 }
 
 namespace {
@@ -97,6 +105,46 @@ TEST_F(ClientUcx, DevicesThatReachTheServers)
     /* the user's PSTRIPE_UCX_NET_DEVICES still wins */
     setenv("PSTRIPE_UCX_NET_DEVICES", "all", 1);
     EXPECT_EQ("all", client_ucx_value("NET_DEVICES", "lo"));
+}
+
+/* psc_net_devices for servers at these numeric IPv4 or IPv6 addresses. */
+const char *devices_for(const std::vector<const char *> &addrs, char *buf, size_t len)
+{
+    std::vector<psc_server_t> servers(addrs.size());
+    pstripe_fs_t fs;
+
+    memset(&fs, 0, sizeof(fs));
+    for (size_t i = 0; i < addrs.size(); i++) {
+        memset(&servers[i], 0, sizeof(servers[i]));
+        auto *in4 = reinterpret_cast<struct sockaddr_in *>(&servers[i].sa);
+        auto *in6 = reinterpret_cast<struct sockaddr_in6 *>(&servers[i].sa);
+        if (inet_pton(AF_INET, addrs[i], &in4->sin_addr) == 1) {
+            in4->sin_family = AF_INET;
+        } else {
+            EXPECT_EQ(1, inet_pton(AF_INET6, addrs[i], &in6->sin6_addr)) << addrs[i];
+            in6->sin6_family = AF_INET6;
+        }
+    }
+    fs.nservers = (uint32_t)servers.size();
+    fs.servers = servers.data();
+    return psc_net_devices(&fs, buf, len);
+}
+
+TEST_F(ClientUcx, LoopbackDevicesOnlyWhenEveryServerIsOnLoopback)
+{
+    char host_lo[256], buf[256];
+    if (ps_loopback_devices(host_lo, sizeof(host_lo)) == 0) {
+        GTEST_SKIP() << "no loopback device here";
+    }
+    const char *d = devices_for({"127.0.0.1", "127.0.0.2", "::1"}, buf, sizeof(buf));
+    ASSERT_NE(nullptr, d);
+    EXPECT_EQ(std::string(host_lo), d);
+    /* one server elsewhere: every device (UCX picks the one that reaches it) */
+    EXPECT_EQ(nullptr, devices_for({"127.0.0.1", "192.0.2.7"}, buf, sizeof(buf)));
+    EXPECT_EQ(nullptr, devices_for({"2001:db8::1", "::1"}, buf, sizeof(buf)));
+    /* no servers, or no room for the names: every device */
+    EXPECT_EQ(nullptr, devices_for({}, buf, sizeof(buf)));
+    EXPECT_EQ(nullptr, devices_for({"127.0.0.1"}, buf, 1));
 }
 
 TEST_F(ClientUcx, OtherSettingsPstripePrefixWins)
