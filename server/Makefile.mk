@@ -6,6 +6,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_main.c \
 	server/pss_config.h server/pss_config.c \
 	server/pss_worker.h server/pss_worker.c \
+	server/pss_spin.h server/pss_spin.c \
 	server/pss_listen.h server/pss_listen.c \
 	server/pss_conn.h server/pss_conn.c \
 	server/pss_req.h server/pss_req.c \

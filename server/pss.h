@@ -242,7 +242,8 @@ struct pss_worker {
     uint64_t mem_inflight;                     /* bytes of buffers held by admitted requests */
     pss_req_t *mem_wait_head, **mem_wait_tail; /* requests waiting for memory */
     uint64_t sends_inflight;                   /* reply sends not yet completed */
-    uint64_t spin_activity;                    /* pss_worker_spin's view of the counters above */
+    uint64_t answered;      /* replies sent and disk I/Os completed, ever (pss_spin.c) */
+    uint64_t spin_activity; /* pss_spin_more's view of the counters above */
 
     /* rendezvous receive buffers kept for reuse (pss_buf_get/put in pss_req.c) */
     struct {

@@ -148,6 +148,7 @@ void pss_aio_reap(pss_worker_t *w)
             return;
         }
         w->aio_inflight -= n;
+        w->answered += (uint64_t)n;
         PSS_STAT_SET(w, queue_depth, w->aio_inflight);
         for (int i = 0; i < n; i++) {
             w->aio_done(w, evs[i].data, (long)evs[i].res);

@@ -230,6 +230,7 @@ static void pss_reply_send(pss_req_t *req, ps_status_t status, const void *body,
     if (lent != NULL) {
         req->lent = NULL;
     }
+    w->answered++;
     if (status != PS_OK) {
         body_len = 0;
         PSS_STAT_ADD(w, errors, 1);

@@ -13,7 +13,8 @@
  * events arrived between the last progress and the arm, so we go around again
  * instead of sleeping: no wake-up can be lost. After activity (UCX events,
  * a request taken in or answered, a disk I/O completed) the loop goes on
- * for `spin` (50 us), yielding the CPU each turn, before it arms and sleeps:
+ * for `spin` (50 us; pss_spin.c), yielding the CPU each turn, before it
+ * arms and sleeps:
  * a client sends its next request within tens of microseconds, and a
  * wake-up from sleep costs about 20 us on a VM. It does not spin while a
  * disk I/O is in flight: the kernel completes the I/O on a CPU of this
@@ -38,6 +39,7 @@
 #include "pss_meta.h"
 #include "pss_reaper.h"
 #include "pss_req.h"
+#include "pss_spin.h"
 #include "pss_sharedfp.h"
 #include "pss_store.h"
 
@@ -512,30 +514,6 @@ static void pss_worker_teardown(pss_worker_t *w)
     }
 }
 
-/* Whether the loop should go on a little instead of sleeping: something
- * happened since the last turn (see the top of this file). */
-static int pss_worker_spin(pss_worker_t *w, unsigned events, uint64_t *spin_end)
-{
-    uint64_t activity =
-        w->inflight * 0x9e3779b97f4a7c15ull + (uint64_t)w->aio_inflight + (w->sends_inflight << 32);
-    uint64_t spin_ns = (uint64_t)(w->server->cfg.spin * 1e9);
-
-    if (spin_ns == 0 || w->stop_seen || w->aio_inflight > 0) {
-        /* not while the disk works: its completion runs on a CPU of this
-         * machine, which a spinning thread delays (see the top) */
-        return 0;
-    }
-    if (events > 0 || activity != w->spin_activity) {
-        w->spin_activity = activity;
-        *spin_end = ps_time_ns() + spin_ns;
-    }
-    if (ps_time_ns() >= *spin_end) {
-        return 0;
-    }
-    sched_yield();
-    return 1;
-}
-
 static void pss_worker_loop(pss_worker_t *w)
 {
     pss_server_t *s = w->server;
@@ -575,7 +553,8 @@ static void pss_worker_loop(pss_worker_t *w)
             }
         }
 
-        if (pss_worker_spin(w, events, &spin_end)) {
+        if (pss_spin_more(w, events, ps_time_ns(), &spin_end)) {
+            sched_yield();
             continue;
         }
         ucs_status_t status = ucp_worker_arm(w->ucp_worker);
