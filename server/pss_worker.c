@@ -39,8 +39,8 @@
 #include "pss_meta.h"
 #include "pss_reaper.h"
 #include "pss_req.h"
-#include "pss_spin.h"
 #include "pss_sharedfp.h"
+#include "pss_spin.h"
 #include "pss_store.h"
 
 #include "ps_layout.h"
