@@ -109,6 +109,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     pstripe_region_t *wb_regions_out;
     size_t wb_cap_out;
     ADIO_Offset wb_lo, wb_hi;   /* extent of the buffered regions */
+    unsigned long wb_sends;     /* buffered bytes sent, ever (a short read looks) */
     int wb_error;               /* sticky MPI error of a failed flush */
     int wb_dirty;               /* buffered regions or a send in flight (read
                                  * without the lock by a message's flush) */
@@ -157,6 +158,7 @@ typedef struct ADIOI_PSTRIPE_access_s {
     ADIO_Offset end;            /* one past the last byte of the last region */
     ADIO_Offset hi;             /* one past the highest byte accessed (end, unless a
                                  * filetype's block reaches past later ones) */
+    unsigned long wb_sends_seen;        /* a read's: ps->wb_sends when it was sent */
     pstripe_region_t one_region;        /* storage when there is one region */
     struct iovec one_iov;       /* storage when memory is contiguous */
 } ADIOI_PSTRIPE_access;

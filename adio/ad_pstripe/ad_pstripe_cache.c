@@ -19,7 +19,8 @@
  *   nonblocking I/O, a direct (larger) write, and a read (any read waits
  *   for a send in flight; one that overlaps the buffered bytes' extent
  *   flushes them; one that comes back short, below buffered bytes that
- *   may extend the file over it, flushes them and is read again).
+ *   may extend the file over it, flushes them and is read again, as is
+ *   one during which another thread's message sent them).
  *   A flush is sent as PSTRIPE_WRITE_BEHIND: the servers answer it once
  *   they hold its short runs in their write-back stage (readers see them
  *   there), not after the disk, which only MPI_File_sync waits for (a
@@ -158,6 +159,7 @@ static int wb_start(ADIOI_PSTRIPE_fs * ps)
         ADIOI_PSTRIPE_Rc_invalidate(ps, ps->wb_regions, ps->wb_nregions);
     iov.iov_base = ps->wb_data;
     iov.iov_len = ps->wb_used;
+    ps->wb_sends++;
     status = pstripe_iwrite_list_flags(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1,
                                        PSTRIPE_WRITE_BEHIND, &ps->wb_req);
     if (status != PS_OK) {
@@ -193,6 +195,7 @@ static int cache_flush(ADIOI_PSTRIPE_fs * ps, int drop)
             ADIOI_PSTRIPE_Rc_invalidate(ps, ps->wb_regions, ps->wb_nregions);
         iov.iov_base = ps->wb_data;
         iov.iov_len = ps->wb_used;
+        ps->wb_sends++;
         status = pstripe_write_list_flags(ps->file, ps->wb_regions, ps->wb_nregions, &iov, 1,
                                           PSTRIPE_WRITE_BEHIND);
         if (status != PS_OK && err == MPI_SUCCESS)
@@ -295,14 +298,20 @@ static int cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code
 /* A read of this access came back short (nread bytes: it reached past the
  * end of file the servers know) while the write-behind buffer holds bytes
  * past its start, which may extend the file over it: flush them and
- * return 1 (the caller reads again and counts the hole). 0 otherwise, or
- * when the flush fails (*error_code set). */
+ * return 1 (the caller reads again and counts the hole). Also 1 when
+ * buffered bytes went out since the read was sent (another thread's
+ * message flushed them: they may extend the file over it too, and the
+ * read may have reached the servers first). 0 otherwise, or when the
+ * flush fails (*error_code set). */
 static int cache_reread(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc, uint64_t nread,
                         int *error_code)
 {
     *error_code = MPI_SUCCESS;
-    if (nread >= (uint64_t) acc->total || ps->wb_used == 0 ||
-        ps->wb_hi <= acc->start)
+    if (nread >= (uint64_t) acc->total)
+        return 0;
+    if (ps->wb_sends != acc->wb_sends_seen)
+        return 1;
+    if (ps->wb_used == 0 || ps->wb_hi <= acc->start)
         return 0;
     *error_code = cache_flush(ps, 0);
     return *error_code == MPI_SUCCESS;
@@ -473,6 +482,7 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t 
         return 0;
     pthread_mutex_lock(&ps->cache_mutex);
     r = cache_read(fd, acc, nread, error_code);
+    acc->wb_sends_seen = ps->wb_sends; /* (the read goes out after this) */
     cache_unlock(ps);
     return r;
 }

@@ -18,7 +18,13 @@
  * message (it must not wait for the write; with ROMIO's lock in the flush
  * it hung until the alarm);
  * then a second file opened, written and closed OC_ROUNDS times while the
- * barrier thread's barriers flush every open file.
+ * barrier thread's barriers flush every open file;
+ * then, on a file of each process's own, HOLE_ROUNDS reads of a hole
+ * below the process's own buffered write, past the servers' end of file,
+ * while a second thread's messages flush that write at any moment: each
+ * must count all its bytes and read zeros (a read sent before such a
+ * flush came back short and, the buffer then empty, was not read again:
+ * the driver before the fix returned fewer bytes).
  * Checked: after both threads, sync-barrier-sync, every process reads the
  * whole file; after close and open, again.
  */
@@ -33,6 +39,8 @@
 #define AREA ((MPI_Offset) ROUNDS * STEP)
 #define BURST 50        /* writes between the starts of two barriers, at least */
 #define OC_ROUNDS 16    /* opens and closes of a second file under barriers */
+#define HOLE_ROUNDS 1500        /* reads of a hole below a buffered write */
+#define HOLE_LEN 100    /* bytes read at each, and written HOLE_LEN after them */
 
 static unsigned char *model;    /* the whole file as it must be */
 static MPI_Offset fsize;
@@ -221,6 +229,64 @@ static void open_close_during_barriers(const char *fname, MPI_Info info)
         MPI_File_delete(oc, MPI_INFO_NULL);
 }
 
+static MPI_Comm self_comm;
+static int holes_done;          /* set by the main thread, read by the flush thread */
+
+/* Messages to itself (each flushes every handle's buffer) at random
+ * moments, until the main thread is done. */
+static void *flush_thread(void *arg)
+{
+    unsigned seed = 12345u + (unsigned) ps_rank;
+    int out = 1, in;
+
+    (void) arg;
+    while (!__atomic_load_n(&holes_done, __ATOMIC_ACQUIRE)) {
+        PS_MPI(MPI_Sendrecv(&out, 1, MPI_INT, 0, 5, &in, 1, MPI_INT, 0, 5, self_comm,
+                            MPI_STATUS_IGNORE));
+        usleep(rand_r(&seed) % 150);
+    }
+    return NULL;
+}
+
+/* Round i writes HOLE_LEN bytes at base + 2 * HOLE_LEN (buffered), then
+ * reads [base, base + HOLE_LEN): below its own write, so all of it counts
+ * and reads as zeros, whatever the servers had when the read reached them
+ * (their end of file is round i - 1's write, below base). */
+static void hole_reads_during_flushes(const char *fname, MPI_Info info)
+{
+    unsigned char buf[HOLE_LEN], zero[HOLE_LEN] = {0};
+    char own[1024], tag[32];
+    MPI_Offset base;
+    MPI_Status st;
+    MPI_File fh;
+    pthread_t tid;
+    int i, n;
+
+    snprintf(tag, sizeof(tag), ".hole%d", ps_rank);
+    ps_fname(own, sizeof(own), fname, tag);
+    MPI_File_delete(own, MPI_INFO_NULL);
+    MPI_Info_set(info, "romio_pstripe_read_cache", "disable");
+    PS_MPI(MPI_File_open(MPI_COMM_SELF, own, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Comm_dup(MPI_COMM_SELF, &self_comm);
+    PS_CHECK(pthread_create(&tid, NULL, flush_thread, NULL) == 0, "pthread_create");
+    for (i = 0; i < HOLE_ROUNDS; i++) {
+        base = (MPI_Offset) i * 4 * HOLE_LEN;
+        ps_fill(buf, HOLE_LEN, (uint64_t) base, 9);
+        PS_MPI(MPI_File_write_at(fh, base + 2 * HOLE_LEN, buf, HOLE_LEN, MPI_BYTE, &st));
+        memset(buf, 0xee, HOLE_LEN);
+        PS_MPI(MPI_File_read_at(fh, base, buf, HOLE_LEN, MPI_BYTE, &st));
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        PS_CHECK(n == HOLE_LEN, "round %d: a hole below the own buffered write: read %d of %d",
+                 i, n, HOLE_LEN);
+        ps_compare(buf, zero, HOLE_LEN, "a hole below the own buffered write");
+    }
+    __atomic_store_n(&holes_done, 1, __ATOMIC_RELEASE);
+    PS_CHECK(pthread_join(tid, NULL) == 0, "pthread_join");
+    MPI_Comm_free(&self_comm);
+    PS_MPI(MPI_File_close(&fh));
+    MPI_File_delete(own, MPI_INFO_NULL);
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
@@ -244,6 +310,7 @@ int main(int argc, char **argv)
 
     message_during_collective(fh);
     open_close_during_barriers(fname, info);
+    hole_reads_during_flushes(fname, info);
 
     PS_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
