@@ -105,8 +105,11 @@ int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename
         detail = pstripe_last_error();
     if (detail == NULL || detail[0] == '\0')
         detail = pstripe_strerror(status);
-    snprintf(msg, sizeof(msg), "pstripe: %s%s%s: %s", what,
-             filename ? " " : "", filename ? filename : "", detail);
+    if (filename != NULL && strstr(detail, filename) != NULL)
+        snprintf(msg, sizeof(msg), "pstripe: %s", detail); /* "cannot open /f: ..." */
+    else
+        snprintf(msg, sizeof(msg), "pstripe: %s%s%s: %s", what,
+                 filename ? " " : "", filename ? filename : "", detail);
 
     switch (status) {
         case PS_ERR_NO_ENTRY:

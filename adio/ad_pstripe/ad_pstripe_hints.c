@@ -13,8 +13,8 @@
  * it and a start_iodevice outside it is ignored. Every process takes part
  * in one allreduce, whether or not its info carries the key, so that a
  * hint given by some processes only, or with different values, is caught
- * (MPI_ERR_NOT_SAME, as MPIO_ERR_CREATE_CODE_INFO_NOT_SAME, ROMIO's error
- * for the layout hints) instead of mismatching collectives. ADIO_Open
+ * (MPI_ERR_NOT_SAME, ROMIO's error class for the layout hints, naming the
+ * hint) instead of mismatching collectives. ADIO_Open
  * ignores SetInfo's error code, so an error found while opening is kept in
  * the file's state and returned by OpenColl; ADIO_Set_view ignores it too,
  * so the error of a view's SetInfo is kept and returned by set_view's next
@@ -183,8 +183,12 @@ static void read_hints(MPI_Info users_info, hint_values * hv)
 /* One allreduce (MAX of values and of their negations) tells every process
  * whether all processes agree, (*any) whether any of them gave one of our
  * hints and (*cb_any, in: this process's) whether any named the
- * aggregators. Returns the MPI error code (the same on every process). */
-static int agree_hints(ADIO_File fd, hint_values * hv, int *any, int *cb_any)
+ * aggregators. Returns the MPI error code (the same on every process),
+ * whose string names the first hint that differs (ROMIO's
+ * MPIO_ERR_CREATE_CODE_INFO_NOT_SAME passes MPICH a message that is not
+ * in its table, and the key was lost: "(unknown)(): Inconsistent
+ * arguments to collective routine"). */
+static int agree_hints(ADIO_File fd, hint_values * hv, int *any, int *cb_any, int at_open)
 {
     static char myname[] = "ADIOI_PSTRIPE_SETINFO";
     long long local[4 * NKEYS + 1], global[4 * NKEYS + 1];
@@ -206,7 +210,13 @@ static int agree_hints(ADIO_File fd, hint_values * hv, int *any, int *cb_any)
         *any |= global[k] != 0;
         if (global[k] != -global[2 * NKEYS + k] ||
             global[NKEYS + k] != -global[3 * NKEYS + k]) {
-            MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, hint_table[k].key, &err);
+            char what[MPI_MAX_INFO_KEY + 64];
+
+            MPL_snprintf(what, sizeof(what), "(pstripe: hint %s not the same on every process)",
+                     hint_table[k].key);
+            err = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                       MPI_ERR_NOT_SAME, "**notsame", "**notsame %s %s", what,
+                                       at_open ? "MPI_File_open" : "MPI_File_set_view/set_info");
             break;
         }
     }
@@ -407,7 +417,7 @@ static void set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
      * is agreed too (they choose them alike: ad_pstripe_twophase.c) */
     cb_any = info_has(users_info, "cb_nodes") || info_has(users_info, "cb_config_list");
     if (at_open || users_info != MPI_INFO_NULL)
-        err = agree_hints(fd, &hv, &any, &cb_any);
+        err = agree_hints(fd, &hv, &any, &cb_any, at_open);
     ps->cb_given |= cb_any;
     /* set_view and set_info: buffered writes go out, the read cache is
      * dropped (a failure stays as the handle's sticky error too) */

@@ -8,7 +8,8 @@
  * MPI_MODE_SEQUENTIAL refuses explicit offsets (ps_shared tests its use).
  * On pstripe only: a bad hint value is ignored (ps_hints checks what it
  * gives); a hint that differs between processes is
- * MPI_ERR_NOT_SAME; the error strings name pstripe and the reason; a file
+ * MPI_ERR_NOT_SAME, naming the hint; the error strings name pstripe and
+ * the reason; a file
  * removed while open fails the handle's next accesses with
  * MPI_ERR_NO_SUCH_FILE.
  *
@@ -318,6 +319,8 @@ int main(int argc, char **argv)
             MPI_Info_set(info, "striping_factor", v);
             rc = MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, info, &fh);
             PS_MPI_EXPECT(rc, MPI_ERR_NOT_SAME);
+            if (!PS_OMPIO)
+                expect_string(rc, "hint striping_factor not the same");
             MPI_Info_free(&info);
             MPI_Info_create(&info);
             snprintf(v, sizeof(v), "%d", 100 + ps_rank);
