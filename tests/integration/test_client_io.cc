@@ -771,6 +771,72 @@ TEST_F(ClientIO, OneRangeReadFromServerMemoryGoesWhole)
 }
 
 /*
+ * pstripe_file_one_request (the drivers' atomic mode takes no lock for such
+ * an access) says yes exactly when the access goes as one batch to one
+ * server: within a stripe, buffer_size and max_regions, and a read below
+ * the size that goes in halves. Each case is also sent, and the servers'
+ * batch count must agree: 1 for a yes, more for a no.
+ */
+TEST_F(ClientIO, OneRequestIsWhatTheServersGet)
+{
+    const uint64_t M = 1 << 20, K = 1 << 10;
+    pstripe_layout_t layout = {1 << 20, 2, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> data(4 * M), out(4 * M);
+    struct Case {
+        const char *what;
+        int is_write;
+        std::vector<pstripe_region_t> regs;
+        int one;
+    };
+    auto run = [&](const Case &c) {
+        SCOPED_TRACE(c.what);
+        pstripe_server_stats_t before, after;
+        uint64_t lo = UINT64_MAX, hi = 0, total = 0, nread = 0;
+        for (const auto &r : c.regs) {
+            lo = std::min(lo, r.offset);
+            hi = std::max(hi, r.offset + r.length);
+            total += r.length;
+        }
+        EXPECT_EQ(pstripe_file_one_request(f, c.is_write, lo, hi, total, c.regs.size()), c.one);
+        struct iovec iov = {c.is_write ? data.data() : out.data(), total};
+        PSC_ASSERT_OK(sum_stats(fs_, &before));
+        if (c.is_write) {
+            PSC_ASSERT_OK(pstripe_write_list(f, c.regs.data(), c.regs.size(), &iov, 1));
+        } else {
+            PSC_ASSERT_OK(pstripe_read_list(f, c.regs.data(), c.regs.size(), &iov, 1, &nread));
+        }
+        PSC_ASSERT_OK(sum_stats(fs_, &after));
+        uint64_t batches = c.is_write ? after.write_batches - before.write_batches
+                                      : after.read_batches - before.read_batches;
+        if (c.one) {
+            EXPECT_EQ(batches, 1u);
+        } else {
+            EXPECT_GT(batches, 1u);
+        }
+    };
+
+    /* no server cache, no read-ahead: reads come from disk, and go in halves */
+    ASSERT_TRUE(cluster_.start(2, 1, {"--set", "cache=0", "--set", "read_ahead=0"}));
+    PSC_ASSERT_OK(connect(cluster_, {}, &fs_));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/onereq", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
+    run({"256 KiB inside a stripe", 1, {{M + 100, 256 * K}}, 1});
+    run({"256 KiB across two stripes", 1, {{M - 100 * K, 256 * K}}, 0});
+    run({"three regions inside a stripe", 1, {{2 * M, 8}, {2 * M + 64, 8}, {2 * M + 4096, 8}}, 1});
+    run({"a whole stripe", 1, {{3 * M, M}}, 1});
+    run({"first read of each server (from disk)", 0, {{0, 2 * M}}, 0});
+    run({"511 KiB read inside a stripe", 0, {{2 * M, 511 * K}}, 1});
+    run({"512 KiB read inside a stripe: halves", 0, {{2 * M, 512 * K}}, 0});
+    PSC_ASSERT_OK(pstripe_file_set_option(f, "buffer_size", "256k"));
+    run({"512 KiB write, 256 KiB batches", 1, {{3 * M, 512 * K}}, 0});
+    run({"256 KiB write, 256 KiB batches", 1, {{3 * M, 256 * K}}, 1});
+    PSC_ASSERT_OK(pstripe_file_set_option(f, "max_regions", "2"));
+    run({"three regions, two a batch", 1, {{2 * M, 8}, {2 * M + 64, 8}, {2 * M + 4096, 8}}, 0});
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/*
  * Replies of at most eager_reply bytes of data come as one eager message,
  * larger ones by rendezvous (pss_reply), and on a shared-memory connection
  * (shm) of at most eager_reply_shm (the other limit 0 or above every reply,
