@@ -419,18 +419,6 @@ static uint64_t psc_target_batch_max(const pstripe_request_t *io, const psc_targ
     return (bytes / 2 + 4095) & ~(uint64_t)4095;
 }
 
-int pstripe_file_one_request(const pstripe_file_t *file, int is_write, uint64_t lo, uint64_t hi,
-                             uint64_t total, size_t nregions)
-{
-    uint64_t stripe = file->layout.stripe_size, max = file->opts.buffer_size;
-
-    if (!is_write && max >= 2 * (uint64_t)PSC_READ_HALF_MIN) {
-        max = 2 * (uint64_t)PSC_READ_HALF_MIN - 1; /* (psc_target_batch_max's halves) */
-    }
-    return stripe > 0 && hi > lo && lo / stripe == (hi - 1) / stripe && total <= max &&
-           nregions <= (uint64_t)file->opts.max_regions;
-}
-
 /* Cut the regions at stripe boundaries into the targets' pieces, and set
  * how many batches of each target may be in flight, of what size. */
 static ps_status_t psc_io_split(pstripe_request_t *io, const psc_args_t *args)

@@ -246,14 +246,6 @@ ps_status_t pstripe_sfp_release(pstripe_file_t *file, uint64_t instance);
  * and ranges as the config table). Not to be called while a request of the file is being started
  * by another thread. */
 ps_status_t pstripe_file_set_option(pstripe_file_t *file, const char *name, const char *value);
-
-/* Would an access of nregions regions, total bytes, all within [lo, hi), go
- * as one request to one server (one stripe, one batch: within buffer_size
- * and max_regions, and a read too small to go in halves)? The servers apply
- * such a request at once against every overlapping one, so it is atomic by
- * itself (the ROMIO driver's atomic mode takes no lock for it). */
-int pstripe_file_one_request(const pstripe_file_t *file, int is_write, uint64_t lo, uint64_t hi,
-                             uint64_t total, size_t nregions);
 /* Current value of a per-file tunable, formatted with units ("1m"). */
 ps_status_t pstripe_file_get_option(pstripe_file_t *file, const char *name, char *buf, size_t len);
 

@@ -346,10 +346,6 @@ void ADIOI_PSTRIPE_Lock_setup(ADIO_File fd, int *error_code);
 void ADIOI_PSTRIPE_Lock_free(ADIO_File fd);
 int ADIOI_PSTRIPE_Lock_needed(ADIO_File fd);
 int ADIOI_PSTRIPE_Lock(ADIO_File fd, int exclusive);
-/* Is an atomic-mode access of nregions regions, total bytes within
- * [lo, hi), atomic without the lock (one request to one server)? */
-int ADIOI_PSTRIPE_Access_atomic(ADIO_File fd, int is_write, ADIO_Offset lo, ADIO_Offset hi,
-                                ADIO_Offset total, size_t nregions);
 int ADIOI_PSTRIPE_Unlock(ADIO_File fd);
 
 /* the operations */

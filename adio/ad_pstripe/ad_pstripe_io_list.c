@@ -462,15 +462,12 @@ static void list_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype, i
         return;
 
     if (acc.total > 0) {
-        int lock = fd->atomicity &&
-            !ADIOI_PSTRIPE_Access_atomic(fd, is_write, acc.start, acc.hi, acc.total, acc.nregions);
-
-        if (lock)
+        if (fd->atomicity)
             *error_code = ADIOI_PSTRIPE_Lock(fd, is_write);
         if (*error_code != MPI_SUCCESS)
             goto fn_exit;
         *error_code = ADIOI_PSTRIPE_Access_io(fd, &acc, is_write, &nbytes);
-        if (lock)
+        if (fd->atomicity)
             ADIOI_PSTRIPE_Unlock(fd);
         if (*error_code != MPI_SUCCESS)
             goto fn_exit;

@@ -18,17 +18,6 @@
  * correct. Processes that opened the file separately are not covered (as
  * with any lock that lives in MPI).
  *
- * An access that the library sends as one request to one server (one
- * stripe, one batch: pstripe_file_one_request) takes no lock in atomic
- * mode: the servers apply a request at once against every overlapping one
- * (a job waits for the running jobs it overlaps, pss_job.c), so it is
- * atomic by itself, and the accesses that do lock run whole, one after the
- * other, so every object sees the locked ones in the same order. With 2
- * processes writing 4 KiB pieces in atomic mode the lock cost 4-7 ms a
- * write (the other process's grant waits for MPI progress at rank 0; 0.13
- * ms with one process). ROMIO's data sieving (a listio hint disabled)
- * reads, modifies and writes back, and always locks.
- *
  * The window is created collectively, only when it is needed: at open or
  * in SetInfo when romio_pstripe_listio_write is disabled, and when atomic
  * mode is switched on (MPI_File_set_atomicity is collective).
@@ -112,29 +101,12 @@ int ADIOI_PSTRIPE_Unlock(ADIO_File fd)
     return MPI_Win_unlock(0, ps->lock_win);
 }
 
-int ADIOI_PSTRIPE_Access_atomic(ADIO_File fd, int is_write, ADIO_Offset lo, ADIO_Offset hi,
-                                ADIO_Offset total, size_t nregions)
-{
-    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-
-    return fd->atomicity && ps->file != NULL && ps->listio_read != ADIOI_HINT_DISABLE &&
-        ps->listio_write != ADIOI_HINT_DISABLE && lo >= 0 && total >= 0 &&
-        pstripe_file_one_request(ps->file, is_write, (uint64_t) lo, (uint64_t) hi,
-                                 (uint64_t) total, nregions);
-}
-
-/* ROMIO's lock entry (ADIOI_WRITE_LOCK, ADIOI_READ_LOCK, ADIOI_UNLOCK),
- * around a contiguous access in atomic mode and ROMIO's data sieving:
- * byte ranges are widened to the whole file, but a range that goes as one
- * request is not locked (an unlock comes with the same range; its
- * direction is not known, so both are held to a read's limit). */
+/* ROMIO's lock entry (ADIOI_WRITE_LOCK, ADIOI_READ_LOCK, ADIOI_UNLOCK):
+ * byte ranges are widened to the whole file. */
 int ADIOI_PSTRIPE_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                           ADIO_Offset len)
 {
     if (len == 0)
-        return MPI_SUCCESS;
-    if (whence == SEEK_SET && len > 0 &&
-        ADIOI_PSTRIPE_Access_atomic(fd, 0, offset, offset + len, len, 1))
         return MPI_SUCCESS;
     if (type == F_UNLCK)
         return ADIOI_PSTRIPE_Unlock(fd);

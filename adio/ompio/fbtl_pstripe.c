@@ -10,8 +10,7 @@
  *
  * Atomic mode (MPI_File_set_atomicity(fh, 1)): every access runs under the
  * file's whole-file lock (ps_ompio_lock: exclusive for writes, shared for
- * reads), but one that goes to its server as one request (one_request),
- * which the servers apply whole against overlapping ones. A nonblocking access in atomic mode runs to completion under the
+ * reads). A nonblocking access in atomic mode runs to completion under the
  * lock before ipwritev/ipreadv return (the MPI request then completes at
  * the first test), since the lock must not be taken inside the progress
  * hook.
@@ -92,24 +91,7 @@ static int rw_fail(ompio_file_t *fh, int is_write, ps_status_t status)
     return ps_ompio_code(cls, "pstripe: %s %s: %s", what, fh->f_filename, detail);
 }
 
-/* Does the list go to its server as one request? Then it is atomic without
- * the lock (pstripe_file_one_request; the ROMIO driver's rule too). */
-static int one_request(const ps_ompio_file_t *pf, const ps_list_t *list, int is_write)
-{
-    uint64_t lo = UINT64_MAX, hi = 0, total = 0;
-
-    for (size_t i = 0; i < list->n; i++) {
-        const pstripe_region_t *r = &list->regions[i];
-
-        lo = r->offset < lo ? r->offset : lo;
-        hi = r->offset + r->length > hi ? r->offset + r->length : hi;
-        total += r->length;
-    }
-    return list->n > 0 && pstripe_file_one_request(pf->file, is_write, lo, hi, total, list->n);
-}
-
-/* One blocking list access, under the lock in atomic mode (unless it is one
- * request). Returns the
+/* One blocking list access, under the lock in atomic mode. Returns the
  * bytes moved (reads: those below the end of the file) or an MPI error as
  * a negative number. */
 static ssize_t list_io(ompio_file_t *fh, int is_write)
@@ -119,13 +101,12 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     ps_status_t status;
     ps_list_t list;
     size_t i;
-    int err, lock;
+    int err;
 
     if (pf == NULL || make_list(fh, &list) != MPI_SUCCESS) {
         return OMPI_ERROR;
     }
-    lock = fh->f_atomicity && !one_request(pf, &list, is_write);
-    if (lock && (err = ps_ompio_lock(pf, is_write)) != MPI_SUCCESS) {
+    if (fh->f_atomicity && (err = ps_ompio_lock(pf, is_write)) != MPI_SUCCESS) {
         opal_output(0, "pstripe: %s: atomic mode: cannot take the file lock (MPI error %d%s)",
                     fh->f_filename, err,
                     pf->lock_failed ? ": its MPI window could not be created at open" : "");
@@ -140,7 +121,7 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     } else {
         status = pstripe_read_list(pf->file, list.regions, list.n, list.iov, list.n, &nread);
     }
-    if (lock) {
+    if (fh->f_atomicity) {
         ps_ompio_unlock(pf);
     }
     free_list(&list);

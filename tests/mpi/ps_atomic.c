@@ -10,11 +10,7 @@
  *      other ranks read it at the same time: every read is uniform;
  *   B. all ranks write their own value over the whole region at once: the
  *      region is uniform afterwards;
- *   C. nonblocking and collective accesses in atomic mode read back right;
- *   D. A and B again on a region of 48 KB inside one 64 KiB stripe, which
- *      goes to its server as one request and so without the lock (the
- *      servers apply a request whole against overlapping ones), many
- *      times, from contiguous memory and from strided memory.
+ *   C. nonblocking and collective accesses in atomic mode read back right.
  * Last, atomic mode is switched off and rank 0 writes deterministic data,
  * so the file can be compared across file systems.
  *
@@ -26,11 +22,7 @@
 #define ITER 12
 #define BLK 1000                /* ints per block of the strided view */
 
-#define SMALL 12000             /* ints of D's region */
-#define SMALL_OFF (3 * 65536 + 4000)    /* bytes: the region lies in stripe 3 */
-#define SMALL_ITER 300
-
-static MPI_Datatype mtype, small_mtype;
+static MPI_Datatype mtype;
 
 /* write or read the region, from contiguous memory (ROMIO locks around the
  * contiguous call) or from strided memory (noncontiguous: the driver's
@@ -47,80 +39,25 @@ static void region_io(MPI_File fh, int *buf, int strided, int is_write)
                                 &st));
 }
 
-/* D's region, from contiguous or strided memory (small_mtype: SMALL ints,
- * every other block of BLK) */
-static void small_io(MPI_File fh, int *buf, int strided, int is_write)
-{
-    MPI_Status st;
-
-    if (is_write)
-        PS_MPI(MPI_File_write_at(fh, SMALL_OFF, buf, strided ? 1 : SMALL,
-                                 strided ? small_mtype : MPI_INT, &st));
-    else
-        PS_MPI(MPI_File_read_at(fh, SMALL_OFF, buf, strided ? 1 : SMALL,
-                                strided ? small_mtype : MPI_INT, &st));
-}
-
 static int *elem(int *buf, int i, int strided)
 {
     return strided ? &buf[(i / BLK) * 2 * BLK + i % BLK] : &buf[i];
 }
 
-static void set_n(int *buf, int n, int v, int strided)
-{
-    int i;
-    for (i = 0; i < n; i++)
-        *elem(buf, i, strided) = v;
-}
-
 static void set_all(int *buf, int v, int strided)
 {
-    set_n(buf, NINT, v, strided);
-}
-
-static void check_uniform_n(int *buf, int n, int strided, const char *what, int iter)
-{
-    int i, v = *elem(buf, 0, strided);
-    for (i = 1; i < n; i++)
-        PS_CHECK(*elem(buf, i, strided) == v,
-                 "%s (%s, iteration %d): int %d is %d but int 0 is %d: not atomic", what,
-                 strided ? "strided" : "contiguous", iter, i, *elem(buf, i, strided), v);
+    int i;
+    for (i = 0; i < NINT; i++)
+        *elem(buf, i, strided) = v;
 }
 
 static void check_uniform(int *buf, int strided, const char *what, int iter)
 {
-    check_uniform_n(buf, NINT, strided, what, iter);
-}
-
-/* D: A and B on the region inside one stripe (no lock) */
-static void one_stripe_region(MPI_File fh, int *buf, int *rbuf)
-{
-    int it, i, strided;
-
-    for (it = 0; it < SMALL_ITER; it++) {
-        strided = it % 2;
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (ps_rank == 0) {
-            set_n(buf, SMALL, it, strided);
-            small_io(fh, buf, strided, 1);
-        } else {
-            for (i = 0; i < 3; i++) {
-                small_io(fh, rbuf, strided, 0);
-                check_uniform_n(rbuf, SMALL, strided, "one stripe: read during a write", it);
-            }
-        }
-    }
-    for (it = 0; it < SMALL_ITER; it++) {
-        strided = it % 2;
-        set_n(buf, SMALL, 1000 * it + ps_rank, strided);
-        MPI_Barrier(MPI_COMM_WORLD);
-        small_io(fh, buf, strided, 1);
-        MPI_Barrier(MPI_COMM_WORLD);
-        small_io(fh, rbuf, 1 - strided, 0);
-        check_uniform_n(rbuf, SMALL, 1 - strided, "one stripe: after concurrent writes", it);
-        PS_CHECK(*elem(rbuf, 0, 1 - strided) / 1000 == it, "one stripe: iteration %d: value %d",
-                 it, *elem(rbuf, 0, 1 - strided));
-    }
+    int i, v = *elem(buf, 0, strided);
+    for (i = 1; i < NINT; i++)
+        PS_CHECK(*elem(buf, i, strided) == v,
+                 "%s (%s, iteration %d): int %d is %d but int 0 is %d: not atomic", what,
+                 strided ? "strided" : "contiguous", iter, i, *elem(buf, i, strided), v);
 }
 
 int main(int argc, char **argv)
@@ -136,8 +73,6 @@ int main(int argc, char **argv)
 
     MPI_Type_vector(NINT / BLK, BLK, 2 * BLK, MPI_INT, &mtype);  /* every other block */
     MPI_Type_commit(&mtype);
-    MPI_Type_vector(SMALL / BLK, BLK, 2 * BLK, MPI_INT, &small_mtype);
-    MPI_Type_commit(&small_mtype);
 
     info = ps_test_info();
     if (ps_rank == 0)
@@ -199,8 +134,6 @@ int main(int argc, char **argv)
     for (i = 0; i < 1000; i++)
         PS_CHECK(rbuf[i] == buf[i], "atomic write_at_all/iread: int %d is %d", i, rbuf[i]);
 
-    one_stripe_region(fh, buf, rbuf);
-
     /* deterministic final content */
     MPI_Barrier(MPI_COMM_WORLD);
     PS_MPI(MPI_File_set_atomicity(fh, 0));
@@ -217,7 +150,6 @@ int main(int argc, char **argv)
 
     PS_MPI(MPI_File_close(&fh));
     MPI_Type_free(&mtype);
-    MPI_Type_free(&small_mtype);
     MPI_Info_free(&info);
     free(buf);
     free(rbuf);
