@@ -213,7 +213,7 @@ static int agree_hints(ADIO_File fd, hint_values * hv, int *any, int *cb_any, in
             char what[MPI_MAX_INFO_KEY + 64];
 
             MPL_snprintf(what, sizeof(what), "(pstripe: hint %s not the same on every process)",
-                     hint_table[k].key);
+                         hint_table[k].key);
             err = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                        MPI_ERR_NOT_SAME, "**notsame", "**notsame %s %s", what,
                                        at_open ? "MPI_File_open" : "MPI_File_set_view/set_info");

@@ -42,6 +42,20 @@ static void expect_string(int code, const char *needle)
              needle);
 }
 
+/* The error string names needle exactly once (a path, not "open /f:
+ * cannot open /f"). */
+static void expect_once(int code, const char *needle)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    const char *p;
+    int len, n = 0;
+
+    MPI_Error_string(code, msg, &len);
+    for (p = strstr(msg, needle); p != NULL; p = strstr(p + 1, needle))
+        n++;
+    PS_CHECK(n == 1, "error string \"%s\" names \"%s\" %d times, not once", msg, needle, n);
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
@@ -61,8 +75,10 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
                   MPI_ERR_NO_SUCH_FILE);
-    PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
-                  MPI_ERR_NO_SUCH_FILE);
+    rc = MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    PS_MPI_EXPECT(rc, MPI_ERR_NO_SUCH_FILE);
+    if (pstripe && !PS_OMPIO)
+        expect_once(rc, strchr(fname, ':') + 1);
 
     /* exclusive create: first works, second fails on every process */
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
