@@ -251,6 +251,7 @@ struct pstripe_fs {
     unsigned nwaiters;  /* callers blocked in psc_call_wait */
     uint64_t spin_ns;   /* cfg.spin: progress this long before sleeping (set at start) */
     int ucp_fd_watched; /* ucp_fd is in the progress thread's epoll set */
+    int ucp_fd_refused; /* the last try to put it back there failed (warned once) */
     int stop_requested; /* psc_progress_stop: callers may not take the worker */
 
     /* timeouts, read by the progress thread (atomic) */

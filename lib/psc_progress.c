@@ -419,6 +419,30 @@ int psc_progress_timeout_ms(pstripe_fs_t *fs)
     return timeout_ms;
 }
 
+int psc_watch_worker_fd(pstripe_fs_t *fs)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fs->ucp_fd};
+
+    if (fs->ucp_fd_watched) {
+        return 1;
+    }
+    if (epoll_ctl(fs->epoll_fd, EPOLL_CTL_ADD, fs->ucp_fd, &ev) == 0 || errno == EEXIST) {
+        if (fs->ucp_fd_refused) {
+            ps_info("the worker's event fd is watched again");
+        }
+        fs->ucp_fd_watched = 1;
+        fs->ucp_fd_refused = 0;
+        return 1;
+    }
+    if (!fs->ucp_fd_refused) {
+        ps_warn("epoll_ctl ADD of the worker's event fd: %m (polling every %d ms while "
+                "requests are out until it succeeds)",
+                PSC_UNWATCHED_POLL_MS);
+    }
+    fs->ucp_fd_refused = 1;
+    return 0;
+}
+
 static void psc_sleep(pstripe_fs_t *fs)
 {
     struct epoll_event ev[2];
@@ -430,6 +454,9 @@ static void psc_sleep(pstripe_fs_t *fs)
         return;
     }
     timeout_ms = psc_progress_timeout_ms(fs);
+    if (!psc_watch_worker_fd(fs) && timeout_ms > PSC_UNWATCHED_POLL_MS) {
+        timeout_ms = PSC_UNWATCHED_POLL_MS; /* ops are out (a deadline is set) */
+    }
     fs->thread_wake_ns =
         timeout_ms < 0 ? UINT64_MAX : ps_time_ns() + (uint64_t)timeout_ms * 1000000u;
     psc_thread_unown(fs);

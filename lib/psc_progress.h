@@ -25,6 +25,13 @@ int psc_progress_turn(pstripe_fs_t *fs);
 /* How long the owner may sleep on the worker's event fd (ms, -1: until an
  * event): the nearest deadline, or a cleanup or trim timer. */
 int psc_progress_timeout_ms(pstripe_fs_t *fs);
+/* Put the worker's event fd back in the progress thread's epoll set if it
+ * is out (the owner, with fs->lock held by a caller). 0 if epoll_ctl
+ * refused (no memory, or the user's epoll watches used up): the thread
+ * then sleeps at most PSC_UNWATCHED_POLL_MS while ops are out and tries
+ * again at each sleep, so that no reply waits for a request's deadline. */
+int psc_watch_worker_fd(pstripe_fs_t *fs);
+#define PSC_UNWATCHED_POLL_MS 1
 /* 1 if something besides the posted queue needs the progress thread once a
  * caller gives the worker back: ops in flight or waiting for a connection,
  * completions or failures not yet handled, connections being closed, cached

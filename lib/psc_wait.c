@@ -68,7 +68,6 @@ static void psc_wait_wake_thread(pstripe_fs_t *fs)
 /* Give the worker back (fs->lock not held). */
 static void psc_wait_give(pstripe_fs_t *fs)
 {
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fs->ucp_fd};
     int busy = psc_progress_busy(fs);
 
     if (!busy && ucp_worker_arm(fs->ucp_worker) == UCS_ERR_BUSY) {
@@ -78,11 +77,8 @@ static void psc_wait_give(pstripe_fs_t *fs)
     if (!ucs_list_is_empty(&fs->postq)) {
         busy = 1;
     }
-    if (epoll_ctl(fs->epoll_fd, EPOLL_CTL_ADD, fs->ucp_fd, &ev) == 0 || errno == EEXIST) {
-        fs->ucp_fd_watched = 1;
-    } else {
-        ps_warn("epoll_ctl ADD of the worker's event fd: %m");
-        busy = 1;
+    if (!psc_watch_worker_fd(fs)) {
+        busy = 1; /* the thread polls, and tries again */
     }
     fs->owner = PSC_OWNER_NONE;
     pthread_cond_broadcast(&fs->cond); /* the next caller, or the thread, takes it */

@@ -95,6 +95,7 @@ tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc $
 tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc \
 	tests/integration/test_client_wback.cc $(PSC_TEST_UTIL)
+tests_integration_test_client_fault_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
 tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_sharedfp_SOURCES = tests/integration/test_client_sharedfp.cc \
 	$(PSC_TEST_UTIL)

@@ -7,9 +7,12 @@
  * configured timeout (measured and bounded here), never a hang; the client must then reconnect by
  * itself once the server is back. Data made durable with fsync survives a restart.
  */
+#include <dlfcn.h>
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,7 +24,32 @@
 #include "ps_layout.h"
 #include "test_client_util.h"
 
+extern "C" {
+#include "psc_progress.h" /* pstripe_fs_t's worker event fd */
+}
+
 using namespace psc_test;
+
+/* epoll_ctl, as the client (linked in statically) and UCX call it, refusing
+ * to add the fd g_refuse_add_fd (ENOSPC: the user's epoll watches used
+ * up) while it is set; g_added counts the adds of that fd that went through. */
+static std::atomic<int> g_refuse_add_fd{-1}, g_watched_fd{-1}, g_added{0};
+
+extern "C" int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+    using fn_t = int (*)(int, int, int, struct epoll_event *);
+    static fn_t real = (fn_t)dlsym(RTLD_NEXT, "epoll_ctl");
+
+    if (op == EPOLL_CTL_ADD && fd == g_refuse_add_fd.load()) {
+        errno = ENOSPC;
+        return -1;
+    }
+    int rc = real(epfd, op, fd, ev);
+    if (rc == 0 && op == EPOLL_CTL_ADD && fd == g_watched_fd.load()) {
+        g_added++;
+    }
+    return rc;
+}
 
 namespace {
 
@@ -535,6 +563,61 @@ TEST_F(ClientFault, BlockedCallersTimeOutTogether)
             << "caller " << c.id << ": " << pstripe_strerror(c.status) << ": " << c.message;
     }
     ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/* A nonblocking request is finished by the progress thread, which sleeps
+ * on the worker's event fd; a blocking caller takes that fd out of the
+ * thread's epoll set while it drives the worker and puts it back when it
+ * is done. If epoll_ctl refuses to put it back, the thread must still see
+ * the reply (it polls and tries again), not sleep until the request's
+ * deadline; once epoll_ctl works again the fd is watched again. */
+TEST_F(ClientFault, ReplySeenWhenTheEventFdCannotBeWatched)
+{
+    start(1, {"timeout=20s"});
+    pstripe_layout_t layout = {1 << 20, 1, 0};
+    pstripe_file_t *f;
+    std::vector<uint8_t> big(8 << 20, 0x6B), small(4096, 1);
+    pstripe_region_t reg = {0, big.size()};
+    struct iovec iov = {big.data(), big.size()};
+    int fd = fs_->ucp_fd;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/unwatched", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, big.data(), big.size(), 0));
+    g_watched_fd = fd;
+    g_refuse_add_fd = fd;
+    for (int round = 0; round < 4; round++) {
+        pstripe_request_t *req;
+        uint64_t bytes;
+        int done = 0;
+
+        /* a blocking call: the caller drives, and cannot give the fd back */
+        PSC_ASSERT_OK(pstripe_pwrite(f, small.data(), small.size(), 4096 * (uint64_t)round));
+        double t0 = now_s();
+        PSC_ASSERT_OK(pstripe_iwrite_list(f, &reg, 1, &iov, 1, &req));
+        /* test only: a wait would drive the worker itself */
+        bool finished = wait_until(
+            [&] {
+                EXPECT_EQ(pstripe_request_test(req, &done), PS_OK);
+                return done != 0;
+            },
+            15);
+        printf("[   INFO   ] round %d: 8 MiB nonblocking write done after %.3fs\n", round,
+               now_s() - t0);
+        ASSERT_TRUE(finished) << "the request was not finished within 15s";
+        EXPECT_LT(now_s() - t0, 3.0) << "the reply waited for the request's deadline";
+        PSC_ASSERT_OK(pstripe_request_wait(req, &bytes));
+        EXPECT_EQ(bytes, big.size());
+    }
+    int added = g_added;
+    g_refuse_add_fd = -1;
+    pstripe_request_t *req;
+    uint64_t bytes;
+    PSC_ASSERT_OK(pstripe_iwrite_list(f, &reg, 1, &iov, 1, &req));
+    PSC_ASSERT_OK(pstripe_request_wait(req, &bytes));
+    EXPECT_TRUE(wait_until([&] { return g_added > added; }, 10))
+        << "the worker's event fd was not put back in the thread's epoll set";
+    g_watched_fd = -1;
     PSC_ASSERT_OK(pstripe_close(f));
 }
 
