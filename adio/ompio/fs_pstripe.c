@@ -26,6 +26,7 @@
  */
 #include "ps_ompio.h"
 
+#include "ompi/mca/fs/base/base.h" /* mca_fs_base_get_file_perm */
 #include "ompi/mca/fs/fs.h"
 #include "opal/util/info.h"
 #include "ps_layout.h" /* PS_STRIPE_COUNT_MAX (a macro only) */
@@ -386,7 +387,10 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     if (pf == NULL) {
         return MPI_ERR_NO_MEM;
     }
-    err = open_all(comm, rank, path, amode, fh->f_perm, &hv, &pf->file);
+    /* f_perm is OMPIO_PERM_NULL (-1) unless the program gave a mode: then
+     * 0666 less the umask, as OMPIO's ufs and ROMIO do (passed as it was,
+     * every new file was 0777) */
+    err = open_all(comm, rank, path, amode, mca_fs_base_get_file_perm(fh), &hv, &pf->file);
     if (err == MPI_SUCCESS) {
         int failed, any_failed = 1;
 
