@@ -18,10 +18,15 @@ nobody() {
     setpriv --reuid=65534 --regid=65534 --clear-groups timeout -k 5 60 "$PSTRIPE" "$@"
 }
 # An MPI program as nobody (tests/mpi/ps_perm), 2 processes, on the
-# pstripe MPICH; skipped where `pstripe run --check` fails.
+# pstripe MPICH, and under Open MPI (its OMPIO components) where built;
+# skipped where `pstripe run --check` fails.
 mpi_ok=0
 if [ -x "$top_builddir/tests/mpi/ps_perm" ] && pst run --check >/dev/null 2>&1; then
     mpi_ok=1
+fi
+ompi_ok=0
+if [ -x "$top_builddir/tests/mpi/openmpi/ps_perm" ] && command -v mpirun.openmpi >/dev/null; then
+    ompi_ok=1
 fi
 nobody_mpi() {
     if [ "$mpi_ok" = 1 ]; then
@@ -30,6 +35,14 @@ nobody_mpi() {
         contains "$out" "ps_perm: 2 processes, $2: PASS" "MPI program as nobody ($2)"
     else
         echo "SKIP: MPI step ($2): no tests/mpi/ps_perm or no pstripe MPICH (pstripe run --check)"
+    fi
+    if [ "$ompi_ok" = 1 ]; then
+        expect_status 0 setpriv --reuid=65534 --regid=65534 --clear-groups timeout -k 5 120 \
+            "$PSTRIPE" run -- mpirun.openmpi --oversubscribe -n 2 \
+            "$top_builddir/tests/mpi/openmpi/ps_perm" "pstripe:$1" "$2"
+        contains "$out" "ps_perm: 2 processes, $2: PASS" "Open MPI program as nobody ($2)"
+    else
+        echo "SKIP: Open MPI step ($2): no tests/mpi/openmpi/ps_perm"
     fi
 }
 
