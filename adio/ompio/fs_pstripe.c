@@ -21,11 +21,18 @@
  *   the ROMIO driver's switches; checked, and of no effect here (OMPIO
  *   always hands down lists, and there is no write-behind or read cache).
  * After open, the file's info holds the effective layout and tunables.
+ * MPI_File_preallocate is ours too (fs_file_preallocate, set in the file's
+ * copy of OMPIO's io module at open): OMPIO's own reads the file back and
+ * writes it through the individual file pointer, which both calls move, so
+ * each piece lands after the place it was read from (Open MPI 4.1.4: 1 MiB
+ * written, preallocate to 2 MiB, and the second MiB held a copy of the
+ * first instead of zeros, on a local file as well).
  * Errors carry their reason: MPI_Error_string names pstripe and the cause
  * (ps_ompio_code).
  */
 #include "ps_ompio.h"
 
+#include "ompi/file/file.h" /* the file's io module (fs_file_preallocate) */
 #include "ompi/mca/fs/base/base.h" /* mca_fs_base_get_file_perm */
 #include "ompi/mca/fs/fs.h"
 #include "opal/util/info.h"
@@ -366,6 +373,59 @@ static void lock_free(ps_ompio_file_t *pf)
     }
 }
 
+/* MPI_File_preallocate (collective): the same size on every process, and
+ * process 0 has the servers reserve the space up to it (as the ROMIO
+ * driver does: no data read or written, the file grows to it if shorter);
+ * every process returns its outcome. */
+static int fs_file_preallocate(struct ompi_file_t *file, OMPI_MPI_OFFSET_TYPE diskspace)
+{
+    mca_common_ompio_data_t *data = (mca_common_ompio_data_t *)file->f_io_selected_data;
+    ompio_file_t *fh = &data->ompio_fh;
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    OMPI_MPI_OFFSET_TYPE root = diskspace;
+    ps_status_t status = PS_OK;
+    int differ, any, cls = MPI_SUCCESS;
+
+    OPAL_THREAD_LOCK(&file->f_lock);
+    MPI_Bcast(&root, 1, MPI_OFFSET, 0, fh->f_comm);
+    differ = root != diskspace;
+    MPI_Allreduce(&differ, &any, 1, MPI_INT, MPI_MAX, fh->f_comm);
+    if (any) {
+        OPAL_THREAD_UNLOCK(&file->f_lock);
+        return ps_ompio_code(MPI_ERR_NOT_SAME,
+                             "pstripe: MPI_File_preallocate of %s: the size is not the same on "
+                             "every process",
+                             fh->f_filename);
+    }
+    if (fh->f_rank == 0) {
+        status = diskspace < 0 ? PS_ERR_INVALID : pstripe_preallocate(pf->file, (uint64_t)diskspace);
+        cls = ps_ompio_mpi_error(status);
+    }
+    MPI_Bcast(&cls, 1, MPI_INT, 0, fh->f_comm);
+    OPAL_THREAD_UNLOCK(&file->f_lock);
+    if (status != PS_OK) {
+        return ps_ompio_fail("cannot preallocate", fh->f_filename, status);
+    }
+    if (cls != MPI_SUCCESS) {
+        return ps_ompio_code(cls, "pstripe: cannot preallocate %s: it failed on process 0",
+                             fh->f_filename);
+    }
+    return MPI_SUCCESS;
+}
+
+/* A file opened by the program (not by another component for itself):
+ * its MPI_File_preallocate is ours. */
+static void take_preallocate(ompio_file_t *fh)
+{
+    struct ompi_file_t *file = fh->f_fh;
+
+    if (file != NULL && file->f_io_version == MCA_IO_BASE_V_2_0_0 &&
+        file->f_io_selected_data != NULL &&
+        &((mca_common_ompio_data_t *)file->f_io_selected_data)->ompio_fh == fh) {
+        file->f_io_selected_module.v2_0_0.io_module_file_preallocate = fs_file_preallocate;
+    }
+}
+
 static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, int amode,
                         struct opal_info_t *info, ompio_file_t *fh)
 {
@@ -419,6 +479,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     fh->f_amode &= ~MPI_MODE_DELETE_ON_CLOSE;
     fh->f_fs_ptr = pf;
     fh->fd = -1;
+    take_preallocate(fh);
     return MPI_SUCCESS;
 }
 

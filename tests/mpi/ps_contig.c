@@ -15,7 +15,7 @@
  * a read waits for the others to enter the call (it sees a write made
  * just before). Then size operations: get_size, reads across
  * the end of file (counts), sync, set_size (shrink and extend),
- * preallocate.
+ * preallocate (the bytes it adds read as zeros).
  *
  * Usage: ps_contig FILENAME
  */
@@ -288,9 +288,20 @@ int main(int argc, char **argv)
         free(want);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_seek(fh, 0, MPI_SEEK_SET)); /* (Open MPI's own preallocate copied from there) */
     PS_MPI(MPI_File_preallocate(fh, want_size + 100000));
     PS_MPI(MPI_File_get_size(fh, &size));
     PS_CHECK(size == want_size + 100000, "size %lld after preallocate", (long long) size);
+    if (ps_rank == 0) {
+        /* the bytes it added read as zeros (Open MPI's own preallocate
+         * wrote a copy of earlier bytes there) */
+        unsigned char *added = malloc(95000);
+        PS_MPI(MPI_File_read_at(fh, want_size + 5000, added, 95000, MPI_BYTE, &st));
+        for (i = 0; i < 95000; i++)
+            PS_CHECK(added[i] == 0, "byte %lld is 0x%02x after preallocate, expected 0",
+                     (long long) (want_size + 5000 + i), added[i]);
+        free(added);
+    }
     PS_MPI(MPI_File_preallocate(fh, 1000));     /* smaller: no change */
     PS_MPI(MPI_File_get_size(fh, &size));
     PS_CHECK(size == want_size + 100000, "size %lld after a smaller preallocate",
