@@ -196,6 +196,18 @@ static void fbtl_request_free(mca_ompio_request_t *req)
     }
 }
 
+/* The request is started (its data complete): OMPIO's progress may look
+ * at it from now on. It is in OMPIO's list of pending requests from its
+ * allocation, so a progress function set earlier ran inside the start
+ * (the atomic-mode lock waits in MPI progress) and completed the request
+ * with nothing counted: under Open MPI with 2 processes, 19 of 20
+ * atomic-mode MPI_File_iwrite_at counted 0 bytes. */
+static ssize_t progress_from_here(mca_ompio_request_t *req)
+{
+    req->req_progress_fn = fbtl_progress;
+    return 0;
+}
+
 static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
 {
     mca_ompio_request_t *req = (mca_ompio_request_t *)request;
@@ -215,7 +227,6 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
      * handler when the request fails: a NULL there crashes MPI_Wait */
     req->req_ompi.req_mpi_object.file = fh->f_fh;
     req->req_data = data;
-    req->req_progress_fn = fbtl_progress;
     req->req_free_fn = fbtl_request_free;
     /* From here on a failure is the request's error, not the return value:
      * OMPIO (4.1) abandons a request whose start fails without freeing it,
@@ -230,11 +241,11 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
                                       is_write ? "write to" : "read from", fh->f_filename);
         }
         data->bytes = n < 0 ? 0 : (uint64_t)n;
-        return 0;
+        return progress_from_here(req);
     }
     if (make_list(fh, &list) != MPI_SUCCESS) {
         data->err = MPI_ERR_NO_MEM;
-        return 0;
+        return progress_from_here(req);
     }
     if (is_write) {
         status = pstripe_iwrite_list(pf->file, list.regions, list.n, list.iov, list.n, &data->preq);
@@ -248,7 +259,7 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
         data->preq = NULL;
         data->err = rw_fail(fh, is_write, status);
     }
-    return 0;
+    return progress_from_here(req);
 }
 
 static ssize_t fbtl_ipreadv(ompio_file_t *fh, ompi_request_t *request)
