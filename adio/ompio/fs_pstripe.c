@@ -373,6 +373,24 @@ static void lock_free(ps_ompio_file_t *pf)
     }
 }
 
+/* What process 0 did (status, PS_OK on the others), as every process's
+ * answer: its error, or one saying that it failed there. Collective. */
+static int root_outcome(ompio_file_t *fh, const char *what, ps_status_t status)
+{
+    int cls = ps_ompio_mpi_error(status);
+
+    if (fh->f_comm != MPI_COMM_NULL) {
+        MPI_Bcast(&cls, 1, MPI_INT, 0, fh->f_comm);
+    }
+    if (status != PS_OK) {
+        return ps_ompio_fail(what, fh->f_filename, status);
+    }
+    if (cls != MPI_SUCCESS) {
+        return ps_ompio_code(cls, "pstripe: %s %s: it failed on process 0", what, fh->f_filename);
+    }
+    return MPI_SUCCESS;
+}
+
 /* MPI_File_preallocate (collective): the same size on every process, and
  * process 0 has the servers reserve the space up to it (as the ROMIO
  * driver does: no data read or written, the file grows to it if shorter);
@@ -384,7 +402,7 @@ static int fs_file_preallocate(struct ompi_file_t *file, OMPI_MPI_OFFSET_TYPE di
     ps_ompio_file_t *pf = fh->f_fs_ptr;
     OMPI_MPI_OFFSET_TYPE root = diskspace;
     ps_status_t status = PS_OK;
-    int differ, any, cls = MPI_SUCCESS;
+    int differ, any, err;
 
     OPAL_THREAD_LOCK(&file->f_lock);
     MPI_Bcast(&root, 1, MPI_OFFSET, 0, fh->f_comm);
@@ -399,18 +417,10 @@ static int fs_file_preallocate(struct ompi_file_t *file, OMPI_MPI_OFFSET_TYPE di
     }
     if (fh->f_rank == 0) {
         status = diskspace < 0 ? PS_ERR_INVALID : pstripe_preallocate(pf->file, (uint64_t)diskspace);
-        cls = ps_ompio_mpi_error(status);
     }
-    MPI_Bcast(&cls, 1, MPI_INT, 0, fh->f_comm);
+    err = root_outcome(fh, "cannot preallocate", status);
     OPAL_THREAD_UNLOCK(&file->f_lock);
-    if (status != PS_OK) {
-        return ps_ompio_fail("cannot preallocate", fh->f_filename, status);
-    }
-    if (cls != MPI_SUCCESS) {
-        return ps_ompio_code(cls, "pstripe: cannot preallocate %s: it failed on process 0",
-                             fh->f_filename);
-    }
-    return MPI_SUCCESS;
+    return err;
 }
 
 /* A file opened by the program (not by another component for itself):
@@ -538,26 +548,14 @@ static int fs_file_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 {
     ps_ompio_file_t *pf = fh->f_fs_ptr;
     ps_status_t status = PS_OK;
-    int cls = MPI_SUCCESS;
 
     if (fh->f_comm != MPI_COMM_NULL) {
         MPI_Barrier(fh->f_comm);
     }
     if (fh->f_rank == 0) {
         status = size < 0 ? PS_ERR_INVALID : pstripe_ftruncate(pf->file, (uint64_t)size);
-        cls = ps_ompio_mpi_error(status);
     }
-    if (fh->f_comm != MPI_COMM_NULL) {
-        MPI_Bcast(&cls, 1, MPI_INT, 0, fh->f_comm);
-    }
-    if (status != PS_OK) {
-        return ps_ompio_fail("cannot set the size of", fh->f_filename, status);
-    }
-    if (cls != MPI_SUCCESS) {
-        return ps_ompio_code(cls, "pstripe: cannot set the size of %s: it failed on process 0",
-                             fh->f_filename);
-    }
-    return MPI_SUCCESS;
+    return root_outcome(fh, "cannot set the size of", status);
 }
 
 static int fs_file_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
