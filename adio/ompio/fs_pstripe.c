@@ -32,7 +32,7 @@
  */
 #include "ps_ompio.h"
 
-#include "ompi/file/file.h" /* the file's io module (fs_file_preallocate) */
+#include "ompi/file/file.h"        /* the file's io module (fs_file_preallocate) */
 #include "ompi/mca/fs/base/base.h" /* mca_fs_base_get_file_perm */
 #include "ompi/mca/fs/fs.h"
 #include "opal/util/info.h"
@@ -416,7 +416,8 @@ static int fs_file_preallocate(struct ompi_file_t *file, OMPI_MPI_OFFSET_TYPE di
                              fh->f_filename);
     }
     if (fh->f_rank == 0) {
-        status = diskspace < 0 ? PS_ERR_INVALID : pstripe_preallocate(pf->file, (uint64_t)diskspace);
+        status =
+            diskspace < 0 ? PS_ERR_INVALID : pstripe_preallocate(pf->file, (uint64_t)diskspace);
     }
     err = root_outcome(fh, "cannot preallocate", status);
     OPAL_THREAD_UNLOCK(&file->f_lock);
