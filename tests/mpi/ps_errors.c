@@ -84,6 +84,18 @@ int main(int argc, char **argv)
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
                          MPI_INFO_NULL, &fh));
     PS_MPI(MPI_File_write_at_all(fh, (MPI_Offset) ps_rank * N, want, N, MPI_BYTE, &st));
+    if (pstripe && PS_OMPIO && ps_nprocs > 1) {
+        /* the components' preallocate: sizes that differ are refused on
+         * every process, and nothing changes */
+        MPI_Offset size;
+
+        rc = MPI_File_preallocate(fh, (MPI_Offset) ps_nprocs * N + 1000 * ps_rank);
+        PS_MPI_EXPECT(rc, MPI_ERR_NOT_SAME);
+        expect_string(rc, "not the same on every process");
+        PS_MPI(MPI_File_get_size(fh, &size));
+        PS_CHECK(size == (MPI_Offset) ps_nprocs * N, "size %lld after a refused preallocate",
+                 (long long) size);
+    }
     PS_MPI(MPI_File_close(&fh));
     rc = MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
                        MPI_INFO_NULL, &fh);
