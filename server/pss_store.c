@@ -512,11 +512,14 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
             pss_share_note(&obj->share, batches[i]->conn); /* without a cache nothing is shared */
         }
     }
+    /* blocked before pss_stage_wait starts a flush: one whose I/O the
+     * kernel refuses finishes at once, unblocks it and plans it again */
+    obj->blocked = 1;
     if (pss_job_conflicts(job) || (is_write && pss_stage_wait(w, obj, job))) {
         pss_job_free(w, job); /* and the array; the requests stay queued */
-        obj->blocked = 1;
         return;
     }
+    obj->blocked = 0;
     for (uint32_t i = 0; i < n; i++) {
         pss_obj_pop(obj);
     }
@@ -545,11 +548,14 @@ static void pss_obj_run(pss_worker_t *w, pss_object_t *obj)
         if (type == PS_MSG_OBJ_REMOVE) {
             pss_stage_drop_object(w->stage, obj); /* its bytes go with it */
         } else if (type != PS_MSG_OBJ_STAT && obj->nstaged > 0) {
-            /* sync, flush, truncate and allocate see the staged bytes on disk first */
+            /* sync, flush, truncate and allocate see the staged bytes on disk
+             * first; blocked before the flush starts: one whose I/O the
+             * kernel refuses finishes inside the start and unblocks it */
+            obj->blocked = 1;
             if (pss_job_flush(w, obj, UINT64_MAX) > 0) {
-                obj->blocked = 1;
                 break;
             }
+            obj->blocked = 0;
             pss_reply(pss_obj_pop(obj), PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, 0);
             continue;
         }

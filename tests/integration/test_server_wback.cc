@@ -6,14 +6,16 @@
  * interleaved halves of blocks written once without read-modify-write
  * however far apart they arrive, reads seeing staged bytes at once, sync
  * writing them (and a killed server keeping them after a sync), truncate
- * and remove with staged blocks, back-pressure of a full stage, and a
- * failed write of staged blocks reported by the next sync.
+ * and remove with staged blocks, back-pressure of a full stage, a
+ * failed write of staged blocks reported by the next sync, and a flush the
+ * kernel refuses at submission answered, not left waiting.
  */
 #include <gtest/gtest.h>
 
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
@@ -637,6 +639,51 @@ TEST_F(ServerWbackFailed, IsReportedBySync)
     raw_reply w = b.write(fid, one, payload(one, 2, nullptr));
     ASSERT_EQ(w.status(), PS_OK);
     EXPECT_EQ(w.body<ps_io_rep_t>().failed_writes, 1u);
+}
+
+/*
+ * A flush of staged blocks whose disk write the kernel refuses at
+ * io_submit (EAGAIN; tests/integration/aio_refuse.c, preloaded, refuses
+ * while a trigger file exists) finishes inside its start. The object's
+ * queue was marked blocked after that start returned, so the OBJ_SYNC that
+ * started it and every later request of the object waited for a job that
+ * had already finished: no answer (the raw client gives up after 30 s).
+ */
+TEST_F(ServerWback, FlushRefusedAtSubmitDoesNotStallTheObject)
+{
+    const uint64_t fid = 0x5a00;
+    std::string trigger = "/tmp/pstest-aio-refuse." + std::to_string(getpid());
+
+    unlink(trigger.c_str());
+    setenv("LD_PRELOAD", PS_AIO_REFUSE_PATH, 1);
+    setenv("PSTEST_AIO_REFUSE", trigger.c_str(), 1);
+    start({"write_back_age=30s"});
+    unsetenv("LD_PRELOAD");
+    unsetenv("PSTEST_AIO_REFUSE");
+    ASSERT_FALSE(HasFatalFailure());
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, 4 * (uint64_t)block}}, 1));
+    std::vector<ps_region_t> regs;
+    for (uint64_t i = 0; i < 40; i++) { /* more than a blind write looks at: staged */
+        regs.push_back({block + i * 20, 10});
+    }
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, regs, 2));
+    ASSERT_EQ(stats().stage_blocks, 1u) << "the write was not staged";
+
+    FILE *t = fopen(trigger.c_str(), "w");
+    ASSERT_NE(t, nullptr);
+    fclose(t);
+    raw_reply s = a.obj(PS_MSG_OBJ_SYNC, fid, 0);
+    unlink(trigger.c_str());
+    ASSERT_TRUE(s.received) << "no answer: the object waits for a flush that has finished";
+    EXPECT_NE(s.status(), PS_OK) << "the staged bytes were not written, yet the sync succeeded";
+    printf("sync whose flush io_submit refused: %s\n", ps_status_string(s.status()));
+    EXPECT_NE(cluster.log(0).find("io_submit"), std::string::npos)
+        << "the server's log does not name the refused io_submit";
+
+    /* the object is served again: a whole write, read back */
+    model.assign(model.size(), 0);
+    ASSERT_NO_FATAL_FAILURE(write(b, fid, {{0, 4 * (uint64_t)block}}, 3));
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, 4 * (uint64_t)block, "after the refused flush"));
 }
 
 /* A writer's close (OBJ_FLUSH) writes the staged blocks and reports their
