@@ -189,6 +189,8 @@ ucs_status_t psc_am_reply_cb(void *arg, const void *header, size_t header_length
         return UCS_OK;
     }
     memcpy(&hdr, header, sizeof(hdr));
+    ps_trace("reply to %s req_id %#llx, status %d, %zu data bytes", ps_msg_type_name(hdr.type),
+             (unsigned long long)hdr.req_id, (int)hdr.status, length);
     op = psc_slot_find(fs, hdr.req_id);
     if (op == NULL) {
         ps_debug("dropping a late or unknown reply (req_id %#llx)", (unsigned long long)hdr.req_id);

@@ -282,6 +282,12 @@ static void pss_reply_send(pss_req_t *req, ps_status_t status, const void *body,
     PSS_STAT_ADD(w, eager_replies, param.flags != 0);
     ucs_status_ptr_t sreq =
         ucp_am_send_nbx(conn->ep, PS_AM_ID_REPLY, send->hdr, send->hdr_len, data, data_len, &param);
+    ps_trace("worker %u: reply to %s req %#llx, status %d, %llu data bytes, %s", w->index,
+             ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id, (int)status,
+             (unsigned long long)data_len,
+             sreq == NULL           ? "sent"
+             : UCS_PTR_IS_ERR(sreq) ? "failed"
+                                    : "in flight");
     if (sreq == NULL) {
         pss_send_done(send);
     } else if (UCS_PTR_IS_ERR(sreq)) {
