@@ -76,6 +76,30 @@ class ServerWback : public ::testing::Test {
         block = h.body<ps_hello_rep_t>().block_size;
         ASSERT_GE(block, 512u);
     }
+    /* start() with tests/integration/aio_refuse.c preloaded into the
+     * server: its io_submit refuses while the file *trigger exists. */
+    void start_refusing(std::vector<std::string> sets, std::string *trigger)
+    {
+        *trigger = "/tmp/pstest-aio-refuse." + std::to_string(getpid());
+        unlink(trigger->c_str());
+        setenv("LD_PRELOAD", PS_AIO_REFUSE_PATH, 1);
+        setenv("PSTEST_AIO_REFUSE", trigger->c_str(), 1);
+        start(sets);
+        unsetenv("LD_PRELOAD");
+        unsetenv("PSTEST_AIO_REFUSE");
+    }
+    /* Request r (a function sending it) while the io_submit refuses. */
+    template <typename F> raw_reply refused(const std::string &trigger, F r)
+    {
+        FILE *t = fopen(trigger.c_str(), "w");
+        EXPECT_NE(t, nullptr) << trigger;
+        if (t != nullptr) {
+            fclose(t);
+        }
+        raw_reply rep = r();
+        unlink(trigger.c_str());
+        return rep;
+    }
     void connect(raw_client &c)
     {
         ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
@@ -652,14 +676,9 @@ TEST_F(ServerWbackFailed, IsReportedBySync)
 TEST_F(ServerWback, FlushRefusedAtSubmitDoesNotStallTheObject)
 {
     const uint64_t fid = 0x5a00;
-    std::string trigger = "/tmp/pstest-aio-refuse." + std::to_string(getpid());
+    std::string trigger;
 
-    unlink(trigger.c_str());
-    setenv("LD_PRELOAD", PS_AIO_REFUSE_PATH, 1);
-    setenv("PSTEST_AIO_REFUSE", trigger.c_str(), 1);
-    start({"write_back_age=30s"});
-    unsetenv("LD_PRELOAD");
-    unsetenv("PSTEST_AIO_REFUSE");
+    start_refusing({"write_back_age=30s"}, &trigger);
     ASSERT_FALSE(HasFatalFailure());
     ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, 4 * (uint64_t)block}}, 1));
     std::vector<ps_region_t> regs;
@@ -669,11 +688,7 @@ TEST_F(ServerWback, FlushRefusedAtSubmitDoesNotStallTheObject)
     ASSERT_NO_FATAL_FAILURE(write(a, fid, regs, 2));
     ASSERT_EQ(stats().stage_blocks, 1u) << "the write was not staged";
 
-    FILE *t = fopen(trigger.c_str(), "w");
-    ASSERT_NE(t, nullptr);
-    fclose(t);
-    raw_reply s = a.obj(PS_MSG_OBJ_SYNC, fid, 0);
-    unlink(trigger.c_str());
+    raw_reply s = refused(trigger, [&] { return a.obj(PS_MSG_OBJ_SYNC, fid, 0); });
     ASSERT_TRUE(s.received) << "no answer: the object waits for a flush that has finished";
     EXPECT_NE(s.status(), PS_OK) << "the staged bytes were not written, yet the sync succeeded";
     printf("sync whose flush io_submit refused: %s\n", ps_status_string(s.status()));
@@ -684,6 +699,48 @@ TEST_F(ServerWback, FlushRefusedAtSubmitDoesNotStallTheObject)
     model.assign(model.size(), 0);
     ASSERT_NO_FATAL_FAILURE(write(b, fid, {{0, 4 * (uint64_t)block}}, 3));
     ASSERT_NO_FATAL_FAILURE(check(b, fid, 4 * (uint64_t)block, "after the refused flush"));
+}
+
+/*
+ * The same for a write too large for the stage (more new blocks than half
+ * of it) that touches a staged block: it waits for that block's flush
+ * (pss_stage_wait). The flush refused at io_submit finished inside that
+ * wait, and the object was marked blocked after it: the write got no
+ * answer.
+ */
+TEST_F(ServerWback, RefusedFlushBeforeALargeWriteDoesNotStallIt)
+{
+    const uint64_t fid = 0x5b00;
+    std::string trigger;
+
+    start_refusing({"write_back=64k", "write_back_age=30s"}, &trigger);
+    ASSERT_FALSE(HasFatalFailure());
+    uint64_t cap = 65536 / block, nblocks = cap + 4;
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, nblocks * block}}, 1));
+    std::vector<ps_region_t> one;
+    for (uint64_t i = 0; i < 40; i++) { /* more than a blind write looks at: staged */
+        one.push_back({i * 20, 10});
+    }
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, one, 2));
+    ASSERT_EQ(stats().stage_blocks, 1u) << "the write was not staged";
+
+    /* partial writes of every block: more new blocks than half the stage,
+     * and block 0 is staged */
+    std::vector<ps_region_t> regs;
+    for (uint64_t k = 0; k < nblocks; k++) {
+        for (uint64_t i = 0; i < 40; i++) {
+            regs.push_back({k * block + 1000 + i * 20, 10});
+        }
+    }
+    std::vector<uint8_t> p = payload(regs, 3, nullptr);
+    raw_reply w = refused(trigger, [&] { return b.write(fid, regs, p); });
+    ASSERT_TRUE(w.received) << "no answer: the write waits for a flush that has finished";
+    printf("large write after a refused flush: %s\n", ps_status_string(w.status()));
+
+    /* the object is served again */
+    model.assign(model.size(), 0);
+    ASSERT_NO_FATAL_FAILURE(write(b, fid, {{0, nblocks * block}}, 4));
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, nblocks * block, "after the refused flush"));
 }
 
 /* A writer's close (OBJ_FLUSH) writes the staged blocks and reports their
