@@ -114,8 +114,16 @@ static void psc_ep_close_cb(void *request, ucs_status_t status, void *user_data)
 {
     psc_conn_t *conn = user_data;
 
+    (void)status;
     conn->nclosing--;
-    ucp_request_free(request);
+    for (uint32_t i = 0; i < PS_MAX_WORKERS + 1; i++) {
+        if (conn->closing[i] == request) {
+            conn->closing[i] = NULL;
+            ucp_request_free(request);
+            return;
+        }
+    }
+    /* released by psc_conn_release_closing: UCX frees it */
 }
 
 /* Close *ep (if any) and set it to NULL; see psc_conn_close_eps. */
@@ -135,6 +143,12 @@ static void psc_ep_close(psc_conn_t *conn, ucp_ep_h *ep, int force)
     req = ucp_ep_close_nbx(*ep, &param);
     *ep = NULL;
     if (UCS_PTR_IS_PTR(req)) {
+        uint32_t i = 0;
+
+        while (conn->closing[i] != NULL) {
+            i++; /* one slot per endpoint: there is room */
+        }
+        conn->closing[i] = req;
         conn->nclosing++;
     } else if (UCS_PTR_IS_ERR(req)) {
         ps_debug("close endpoint to %s: %s", conn->server->addr,
@@ -271,6 +285,14 @@ static int psc_conn_tickets_ready(const psc_conn_t *conn)
     return 0;
 }
 
+static void psc_conn_free(psc_conn_t *conn)
+{
+    ucs_list_del(&conn->list);
+    free(conn->auth_cred);
+    free(conn->ticket_ops);
+    free(conn);
+}
+
 void psc_conn_free_dead(pstripe_fs_t *fs)
 {
     psc_conn_t *conn, *tmp;
@@ -279,11 +301,37 @@ void psc_conn_free_dead(pstripe_fs_t *fs)
     {
         if (conn->nclosing == 0 && ucs_list_is_empty(&conn->inflight) &&
             conn->hello.state != PSC_OP_READY && !psc_conn_tickets_ready(conn)) {
-            ucs_list_del(&conn->list);
-            free(conn->auth_cred);
-            free(conn->ticket_ops);
-            free(conn);
+            psc_conn_free(conn);
         }
+    }
+}
+
+void psc_conn_release_closing(pstripe_fs_t *fs)
+{
+    psc_conn_t *conn;
+
+    ucs_list_for_each(conn, &fs->dead_conns, list)
+    {
+        if (conn->nclosing > 0) {
+            ps_debug("%u endpoint(s) to %s still closing at the stop's deadline", conn->nclosing,
+                     conn->server->addr);
+        }
+        for (uint32_t i = 0; i < PS_MAX_WORKERS + 1; i++) {
+            if (conn->closing[i] != NULL) {
+                ucp_request_free(conn->closing[i]);
+                conn->closing[i] = NULL;
+            }
+        }
+    }
+}
+
+void psc_conn_free_all_dead(pstripe_fs_t *fs)
+{
+    psc_conn_t *conn, *tmp;
+
+    ucs_list_for_each_safe(conn, tmp, &fs->dead_conns, list)
+    {
+        psc_conn_free(conn);
     }
 }
 

@@ -32,5 +32,10 @@ void psc_conn_fail(pstripe_fs_t *fs, psc_conn_t *conn, ps_status_t status, const
 void psc_server_disconnect(pstripe_fs_t *fs, psc_server_t *srv);
 /* Free failed connections that UCX and their ops have let go of. */
 void psc_conn_free_dead(pstripe_fs_t *fs);
+/* At a stop whose deadline passed: give UCX the close requests still
+ * outstanding, so that destroying the worker may complete and free them. */
+void psc_conn_release_closing(pstripe_fs_t *fs);
+/* Free every dead connection, closed or not (the worker is destroyed). */
+void psc_conn_free_all_dead(pstripe_fs_t *fs);
 
 #endif

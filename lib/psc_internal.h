@@ -192,7 +192,10 @@ struct psc_conn {
     ucs_list_link_t fail_link;
     ps_status_t fail_status;
     char fail_msg[PSC_MSG_MAX];
-    unsigned nclosing; /* ep close requests outstanding */
+    /* ep close requests outstanding (UCX's, kept so that a stop whose
+     * deadline passes can release them before destroying the worker) */
+    void *closing[PS_MAX_WORKERS + 1];
+    unsigned nclosing;
     psc_op_t hello;
     ps_hello_req_t hello_req;
     ps_hello_rep_t hello_rep;

@@ -512,6 +512,7 @@ static void *psc_progress_main(void *arg)
             psc_sleep(fs);
         }
     }
+    psc_conn_release_closing(fs);
     psc_ucx_fini(fs);
     psc_bounce_free_all(fs);
     return NULL;
@@ -566,8 +567,6 @@ ps_status_t psc_progress_start(pstripe_fs_t *fs)
 
 void psc_progress_stop(pstripe_fs_t *fs)
 {
-    psc_conn_t *conn, *tmp;
-
     if (!fs->thread_started) {
         return;
     }
@@ -578,12 +577,7 @@ void psc_progress_stop(pstripe_fs_t *fs)
     psc_post(fs, &fs->stop_cmd, NULL);
     pthread_join(fs->thread, NULL);
     fs->thread_started = 0;
-    /* Connections still closing when the flush deadline passed. */
-    ucs_list_for_each_safe(conn, tmp, &fs->dead_conns, list)
-    {
-        ucs_list_del(&conn->list);
-        free(conn);
-    }
+    psc_conn_free_all_dead(fs); /* still closing when the flush deadline passed */
     psc_close_wake_fds(fs);
     free(fs->slots);
     free(fs->free_slots);
