@@ -75,6 +75,11 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("drain_timeout", "20s",
               "on SIGTERM, time allowed to finish in-flight requests before exiting", PS_CFG_TIME,
               drain_timeout, 0, 3600),
+    PSS_FIELD("slow_reply", "5s",
+              "a request answered this long or longer after it arrived is logged as a warning "
+              "(its type, id, time and status): a slow disk, or a request held where it should "
+              "not be; 0: never",
+              PS_CFG_TIME, slow_reply, 0, 3600),
     PSS_FIELD("auth", "munge",
               "how clients prove who they are: munge (a MUNGE credential: munged must run on "
               "every node with the same key), key (the cluster key of auth_key_file) or none "

@@ -226,6 +226,7 @@ static void pss_reply_send(pss_req_t *req, ps_status_t status, const void *body,
     pss_cgran_t *lent = data != NULL ? req->lent : NULL; /* data is the lent reply_buf */
     ps_msg_hdr_t hdr;
     pss_send_t *send;
+    uint64_t waited_ns;
 
     if (lent != NULL) {
         req->lent = NULL;
@@ -242,7 +243,13 @@ static void pss_reply_send(pss_req_t *req, ps_status_t status, const void *body,
         data_len = 0;
         data_cap = 0;
     }
-    PSS_STAT_ADD(w, latency_hist[pss_latency_bucket(ps_time_ns() - req->recv_ns)], 1);
+    waited_ns = ps_time_ns() - req->recv_ns;
+    PSS_STAT_ADD(w, latency_hist[pss_latency_bucket(waited_ns)], 1);
+    if (w->server->cfg.slow_reply > 0 && (double)waited_ns >= w->server->cfg.slow_reply * 1e9) {
+        ps_warn("worker %u: answered %s req %#llx %.3f s after it arrived (status %d)", w->index,
+                ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id,
+                (double)waited_ns / 1e9, (int)status);
+    }
 
     if (conn == NULL || conn->closed || conn->ep == NULL) {
         ps_debug("worker %u: no endpoint to reply to %s req %llu", w->index,

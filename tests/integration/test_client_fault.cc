@@ -771,3 +771,34 @@ TEST_F(ClientFault, DisconnectFromAStoppedServerIsBounded)
         ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
     }
 }
+
+/* Where a request waited: a server logs each request it answered later
+ * than slow_reply after it arrived (1us here: all of server 0's; off on
+ * server 1), and a client's timeout says whether its request had left it
+ * (a small request to a stopped server has: it waits in the socket). */
+TEST_F(ClientFault, SlowRepliesAreLoggedAndTimeoutsSayWhereTheRequestWas)
+{
+    ASSERT_TRUE(cluster_.start(1, 1, {"--set", "slow_reply=1us"}));
+    ASSERT_TRUE(cluster_.start(1, 1, {"--set", "slow_reply=0"}));
+    PSC_ASSERT_OK(connect(cluster_, {"timeout=3s", "connect_timeout=2s"}, &fs_));
+    pstripe_file_t *f;
+    pstripe_layout_t layout = {1 << 16, 2, 0};
+    pstripe_stat_t st;
+    std::vector<uint8_t> buf(1 << 17, 3);
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/slow", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
+    PSC_ASSERT_OK(pstripe_fsync(f));
+    EXPECT_TRUE(cluster_.wait_log(0, "answered OBJ_SYNC req 0x", 5)) << cluster_.log(0);
+    EXPECT_EQ(cluster_.log(1).find("after it arrived"), std::string::npos) << cluster_.log(1);
+
+    ASSERT_TRUE(stop_server(cluster_, 1));
+    ps_status_t s = pstripe_fstat(f, &st);
+    EXPECT_EQ(s, PS_ERR_TIMEOUT) << pstripe_strerror(s);
+    std::string msg = pstripe_last_error();
+    EXPECT_NE(msg.find("did not answer OBJ_STAT within 3s (worker 0; the request had been sent)"),
+              std::string::npos)
+        << msg;
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    PSC_EXPECT_OK(pstripe_close(f));
+}
