@@ -120,8 +120,10 @@ static void psc_check_conn_deadlines(pstripe_fs_t *fs, psc_conn_t *conn, uint64_
                          "the send of %s to server %s did not complete within %gs",
                          ps_msg_type_name(op->type), conn->server->addr, op->timeout_s);
             } else {
-                snprintf(msg, sizeof(msg), "server %s did not answer %s within %gs (worker %u; %s)",
+                snprintf(msg, sizeof(msg),
+                         "server %s did not answer %s within %gs (worker %u, req %#llx; %s)",
                          conn->server->addr, ps_msg_type_name(op->type), op->timeout_s, op->worker,
+                         (unsigned long long)op->req_id,
                          op->send_req != NULL ? "UCX had not finished sending the request"
                                               : "the request had been sent");
             }
