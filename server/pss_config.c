@@ -19,6 +19,13 @@ const ps_config_field_t pss_config_table[] = {
               data_dir, 1, 0),
     PSS_FIELD("workers", "0", "worker threads, 0 = one per core of the cpuset", PS_CFG_INT, workers,
               0, PS_MAX_WORKERS),
+    PSS_FIELD("pin", "core",
+              "core: each worker runs on a core of its own (cache and NUMA locality on a "
+              "storage node); none: wherever the kernel places it. A pinned worker shares its "
+              "core with whatever else runs there: an MPI process bound to that core that "
+              "busy-polls (Open MPI's waits) kept a woken worker off the CPU for seconds; "
+              "`pstripe local start` sets none",
+              PS_CFG_STRING, pin, 1, 0),
     PSS_FIELD("max_batch", "256m", "largest payload of one OBJ_READ/OBJ_WRITE batch", PS_CFG_SIZE,
               max_batch, 4096, (double)PS_MAX_PAYLOAD),
     PSS_FIELD("coalesce_gap", "4k",

@@ -19,6 +19,7 @@ typedef struct pss_config {
     uint64_t max_io;       /* bytes: largest single disk I/O */
     int64_t aio_depth;     /* disk I/Os in flight per worker */
     char *direct_io;       /* "auto", "yes" or "no" */
+    char *pin;             /* "core" or "none": workers pinned one per core (pss_main.c) */
     int log_level;         /* ps_log_level_t */
     char *log_file;        /* "" = stderr */
     uint64_t max_merge;    /* bytes: payload of batches planned together */

@@ -664,10 +664,20 @@ static void pss_close_storage(pss_server_t *s, int lock_fd)
     close(lock_fd);
 }
 
-/* Decide the number of workers and allocate them, each given its core. */
+/* Decide the number of workers and allocate them, each given its core
+ * (pin = core) or none (pin = none). */
 static ps_status_t pss_workers_create(pss_server_t *s)
 {
     uint32_t ncores = pss_topology_init(s);
+    int pin = strcmp(s->cfg.pin, "core") == 0;
+
+    if (!pin && strcmp(s->cfg.pin, "none") != 0) {
+        ps_error("pin: '%s' is not core or none", s->cfg.pin);
+        return PS_ERR_INVALID;
+    }
+    if (!pin) {
+        ps_info("workers are not pinned (pin = none)");
+    }
 
     s->nworkers = s->cfg.workers > 0 ? (uint32_t)s->cfg.workers : ncores;
     if (s->nworkers > PS_MAX_WORKERS) {
@@ -705,7 +715,10 @@ static ps_status_t pss_workers_create(pss_server_t *s)
         w->epfd = w->wake_fd = w->aio_efd = w->ucp_efd = -1;
         w->incoming_tail = &w->incoming_head;
         w->mem_wait_tail = &w->mem_wait_head;
-        pss_topology_assign(s, w);
+        w->cpu = -1;
+        if (pin) {
+            pss_topology_assign(s, w);
+        }
         s->workers[i] = w;
     }
     return PS_OK;

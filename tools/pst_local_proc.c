@@ -348,6 +348,10 @@ static void pst_local_exec(const pst_local_opts_t *o, int i, const char *binary,
     /* the servers run as the user of the clients: shared memory is safe */
     argv[argc++] = "--set";
     argv[argc++] = "shm=yes";
+    /* beside the MPI processes they serve, which MPI binds to cores: a
+     * worker pinned to a core where a rank busy-polls waited seconds */
+    argv[argc++] = "--set";
+    argv[argc++] = "pin=none";
     for (int k = 0; k < o->nsettings && argc + 3 < (int)(sizeof(argv) / sizeof(argv[0])); k++) {
         argv[argc++] = "--set";
         argv[argc++] = o->settings[k];

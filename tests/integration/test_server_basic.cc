@@ -5,6 +5,11 @@
  */
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
+#include <string>
+
+#include <dirent.h>
 #include <stdio.h>
 #include <sys/wait.h>
 
@@ -124,6 +129,66 @@ TEST(ServerStart, ServersOfOneMachineStartOnDifferentCores)
         GTEST_SKIP() << "workers not pinned here:\n" << cluster.log(0);
     }
     EXPECT_NE(core0, core1) << cluster.log(0) << cluster.log(1);
+}
+
+/* Cpus_allowed_list of each of pid's threads named pss-w*, and of pid itself
+ * (key ""). */
+static std::map<std::string, std::string> worker_cpus(pid_t pid)
+{
+    std::map<std::string, std::string> out;
+    std::string task = "/proc/" + std::to_string(pid) + "/task";
+    DIR *d = opendir(task.c_str());
+    for (struct dirent *e = d != nullptr ? readdir(d) : nullptr; e != nullptr; e = readdir(d)) {
+        std::string dir = task + "/" + e->d_name, comm, line;
+        std::ifstream c(dir + "/comm"), st(dir + "/status");
+        std::getline(c, comm);
+        while (std::getline(st, line)) {
+            if (line.rfind("Cpus_allowed_list:", 0) == 0) {
+                std::string cpus = line.substr(line.find_first_not_of(" \t", 18));
+                if (comm.rfind("pss-w", 0) == 0) {
+                    out[comm] = cpus;
+                } else if (std::to_string(pid) == e->d_name) {
+                    out[""] = cpus;
+                }
+            }
+        }
+    }
+    if (d != nullptr) {
+        closedir(d);
+    }
+    return out;
+}
+
+/* pin = none leaves each worker where the kernel puts it (a worker pinned to
+ * a core where an MPI process busy-polled waited seconds for the CPU); the
+ * default pins each to one core; anything else is refused. */
+TEST(ServerStart, PinNoneLeavesWorkersToTheScheduler)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+        GTEST_SKIP() << "one core";
+    }
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 2, {"--set", "pin=none"}));
+    ASSERT_TRUE(cluster.start(1, 2));
+    std::map<std::string, std::string> none = worker_cpus(cluster.pid(0));
+    std::map<std::string, std::string> core = worker_cpus(cluster.pid(1));
+    ASSERT_EQ(none.size(), 3u) << cluster.log(0);
+    ASSERT_EQ(core.size(), 3u) << cluster.log(1);
+    for (const char *w : {"pss-w0", "pss-w1"}) {
+        EXPECT_EQ(none[w], none[""]) << w;
+        if (worker0_core(cluster.log(1)) >= 0) {
+            EXPECT_NE(core[w], core[""]) << w << " of the default server is not pinned";
+            EXPECT_EQ(core[w].find_first_of(",-"), std::string::npos) << core[w];
+        }
+    }
+    EXPECT_NE(cluster.log(0).find("workers are not pinned (pin = none)"), std::string::npos)
+        << cluster.log(0);
+    EXPECT_EQ(worker0_core(cluster.log(0)), -1);
+
+    ::testing::AssertionResult res = cluster.start(1, 1, {"--set", "pin=socket"});
+    EXPECT_FALSE(res);
+    EXPECT_NE(cluster.log(2).find("pin: 'socket' is not core or none"), std::string::npos)
+        << cluster.log(2);
 }
 
 TEST(ServerStart, SigtermExitsZero)
