@@ -201,7 +201,7 @@ tests/mpi/ps_fortran: tests/mpi/ps_fortran.f90
 PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mpi/openmpi/ps_coll3d tests/mpi/openmpi/ps_errors \
 	tests/mpi/openmpi/ps_hints tests/mpi/openmpi/ps_atomic tests/mpi/openmpi/ps_kill \
 	tests/mpi/openmpi/ps_shared tests/mpi/openmpi/ps_perm tests/mpi/openmpi/ps_random \
-	tests/mpi/openmpi/ps_strided tests/mpi/openmpi/ps_icoll
+	tests/mpi/openmpi/ps_strided tests/mpi/openmpi/ps_icoll tests/mpi/openmpi/ps_threads
 PSM_OMPI_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi/openmpi && $(OMPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 if BUILD_OMPIO
 check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
@@ -234,6 +234,8 @@ tests/mpi/openmpi/ps_strided: tests/mpi/ps_strided.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_strided.c
 tests/mpi/openmpi/ps_icoll: tests/mpi/ps_icoll.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_icoll.c
+tests/mpi/openmpi/ps_threads: tests/mpi/ps_threads.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_threads.c
 tests/mpi/openmpi/fake-ompi-version.so: tests/mpi/fake_ompi_version.c
 	$(PSM_OMPI_CC) -fPIC -shared $(srcdir)/tests/mpi/fake_ompi_version.c
 # ---- end of MPI tests under Open MPI ------------------------------------------
