@@ -90,7 +90,7 @@ TEST(ServerStart, HelloListsEveryWorker)
 TEST(ServerStart, DefaultWorkersOnePerCore)
 {
     ps_cluster cluster;
-    ASSERT_TRUE(cluster.start(1, 0));
+    ASSERT_TRUE(cluster.start(1, 0, {"--set", "pin=core"}));
     raw_client c;
     ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
     raw_reply r = c.hello();
@@ -122,8 +122,10 @@ TEST(ServerStart, ServersOfOneMachineStartOnDifferentCores)
         GTEST_SKIP() << "one core";
     }
     ps_cluster cluster;
-    ASSERT_TRUE(cluster.start(1, 1, {"--set", "server_index=0", "--set", "cluster_size=2"}));
-    ASSERT_TRUE(cluster.start(1, 1, {"--set", "server_index=1", "--set", "cluster_size=2"}));
+    ASSERT_TRUE(cluster.start(
+        1, 1, {"--set", "server_index=0", "--set", "cluster_size=2", "--set", "pin=core"}));
+    ASSERT_TRUE(cluster.start(
+        1, 1, {"--set", "server_index=1", "--set", "cluster_size=2", "--set", "pin=core"}));
     int core0 = worker0_core(cluster.log(0)), core1 = worker0_core(cluster.log(1));
     if (core0 < 0 || core1 < 0) {
         GTEST_SKIP() << "workers not pinned here:\n" << cluster.log(0);
@@ -160,8 +162,9 @@ static std::map<std::string, std::string> worker_cpus(pid_t pid)
 }
 
 /* pin = none leaves each worker where the kernel puts it (a worker pinned to
- * a core where an MPI process busy-polled waited seconds for the CPU); the
- * default pins each to one core; anything else is refused. */
+ * a core where an MPI process busy-polled waited seconds for the CPU); core
+ * (the daemon's default; ps_cluster passes none) pins each to one core;
+ * anything else is refused. */
 TEST(ServerStart, PinNoneLeavesWorkersToTheScheduler)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
@@ -169,7 +172,7 @@ TEST(ServerStart, PinNoneLeavesWorkersToTheScheduler)
     }
     ps_cluster cluster;
     ASSERT_TRUE(cluster.start(1, 2, {"--set", "pin=none"}));
-    ASSERT_TRUE(cluster.start(1, 2));
+    ASSERT_TRUE(cluster.start(1, 2, {"--set", "pin=core"}));
     std::map<std::string, std::string> none = worker_cpus(cluster.pid(0));
     std::map<std::string, std::string> core = worker_cpus(cluster.pid(1));
     ASSERT_EQ(none.size(), 3u) << cluster.log(0);
