@@ -122,7 +122,7 @@ static void pss_piece_gather(const pss_span_io_t *sp, const pss_piece_t *p, uint
     for (uint64_t c = 0; c < p->count; c++) {
         uint8_t *mem = p->mem + c * p->len;
         uint64_t obj_off = p->obj_off + c * p->stride;
-        if (sp->own_buf) {
+        if (sp->own_buf || sp->hit != NULL) {
             memcpy(mem, sp->buf + p->span_off + c * p->stride, p->len);
         }
         if (obj_off + p->len > size) {
@@ -180,6 +180,26 @@ static int pss_span_lend(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
     sp->own_buf = 0;
     sp->shared = 1; /* not put back into the cache */
     sp->lent = 1;
+    return 1;
+}
+
+/*
+ * A read span whose every byte the cache keeps in one granule is gathered
+ * from the cache's memory itself (pinned until pss_job_finish), instead of
+ * a copy of the whole span into a buffer first: with two processes'
+ * regions interleaved, that copy moved twice the bytes asked for, and
+ * with the gather it took 40% of a server's CPU for 64-byte vector reads.
+ * 1: the span is read.
+ */
+static int pss_span_hit(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
+{
+    const uint8_t *mem = pss_cache_lend(w, &job->obj->cache, sp->off, sp->len, &sp->hit);
+    if (mem == NULL) {
+        return 0;
+    }
+    sp->buf = (uint8_t *)mem; /* only read from */
+    sp->own_buf = 0;
+    sp->shared = 1; /* not put back into the cache */
     return 1;
 }
 
@@ -545,7 +565,7 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
             job->spans_left--;
             continue;
         }
-        if (!job->is_write && pss_span_lend(w, job, sp)) {
+        if (!job->is_write && (pss_span_lend(w, job, sp) || pss_span_hit(w, job, sp))) {
             pss_job_span_done(w, sp, (long)sp->len);
             continue;
         }
@@ -765,7 +785,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         int shared = pss_share_active(&obj->share);
         for (size_t k = 0; k < job->nspans; k++) {
             pss_span_io_t *sp = &job->spans[k];
-            if (!sp->lent) { /* (the cache's bytes have the stage's) */
+            if (!sp->lent && sp->hit == NULL) { /* (the cache's bytes have the stage's) */
                 pss_stage_overlay(w->stage, obj, sp->off, sp->len, sp->buf);
             }
             if (sp->gran != NULL) { /* read ahead into the cache itself */
@@ -780,6 +800,10 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             }
             for (uint32_t i = 0; i < sp->npieces; i++) { /* none in a read-ahead */
                 pss_piece_gather(sp, &job->pieces[sp->first_piece + i], obj->size);
+            }
+            if (sp->hit != NULL) {
+                pss_cache_unpin(w, sp->hit);
+                sp->hit = NULL;
             }
         }
     }

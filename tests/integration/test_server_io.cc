@@ -1097,9 +1097,10 @@ TEST(ServerShare, SecondReaderOfABlockNeedsNoDiskRead)
 /* ---- the cache (pss_cache.c) ----------------------------------------------------- */
 
 /*
- * Random writes (aligned and not, some staged), reads and truncates of one
- * object through a cache smaller than the object (granules are evicted and
- * reused), every read checked against a byte model; then the counters show
+ * Random writes (aligned and not, some staged), reads (of one region or of
+ * many short ones) and truncates of one object through a cache smaller than
+ * the object (granules are evicted and reused), every read checked against
+ * a byte model; then the counters show
  * that reading back what was just written needed no disk read.
  */
 TEST(ServerCache, EveryReadMatchesTheModelThroughEvictions)
@@ -1138,13 +1139,27 @@ TEST(ServerCache, EveryReadMatchesTheModelThroughEvictions)
             }
             memcpy(&model[off], d.data(), len);
         } else if (kind < 9) {
-            raw_reply r = c.read(fid, {{off, len}});
-            ASSERT_EQ(r.status(), PS_OK) << "op " << op;
-            std::vector<uint8_t> want(len, 0);
-            if (off < model.size()) {
-                memcpy(want.data(), &model[off], std::min<uint64_t>(len, model.size() - off));
+            /* one region, or (kind 7-8) regions of 1-600 bytes every
+             * stride: a span of several pieces, gathered from the cache's
+             * memory when it holds them all (pss_span_hit) */
+            std::vector<ps_region_t> rr = {{off, len}};
+            if (kind >= 7) {
+                uint64_t piece = 1 + rnd(600), stride = piece + rnd(3 * piece);
+                rr.clear();
+                for (uint64_t o = off; o + piece <= off + len && rr.size() < 256; o += stride) {
+                    rr.push_back({o, piece});
+                }
             }
-            ASSERT_TRUE(r.data == want) << "read " << len << " at " << off << ", op " << op;
+            raw_reply r = c.read(fid, rr);
+            ASSERT_EQ(r.status(), PS_OK) << "op " << op;
+            std::vector<uint8_t> want;
+            for (const ps_region_t &g : rr) {
+                for (uint64_t b = g.off; b < g.off + g.len; b++) {
+                    want.push_back(b < model.size() ? model[b] : 0);
+                }
+            }
+            ASSERT_TRUE(r.data == want)
+                << "read " << rr.size() << " regions at " << off << ", op " << op;
         } else {
             uint64_t size = rnd(span);
             ASSERT_EQ(c.obj(PS_MSG_OBJ_TRUNCATE, fid, size).status(), PS_OK) << "op " << op;
