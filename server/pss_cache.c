@@ -476,6 +476,42 @@ int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, u
     return 1;
 }
 
+int pss_cache_gather(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint64_t stride,
+                     uint64_t count, uint8_t *dst)
+{
+    pss_cache_t *c = w->cache;
+    pss_cgran_t *g = NULL; /* the granule of the last piece: runs stay in one for long */
+
+    if (c == NULL || co->n == 0) {
+        return count == 0 || len == 0;
+    }
+    for (uint64_t k = 0; k < count; k++) {
+        for (uint64_t o = off + k * stride, end = o + len; o < end;) {
+            uint64_t base = o / PSS_CACHE_GRANULE * PSS_CACHE_GRANULE, lo = o - base;
+            uint64_t n = end - o < PSS_CACHE_GRANULE - lo ? end - o : PSS_CACHE_GRANULE - lo;
+            if (g == NULL || g->base != base) {
+                if ((g = pss_cache_find(c, co, base)) == NULL) {
+                    return 0;
+                }
+                if (dst != NULL) {
+                    pss_lru_touch(c, g);
+                }
+            }
+            if (dst == NULL &&
+                !pss_cgran_valid(g, (uint32_t)(lo / PSS_CACHE_UNIT),
+                                 (uint32_t)((lo + n + PSS_CACHE_UNIT - 1) / PSS_CACHE_UNIT))) {
+                return 0;
+            }
+            if (dst != NULL) {
+                memcpy(dst, g->buf + lo, n);
+                dst += n;
+            }
+            o += n;
+        }
+    }
+    return 1;
+}
+
 /* Forget [lo, hi) of g (offsets in the object, every unit they touch);
  * release it once nothing in it is valid. */
 static void pss_cgran_drop(pss_cache_t *c, pss_cgran_t *g, uint64_t lo, uint64_t hi)

@@ -122,7 +122,7 @@ static void pss_piece_gather(const pss_span_io_t *sp, const pss_piece_t *p, uint
     for (uint64_t c = 0; c < p->count; c++) {
         uint8_t *mem = p->mem + c * p->len;
         uint64_t obj_off = p->obj_off + c * p->stride;
-        if (sp->own_buf || sp->hit != NULL) {
+        if (sp->own_buf) {
             memcpy(mem, sp->buf + p->span_off + c * p->stride, p->len);
         }
         if (obj_off + p->len > size) {
@@ -184,21 +184,29 @@ static int pss_span_lend(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
 }
 
 /*
- * A read span whose every byte the cache keeps in one granule is gathered
- * from the cache's memory itself (pinned until pss_job_finish), instead of
- * a copy of the whole span into a buffer first: with two processes'
- * regions interleaved, that copy moved twice the bytes asked for, and
- * with the gather it took 40% of a server's CPU for 64-byte vector reads.
- * 1: the span is read.
+ * A read span whose pieces the cache keeps is read by copying each piece
+ * from the cache's memory into its reply (pss_cache_gather), instead of a
+ * copy of the whole span into a buffer and a gather from there: with two
+ * processes' regions interleaved, that first copy moved twice the bytes
+ * asked for, and the two took 40% of a server's CPU for 64-byte vector
+ * reads. 1: the span is read (pss_job_finish zeroes what lies past the
+ * logical size).
  */
 static int pss_span_hit(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
 {
-    const uint8_t *mem = pss_cache_lend(w, &job->obj->cache, sp->off, sp->len, &sp->hit);
-    if (mem == NULL) {
-        return 0;
+    const pss_piece_t *p = &job->pieces[sp->first_piece];
+    pss_cobj_t *co = &job->obj->cache;
+
+    /* every piece kept: the whole span is, mostly (one check), or each is */
+    for (int copy = pss_cache_get(w, co, sp->off, sp->len, NULL); copy < 2; copy++) {
+        for (uint32_t i = 0; i < sp->npieces; i++) {
+            if (!pss_cache_gather(w, co, p[i].obj_off, p[i].len, p[i].stride, p[i].count,
+                                  copy ? p[i].mem : NULL)) {
+                return 0;
+            }
+        }
     }
-    sp->buf = (uint8_t *)mem; /* only read from */
-    sp->own_buf = 0;
+    sp->hit = 1;
     sp->shared = 1; /* not put back into the cache */
     return 1;
 }
@@ -596,11 +604,6 @@ void pss_job_start(pss_worker_t *w, pss_job_t *job)
         } else {
             sp->writing = 0; /* read, or the read of a read-modify-write */
         }
-        if (!job->is_write && pss_cache_get(w, &obj->cache, sp->off, sp->len, sp->buf)) {
-            sp->shared = 1;
-            pss_job_span_done(w, sp, (long)sp->len);
-            continue;
-        }
         pss_aio_submit(w, sp);
     }
     /* answered before the flush it completes copies the blocks out; the
@@ -785,13 +788,13 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         int shared = pss_share_active(&obj->share);
         for (size_t k = 0; k < job->nspans; k++) {
             pss_span_io_t *sp = &job->spans[k];
-            if (!sp->lent && sp->hit == NULL) { /* (the cache's bytes have the stage's) */
+            if (!sp->lent && !sp->hit) { /* (the cache's bytes have the stage's) */
                 pss_stage_overlay(w->stage, obj, sp->off, sp->len, sp->buf);
             }
             if (sp->gran != NULL) { /* read ahead into the cache itself */
                 pss_cache_filled(w, sp->gran, sp->off, sp->len, 1);
                 sp->gran = NULL;
-            } else if (sp->buf != NULL &&
+            } else if ((sp->buf != NULL || sp->hit) &&
                        (job->read_ahead || sp->lent || pss_span_keep(sp, shared))) {
                 kept = 1; /* the stream's read-ahead follows it (pss_read_ahead) */
                 if (!sp->shared) {
@@ -800,10 +803,6 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             }
             for (uint32_t i = 0; i < sp->npieces; i++) { /* none in a read-ahead */
                 pss_piece_gather(sp, &job->pieces[sp->first_piece + i], obj->size);
-            }
-            if (sp->hit != NULL) {
-                pss_cache_unpin(w, sp->hit);
-                sp->hit = NULL;
             }
         }
     }

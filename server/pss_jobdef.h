@@ -50,7 +50,7 @@ typedef struct pss_span_io {
     int short_staged; /* staged for being short (PSS_WHOLE_RUN), not for holes */
     int lent;         /* read: buf is cache memory lent to the reply (pss_span_lend) */
     pss_cgran_t *gran; /* read-ahead: buf is this cache granule's, pinned (pss_cache_fill) */
-    pss_cgran_t *hit;  /* read: buf is this cache granule's, pinned, gathered from (pss_span_hit) */
+    int hit;           /* read: its pieces were copied from the cache (pss_span_hit) */
     uint32_t first_piece, npieces;
 } pss_span_io_t;
 

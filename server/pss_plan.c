@@ -34,9 +34,6 @@ void pss_job_free(pss_worker_t *w, pss_job_t *job)
             if (sp->gran != NULL) { /* a read-ahead that failed or was dropped */
                 pss_cache_filled(w, sp->gran, sp->off, sp->len, 0);
             }
-            if (sp->hit != NULL) { /* a read that failed */
-                pss_cache_unpin(w, sp->hit);
-            }
         }
     }
     for (size_t i = 0; i < job->nsblocks; i++) {
