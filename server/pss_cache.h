@@ -9,10 +9,11 @@
  * PSS_CACHE_GRANULE bytes of one object with a map of their valid 512-byte
  * units, in the server's `cache` bytes of memory (pss_cache_mem_t: each
  * worker owns a slice and shares the rest; a worker's least recently used
- * granules go first once it can take no more); a read whose every
- * byte is valid in the cache is copied from memory instead of read from
- * disk, or, when it is a whole reply within one granule, sent from the
- * cache's memory itself (pss_cache_lend); read-ahead reads from disk
+ * granules go first once it can take no more); a read whose pieces are
+ * all valid in the cache is copied piece by piece from the granules into
+ * its reply instead of read from disk (pss_cache_gather), or, when it is
+ * a whole reply within one granule, sent from the cache's memory itself
+ * (pss_cache_lend); read-ahead reads from disk
  * straight into a granule (pss_cache_fill), and a kept write span is laid
  * out in one and written from it (the same call). The bytes kept are
  * always what the disk holds (or will hold: reads keep the write-back
