@@ -448,34 +448,6 @@ void pss_cache_put(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, 
     }
 }
 
-int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint8_t *dst)
-{
-    pss_cache_t *c = w->cache;
-    uint64_t end = off + len, first = off / PSS_CACHE_GRANULE * PSS_CACHE_GRANULE;
-
-    if (c == NULL || co->n == 0 || len == 0 ||
-        (end - first + PSS_CACHE_GRANULE - 1) / PSS_CACHE_GRANULE > co->n) {
-        return 0;
-    }
-    for (int copy = 0; copy < (dst != NULL ? 2 : 1); copy++) { /* check every granule, then copy */
-        for (uint64_t base = first; base < end; base += PSS_CACHE_GRANULE) {
-            uint64_t lo = (off > base ? off : base) - base;
-            uint64_t hi = (end < base + PSS_CACHE_GRANULE ? end : base + PSS_CACHE_GRANULE) - base;
-            pss_cgran_t *g = pss_cache_find(c, co, base);
-            if (!copy &&
-                (g == NULL || !pss_cgran_valid(g, lo / PSS_CACHE_UNIT,
-                                               (hi + PSS_CACHE_UNIT - 1) / PSS_CACHE_UNIT))) {
-                return 0;
-            }
-            if (copy) {
-                memcpy(dst + (base + lo - off), g->buf + lo, hi - lo);
-                pss_lru_touch(c, g);
-            }
-        }
-    }
-    return 1;
-}
-
 int pss_cache_gather(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint64_t stride,
                      uint64_t count, uint8_t *dst)
 {
@@ -510,6 +482,12 @@ int pss_cache_gather(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len
         }
     }
     return 1;
+}
+
+int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint8_t *dst)
+{
+    return len > 0 && pss_cache_gather(w, co, off, len, len, 1, NULL) &&
+           (dst == NULL || pss_cache_gather(w, co, off, len, len, 1, dst));
 }
 
 /* Forget [lo, hi) of g (offsets in the object, every unit they touch);

@@ -65,9 +65,10 @@ void pss_cache_put(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, 
  * kept: 1, else 0 (and dst untouched). dst NULL: only say whether they are. */
 int pss_cache_get(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint8_t *dst);
 
-/* The same for count pieces of len bytes, the c-th at the object's off + c
- * * stride, copied one after another into dst (NULL: only say whether
- * every one is kept), each straight from its granule's memory. */
+/* Count pieces of len bytes, the c-th at the object's off + c * stride:
+ * dst NULL, 1 if every byte of them is kept, else 0; else copy them one
+ * after another into dst, each straight from its granule's memory (they
+ * must have been found kept: only a missing granule is seen, 0). */
 int pss_cache_gather(pss_worker_t *w, pss_cobj_t *co, uint64_t off, uint64_t len, uint64_t stride,
                      uint64_t count, uint8_t *dst);
 /*
