@@ -744,6 +744,9 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             break;
         }
     }
+    if (job->nbatches > 0) { /* a clients' job, not a flush or read-ahead */
+        pss_share_note_end(job->is_write ? &obj->writers : &obj->share);
+    }
     if (job->is_write) {
         if (status == PS_OK) {
             uint64_t span_end = pss_job_disk_end(job);

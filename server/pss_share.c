@@ -21,6 +21,13 @@ int pss_share_note(pss_share_t *sh, const void *conn)
     return now < sh->until;
 }
 
+void pss_share_note_end(pss_share_t *sh)
+{
+    if (sh->last_conn != NULL) {
+        sh->last_ns = ps_time_ns();
+    }
+}
+
 int pss_share_active(const pss_share_t *sh)
 {
     return sh->until != 0 && ps_time_ns() < sh->until;

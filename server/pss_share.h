@@ -26,13 +26,17 @@
  * writes). */
 typedef struct pss_share {
     const void *last_conn; /* connection of the last job */
-    uint64_t last_ns;      /* when it started */
+    uint64_t last_ns;      /* when the last job started or ended */
     uint64_t until;        /* ns: shared until then */
 } pss_share_t;
 
 /* A job of conn starts on the object: is the object read (or written) by
- * several clients now? */
+ * several clients now (another's job started or ended a moment ago)? */
 int pss_share_note(pss_share_t *sh, const void *conn);
+
+/* A clients' job on the object ended: the next client's is as close to it
+ * as to its start (a slow disk's write can outlast the window). */
+void pss_share_note_end(pss_share_t *sh);
 
 /* Is it now (without noting a job)? */
 int pss_share_active(const pss_share_t *sh);

@@ -198,13 +198,15 @@ static void pss_stage_flush_by(pss_worker_t *w, uint64_t born_by)
     }
 }
 
-/* Start writing the older half of the staged blocks (by age): room for
- * new writes, while the younger blocks keep waiting for their partners. */
-static void pss_stage_flush_older_half(pss_worker_t *w)
+/* Make room for need more blocks: start writing the older half of the
+ * staged blocks (by age), while the younger ones keep waiting for their
+ * partners; unless the flushes already running free enough of it (a slow
+ * disk: flushing more would write young halves of blocks unjoined). */
+static void pss_stage_flush_older_half(pss_worker_t *w, uint64_t need)
 {
     pss_stage_t *st = w->stage;
 
-    if (st->oldest != NULL) {
+    if (st->oldest != NULL && st->nattached + need > st->max_blocks) {
         pss_stage_flush_by(w, st->oldest->ns + (st->youngest->ns - st->oldest->ns) / 2);
     }
 }
@@ -240,7 +242,7 @@ static int pss_stage_wait(pss_worker_t *w, pss_object_t *obj, pss_job_t *job)
         return 0;
     } else {
         PSS_STAT_ADD(w, stage_full_waits, 1);
-        pss_stage_flush_older_half(w);
+        pss_stage_flush_older_half(w, need);
     }
     if (!obj->swait) {
         obj->swait = 1;
@@ -268,7 +270,7 @@ static void pss_stage_wake(pss_worker_t *w)
             continue;
         }
         if (!flushed && st->nattached > 0) {
-            pss_stage_flush_older_half(w);
+            pss_stage_flush_older_half(w, obj->swait_need);
             flushed = 1;
         }
         pp = &obj->next_swait;

@@ -70,13 +70,13 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_idle.cc
 tests_integration_test_server_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPS_SERVER_PATH=\"$(abs_top_builddir)/server/pstripe-server\" \
-	-DPS_AIO_REFUSE_PATH=\"$(abs_top_builddir)/tests/integration/aio-refuse.so\"
-# aio-refuse.so: preloaded into a server by test_server (tests/integration/aio_refuse.c)
-EXTRA_tests_integration_test_server_DEPENDENCIES = tests/integration/aio-refuse.so
-tests/integration/aio-refuse.so: tests/integration/aio_refuse.c
-	$(AM_V_CC)$(CC) $(CFLAGS) -fPIC -shared -o $@ $(srcdir)/tests/integration/aio_refuse.c -ldl
-CLEANFILES += tests/integration/aio-refuse.so
-EXTRA_DIST += tests/integration/aio_refuse.c
+	-DPS_AIO_FAULTS_PATH=\"$(abs_top_builddir)/tests/integration/aio-faults.so\"
+# aio-faults.so: preloaded into a server by test_server (tests/integration/aio_faults.c)
+EXTRA_tests_integration_test_server_DEPENDENCIES = tests/integration/aio-faults.so
+tests/integration/aio-faults.so: tests/integration/aio_faults.c
+	$(AM_V_CC)$(CC) $(CFLAGS) -fPIC -shared -o $@ $(srcdir)/tests/integration/aio_faults.c -ldl -lpthread
+CLEANFILES += tests/integration/aio-faults.so
+EXTRA_DIST += tests/integration/aio_faults.c
 tests_integration_test_server_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS) $(LMDB_CFLAGS)
 tests_integration_test_server_LDADD = tests/integration/libpscluster.la \
 	common/libpscommon.la $(UCX_LIBS) $(LMDB_LIBS) $(GTEST_LIBS)

@@ -76,17 +76,22 @@ class ServerWback : public ::testing::Test {
         block = h.body<ps_hello_rep_t>().block_size;
         ASSERT_GE(block, 512u);
     }
-    /* start() with tests/integration/aio_refuse.c preloaded into the
-     * server: its io_submit refuses while the file *trigger exists. */
+    /* start() with tests/integration/aio_faults.c preloaded into the
+     * server, its variable name set to value. */
+    void start_faulty(std::vector<std::string> sets, const char *name, const std::string &value)
+    {
+        setenv("LD_PRELOAD", PS_AIO_FAULTS_PATH, 1);
+        setenv(name, value.c_str(), 1);
+        start(sets);
+        unsetenv("LD_PRELOAD");
+        unsetenv(name);
+    }
+    /* start_faulty with io_submit refusing while the file *trigger exists. */
     void start_refusing(std::vector<std::string> sets, std::string *trigger)
     {
         *trigger = "/tmp/pstest-aio-refuse." + std::to_string(getpid());
         unlink(trigger->c_str());
-        setenv("LD_PRELOAD", PS_AIO_REFUSE_PATH, 1);
-        setenv("PSTEST_AIO_REFUSE", trigger->c_str(), 1);
-        start(sets);
-        unsetenv("LD_PRELOAD");
-        unsetenv("PSTEST_AIO_REFUSE");
+        start_faulty(sets, "PSTEST_AIO_REFUSE", *trigger);
     }
     /* Request r (a function sending it) while the io_submit refuses. */
     template <typename F> raw_reply refused(const std::string &trigger, F r)
@@ -296,6 +301,21 @@ TEST_F(ServerWback, InterleavedLongRegionsGoToDiskInLongRuns)
     raw_client *c[2] = {&a, &b};
     /* round 0 alone: 2n; then runs of max_io (one a region before) */
     expect_long_runs(this, c, 0x5113, 64, 4, 8, 2 * 4 + 2 * 8);
+}
+
+/* The same on a slow disk (every write in flight for 100 ms): the flushes
+ * of earlier rounds hold the stage's room, and a write that waits for room
+ * waits for them. Flushing more would write the halves of the current
+ * round before their partners come (28 disk writes, where a flush had not
+ * finished when the stage filled: the suite's runs beside other tests'
+ * disk traffic). */
+TEST_F(ServerWback, OnASlowDiskHalvesStillWaitForTheirPartners)
+{
+    ASSERT_NO_FATAL_FAILURE(start_faulty({"write_back_age=30s", "max_io=1m", "write_back=8m"},
+                                         "PSTEST_AIO_WRITE_DELAY_MS", "100"));
+    raw_client *c[2] = {&a, &b};
+    expect_long_runs(this, c, 0x5114, 64, 4, 8, 2 * 4 + 2 * 8);
+    EXPECT_GT(stats().stage_full_waits, 0u) << "the flushes in flight filled the stage";
 }
 
 /*
@@ -667,7 +687,7 @@ TEST_F(ServerWbackFailed, IsReportedBySync)
 
 /*
  * A flush of staged blocks whose disk write the kernel refuses at
- * io_submit (EAGAIN; tests/integration/aio_refuse.c, preloaded, refuses
+ * io_submit (EAGAIN; tests/integration/aio_faults.c, preloaded, refuses
  * while a trigger file exists) finishes inside its start. The object's
  * queue was marked blocked after that start returned, so the OBJ_SYNC that
  * started it and every later request of the object waited for a job that

@@ -1,0 +1,91 @@
+/*
+ * aio_faults.c: preloaded into a pstripe-server by test_server
+ * (LD_PRELOAD), a disk that misbehaves on cue through libaio's io_submit:
+ *
+ * - while the file named by $PSTEST_AIO_REFUSE exists, io_submit refuses
+ *   every I/O (EAGAIN, as when the kernel has no room for more). The
+ *   server's I/O that the kernel refuses at submission completes inside
+ *   its start, the one path where a job finishes before the code that
+ *   started it returns;
+ * - with $PSTEST_AIO_WRITE_DELAY_MS set, every write is accepted at once
+ *   and submitted that many milliseconds later by a thread of its own: a
+ *   slow disk, whose writes stay in flight while the server goes on (its
+ *   completion comes through the server's event fd as usual).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <libaio.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int (*submit_fn)(io_context_t, long, struct iocb *[]);
+
+struct late_write {
+    submit_fn real;
+    io_context_t ctx;
+    struct iocb *iocb;
+    long delay_ms;
+};
+
+static void *submit_late(void *arg)
+{
+    struct late_write *lw = arg;
+    struct timespec ts = {lw->delay_ms / 1000, (lw->delay_ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+    if (lw->real(lw->ctx, 1, &lw->iocb) != 1) {
+        abort(); /* a test fixture: a lost write must not pass unseen */
+    }
+    free(lw);
+    return NULL;
+}
+
+/* Hand iocb to a thread that submits it delay_ms from now; 0 if none could start. */
+static int delay_write(submit_fn real, io_context_t ctx, struct iocb *iocb, long delay_ms)
+{
+    struct late_write *lw = malloc(sizeof(*lw));
+    pthread_t t;
+
+    if (lw == NULL) {
+        return 0;
+    }
+    *lw = (struct late_write){real, ctx, iocb, delay_ms};
+    if (pthread_create(&t, NULL, submit_late, lw) != 0) {
+        free(lw);
+        return 0;
+    }
+    pthread_detach(t);
+    return 1;
+}
+
+int io_submit(io_context_t ctx, long nr, struct iocb *iocbs[])
+{
+    static submit_fn real;
+    const char *trigger = getenv("PSTEST_AIO_REFUSE");
+    const char *delay = getenv("PSTEST_AIO_WRITE_DELAY_MS");
+    long i;
+
+    if (trigger != NULL && access(trigger, F_OK) == 0) {
+        return -EAGAIN;
+    }
+    if (real == NULL) {
+        real = (submit_fn)dlsym(RTLD_NEXT, "io_submit");
+        if (real == NULL) {
+            return -ENOSYS;
+        }
+    }
+    if (delay == NULL) {
+        return real(ctx, nr, iocbs);
+    }
+    for (i = 0; i < nr; i++) {
+        int late = iocbs[i]->aio_lio_opcode == IO_CMD_PWRITE &&
+                   delay_write(real, ctx, iocbs[i], atol(delay));
+        if (!late && real(ctx, 1, &iocbs[i]) != 1) {
+            return i > 0 ? i : -EAGAIN;
+        }
+    }
+    return nr;
+}
