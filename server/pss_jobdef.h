@@ -47,7 +47,7 @@ typedef struct pss_span_io {
     int writing; /* current phase is the write */
     int shared;  /* read: copied from a span kept for sharing, not read from disk */
     int staged;  /* write: copied into the write-back stage, not written now */
-    int short_staged; /* staged for being short (PSS_WHOLE_RUN), not for holes */
+    int short_staged; /* staged to wait for its neighbours (pss_job_stage_plan) */
     int lent;         /* read: buf is cache memory lent to the reply (pss_span_lend) */
     pss_cgran_t *gran; /* read-ahead: buf is this cache granule's, pinned (pss_cache_fill) */
     int hit;           /* read: its pieces were copied from the cache (pss_span_hit) */

@@ -367,7 +367,12 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     /* Short spans are staged on the guess that their neighbours come
      * soon: while several clients write the object (a strided batch whose
      * gaps the others fill), or when the job is all write-behind flushes
-     * (PS_IO_BEHIND: nobody waits for the disk). The guess holds while
+     * (PS_IO_BEHIND: nobody waits for the disk). Spans with partial
+     * blocks, staged for them anyway, wait so too: their whole blocks go
+     * to disk in runs as long as the others' (HDF5's chunks of two
+     * processes, 256 KiB each at unaligned offsets, went out a chunk's
+     * middle at a time). A span that touches staged blocks completes
+     * them: its run goes once whole. The guess holds while
      * the object's short spans have mostly been joined and take less than
      * their share of the stage: where nobody fills the gaps (strided
      * writers that leave them, scattered small writes), short spans go
@@ -387,8 +392,8 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     for (size_t i = 0; i < job->nspans; i++) {
         pss_span_io_t *sp = &job->spans[i];
         int t = pss_stage_touches(st, obj, sp->off, sp->len);
-        int joinable = !t && !sp->holes && sp->len < join;
-        sp->short_staged = joinable && guess && (behind || (job->nspans > 1 && several));
+        sp->short_staged =
+            !t && sp->len < join && guess && (behind || (job->nspans > 1 && several));
         sp->staged = t || sp->holes || sp->short_staged;
         if (sp->staged) {
             need += pss_stage_new_blocks(st, obj, sp->off, sp->len);
