@@ -49,7 +49,8 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
  * (pss_share.h), those shorter than pss_join_run among others (a strided
  * write whose gaps the other writers' blocks fill), and the short spans
  * of a job whose batches are all write-behind flushes (PS_IO_BEHIND:
- * their writers wait for the copy only), the last two while the object's
+ * their writers wait for the copy only), the last two (partial blocks
+ * or not: short_staged, to wait for their neighbours) while the object's
  * short spans are mostly joined and within their share of the stage.
  * Returns the
  * blocks staging them adds to the stage; sets *touches if some span
