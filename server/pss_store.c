@@ -254,13 +254,11 @@ static int pss_stage_wait(pss_worker_t *w, pss_object_t *obj, pss_job_t *job)
 }
 
 /* Objects waiting for room that now fits go again; the others wait for
- * the flushes (started again for blocks staged since, when those running
- * do not free the room the largest of them needs). */
+ * the flushes (started again for blocks staged since). */
 static void pss_stage_wake(pss_worker_t *w)
 {
     pss_stage_t *st = w->stage;
-    uint64_t most = 0;
-    int waiting = 0;
+    int flushed = 0;
 
     for (pss_object_t **pp = &w->swait_head; *pp != NULL;) {
         pss_object_t *obj = *pp;
@@ -271,12 +269,11 @@ static void pss_stage_wake(pss_worker_t *w)
             pss_obj_schedule(w, obj);
             continue;
         }
-        most = obj->swait_need > most ? obj->swait_need : most;
-        waiting = 1;
+        if (!flushed && st->nattached > 0) {
+            pss_stage_flush_older_half(w, obj->swait_need);
+            flushed = 1;
+        }
         pp = &obj->next_swait;
-    }
-    if (waiting && st->nattached > 0) {
-        pss_stage_flush_older_half(w, most);
     }
 }
 
