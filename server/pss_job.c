@@ -744,7 +744,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             break;
         }
     }
-    if (job->nbatches > 0) { /* a clients' job, not a flush or read-ahead */
+    if (job->nbatches > 0) { /* a client's job, not a flush or read-ahead */
         pss_share_note_end(job->is_write ? &obj->writers : &obj->share);
     }
     if (job->is_write) {

@@ -34,7 +34,7 @@ typedef struct pss_share {
  * several clients now (another's job started or ended a moment ago)? */
 int pss_share_note(pss_share_t *sh, const void *conn);
 
-/* A clients' job on the object ended: the next client's is as close to it
+/* A client's job on the object ended: the next client's is as close to it
  * as to its start (a slow disk's write can outlast the window). */
 void pss_share_note_end(pss_share_t *sh);
 

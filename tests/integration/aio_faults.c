@@ -17,7 +17,9 @@
 #include <errno.h>
 #include <libaio.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,8 +38,11 @@ static void *submit_late(void *arg)
     struct timespec ts = {lw->delay_ms / 1000, (lw->delay_ms % 1000) * 1000000L};
 
     nanosleep(&ts, NULL);
-    if (lw->real(lw->ctx, 1, &lw->iocb) != 1) {
-        abort(); /* a test fixture: a lost write must not pass unseen */
+    int r = lw->real(lw->ctx, 1, &lw->iocb);
+    if (r != 1) {
+        /* a test fixture: a lost write must not pass unseen (the log says why) */
+        fprintf(stderr, "aio_faults: late io_submit of a write failed: %s\n", strerror(-r));
+        abort();
     }
     free(lw);
     return NULL;
@@ -83,8 +88,9 @@ int io_submit(io_context_t ctx, long nr, struct iocb *iocbs[])
     for (i = 0; i < nr; i++) {
         int late = iocbs[i]->aio_lio_opcode == IO_CMD_PWRITE &&
                    delay_write(real, ctx, iocbs[i], atol(delay));
-        if (!late && real(ctx, 1, &iocbs[i]) != 1) {
-            return i > 0 ? i : -EAGAIN;
+        int r = late ? 1 : real(ctx, 1, &iocbs[i]);
+        if (r != 1) {
+            return i > 0 ? i : r; /* as io_submit: the count taken, else its error */
         }
     }
     return nr;

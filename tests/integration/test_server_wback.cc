@@ -325,8 +325,9 @@ TEST_F(ServerWback, OnASlowDiskHalvesStillWaitForTheirPartners)
  * and is staged for them; its whole blocks wait for the other client's
  * neighbours too, and go to disk in runs of max_io. (They went out a
  * chunk's middle at a time, 63 blocks, as soon as each span came: 74 disk
- * writes here, and on a virtio disk 225-260 KiB writes where runs of 1
- * MiB took 15-25% less time for pstripe-h5bench's chunked writes.)
+ * writes here, and on a virtio disk 224-263 KiB writes, where with runs
+ * of 1 MiB pstripe-h5bench's chunked writes ran 272-312 MiB/s against
+ * 259-267 alternated.)
  */
 TEST_F(ServerWback, UnalignedChunksOfTwoWritersGoToDiskInLongRuns)
 {
