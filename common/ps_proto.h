@@ -53,8 +53,9 @@ extern "C" {
  * 9: STATS counts eager replies and rendezvous requests; 10: HELLO flags
  * (the same-host shared-memory ports and host id); 11: OBJ_WRITE's
  * PS_IO_BEHIND; 12: failed writes are numbered (the OBJ_WRITE reply's
- * failed_writes, OBJ_SYNC's mark) and OBJ_FLUSH reports them at a close. */
-#define PS_PROTO_VERSION 12
+ * failed_writes, OBJ_SYNC's mark) and OBJ_FLUSH reports them at a close;
+ * 13: STATS counts the flushes behind writes (the server's flush_behind). */
+#define PS_PROTO_VERSION 13
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -444,6 +445,7 @@ typedef struct ps_stats_rep {
     uint64_t read_ahead_bytes; /* bytes read ahead of forward reads into the cache */
     uint64_t eager_replies;    /* replies whose data was sent eagerly (eager_reply) */
     uint64_t rndv_requests;    /* requests whose data came by rendezvous */
+    uint64_t flushes_behind;   /* background flushes of files behind their writes */
 } ps_stats_rep_t;
 
 /* --- SHARED_FP ----------------------------------------------------------------------
@@ -502,7 +504,7 @@ static_assert(sizeof(ps_io_rep_t) == 24, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 72, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
-static_assert(sizeof(ps_stats_rep_t) == 8 * (34 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_stats_rep_t) == 8 * (35 + PS_STATS_HIST_BUCKETS), "wire size");
 static_assert(sizeof(ps_sfp_req_t) == 88, "wire size");
 static_assert(sizeof(ps_sfp_rep_t) == 8, "wire size");
 

@@ -345,6 +345,8 @@ typedef struct pstripe_server_stats {
     uint64_t read_ahead_bytes; /* read ahead of forward reads into the server's cache */
     uint64_t eager_replies;    /* replies whose data went eagerly (the server's eager_reply) */
     uint64_t rndv_requests;    /* requests whose data came by rendezvous */
+    uint64_t flushes_behind;   /* background flushes of files behind their writes
+                                  (the server's flush_behind) */
 } pstripe_server_stats_t;
 ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
 

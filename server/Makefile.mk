@@ -24,6 +24,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_object.h server/pss_object.c \
 	server/pss_removed.h server/pss_removed.c \
 	server/pss_reaper.h server/pss_reaper.c \
+	server/pss_flushbehind.h server/pss_flushbehind.c \
 	server/pss_edge.h server/pss_edge.c \
 	server/pss_share.h server/pss_share.c \
 	server/pss_readahead.h server/pss_readahead.c \

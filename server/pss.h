@@ -75,6 +75,7 @@ typedef struct pss_stats {
         stage_errors, stage_blocks;
     _Atomic uint64_t read_ahead_bytes;
     _Atomic uint64_t eager_replies, rndv_requests;
+    _Atomic uint64_t flushes_behind;
     _Atomic uint64_t auth_ok, auth_refused;
     _Atomic uint64_t latency_hist[PS_STATS_HIST_BUCKETS];
 } pss_stats_t;
@@ -222,6 +223,8 @@ struct pss_worker {
     int ucp_efd;
     int wake_fd;                     /* eventfd written by the main thread and the reaper */
     _Atomic(struct pss_late *) late; /* answers ready after the reaper's close (pss_store.c) */
+    _Atomic(struct pss_fb *) fb_done; /* flushes the reaper finished (pss_flushbehind.c) */
+    uint32_t fb_inflight;             /* flushes given to the reaper, not yet taken back */
     int stop_seen;
 
     /* connections accepted by this worker's listener */

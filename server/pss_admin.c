@@ -122,6 +122,7 @@ static void pss_stats_collect(pss_server_t *s, ps_stats_rep_t *rep)
         rep->read_ahead_bytes += PSS_STAT_GET(w, read_ahead_bytes);
         rep->eager_replies += PSS_STAT_GET(w, eager_replies);
         rep->rndv_requests += PSS_STAT_GET(w, rndv_requests);
+        rep->flushes_behind += PSS_STAT_GET(w, flushes_behind);
         rep->auth_ok += PSS_STAT_GET(w, auth_ok);
         rep->auth_refused += PSS_STAT_GET(w, auth_refused);
         for (int b = 0; b < PS_STATS_HIST_BUCKETS; b++) {

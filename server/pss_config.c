@@ -58,6 +58,14 @@ const ps_config_field_t pss_config_table[] = {
               "per worker: buffers of large requests in service; beyond it their rendezvous "
               "data waits at the sender",
               PS_CFG_SIZE, max_inflight, 1 << 20, (double)(1ull << 40)),
+    PSS_FIELD("flush_behind", "8m",
+              "once this many bytes have been written to an object's file since its last "
+              "flush, fdatasync it in the background (on the reaper's thread) while writes go "
+              "on, so that a client's sync finds little left in the disk's volatile write "
+              "cache (a virtual disk's host cache here: HDF5's collective write of 128 MiB "
+              "spent 0.17-0.19 s in its final flush without it, 0.01-0.03 s with it); "
+              "0: flush only at sync and close",
+              PS_CFG_SIZE, flush_behind, 0, (double)(1ull << 40)),
     PSS_FIELD("write_back", "128m",
               "per worker: write-back stage of partial blocks; the bytes of a write that "
               "leaves blocks partly written are kept and acknowledged, later writes fill the "

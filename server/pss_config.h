@@ -28,6 +28,7 @@ typedef struct pss_config {
     uint64_t max_inflight; /* bytes: request buffers a worker holds before queueing more */
     double drain_timeout;  /* seconds to finish in-flight work on SIGTERM */
     double slow_reply;     /* seconds: a later reply is logged (pss_req.c), 0: never */
+    uint64_t flush_behind; /* bytes of an object written before a background flush, 0: none */
     uint64_t write_back;   /* bytes per worker: write-back stage of partial blocks, 0: off */
     double write_back_age; /* seconds a partial block stays staged at most */
     uint64_t cache;        /* bytes per worker: cache of bytes written and read (pss_cache.c) */

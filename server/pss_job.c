@@ -21,6 +21,7 @@
 #include "pss_job.h"
 
 #include "pss_cache.h"
+#include "pss_flushbehind.h"
 #include "pss_jobdef.h"
 #include "pss_plan.h"
 #include "pss_req.h"
@@ -705,6 +706,7 @@ void pss_job_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
         }
     } else if (sp->writing && (uint64_t)res == sp->len) {
         pss_edge_note(&job->obj->edges, job->align, sp->off, sp->len, sp->buf);
+        pss_fb_wrote(w, job->obj, sp->len);
     } else if (sp->writing) {
         pss_edge_drop(&job->obj->edges);
         if (job->status == PS_OK) {

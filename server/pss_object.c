@@ -324,7 +324,8 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
 
 static int pss_obj_idle(const pss_object_t *obj)
 {
-    return obj->wait_head == NULL && obj->active == NULL && !obj->scheduled && obj->nstaged == 0;
+    return obj->wait_head == NULL && obj->active == NULL && !obj->scheduled && obj->nstaged == 0 &&
+           !obj->flushing;
 }
 
 static void pss_obj_unlink_free(pss_worker_t *w, pss_object_t *obj)

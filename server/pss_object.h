@@ -30,6 +30,8 @@ struct pss_object {
     pss_req_t *wait_head, **wait_tail;
     pss_job_t *active; /* running jobs (pss_job.c) */
     int dirty;         /* written since the last fdatasync */
+    uint64_t unflushed; /* bytes written since its last flush began (pss_flushbehind.c) */
+    int flushing;       /* a flush of it runs in the background */
     int size_dirty;    /* size attribute set since the last fsync */
     int blocked;       /* head of the queue waits for a running job */
     int scheduled;

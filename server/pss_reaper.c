@@ -1,6 +1,7 @@
 /*
- * pss_reaper.c: the last close of removed object files, on a thread of its
- * own.
+ * pss_reaper.c: file calls that may block for long, on a thread of its own:
+ * the last close of removed object files, and background fdatasyncs
+ * (pss_flushbehind.c), in the order given.
  *
  * Unlinking a file only takes its name while a descriptor still holds it;
  * the file system frees its blocks at the last close (ext4 truncates it
@@ -23,6 +24,7 @@
 
 #include "ps_log.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,8 @@
 typedef struct pss_reap_fd {
     struct pss_reap_fd *next;
     int fd;
-    void (*done)(void *);
+    int sync; /* fdatasync before the close */
+    void (*done)(void *, int);
     void *arg;
 } pss_reap_fd_t;
 
@@ -65,11 +68,12 @@ static void *pss_reaper_main(void *arg)
         }
         r->busy = 1;
         pthread_mutex_unlock(&r->lock);
-        if (close(e->fd) != 0) {
+        int err = e->sync && fdatasync(e->fd) != 0 ? errno : 0;
+        if (close(e->fd) != 0 && !e->sync) {
             ps_warn("closing a removed object file: %m");
         }
         if (e->done != NULL) {
-            e->done(e->arg);
+            e->done(e->arg, err);
         }
         free(e);
         pthread_mutex_lock(&r->lock);
@@ -108,19 +112,16 @@ ps_status_t pss_reaper_start(pss_reaper_t **out)
     return PS_OK;
 }
 
-void pss_reaper_give(pss_reaper_t *r, int fd, void (*done)(void *), void *arg)
+static int pss_reaper_queue(pss_reaper_t *r, int fd, int sync, void (*done)(void *, int), void *arg)
 {
     pss_reap_fd_t *e = r != NULL ? malloc(sizeof(*e)) : NULL;
 
     if (e == NULL) {
-        close(fd);
-        if (done != NULL) {
-            done(arg);
-        }
-        return;
+        return -1;
     }
     e->next = NULL;
     e->fd = fd;
+    e->sync = sync;
     e->done = done;
     e->arg = arg;
     pthread_mutex_lock(&r->lock);
@@ -128,6 +129,22 @@ void pss_reaper_give(pss_reaper_t *r, int fd, void (*done)(void *), void *arg)
     r->tail = &e->next;
     pthread_cond_signal(&r->cond);
     pthread_mutex_unlock(&r->lock);
+    return 0;
+}
+
+void pss_reaper_give(pss_reaper_t *r, int fd, void (*done)(void *, int), void *arg)
+{
+    if (pss_reaper_queue(r, fd, 0, done, arg) != 0) {
+        close(fd);
+        if (done != NULL) {
+            done(arg, 0);
+        }
+    }
+}
+
+int pss_reaper_sync(pss_reaper_t *r, int fd, void (*done)(void *, int), void *arg)
+{
+    return pss_reaper_queue(r, fd, 1, done, arg);
 }
 
 void pss_reaper_drain(pss_reaper_t *r)

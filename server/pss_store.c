@@ -33,6 +33,7 @@
 
 #include "pss_aio.h"
 #include "pss_cache.h"
+#include "pss_flushbehind.h"
 #include "pss_job.h"
 #include "pss_object.h"
 #include "pss_plan.h"
@@ -349,8 +350,9 @@ typedef struct pss_late {
     ps_obj_rep_t rep;
 } pss_late_t;
 
-static void pss_late_ready(void *arg) /* on the reaper's thread */
+static void pss_late_ready(void *arg, int err) /* on the reaper's thread */
 {
+    (void)err; /* a close's: not asked */
     pss_late_t *l = arg;
     pss_worker_t *w = l->worker;
     pss_late_t *head = atomic_load(&w->late);
@@ -543,7 +545,7 @@ static void pss_obj_run(pss_worker_t *w, pss_object_t *obj)
             pss_obj_start_io(w, obj);
             continue;
         }
-        if (type != PS_MSG_OBJ_STAT && obj->active != NULL) {
+        if (type != PS_MSG_OBJ_STAT && (obj->active != NULL || obj->flushing)) {
             obj->blocked = 1;
             break;
         }
@@ -661,6 +663,7 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
 void pss_store_progress(pss_worker_t *w)
 {
     pss_late_answer(w);
+    pss_fb_progress(w);
     pss_stage_progress(w);
     pss_aio_reap(w);
     pss_aio_submit_waiting(w);
@@ -681,7 +684,7 @@ void pss_store_progress(pss_worker_t *w)
 int pss_store_busy(pss_worker_t *w)
 {
     return pss_aio_busy(w) || w->ready_head != NULL || w->swait_head != NULL ||
-           (w->stage != NULL && w->stage->nattached > 0);
+           w->fb_inflight > 0 || (w->stage != NULL && w->stage->nattached > 0);
 }
 
 void pss_store_sync_all(pss_worker_t *w)

@@ -507,7 +507,7 @@ static void pss_worker_teardown(pss_worker_t *w)
     if (w->wake_fd >= 0) {
         /* answers the reaper still has (a drain that timed out) would
          * wake us by it: let them come first, never into a reused number */
-        if (atomic_load(&w->late) != NULL || w->inflight > 0) {
+        if (atomic_load(&w->late) != NULL || w->inflight > 0 || w->fb_inflight > 0) {
             pss_reaper_drain(w->server->reaper);
         }
         close(w->wake_fd);

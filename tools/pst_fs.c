@@ -461,6 +461,8 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
            " failed writes, %" PRIu64 " blocks staged now\n",
            s->staged_bytes, s->stage_whole, s->stage_partial, s->stage_rmw, s->stage_full_waits,
            s->stage_errors, s->stage_blocks);
+    printf("  flush-behind    %" PRIu64 " flushes of files behind their writes\n",
+           s->flushes_behind);
     printf("  read-ahead      %" PRIu64 " bytes read ahead of forward reads into the cache\n",
            s->read_ahead_bytes);
     printf("  transfers       %" PRIu64 " replies sent eagerly, %" PRIu64

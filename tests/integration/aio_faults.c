@@ -10,7 +10,10 @@
  * - with $PSTEST_AIO_WRITE_DELAY_MS set, every write is accepted at once
  *   and submitted that many milliseconds later by a thread of its own: a
  *   slow disk, whose writes stay in flight while the server goes on (its
- *   completion comes through the server's event fd as usual).
+ *   completion comes through the server's event fd as usual);
+ * - with $PSTEST_SYNC_FAIL_THREAD set, an fdatasync called by a thread of
+ *   that name waits $PSTEST_SYNC_DELAY_MS (0 if unset) and fails with EIO:
+ *   a disk whose flush fails, for one thread of the server alone.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -64,6 +67,31 @@ static int delay_write(submit_fn real, io_context_t ctx, struct iocb *iocb, long
     }
     pthread_detach(t);
     return 1;
+}
+
+int fdatasync(int fd)
+{
+    static int (*real)(int);
+    const char *who = getenv("PSTEST_SYNC_FAIL_THREAD");
+    char name[16] = "";
+
+    if (real == NULL) {
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+        if (real == NULL) {
+            errno = ENOSYS;
+            return -1;
+        }
+    }
+    if (who == NULL || pthread_getname_np(pthread_self(), name, sizeof(name)) != 0 ||
+        strcmp(name, who) != 0) {
+        return real(fd);
+    }
+    const char *delay = getenv("PSTEST_SYNC_DELAY_MS");
+    long ms = delay != NULL ? atol(delay) : 0;
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    errno = EIO;
+    return -1;
 }
 
 int io_submit(io_context_t ctx, long nr, struct iocb *iocbs[])

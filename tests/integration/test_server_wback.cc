@@ -8,7 +8,9 @@
  * writing them (and a killed server keeping them after a sync), truncate
  * and remove with staged blocks, back-pressure of a full stage, a
  * failed write of staged blocks reported by the next sync, and a flush the
- * kernel refuses at submission answered, not left waiting.
+ * kernel refuses at submission answered, not left waiting. And the flushes
+ * of a file behind its writes (server/pss_flushbehind.c): when they start,
+ * and a failed one reported by the sync that waits for it.
  */
 #include <gtest/gtest.h>
 
@@ -1074,4 +1076,61 @@ TEST_F(ServerWback, AcknowledgedBytesAreReadWhileStagedBlocksGoToDisk)
            (unsigned long long)st.stage_partial, (unsigned long long)st.stage_rmw,
            (unsigned long long)st.disk_writes);
     EXPECT_GT(st.stage_partial, 0u) << "no partial block was written while the test ran";
+}
+
+/*
+ * Flushes behind the writes (server/pss_flushbehind.c): once flush_behind
+ * bytes of an object have reached the disk, the reaper's thread fdatasyncs
+ * its file while the worker goes on. The flush starts at the write's disk
+ * completion, before its answer, so the counter moves by then.
+ */
+TEST_F(ServerWback, AFlushStartsBehindEnoughWrittenBytes)
+{
+    const uint64_t fid = 0x5120, mib = 1u << 20;
+
+    ASSERT_NO_FATAL_FAILURE(start({"flush_behind=1m", "max_io=1m"}));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, mib / 2}}, 1));
+    EXPECT_EQ(stats().flushes_behind, 0u) << "half of flush_behind written";
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{mib / 2, mib / 2}}, 2));
+    EXPECT_EQ(stats().flushes_behind, 1u) << "flush_behind written";
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, mib, "while the flush runs"));
+    ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, mib, "after sync"));
+}
+
+TEST_F(ServerWback, NoFlushBehindWhenItIsOff)
+{
+    const uint64_t fid = 0x5121, mib = 1u << 20;
+
+    ASSERT_NO_FATAL_FAILURE(start({"flush_behind=0", "max_io=1m"}));
+    for (uint64_t i = 0; i < 4; i++) {
+        ASSERT_NO_FATAL_FAILURE(write(a, fid, {{i * mib, mib}}, (uint8_t)(i + 1)));
+    }
+    ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    EXPECT_EQ(stats().flushes_behind, 0u);
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, 4 * mib, "after sync"));
+}
+
+/*
+ * A flush behind the writes that fails (the reaper's fdatasync, held 1 s
+ * and then failing with EIO; the worker's own fdatasync works) fails the
+ * next sync, which waits for it: answered at once, the sync's own flush
+ * would have succeeded. Reads meanwhile do not wait for it.
+ */
+TEST_F(ServerWback, AFailedFlushBehindFailsTheSyncThatWaitsForIt)
+{
+    const uint64_t fid = 0x5122, mib = 1u << 20;
+
+    setenv("PSTEST_SYNC_DELAY_MS", "1000", 1);
+    ASSERT_NO_FATAL_FAILURE(
+        start_faulty({"flush_behind=1m", "max_io=1m"}, "PSTEST_SYNC_FAIL_THREAD", "pss-reaper"));
+    unsetenv("PSTEST_SYNC_DELAY_MS");
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, mib}}, 1));
+    ASSERT_EQ(stats().flushes_behind, 1u);
+    uint64_t t0 = ps_time_ns();
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, mib, "while the flush is held"));
+    EXPECT_LT(ps_time_ns() - t0, 900000000ull) << "a read waited for the flush";
+    EXPECT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_ERR_IO);
+    EXPECT_EQ(stats().stage_errors, 1u) << "counted as a failed write";
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, mib, "after the failed flush"));
 }
