@@ -20,6 +20,9 @@
  * OBJ_SYNC or OBJ_FLUSH, ps_proto.h). Requests that need the object idle
  * (sync, flush, truncate, allocate, remove) wait for the flush in flight
  * as they wait for running jobs (pss_store.c); reads and writes do not.
+ * A worker has at most PSS_FB_MAX of them queued or running (each holds a
+ * descriptor, and the reaper does them one at a time); an object that
+ * finds them all taken tries again at its next write's completion.
  * The reaper hands the result back on the worker's list (one
  * compare-and-swap) and wakes it.
  */
@@ -35,6 +38,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#define PSS_FB_MAX 4 /* flushes of a worker given to the reaper at once */
 
 typedef struct pss_fb {
     struct pss_fb *next;
@@ -91,7 +96,8 @@ void pss_fb_wrote(pss_worker_t *w, pss_object_t *obj, uint64_t bytes)
     uint64_t limit = w->server->cfg.flush_behind;
 
     obj->unflushed += bytes;
-    if (limit > 0 && obj->unflushed >= limit && !obj->flushing && obj->fd >= 0) {
+    if (limit > 0 && obj->unflushed >= limit && !obj->flushing && obj->fd >= 0 &&
+        w->fb_inflight < PSS_FB_MAX) {
         pss_fb_start(w, obj);
     }
 }

@@ -288,6 +288,7 @@ ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj)
         return ps_status_from_errno(errno);
     }
     obj->dirty = obj->size_dirty = 0;
+    obj->unflushed = 0;
     return PS_OK;
 }
 

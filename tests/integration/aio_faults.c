@@ -11,9 +11,10 @@
  *   and submitted that many milliseconds later by a thread of its own: a
  *   slow disk, whose writes stay in flight while the server goes on (its
  *   completion comes through the server's event fd as usual);
- * - with $PSTEST_SYNC_FAIL_THREAD set, an fdatasync called by a thread of
- *   that name waits $PSTEST_SYNC_DELAY_MS (0 if unset) and fails with EIO:
- *   a disk whose flush fails, for one thread of the server alone.
+ * - with $PSTEST_SYNC_THREAD set, an fdatasync called by a thread of that
+ *   name waits $PSTEST_SYNC_DELAY_MS (0 if unset) and then, with
+ *   $PSTEST_SYNC_FAIL set, fails with EIO (a disk whose flush fails, for
+ *   that thread of the server alone), else flushes: a slow flush.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -72,7 +73,7 @@ static int delay_write(submit_fn real, io_context_t ctx, struct iocb *iocb, long
 int fdatasync(int fd)
 {
     static int (*real)(int);
-    const char *who = getenv("PSTEST_SYNC_FAIL_THREAD");
+    const char *who = getenv("PSTEST_SYNC_THREAD");
     char name[16] = "";
 
     if (real == NULL) {
@@ -90,6 +91,9 @@ int fdatasync(int fd)
     long ms = delay != NULL ? atol(delay) : 0;
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+    if (getenv("PSTEST_SYNC_FAIL") == NULL) {
+        return real(fd);
+    }
     errno = EIO;
     return -1;
 }

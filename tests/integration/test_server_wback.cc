@@ -1122,9 +1122,11 @@ TEST_F(ServerWback, AFailedFlushBehindFailsTheSyncThatWaitsForIt)
     const uint64_t fid = 0x5122, mib = 1u << 20;
 
     setenv("PSTEST_SYNC_DELAY_MS", "1000", 1);
+    setenv("PSTEST_SYNC_FAIL", "1", 1);
     ASSERT_NO_FATAL_FAILURE(
-        start_faulty({"flush_behind=1m", "max_io=1m"}, "PSTEST_SYNC_FAIL_THREAD", "pss-reaper"));
+        start_faulty({"flush_behind=1m", "max_io=1m"}, "PSTEST_SYNC_THREAD", "pss-reaper"));
     unsetenv("PSTEST_SYNC_DELAY_MS");
+    unsetenv("PSTEST_SYNC_FAIL");
     ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, mib}}, 1));
     ASSERT_EQ(stats().flushes_behind, 1u);
     uint64_t t0 = ps_time_ns();
@@ -1133,4 +1135,31 @@ TEST_F(ServerWback, AFailedFlushBehindFailsTheSyncThatWaitsForIt)
     EXPECT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_ERR_IO);
     EXPECT_EQ(stats().stage_errors, 1u) << "counted as a failed write";
     ASSERT_NO_FATAL_FAILURE(check(b, fid, mib, "after the failed flush"));
+}
+
+/*
+ * A worker gives the reaper at most 4 flushes at once (each holds a
+ * descriptor): 6 objects past flush_behind while the reaper's flushes are
+ * held 0.5 s each start 4; the others' syncs flush them. A sync's flush counts
+ * as one: flush_behind bytes after it start the next.
+ */
+TEST_F(ServerWback, AWorkerHasAtMostFourFlushesBehind)
+{
+    const uint64_t fid = 0x5130, mib = 1u << 20;
+
+    setenv("PSTEST_SYNC_DELAY_MS", "500", 1);
+    ASSERT_NO_FATAL_FAILURE(
+        start_faulty({"flush_behind=1m", "max_io=1m"}, "PSTEST_SYNC_THREAD", "pss-reaper"));
+    unsetenv("PSTEST_SYNC_DELAY_MS");
+    for (uint64_t f = 0; f < 6; f++) {
+        ASSERT_NO_FATAL_FAILURE(write(a, fid + f, {{0, mib}}, (uint8_t)(f + 1)));
+    }
+    EXPECT_EQ(stats().flushes_behind, 4u);
+    for (uint64_t f = 0; f < 6; f++) {
+        ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid + f).status(), PS_OK) << "object " << f;
+    }
+    ASSERT_NO_FATAL_FAILURE(write(a, fid + 4, {{mib, mib / 2}}, 7));
+    EXPECT_EQ(stats().flushes_behind, 4u) << "its sync flushed the first megabyte";
+    ASSERT_NO_FATAL_FAILURE(write(a, fid + 4, {{mib + mib / 2, mib / 2}}, 8));
+    EXPECT_EQ(stats().flushes_behind, 5u) << "flush_behind written since the sync";
 }
