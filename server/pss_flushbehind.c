@@ -31,12 +31,14 @@
 #include "pss_reaper.h"
 
 #include "ps_log.h"
+#include "ps_time.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define PSS_FB_MAX 4 /* flushes of a worker given to the reaper at once */
@@ -61,27 +63,39 @@ static void pss_fb_ready(void *arg, int err) /* on the reaper's thread */
     pss_worker_wake(w);
 }
 
+/* A flush that could not start: said (at most once a second), and left
+ * to the object's next sync. */
+static void pss_fb_skipped(pss_worker_t *w, const pss_object_t *obj, const char *why)
+{
+    uint64_t dropped;
+
+    if (ps_log_limit_pass(&w->io_error_log, ps_time_ns(), PSS_LOG_EVERY_NS, &dropped)) {
+        ps_warn("worker %u: no background flush of object %016" PRIx64 " (%s): its next sync "
+                "flushes it all (%" PRIu64 " such lines dropped)",
+                w->index, obj->file_id, why, dropped);
+    }
+}
+
 static void pss_fb_start(pss_worker_t *w, pss_object_t *obj)
 {
     char path[32];
     pss_fb_t *f = malloc(sizeof(*f));
-    int fd;
+    int fd = -1;
 
     obj->unflushed = 0; /* tried again after as many bytes, whatever happens */
-    if (f == NULL) {
-        return; /* the next OBJ_SYNC flushes it all */
+    if (f != NULL) {
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", obj->fd);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
     }
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", obj->fd);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        ps_debug("worker %u: no descriptor for a flush of object %016" PRIx64 ": %m", w->index,
-                 obj->file_id);
+        pss_fb_skipped(w, obj, f == NULL ? "no memory" : strerror(errno));
         free(f);
         return;
     }
     f->worker = w;
     f->obj = obj;
     if (pss_reaper_sync(w->server->reaper, fd, pss_fb_ready, f) != 0) {
+        pss_fb_skipped(w, obj, "the reaper thread cannot take it");
         close(fd);
         free(f);
         return;
