@@ -58,15 +58,15 @@ const ps_config_field_t pss_config_table[] = {
               "per worker: buffers of large requests in service; beyond it their rendezvous "
               "data waits at the sender",
               PS_CFG_SIZE, max_inflight, 1 << 20, (double)(1ull << 40)),
-    PSS_FIELD("flush_behind", "0",
-              "once this many bytes have been written to an object's file since its last "
-              "flush, fdatasync it in the background (on the reaper's thread) while writes go "
-              "on, so that a client's sync finds little left in the disk's volatile write "
-              "cache: for bursts of writes ended by a sync (on this VM, HDF5's 128 MiB "
-              "collective write 236-256 -> 281-298 MiB/s with 8m), at the price of long "
-              "streams, whose writes then wait behind the flushes (6 GiB in 1 MiB calls "
-              "578-711 -> 497-509 MiB/s, p99 latency 2 -> 22 ms); 0: flush only at sync and "
-              "close",
+    PSS_FIELD("flush_behind", "8m",
+              "once small writes (clients' write-behind flushes, the write-back stage's "
+              "blocks) have put this many bytes into an object's file since its last flush, "
+              "fdatasync it in the background (on the reaper's thread) while writes go on, so "
+              "that the sync ending the burst finds little left in the disk's volatile write "
+              "cache (on this VM, HDF5's 128 MiB chunked writes 342-360 -> 384-434 MiB/s); "
+              "large writes, whose writers wait for the disk, do not count: a flush stalls "
+              "them (a stream of 1 MiB writes counted too: p99 latency 1.6 -> 20-22 ms); 0: "
+              "flush only at sync and close",
               PS_CFG_SIZE, flush_behind, 0, (double)(1ull << 40)),
     PSS_FIELD("write_back", "128m",
               "per worker: write-back stage of partial blocks; the bytes of a write that "

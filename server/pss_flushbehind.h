@@ -8,8 +8,9 @@
 #include "pss.h"
 #include "pss_object.h"
 
-/* bytes of obj's file reached the disk (a write's aio completed): past
- * flush_behind since its last flush, start one in the background. */
+/* bytes of obj's file written by small writes reached the disk (a write's
+ * aio completed): past flush_behind since its last flush, start one in the
+ * background. */
 void pss_fb_wrote(pss_worker_t *w, pss_object_t *obj, uint64_t bytes);
 
 /* Take in the flushes the reaper finished (from pss_store_progress). */

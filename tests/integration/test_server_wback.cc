@@ -1080,22 +1080,44 @@ TEST_F(ServerWback, AcknowledgedBytesAreReadWhileStagedBlocksGoToDisk)
 
 /*
  * Flushes behind the writes (server/pss_flushbehind.c): once flush_behind
- * bytes of an object have reached the disk, the reaper's thread fdatasyncs
- * its file while the worker goes on. The flush starts at the write's disk
- * completion, before its answer, so the counter moves by then.
+ * bytes of an object have reached the disk by small writes (write-behind
+ * flushes, PS_IO_BEHIND, here of max_io each: written at once, not
+ * staged), the reaper's thread fdatasyncs its file while the worker goes
+ * on. The flush starts at the write's disk completion, before its answer,
+ * so the counter moves by then.
  */
 TEST_F(ServerWback, AFlushStartsBehindEnoughWrittenBytes)
 {
     const uint64_t fid = 0x5120, mib = 1u << 20;
 
-    ASSERT_NO_FATAL_FAILURE(start({"flush_behind=1m", "max_io=1m"}));
-    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, mib / 2}}, 1));
+    ASSERT_NO_FATAL_FAILURE(start({"flush_behind=2m", "max_io=1m"}));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, mib}}, 1, PS_IO_BEHIND));
     EXPECT_EQ(stats().flushes_behind, 0u) << "half of flush_behind written";
-    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{mib / 2, mib / 2}}, 2));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{mib, mib}}, 2, PS_IO_BEHIND));
     EXPECT_EQ(stats().flushes_behind, 1u) << "flush_behind written";
-    ASSERT_NO_FATAL_FAILURE(check(b, fid, mib, "while the flush runs"));
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, 2 * mib, "while the flush runs"));
     ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
-    ASSERT_NO_FATAL_FAILURE(check(b, fid, mib, "after sync"));
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, 2 * mib, "after sync"));
+}
+
+/*
+ * Writes whose writer waits for the disk (a stream of large writes) start
+ * no flush behind them: a virtual disk's flush stalls the writes in flight
+ * (pss_flushbehind.c). A write-behind flush after them does.
+ */
+TEST_F(ServerWback, WritesThatWaitForTheDiskStartNoFlushBehind)
+{
+    const uint64_t fid = 0x5123, mib = 1u << 20;
+
+    ASSERT_NO_FATAL_FAILURE(start({"flush_behind=1m", "max_io=1m"}));
+    for (uint64_t i = 0; i < 4; i++) {
+        ASSERT_NO_FATAL_FAILURE(write(a, fid, {{i * mib, mib}}, (uint8_t)(i + 1)));
+    }
+    EXPECT_EQ(stats().flushes_behind, 0u) << "4 x flush_behind written by waited-for writes";
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{4 * mib, mib}}, 5, PS_IO_BEHIND));
+    EXPECT_EQ(stats().flushes_behind, 1u) << "flush_behind written behind";
+    ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, 5 * mib, "after sync"));
 }
 
 TEST_F(ServerWback, NoFlushBehindWhenItIsOff)
@@ -1104,7 +1126,7 @@ TEST_F(ServerWback, NoFlushBehindWhenItIsOff)
 
     ASSERT_NO_FATAL_FAILURE(start({"flush_behind=0", "max_io=1m"}));
     for (uint64_t i = 0; i < 4; i++) {
-        ASSERT_NO_FATAL_FAILURE(write(a, fid, {{i * mib, mib}}, (uint8_t)(i + 1)));
+        ASSERT_NO_FATAL_FAILURE(write(a, fid, {{i * mib, mib}}, (uint8_t)(i + 1), PS_IO_BEHIND));
     }
     ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
     EXPECT_EQ(stats().flushes_behind, 0u);
@@ -1127,7 +1149,7 @@ TEST_F(ServerWback, AFailedFlushBehindFailsTheSyncThatWaitsForIt)
         start_faulty({"flush_behind=1m", "max_io=1m"}, "PSTEST_SYNC_THREAD", "pss-reaper"));
     unsetenv("PSTEST_SYNC_DELAY_MS");
     unsetenv("PSTEST_SYNC_FAIL");
-    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, mib}}, 1));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, mib}}, 1, PS_IO_BEHIND));
     ASSERT_EQ(stats().flushes_behind, 1u);
     uint64_t t0 = ps_time_ns();
     ASSERT_NO_FATAL_FAILURE(check(b, fid, mib, "while the flush is held"));
@@ -1141,7 +1163,8 @@ TEST_F(ServerWback, AFailedFlushBehindFailsTheSyncThatWaitsForIt)
  * A worker gives the reaper at most 4 flushes at once (each holds a
  * descriptor): 6 objects past flush_behind while the reaper's flushes are
  * held 0.5 s each start 4; the others' syncs flush them. A sync's flush counts
- * as one: flush_behind bytes after it start the next.
+ * as one: flush_behind bytes after it start the next. (Write-behind
+ * flushes of max_io: written at once, not staged.)
  */
 TEST_F(ServerWback, AWorkerHasAtMostFourFlushesBehind)
 {
@@ -1149,17 +1172,18 @@ TEST_F(ServerWback, AWorkerHasAtMostFourFlushesBehind)
 
     setenv("PSTEST_SYNC_DELAY_MS", "500", 1);
     ASSERT_NO_FATAL_FAILURE(
-        start_faulty({"flush_behind=1m", "max_io=1m"}, "PSTEST_SYNC_THREAD", "pss-reaper"));
+        start_faulty({"flush_behind=2m", "max_io=1m"}, "PSTEST_SYNC_THREAD", "pss-reaper"));
     unsetenv("PSTEST_SYNC_DELAY_MS");
     for (uint64_t f = 0; f < 6; f++) {
-        ASSERT_NO_FATAL_FAILURE(write(a, fid + f, {{0, mib}}, (uint8_t)(f + 1)));
+        ASSERT_NO_FATAL_FAILURE(write(a, fid + f, {{0, mib}}, (uint8_t)(f + 1), PS_IO_BEHIND));
+        ASSERT_NO_FATAL_FAILURE(write(a, fid + f, {{mib, mib}}, (uint8_t)(f + 11), PS_IO_BEHIND));
     }
     EXPECT_EQ(stats().flushes_behind, 4u);
     for (uint64_t f = 0; f < 6; f++) {
         ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid + f).status(), PS_OK) << "object " << f;
     }
-    ASSERT_NO_FATAL_FAILURE(write(a, fid + 4, {{mib, mib / 2}}, 7));
-    EXPECT_EQ(stats().flushes_behind, 4u) << "its sync flushed the first megabyte";
-    ASSERT_NO_FATAL_FAILURE(write(a, fid + 4, {{mib + mib / 2, mib / 2}}, 8));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid + 4, {{2 * mib, mib}}, 7, PS_IO_BEHIND));
+    EXPECT_EQ(stats().flushes_behind, 4u) << "its sync flushed the first two megabytes";
+    ASSERT_NO_FATAL_FAILURE(write(a, fid + 4, {{3 * mib, mib}}, 8, PS_IO_BEHIND));
     EXPECT_EQ(stats().flushes_behind, 5u) << "flush_behind written since the sync";
 }
