@@ -687,21 +687,6 @@ static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint
     }
 }
 
-/* Are job's writes small ones nobody waits for: a flush of staged blocks,
- * or clients' write-behind flushes alone (PS_IO_BEHIND)? (pss_flushbehind.c) */
-static int pss_job_small_writes(const pss_job_t *job)
-{
-    if (job->stage != NULL) {
-        return 1;
-    }
-    for (uint32_t b = 0; b < job->nbatches; b++) {
-        if ((job->batches[b]->body.io.flags & PS_IO_BEHIND) == 0) {
-            return 0;
-        }
-    }
-    return job->nbatches > 0;
-}
-
 void pss_job_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
 {
     pss_job_t *job = sp->job;
@@ -721,7 +706,7 @@ void pss_job_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)
         }
     } else if (sp->writing && (uint64_t)res == sp->len) {
         pss_edge_note(&job->obj->edges, job->align, sp->off, sp->len, sp->buf);
-        if (pss_job_small_writes(job)) {
+        if (job->stage != NULL || job->behind) { /* small writes nobody waits for */
             pss_fb_wrote(w, job->obj, sp->len);
         }
     } else if (sp->writing) {

@@ -71,6 +71,8 @@ struct pss_job {
     pss_sblock_t **sblocks;  /* and the blocks it writes (sorted), freed with the job */
     size_t nsblocks;
     int read_ahead;          /* reads into the cache only (pss_ra_job) */
+    int behind;              /* writes: every batch a write-behind flush (PS_IO_BEHIND),
+                                whose writer does not wait for the disk */
     int answered;            /* its batches were answered at its start (pss_job_answer_early) */
     uint64_t failed_base;    /* the object's failed writes when it started: the replies' mark
                                 (a flush it starts may fail before its own answer) */

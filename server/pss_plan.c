@@ -275,6 +275,10 @@ pss_job_t *pss_job_plan(pss_worker_t *w, pss_object_t *obj, pss_req_t **batches,
     }
     job->batches = batches;
     job->nbatches = nbatches;
+    job->behind = is_write && nbatches > 0;
+    for (uint32_t b = 0; b < nbatches; b++) {
+        job->behind &= (batches[b]->body.io.flags & PS_IO_BEHIND) != 0;
+    }
     return job;
 
 err_free_job:
@@ -380,20 +384,16 @@ uint64_t pss_job_stage_plan(pss_worker_t *w, pss_job_t *job, int *touches)
     int guess = obj->spec_missed <= obj->spec_joined / 4 + PSS_SPEC_TRIAL / job->align &&
                 (st == NULL || obj->spec_waiting < st->max_blocks / PSS_SPEC_SHARE);
     int several = pss_share_active(&obj->writers);
-    int behind = job->nbatches > 0;
 
     *touches = 0;
     if (st == NULL || !job->is_write) {
         return 0;
     }
-    for (uint32_t b = 0; b < job->nbatches; b++) {
-        behind &= (job->batches[b]->body.io.flags & PS_IO_BEHIND) != 0;
-    }
     for (size_t i = 0; i < job->nspans; i++) {
         pss_span_io_t *sp = &job->spans[i];
         int t = pss_stage_touches(st, obj, sp->off, sp->len);
         sp->short_staged =
-            !t && sp->len < join && guess && (behind || (job->nspans > 1 && several));
+            !t && sp->len < join && guess && (job->behind || (job->nspans > 1 && several));
         sp->staged = t || sp->holes || sp->short_staged;
         if (sp->staged) {
             need += pss_stage_new_blocks(st, obj, sp->off, sp->len);
