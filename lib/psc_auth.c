@@ -167,3 +167,19 @@ ps_status_t psc_auth_make(pstripe_fs_t *fs, const psc_server_t *srv, const ps_he
     }
     return status;
 }
+
+void psc_auth_refused(const psc_server_t *srv, uint32_t mode, const psc_op_t *op, char *msg,
+                      size_t len)
+{
+    if (op->status == PS_ERR_ACCESS) {
+        snprintf(msg, len,
+                 "server %s refused this client's authentication (auth = %s): %s; the "
+                 "server's log says why",
+                 srv->addr, ps_auth_mode_name(mode),
+                 mode == PS_AUTH_KEY
+                     ? "wrong cluster key?"
+                     : "MUNGE credential not accepted (another MUNGE key, clock skew or replay?)");
+    } else {
+        snprintf(msg, len, "authenticating to server %s: %.400s", srv->addr, op->msg);
+    }
+}

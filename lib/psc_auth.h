@@ -19,4 +19,8 @@ ps_status_t psc_auth_make(pstripe_fs_t *fs, const psc_server_t *srv, const ps_he
                           ps_auth_req_t *req, void **cred, size_t *cred_len, char *msg,
                           size_t msglen);
 
+/* The message of an AUTH (or ticket) op to srv that failed, in auth mode. */
+void psc_auth_refused(const psc_server_t *srv, uint32_t mode, const psc_op_t *op, char *msg,
+                      size_t len);
+
 #endif

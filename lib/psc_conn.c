@@ -11,9 +11,9 @@
  * opens one file talks to at most three workers of a server, not to all
  * of them (two servers of 16 workers each: a process's first open took
  * 105-175 ms with every endpoint made at connect, 38-60 ms so; with 2
- * workers each 30-49 and 17-34 ms). Every send has a
- * deadline (timeout, or
- * connect_timeout for HELLO); when one passes (psc_progress.c), the whole
+ * workers each 30-49 and 17-34 ms), unless it asks for them ahead
+ * (pstripe_connect_workers, PSC_CONNECT_WORKERS). Every send has a deadline
+ * (timeout, or connect_timeout for HELLO); when one passes (psc_progress.c), the whole
  * connection to that server is declared dead (a HELLO's deadline is the
  * smaller of the two, so that a request that must reconnect first still
  * fails within timeout): its endpoints are closed with
@@ -543,8 +543,10 @@ static ps_status_t psc_ep_create(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t wo
     return PS_OK;
 }
 
+static void psc_op_dispatch(pstripe_fs_t *fs, psc_server_t *srv, psc_op_t *op);
+
 /* Worker w's endpoint is open (and accepted the ticket): send the ops that
- * waited for it. */
+ * waited for it (a connect-only op goes on to the next worker it waits for). */
 static void psc_ep_ready(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
 {
     psc_op_t *wop, *tmp;
@@ -554,7 +556,11 @@ static void psc_ep_ready(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
     {
         ucs_list_del(&wop->cmd.list);
         wop->state = PSC_OP_IDLE;
-        psc_op_send(fs, conn, w, wop);
+        if (wop->connect_only) {
+            psc_op_dispatch(fs, conn->server, wop);
+        } else {
+            psc_op_send(fs, conn, w, wop);
+        }
     }
 }
 
@@ -586,6 +592,31 @@ static void psc_worker_open(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
     psc_op_send(fs, conn, w, op);
 }
 
+/* A connect-only op on a connected server: ready now, or with
+ * PSC_CONNECT_WORKERS (and at most connect_max workers) once every worker's
+ * endpoint is (all opened at once; it waits on the first not ready, and
+ * comes back from psc_ep_ready). */
+static void psc_connect_op(pstripe_fs_t *fs, psc_conn_t *conn, psc_op_t *op)
+{
+    uint32_t first = conn->nworkers;
+    int all = op->connect_only == PSC_CONNECT_WORKERS && conn->nworkers <= op->connect_max;
+
+    for (uint32_t w = 0; all && w < conn->nworkers; w++) {
+        if (conn->eps[w].ep == NULL && !conn->eps[w].ready) {
+            psc_worker_open(fs, conn, w);
+        }
+        if (!conn->eps[w].ready && first == conn->nworkers) {
+            first = w;
+        }
+    }
+    if (first == conn->nworkers) {
+        psc_op_make_ready(fs, op);
+        return;
+    }
+    op->state = PSC_OP_WAITING;
+    ucs_list_add_tail(&conn->eps[first].waitq, &op->cmd.list);
+}
+
 /* Send op to the worker its route names, or queue it there until that
  * worker's endpoint is ready (made now for the first op that needs it). */
 static void psc_op_dispatch(pstripe_fs_t *fs, psc_server_t *srv, psc_op_t *op)
@@ -594,7 +625,7 @@ static void psc_op_dispatch(pstripe_fs_t *fs, psc_server_t *srv, psc_op_t *op)
     uint32_t w;
 
     if (op->connect_only) {
-        psc_op_make_ready(fs, op);
+        psc_connect_op(fs, conn, op);
         return;
     }
     w = psc_route_worker(op, conn->nworkers);
@@ -629,22 +660,6 @@ static void psc_conn_ready(pstripe_fs_t *fs, psc_conn_t *conn)
     }
 }
 
-/* The message of a refused AUTH. */
-static void psc_auth_refused(psc_conn_t *conn, const psc_op_t *op, char *msg, size_t len)
-{
-    if (op->status == PS_ERR_ACCESS) {
-        snprintf(msg, len,
-                 "server %s refused this client's authentication (auth = %s): %s; the "
-                 "server's log says why",
-                 conn->server->addr, ps_auth_mode_name(conn->hello_rep.auth_mode),
-                 conn->hello_rep.auth_mode == PS_AUTH_KEY
-                     ? "wrong cluster key?"
-                     : "MUNGE credential not accepted (another MUNGE key, clock skew or replay?)");
-    } else {
-        snprintf(msg, len, "authenticating to server %s: %.400s", conn->server->addr, op->msg);
-    }
-}
-
 static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op)
 {
     psc_conn_t *conn = op->arg;
@@ -654,7 +669,7 @@ static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op)
         return;
     }
     if (op->status != PS_OK) {
-        psc_auth_refused(conn, op, msg, sizeof(msg));
+        psc_auth_refused(conn->server, conn->hello_rep.auth_mode, op, msg, sizeof(msg));
         psc_conn_fail(fs, conn, op->status, msg);
         return;
     }
@@ -691,7 +706,7 @@ static void psc_auth_done(pstripe_fs_t *fs, psc_op_t *op)
         return;
     }
     if (op->status != PS_OK) {
-        psc_auth_refused(conn, op, msg, sizeof(msg));
+        psc_auth_refused(conn->server, conn->hello_rep.auth_mode, op, msg, sizeof(msg));
         psc_conn_fail(fs, conn, op->status, msg);
         return;
     }

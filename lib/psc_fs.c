@@ -210,12 +210,40 @@ static ps_status_t psc_fs_some_reached(pstripe_fs_t *fs, const psc_op_t *ops, ps
     return PS_OK;
 }
 
+/* Connect to every server at once (kind PSC_CONNECT_SERVER: worker 0,
+ * HELLO and AUTH; PSC_CONNECT_WORKERS: every worker's endpoint too, of the
+ * servers with at most max_workers). A server that cannot be reached now is
+ * tried again when an op needs it: the files that do not touch it keep
+ * working. */
+static ps_status_t psc_fs_connect_all(pstripe_fs_t *fs, int kind, uint32_t max_workers)
+{
+    psc_call_t call;
+    psc_op_t *ops;
+    ps_status_t status;
+
+    ops = calloc(fs->nservers, sizeof(*ops));
+    if (ops == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    psc_call_init(&call);
+    for (uint32_t i = 0; i < fs->nservers; i++) {
+        psc_op_init(&ops[i], i, 0, NULL, 0);
+        ops[i].connect_only = kind;
+        ops[i].connect_max = max_workers;
+        psc_op_post(fs, &ops[i], &call);
+    }
+    status = psc_call_wait(fs, &call);
+    if (status != PS_OK) {
+        status = psc_fs_some_reached(fs, ops, status);
+    }
+    free(ops);
+    return status;
+}
+
 /* Takes ownership of cfg (released on failure too). */
 static ps_status_t psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
 {
     pstripe_fs_t *fs;
-    psc_call_t call;
-    psc_op_t *ops;
     ps_status_t status;
 
     fs = calloc(1, sizeof(*fs));
@@ -248,25 +276,7 @@ static ps_status_t psc_fs_create(psc_config_t *cfg, pstripe_fs_t **fs_p)
         goto err_free;
     }
 
-    /* Connect to every server at once (worker 0: HELLO, AUTH). A server
-     * that cannot be reached now is tried again when an op needs it: the
-     * files that do not touch it keep working. */
-    ops = calloc(fs->nservers, sizeof(*ops));
-    if (ops == NULL) {
-        status = psc_error(PS_ERR_NO_MEMORY, "no memory");
-        goto err_stop;
-    }
-    psc_call_init(&call);
-    for (uint32_t i = 0; i < fs->nservers; i++) {
-        psc_op_init(&ops[i], i, 0, NULL, 0);
-        ops[i].connect_only = 1;
-        psc_op_post(fs, &ops[i], &call);
-    }
-    status = psc_call_wait(fs, &call);
-    if (status != PS_OK) {
-        status = psc_fs_some_reached(fs, ops, status);
-    }
-    free(ops);
+    status = psc_fs_connect_all(fs, PSC_CONNECT_SERVER, 0);
     if (status != PS_OK) {
         goto err_stop;
     }
@@ -278,6 +288,11 @@ err_stop:
 err_free:
     psc_fs_free(fs);
     return status;
+}
+
+ps_status_t pstripe_connect_workers(pstripe_fs_t *fs, uint32_t max_workers)
+{
+    return psc_fs_connect_all(fs, PSC_CONNECT_WORKERS, max_workers);
 }
 
 ps_status_t pstripe_connect(const char *config_path, pstripe_fs_t **fs_p)

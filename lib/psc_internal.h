@@ -82,6 +82,12 @@ typedef enum psc_route {
     PSC_ROUTE_OBJECT /* ps_object_worker(route_file_id) */
 } psc_route_t;
 
+/* What a connect-only op (psc_op_t.connect_only) waits for. */
+enum {
+    PSC_CONNECT_SERVER = 1, /* the server's connection (HELLO, AUTH on worker 0) */
+    PSC_CONNECT_WORKERS     /* and every worker's endpoint, ready for ops */
+};
+
 typedef enum psc_recv_mode {
     PSC_RECV_NONE, /* the reply carries no data */
     PSC_RECV_BUF,  /* exactly recv_len bytes into recv_buf (contig or IOV) */
@@ -115,7 +121,8 @@ struct psc_op {
     psc_op_cb_t release_cb;
     int send_user_mem; /* the send datatype points into caller memory */
     uint64_t eager_charge; /* write data sent eagerly, counted in conn->eager_out */
-    int connect_only;  /* pseudo-op: completes once the server is connected */
+    int connect_only;      /* pseudo-op, PSC_CONNECT_*: completes once connected */
+    uint32_t connect_max;  /* PSC_CONNECT_WORKERS: of servers with at most this many */
 
     /* destination */
     uint32_t server;

@@ -116,6 +116,17 @@ ps_status_t pstripe_connect(const char *config_path, pstripe_fs_t **fs_p);
 ps_status_t pstripe_connect_servers(const char *servers, const char *const *settings,
                                     pstripe_fs_t **fs_p);
 
+/*
+ * Open the endpoints to every worker of each server that has at most
+ * max_workers workers, now, as the ops that need them would (a connection
+ * has worker 0's; each other worker's, and with shared memory worker 0's
+ * too, is made for the first op routed there, and a file uses a few of a
+ * server's workers). A program that connects ahead of its first file
+ * operation takes them off that operation too. Fails as pstripe_connect
+ * does: only if no server can be reached.
+ */
+ps_status_t pstripe_connect_workers(pstripe_fs_t *fs, uint32_t max_workers);
+
 /* Close every connection and stop the progress thread. Open files must be
  * closed and nonblocking requests waited for first. */
 void pstripe_disconnect(pstripe_fs_t *fs);

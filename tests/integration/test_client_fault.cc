@@ -675,6 +675,69 @@ TEST_F(ClientFault, ConnectToDeadOrStoppedServer)
     pstripe_disconnect(fs);
 }
 
+/* Paths whose metadata requests go to each of nworkers workers. */
+static std::vector<std::string> path_per_worker(uint32_t nworkers)
+{
+    std::vector<std::string> paths(nworkers);
+    for (int i = 0, left = (int)nworkers; left > 0; i++) {
+        std::string p = "/w-" + std::to_string(i);
+        uint32_t w = ps_path_worker(p.c_str(), p.size(), nworkers);
+        if (paths[w].empty()) {
+            paths[w] = p;
+            left--;
+        }
+    }
+    return paths;
+}
+
+/* pstripe_connect_workers opens every worker's endpoint of the servers
+ * with at most that many workers and presents the connection's ticket there
+ * at once (one AUTH accepted per worker beyond
+ * worker 0, whose endpoint connecting made): requests to any worker then
+ * need no ticket, and calling it again opens nothing. */
+TEST_F(ClientFault, ConnectWorkersOpensEveryWorkerAhead)
+{
+    ASSERT_TRUE(cluster_.start(2, 4));
+    PSC_ASSERT_OK(connect(cluster_, {"timeout=3s", "connect_timeout=2s", "shm=no"}, &fs_));
+    pstripe_server_stats_t before, after, later;
+    pstripe_stat_t st;
+
+    PSC_ASSERT_OK(sum_stats(fs_, &before));
+    PSC_ASSERT_OK(pstripe_connect_workers(fs_, 3)); /* servers of 4 workers: none */
+    PSC_ASSERT_OK(sum_stats(fs_, &after));
+    EXPECT_EQ(after.auth_ok, before.auth_ok) << "a server of 4 workers opened with max 3";
+    PSC_ASSERT_OK(pstripe_connect_workers(fs_, 4));
+    PSC_ASSERT_OK(sum_stats(fs_, &after));
+    EXPECT_EQ(after.auth_ok - before.auth_ok, 2u * 3u) << "tickets of workers 1-3 of 2 servers";
+    PSC_ASSERT_OK(pstripe_connect_workers(fs_, 4));
+    for (const std::string &p : path_per_worker(4)) {
+        EXPECT_EQ(pstripe_stat(fs_, p.c_str(), &st), PS_ERR_NO_ENTRY) << pstripe_last_error();
+    }
+    PSC_ASSERT_OK(sum_stats(fs_, &later));
+    EXPECT_EQ(later.auth_ok, after.auth_ok) << "a request or a second call presented a ticket";
+}
+
+/* A server that stops answering while the client opens its workers fails
+ * that server's connection within timeout, not the call (another
+ * server was reached); once it answers again, its workers serve requests. */
+TEST_F(ClientFault, ConnectWorkersWithAStoppedServer)
+{
+    ASSERT_TRUE(cluster_.start(2, 4));
+    PSC_ASSERT_OK(connect(cluster_, {"timeout=3s", "connect_timeout=2s"}, &fs_));
+    pstripe_statfs_t sfs;
+
+    ASSERT_TRUE(stop_server(cluster_, 1));
+    double t0 = now_s();
+    PSC_EXPECT_OK(pstripe_connect_workers(fs_, 4));
+    double elapsed = now_s() - t0;
+    printf("[   INFO   ] with a stopped server: workers opened after %.3fs\n", elapsed);
+    EXPECT_LE(elapsed, kTimeout + kSlack);
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    PSC_EXPECT_OK(pstripe_connect_workers(fs_, 4));
+    PSC_EXPECT_OK(pstripe_statfs(fs_, &sfs));
+    EXPECT_EQ(sfs.nservers, 2u);
+}
+
 /* A request for a worker the client has not connected to yet waits for
  * that worker's ticket; a server that stops answering then fails it within
  * timeout, naming the server (the ticket's deadline fails the connection

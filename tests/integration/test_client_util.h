@@ -283,6 +283,7 @@ inline ps_status_t sum_stats(pstripe_fs_t *fs, pstripe_server_stats_t *sum)
         sum->requests += st.requests;
         sum->eager_replies += st.eager_replies;
         sum->rndv_requests += st.rndv_requests;
+        sum->auth_ok += st.auth_ok;
     }
     return PS_OK;
 }
