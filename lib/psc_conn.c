@@ -870,6 +870,10 @@ void psc_op_submit(pstripe_fs_t *fs, psc_op_t *op)
         ucs_list_add_tail(&srv->waitq, &op->cmd.list);
         break;
     default:
+        if (op->connect_only == PSC_CONNECT_WORKERS) {
+            psc_op_make_ready(fs, op); /* only the servers connected now */
+            break;
+        }
         op->state = PSC_OP_WAITING;
         ucs_list_add_tail(&srv->waitq, &op->cmd.list);
         psc_server_connect(fs, srv);

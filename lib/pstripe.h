@@ -122,8 +122,9 @@ ps_status_t pstripe_connect_servers(const char *servers, const char *const *sett
  * has worker 0's; each other worker's, and with shared memory worker 0's
  * too, is made for the first op routed there, and a file uses a few of a
  * server's workers). A program that connects ahead of its first file
- * operation takes them off that operation too. Fails as pstripe_connect
- * does: only if no server can be reached.
+ * operation takes them off that operation too. A server not connected
+ * now is left to the ops that need it. Fails only if every server it
+ * tried failed.
  */
 ps_status_t pstripe_connect_workers(pstripe_fs_t *fs, uint32_t max_workers);
 

@@ -738,6 +738,27 @@ TEST_F(ClientFault, ConnectWorkersWithAStoppedServer)
     EXPECT_EQ(sfs.nservers, 2u);
 }
 
+/* A server that did not answer the connect is not tried again by
+ * pstripe_connect_workers (a program that connects ahead would wait for
+ * it twice): the call returns at once, and an op that needs the server
+ * still reconnects. */
+TEST_F(ClientFault, ConnectWorkersLeavesAServerNotConnected)
+{
+    ASSERT_TRUE(cluster_.start(2, 2));
+    pstripe_statfs_t sfs;
+
+    ASSERT_TRUE(stop_server(cluster_, 1));
+    PSC_ASSERT_OK(connect(cluster_, {"timeout=3s", "connect_timeout=1500ms"}, &fs_));
+    double t0 = now_s();
+    PSC_EXPECT_OK(pstripe_connect_workers(fs_, 4));
+    double elapsed = now_s() - t0;
+    printf("[   INFO   ] workers opened after %.3fs\n", elapsed);
+    EXPECT_LT(elapsed, 1.0) << "the server that did not answer was tried again";
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    PSC_EXPECT_OK(pstripe_statfs(fs_, &sfs));
+    EXPECT_EQ(sfs.nservers, 2u);
+}
+
 /* A request for a worker the client has not connected to yet waits for
  * that worker's ticket; a server that stops answering then fails it within
  * timeout, naming the server (the ticket's deadline fails the connection
