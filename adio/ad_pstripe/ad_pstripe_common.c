@@ -93,7 +93,7 @@ static void *Preconnect_run(void *arg)
     preconnect.status = pstripe_connect(NULL, &preconnect.fs);
     if (preconnect.status == PS_OK)
         (void) pstripe_connect_workers(preconnect.fs, PRECONNECT_MAX_WORKERS);
-    if (preconnect.status != PS_OK)
+    else
         snprintf(preconnect.msg, sizeof(preconnect.msg), "%s", pstripe_last_error());
     return NULL;
 }

@@ -691,10 +691,10 @@ static std::vector<std::string> path_per_worker(uint32_t nworkers)
 }
 
 /* pstripe_connect_workers opens every worker's endpoint of the servers
- * with at most that many workers and presents the connection's ticket there
- * at once (one AUTH accepted per worker beyond
- * worker 0, whose endpoint connecting made): requests to any worker then
- * need no ticket, and calling it again opens nothing. */
+ * with at most that many workers and presents the connection's ticket
+ * there at once (one AUTH accepted per worker beyond worker 0, whose
+ * endpoint connecting made): requests to any worker then need no ticket,
+ * and calling it again opens nothing. */
 TEST_F(ClientFault, ConnectWorkersOpensEveryWorkerAhead)
 {
     ASSERT_TRUE(cluster_.start(2, 4));
