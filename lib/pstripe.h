@@ -332,6 +332,44 @@ ps_status_t pstripe_request_test(pstripe_request_t *req, int *done);
  * NULL) = bytes transferred (for reads: below the file size). */
 ps_status_t pstripe_request_wait(pstripe_request_t *req, uint64_t *bytes);
 
+/*
+ * Write-behind buffers: what an MPI-IO layer keeps of a file's small writes
+ * between calls (MPI's consistency rules let a process hold its writes
+ * until a sync, a close or a message to another process). A write of at
+ * most a quarter of the buffer's size is copied in and the call returns;
+ * the buffered regions go to the servers as one list write flagged
+ * PSTRIPE_WRITE_BEHIND when the buffer fills (without waiting: a second
+ * buffer of the same size fills meanwhile, and writes reach the servers in
+ * order) and, waited for, when flushed. A failed send is returned by the
+ * call that sent or waited for it and kept: pstripe_wbuf_sync returns it
+ * once more (then forgets it), so that a program learns at its next sync
+ * or close that a write was lost. Thread-safe; any thread may flush any
+ * buffer (pstripe_wbuf_flush_all flushes every buffer of the process).
+ * Atomic operations and reads of other processes do not see buffered
+ * bytes: the caller decides what to buffer and when to flush. Flush, sync
+ * and free take NULL for a file without a buffer (PS_OK).
+ */
+typedef struct pstripe_wbuf pstripe_wbuf_t;
+ps_status_t pstripe_wbuf_create(pstripe_file_t *file, size_t size, pstripe_wbuf_t **wbuf);
+/* Buffer a write (regions and memory as pstripe_write_list): *taken = 1.
+ * A larger one (more than a quarter of the buffer's bytes or regions) is
+ * not taken (*taken = 0) and what is buffered is flushed first, so that the
+ * caller's own write of it comes after every buffered one. */
+ps_status_t pstripe_wbuf_write(pstripe_wbuf_t *wbuf, const pstripe_region_t *regions,
+                               size_t nregions, const struct iovec *mem, size_t nmem, int *taken);
+/* Send what is buffered and wait for it (and for a send in flight). */
+ps_status_t pstripe_wbuf_flush(pstripe_wbuf_t *wbuf);
+/* Before a read from offset on: wait for a send in flight, and flush when
+ * buffered bytes lie at or past offset (they may be read, or extend the
+ * file over the read). */
+ps_status_t pstripe_wbuf_flush_for_read(pstripe_wbuf_t *wbuf, uint64_t offset);
+/* Flush; then the kept failure of an earlier send, if any (once). */
+ps_status_t pstripe_wbuf_sync(pstripe_wbuf_t *wbuf);
+/* Flush every buffer of the process; the first failure. */
+ps_status_t pstripe_wbuf_flush_all(void);
+/* pstripe_wbuf_sync, then free it (NULL: PS_OK). */
+ps_status_t pstripe_wbuf_free(pstripe_wbuf_t *wbuf);
+
 /* --- administration ------------------------------------------------------------ */
 
 /* Counters of server i (see ps_stats_rep_t in ps_proto.h for meanings). */

@@ -101,7 +101,7 @@ PSC_TEST_UTIL = tests/integration/test_client_util.h
 tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc \
-	tests/integration/test_client_wback.cc $(PSC_TEST_UTIL)
+	tests/integration/test_client_wback.cc tests/integration/test_client_wbuf.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_fault_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
 tests_integration_test_client_bench_SOURCES = tests/integration/test_client_bench.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_sharedfp_SOURCES = tests/integration/test_client_sharedfp.cc \
@@ -201,7 +201,8 @@ tests/mpi/ps_fortran: tests/mpi/ps_fortran.f90
 PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mpi/openmpi/ps_coll3d tests/mpi/openmpi/ps_errors \
 	tests/mpi/openmpi/ps_hints tests/mpi/openmpi/ps_atomic tests/mpi/openmpi/ps_kill \
 	tests/mpi/openmpi/ps_shared tests/mpi/openmpi/ps_perm tests/mpi/openmpi/ps_random \
-	tests/mpi/openmpi/ps_strided tests/mpi/openmpi/ps_icoll tests/mpi/openmpi/ps_threads
+	tests/mpi/openmpi/ps_strided tests/mpi/openmpi/ps_icoll tests/mpi/openmpi/ps_threads \
+	tests/mpi/openmpi/ps_cache tests/mpi/openmpi/ps_wbsend
 PSM_OMPI_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi/openmpi && $(OMPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 if BUILD_OMPIO
 check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
@@ -236,6 +237,10 @@ tests/mpi/openmpi/ps_icoll: tests/mpi/ps_icoll.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_icoll.c
 tests/mpi/openmpi/ps_threads: tests/mpi/ps_threads.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_threads.c
+tests/mpi/openmpi/ps_cache: tests/mpi/ps_cache.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_cache.c
+tests/mpi/openmpi/ps_wbsend: tests/mpi/ps_wbsend.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_wbsend.c
 tests/mpi/openmpi/fake-ompi-version.so: tests/mpi/fake_ompi_version.c
 	$(PSM_OMPI_CC) -fPIC -shared $(srcdir)/tests/mpi/fake_ompi_version.c
 # ---- end of MPI tests under Open MPI ------------------------------------------

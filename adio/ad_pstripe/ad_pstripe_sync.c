@@ -109,6 +109,11 @@
  * allreduce 0.59-0.70 -> 0.87-1.04 us, bcast 0.24-0.31 -> 0.47-0.59,
  * barrier 0.84-1.05 -> 0.56-0.73). */
 #define PS_WITH_REQ(...) (__VA_ARGS__, &req_)
+#ifdef PS_SYNC_BLOCKING_COLLECTIVES
+/* Open MPI (libpstripe-ompi-hooks.so): the blocking form itself, waited
+ * for as Open MPI waits (its components have no polite wait). */
+#define PS_COLL(name, iname, params, args) PS_HOOK(BOTH, name, params, args)
+#else
 #define PS_COLL(name, iname, params, args)                      \
     __attribute__((visibility("default"))) int MPI_##name params \
     {                                                           \
@@ -121,38 +126,52 @@
         ADIOI_PSTRIPE_Sync_after();                             \
         return rc_;                                             \
     }
+#endif
+
+/* Calls new in MPI 4 (the large-count forms, partitioned and Isendrecv):
+ * hooked where mpi.h has them (MPICH 4), left out where it does not (Open
+ * MPI 4.1, which compiles this file into libpstripe-ompi-hooks.so). */
+#if MPI_VERSION >= 4
+#define PS_HOOK4 PS_HOOK
+#define PS_POLL4 PS_POLL
+#define PS_COLL4 PS_COLL
+#else
+#define PS_HOOK4(...)
+#define PS_POLL4(...)
+#define PS_COLL4(...)
+#endif
 
 /* ---- calls that send ---------------------------------------------------- */
 
 PS_HOOK(FLUSH, Send,
         (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
-PS_HOOK(FLUSH, Send_c,
+PS_HOOK4(FLUSH, Send_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
 PS_HOOK(FLUSH, Bsend,
         (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
-PS_HOOK(FLUSH, Bsend_c,
+PS_HOOK4(FLUSH, Bsend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
 PS_HOOK(BOTH, Ssend,
         (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
-PS_HOOK(BOTH, Ssend_c,
+PS_HOOK4(BOTH, Ssend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
 PS_HOOK(FLUSH, Rsend,
         (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
-PS_HOOK(FLUSH, Rsend_c,
+PS_HOOK4(FLUSH, Rsend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
         (buf, count, datatype, dest, tag, comm))
 PS_HOOK(FLUSH, Isend,
         (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, dest, tag, comm, request))
-PS_HOOK(FLUSH, Isend_c,
+PS_HOOK4(FLUSH, Isend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, dest, tag, comm, request))
@@ -160,7 +179,7 @@ PS_HOOK(FLUSH, Ibsend,
         (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, dest, tag, comm, request))
-PS_HOOK(FLUSH, Ibsend_c,
+PS_HOOK4(FLUSH, Ibsend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, dest, tag, comm, request))
@@ -168,7 +187,7 @@ PS_HOOK(FLUSH, Issend,
         (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, dest, tag, comm, request))
-PS_HOOK(FLUSH, Issend_c,
+PS_HOOK4(FLUSH, Issend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, dest, tag, comm, request))
@@ -176,7 +195,7 @@ PS_HOOK(FLUSH, Irsend,
         (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, dest, tag, comm, request))
-PS_HOOK(FLUSH, Irsend_c,
+PS_HOOK4(FLUSH, Irsend_c,
         (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, dest, tag, comm, request))
@@ -184,50 +203,50 @@ PS_HOOK(FLUSH, Irecv,
         (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, source, tag, comm, request))
-PS_HOOK(FLUSH, Irecv_c,
+PS_HOOK4(FLUSH, Irecv_c,
         (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
          MPI_Request *request),
         (buf, count, datatype, source, tag, comm, request))
 PS_HOOK(FLUSH, Imrecv,
         (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request),
         (buf, count, datatype, message, request))
-PS_HOOK(FLUSH, Imrecv_c,
+PS_HOOK4(FLUSH, Imrecv_c,
         (void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
          MPI_Request *request),
         (buf, count, datatype, message, request))
-PS_HOOK(FLUSH, Isendrecv,
+PS_HOOK4(FLUSH, Isendrecv,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
          void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
          comm, request))
-PS_HOOK(FLUSH, Isendrecv_c,
+PS_HOOK4(FLUSH, Isendrecv_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
          comm, request))
-PS_HOOK(FLUSH, Isendrecv_replace,
+PS_HOOK4(FLUSH, Isendrecv_replace,
         (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
          int recvtag, MPI_Comm comm, MPI_Request *request),
         (buf, count, datatype, dest, sendtag, source, recvtag, comm, request))
-PS_HOOK(FLUSH, Isendrecv_replace_c,
+PS_HOOK4(FLUSH, Isendrecv_replace_c,
         (void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
          int recvtag, MPI_Comm comm, MPI_Request *request),
         (buf, count, datatype, dest, sendtag, source, recvtag, comm, request))
 PS_HOOK(FLUSH, Start, (MPI_Request * request), (request))
 PS_HOOK(FLUSH, Startall, (int count, MPI_Request array_of_requests[]), (count, array_of_requests))
-PS_HOOK(FLUSH, Pready, (int partition, MPI_Request request), (partition, request))
-PS_HOOK(FLUSH, Pready_range, (int partition_low, int partition_high, MPI_Request request),
+PS_HOOK4(FLUSH, Pready, (int partition, MPI_Request request), (partition, request))
+PS_HOOK4(FLUSH, Pready_range, (int partition_low, int partition_high, MPI_Request request),
         (partition_low, partition_high, request))
-PS_HOOK(FLUSH, Pready_list, (int length, int array_of_partitions[], MPI_Request request),
+PS_HOOK4(FLUSH, Pready_list, (int length, int array_of_partitions[], MPI_Request request),
         (length, array_of_partitions, request))
 PS_HOOK(FLUSH, Put,
         (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
         (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
          target_datatype, win))
-PS_HOOK(FLUSH, Put_c,
+PS_HOOK4(FLUSH, Put_c,
         (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
          int target_rank, MPI_Aint target_disp, MPI_Count target_count,
          MPI_Datatype target_datatype, MPI_Win win),
@@ -239,7 +258,7 @@ PS_HOOK(FLUSH, Rput,
          MPI_Request *request),
         (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
          target_datatype, win, request))
-PS_HOOK(FLUSH, Rput_c,
+PS_HOOK4(FLUSH, Rput_c,
         (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
          int target_rank, MPI_Aint target_disp, MPI_Count target_count,
          MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request),
@@ -251,7 +270,7 @@ PS_HOOK(FLUSH, Accumulate,
          MPI_Win win),
         (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
          target_datatype, op, win))
-PS_HOOK(FLUSH, Accumulate_c,
+PS_HOOK4(FLUSH, Accumulate_c,
         (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
          int target_rank, MPI_Aint target_disp, MPI_Count target_count,
          MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
@@ -263,7 +282,7 @@ PS_HOOK(FLUSH, Raccumulate,
          MPI_Win win, MPI_Request *request),
         (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
          target_datatype, op, win, request))
-PS_HOOK(FLUSH, Raccumulate_c,
+PS_HOOK4(FLUSH, Raccumulate_c,
         (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
          int target_rank, MPI_Aint target_disp, MPI_Count target_count,
          MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
@@ -274,7 +293,7 @@ PS_HOOK(FLUSH, Ibcast,
         (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
          MPI_Request *request),
         (buffer, count, datatype, root, comm, request))
-PS_HOOK(FLUSH, Ibcast_c,
+PS_HOOK4(FLUSH, Ibcast_c,
         (void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
          MPI_Request *request),
         (buffer, count, datatype, root, comm, request))
@@ -282,7 +301,7 @@ PS_HOOK(FLUSH, Igather,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
-PS_HOOK(FLUSH, Igather_c,
+PS_HOOK4(FLUSH, Igather_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
@@ -291,7 +310,7 @@ PS_HOOK(FLUSH, Igatherv,
          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
          MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request))
-PS_HOOK(FLUSH, Igatherv_c,
+PS_HOOK4(FLUSH, Igatherv_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
          MPI_Comm comm, MPI_Request *request),
@@ -300,7 +319,7 @@ PS_HOOK(FLUSH, Iscatter,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
-PS_HOOK(FLUSH, Iscatter_c,
+PS_HOOK4(FLUSH, Iscatter_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
@@ -309,7 +328,7 @@ PS_HOOK(FLUSH, Iscatterv,
          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
          MPI_Request *request),
         (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
-PS_HOOK(FLUSH, Iscatterv_c,
+PS_HOOK4(FLUSH, Iscatterv_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
          MPI_Comm comm, MPI_Request *request),
@@ -318,7 +337,7 @@ PS_HOOK(FLUSH, Iallgather,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
-PS_HOOK(FLUSH, Iallgather_c,
+PS_HOOK4(FLUSH, Iallgather_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
@@ -327,7 +346,7 @@ PS_HOOK(FLUSH, Iallgatherv,
          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
          MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
-PS_HOOK(FLUSH, Iallgatherv_c,
+PS_HOOK4(FLUSH, Iallgatherv_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
          MPI_Comm comm, MPI_Request *request),
@@ -336,7 +355,7 @@ PS_HOOK(FLUSH, Ialltoall,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
-PS_HOOK(FLUSH, Ialltoall_c,
+PS_HOOK4(FLUSH, Ialltoall_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
@@ -346,7 +365,7 @@ PS_HOOK(FLUSH, Ialltoallv,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
          request))
-PS_HOOK(FLUSH, Ialltoallv_c,
+PS_HOOK4(FLUSH, Ialltoallv_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
          MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
          const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
@@ -358,7 +377,7 @@ PS_HOOK(FLUSH, Ialltoallw,
          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
          request))
-PS_HOOK(FLUSH, Ialltoallw_c,
+PS_HOOK4(FLUSH, Ialltoallw_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
          const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
@@ -369,7 +388,7 @@ PS_HOOK(FLUSH, Ireduce,
         (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, count, datatype, op, root, comm, request))
-PS_HOOK(FLUSH, Ireduce_c,
+PS_HOOK4(FLUSH, Ireduce_c,
         (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
          int root, MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, count, datatype, op, root, comm, request))
@@ -377,7 +396,7 @@ PS_HOOK(FLUSH, Iallreduce,
         (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, count, datatype, op, comm, request))
-PS_HOOK(FLUSH, Iallreduce_c,
+PS_HOOK4(FLUSH, Iallreduce_c,
         (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, count, datatype, op, comm, request))
@@ -385,7 +404,7 @@ PS_HOOK(FLUSH, Ireduce_scatter,
         (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
          MPI_Op op, MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, recvcounts, datatype, op, comm, request))
-PS_HOOK(FLUSH, Ireduce_scatter_c,
+PS_HOOK4(FLUSH, Ireduce_scatter_c,
         (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
          MPI_Op op, MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, recvcounts, datatype, op, comm, request))
@@ -393,7 +412,7 @@ PS_HOOK(FLUSH, Ireduce_scatter_block,
         (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, recvcount, datatype, op, comm, request))
-PS_HOOK(FLUSH, Ireduce_scatter_block_c,
+PS_HOOK4(FLUSH, Ireduce_scatter_block_c,
         (const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, recvcount, datatype, op, comm, request))
@@ -401,7 +420,7 @@ PS_HOOK(FLUSH, Iscan,
         (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, count, datatype, op, comm, request))
-PS_HOOK(FLUSH, Iscan_c,
+PS_HOOK4(FLUSH, Iscan_c,
         (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, count, datatype, op, comm, request))
@@ -409,7 +428,7 @@ PS_HOOK(FLUSH, Iexscan,
         (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, count, datatype, op, comm, request))
-PS_HOOK(FLUSH, Iexscan_c,
+PS_HOOK4(FLUSH, Iexscan_c,
         (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, recvbuf, count, datatype, op, comm, request))
@@ -417,7 +436,7 @@ PS_HOOK(FLUSH, Ineighbor_allgather,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
-PS_HOOK(FLUSH, Ineighbor_allgather_c,
+PS_HOOK4(FLUSH, Ineighbor_allgather_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
@@ -426,7 +445,7 @@ PS_HOOK(FLUSH, Ineighbor_allgatherv,
          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
          MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
-PS_HOOK(FLUSH, Ineighbor_allgatherv_c,
+PS_HOOK4(FLUSH, Ineighbor_allgatherv_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
          MPI_Comm comm, MPI_Request *request),
@@ -435,7 +454,7 @@ PS_HOOK(FLUSH, Ineighbor_alltoall,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
-PS_HOOK(FLUSH, Ineighbor_alltoall_c,
+PS_HOOK4(FLUSH, Ineighbor_alltoall_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
@@ -445,7 +464,7 @@ PS_HOOK(FLUSH, Ineighbor_alltoallv,
          MPI_Comm comm, MPI_Request *request),
         (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
          request))
-PS_HOOK(FLUSH, Ineighbor_alltoallv_c,
+PS_HOOK4(FLUSH, Ineighbor_alltoallv_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
          MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
          const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
@@ -458,7 +477,7 @@ PS_HOOK(FLUSH, Ineighbor_alltoallw,
          MPI_Request *request),
         (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
          request))
-PS_HOOK(FLUSH, Ineighbor_alltoallw_c,
+PS_HOOK4(FLUSH, Ineighbor_alltoallw_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
          const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
@@ -472,14 +491,14 @@ PS_HOOK(BOTH, Recv,
         (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
          MPI_Status *status),
         (buf, count, datatype, source, tag, comm, status))
-PS_HOOK(BOTH, Recv_c,
+PS_HOOK4(BOTH, Recv_c,
         (void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
          MPI_Status *status),
         (buf, count, datatype, source, tag, comm, status))
 PS_HOOK(BOTH, Mrecv,
         (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status),
         (buf, count, datatype, message, status))
-PS_HOOK(BOTH, Mrecv_c,
+PS_HOOK4(BOTH, Mrecv_c,
         (void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
          MPI_Status *status),
         (buf, count, datatype, message, status))
@@ -516,14 +535,14 @@ PS_POLL(NONE, Testsome, *outcount > 0,
         (incount, array_of_requests, outcount, array_of_indices, array_of_statuses))
 PS_POLL(NONE, Request_get_status, *flag, (MPI_Request request, int *flag, MPI_Status *status),
         (request, flag, status))
-PS_POLL(NONE, Parrived, *flag, (MPI_Request request, int partition, int *flag),
+PS_POLL4(NONE, Parrived, *flag, (MPI_Request request, int partition, int *flag),
         (request, partition, flag))
 PS_HOOK(DROP, Get,
         (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
         (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
          target_datatype, win))
-PS_HOOK(DROP, Get_c,
+PS_HOOK4(DROP, Get_c,
         (void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win),
         (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
@@ -534,7 +553,7 @@ PS_HOOK(DROP, Rget,
          MPI_Request *request),
         (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
          target_datatype, win, request))
-PS_HOOK(DROP, Rget_c,
+PS_HOOK4(DROP, Rget_c,
         (void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank,
          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
          MPI_Request *request),
@@ -549,7 +568,7 @@ PS_HOOK(BOTH, Sendrecv,
          MPI_Comm comm, MPI_Status *status),
         (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
          comm, status))
-PS_HOOK(BOTH, Sendrecv_c,
+PS_HOOK4(BOTH, Sendrecv_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
          MPI_Comm comm, MPI_Status *status),
@@ -559,21 +578,21 @@ PS_HOOK(BOTH, Sendrecv_replace,
         (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
          int recvtag, MPI_Comm comm, MPI_Status *status),
         (buf, count, datatype, dest, sendtag, source, recvtag, comm, status))
-PS_HOOK(BOTH, Sendrecv_replace_c,
+PS_HOOK4(BOTH, Sendrecv_replace_c,
         (void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source,
          int recvtag, MPI_Comm comm, MPI_Status *status),
         (buf, count, datatype, dest, sendtag, source, recvtag, comm, status))
 PS_COLL(Barrier, Ibarrier, (MPI_Comm comm), (comm))
 PS_COLL(Bcast, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm),
         (buffer, count, datatype, root, comm))
-PS_COLL(Bcast_c, Ibcast_c,
+PS_COLL4(Bcast_c, Ibcast_c,
         (void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm),
         (buffer, count, datatype, root, comm))
 PS_COLL(Gather, Igather,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, int root, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
-PS_COLL(Gather_c, Igather_c,
+PS_COLL4(Gather_c, Igather_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
@@ -582,7 +601,7 @@ PS_COLL(Gatherv, Igatherv,
          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
          MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm))
-PS_COLL(Gatherv_c, Igatherv_c,
+PS_COLL4(Gatherv_c, Igatherv_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
          MPI_Comm comm),
@@ -591,7 +610,7 @@ PS_COLL(Scatter, Iscatter,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, int root, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
-PS_COLL(Scatter_c, Iscatter_c,
+PS_COLL4(Scatter_c, Iscatter_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm))
@@ -599,7 +618,7 @@ PS_COLL(Scatterv, Iscatterv,
         (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
         (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm))
-PS_COLL(Scatterv_c, Iscatterv_c,
+PS_COLL4(Scatterv_c, Iscatterv_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
          MPI_Comm comm),
@@ -608,7 +627,7 @@ PS_COLL(Allgather, Iallgather,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-PS_COLL(Allgather_c, Iallgather_c,
+PS_COLL4(Allgather_c, Iallgather_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
@@ -616,7 +635,7 @@ PS_COLL(Allgatherv, Iallgatherv,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
-PS_COLL(Allgatherv_c, Iallgatherv_c,
+PS_COLL4(Allgatherv_c, Iallgatherv_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
          MPI_Comm comm),
@@ -625,7 +644,7 @@ PS_COLL(Alltoall, Ialltoall,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-PS_COLL(Alltoall_c, Ialltoall_c,
+PS_COLL4(Alltoall_c, Ialltoall_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
@@ -634,7 +653,7 @@ PS_COLL(Alltoallv, Ialltoallv,
          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
          MPI_Comm comm),
         (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm))
-PS_COLL(Alltoallv_c, Ialltoallv_c,
+PS_COLL4(Alltoallv_c, Ialltoallv_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
          MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
          const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
@@ -644,7 +663,7 @@ PS_COLL(Alltoallw, Ialltoallw,
          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
          const MPI_Datatype recvtypes[], MPI_Comm comm),
         (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm))
-PS_COLL(Alltoallw_c, Ialltoallw_c,
+PS_COLL4(Alltoallw_c, Ialltoallw_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
          const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
@@ -653,7 +672,7 @@ PS_COLL(Reduce, Ireduce,
         (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
          MPI_Comm comm),
         (sendbuf, recvbuf, count, datatype, op, root, comm))
-PS_COLL(Reduce_c, Ireduce_c,
+PS_COLL4(Reduce_c, Ireduce_c,
         (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
          int root, MPI_Comm comm),
         (sendbuf, recvbuf, count, datatype, op, root, comm))
@@ -661,7 +680,7 @@ PS_COLL(Allreduce, Iallreduce,
         (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm),
         (sendbuf, recvbuf, count, datatype, op, comm))
-PS_COLL(Allreduce_c, Iallreduce_c,
+PS_COLL4(Allreduce_c, Iallreduce_c,
         (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm),
         (sendbuf, recvbuf, count, datatype, op, comm))
@@ -669,7 +688,7 @@ PS_COLL(Reduce_scatter, Ireduce_scatter,
         (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
          MPI_Op op, MPI_Comm comm),
         (sendbuf, recvbuf, recvcounts, datatype, op, comm))
-PS_COLL(Reduce_scatter_c, Ireduce_scatter_c,
+PS_COLL4(Reduce_scatter_c, Ireduce_scatter_c,
         (const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype,
          MPI_Op op, MPI_Comm comm),
         (sendbuf, recvbuf, recvcounts, datatype, op, comm))
@@ -677,7 +696,7 @@ PS_COLL(Reduce_scatter_block, Ireduce_scatter_block,
         (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm),
         (sendbuf, recvbuf, recvcount, datatype, op, comm))
-PS_COLL(Reduce_scatter_block_c, Ireduce_scatter_block_c,
+PS_COLL4(Reduce_scatter_block_c, Ireduce_scatter_block_c,
         (const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm),
         (sendbuf, recvbuf, recvcount, datatype, op, comm))
@@ -685,7 +704,7 @@ PS_COLL(Scan, Iscan,
         (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm),
         (sendbuf, recvbuf, count, datatype, op, comm))
-PS_COLL(Scan_c, Iscan_c,
+PS_COLL4(Scan_c, Iscan_c,
         (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm),
         (sendbuf, recvbuf, count, datatype, op, comm))
@@ -693,7 +712,7 @@ PS_COLL(Exscan, Iexscan,
         (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm),
         (sendbuf, recvbuf, count, datatype, op, comm))
-PS_COLL(Exscan_c, Iexscan_c,
+PS_COLL4(Exscan_c, Iexscan_c,
         (const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
          MPI_Comm comm),
         (sendbuf, recvbuf, count, datatype, op, comm))
@@ -701,7 +720,7 @@ PS_COLL(Neighbor_allgather, Ineighbor_allgather,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-PS_COLL(Neighbor_allgather_c, Ineighbor_allgather_c,
+PS_COLL4(Neighbor_allgather_c, Ineighbor_allgather_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
@@ -709,7 +728,7 @@ PS_COLL(Neighbor_allgatherv, Ineighbor_allgatherv,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
          const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
-PS_COLL(Neighbor_allgatherv_c, Ineighbor_allgatherv_c,
+PS_COLL4(Neighbor_allgatherv_c, Ineighbor_allgatherv_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
          MPI_Comm comm),
@@ -718,7 +737,7 @@ PS_COLL(Neighbor_alltoall, Ineighbor_alltoall,
         (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
          MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-PS_COLL(Neighbor_alltoall_c, Ineighbor_alltoall_c,
+PS_COLL4(Neighbor_alltoall_c, Ineighbor_alltoall_c,
         (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm),
         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
@@ -727,7 +746,7 @@ PS_COLL(Neighbor_alltoallv, Ineighbor_alltoallv,
          void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
          MPI_Comm comm),
         (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm))
-PS_COLL(Neighbor_alltoallv_c, Ineighbor_alltoallv_c,
+PS_COLL4(Neighbor_alltoallv_c, Ineighbor_alltoallv_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
          MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
          const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
@@ -737,7 +756,7 @@ PS_COLL(Neighbor_alltoallw, Ineighbor_alltoallw,
          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
         (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm))
-PS_COLL(Neighbor_alltoallw_c, Ineighbor_alltoallw_c,
+PS_COLL4(Neighbor_alltoallw_c, Ineighbor_alltoallw_c,
         (const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
          const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
@@ -748,7 +767,7 @@ PS_HOOK(BOTH, Get_accumulate,
          int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
         (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
          target_rank, target_disp, target_count, target_datatype, op, win))
-PS_HOOK(BOTH, Get_accumulate_c,
+PS_HOOK4(BOTH, Get_accumulate_c,
         (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
          void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
@@ -762,7 +781,7 @@ PS_HOOK(BOTH, Rget_accumulate,
          MPI_Request *request),
         (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
          target_rank, target_disp, target_count, target_datatype, op, win, request))
-PS_HOOK(BOTH, Rget_accumulate_c,
+PS_HOOK4(BOTH, Rget_accumulate_c,
         (const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
          void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
          MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,

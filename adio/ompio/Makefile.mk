@@ -13,21 +13,29 @@
 #
 # The sharedfp component also links Open MPI's libmca_common_ompio (the
 # explicit-offset calls it reads and writes the shared pointer with).
+#
+# libpstripe-ompi-hooks.so, beside them, is what pstripe-run preloads into
+# Open MPI programs (ps_ompio_hooks.c, with the MPICH driver's
+# ad_pstripe_sync.c): MPI calls that flush the components' write-behind
+# buffers. Compiled with the plain compiler against Open MPI's headers and
+# not linked with libmpi, so that a process that is not an MPI program
+# (a script pstripe-run starts) loads it harmlessly: its PMPI_ calls bind
+# lazily, in Open MPI programs only.
 # pstripe-run adds the directory beside its MPICH (adio/mpich, or
 # $(pkglibdir)/mpich) named openmpi to Open MPI's component path.
 
 EXTRA_DIST += adio/ompio/README adio/ompio/configure.m4 adio/ompio/ps_ompio.h \
 	adio/ompio/ps_ompio_common.c adio/ompio/fs_pstripe.c adio/ompio/fbtl_pstripe.c \
-	adio/ompio/sharedfp_pstripe.c
+	adio/ompio/sharedfp_pstripe.c adio/ompio/ps_ompio_hooks.c
 
 ompio_instdir = $(pkglibdir)/openmpi
 ompio_build_dsos =
 ompio_inst_dsos =
 if BUILD_OMPIO
 ompio_build_dsos += adio/openmpi/mca_fs_pstripe.so adio/openmpi/mca_fbtl_pstripe.so \
-	adio/openmpi/mca_sharedfp_pstripe.so
+	adio/openmpi/mca_sharedfp_pstripe.so adio/openmpi/libpstripe-ompi-hooks.so
 ompio_inst_dsos += adio/ompio/inst/mca_fs_pstripe.so adio/ompio/inst/mca_fbtl_pstripe.so \
-	adio/ompio/inst/mca_sharedfp_pstripe.so
+	adio/ompio/inst/mca_sharedfp_pstripe.so adio/ompio/inst/libpstripe-ompi-hooks.so
 ompio_cflags = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS) $(CFLAGS) -fPIC -shared \
 	-fvisibility=hidden $(OMPI_CPPFLAGS) -I$(top_srcdir)/lib -I$(top_srcdir)/common
 ompio_deps = $(srcdir)/adio/ompio/ps_ompio.h $(srcdir)/adio/ompio/ps_ompio_common.c \
@@ -37,6 +45,19 @@ ompio_deps = $(srcdir)/adio/ompio/ps_ompio.h $(srcdir)/adio/ompio/ps_ompio_commo
 ompio_link = $(OMPICC) $(ompio_cflags) -o $@ $(srcdir)/adio/ompio/$${f}_pstripe.c \
 	$(srcdir)/adio/ompio/ps_ompio_common.c -L$(abs_top_builddir)/lib/.libs -lpstripe
 
+ompio_hooks_src = $(srcdir)/adio/ompio/ps_ompio_hooks.c $(srcdir)/adio/ad_pstripe/ad_pstripe_sync.c
+ompio_hooks_link = $(CC) -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS) $(CFLAGS) -fPIC -shared \
+	-fvisibility=hidden -DPS_SYNC_BLOCKING_COLLECTIVES $(OMPI_CPPFLAGS) -I$(top_srcdir)/lib \
+	-I$(top_srcdir)/common -I$(top_srcdir)/adio/ad_pstripe -o $@ $(ompio_hooks_src) \
+	-L$(abs_top_builddir)/lib/.libs -lpstripe
+adio/openmpi/libpstripe-ompi-hooks.so: $(ompio_hooks_src) \
+		$(srcdir)/adio/ad_pstripe/ad_pstripe_sync.h $(ompio_deps)
+	@$(MKDIR_P) adio/openmpi
+	$(AM_V_CC)$(ompio_hooks_link) -Wl,-rpath,$(abs_top_builddir)/lib/.libs
+adio/ompio/inst/libpstripe-ompi-hooks.so: $(ompio_hooks_src) \
+		$(srcdir)/adio/ad_pstripe/ad_pstripe_sync.h $(ompio_deps)
+	@$(MKDIR_P) adio/ompio/inst
+	$(AM_V_CC)$(ompio_hooks_link) -Wl,-rpath,$(libdir)
 adio/openmpi/mca_fs_pstripe.so: $(srcdir)/adio/ompio/fs_pstripe.c $(ompio_deps)
 	@$(MKDIR_P) adio/openmpi
 	$(AM_V_CC)f=fs; $(ompio_link) -Wl,-rpath,$(abs_top_builddir)/lib/.libs

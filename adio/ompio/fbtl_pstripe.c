@@ -8,6 +8,13 @@
  * client's progress thread; OMPIO's progress hook (registered by OMPIO
  * around ipwritev/ipreadv) tests the request and completes the MPI request.
  *
+ * Write-behind: where the fs component gave the file a buffer (pf->wb), a
+ * small independent write is copied into it (pstripe_wbuf_write) and the
+ * call returns; a read first sends the buffered bytes it may see
+ * (pstripe_wbuf_flush_for_read), and a nonblocking access, an atomic-mode
+ * one and an aggregator's write inside a collective call (pf->bypass) all
+ * of them.
+ *
  * Atomic mode (MPI_File_set_atomicity(fh, 1)): every access runs under the
  * file's whole-file lock (ps_ompio_lock: exclusive for writes, shared for
  * reads). A nonblocking access in atomic mode runs to completion under the
@@ -91,6 +98,31 @@ static int rw_fail(ompio_file_t *fh, int is_write, ps_status_t status)
     return ps_ompio_code(cls, "pstripe: %s %s: %s", what, fh->f_filename, detail);
 }
 
+/* Before an access: the buffered writes it must come after (all of them,
+ * unless it is a read or a write the buffer may take) are sent. *taken: a
+ * write the buffer took. */
+static ps_status_t wb_before(ompio_file_t *fh, const ps_list_t *list, int is_write, int *taken)
+{
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    uint64_t lo = UINT64_MAX;
+    size_t i;
+
+    *taken = 0;
+    if (pf->wb == NULL) {
+        return PS_OK;
+    }
+    if (fh->f_atomicity || pf->bypass() > 0) {
+        return pstripe_wbuf_flush(pf->wb);
+    }
+    if (is_write) {
+        return pstripe_wbuf_write(pf->wb, list->regions, list->n, list->iov, list->n, taken);
+    }
+    for (i = 0; i < list->n; i++) {
+        lo = list->regions[i].offset < lo ? list->regions[i].offset : lo;
+    }
+    return pstripe_wbuf_flush_for_read(pf->wb, lo);
+}
+
 /* One blocking list access, under the lock in atomic mode. Returns the
  * bytes moved (reads: those below the end of the file) or an MPI error as
  * a negative number. */
@@ -101,10 +133,23 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     ps_status_t status;
     ps_list_t list;
     size_t i;
-    int err;
+    int err, taken;
 
     if (pf == NULL || make_list(fh, &list) != MPI_SUCCESS) {
         return OMPI_ERROR;
+    }
+    for (i = 0; i < list.n; i++) {
+        total += list.regions[i].length;
+    }
+    status = wb_before(fh, &list, is_write, &taken);
+    if (status != PS_OK || taken) {
+        free_list(&list);
+        if (status != PS_OK) {
+            ps_ompio_report("flush the buffered writes of", fh->f_filename, status);
+            (void)rw_fail(fh, is_write, status);
+            return OMPI_ERROR;
+        }
+        return (ssize_t)total;
     }
     if (fh->f_atomicity && (err = ps_ompio_lock(pf, is_write)) != MPI_SUCCESS) {
         opal_output(0, "pstripe: %s: atomic mode: cannot take the file lock (MPI error %d%s)",
@@ -112,9 +157,6 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
                     pf->lock_failed ? ": its MPI window could not be created at open" : "");
         free_list(&list);
         return OMPI_ERROR;
-    }
-    for (i = 0; i < list.n; i++) {
-        total += list.regions[i].length;
     }
     if (is_write) {
         status = pstripe_write_list(pf->file, list.regions, list.n, list.iov, list.n);
@@ -245,6 +287,13 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
     }
     if (make_list(fh, &list) != MPI_SUCCESS) {
         data->err = MPI_ERR_NO_MEM;
+        return progress_from_here(req);
+    }
+    status = pstripe_wbuf_flush(pf->wb); /* a nonblocking access comes after them */
+    if (status != PS_OK) {
+        free_list(&list);
+        ps_ompio_report("flush the buffered writes of", fh->f_filename, status);
+        data->err = rw_fail(fh, is_write, status);
         return progress_from_here(req);
     }
     if (is_write) {

@@ -16,10 +16,19 @@
  *                    chosen by the path                 at creation only
  *   romio_pstripe_buffer_size, romio_pstripe_buffer_count,
  *   romio_pstripe_max_regions: the client's per-file tunables.
- *   romio_pstripe_listio_read/_write, _write_behind, _read_cache
- *   (enable/disable/automatic), _wb_buffer_size, _rc_size, _rc_block_size:
- *   the ROMIO driver's switches; checked, and of no effect here (OMPIO
- *   always hands down lists, and there is no write-behind or read cache).
+ *   romio_pstripe_write_behind (enable/disable/automatic) and
+ *   romio_pstripe_wb_buffer_size: the file's write-behind buffer (below).
+ *   romio_pstripe_listio_read/_write, _read_cache, _rc_size,
+ *   _rc_block_size: the ROMIO driver's switches; checked, and of no effect
+ *   here (OMPIO always hands down lists, and there is no read cache).
+ * Write-behind: a file opened for writing gets a buffer (pstripe_wbuf_*,
+ * romio_pstripe_wb_buffer_size bytes, 2 MiB by default) for the fbtl's
+ * small independent writes, when libpstripe-ompi-hooks.so is preloaded
+ * (`pstripe run` does it): its MPI calls send every buffer before a message
+ * may tell another process about a write (ps_ompio_hooks.c). Without it,
+ * or with romio_pstripe_write_behind=disable, nothing is buffered. Sync,
+ * close, set_size, get_size and preallocate flush the file's buffer first;
+ * sync and close return a failed flush once more.
  * After open, the file's info holds the effective layout and tunables.
  * MPI_File_preallocate is ours too (fs_file_preallocate, set in the file's
  * copy of OMPIO's io module at open): OMPIO's own reads the file back and
@@ -38,6 +47,7 @@
 #include "opal/util/info.h"
 #include "ps_layout.h" /* PS_STRIPE_COUNT_MAX (a macro only) */
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -405,6 +415,7 @@ static int fs_file_preallocate(struct ompi_file_t *file, OMPI_MPI_OFFSET_TYPE di
     int differ, any, err;
 
     OPAL_THREAD_LOCK(&file->f_lock);
+    (void)pstripe_wbuf_flush(pf->wb); /* a failure is kept for the sync */
     MPI_Bcast(&root, 1, MPI_OFFSET, 0, fh->f_comm);
     differ = root != diskspace;
     MPI_Allreduce(&differ, &any, 1, MPI_INT, MPI_MAX, fh->f_comm);
@@ -434,6 +445,40 @@ static void take_preallocate(ompio_file_t *fh)
         file->f_io_selected_data != NULL &&
         &((mca_common_ompio_data_t *)file->f_io_selected_data)->ompio_fh == fh) {
         file->f_io_selected_module.v2_0_0.io_module_file_preallocate = fs_file_preallocate;
+    }
+}
+
+/* The file's write-behind buffer (f_fs_ptr's wb), and the hints that say
+ * what it is into the file's info. */
+static void wb_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf,
+                     const hint_values *hv)
+{
+    static int told;
+    int (*bypass)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "pstripe_ompio_bypass");
+    int wanted = !hv->present[HINT_WRITE_BEHIND] || hv->val[HINT_WRITE_BEHIND] != 2;
+    long long size = hv->present[HINT_WB_SIZE] ? hv->val[HINT_WB_SIZE] : PS_OMPIO_WB_SIZE;
+    char value[32];
+    ps_status_t status;
+
+    if (wanted && bypass == NULL && hv->present[HINT_WRITE_BEHIND] && !told++) {
+        opal_output(0,
+                    "pstripe: write-behind needs libpstripe-ompi-hooks.so preloaded (pstripe "
+                    "run does it): %s is written through",
+                    fh->f_filename);
+    }
+    if (wanted && bypass != NULL && !(fh->f_amode & MPI_MODE_RDONLY)) {
+        status = pstripe_wbuf_create(pf->file, (size_t)size, &pf->wb);
+        if (status != PS_OK) {
+            opal_output(0, "pstripe: warning: %s: no write-behind: %s", fh->f_filename,
+                        pstripe_last_error());
+            pf->wb = NULL;
+        }
+        pf->bypass = bypass;
+    }
+    if (info != NULL && info != &ompi_mpi_info_null.info.super) {
+        opal_info_set(info, "romio_pstripe_write_behind", pf->wb != NULL ? "enable" : "disable");
+        snprintf(value, sizeof(value), "%lld", size);
+        opal_info_set(info, "romio_pstripe_wb_buffer_size", value);
     }
 }
 
@@ -485,6 +530,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
         free(pf);
         return err;
     }
+    wb_setup(fh, info, pf, &hv);
     /* OMPIO would delete on every process; our close does it once */
     pf->delete_on_close = (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
     fh->f_amode &= ~MPI_MODE_DELETE_ON_CLOSE;
@@ -502,6 +548,13 @@ static int fs_file_close(ompio_file_t *fh)
 
     if (pf == NULL) {
         return MPI_SUCCESS;
+    }
+    status = pstripe_wbuf_free(pf->wb);
+    pf->wb = NULL;
+    if (status != PS_OK) {
+        ps_ompio_report("cannot flush the buffered writes of", fh->f_filename, status);
+        ps_ompio_note_failure(pf, "flush the buffered writes of", fh->f_filename, status,
+                              ps_ompio_mpi_error(status));
     }
     lock_free(pf); /* collective: every process is done with the file */
     status = pstripe_close(pf->file);
@@ -548,10 +601,15 @@ static int fs_file_delete(char *filename, struct opal_info_t *info)
 static int fs_file_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
 {
     ps_ompio_file_t *pf = fh->f_fs_ptr;
-    ps_status_t status = PS_OK;
+    ps_status_t status = pstripe_wbuf_flush(pf->wb);
 
     if (fh->f_comm != MPI_COMM_NULL) {
-        MPI_Barrier(fh->f_comm);
+        MPI_Barrier(fh->f_comm); /* (which flushes every process's buffers) */
+    }
+    if (status != PS_OK) {
+        ps_ompio_note_failure(pf, "flush the buffered writes of", fh->f_filename, status,
+                              ps_ompio_mpi_error(status));
+        status = PS_OK;
     }
     if (fh->f_rank == 0) {
         status = size < 0 ? PS_ERR_INVALID : pstripe_ftruncate(pf->file, (uint64_t)size);
@@ -565,6 +623,10 @@ static int fs_file_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
     pstripe_stat_t st;
     ps_status_t status;
 
+    status = pstripe_wbuf_flush(pf->wb); /* its bytes may extend the file */
+    if (status != PS_OK) {
+        return ps_ompio_fail("cannot flush the buffered writes of", fh->f_filename, status);
+    }
     status = pstripe_fstat(pf->file, &st);
     if (status != PS_OK) {
         return ps_ompio_fail("cannot get the size of", fh->f_filename, status);
@@ -583,7 +645,10 @@ static int fs_file_sync(ompio_file_t *fh)
     ps_status_t status;
     int err, failed, any_failed = 0;
 
-    status = pstripe_fsync(pf->file);
+    status = pstripe_wbuf_sync(pf->wb); /* this flush's failure, or a kept one */
+    if (status == PS_OK) {
+        status = pstripe_fsync(pf->file);
+    }
     err = ps_ompio_deferred(pf); /* reported now, by this sync, either way */
     if (status != PS_OK) {
         err = ps_ompio_fail("cannot sync", fh->f_filename, status);

@@ -27,6 +27,10 @@
 #define PS_OMPIO_PREFIX     "pstripe:"
 #define PS_OMPIO_PREFIX_LEN 8
 
+/* Default size of a file's write-behind buffer (romio_pstripe_wb_buffer_size),
+ * as the MPICH driver's. */
+#define PS_OMPIO_WB_SIZE (2 << 20)
+
 /* f_fs_ptr of a pstripe file */
 typedef struct ps_ompio_file {
     pstripe_file_t *file;
@@ -37,6 +41,12 @@ typedef struct ps_ompio_file {
     int lock_failed;    /* the window could not be created */
     char lock_byte;
     int delete_on_close; /* MPI_MODE_DELETE_ON_CLOSE, done by our close */
+    /* Write-behind (the fs component sets it up at open, the fbtl fills
+     * it): NULL when off, and always without the preloaded
+     * libpstripe-ompi-hooks.so, whose pstripe_ompio_bypass (> 0 inside a
+     * collective or shared-pointer MPI-IO call: write through) is kept. */
+    pstripe_wbuf_t *wb;
+    int (*bypass)(void);
     /* The first failed read or write of the fbtl not yet reported by a sync
      * or close: OMPIO 4.1's vulcan and dynamic fcoll print "fbtl_pwritev
      * failed" and return MPI_SUCCESS from the collective call, so the next

@@ -97,8 +97,9 @@ static void expect_failed_write(MPI_File fh, int rc, const MPI_Status * st, int 
 /* Small writes, then a set_view (HDF5's pattern): the ROMIO driver
  * flushes them there; the set_view must fail (ROMIO's ADIO_Set_view drops
  * the error, the driver returns it from set_view's next step), and the
- * sync after it again. (Not under OMPIO, which has no write-behind: each of
- * its writes would wait for the timeout.) */
+ * sync after it again. (Not under OMPIO: its set_view does not reach the
+ * components, and the flush before it, by libpstripe-ompi-hooks.so, cannot
+ * fail it; the sync of buffered small writes below fails there.) */
 static void sends_by_set_view(MPI_File fh, const unsigned char *buf)
 {
     MPI_Status st;

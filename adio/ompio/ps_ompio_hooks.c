@@ -1,0 +1,132 @@
+/*
+ * ps_ompio_hooks.c: libpstripe-ompi-hooks.so, the library `pstripe run`
+ * preloads into Open MPI programs so that the components may buffer
+ * writes (write-behind, pstripe_wbuf_* of the client library).
+ *
+ * The MPICH driver flushes its buffers before every MPI call that may tell
+ * another process about a write (ad_pstripe_sync.c: programs order their
+ * accesses by any message, not only by MPI's sync-barrier-sync). Under Open
+ * MPI the components are loaded after the program has bound its MPI calls,
+ * so the same definitions come from a preloaded library: this one compiles
+ * ad_pstripe_sync.c (its MPI 3.1 calls, blocking collectives in their own
+ * form) with the two actions defined here: before a message every buffer
+ * of the process is sent (pstripe_wbuf_flush_all; a failure is kept by its
+ * buffer for the file's next sync or close), and after one nothing (the
+ * components have no read cache).
+ *
+ * It also defines the MPI-IO calls whose bytes other processes move or
+ * whose order other processes see: collective reads and writes (an
+ * aggregator of another process may read or write this process's bytes),
+ * shared-pointer accesses (written through, as the MPICH driver does),
+ * set_view, set_atomicity, seek_shared, sync and close. Each flushes every buffer
+ * first; the reads and writes also mark the calling thread as inside one
+ * (pstripe_ompio_bypass), so that the fbtl writes an aggregator's pieces
+ * through instead of buffering them.
+ *
+ * The fs component enables write-behind for a file only where it finds
+ * pstripe_ompio_bypass (dlsym): without this library nothing is buffered.
+ */
+#include <mpi.h>
+
+#include <pstripe.h>
+
+#include "ad_pstripe_sync.h"
+
+static __thread int bypass_depth;
+
+/* > 0 while the calling thread is inside a collective or shared-pointer
+ * MPI-IO call (exported: the fs and fbtl components look it up). */
+__attribute__((visibility("default"))) int pstripe_ompio_bypass(void)
+{
+    return bypass_depth;
+}
+
+void ADIOI_PSTRIPE_Sync_before(void)
+{
+    (void)pstripe_wbuf_flush_all();
+}
+
+void ADIOI_PSTRIPE_Sync_after(void)
+{
+}
+
+/* unused: collectives keep their blocking form (PS_SYNC_BLOCKING_COLLECTIVES) */
+int ADIOI_PSTRIPE_Wait_started(MPI_Request *req)
+{
+    return PMPI_Wait(req, MPI_STATUS_IGNORE);
+}
+
+#define PS_FILE_FLUSH(name, params, args)                                                          \
+    __attribute__((visibility("default"))) int MPI_File_##name params                              \
+    {                                                                                              \
+        (void)pstripe_wbuf_flush_all();                                                            \
+        return PMPI_File_##name args;                                                              \
+    }
+
+#define PS_FILE_BYPASS(name, params, args)                                                         \
+    __attribute__((visibility("default"))) int MPI_File_##name params                              \
+    {                                                                                              \
+        int rc_;                                                                                   \
+        (void)pstripe_wbuf_flush_all();                                                            \
+        bypass_depth++;                                                                            \
+        rc_ = PMPI_File_##name args;                                                               \
+        bypass_depth--;                                                                            \
+        return rc_;                                                                                \
+    }
+
+#define PS_RW_PARAMS(cbuf) (MPI_File fh, cbuf void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+#define PS_RW_ARGS         (fh, buf, count, dt, st)
+#define PS_RW_AT_PARAMS(cbuf)                                                                      \
+    (MPI_File fh, MPI_Offset offset, cbuf void *buf, int count, MPI_Datatype dt, MPI_Status *st)
+#define PS_RW_AT_ARGS (fh, offset, buf, count, dt, st)
+#define PS_IRW_PARAMS(cbuf)                                                                        \
+    (MPI_File fh, cbuf void *buf, int count, MPI_Datatype dt, MPI_Request *req)
+#define PS_IRW_ARGS (fh, buf, count, dt, req)
+#define PS_IRW_AT_PARAMS(cbuf)                                                                     \
+    (MPI_File fh, MPI_Offset offset, cbuf void *buf, int count, MPI_Datatype dt, MPI_Request *req)
+#define PS_IRW_AT_ARGS        (fh, offset, buf, count, dt, req)
+#define PS_BEGIN_PARAMS(cbuf) (MPI_File fh, cbuf void *buf, int count, MPI_Datatype dt)
+#define PS_BEGIN_ARGS         (fh, buf, count, dt)
+#define PS_BEGIN_AT_PARAMS(cbuf)                                                                   \
+    (MPI_File fh, MPI_Offset offset, cbuf void *buf, int count, MPI_Datatype dt)
+#define PS_BEGIN_AT_ARGS    (fh, offset, buf, count, dt)
+#define PS_END_PARAMS(cbuf) (MPI_File fh, cbuf void *buf, MPI_Status *st)
+#define PS_END_ARGS         (fh, buf, st)
+
+PS_FILE_BYPASS(write_all, PS_RW_PARAMS(const), PS_RW_ARGS)
+PS_FILE_BYPASS(read_all, PS_RW_PARAMS(), PS_RW_ARGS)
+PS_FILE_BYPASS(write_at_all, PS_RW_AT_PARAMS(const), PS_RW_AT_ARGS)
+PS_FILE_BYPASS(read_at_all, PS_RW_AT_PARAMS(), PS_RW_AT_ARGS)
+PS_FILE_BYPASS(iwrite_all, PS_IRW_PARAMS(const), PS_IRW_ARGS)
+PS_FILE_BYPASS(iread_all, PS_IRW_PARAMS(), PS_IRW_ARGS)
+PS_FILE_BYPASS(iwrite_at_all, PS_IRW_AT_PARAMS(const), PS_IRW_AT_ARGS)
+PS_FILE_BYPASS(iread_at_all, PS_IRW_AT_PARAMS(), PS_IRW_AT_ARGS)
+PS_FILE_BYPASS(write_all_begin, PS_BEGIN_PARAMS(const), PS_BEGIN_ARGS)
+PS_FILE_BYPASS(read_all_begin, PS_BEGIN_PARAMS(), PS_BEGIN_ARGS)
+PS_FILE_BYPASS(write_at_all_begin, PS_BEGIN_AT_PARAMS(const), PS_BEGIN_AT_ARGS)
+PS_FILE_BYPASS(read_at_all_begin, PS_BEGIN_AT_PARAMS(), PS_BEGIN_AT_ARGS)
+PS_FILE_BYPASS(write_all_end, PS_END_PARAMS(const), PS_END_ARGS)
+PS_FILE_BYPASS(read_all_end, PS_END_PARAMS(), PS_END_ARGS)
+PS_FILE_BYPASS(write_at_all_end, PS_END_PARAMS(const), PS_END_ARGS)
+PS_FILE_BYPASS(read_at_all_end, PS_END_PARAMS(), PS_END_ARGS)
+PS_FILE_BYPASS(write_shared, PS_RW_PARAMS(const), PS_RW_ARGS)
+PS_FILE_BYPASS(read_shared, PS_RW_PARAMS(), PS_RW_ARGS)
+PS_FILE_BYPASS(iwrite_shared, PS_IRW_PARAMS(const), PS_IRW_ARGS)
+PS_FILE_BYPASS(iread_shared, PS_IRW_PARAMS(), PS_IRW_ARGS)
+PS_FILE_BYPASS(write_ordered, PS_RW_PARAMS(const), PS_RW_ARGS)
+PS_FILE_BYPASS(read_ordered, PS_RW_PARAMS(), PS_RW_ARGS)
+PS_FILE_BYPASS(write_ordered_begin, PS_BEGIN_PARAMS(const), PS_BEGIN_ARGS)
+PS_FILE_BYPASS(read_ordered_begin, PS_BEGIN_PARAMS(), PS_BEGIN_ARGS)
+PS_FILE_BYPASS(write_ordered_end, PS_END_PARAMS(const), PS_END_ARGS)
+PS_FILE_BYPASS(read_ordered_end, PS_END_PARAMS(), PS_END_ARGS)
+PS_FILE_FLUSH(set_view,
+              (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+               const char *datarep, MPI_Info info),
+              (fh, disp, etype, filetype, datarep, info))
+PS_FILE_FLUSH(set_atomicity, (MPI_File fh, int flag), (fh, flag))
+/* OMPIO's sync and close start with a barrier of the file's processes
+ * before the fs component's part: the bytes must be out before it (a
+ * process that opens the file alone right after the close sees them). */
+PS_FILE_FLUSH(sync, (MPI_File fh), (fh))
+PS_FILE_FLUSH(close, (MPI_File * fh), (fh))
+PS_FILE_FLUSH(seek_shared, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence))
