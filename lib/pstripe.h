@@ -370,6 +370,39 @@ ps_status_t pstripe_wbuf_flush_all(void);
 /* pstripe_wbuf_sync, then free it (NULL: PS_OK). */
 ps_status_t pstripe_wbuf_free(pstripe_wbuf_t *wbuf);
 
+/*
+ * Read caches: what an MPI-IO layer keeps of a file's small reads between
+ * calls. A read whose regions are at most a quarter block on average and
+ * span at most 4 blocks is served from whole blocks (block bytes each,
+ * size / block of them, direct mapped), its missing blocks fetched in one
+ * list read; a read reaching past the bytes a block had below the end of
+ * file when it was fetched is left to the caller (*served = 0), as is a
+ * larger one. The caller keeps it coherent: its own writes invalidate the
+ * blocks they touch, a sync or view change drops it, and
+ * pstripe_rcache_drop_all drops every cache of the process at its next
+ * read (a message came: another process may have written). Buffered
+ * writes must be flushed before a read may fetch their bytes (see
+ * pstripe_wbuf_flush_for_read). Thread-safe; NULL is a cache that serves
+ * nothing.
+ */
+typedef struct pstripe_rcache pstripe_rcache_t;
+ps_status_t pstripe_rcache_create(pstripe_file_t *file, size_t size, size_t block,
+                                  pstripe_rcache_t **rcache);
+/* Serve a read (regions and memory as pstripe_read_list): *served = 1 and
+ * *nread = its bytes; or *served = 0, nothing read. A failed fetch is
+ * returned (nothing served). */
+ps_status_t pstripe_rcache_read(pstripe_rcache_t *rcache, const pstripe_region_t *regions,
+                                size_t nregions, const struct iovec *mem, size_t nmem,
+                                uint64_t *nread, int *served);
+/* The lowest offset a read from offset on may fetch (its block's start):
+ * buffered writes from there on must be flushed before the read. */
+uint64_t pstripe_rcache_reach(const pstripe_rcache_t *rcache, uint64_t offset);
+void pstripe_rcache_invalidate(pstripe_rcache_t *rcache, const pstripe_region_t *regions,
+                               size_t nregions);
+void pstripe_rcache_drop(pstripe_rcache_t *rcache);
+void pstripe_rcache_drop_all(void);
+void pstripe_rcache_free(pstripe_rcache_t *rcache);
+
 /* --- administration ------------------------------------------------------------ */
 
 /* Counters of server i (see ps_stats_rep_t in ps_proto.h for meanings). */

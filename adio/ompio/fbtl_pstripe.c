@@ -8,12 +8,15 @@
  * client's progress thread; OMPIO's progress hook (registered by OMPIO
  * around ipwritev/ipreadv) tests the request and completes the MPI request.
  *
- * Write-behind: where the fs component gave the file a buffer (pf->wb), a
- * small independent write is copied into it (pstripe_wbuf_write) and the
- * call returns; a read first sends the buffered bytes it may see
- * (pstripe_wbuf_flush_for_read), and a nonblocking access, an atomic-mode
- * one and an aggregator's write inside a collective call (pf->bypass) all
- * of them.
+ * Caches: where the fs component gave the file a write-behind buffer
+ * (pf->wb), a small independent write is copied into it
+ * (pstripe_wbuf_write) and the call returns; a read first sends the
+ * buffered bytes it may see (pstripe_wbuf_flush_for_read), and a
+ * nonblocking access, an atomic-mode one and an aggregator's access inside
+ * a collective call (pf->bypass) all of them. Where it gave the file a read
+ * cache (pf->rc), a small independent blocking read is served from it
+ * (pstripe_rcache_read); every write invalidates the blocks it touches,
+ * and a nonblocking write's completion drops the cache.
  *
  * Atomic mode (MPI_File_set_atomicity(fh, 1)): every access runs under the
  * file's whole-file lock (ps_ompio_lock: exclusive for writes, shared for
@@ -108,6 +111,9 @@ static ps_status_t wb_before(ompio_file_t *fh, const ps_list_t *list, int is_wri
     size_t i;
 
     *taken = 0;
+    if (is_write) {
+        pstripe_rcache_invalidate(pf->rc, list->regions, list->n);
+    }
     if (pf->wb == NULL) {
         return PS_OK;
     }
@@ -120,7 +126,8 @@ static ps_status_t wb_before(ompio_file_t *fh, const ps_list_t *list, int is_wri
     for (i = 0; i < list->n; i++) {
         lo = list->regions[i].offset < lo ? list->regions[i].offset : lo;
     }
-    return pstripe_wbuf_flush_for_read(pf->wb, lo);
+    /* (the read cache fetches whole blocks: buffered bytes in them too) */
+    return pstripe_wbuf_flush_for_read(pf->wb, pstripe_rcache_reach(pf->rc, lo));
 }
 
 /* One blocking list access, under the lock in atomic mode. Returns the
@@ -142,6 +149,11 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
         total += list.regions[i].length;
     }
     status = wb_before(fh, &list, is_write, &taken);
+    if (status == PS_OK && !is_write && pf->rc != NULL && !fh->f_atomicity && pf->bypass() == 0) {
+        status =
+            pstripe_rcache_read(pf->rc, list.regions, list.n, list.iov, list.n, &nread, &taken);
+        total = taken ? nread : total;
+    }
     if (status != PS_OK || taken) {
         free_list(&list);
         if (status != PS_OK) {
@@ -213,6 +225,9 @@ static bool fbtl_progress(mca_ompio_request_t *req)
         }
         status = pstripe_request_wait(data->preq, &data->bytes);
         data->preq = NULL;
+        if (data->is_write) { /* blocks read while it was in flight may be old */
+            pstripe_rcache_drop(((ps_ompio_file_t *)data->fh->f_fs_ptr)->rc);
+        }
         if (status != PS_OK) {
             ps_ompio_report("nonblocking access to", data->fh->f_filename, status);
             data->err = rw_fail(data->fh, data->is_write, status);
@@ -288,6 +303,9 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
     if (make_list(fh, &list) != MPI_SUCCESS) {
         data->err = MPI_ERR_NO_MEM;
         return progress_from_here(req);
+    }
+    if (is_write) {
+        pstripe_rcache_invalidate(pf->rc, list.regions, list.n);
     }
     status = pstripe_wbuf_flush(pf->wb); /* a nonblocking access comes after them */
     if (status != PS_OK) {

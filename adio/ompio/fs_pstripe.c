@@ -16,19 +16,23 @@
  *                    chosen by the path                 at creation only
  *   romio_pstripe_buffer_size, romio_pstripe_buffer_count,
  *   romio_pstripe_max_regions: the client's per-file tunables.
- *   romio_pstripe_write_behind (enable/disable/automatic) and
- *   romio_pstripe_wb_buffer_size: the file's write-behind buffer (below).
- *   romio_pstripe_listio_read/_write, _read_cache, _rc_size,
- *   _rc_block_size: the ROMIO driver's switches; checked, and of no effect
- *   here (OMPIO always hands down lists, and there is no read cache).
- * Write-behind: a file opened for writing gets a buffer (pstripe_wbuf_*,
- * romio_pstripe_wb_buffer_size bytes, 2 MiB by default) for the fbtl's
- * small independent writes, when libpstripe-ompi-hooks.so is preloaded
- * (`pstripe run` does it): its MPI calls send every buffer before a message
- * may tell another process about a write (ps_ompio_hooks.c). Without it,
- * or with romio_pstripe_write_behind=disable, nothing is buffered. Sync,
- * close, set_size, get_size and preallocate flush the file's buffer first;
- * sync and close return a failed flush once more.
+ *   romio_pstripe_write_behind, romio_pstripe_read_cache
+ *   (enable/disable/automatic), romio_pstripe_wb_buffer_size,
+ *   romio_pstripe_rc_size, romio_pstripe_rc_block_size: the file's
+ *   write-behind buffer and read cache (below).
+ *   romio_pstripe_listio_read/_write: the ROMIO driver's switches; checked,
+ *   and of no effect here (OMPIO always hands down lists).
+ * Caches: a file opened for writing gets a write-behind buffer
+ * (pstripe_wbuf_*, romio_pstripe_wb_buffer_size bytes, 2 MiB by default)
+ * for the fbtl's small independent writes, and one opened for reading a
+ * read cache (pstripe_rcache_*, 4 MiB of 64 KiB blocks) for its small
+ * independent reads, when libpstripe-ompi-hooks.so is preloaded (`pstripe
+ * run` does it): its MPI calls send every buffer before a message may tell
+ * another process about a write, and drop every cache after one may have
+ * come (ps_ompio_hooks.c). Without it, or with the hints set to disable,
+ * nothing is cached. Sync, close, set_size, get_size and preallocate flush
+ * the file's buffer first, sync and set_size drop its cache; sync and
+ * close return a failed flush once more.
  * After open, the file's info holds the effective layout and tunables.
  * MPI_File_preallocate is ours too (fs_file_preallocate, set in the file's
  * copy of OMPIO's io module at open): OMPIO's own reads the file back and
@@ -448,38 +452,55 @@ static void take_preallocate(ompio_file_t *fh)
     }
 }
 
-/* The file's write-behind buffer (f_fs_ptr's wb), and the hints that say
- * what it is into the file's info. */
-static void wb_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf,
-                     const hint_values *hv)
+/* A hint's value, or the default. */
+static long long hint_or(const hint_values *hv, int k, long long dflt)
+{
+    return hv->present[k] ? hv->val[k] : dflt;
+}
+
+/* The file's write-behind buffer and read cache (f_fs_ptr's wb and rc),
+ * and the hints that say what they are into the file's info. */
+static void cache_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf,
+                        const hint_values *hv)
 {
     static int told;
     int (*bypass)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "pstripe_ompio_bypass");
-    int wanted = !hv->present[HINT_WRITE_BEHIND] || hv->val[HINT_WRITE_BEHIND] != 2;
-    long long size = hv->present[HINT_WB_SIZE] ? hv->val[HINT_WB_SIZE] : PS_OMPIO_WB_SIZE;
+    int want_wb = hint_or(hv, HINT_WRITE_BEHIND, 1) != 2;
+    int want_rc = hint_or(hv, HINT_READ_CACHE, 1) != 2;
+    long long wb_size = hint_or(hv, HINT_WB_SIZE, PS_OMPIO_WB_SIZE);
+    long long rc_size = hint_or(hv, HINT_RC_SIZE, PS_OMPIO_RC_SIZE);
+    long long rc_block = hint_or(hv, HINT_RC_BLOCK, PS_OMPIO_RC_BLOCK);
     char value[32];
-    ps_status_t status;
 
-    if (wanted && bypass == NULL && hv->present[HINT_WRITE_BEHIND] && !told++) {
+    if (bypass == NULL && (hv->present[HINT_WRITE_BEHIND] || hv->present[HINT_READ_CACHE]) &&
+        !told++) {
         opal_output(0,
-                    "pstripe: write-behind needs libpstripe-ompi-hooks.so preloaded (pstripe "
-                    "run does it): %s is written through",
+                    "pstripe: write-behind and the read cache need libpstripe-ompi-hooks.so "
+                    "preloaded (pstripe run does it): %s is not cached",
                     fh->f_filename);
     }
-    if (wanted && bypass != NULL && !(fh->f_amode & MPI_MODE_RDONLY)) {
-        status = pstripe_wbuf_create(pf->file, (size_t)size, &pf->wb);
-        if (status != PS_OK) {
-            opal_output(0, "pstripe: warning: %s: no write-behind: %s", fh->f_filename,
-                        pstripe_last_error());
-            pf->wb = NULL;
-        }
-        pf->bypass = bypass;
+    pf->bypass = bypass;
+    if (bypass != NULL && want_wb && !(fh->f_amode & MPI_MODE_RDONLY) &&
+        pstripe_wbuf_create(pf->file, (size_t)wb_size, &pf->wb) != PS_OK) {
+        opal_output(0, "pstripe: warning: %s: no write-behind: %s", fh->f_filename,
+                    pstripe_last_error());
     }
-    if (info != NULL && info != &ompi_mpi_info_null.info.super) {
-        opal_info_set(info, "romio_pstripe_write_behind", pf->wb != NULL ? "enable" : "disable");
-        snprintf(value, sizeof(value), "%lld", size);
-        opal_info_set(info, "romio_pstripe_wb_buffer_size", value);
+    if (bypass != NULL && want_rc && !(fh->f_amode & MPI_MODE_WRONLY) &&
+        pstripe_rcache_create(pf->file, (size_t)rc_size, (size_t)rc_block, &pf->rc) != PS_OK) {
+        opal_output(0, "pstripe: warning: %s: no read cache: %s", fh->f_filename,
+                    pstripe_last_error());
     }
+    if (info == NULL || info == &ompi_mpi_info_null.info.super) {
+        return;
+    }
+    opal_info_set(info, "romio_pstripe_write_behind", pf->wb != NULL ? "enable" : "disable");
+    opal_info_set(info, "romio_pstripe_read_cache", pf->rc != NULL ? "enable" : "disable");
+    snprintf(value, sizeof(value), "%lld", wb_size);
+    opal_info_set(info, "romio_pstripe_wb_buffer_size", value);
+    snprintf(value, sizeof(value), "%lld", rc_size);
+    opal_info_set(info, "romio_pstripe_rc_size", value);
+    snprintf(value, sizeof(value), "%lld", rc_block);
+    opal_info_set(info, "romio_pstripe_rc_block_size", value);
 }
 
 static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, int amode,
@@ -530,7 +551,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
         free(pf);
         return err;
     }
-    wb_setup(fh, info, pf, &hv);
+    cache_setup(fh, info, pf, &hv);
     /* OMPIO would delete on every process; our close does it once */
     pf->delete_on_close = (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
     fh->f_amode &= ~MPI_MODE_DELETE_ON_CLOSE;
@@ -549,6 +570,8 @@ static int fs_file_close(ompio_file_t *fh)
     if (pf == NULL) {
         return MPI_SUCCESS;
     }
+    pstripe_rcache_free(pf->rc);
+    pf->rc = NULL;
     status = pstripe_wbuf_free(pf->wb);
     pf->wb = NULL;
     if (status != PS_OK) {
@@ -614,6 +637,7 @@ static int fs_file_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
     if (fh->f_rank == 0) {
         status = size < 0 ? PS_ERR_INVALID : pstripe_ftruncate(pf->file, (uint64_t)size);
     }
+    pstripe_rcache_drop(pf->rc);
     return root_outcome(fh, "cannot set the size of", status);
 }
 
@@ -645,6 +669,7 @@ static int fs_file_sync(ompio_file_t *fh)
     ps_status_t status;
     int err, failed, any_failed = 0;
 
+    pstripe_rcache_drop(pf->rc);
     status = pstripe_wbuf_sync(pf->wb); /* this flush's failure, or a kept one */
     if (status == PS_OK) {
         status = pstripe_fsync(pf->file);

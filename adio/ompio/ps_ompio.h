@@ -30,6 +30,10 @@
 /* Default size of a file's write-behind buffer (romio_pstripe_wb_buffer_size),
  * as the MPICH driver's. */
 #define PS_OMPIO_WB_SIZE (2 << 20)
+/* ... and of its read cache and the cache's blocks (romio_pstripe_rc_size,
+ * romio_pstripe_rc_block_size) */
+#define PS_OMPIO_RC_SIZE  (4 << 20)
+#define PS_OMPIO_RC_BLOCK (64 << 10)
 
 /* f_fs_ptr of a pstripe file */
 typedef struct ps_ompio_file {
@@ -41,11 +45,13 @@ typedef struct ps_ompio_file {
     int lock_failed;    /* the window could not be created */
     char lock_byte;
     int delete_on_close; /* MPI_MODE_DELETE_ON_CLOSE, done by our close */
-    /* Write-behind (the fs component sets it up at open, the fbtl fills
-     * it): NULL when off, and always without the preloaded
-     * libpstripe-ompi-hooks.so, whose pstripe_ompio_bypass (> 0 inside a
-     * collective or shared-pointer MPI-IO call: write through) is kept. */
+    /* Write-behind buffer and read cache (the fs component sets them up at
+     * open, the fbtl uses them): NULL when off, and always without the
+     * preloaded libpstripe-ompi-hooks.so, whose pstripe_ompio_bypass (> 0
+     * inside a collective or shared-pointer MPI-IO call: neither is used)
+     * is kept. */
     pstripe_wbuf_t *wb;
+    pstripe_rcache_t *rc;
     int (*bypass)(void);
     /* The first failed read or write of the fbtl not yet reported by a sync
      * or close: OMPIO 4.1's vulcan and dynamic fcoll print "fbtl_pwritev

@@ -11,17 +11,18 @@
  * ad_pstripe_sync.c (its MPI 3.1 calls, blocking collectives in their own
  * form) with the two actions defined here: before a message every buffer
  * of the process is sent (pstripe_wbuf_flush_all; a failure is kept by its
- * buffer for the file's next sync or close), and after one nothing (the
- * components have no read cache).
+ * buffer for the file's next sync or close), and after one every read
+ * cache of the process is dropped (pstripe_rcache_drop_all).
  *
  * It also defines the MPI-IO calls whose bytes other processes move or
  * whose order other processes see: collective reads and writes (an
  * aggregator of another process may read or write this process's bytes),
  * shared-pointer accesses (written through, as the MPICH driver does),
- * set_view, set_atomicity, seek_shared, sync and close. Each flushes every buffer
- * first; the reads and writes also mark the calling thread as inside one
- * (pstripe_ompio_bypass), so that the fbtl writes an aggregator's pieces
- * through instead of buffering them.
+ * set_view, set_atomicity, seek_shared, sync and close. Each flushes every
+ * buffer first and drops every cache after (as a collective call or a
+ * message would); the reads and writes also mark the calling thread as
+ * inside one (pstripe_ompio_bypass), so that the fbtl neither buffers nor
+ * caches an aggregator's pieces.
  *
  * The fs component enables write-behind for a file only where it finds
  * pstripe_ompio_bypass (dlsym): without this library nothing is buffered.
@@ -48,6 +49,7 @@ void ADIOI_PSTRIPE_Sync_before(void)
 
 void ADIOI_PSTRIPE_Sync_after(void)
 {
+    pstripe_rcache_drop_all();
 }
 
 /* unused: collectives keep their blocking form (PS_SYNC_BLOCKING_COLLECTIVES) */
@@ -59,8 +61,11 @@ int ADIOI_PSTRIPE_Wait_started(MPI_Request *req)
 #define PS_FILE_FLUSH(name, params, args)                                                          \
     __attribute__((visibility("default"))) int MPI_File_##name params                              \
     {                                                                                              \
+        int rc_;                                                                                   \
         (void)pstripe_wbuf_flush_all();                                                            \
-        return PMPI_File_##name args;                                                              \
+        rc_ = PMPI_File_##name args;                                                               \
+        pstripe_rcache_drop_all();                                                                 \
+        return rc_;                                                                                \
     }
 
 #define PS_FILE_BYPASS(name, params, args)                                                         \
@@ -71,6 +76,7 @@ int ADIOI_PSTRIPE_Wait_started(MPI_Request *req)
         bypass_depth++;                                                                            \
         rc_ = PMPI_File_##name args;                                                               \
         bypass_depth--;                                                                            \
+        pstripe_rcache_drop_all();                                                                 \
         return rc_;                                                                                \
     }
 

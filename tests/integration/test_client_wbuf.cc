@@ -1,8 +1,11 @@
 /*
- * test_client_wbuf.cc: write-behind buffers (pstripe_wbuf_*). Random small
- * writes through a buffer against a byte model, what another handle sees
- * before and after a flush, flush_all, and a failed send returned by the
- * call that sent it and once more by the next sync.
+ * test_client_wbuf.cc: write-behind buffers (pstripe_wbuf_*) and read
+ * caches (pstripe_rcache_*). Random small writes through a buffer against a
+ * byte model, what another handle sees before and after a flush, flush_all,
+ * and a failed send returned by the call that sent it and once more by the
+ * next sync; random small reads through a cache against the model, with
+ * the reader's own writes invalidating blocks, what a cache serves until it
+ * is dropped, and reads past the end of file left to the caller.
  */
 #include "test_client_util.h"
 
@@ -226,6 +229,174 @@ TEST_F(ClientWbuf, AFailedSendIsReturnedAndKeptForTheNextSync)
     s = pstripe_wbuf_free(wb);
     EXPECT_TRUE(s == PS_ERR_CONN || s == PS_ERR_TIMEOUT) << pstripe_strerror(s);
     (void)pstripe_close(f);
+}
+
+class ClientRcache : public ClientWbuf {};
+
+TEST_F(ClientRcache, SmallReadsAgainstModel)
+{
+    start(2);
+    pstripe_layout_t layout = {8192, 2, 0};
+    pstripe_file_t *f;
+    pstripe_rcache_t *rc;
+    file_model model;
+    std::mt19937 rng(5);
+    int served_count = 0;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rcrand", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    std::vector<uint8_t> init(300000);
+    for (uint8_t &b : init) {
+        b = (uint8_t)rng();
+    }
+    PSC_ASSERT_OK(pstripe_pwrite(f, init.data(), init.size(), 0));
+    model.write(0, init.data(), init.size());
+    PSC_ASSERT_OK(pstripe_rcache_create(f, 64 << 10, 4096, &rc));
+    for (int i = 0; i < 5000; i++) {
+        if (i % 10 == 9) {
+            /* an own write (now and then past the end of file), its blocks invalidated */
+            uint64_t off = rng() % 320000, len = 1 + rng() % 3000;
+            std::vector<uint8_t> w(len);
+            for (uint8_t &b : w) {
+                b = (uint8_t)rng();
+            }
+            PSC_ASSERT_OK(pstripe_pwrite(f, w.data(), len, off));
+            pstripe_region_t r = {off, len};
+            pstripe_rcache_invalidate(rc, &r, 1);
+            model.write(off, w.data(), len);
+            continue;
+        }
+        /* 1-4 regions of 1-600 bytes near one another, ascending */
+        std::vector<pstripe_region_t> regs;
+        uint64_t off = rng() % 330000, total = 0;
+        int nreg = 1 + (int)(rng() % 4);
+        for (int r = 0; r < nreg; r++) {
+            uint64_t len = 1 + rng() % 600;
+            regs.push_back({off, len});
+            total += len;
+            off += len + rng() % 200;
+        }
+        std::vector<uint8_t> out(total, 0xee);
+        struct iovec iov = {out.data(), out.size()};
+        uint64_t nread = 0;
+        int served;
+        PSC_ASSERT_OK(pstripe_rcache_read(rc, regs.data(), regs.size(), &iov, 1, &nread, &served));
+        if (!served) {
+            PSC_ASSERT_OK(pstripe_read_list(f, regs.data(), regs.size(), &iov, 1, &nread));
+        }
+        served_count += served;
+        ASSERT_EQ(nread, model.below_size(regs)) << "read " << i << " served " << served;
+        uint64_t at = 0;
+        for (const pstripe_region_t &r : regs) {
+            for (uint64_t b = 0; b < r.length; b++, at++) {
+                ASSERT_EQ(out[at], model.at(r.offset + b))
+                    << "read " << i << " byte " << r.offset + b << " served " << served;
+            }
+        }
+    }
+    EXPECT_GT(served_count, 3500);
+    pstripe_rcache_free(rc);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientRcache, ServesItsBlocksUntilDropped)
+{
+    start(1);
+    pstripe_file_t *f, *g;
+    pstripe_rcache_t *rc;
+    std::vector<uint8_t> a(8192, 1), b(100, 2), out(100);
+    pstripe_region_t reg = {1000, 100};
+    struct iovec iov = {out.data(), out.size()};
+    uint64_t nread;
+    int served;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rcdrop", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rcdrop", PSTRIPE_RDWR, 0, nullptr, &g));
+    PSC_ASSERT_OK(pstripe_pwrite(f, a.data(), a.size(), 0));
+    PSC_ASSERT_OK(pstripe_rcache_create(f, 64 << 10, 4096, &rc));
+    PSC_ASSERT_OK(pstripe_rcache_read(rc, &reg, 1, &iov, 1, &nread, &served));
+    ASSERT_EQ(served, 1);
+    EXPECT_EQ(out[0], 1);
+    /* another process's write: the cache still serves its block */
+    PSC_ASSERT_OK(pstripe_pwrite(g, b.data(), b.size(), 1000));
+    PSC_ASSERT_OK(pstripe_rcache_read(rc, &reg, 1, &iov, 1, &nread, &served));
+    EXPECT_EQ(out[0], 1) << "the read went to the servers: nothing cached";
+    /* after a message (drop_all), the new bytes */
+    pstripe_rcache_drop_all();
+    PSC_ASSERT_OK(pstripe_rcache_read(rc, &reg, 1, &iov, 1, &nread, &served));
+    EXPECT_EQ(served, 1);
+    EXPECT_EQ(out[0], 2);
+    PSC_ASSERT_OK(pstripe_pwrite(g, a.data(), b.size(), 1000));
+    pstripe_rcache_drop(rc);
+    PSC_ASSERT_OK(pstripe_rcache_read(rc, &reg, 1, &iov, 1, &nread, &served));
+    EXPECT_EQ(out[0], 1);
+    pstripe_rcache_free(rc);
+    PSC_ASSERT_OK(pstripe_close(g));
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+TEST_F(ClientRcache, ReadsPastTheEndOfFileAreLeftToTheCaller)
+{
+    start(1);
+    pstripe_file_t *f, *g;
+    pstripe_rcache_t *rc;
+    std::vector<uint8_t> a(1000, 3), out(200);
+    struct iovec iov = {out.data(), out.size()};
+    pstripe_region_t across = {900, 200}, below = {100, 200}, after = {1000, 200};
+    uint64_t nread = 0;
+    int served;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rceof", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rceof", PSTRIPE_RDWR, 0, nullptr, &g));
+    PSC_ASSERT_OK(pstripe_pwrite(f, a.data(), a.size(), 0));
+    PSC_ASSERT_OK(pstripe_rcache_create(f, 64 << 10, 4096, &rc));
+    PSC_ASSERT_OK(pstripe_rcache_read(rc, &across, 1, &iov, 1, &nread, &served));
+    EXPECT_EQ(served, 0);
+    PSC_ASSERT_OK(pstripe_rcache_read(rc, &below, 1, &iov, 1, &nread, &served));
+    EXPECT_EQ(served, 1);
+    EXPECT_EQ(nread, 200u);
+    /* the file grows: the block's bytes past the old end are not served */
+    PSC_ASSERT_OK(pstripe_pwrite(g, a.data(), a.size(), 1000));
+    PSC_ASSERT_OK(pstripe_rcache_read(rc, &after, 1, &iov, 1, &nread, &served));
+    EXPECT_EQ(served, 0);
+    EXPECT_EQ(pstripe_rcache_create(f, 64 << 10, 100, &rc), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_rcache_create(f, 4096, 4096, &rc), PS_ERR_INVALID);
+    pstripe_rcache_free(rc);
+    PSC_ASSERT_OK(pstripe_close(g));
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/* A write still buffered below a read, in the block the read fetches: the
+ * read flushes from the block's start (pstripe_rcache_reach), so the block
+ * holds the write (ps_random under Open MPI read zeros of such a block). */
+TEST_F(ClientRcache, ABlockFetchedBesideABufferedWriteHoldsIt)
+{
+    start(1);
+    pstripe_file_t *f;
+    pstripe_wbuf_t *wb;
+    pstripe_rcache_t *rc;
+    std::vector<uint8_t> zero(8192, 0), w(100, 9), out(100);
+    pstripe_region_t wreg = {100, 100}, rreg = {1000, 100};
+    struct iovec wiov = {w.data(), w.size()}, riov = {out.data(), out.size()};
+    uint64_t nread;
+    int taken, served;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rcwb", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, zero.data(), zero.size(), 0));
+    PSC_ASSERT_OK(pstripe_wbuf_create(f, 4096, &wb));
+    PSC_ASSERT_OK(pstripe_rcache_create(f, 64 << 10, 4096, &rc));
+    PSC_ASSERT_OK(pstripe_wbuf_write(wb, &wreg, 1, &wiov, 1, &taken));
+    pstripe_rcache_invalidate(rc, &wreg, 1);
+    EXPECT_EQ(pstripe_rcache_reach(rc, 1000), 0u);
+    PSC_ASSERT_OK(pstripe_wbuf_flush_for_read(wb, pstripe_rcache_reach(rc, 1000)));
+    PSC_ASSERT_OK(pstripe_rcache_read(rc, &rreg, 1, &riov, 1, &nread, &served));
+    EXPECT_EQ(served, 1);
+    PSC_ASSERT_OK(pstripe_wbuf_flush_for_read(wb, pstripe_rcache_reach(rc, 100)));
+    PSC_ASSERT_OK(pstripe_rcache_read(rc, &wreg, 1, &riov, 1, &nread, &served));
+    EXPECT_EQ(served, 1);
+    EXPECT_EQ(out, w) << "the cache served the block as it was before the buffered write";
+    pstripe_rcache_free(rc);
+    PSC_ASSERT_OK(pstripe_wbuf_free(wb));
+    PSC_ASSERT_OK(pstripe_close(f));
 }
 
 } // namespace

@@ -715,16 +715,13 @@ static void check_hints(MPI_File fh, const char *fname)
     };
     char value[MPI_MAX_INFO_VAL + 1];
     MPI_Info info;
-    int k, flag, nkeys = 5;
+    int k, flag;
 
     /* (ROMIO_HINTS may switch the caches off, to compare) */
     if (!ps_is_pstripe(fname) || getenv("ROMIO_HINTS") != NULL)
         return;
     PS_MPI(MPI_File_get_info(fh, &info));
-#ifdef OPEN_MPI
-    nkeys = 2;                  /* (no read cache under Open MPI) */
-#endif
-    for (k = 0; k < nkeys; k++) {
+    for (k = 0; k < 5; k++) {
         MPI_Info_get(info, keys[k][0], MPI_MAX_INFO_VAL, value, &flag);
         PS_CHECK(flag && strcmp(value, keys[k][1]) == 0, "hint %s: \"%s\", expected %s",
                  keys[k][0], flag ? value : "(none)", keys[k][1]);

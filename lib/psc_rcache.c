@@ -1,0 +1,291 @@
+/*
+ * psc_rcache.c: read caches (pstripe_rcache_*, pstripe.h).
+ *
+ * A cache holds blocks of one open file, block_size bytes each, direct
+ * mapped into size / block_size slots (block b in slot b mod nslots). A
+ * small read (its regions at most a quarter block on average, spanning at
+ * most SPAN_MAX blocks) fetches its missing blocks whole, in one list read,
+ * and is served from them; a block keeps how many of its bytes lay below
+ * the file's size when it was read, and a read that reaches past those is
+ * left to the caller (the file may have grown since), so bytes past the end
+ * of file are never served as data and the caller's read counts what the
+ * servers count.
+ *
+ * The caller keeps it coherent with MPI's rules: its own writes invalidate
+ * the blocks they touch (pstripe_rcache_invalidate), a sync or a view
+ * drops it (pstripe_rcache_drop), and a message from another process drops
+ * every cache of the process (pstripe_rcache_drop_all: one atomic
+ * increment; each cache drops its blocks at its next read).
+ */
+#include "psc_error.h"
+#include "pstripe.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A read spanning more blocks goes to the servers as it is (as the MPICH
+ * driver's RC_SPAN_MAX): whole, its inner blocks serve no other read. */
+#define SPAN_MAX 4
+
+struct pstripe_rcache {
+    pstripe_file_t *file;
+    pthread_mutex_t lock;
+    uint64_t block; /* bytes of a block */
+    size_t nslots;
+    char *data;          /* nslots blocks; allocated at the first fetch */
+    int64_t *tag;        /* block held by a slot, -1: none */
+    uint64_t *valid;     /* bytes of it below the end of file when read */
+    unsigned long epoch; /* drop_epoch at the last read */
+};
+
+static unsigned long drop_epoch; /* moved by pstripe_rcache_drop_all */
+
+ps_status_t pstripe_rcache_create(pstripe_file_t *file, size_t size, size_t block,
+                                  pstripe_rcache_t **rcache)
+{
+    struct pstripe_rcache *rc;
+    size_t i;
+
+    if (file == NULL || rcache == NULL || block < 512 || size / block < 2 * SPAN_MAX) {
+        return psc_error(PS_ERR_INVALID,
+                         "read cache: %zu bytes of blocks of %zu (blocks of at least 512 "
+                         "bytes, at least %d of them)",
+                         size, block, 2 * SPAN_MAX);
+    }
+    rc = calloc(1, sizeof(*rc));
+    if (rc == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "read cache: out of memory");
+    }
+    rc->file = file;
+    rc->block = block;
+    rc->nslots = size / block;
+    rc->tag = malloc(rc->nslots * sizeof(*rc->tag));
+    rc->valid = calloc(rc->nslots, sizeof(*rc->valid));
+    if (rc->tag == NULL || rc->valid == NULL) {
+        free(rc->tag);
+        free(rc->valid);
+        free(rc);
+        return psc_error(PS_ERR_NO_MEMORY, "read cache: out of memory");
+    }
+    for (i = 0; i < rc->nslots; i++) {
+        rc->tag[i] = -1;
+    }
+    pthread_mutex_init(&rc->lock, NULL);
+    rc->epoch = __atomic_load_n(&drop_epoch, __ATOMIC_ACQUIRE);
+    *rcache = rc;
+    return PS_OK;
+}
+
+static void rc_drop_locked(struct pstripe_rcache *rc)
+{
+    size_t i;
+
+    for (i = 0; i < rc->nslots; i++) {
+        rc->tag[i] = -1;
+    }
+}
+
+/* The blocks a read spans, [*b0, *b1], if it is small enough to cache. */
+static int rc_small(const struct pstripe_rcache *rc, const pstripe_region_t *regions, size_t n,
+                    uint64_t *b0, uint64_t *b1)
+{
+    uint64_t lo = UINT64_MAX, hi = 0, total = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (regions[i].length == 0) {
+            continue;
+        }
+        total += regions[i].length;
+        lo = regions[i].offset < lo ? regions[i].offset : lo;
+        if (regions[i].offset + regions[i].length > hi) {
+            hi = regions[i].offset + regions[i].length;
+        }
+    }
+    if (total == 0 || total / n > rc->block / 4) {
+        return 0;
+    }
+    *b0 = lo / rc->block;
+    *b1 = (hi - 1) / rc->block;
+    return *b1 - *b0 < SPAN_MAX;
+}
+
+/* Fetch the blocks of [b0, b1] the cache lacks, in one list read. */
+static ps_status_t rc_fetch(struct pstripe_rcache *rc, uint64_t b0, uint64_t b1)
+{
+    pstripe_region_t regions[SPAN_MAX];
+    struct iovec iov[SPAN_MAX];
+    size_t slots[SPAN_MAX], n = 0, i;
+    uint64_t b, nread, left;
+    ps_status_t status;
+
+    if (rc->data == NULL &&
+        (rc->data = pstripe_buffer_alloc(rc->nslots * rc->block, NULL)) == NULL) {
+        return psc_error(PS_ERR_NO_MEMORY, "read cache: out of memory");
+    }
+    for (b = b0; b <= b1; b++) {
+        size_t s = (size_t)(b % rc->nslots);
+
+        if (rc->tag[s] == (int64_t)b) {
+            continue;
+        }
+        rc->tag[s] = -1;
+        regions[n].offset = b * rc->block;
+        regions[n].length = rc->block;
+        iov[n].iov_base = rc->data + s * rc->block;
+        iov[n].iov_len = rc->block;
+        slots[n++] = s;
+    }
+    if (n == 0) {
+        return PS_OK;
+    }
+    status = pstripe_read_list(rc->file, regions, n, iov, n, &nread);
+    if (status != PS_OK) {
+        return status;
+    }
+    /* the bytes below the end of file are a prefix of the ascending blocks */
+    for (i = 0, left = nread; i < n; i++) {
+        rc->valid[slots[i]] = left < rc->block ? left : rc->block;
+        left -= rc->valid[slots[i]];
+        rc->tag[slots[i]] = (int64_t)(regions[i].offset / rc->block);
+    }
+    return PS_OK;
+}
+
+/* Every region lies within its blocks' bytes below the end of file. */
+static int rc_within(const struct pstripe_rcache *rc, const pstripe_region_t *regions, size_t n)
+{
+    uint64_t end, b, stop;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        end = regions[i].offset + regions[i].length;
+        for (b = regions[i].offset / rc->block; b * rc->block < end; b++) {
+            stop = end < (b + 1) * rc->block ? end : (b + 1) * rc->block;
+            if (stop - b * rc->block > rc->valid[b % rc->nslots]) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Copy the regions out of their blocks into mem. */
+static void rc_copy(const struct pstripe_rcache *rc, const pstripe_region_t *regions, size_t n,
+                    const struct iovec *mem, size_t nmem)
+{
+    size_t i, m = 0, moff = 0;
+    uint64_t off, end, b, take;
+
+    for (i = 0; i < n; i++) {
+        for (off = regions[i].offset, end = off + regions[i].length; off < end;) {
+            while (m < nmem && moff == mem[m].iov_len) {
+                m++, moff = 0;
+            }
+            b = off / rc->block;
+            take = (b + 1) * rc->block - off;
+            take = take < end - off ? take : end - off;
+            take = take < mem[m].iov_len - moff ? take : mem[m].iov_len - moff;
+            memcpy((char *)mem[m].iov_base + moff,
+                   rc->data + (b % rc->nslots) * rc->block + (off - b * rc->block), take);
+            off += take;
+            moff += take;
+        }
+    }
+}
+
+ps_status_t pstripe_rcache_read(pstripe_rcache_t *rc, const pstripe_region_t *regions, size_t n,
+                                const struct iovec *mem, size_t nmem, uint64_t *nread, int *served)
+{
+    uint64_t b0, b1, total = 0, mem_total = 0;
+    unsigned long epoch;
+    ps_status_t status;
+    size_t i;
+
+    *served = 0;
+    for (i = 0; i < n; i++) {
+        total += regions[i].length;
+    }
+    for (i = 0; i < nmem; i++) {
+        mem_total += mem[i].iov_len;
+    }
+    if (rc == NULL || n == 0 || total != mem_total || !rc_small(rc, regions, n, &b0, &b1)) {
+        return PS_OK;
+    }
+    pthread_mutex_lock(&rc->lock);
+    epoch = __atomic_load_n(&drop_epoch, __ATOMIC_ACQUIRE);
+    if (epoch != rc->epoch) {
+        rc->epoch = epoch;
+        rc_drop_locked(rc);
+    }
+    status = rc_fetch(rc, b0, b1);
+    if (status == PS_OK && rc_within(rc, regions, n)) {
+        rc_copy(rc, regions, n, mem, nmem);
+        *nread = total;
+        *served = 1;
+    }
+    pthread_mutex_unlock(&rc->lock);
+    return status;
+}
+
+uint64_t pstripe_rcache_reach(const pstripe_rcache_t *rc, uint64_t offset)
+{
+    return rc == NULL ? offset : offset - offset % rc->block;
+}
+
+void pstripe_rcache_invalidate(pstripe_rcache_t *rc, const pstripe_region_t *regions, size_t n)
+{
+    uint64_t b, b0, b1;
+    size_t i, s;
+
+    if (rc == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&rc->lock);
+    for (i = 0; i < n; i++) {
+        if (regions[i].length == 0) {
+            continue;
+        }
+        b0 = regions[i].offset / rc->block;
+        b1 = (regions[i].offset + regions[i].length - 1) / rc->block;
+        if (b1 - b0 >= rc->nslots) { /* every slot may hold one of them */
+            rc_drop_locked(rc);
+            break;
+        }
+        for (b = b0; b <= b1; b++) {
+            s = (size_t)(b % rc->nslots);
+            if (rc->tag[s] == (int64_t)b) {
+                rc->tag[s] = -1;
+            }
+        }
+    }
+    pthread_mutex_unlock(&rc->lock);
+}
+
+void pstripe_rcache_drop(pstripe_rcache_t *rc)
+{
+    if (rc == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&rc->lock);
+    rc_drop_locked(rc);
+    pthread_mutex_unlock(&rc->lock);
+}
+
+void pstripe_rcache_drop_all(void)
+{
+    __atomic_add_fetch(&drop_epoch, 1, __ATOMIC_RELEASE);
+}
+
+void pstripe_rcache_free(pstripe_rcache_t *rc)
+{
+    if (rc == NULL) {
+        return;
+    }
+    pstripe_buffer_free(rc->data);
+    free(rc->tag);
+    free(rc->valid);
+    pthread_mutex_destroy(&rc->lock);
+    free(rc);
+}
