@@ -403,6 +403,20 @@ void pstripe_rcache_drop(pstripe_rcache_t *rcache);
 void pstripe_rcache_drop_all(void);
 void pstripe_rcache_free(pstripe_rcache_t *rcache);
 
+/*
+ * Connecting ahead: pstripe_preconnect_start starts pstripe_connect(NULL)
+ * (then pstripe_connect_workers(max_workers)) in a thread of the library's
+ * own, so that a process's first pstripe call finds its connection made (an
+ * MPI library starts it when it is loaded, beside MPI_Init). Nothing is
+ * started when PSTRIPE_PRECONNECT=0 is in the environment, or a second time.
+ * pstripe_preconnect_take joins it and returns 1 with its outcome (*status;
+ * *fs when PS_OK, else pstripe_last_error() says why), or 0 when no
+ * connection was started or it was taken before. A connection never taken
+ * is closed at exit; a forked child forgets the parent's.
+ */
+void pstripe_preconnect_start(int max_workers);
+int pstripe_preconnect_take(pstripe_fs_t **fs, ps_status_t *status);
+
 /* --- administration ------------------------------------------------------------ */
 
 /* Counters of server i (see ps_stats_rep_t in ps_proto.h for meanings). */

@@ -63,7 +63,7 @@ static int server_on_this_host(pstripe_fs_t * fs)
 /*
  * The connection starts when the MPI library is loaded, in a thread of its
  * own beside MPI_Init, and the process's first pstripe call takes it
- * (Preconnect_take): connecting costs 15-30 ms of CPU on this 2-vCPU host
+ * (pstripe_preconnect_take, lib/psc_preconnect.c): connecting costs 15-30 ms of CPU on this 2-vCPU host
  * (UCX's context, 5 ms, and worker, 2 ms; then each server's endpoint,
  * HELLO and AUTH), which was all the first open's before. The servers of
  * at most PRECONNECT_MAX_WORKERS workers get an endpoint to each worker
@@ -79,67 +79,10 @@ static int server_on_this_host(pstripe_fs_t * fs)
  */
 #define PRECONNECT_MAX_WORKERS 4
 
-static struct {
-    pthread_t thread;
-    int started;                /* a thread to join */
-    int status;
-    pstripe_fs_t *fs;           /* the connection, status PS_OK */
-    char msg[512];              /* pstripe_last_error() of a failure */
-} preconnect;
-
-static void *Preconnect_run(void *arg)
-{
-    (void) arg;
-    preconnect.status = pstripe_connect(NULL, &preconnect.fs);
-    if (preconnect.status == PS_OK)
-        (void) pstripe_connect_workers(preconnect.fs, PRECONNECT_MAX_WORKERS);
-    else
-        snprintf(preconnect.msg, sizeof(preconnect.msg), "%s", pstripe_last_error());
-    return NULL;
-}
-
-/* A forked child has no such thread and no use for the parent's UCX. */
-static void Preconnect_forget(void)
-{
-    preconnect.started = 0;
-    preconnect.fs = NULL;
-}
-
 __attribute__((constructor))
 static void Preconnect_start(void)
 {
-    const char *env = getenv("PSTRIPE_PRECONNECT");
-
-    if (env != NULL && strcmp(env, "0") == 0)
-        return;
-    pthread_atfork(NULL, NULL, Preconnect_forget);
-    preconnect.started = pthread_create(&preconnect.thread, NULL, Preconnect_run, NULL) == 0;
-}
-
-/* Whether a connection was started; if so, its result in *status (PS_OK
- * and *fs, or a failure whose message is in preconnect.msg). */
-static int Preconnect_take(pstripe_fs_t ** fs, int *status)
-{
-    if (!preconnect.started)
-        return 0;
-    pthread_join(preconnect.thread, NULL);
-    preconnect.started = 0;
-    *fs = preconnect.fs;
-    preconnect.fs = NULL;
-    *status = preconnect.status;
-    return 1;
-}
-
-/* A program that never used pstripe: close the connection at exit (before
- * UCX's own destructors, whose libraries were loaded before this one). */
-__attribute__((destructor))
-static void Preconnect_end(void)
-{
-    pstripe_fs_t *fs = NULL;
-    int status;
-
-    if (Preconnect_take(&fs, &status) && status == PS_OK)
-        pstripe_disconnect(fs);
+    pstripe_preconnect_start(PRECONNECT_MAX_WORKERS);
 }
 
 /* Connect once per process (pstripe_connect(NULL): $PSTRIPE_CONFIG, then
@@ -149,21 +92,17 @@ void ADIOI_PSTRIPE_Init(int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_INIT";
     pstripe_fs_t *fs = NULL;
-    const char *detail = NULL;
-    int rc;
+    ps_status_t rc;
 
     *error_code = MPI_SUCCESS;
     if (ADIOI_PSTRIPE_fs_handle != NULL)
         return;
 
-    if (Preconnect_take(&fs, &rc)) {
-        detail = preconnect.msg;
-    } else {
+    if (!pstripe_preconnect_take(&fs, &rc))
         rc = pstripe_connect(NULL, &fs);
-    }
     if (rc != PS_OK) {
         *error_code = ADIOI_PSTRIPE_err(myname, "connect to the servers", NULL, __LINE__, rc,
-                                        detail);
+                                        NULL);
         return;
     }
     ADIOI_PSTRIPE_fs_handle = fs;

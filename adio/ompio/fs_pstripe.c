@@ -229,7 +229,10 @@ static ps_status_t ps_connect(void)
     if (fs_handle != NULL) {
         return PS_OK;
     }
-    status = pstripe_connect(NULL, &fs_handle);
+    /* the connection libpstripe-ompi-hooks.so started at load, if any */
+    if (!pstripe_preconnect_take(&fs_handle, &status)) {
+        status = pstripe_connect(NULL, &fs_handle);
+    }
     if (status != PS_OK) {
         ps_ompio_report("cannot connect to the servers of", getenv("PSTRIPE_CONFIG"), status);
         fs_handle = NULL;

@@ -26,14 +26,32 @@
  *
  * The fs component enables write-behind for a file only where it finds
  * pstripe_ompio_bypass (dlsym): without this library nothing is buffered.
+ *
+ * And it connects to the servers while the program starts, as the MPICH
+ * driver does when MPICH is loaded (pstripe_preconnect_start; the fs
+ * component's first open takes the connection): in MPI programs only
+ * (mpirun and orted load this library too, and have no PMPI_Init).
  */
 #include <mpi.h>
+
+#include <dlfcn.h>
 
 #include <pstripe.h>
 
 #include "ad_pstripe_sync.h"
 
 static __thread int bypass_depth;
+
+/* Servers of at most this many workers get an endpoint to each ahead (as
+ * the MPICH driver's PRECONNECT_MAX_WORKERS). */
+#define PRECONNECT_MAX_WORKERS 4
+
+__attribute__((constructor)) static void preconnect(void)
+{
+    if (dlsym(RTLD_DEFAULT, "PMPI_Init") != NULL) {
+        pstripe_preconnect_start(PRECONNECT_MAX_WORKERS);
+    }
+}
 
 /* > 0 while the calling thread is inside a collective or shared-pointer
  * MPI-IO call (exported: the fs and fbtl components look it up). */
