@@ -171,7 +171,13 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
         return OMPI_ERROR;
     }
     if (is_write) {
-        status = pstripe_write_list(pf->file, list.regions, list.n, list.iov, list.n);
+        /* with caching on (not in atomic mode), a direct write's short
+         * runs are answered from the servers' stage too, as the buffer's
+         * flushes are: OMPIO's collective 4 KiB writes (IOR, 2 ranks)
+         * 13.8-22.2 -> 18.4-31.8 MiB/s; the sync waits for the disk */
+        status =
+            pstripe_write_list_flags(pf->file, list.regions, list.n, list.iov, list.n,
+                                     pf->wb != NULL && !fh->f_atomicity ? PSTRIPE_WRITE_BEHIND : 0);
     } else {
         status = pstripe_read_list(pf->file, list.regions, list.n, list.iov, list.n, &nread);
     }
