@@ -11,6 +11,14 @@
  * of file are never served as data and the caller's read counts what the
  * servers count.
  *
+ * Reads that walk forward (each starting in or just after the block the
+ * last one ended in) are read ahead: once a read comes within half a
+ * window of the blocks fetched so far, the next window of blocks is read
+ * in the background (pstripe_iread_list; 2 blocks, doubling up to half the
+ * slots), into slots left untagged until a read needs one of them or
+ * their slots and waits for it. A drop or a write over its blocks while it
+ * is in flight leaves them untagged (stale).
+ *
  * The caller keeps it coherent with MPI's rules: its own writes invalidate
  * the blocks they touch (pstripe_rcache_invalidate), a sync or a view
  * drops it (pstripe_rcache_drop), and a message from another process drops
@@ -37,6 +45,16 @@ struct pstripe_rcache {
     int64_t *tag;        /* block held by a slot, -1: none */
     uint64_t *valid;     /* bytes of it below the end of file when read */
     unsigned long epoch; /* drop_epoch at the last read */
+    /* read-ahead */
+    pstripe_request_t *ahead; /* in flight, or NULL */
+    uint64_t ahead_first;     /* its blocks: ahead_first .. + ahead_n - 1 */
+    size_t ahead_n;
+    int ahead_stale;                 /* dropped or written over since it started */
+    pstripe_region_t *ahead_regions; /* nslots / 2 of each */
+    struct iovec *ahead_iov;
+    uint64_t reached; /* one past the highest block fetched or read ahead */
+    uint64_t last;    /* one past the last read's highest block; 0: none */
+    size_t window;    /* blocks of the next read-ahead */
 };
 
 static unsigned long drop_epoch; /* moved by pstripe_rcache_drop_all */
@@ -62,9 +80,14 @@ ps_status_t pstripe_rcache_create(pstripe_file_t *file, size_t size, size_t bloc
     rc->nslots = size / block;
     rc->tag = malloc(rc->nslots * sizeof(*rc->tag));
     rc->valid = calloc(rc->nslots, sizeof(*rc->valid));
-    if (rc->tag == NULL || rc->valid == NULL) {
+    rc->ahead_regions = malloc(rc->nslots / 2 * sizeof(*rc->ahead_regions));
+    rc->ahead_iov = malloc(rc->nslots / 2 * sizeof(*rc->ahead_iov));
+    if (rc->tag == NULL || rc->valid == NULL || rc->ahead_regions == NULL ||
+        rc->ahead_iov == NULL) {
         free(rc->tag);
         free(rc->valid);
+        free(rc->ahead_regions);
+        free(rc->ahead_iov);
         free(rc);
         return psc_error(PS_ERR_NO_MEMORY, "read cache: out of memory");
     }
@@ -84,6 +107,96 @@ static void rc_drop_locked(struct pstripe_rcache *rc)
     for (i = 0; i < rc->nslots; i++) {
         rc->tag[i] = -1;
     }
+    rc->ahead_stale = 1;
+    rc->reached = rc->last = 0;
+    rc->window = 0;
+}
+
+/* Wait for the read-ahead in flight; its blocks tagged unless stale (or
+ * failed: the reads then fetch them themselves). */
+static void ahead_settle(struct pstripe_rcache *rc)
+{
+    uint64_t nread = 0, left;
+    ps_status_t status;
+    size_t i, s;
+
+    if (rc->ahead == NULL) {
+        return;
+    }
+    status = pstripe_request_wait(rc->ahead, &nread);
+    rc->ahead = NULL;
+    if (status != PS_OK || rc->ahead_stale) {
+        if (rc->reached == rc->ahead_first + rc->ahead_n) {
+            rc->reached = rc->ahead_first; /* read them ahead again */
+        }
+        return;
+    }
+    /* the bytes below the end of file are a prefix of the ascending blocks */
+    for (i = 0, left = nread; i < rc->ahead_n; i++) {
+        s = (size_t)((rc->ahead_first + i) % rc->nslots);
+        rc->valid[s] = left < rc->block ? left : rc->block;
+        left -= rc->valid[s];
+        rc->tag[s] = (int64_t)(rc->ahead_first + i);
+    }
+}
+
+/* Must a read of blocks [b0, b1] wait for the read-ahead in flight: does
+ * it need one of its blocks, or a slot it fills? */
+static int ahead_in_the_way(const struct pstripe_rcache *rc, uint64_t b0, uint64_t b1)
+{
+    uint64_t b;
+    size_t s;
+
+    if (rc->ahead == NULL) {
+        return 0;
+    }
+    for (b = b0; b <= b1; b++) {
+        s = (size_t)(b % rc->nslots);
+        if ((s + rc->nslots - rc->ahead_first % rc->nslots) % rc->nslots < rc->ahead_n) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* After a read of blocks [b0, b1]: if the reads walk forward and this one
+ * came within half a window of the blocks fetched so far, read the next
+ * window ahead (not past the end of file: a block fetched short ends it). */
+static void ahead_start(struct pstripe_rcache *rc, uint64_t b0, uint64_t b1)
+{
+    int forward = rc->last != 0 && (b0 + 1 == rc->last || b0 == rc->last);
+    uint64_t first;
+    size_t i, s, n;
+
+    rc->last = b1 + 1;
+    if (!forward) {
+        rc->window = 0;
+        return;
+    }
+    if (rc->ahead != NULL || b1 + 1 + rc->window / 2 < rc->reached ||
+        rc->valid[b1 % rc->nslots] < rc->block) {
+        return;
+    }
+    rc->window = rc->window == 0 ? 2 : rc->window * 2;
+    rc->window = rc->window > rc->nslots / 2 ? rc->nslots / 2 : rc->window;
+    first = b1 + 1 > rc->reached ? b1 + 1 : rc->reached;
+    n = rc->window;
+    for (i = 0; i < n; i++) {
+        s = (size_t)((first + i) % rc->nslots);
+        rc->tag[s] = -1;
+        rc->ahead_regions[i].offset = (first + i) * rc->block;
+        rc->ahead_regions[i].length = rc->block;
+        rc->ahead_iov[i].iov_base = rc->data + s * rc->block;
+        rc->ahead_iov[i].iov_len = rc->block;
+    }
+    if (pstripe_iread_list(rc->file, rc->ahead_regions, n, rc->ahead_iov, n, &rc->ahead) != PS_OK) {
+        rc->ahead = NULL;
+        return;
+    }
+    rc->ahead_first = first;
+    rc->ahead_n = n;
+    rc->ahead_stale = 0;
+    rc->reached = first + n;
 }
 
 /* The blocks a read spans, [*b0, *b1], if it is small enough to cache. */
@@ -150,6 +263,7 @@ static ps_status_t rc_fetch(struct pstripe_rcache *rc, uint64_t b0, uint64_t b1)
         left -= rc->valid[slots[i]];
         rc->tag[slots[i]] = (int64_t)(regions[i].offset / rc->block);
     }
+    rc->reached = b1 + 1 > rc->reached ? b1 + 1 : rc->reached;
     return PS_OK;
 }
 
@@ -219,11 +333,17 @@ ps_status_t pstripe_rcache_read(pstripe_rcache_t *rc, const pstripe_region_t *re
         rc->epoch = epoch;
         rc_drop_locked(rc);
     }
+    if (ahead_in_the_way(rc, b0, b1)) {
+        ahead_settle(rc);
+    }
     status = rc_fetch(rc, b0, b1);
     if (status == PS_OK && rc_within(rc, regions, n)) {
         rc_copy(rc, regions, n, mem, nmem);
         *nread = total;
         *served = 1;
+    }
+    if (status == PS_OK) {
+        ahead_start(rc, b0, b1);
     }
     pthread_mutex_unlock(&rc->lock);
     return status;
@@ -249,6 +369,9 @@ void pstripe_rcache_invalidate(pstripe_rcache_t *rc, const pstripe_region_t *reg
         }
         b0 = regions[i].offset / rc->block;
         b1 = (regions[i].offset + regions[i].length - 1) / rc->block;
+        if (rc->ahead != NULL && b0 < rc->ahead_first + rc->ahead_n && rc->ahead_first <= b1) {
+            rc->ahead_stale = 1;
+        }
         if (b1 - b0 >= rc->nslots) { /* every slot may hold one of them */
             rc_drop_locked(rc);
             break;
@@ -283,7 +406,10 @@ void pstripe_rcache_free(pstripe_rcache_t *rc)
     if (rc == NULL) {
         return;
     }
+    ahead_settle(rc); /* it reads into data */
     pstripe_buffer_free(rc->data);
+    free(rc->ahead_regions);
+    free(rc->ahead_iov);
     free(rc->tag);
     free(rc->valid);
     pthread_mutex_destroy(&rc->lock);

@@ -399,4 +399,79 @@ TEST_F(ClientRcache, ABlockFetchedBesideABufferedWriteHoldsIt)
     PSC_ASSERT_OK(pstripe_close(f));
 }
 
+/* A forward stream of small reads is read ahead (a few list reads for the
+ * whole file, not one per block), and keeps seeing the reader's own writes
+ * ahead of it and, after drop_all, another handle's. */
+TEST_F(ClientRcache, ForwardReadsAreReadAhead)
+{
+    start(2);
+    pstripe_layout_t layout = {65536, 2, 0};
+    pstripe_file_t *f, *g;
+    pstripe_rcache_t *rc;
+    file_model model;
+    std::mt19937 rng(3);
+    const uint64_t size = 2 << 20, piece = 1000, block = 16384;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rcfwd", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rcfwd", PSTRIPE_RDWR, 0, nullptr, &g));
+    std::vector<uint8_t> init(size);
+    for (uint8_t &b : init) {
+        b = (uint8_t)rng();
+    }
+    PSC_ASSERT_OK(pstripe_pwrite(f, init.data(), size, 0));
+    model.write(0, init.data(), size);
+    PSC_ASSERT_OK(pstripe_rcache_create(f, 1 << 20, block, &rc));
+    auto read_batches = [this]() {
+        uint64_t n = 0;
+        for (int i = 0; i < 2; i++) {
+            pstripe_server_stats_t st;
+            EXPECT_EQ(pstripe_server_stats(fs_, i, &st), PS_OK);
+            n += st.read_batches;
+        }
+        return n;
+    };
+    uint64_t before = read_batches(), served_count = 0, reads = 0;
+    for (uint64_t off = 0; off + piece <= size; off += piece, reads++) {
+        if (reads % 200 == 100) {
+            /* an own write a little ahead of the stream */
+            std::vector<uint8_t> w(300, (uint8_t)reads);
+            pstripe_region_t r = {off + 20000, 300};
+            PSC_ASSERT_OK(pstripe_pwrite(f, w.data(), w.size(), r.offset));
+            pstripe_rcache_invalidate(rc, &r, 1);
+            model.write(r.offset, w.data(), w.size());
+        }
+        if (reads % 500 == 250) {
+            /* another handle's write ahead, then a message (drop_all) */
+            std::vector<uint8_t> w(500, (uint8_t)(reads + 7));
+            PSC_ASSERT_OK(pstripe_pwrite(g, w.data(), w.size(), off + 9000));
+            model.write(off + 9000, w.data(), w.size());
+            pstripe_rcache_drop_all();
+        }
+        std::vector<uint8_t> out(piece);
+        pstripe_region_t r = {off, piece};
+        struct iovec iov = {out.data(), out.size()};
+        uint64_t nread;
+        int served;
+        PSC_ASSERT_OK(pstripe_rcache_read(rc, &r, 1, &iov, 1, &nread, &served));
+        if (!served) {
+            PSC_ASSERT_OK(pstripe_pread(f, out.data(), piece, off, &nread));
+        }
+        served_count += served;
+        for (uint64_t b = 0; b < piece; b++) {
+            ASSERT_EQ(out[b], model.at(off + b)) << "byte " << off + b;
+        }
+    }
+    uint64_t batches = read_batches() - before;
+    printf("[   INFO   ] %llu forward reads of %llu bytes: %llu served, %llu read requests "
+           "(%llu blocks)\n",
+           (unsigned long long)reads, (unsigned long long)piece, (unsigned long long)served_count,
+           (unsigned long long)batches, (unsigned long long)(size / block));
+    EXPECT_EQ(served_count, reads);
+    /* (without read-ahead: a request per block, 128, and more after the drops) */
+    EXPECT_LT(batches, size / block * 3 / 4) << "not read ahead";
+    pstripe_rcache_free(rc);
+    PSC_ASSERT_OK(pstripe_close(g));
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
 } // namespace
