@@ -156,8 +156,8 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     }
     if (status != PS_OK || taken) {
         free_list(&list);
-        if (status != PS_OK) {
-            ps_ompio_report("flush the buffered writes of", fh->f_filename, status);
+        if (status != PS_OK) { /* a flush or a cache's fetch: the message says which */
+            ps_ompio_report(is_write ? "write to" : "read from", fh->f_filename, status);
             (void)rw_fail(fh, is_write, status);
             return OMPI_ERROR;
         }
