@@ -469,6 +469,7 @@ static void cache_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf
 {
     static int told;
     int (*bypass)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "pstripe_ompio_bypass");
+    int (*hooked)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "pstripe_ompio_hooked");
     int want_wb = hint_or(hv, HINT_WRITE_BEHIND, 1) != 2;
     int want_rc = hint_or(hv, HINT_READ_CACHE, 1) != 2;
     long long wb_size = hint_or(hv, HINT_WB_SIZE, PS_OMPIO_WB_SIZE);
@@ -486,7 +487,7 @@ static void cache_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf
     /* Open MPI's Fortran bindings (libmpi_mpifh, which the f08 and mpi
      * modules use too) call PMPI_ directly: a Fortran program's messages
      * and MPI-IO calls would pass the hooks by, so its files are not cached */
-    if (dlsym(RTLD_DEFAULT, "mpi_init_") != NULL) {
+    if (hooked == NULL || !hooked() || dlsym(RTLD_DEFAULT, "mpi_init_") != NULL) {
         bypass = NULL;
     }
     pf->bypass = bypass;

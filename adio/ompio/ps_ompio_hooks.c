@@ -29,14 +29,18 @@
  *
  * And it connects to the servers while the program starts, as the MPICH
  * driver does when MPICH is loaded (pstripe_preconnect_start; the fs
- * component's first open takes the connection): in MPI programs only
- * (mpirun and orted load this library too, and have no PMPI_Init).
+ * component's first open takes the connection). Only in MPI programs:
+ * mpirun, orted and whatever else `pstripe run` starts load this library
+ * too, and have no PMPI_Init. The client library (and UCX with it) is
+ * loaded there, by dlopen, and not linked: elsewhere the calls below find
+ * no library and do nothing.
  */
 #include <mpi.h>
 
 #include <dlfcn.h>
 
 #include <pstripe.h>
+#include <stddef.h>
 
 #include "ad_pstripe_sync.h"
 
@@ -46,10 +50,42 @@ static __thread int bypass_depth;
  * the MPICH driver's PRECONNECT_MAX_WORKERS). */
 #define PRECONNECT_MAX_WORKERS 4
 
-__attribute__((constructor)) static void preconnect(void)
+/* the client library's calls, in an MPI program; NULL elsewhere */
+static ps_status_t (*flush_all)(void);
+static void (*drop_all)(void);
+
+__attribute__((constructor)) static void hooks_load(void)
 {
-    if (dlsym(RTLD_DEFAULT, "PMPI_Init") != NULL) {
-        pstripe_preconnect_start(PRECONNECT_MAX_WORKERS);
+    void (*preconnect_start)(int);
+    void *lib;
+
+    if (dlsym(RTLD_DEFAULT, "PMPI_Init") == NULL ||
+        (lib = dlopen("libpstripe.so.0", RTLD_NOW | RTLD_GLOBAL)) == NULL) {
+        return;
+    }
+    flush_all = (ps_status_t(*)(void))dlsym(lib, "pstripe_wbuf_flush_all");
+    drop_all = (void (*)(void))dlsym(lib, "pstripe_rcache_drop_all");
+    preconnect_start = (void (*)(int))dlsym(lib, "pstripe_preconnect_start");
+    if (flush_all == NULL || drop_all == NULL || preconnect_start == NULL) {
+        flush_all = NULL, drop_all = NULL; /* another library's: no caching */
+        return;
+    }
+    preconnect_start(PRECONNECT_MAX_WORKERS);
+}
+
+/* Every write-behind buffer of the process sent (a failure is kept by its
+ * buffer, for the file's next sync or close); every read cache dropped. */
+static void flush_every_buffer(void)
+{
+    if (flush_all != NULL) {
+        (void)flush_all();
+    }
+}
+
+static void drop_every_cache(void)
+{
+    if (drop_all != NULL) {
+        drop_all();
     }
 }
 
@@ -60,14 +96,21 @@ __attribute__((visibility("default"))) int pstripe_ompio_bypass(void)
     return bypass_depth;
 }
 
+/* Is this library's caching on: the client library loaded at start (the
+ * fs component caches only then). */
+__attribute__((visibility("default"))) int pstripe_ompio_hooked(void)
+{
+    return flush_all != NULL;
+}
+
 void ADIOI_PSTRIPE_Sync_before(void)
 {
-    (void)pstripe_wbuf_flush_all();
+    flush_every_buffer();
 }
 
 void ADIOI_PSTRIPE_Sync_after(void)
 {
-    pstripe_rcache_drop_all();
+    drop_every_cache();
 }
 
 /* unused: collectives keep their blocking form (PS_SYNC_BLOCKING_COLLECTIVES) */
@@ -80,9 +123,9 @@ int ADIOI_PSTRIPE_Wait_started(MPI_Request *req)
     __attribute__((visibility("default"))) int MPI_File_##name params                              \
     {                                                                                              \
         int rc_;                                                                                   \
-        (void)pstripe_wbuf_flush_all();                                                            \
+        flush_every_buffer();                                                                      \
         rc_ = PMPI_File_##name args;                                                               \
-        pstripe_rcache_drop_all();                                                                 \
+        drop_every_cache();                                                                        \
         return rc_;                                                                                \
     }
 
@@ -90,11 +133,11 @@ int ADIOI_PSTRIPE_Wait_started(MPI_Request *req)
     __attribute__((visibility("default"))) int MPI_File_##name params                              \
     {                                                                                              \
         int rc_;                                                                                   \
-        (void)pstripe_wbuf_flush_all();                                                            \
+        flush_every_buffer();                                                                      \
         bypass_depth++;                                                                            \
         rc_ = PMPI_File_##name args;                                                               \
         bypass_depth--;                                                                            \
-        pstripe_rcache_drop_all();                                                                 \
+        drop_every_cache();                                                                        \
         return rc_;                                                                                \
     }
 
