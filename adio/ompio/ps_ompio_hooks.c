@@ -1,7 +1,8 @@
 /*
  * ps_ompio_hooks.c: libpstripe-ompi-hooks.so, the library `pstripe run`
- * preloads into Open MPI programs so that the components may buffer
- * writes (write-behind, pstripe_wbuf_* of the client library).
+ * preloads into Open MPI programs so that the components may cache small
+ * I/O (write-behind and read cache, pstripe_wbuf_* and pstripe_rcache_* of
+ * the client library).
  *
  * The MPICH driver flushes its buffers before every MPI call that may tell
  * another process about a write (ad_pstripe_sync.c: programs order their
@@ -24,8 +25,9 @@
  * inside one (pstripe_ompio_bypass), so that the fbtl neither buffers nor
  * caches an aggregator's pieces.
  *
- * The fs component enables write-behind for a file only where it finds
- * pstripe_ompio_bypass (dlsym): without this library nothing is buffered.
+ * The fs component enables the caches for a file only where
+ * pstripe_ompio_hooked says this library loaded the client library:
+ * without it nothing is cached.
  *
  * And it connects to the servers while the program starts, as the MPICH
  * driver does when MPICH is loaded (pstripe_preconnect_start; the fs
