@@ -200,8 +200,8 @@ static int psc_target_overlaps(const psc_target_t *t)
 }
 
 /* Check the arguments of a list I/O; *total = bytes of the regions. */
-static ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const psc_args_t *args,
-                                const struct iovec *mem, size_t nmem, uint64_t *total_p)
+ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const psc_args_t *args,
+                         const struct iovec *mem, size_t nmem, uint64_t *total_p)
 {
     uint64_t total = 0, mem_total = 0;
 

@@ -26,6 +26,7 @@
  * increment; each cache drops its blocks at its next read).
  */
 #include "psc_error.h"
+#include "psc_request.h"
 #include "pstripe.h"
 
 #include <pthread.h>
@@ -100,6 +101,18 @@ ps_status_t pstripe_rcache_create(pstripe_file_t *file, size_t size, size_t bloc
     return PS_OK;
 }
 
+/* Block b fetched into its slot: the bytes of it below the end of file
+ * taken from *left, the read's count of them (a prefix of its ascending
+ * blocks). */
+static void rc_tag(struct pstripe_rcache *rc, uint64_t b, uint64_t *left)
+{
+    size_t s = (size_t)(b % rc->nslots);
+
+    rc->valid[s] = *left < rc->block ? *left : rc->block;
+    *left -= rc->valid[s];
+    rc->tag[s] = (int64_t)b;
+}
+
 static void rc_drop_locked(struct pstripe_rcache *rc)
 {
     size_t i;
@@ -116,9 +129,9 @@ static void rc_drop_locked(struct pstripe_rcache *rc)
  * failed: the reads then fetch them themselves). */
 static void ahead_settle(struct pstripe_rcache *rc)
 {
-    uint64_t nread = 0, left;
+    uint64_t nread = 0;
     ps_status_t status;
-    size_t i, s;
+    size_t i;
 
     if (rc->ahead == NULL) {
         return;
@@ -131,12 +144,8 @@ static void ahead_settle(struct pstripe_rcache *rc)
         }
         return;
     }
-    /* the bytes below the end of file are a prefix of the ascending blocks */
-    for (i = 0, left = nread; i < rc->ahead_n; i++) {
-        s = (size_t)((rc->ahead_first + i) % rc->nslots);
-        rc->valid[s] = left < rc->block ? left : rc->block;
-        left -= rc->valid[s];
-        rc->tag[s] = (int64_t)(rc->ahead_first + i);
+    for (i = 0; i < rc->ahead_n; i++) {
+        rc_tag(rc, rc->ahead_first + i, &nread);
     }
 }
 
@@ -229,8 +238,8 @@ static ps_status_t rc_fetch(struct pstripe_rcache *rc, uint64_t b0, uint64_t b1)
 {
     pstripe_region_t regions[SPAN_MAX];
     struct iovec iov[SPAN_MAX];
-    size_t slots[SPAN_MAX], n = 0, i;
-    uint64_t b, nread, left;
+    size_t n = 0, i;
+    uint64_t b, nread;
     ps_status_t status;
 
     if (rc->data == NULL &&
@@ -247,8 +256,7 @@ static ps_status_t rc_fetch(struct pstripe_rcache *rc, uint64_t b0, uint64_t b1)
         regions[n].offset = b * rc->block;
         regions[n].length = rc->block;
         iov[n].iov_base = rc->data + s * rc->block;
-        iov[n].iov_len = rc->block;
-        slots[n++] = s;
+        iov[n++].iov_len = rc->block;
     }
     if (n == 0) {
         return PS_OK;
@@ -257,11 +265,8 @@ static ps_status_t rc_fetch(struct pstripe_rcache *rc, uint64_t b0, uint64_t b1)
     if (status != PS_OK) {
         return status;
     }
-    /* the bytes below the end of file are a prefix of the ascending blocks */
-    for (i = 0, left = nread; i < n; i++) {
-        rc->valid[slots[i]] = left < rc->block ? left : rc->block;
-        left -= rc->valid[slots[i]];
-        rc->tag[slots[i]] = (int64_t)(regions[i].offset / rc->block);
+    for (i = 0; i < n; i++) {
+        rc_tag(rc, regions[i].offset / rc->block, &nread);
     }
     rc->reached = b1 + 1 > rc->reached ? b1 + 1 : rc->reached;
     return PS_OK;
@@ -312,20 +317,18 @@ static void rc_copy(const struct pstripe_rcache *rc, const pstripe_region_t *reg
 ps_status_t pstripe_rcache_read(pstripe_rcache_t *rc, const pstripe_region_t *regions, size_t n,
                                 const struct iovec *mem, size_t nmem, uint64_t *nread, int *served)
 {
-    uint64_t b0, b1, total = 0, mem_total = 0;
+    psc_args_t args = {regions, NULL, n, 0};
+    uint64_t b0, b1, total;
     unsigned long epoch;
     ps_status_t status;
-    size_t i;
 
     *served = 0;
-    for (i = 0; i < n; i++) {
-        total += regions[i].length;
-    }
-    for (i = 0; i < nmem; i++) {
-        mem_total += mem[i].iov_len;
-    }
-    if (rc == NULL || n == 0 || total != mem_total || !rc_small(rc, regions, n, &b0, &b1)) {
+    if (rc == NULL || n == 0) {
         return PS_OK;
+    }
+    status = psc_io_check(rc->file, 0, &args, mem, nmem, &total);
+    if (status != PS_OK || !rc_small(rc, regions, n, &b0, &b1)) {
+        return status;
     }
     pthread_mutex_lock(&rc->lock);
     epoch = __atomic_load_n(&drop_epoch, __ATOMIC_ACQUIRE);

@@ -33,6 +33,13 @@ typedef struct psc_args {
     unsigned flags;
 } psc_args_t;
 
+/* Check the arguments of a list I/O (the file's mode, the flags, NULL
+ * arrays, overflowing regions, memory and regions of one length); *total =
+ * bytes of the regions (psc_io.c; the write-behind buffers and read caches
+ * check theirs with it too). */
+ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const psc_args_t *args,
+                         const struct iovec *mem, size_t nmem, uint64_t *total);
+
 static inline pstripe_run_t psc_args_run(const psc_args_t *a, size_t i)
 {
     if (a->runs != NULL) {

@@ -17,6 +17,7 @@
  * sync or close that follows, as the MPI standard has it.
  */
 #include "psc_error.h"
+#include "psc_request.h"
 #include "pstripe.h"
 
 #include <pthread.h>
@@ -33,7 +34,7 @@ struct pstripe_wbuf {
     size_t used;
     pstripe_region_t *regions;
     size_t nregions, cap;
-    uint64_t lo, hi;        /* extent of the buffered regions */
+    uint64_t hi;            /* one past the highest buffered byte */
     pstripe_request_t *req; /* the full buffer being sent, or NULL */
     char *data_out;         /* its bytes and regions (kept until done) */
     pstripe_region_t *regions_out;
@@ -73,15 +74,18 @@ ps_status_t pstripe_wbuf_create(pstripe_file_t *file, size_t size, pstripe_wbuf_
     return PS_OK;
 }
 
-/* A failed send: kept (the first one) and returned with its message. */
+/* A failed send: kept (the first one) and returned with its message (made
+ * apart first: the calling thread's message is the one it quotes). */
 static ps_status_t wb_failed(struct pstripe_wbuf *wb, ps_status_t status)
 {
+    char msg[PSC_MSG_MAX];
+
+    snprintf(msg, sizeof(msg), "write-behind flush failed: %s", pstripe_last_error());
     if (wb->kept == PS_OK) {
         wb->kept = status;
-        snprintf(wb->kept_msg, sizeof(wb->kept_msg), "write-behind flush failed: %s",
-                 pstripe_last_error());
+        memcpy(wb->kept_msg, msg, sizeof(msg));
     }
-    return psc_error(status, "write-behind flush failed: %s", pstripe_last_error());
+    return psc_error(status, "%s", msg);
 }
 
 /* Wait for the send in flight, if any. */
@@ -166,7 +170,7 @@ static ps_status_t wb_append(struct pstripe_wbuf *wb, const pstripe_region_t *re
         wb->regions = grown, wb->cap = cap;
     }
     if (wb->used == 0) {
-        wb->lo = UINT64_MAX, wb->hi = 0;
+        wb->hi = 0;
     }
     for (i = 0; i < n; i++) {
         if (regions[i].length == 0) {
@@ -178,7 +182,6 @@ static ps_status_t wb_append(struct pstripe_wbuf *wb, const pstripe_region_t *re
         } else {
             wb->regions[wb->nregions++] = regions[i];
         }
-        wb->lo = regions[i].offset < wb->lo ? regions[i].offset : wb->lo;
         if (regions[i].offset + regions[i].length > wb->hi) {
             wb->hi = regions[i].offset + regions[i].length;
         }
@@ -192,31 +195,17 @@ static ps_status_t wb_append(struct pstripe_wbuf *wb, const pstripe_region_t *re
     return PS_OK;
 }
 
-/* The bytes of a region list, or UINT64_MAX when the memory differs. */
-static uint64_t write_total(const pstripe_region_t *regions, size_t n, const struct iovec *mem,
-                            size_t nmem)
-{
-    uint64_t total = 0, mem_total = 0;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        total += regions[i].length;
-    }
-    for (i = 0; i < nmem; i++) {
-        mem_total += mem[i].iov_len;
-    }
-    return total == mem_total ? total : UINT64_MAX;
-}
-
 ps_status_t pstripe_wbuf_write(pstripe_wbuf_t *wb, const pstripe_region_t *regions, size_t n,
                                const struct iovec *mem, size_t nmem, int *taken)
 {
-    uint64_t total = write_total(regions, n, mem, nmem);
-    ps_status_t status = PS_OK;
+    psc_args_t args = {regions, NULL, n, PSTRIPE_WRITE_BEHIND};
+    uint64_t total;
+    ps_status_t status;
 
     *taken = 0;
-    if (total == UINT64_MAX) {
-        return psc_error(PS_ERR_INVALID, "write-behind: memory and regions differ in length");
+    status = psc_io_check(wb->file, 1, &args, mem, nmem, &total);
+    if (status != PS_OK) {
+        return status;
     }
     pthread_mutex_lock(&wb->lock);
     if (total > wb->size / 4 || n > wb->max_regions / 4) {

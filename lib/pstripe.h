@@ -351,8 +351,9 @@ ps_status_t pstripe_request_wait(pstripe_request_t *req, uint64_t *bytes);
  */
 typedef struct pstripe_wbuf pstripe_wbuf_t;
 ps_status_t pstripe_wbuf_create(pstripe_file_t *file, size_t size, pstripe_wbuf_t **wbuf);
-/* Buffer a write (regions and memory as pstripe_write_list): *taken = 1.
- * A larger one (more than a quarter of the buffer's bytes or regions) is
+/* Buffer a write (regions and memory as pstripe_write_list, checked as it
+ * checks them: a file opened read-only is refused here, not at the flush):
+ * *taken = 1. A larger one (more than a quarter of the buffer's bytes or regions) is
  * not taken (*taken = 0) and what is buffered is flushed first, so that the
  * caller's own write of it comes after every buffered one. */
 ps_status_t pstripe_wbuf_write(pstripe_wbuf_t *wbuf, const pstripe_region_t *regions,
@@ -389,8 +390,9 @@ typedef struct pstripe_rcache pstripe_rcache_t;
 ps_status_t pstripe_rcache_create(pstripe_file_t *file, size_t size, size_t block,
                                   pstripe_rcache_t **rcache);
 /* Serve a read (regions and memory as pstripe_read_list): *served = 1 and
- * *nread = its bytes; or *served = 0, nothing read. A failed fetch is
- * returned (nothing served). */
+ * *nread = its bytes; or *served = 0, nothing read. Arguments
+ * pstripe_read_list would refuse, and a failed fetch, are returned
+ * (nothing served). */
 ps_status_t pstripe_rcache_read(pstripe_rcache_t *rcache, const pstripe_region_t *regions,
                                 size_t nregions, const struct iovec *mem, size_t nmem,
                                 uint64_t *nread, int *served);

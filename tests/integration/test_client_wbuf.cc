@@ -195,6 +195,31 @@ TEST_F(ClientWbuf, BadArgumentsAreRefused)
     PSC_ASSERT_OK(pstripe_wbuf_create(f, 4096, &wb));
     EXPECT_EQ(pstripe_wbuf_write(wb, &reg, 1, &iov, 1, &taken), PS_ERR_INVALID);
     EXPECT_EQ(taken, 0);
+    /* checked as pstripe_write_list checks: a region that overflows, and
+     * (below) a file opened read-only, are refused at once, not at the flush */
+    pstripe_region_t huge = {UINT64_MAX - 4, 10};
+    struct iovec ten = {b.data(), 10};
+    EXPECT_EQ(pstripe_wbuf_write(wb, &huge, 1, &ten, 1, &taken), PS_ERR_INVALID);
+    EXPECT_EQ(taken, 0);
+    pstripe_file_t *ro;
+    pstripe_wbuf_t *rowb;
+    pstripe_region_t ten_at_0 = {0, 10};
+    PSC_ASSERT_OK(pstripe_open(fs_, "/wbbad", PSTRIPE_RDONLY, 0, nullptr, &ro));
+    PSC_ASSERT_OK(pstripe_wbuf_create(ro, 4096, &rowb));
+    EXPECT_EQ(pstripe_wbuf_write(rowb, &ten_at_0, 1, &ten, 1, &taken), PS_ERR_ACCESS);
+    EXPECT_EQ(taken, 0);
+    EXPECT_NE(std::string(pstripe_last_error()).find("read-only"), std::string::npos)
+        << pstripe_last_error();
+    PSC_ASSERT_OK(pstripe_wbuf_free(rowb));
+    PSC_ASSERT_OK(pstripe_close(ro));
+    /* and a read cache's reads as pstripe_read_list's */
+    pstripe_rcache_t *rc;
+    uint64_t nread;
+    int served = 1;
+    PSC_ASSERT_OK(pstripe_rcache_create(f, 64 << 10, 4096, &rc));
+    EXPECT_EQ(pstripe_rcache_read(rc, &reg, 1, &iov, 1, &nread, &served), PS_ERR_INVALID);
+    EXPECT_EQ(served, 0);
+    pstripe_rcache_free(rc);
     EXPECT_EQ(pstripe_wbuf_free(nullptr), PS_OK);
     PSC_ASSERT_OK(pstripe_wbuf_free(wb));
     PSC_ASSERT_OK(pstripe_close(f));
