@@ -40,6 +40,7 @@
 #include <mpi.h>
 
 #include <dlfcn.h>
+#include <stdio.h>
 
 #include <pstripe.h>
 #include <stddef.h>
@@ -61,8 +62,13 @@ __attribute__((constructor)) static void hooks_load(void)
     void (*preconnect_start)(int);
     void *lib;
 
-    if (dlsym(RTLD_DEFAULT, "PMPI_Init") == NULL ||
-        (lib = dlopen("libpstripe.so.0", RTLD_NOW | RTLD_GLOBAL)) == NULL) {
+    if (dlsym(RTLD_DEFAULT, "PMPI_Init") == NULL) {
+        return;
+    }
+    lib = dlopen("libpstripe.so.0", RTLD_NOW | RTLD_GLOBAL);
+    if (lib == NULL) {
+        fprintf(stderr, "pstripe: libpstripe-ompi-hooks.so: %s: pstripe files are not cached\n",
+                dlerror());
         return;
     }
     flush_all = (ps_status_t(*)(void))dlsym(lib, "pstripe_wbuf_flush_all");
@@ -113,12 +119,6 @@ void ADIOI_PSTRIPE_Sync_before(void)
 void ADIOI_PSTRIPE_Sync_after(void)
 {
     drop_every_cache();
-}
-
-/* unused: collectives keep their blocking form (PS_SYNC_BLOCKING_COLLECTIVES) */
-int ADIOI_PSTRIPE_Wait_started(MPI_Request *req)
-{
-    return PMPI_Wait(req, MPI_STATUS_IGNORE);
 }
 
 #define PS_FILE_FLUSH(name, params, args)                                                          \
