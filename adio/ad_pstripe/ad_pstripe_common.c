@@ -63,9 +63,10 @@ static int server_on_this_host(pstripe_fs_t * fs)
 /*
  * The connection starts when the MPI library is loaded, in a thread of its
  * own beside MPI_Init, and the process's first pstripe call takes it
- * (pstripe_preconnect_take, lib/psc_preconnect.c): connecting costs 15-30 ms of CPU on this 2-vCPU host
- * (UCX's context, 5 ms, and worker, 2 ms; then each server's endpoint,
- * HELLO and AUTH), which was all the first open's before. The servers of
+ * (pstripe_preconnect_take, lib/psc_preconnect.c): connecting costs 15-30
+ * ms of CPU on this 2-vCPU host (UCX's context, 5 ms, and worker, 2 ms;
+ * then each server's endpoint, HELLO and AUTH), which was all the first
+ * open's before. The servers of
  * at most PRECONNECT_MAX_WORKERS workers get an endpoint to each worker
  * too (2-4 ms of CPU each; a file uses a few of a server's workers, so
  * beyond that the first operations make their own). A process's first
