@@ -47,6 +47,9 @@ struct pstripe_wbuf {
 
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pstripe_wbuf *all_head;
+/* buffers dirty now: pstripe_wbuf_flush_all, called before every message
+ * of an MPI program, takes no lock while it is 0 */
+static int all_dirty;
 
 ps_status_t pstripe_wbuf_create(pstripe_file_t *file, size_t size, pstripe_wbuf_t **wbuf)
 {
@@ -103,7 +106,11 @@ static ps_status_t wb_wait(struct pstripe_wbuf *wb)
 
 static void wb_settle_dirty(struct pstripe_wbuf *wb)
 {
-    __atomic_store_n(&wb->dirty, wb->nregions > 0 || wb->req != NULL, __ATOMIC_RELEASE);
+    int dirty = wb->nregions > 0 || wb->req != NULL;
+
+    if (__atomic_exchange_n(&wb->dirty, dirty, __ATOMIC_ACQ_REL) != dirty) {
+        __atomic_add_fetch(&all_dirty, dirty ? 1 : -1, __ATOMIC_RELEASE);
+    }
 }
 
 /* The buffer is full: send it without waiting (after the send before it)
@@ -281,6 +288,9 @@ ps_status_t pstripe_wbuf_flush_all(void)
     ps_status_t status = PS_OK, one;
     struct pstripe_wbuf *wb;
 
+    if (__atomic_load_n(&all_dirty, __ATOMIC_ACQUIRE) == 0) {
+        return PS_OK;
+    }
     pthread_mutex_lock(&all_lock);
     for (wb = all_head; wb != NULL; wb = wb->next) {
         one = pstripe_wbuf_flush(wb);
