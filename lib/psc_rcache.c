@@ -66,11 +66,11 @@ ps_status_t pstripe_rcache_create(pstripe_file_t *file, size_t size, size_t bloc
     struct pstripe_rcache *rc;
     size_t i;
 
-    if (file == NULL || rcache == NULL || block < 512 || size / block < 2 * SPAN_MAX) {
+    if (file == NULL || rcache == NULL || block == 0 || size / block < 2) {
         return psc_error(PS_ERR_INVALID,
-                         "read cache: %zu bytes of blocks of %zu (blocks of at least 512 "
-                         "bytes, at least %d of them)",
-                         size, block, 2 * SPAN_MAX);
+                         "read cache: %zu bytes of blocks of %zu (at least 2 blocks of at "
+                         "least 1 byte)",
+                         size, block);
     }
     rc = calloc(1, sizeof(*rc));
     if (rc == NULL) {
@@ -208,6 +208,18 @@ static void ahead_start(struct pstripe_rcache *rc, uint64_t b0, uint64_t b1)
     rc->reached = first + n;
 }
 
+int pstripe_rcache_takes(const pstripe_rcache_t *rc, uint64_t lo, uint64_t hi, uint64_t total,
+                         size_t nregions)
+{
+    uint64_t span;
+
+    if (rc == NULL || total == 0 || nregions == 0 || hi <= lo || total / nregions > rc->block / 4) {
+        return 0;
+    }
+    span = (hi - 1) / rc->block - lo / rc->block + 1;
+    return span <= SPAN_MAX && span <= rc->nslots / 2;
+}
+
 /* The blocks a read spans, [*b0, *b1], if it is small enough to cache. */
 static int rc_small(const struct pstripe_rcache *rc, const pstripe_region_t *regions, size_t n,
                     uint64_t *b0, uint64_t *b1)
@@ -225,12 +237,12 @@ static int rc_small(const struct pstripe_rcache *rc, const pstripe_region_t *reg
             hi = regions[i].offset + regions[i].length;
         }
     }
-    if (total == 0 || total / n > rc->block / 4) {
+    if (!pstripe_rcache_takes(rc, lo, hi, total, n)) {
         return 0;
     }
     *b0 = lo / rc->block;
     *b1 = (hi - 1) / rc->block;
-    return *b1 - *b0 < SPAN_MAX;
+    return 1;
 }
 
 /* Fetch the blocks of [b0, b1] the cache lacks, in one list read. */

@@ -55,8 +55,8 @@ ps_status_t pstripe_wbuf_create(pstripe_file_t *file, size_t size, pstripe_wbuf_
 {
     struct pstripe_wbuf *wb;
 
-    if (file == NULL || wbuf == NULL || size < 64) {
-        return psc_error(PS_ERR_INVALID, "write-behind buffer: size %zu (at least 64 bytes)", size);
+    if (file == NULL || wbuf == NULL || size == 0) {
+        return psc_error(PS_ERR_INVALID, "write-behind buffer: size %zu (at least 1 byte)", size);
     }
     wb = calloc(1, sizeof(*wb));
     if (wb == NULL) {
@@ -283,21 +283,79 @@ ps_status_t pstripe_wbuf_sync(pstripe_wbuf_t *wb)
     return status;
 }
 
-ps_status_t pstripe_wbuf_flush_all(void)
+ps_status_t pstripe_wbuf_resize(pstripe_wbuf_t *wb, size_t size)
+{
+    ps_status_t status;
+
+    if (wb == NULL || size == 0) {
+        return psc_error(PS_ERR_INVALID, "write-behind buffer: size %zu (at least 1 byte)", size);
+    }
+    pthread_mutex_lock(&wb->lock);
+    status = wb_flush(wb);
+    if (size != wb->size) { /* both buffers are made again at their next use */
+        pstripe_buffer_free(wb->data);
+        pstripe_buffer_free(wb->data_out);
+        wb->data = wb->data_out = NULL;
+        wb->size = size;
+        wb->max_regions = size / 16 > 64 ? size / 16 : 64;
+    }
+    pthread_mutex_unlock(&wb->lock);
+    return status;
+}
+
+int pstripe_wbuf_pending(const pstripe_wbuf_t *wb)
+{
+    if (wb == NULL) {
+        return __atomic_load_n(&all_dirty, __ATOMIC_ACQUIRE) > 0;
+    }
+    return __atomic_load_n(&wb->dirty, __ATOMIC_ACQUIRE);
+}
+
+/* fn on every buffer (all of them, or the dirty ones): the first failure,
+ * and how many failed. */
+static ps_status_t each_buffer(ps_status_t (*fn)(pstripe_wbuf_t *), int all, int *nfailed)
 {
     ps_status_t status = PS_OK, one;
     struct pstripe_wbuf *wb;
 
-    if (__atomic_load_n(&all_dirty, __ATOMIC_ACQUIRE) == 0) {
+    *nfailed = 0;
+    if (!all && __atomic_load_n(&all_dirty, __ATOMIC_ACQUIRE) == 0) {
         return PS_OK;
     }
     pthread_mutex_lock(&all_lock);
     for (wb = all_head; wb != NULL; wb = wb->next) {
-        one = pstripe_wbuf_flush(wb);
+        one = fn(wb);
+        *nfailed += one != PS_OK;
         status = status != PS_OK ? status : one;
     }
     pthread_mutex_unlock(&all_lock);
     return status;
+}
+
+ps_status_t pstripe_wbuf_flush_all(void)
+{
+    int nfailed;
+
+    return each_buffer(pstripe_wbuf_flush, 0, &nfailed);
+}
+
+/* Sync, then forget a failure the sync's own flush kept. */
+static ps_status_t wb_sync_forget(pstripe_wbuf_t *wb)
+{
+    ps_status_t status = pstripe_wbuf_sync(wb);
+
+    pthread_mutex_lock(&wb->lock);
+    wb->kept = PS_OK;
+    pthread_mutex_unlock(&wb->lock);
+    return status;
+}
+
+int pstripe_wbuf_sync_all(void)
+{
+    int nfailed;
+
+    (void)each_buffer(wb_sync_forget, 1, &nfailed);
+    return nfailed;
 }
 
 ps_status_t pstripe_wbuf_free(pstripe_wbuf_t *wb)

@@ -368,13 +368,23 @@ ps_status_t pstripe_wbuf_flush_for_read(pstripe_wbuf_t *wbuf, uint64_t offset);
 ps_status_t pstripe_wbuf_sync(pstripe_wbuf_t *wbuf);
 /* Flush every buffer of the process; the first failure. */
 ps_status_t pstripe_wbuf_flush_all(void);
+/* pstripe_wbuf_sync every buffer of the process (what is left open at the
+ * end of a program); the number whose sync failed. Their failures are
+ * forgotten: a later sync of them returns only its own. */
+int pstripe_wbuf_sync_all(void);
+/* Flush, then take size bytes for each of the two buffers from now on (a
+ * flush failure is returned and kept, as by pstripe_wbuf_flush). */
+ps_status_t pstripe_wbuf_resize(pstripe_wbuf_t *wbuf, size_t size);
+/* Are bytes buffered or a send in flight: in wbuf, or (NULL) in any buffer
+ * of the process? */
+int pstripe_wbuf_pending(const pstripe_wbuf_t *wbuf);
 /* pstripe_wbuf_sync, then free it (NULL: PS_OK). */
 ps_status_t pstripe_wbuf_free(pstripe_wbuf_t *wbuf);
 
 /*
  * Read caches: what an MPI-IO layer keeps of a file's small reads between
  * calls. A read whose regions are at most a quarter block on average and
- * span at most 4 blocks is served from whole blocks (block bytes each,
+ * span at most 4 blocks (and half the cache) is served from whole blocks (block bytes each,
  * size / block of them, direct mapped), its missing blocks fetched in one
  * list read; a read reaching past the bytes a block had below the end of
  * file when it was fetched is left to the caller (*served = 0), as is a
@@ -396,6 +406,12 @@ ps_status_t pstripe_rcache_create(pstripe_file_t *file, size_t size, size_t bloc
 ps_status_t pstripe_rcache_read(pstripe_rcache_t *rcache, const pstripe_region_t *regions,
                                 size_t nregions, const struct iovec *mem, size_t nmem,
                                 uint64_t *nread, int *served);
+/* Would a read of nregions regions, total bytes in all, within [lo, hi) be
+ * served (if its blocks' bytes lie below the end of file)? The span and
+ * size test of pstripe_rcache_read, for a caller that must build the
+ * regions first. */
+int pstripe_rcache_takes(const pstripe_rcache_t *rcache, uint64_t lo, uint64_t hi, uint64_t total,
+                         size_t nregions);
 /* The lowest offset a read from offset on may fetch (its block's start):
  * buffered writes from there on must be flushed before the read. */
 uint64_t pstripe_rcache_reach(const pstripe_rcache_t *rcache, uint64_t offset);

@@ -97,38 +97,13 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     MPI_Win lock_win;           /* whole-file lock (ad_pstripe_lock.c) */
     void *lock_base;
     int lock_depth;
-    /* write-behind (ad_pstripe_cache.c) */
+    /* write-behind and read cache (ad_pstripe_cache.c: the library's) */
     int write_behind;           /* ADIOI_HINT_ENABLE or ADIOI_HINT_DISABLE */
     long long wb_size;          /* buffer size in bytes */
-    char *wb_data;              /* the buffered bytes, in region order */
-    size_t wb_used;
-    pstripe_region_t *wb_regions;
-    size_t wb_nregions, wb_cap;
-    pstripe_request_t *wb_req;  /* the full buffer being sent, or NULL */
-    char *wb_data_out;          /* its bytes and regions (kept until done) */
-    pstripe_region_t *wb_regions_out;
-    size_t wb_cap_out;
-    ADIO_Offset wb_lo, wb_hi;   /* extent of the buffered regions */
-    unsigned long wb_sends;     /* buffered bytes sent, ever (a short read looks) */
-    int wb_error;               /* sticky MPI error of a failed flush */
-    int wb_dirty;               /* buffered regions or a send in flight (read
-                                 * without the lock by a message's flush) */
-    struct ADIOI_PSTRIPE_fs_s *wb_prev, *wb_next;       /* every open handle (messages' flush) */
-    pthread_mutex_t cache_mutex;        /* held by a call in the caches (recursive) */
-    /* read cache (ad_pstripe_cache.c, its blocks ad_pstripe_rcache.c) */
+    pstripe_wbuf_t *wb;         /* while open, unless read-only */
     int read_cache;
     long long rc_size, rc_block;        /* bytes */
-    char *rc_data;              /* rc_nslots blocks of rc_block bytes */
-    int64_t *rc_tag;            /* block number held by a slot; -1: none */
-    uint64_t *rc_valid;         /* bytes of it below EOF when read */
-    size_t rc_nslots;
-    int64_t rc_next;            /* block after the last fetch (read-ahead) */
-    int rc_window;              /* read-ahead blocks of the last fetch */
-    pstripe_request_t *rc_ahead_req;    /* the read-ahead in flight, or NULL */
-    uint64_t *rc_ahead;         /* its blocks (ascending; their slots untagged) */
-    size_t rc_nahead;
-    int64_t rc_ahead_from;      /* first block of the last read-ahead */
-    int rc_ahead_stale;         /* dropped or written over: its blocks stay untagged */
+    pstripe_rcache_t *rc;       /* while open, unless write-only */
     int rc_dropped;             /* dropped since the last small read: it reads its bytes */
     struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
     unsigned long epoch_seen;   /* ADIOI_PSTRIPE_Sync_after's count at the last read */
@@ -158,7 +133,6 @@ typedef struct ADIOI_PSTRIPE_access_s {
     ADIO_Offset end;            /* one past the last byte of the last region */
     ADIO_Offset hi;             /* one past the highest byte accessed (end, unless a
                                  * filetype's block reaches past later ones) */
-    unsigned long wb_sends_seen;        /* a read's: ps->wb_sends when it was sent */
     pstripe_region_t one_region;        /* storage when there is one region */
     struct iovec one_iov;       /* storage when memory is contiguous */
 } ADIOI_PSTRIPE_access;
@@ -214,15 +188,13 @@ void ADIOI_PSTRIPE_file_opened(int delta);
 int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code);
 int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread,
                              int *error_code);
-int ADIOI_PSTRIPE_Cache_reread(ADIO_File fd, const ADIOI_PSTRIPE_access * acc, uint64_t nread,
-                               int *error_code);
 int ADIOI_PSTRIPE_Cache_flush(ADIO_File fd, int drop);
 int ADIOI_PSTRIPE_Cache_sync(ADIO_File fd);
-void ADIOI_PSTRIPE_Cache_register(ADIOI_PSTRIPE_fs * ps);
-void ADIOI_PSTRIPE_Cache_unregister(ADIOI_PSTRIPE_fs * ps);
-int ADIOI_PSTRIPE_Cache_flush_open(int all);
 void ADIOI_PSTRIPE_Cache_drop(ADIOI_PSTRIPE_fs * ps);
+void ADIOI_PSTRIPE_Cache_setup(ADIO_File fd);
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps);
+
+/* ad_pstripe_common.c */
 void *ADIOI_PSTRIPE_Buf_alloc(size_t size);
 /* The driver's own barrier, waited for as ADIOI_PSTRIPE_Wait_collective
  * (ad_pstripe_sync.h) waits; its allreduce and allgather (and ROMIO's
@@ -242,6 +214,8 @@ int ADIOI_PSTRIPE_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 int ADIOI_PSTRIPE_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
                             MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
                             const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+
+/* ad_pstripe_io_list.c: copies through a memory cursor */
 void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
                                  int to_mem);
 
@@ -274,23 +248,6 @@ static inline void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *bu
         memcpy(buf, mem, len);
     }
 }
-int ADIOI_PSTRIPE_Wb_overlaps(const ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
-
-/* ad_pstripe_rcache.c: the read cache's blocks, for ad_pstripe_cache.c */
-void ADIOI_PSTRIPE_Rc_drop(ADIOI_PSTRIPE_fs * ps);
-void ADIOI_PSTRIPE_Rc_invalidate(ADIOI_PSTRIPE_fs * ps, const pstripe_region_t * regions,
-                                 size_t n);
-void ADIOI_PSTRIPE_Rc_invalidate_access(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc);
-int ADIOI_PSTRIPE_Rc_setup(ADIOI_PSTRIPE_fs * ps);
-int ADIOI_PSTRIPE_Rc_hit(const ADIOI_PSTRIPE_fs * ps, uint64_t b, uint64_t to);
-int ADIOI_PSTRIPE_Rc_fetch(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n,
-                           pstripe_request_t ** req);
-void ADIOI_PSTRIPE_Rc_ahead_settle(ADIOI_PSTRIPE_fs * ps);
-void ADIOI_PSTRIPE_Rc_ahead_start(ADIOI_PSTRIPE_fs * ps, const uint64_t * blocks, size_t n);
-size_t ADIOI_PSTRIPE_Rc_plan(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,
-                             uint64_t b0, uint64_t span, uint64_t * missing, size_t * nahead);
-uint64_t ADIOI_PSTRIPE_Rc_serve(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc);
-void ADIOI_PSTRIPE_Rc_release(ADIOI_PSTRIPE_fs * ps);
 
 /* ad_pstripe_coll.c */
 int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,

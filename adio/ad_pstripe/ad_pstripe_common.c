@@ -31,7 +31,7 @@ static int ADIOI_PSTRIPE_End(MPI_Comm comm, int keyval, void *attribute_val, voi
              * program that did not close its files leaves the connection
              * to be torn down by exit, after their buffered writes are
              * sent (on a POSIX file system they would be there) */
-            int nfailed = ADIOI_PSTRIPE_Cache_flush_open(1);
+            int nfailed = pstripe_wbuf_sync_all();
 
             if (nfailed == 0)
                 FPRINTF(stderr, "pstripe: %d file(s) still open at MPI_Finalize (close them "
@@ -217,12 +217,9 @@ ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void)
     ps->lock_win = MPI_WIN_NULL;
     ps->write_behind = ADIOI_HINT_ENABLE;
     ps->wb_size = ADIOI_PSTRIPE_WB_SIZE_DEFAULT;
-    ps->wb_error = MPI_SUCCESS;
     ps->read_cache = ADIOI_HINT_ENABLE;
     ps->rc_size = ADIOI_PSTRIPE_RC_SIZE_DEFAULT;
     ps->rc_block = ADIOI_PSTRIPE_RC_BLOCK_DEFAULT;
-    ps->rc_next = -1;
-    ADIOI_PSTRIPE_Cache_register(ps);
     return ps;
 }
 
@@ -232,8 +229,7 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
 
     if (ps == NULL)
         return;
-    ADIOI_PSTRIPE_Cache_release(ps);    /* (an error it reports names ps->path) */
-    ADIOI_PSTRIPE_Cache_unregister(ps);
+    ADIOI_PSTRIPE_Cache_release(ps);
     if (ps->path)
         ADIOI_Free(ps->path);
     for (i = 0; i < 3; i++)

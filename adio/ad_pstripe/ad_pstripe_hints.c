@@ -439,8 +439,8 @@ static void set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
         set_buffer_hints(ps, &hv);
         set_listio_hints(ps, &hv);
         set_cache_hints(ps, &hv);
-        /* the buffers are made again, of the new sizes, when next used */
-        ADIOI_PSTRIPE_Cache_release(ps);
+        /* the caches take the new sizes */
+        ADIOI_PSTRIPE_Cache_setup(fd);
     }
     /* ROMIO's own hints (cb_*, ds_*, ind_*): always, since ADIO_Open
      * relies on them even when ours are wrong */

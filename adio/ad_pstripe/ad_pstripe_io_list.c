@@ -419,34 +419,30 @@ int ADIOI_PSTRIPE_Access_io(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int is_wri
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     int rc = PS_OK, handled, err;
 
-    /* a short read may be read again, once the write-behind buffer that
-     * extends the file over it has gone out (ADIOI_PSTRIPE_Cache_reread) */
-    do {
-        *nbytes = 0;
-        handled = is_write ? ADIOI_PSTRIPE_Cache_write(fd, acc, &err)
-            : ADIOI_PSTRIPE_Cache_read(fd, acc, nbytes, &err);
-        if (err != MPI_SUCCESS)
-            return err;
-        if (handled)
-            rc = PS_OK;
-        else if (is_write && acc->regions == NULL)
-            rc = pstripe_write_runs(ps->file, acc->runs, acc->nruns, acc->iov, acc->niov);
-        else if (is_write)
-            rc = pstripe_write_list(ps->file, acc->regions, acc->nregions, acc->iov, acc->niov);
-        else if (acc->regions == NULL)
-            rc = pstripe_read_runs(ps->file, acc->runs, acc->nruns, acc->iov, acc->niov, nbytes);
-        else
-            rc = pstripe_read_list(ps->file, acc->regions, acc->nregions, acc->iov, acc->niov,
-                                   nbytes);
-        if (rc != PS_OK)
-            return ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path, __LINE__,
-                                     rc, NULL);
-    } while (!is_write && ADIOI_PSTRIPE_Cache_reread(fd, acc, *nbytes, &err));
+    *nbytes = 0;
+    handled = is_write ? ADIOI_PSTRIPE_Cache_write(fd, acc, &err)
+        : ADIOI_PSTRIPE_Cache_read(fd, acc, nbytes, &err);
+    if (err != MPI_SUCCESS)
+        return err;
+    if (handled)
+        rc = PS_OK;
+    else if (is_write && acc->regions == NULL)
+        rc = pstripe_write_runs(ps->file, acc->runs, acc->nruns, acc->iov, acc->niov);
+    else if (is_write)
+        rc = pstripe_write_list(ps->file, acc->regions, acc->nregions, acc->iov, acc->niov);
+    else if (acc->regions == NULL)
+        rc = pstripe_read_runs(ps->file, acc->runs, acc->nruns, acc->iov, acc->niov, nbytes);
+    else
+        rc = pstripe_read_list(ps->file, acc->regions, acc->nregions, acc->iov, acc->niov,
+                               nbytes);
+    if (rc != PS_OK)
+        return ADIOI_PSTRIPE_err(myname, is_write ? "write" : "read", ps->path, __LINE__, rc,
+                                 NULL);
     if (is_write) {
         *nbytes = (uint64_t) acc->total;
         fd->dirty_write = 1;
     }
-    return err;
+    return MPI_SUCCESS;
 }
 
 /* Blocking list I/O of one access (in atomic mode under the lock). */
@@ -516,4 +512,30 @@ void ADIOI_PSTRIPE_WriteStrided(ADIO_File fd, const void *buf, int count,
 {
     ADIOI_PSTRIPE_Strided(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
                           error_code);
+}
+
+/* ADIOI_PSTRIPE_Mem_copy across memory pieces (ad_pstripe.h). */
+void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len, int to_mem)
+{
+    size_t take;
+    char *mem;
+
+    while (len > 0 && c->i < c->n) {
+        take = MPL_MIN(len, c->iov[c->i].iov_len - c->off);
+        mem = (char *) c->iov[c->i].iov_base + c->off;
+        if (!to_mem)
+            memcpy(buf, mem, take);
+        else if (buf != NULL)
+            memcpy(mem, buf, take);
+        else
+            memset(mem, 0, take);
+        if (buf != NULL)
+            buf += take;
+        len -= take;
+        c->off += take;
+        if (c->off == c->iov[c->i].iov_len) {
+            c->i++;
+            c->off = 0;
+        }
+    }
 }

@@ -161,6 +161,7 @@ void ADIOI_PSTRIPE_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
         goto err_free;
 
     ADIOI_PSTRIPE_Set_layout_hints(fd);
+    ADIOI_PSTRIPE_Cache_setup(fd);      /* (in the user's access mode) */
     ps->all_open = all_ok;
     fd->is_open = 1;
     fd->dirty_write = 0;
@@ -190,6 +191,7 @@ void ADIOI_PSTRIPE_Close(ADIO_File fd, int *error_code)
         return;
     /* buffered writes, or the error of an earlier failed flush of them */
     wb_err = ADIOI_PSTRIPE_Cache_sync(fd);
+    ADIOI_PSTRIPE_Cache_release(ps);    /* (their read-ahead reads the file) */
 
     /* Wait here until every process has closed: its buffered writes are
      * then at the servers. A program may open the file again on one

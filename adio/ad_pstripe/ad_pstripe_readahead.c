@@ -38,8 +38,8 @@
  * Coherence is the read cache's: windows are used only where the read
  * cache is (nonatomic mode, outside collective calls and the whole-file
  * lock); the handle's own writes drop the windows they overlap
- * (ADIOI_PSTRIPE_Ra_invalidate); a window is not started over bytes held
- * in the write-behind buffer; everything that drops the read cache (sync,
+ * (ADIOI_PSTRIPE_Ra_invalidate); a window starts in a read, which sent
+ * the write-behind buffer's bytes from its own on first; everything that drops the read cache (sync,
  * set_view, close, collective writes ...) drops the windows and forgets
  * the streams. A window whose read fails is dropped: the program's read
  * then goes to the servers and reports their error itself. So is one
@@ -134,7 +134,7 @@ static struct ADIOI_PSTRIPE_ra_s *ra_get(ADIOI_PSTRIPE_fs * ps)
 static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, const ra_stream * st, uint64_t off)
 {
     struct ADIOI_PSTRIPE_ra_s *ra = ps->ra;
-    uint64_t len = st->last_len + ra_slack(st, st->last_len), end;
+    uint64_t len = st->last_len + ra_slack(st, st->last_len);
     size_t j, n = MPL_MIN(MPL_MIN(ra->cap / len, RA_MAX_READS),
                           MPL_MAX(RA_MIN_READS, 2 * ra->served));
     struct iovec iov;
@@ -145,10 +145,6 @@ static void ra_start(ADIOI_PSTRIPE_fs * ps, ra_window * w, const ra_stream * st,
         return;
     if (w->data == NULL)
         w->data = ADIOI_PSTRIPE_Buf_alloc(ra->cap);
-    end = off + (uint64_t) (n - 1) * (uint64_t) st->step + len;
-    /* buffered writes there would be missed: they are not on the servers */
-    if (ADIOI_PSTRIPE_Wb_overlaps(ps, (ADIO_Offset) off, (ADIO_Offset) end))
-        return;
     for (j = 0; j < n; j++) {
         w->regs[j].offset = off + (uint64_t) j * (uint64_t) st->step;
         w->regs[j].length = len;
