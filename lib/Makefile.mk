@@ -15,7 +15,7 @@ lib_libpsclient_la_SOURCES = \
 	lib/psc_auth.h lib/psc_auth.c \
 	lib/psc_recv.h lib/psc_recv.c \
 	lib/psc_progress.h lib/psc_progress.c \
-	lib/psc_wait.h lib/psc_wait.c lib/psc_wbuf.c lib/psc_rcache.c lib/psc_preconnect.c \
+	lib/psc_wait.h lib/psc_wait.c lib/psc_wbuf.c lib/psc_rcache.c lib/psc_readahead.h lib/psc_readahead.c lib/psc_preconnect.c \
 	lib/psc_fs.h lib/psc_fs.c \
 	lib/psc_meta.h lib/psc_meta.c lib/psc_list.c lib/psc_sync.c \
 	lib/psc_sharedfp.c lib/psc_layout.c \

@@ -19,6 +19,9 @@
  * their slots and waits for it. A drop or a write over its blocks while it
  * is in flight leaves them untagged (stale).
  *
+ * Streams of larger reads (and of small ones with gaps between them) are
+ * read ahead in windows of their own (psc_readahead.c).
+ *
  * The caller keeps it coherent with MPI's rules: its own writes invalidate
  * the blocks they touch (pstripe_rcache_invalidate), a sync or a view
  * drops it (pstripe_rcache_drop), and a message from another process drops
@@ -26,6 +29,7 @@
  * increment; each cache drops its blocks at its next read).
  */
 #include "psc_error.h"
+#include "psc_readahead.h"
 #include "psc_request.h"
 #include "pstripe.h"
 
@@ -56,6 +60,7 @@ struct pstripe_rcache {
     uint64_t reached; /* one past the highest block fetched or read ahead */
     uint64_t last;    /* one past the last read's highest block; 0: none */
     size_t window;    /* blocks of the next read-ahead */
+    psc_ra_t *streams; /* read-ahead of streams of larger reads (psc_readahead.c) */
 };
 
 static unsigned long drop_epoch; /* moved by pstripe_rcache_drop_all */
@@ -83,8 +88,10 @@ ps_status_t pstripe_rcache_create(pstripe_file_t *file, size_t size, size_t bloc
     rc->valid = calloc(rc->nslots, sizeof(*rc->valid));
     rc->ahead_regions = malloc(rc->nslots / 2 * sizeof(*rc->ahead_regions));
     rc->ahead_iov = malloc(rc->nslots / 2 * sizeof(*rc->ahead_iov));
+    rc->streams = psc_ra_create(file, size, block);
     if (rc->tag == NULL || rc->valid == NULL || rc->ahead_regions == NULL ||
-        rc->ahead_iov == NULL) {
+        rc->ahead_iov == NULL || rc->streams == NULL) {
+        psc_ra_free(rc->streams);
         free(rc->tag);
         free(rc->valid);
         free(rc->ahead_regions);
@@ -123,6 +130,7 @@ static void rc_drop_locked(struct pstripe_rcache *rc)
     rc->ahead_stale = 1;
     rc->reached = rc->last = 0;
     rc->window = 0;
+    psc_ra_drop(rc->streams);
 }
 
 /* Wait for the read-ahead in flight; its blocks tagged unless stale (or
@@ -330,16 +338,18 @@ ps_status_t pstripe_rcache_read(pstripe_rcache_t *rc, const pstripe_region_t *re
                                 const struct iovec *mem, size_t nmem, uint64_t *nread, int *served)
 {
     psc_args_t args = {regions, NULL, n, 0};
-    uint64_t b0, b1, total;
+    uint64_t b0 = 0, b1 = 0, total;
     unsigned long epoch;
     ps_status_t status;
+    int small;
 
     *served = 0;
     if (rc == NULL || n == 0) {
         return PS_OK;
     }
     status = psc_io_check(rc->file, 0, &args, mem, nmem, &total);
-    if (status != PS_OK || !rc_small(rc, regions, n, &b0, &b1)) {
+    small = status == PS_OK && rc_small(rc, regions, n, &b0, &b1);
+    if (status != PS_OK || (!small && n > 1)) {
         return status;
     }
     pthread_mutex_lock(&rc->lock);
@@ -348,17 +358,22 @@ ps_status_t pstripe_rcache_read(pstripe_rcache_t *rc, const pstripe_region_t *re
         rc->epoch = epoch;
         rc_drop_locked(rc);
     }
-    if (ahead_in_the_way(rc, b0, b1)) {
-        ahead_settle(rc);
-    }
-    status = rc_fetch(rc, b0, b1);
-    if (status == PS_OK && rc_within(rc, regions, n)) {
-        rc_copy(rc, regions, n, mem, nmem);
-        *nread = total;
+    /* a read of a stream (psc_readahead.c), else a small one: the blocks */
+    if (n == 1 && psc_ra_read(rc->streams, regions, mem, nmem, nread)) {
         *served = 1;
-    }
-    if (status == PS_OK) {
-        ahead_start(rc, b0, b1);
+    } else if (small) {
+        if (ahead_in_the_way(rc, b0, b1)) {
+            ahead_settle(rc);
+        }
+        status = rc_fetch(rc, b0, b1);
+        if (status == PS_OK && rc_within(rc, regions, n)) {
+            rc_copy(rc, regions, n, mem, nmem);
+            *nread = total;
+            *served = 1;
+        }
+        if (status == PS_OK) {
+            ahead_start(rc, b0, b1);
+        }
     }
     pthread_mutex_unlock(&rc->lock);
     return status;
@@ -382,6 +397,7 @@ void pstripe_rcache_invalidate(pstripe_rcache_t *rc, const pstripe_region_t *reg
         if (regions[i].length == 0) {
             continue;
         }
+        psc_ra_invalidate(rc->streams, regions[i].offset, regions[i].offset + regions[i].length);
         b0 = regions[i].offset / rc->block;
         b1 = (regions[i].offset + regions[i].length - 1) / rc->block;
         if (rc->ahead != NULL && b0 < rc->ahead_first + rc->ahead_n && rc->ahead_first <= b1) {
@@ -422,6 +438,7 @@ void pstripe_rcache_free(pstripe_rcache_t *rc)
         return;
     }
     ahead_settle(rc); /* it reads into data */
+    psc_ra_free(rc->streams);
     pstripe_buffer_free(rc->data);
     free(rc->ahead_regions);
     free(rc->ahead_iov);

@@ -23,7 +23,6 @@ romio_other_sources +=                   \
     adio/ad_pstripe/ad_pstripe_io_list.c \
     adio/ad_pstripe/ad_pstripe_lock.c    \
     adio/ad_pstripe/ad_pstripe_open.c    \
-    adio/ad_pstripe/ad_pstripe_readahead.c \
     adio/ad_pstripe/ad_pstripe_sharedfp.c \
     adio/ad_pstripe/ad_pstripe_sync.c    \
     adio/ad_pstripe/ad_pstripe_twophase.c

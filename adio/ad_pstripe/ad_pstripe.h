@@ -105,7 +105,6 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     long long rc_size, rc_block;        /* bytes */
     pstripe_rcache_t *rc;       /* while open, unless write-only */
     int rc_dropped;             /* dropped since the last small read: it reads its bytes */
-    struct ADIOI_PSTRIPE_ra_s *ra;      /* read-ahead of medium reads, or NULL */
     unsigned long epoch_seen;   /* ADIOI_PSTRIPE_Sync_after's count at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */
     int coll_reads_apart;       /* collective reads whose ranges were apart, in a row
@@ -257,13 +256,6 @@ int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,
 /* ad_pstripe_twophase.c */
 void ADIOI_PSTRIPE_Two_phase(ADIO_File fd, ADIOI_PSTRIPE_access * acc,
                              const ADIOI_PSTRIPE_range * ranges, int is_write, int *error_code);
-
-/* ad_pstripe_readahead.c */
-int ADIOI_PSTRIPE_Ra_read(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc,
-                          uint64_t * nread);
-void ADIOI_PSTRIPE_Ra_invalidate(ADIOI_PSTRIPE_fs * ps, ADIO_Offset lo, ADIO_Offset hi);
-void ADIOI_PSTRIPE_Ra_drop(ADIOI_PSTRIPE_fs * ps);
-void ADIOI_PSTRIPE_Ra_release(ADIOI_PSTRIPE_fs * ps);
 
 /* ad_pstripe_fcntl.c */
 int ADIOI_PSTRIPE_Bcast_status(ADIO_File fd, int root, int status, const char *myname,

@@ -32,9 +32,9 @@
  *   completion of a nonblocking write and every MPI call that receives a
  *   message (of any file: a read of the handle then sees sync_epoch moved)
  *   drop the whole cache, and the first small read after that reads its
- *   own bytes only. Reads that walk the file (medium ones, and small ones
- *   with gaps between them) are read ahead in ad_pstripe_readahead.c,
- *   under the same rules.
+ *   own bytes only. Streams of one-region reads (medium ones, and small
+ *   ones with gaps between them) are read ahead in windows of their own,
+ *   under the same rules (the library's psc_readahead.c).
  *
  * Both are bypassed in atomic mode and under the whole-file lock (ROMIO's
  * data sieving), and inside aggregated collective calls (ps->bypass;
@@ -94,7 +94,6 @@ static int wb_flush(ADIOI_PSTRIPE_fs * ps, uint64_t offset)
 static void cache_drop(ADIOI_PSTRIPE_fs * ps)
 {
     pstripe_rcache_drop(ps->rc);
-    ADIOI_PSTRIPE_Ra_drop(ps);
     ps->rc_dropped = 1;
 }
 
@@ -105,7 +104,6 @@ static void cache_invalidate(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access *
 {
     pstripe_region_t extent;
 
-    ADIOI_PSTRIPE_Ra_invalidate(ps, acc->start, acc->end);
     if (ps->rc == NULL)
         return;
     if (acc->regions != NULL) {
@@ -144,21 +142,22 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *err
     return taken || *error_code != MPI_SUCCESS;
 }
 
-/* A small read: served from the read cache (returns 1), or left to the
- * caller (0). */
+/* A read the cache may serve: a small one, or one region (of a stream, to
+ * be read ahead). Served (returns 1), or left to the caller (0). */
 static int rc_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int small = pstripe_rcache_takes(ps->rc, (uint64_t) acc->start, (uint64_t) acc->hi,
+                                     (uint64_t) acc->total, acc->nregions);
     int served = 0, status;
 
-    if (!pstripe_rcache_takes(ps->rc, (uint64_t) acc->start, (uint64_t) acc->hi,
-                              (uint64_t) acc->total, acc->nregions))
-        return 0;
+    if (!small && acc->nregions > 1)
+        return 0;       /* (a view's runs are not expanded for nothing) */
     /* the first small read after a drop reads its own bytes only: a
      * program that drops the cache between any two reads (HDF5 sets a view
      * around each collective access) would fetch blocks that the next drop
      * wastes (16 KiB chunks of two processes: 5 times their bytes) */
-    if (ps->rc_dropped) {
+    if (small && ps->rc_dropped) {
         ps->rc_dropped = 0;
         return 0;
     }
@@ -192,10 +191,6 @@ int ADIOI_PSTRIPE_Cache_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t 
     }
     if (!cache_usable(fd) || ps->read_cache == ADIOI_HINT_DISABLE || ps->rc == NULL)
         return 0;
-    if (acc->nregions == 1)
-        ADIOI_PSTRIPE_Access_regions(fd, acc);  /* (read-ahead takes one region) */
-    if (ADIOI_PSTRIPE_Ra_read(ps, acc, nread))
-        return 1;
     return rc_read(fd, acc, nread, error_code);
 }
 
@@ -244,7 +239,6 @@ void ADIOI_PSTRIPE_Cache_setup(ADIO_File fd)
 
     if (ps == NULL || ps->file == NULL)
         return;
-    ADIOI_PSTRIPE_Ra_release(ps);
     pstripe_rcache_free(ps->rc);
     ps->rc = NULL;
     if (!(fd->access_mode & ADIO_WRONLY) &&
@@ -262,7 +256,6 @@ void ADIOI_PSTRIPE_Cache_setup(ADIO_File fd)
  * of this last flush would be reported by nobody). */
 void ADIOI_PSTRIPE_Cache_release(ADIOI_PSTRIPE_fs * ps)
 {
-    ADIOI_PSTRIPE_Ra_release(ps);
     pstripe_rcache_free(ps->rc);
     ps->rc = NULL;
     (void) pstripe_wbuf_free(ps->wb);

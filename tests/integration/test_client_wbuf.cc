@@ -5,7 +5,8 @@
  * and a failed send returned by the call that sent it and once more by the
  * next sync; random small reads through a cache against the model, with
  * the reader's own writes invalidating blocks, what a cache serves until it
- * is dropped, and reads past the end of file left to the caller.
+ * is dropped, reads past the end of file left to the caller, and streams of
+ * reads read ahead (psc_readahead.c).
  */
 #include "test_client_util.h"
 
@@ -41,6 +42,18 @@ class ClientWbuf : public ::testing::Test {
         EXPECT_EQ(pstripe_pread(g, out.data(), len, off, nread), PS_OK);
         EXPECT_EQ(pstripe_close(g), PS_OK);
         return out;
+    }
+
+    /* Read requests the servers received, summed over the first two. */
+    uint64_t read_batches()
+    {
+        uint64_t n = 0;
+        for (int i = 0; i < 2; i++) {
+            pstripe_server_stats_t st;
+            EXPECT_EQ(pstripe_server_stats(fs_, i, &st), PS_OK);
+            n += st.read_batches;
+        }
+        return n;
     }
 
     ps_test::ps_cluster cluster_;
@@ -491,15 +504,6 @@ TEST_F(ClientRcache, ForwardReadsAreReadAhead)
     PSC_ASSERT_OK(pstripe_pwrite(f, init.data(), size, 0));
     model.write(0, init.data(), size);
     PSC_ASSERT_OK(pstripe_rcache_create(f, 1 << 20, block, &rc));
-    auto read_batches = [this]() {
-        uint64_t n = 0;
-        for (int i = 0; i < 2; i++) {
-            pstripe_server_stats_t st;
-            EXPECT_EQ(pstripe_server_stats(fs_, i, &st), PS_OK);
-            n += st.read_batches;
-        }
-        return n;
-    };
     uint64_t before = read_batches(), served_count = 0, reads = 0;
     for (uint64_t off = 0; off + piece <= size; off += piece, reads++) {
         if (reads % 200 == 100) {
@@ -539,6 +543,80 @@ TEST_F(ClientRcache, ForwardReadsAreReadAhead)
     EXPECT_EQ(served_count, reads);
     /* (without read-ahead: a request per block, 128, and more after the drops) */
     EXPECT_LT(batches, size / block * 3 / 4) << "not read ahead";
+    pstripe_rcache_free(rc);
+    PSC_ASSERT_OK(pstripe_close(g));
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/* Streams of larger reads (a quarter block up to a quarter of the cache),
+ * and of small ones with gaps at least as large as they are, are read ahead
+ * in windows of their own (psc_readahead.c): served, a few list reads for
+ * the whole stream, and still the reader's own writes ahead of it and,
+ * after drop_all, another handle's. */
+TEST_F(ClientRcache, StreamsOfReadsAreReadAhead)
+{
+    start(2);
+    pstripe_layout_t layout = {65536, 2, 0};
+    pstripe_file_t *f, *g;
+    pstripe_rcache_t *rc;
+    file_model model;
+    std::mt19937 rng(5);
+    const uint64_t size = 4 << 20;
+    struct {
+        uint64_t len, step;
+    } streams[2] = {{40000, 40000}, {2000, 5000}};
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rcstream", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rcstream", PSTRIPE_RDWR, 0, nullptr, &g));
+    std::vector<uint8_t> init(size);
+    for (uint8_t &b : init) {
+        b = (uint8_t)rng();
+    }
+    PSC_ASSERT_OK(pstripe_pwrite(f, init.data(), size, 0));
+    model.write(0, init.data(), size);
+    PSC_ASSERT_OK(pstripe_rcache_create(f, 1 << 20, 16384, &rc));
+    for (const auto &sm : streams) {
+        uint64_t before = read_batches(), served_count = 0, reads = 0;
+        for (uint64_t off = 0; off + sm.len <= size; off += sm.step, reads++) {
+            if (reads % 40 == 20) {
+                /* an own write a little ahead of the stream */
+                std::vector<uint8_t> w(300, (uint8_t)reads);
+                pstripe_region_t r = {off + 3 * sm.step, 300};
+                PSC_ASSERT_OK(pstripe_pwrite(f, w.data(), w.size(), r.offset));
+                pstripe_rcache_invalidate(rc, &r, 1);
+                model.write(r.offset, w.data(), w.size());
+            }
+            if (reads % 100 == 50) {
+                /* another handle's write ahead, then a message (drop_all) */
+                std::vector<uint8_t> w(500, (uint8_t)(reads + 7));
+                PSC_ASSERT_OK(pstripe_pwrite(g, w.data(), w.size(), off + 2 * sm.step));
+                model.write(off + 2 * sm.step, w.data(), w.size());
+                pstripe_rcache_drop_all();
+            }
+            std::vector<uint8_t> out(sm.len);
+            pstripe_region_t r = {off, sm.len};
+            struct iovec iov = {out.data(), out.size()};
+            uint64_t nread;
+            int served;
+            PSC_ASSERT_OK(pstripe_rcache_read(rc, &r, 1, &iov, 1, &nread, &served));
+            if (!served) {
+                PSC_ASSERT_OK(pstripe_pread(f, out.data(), sm.len, off, &nread));
+            }
+            ASSERT_EQ(nread, sm.len);
+            served_count += served;
+            for (uint64_t b = 0; b < sm.len; b++) {
+                ASSERT_EQ(out[b], model.at(off + b)) << "byte " << off + b;
+            }
+        }
+        uint64_t batches = read_batches() - before;
+        printf("[   INFO   ] %llu reads of %llu bytes every %llu: %llu served, %llu read "
+               "requests\n",
+               (unsigned long long)reads, (unsigned long long)sm.len, (unsigned long long)sm.step,
+               (unsigned long long)served_count, (unsigned long long)batches);
+        /* each drop and own write costs the stream a few reads */
+        EXPECT_GT(served_count, reads * 3 / 4);
+        EXPECT_LT(batches, reads / 2) << "not read ahead";
+    }
     pstripe_rcache_free(rc);
     PSC_ASSERT_OK(pstripe_close(g));
     PSC_ASSERT_OK(pstripe_close(f));
