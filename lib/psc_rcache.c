@@ -20,7 +20,8 @@
  * is in flight leaves them untagged (stale).
  *
  * Streams of larger reads (and of small ones with gaps between them) are
- * read ahead in windows of their own (psc_readahead.c).
+ * read ahead in windows of their own (psc_readahead.c). The first small
+ * read after a drop is left to the caller, who reads its bytes alone.
  *
  * The caller keeps it coherent with MPI's rules: its own writes invalidate
  * the blocks they touch (pstripe_rcache_invalidate), a sync or a view
@@ -60,6 +61,7 @@ struct pstripe_rcache {
     uint64_t reached; /* one past the highest block fetched or read ahead */
     uint64_t last;    /* one past the last read's highest block; 0: none */
     size_t window;    /* blocks of the next read-ahead */
+    int dropped;      /* dropped since the last small read: it reads its own bytes */
     psc_ra_t *streams; /* read-ahead of streams of larger reads (psc_readahead.c) */
 };
 
@@ -130,6 +132,7 @@ static void rc_drop_locked(struct pstripe_rcache *rc)
     rc->ahead_stale = 1;
     rc->reached = rc->last = 0;
     rc->window = 0;
+    rc->dropped = 1;
     psc_ra_drop(rc->streams);
 }
 
@@ -361,6 +364,13 @@ ps_status_t pstripe_rcache_read(pstripe_rcache_t *rc, const pstripe_region_t *re
     /* a read of a stream (psc_readahead.c), else a small one: the blocks */
     if (n == 1 && psc_ra_read(rc->streams, regions, mem, nmem, nread)) {
         *served = 1;
+    } else if (small && rc->dropped) {
+        /* the first small read after a drop reads its own bytes only: a
+         * program that drops between any two reads (HDF5 sets a view
+         * around each collective access) would fetch blocks that the next
+         * drop wastes (16 KiB chunks of two processes: 5 times their
+         * bytes) */
+        rc->dropped = 0;
     } else if (small) {
         if (ahead_in_the_way(rc, b0, b1)) {
             ahead_settle(rc);

@@ -390,7 +390,8 @@ ps_status_t pstripe_wbuf_free(pstripe_wbuf_t *wbuf);
  * file when it was fetched is left to the caller (*served = 0), as is a
  * larger one, unless it is one region of a stream of reads of the same
  * length and step, whose next reads are read ahead into windows of up to
- * half size bytes (two of them). The caller keeps it coherent: its own writes invalidate the
+ * half size bytes (two of them). The first small read after a drop is left
+ * to the caller too. The caller keeps it coherent: its own writes invalidate the
  * blocks they touch, a sync or view change drops it, and
  * pstripe_rcache_drop_all drops every cache of the process at its next
  * read (a message came: another process may have written). Buffered

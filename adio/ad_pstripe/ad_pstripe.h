@@ -104,7 +104,6 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int read_cache;
     long long rc_size, rc_block;        /* bytes */
     pstripe_rcache_t *rc;       /* while open, unless write-only */
-    int rc_dropped;             /* dropped since the last small read: it reads its bytes */
     unsigned long epoch_seen;   /* ADIOI_PSTRIPE_Sync_after's count at the last read */
     int bypass;                 /* > 0: in a collective call, no caching */
     int coll_reads_apart;       /* collective reads whose ranges were apart, in a row

@@ -94,7 +94,6 @@ static int wb_flush(ADIOI_PSTRIPE_fs * ps, uint64_t offset)
 static void cache_drop(ADIOI_PSTRIPE_fs * ps)
 {
     pstripe_rcache_drop(ps->rc);
-    ps->rc_dropped = 1;
 }
 
 /* The handle writes this access: the cached blocks and read-ahead windows
@@ -147,20 +146,13 @@ int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *err
 static int rc_read(ADIO_File fd, ADIOI_PSTRIPE_access * acc, uint64_t * nread, int *error_code)
 {
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    int small = pstripe_rcache_takes(ps->rc, (uint64_t) acc->start, (uint64_t) acc->hi,
-                                     (uint64_t) acc->total, acc->nregions);
     int served = 0, status;
 
-    if (!small && acc->nregions > 1)
-        return 0;       /* (a view's runs are not expanded for nothing) */
-    /* the first small read after a drop reads its own bytes only: a
-     * program that drops the cache between any two reads (HDF5 sets a view
-     * around each collective access) would fetch blocks that the next drop
-     * wastes (16 KiB chunks of two processes: 5 times their bytes) */
-    if (small && ps->rc_dropped) {
-        ps->rc_dropped = 0;
+    /* (a view's runs are not expanded for nothing) */
+    if (acc->nregions > 1 &&
+        !pstripe_rcache_takes(ps->rc, (uint64_t) acc->start, (uint64_t) acc->hi,
+                              (uint64_t) acc->total, acc->nregions))
         return 0;
-    }
     ADIOI_PSTRIPE_Access_regions(fd, acc);
     status = pstripe_rcache_read(ps->rc, acc->regions, acc->nregions, acc->iov, acc->niov,
                                  nread, &served);
