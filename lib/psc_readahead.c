@@ -86,7 +86,6 @@ struct psc_ra {
 psc_ra_t *psc_ra_create(pstripe_file_t *file, size_t cache_size, uint64_t block)
 {
     psc_ra_t *ra = calloc(1, sizeof(*ra));
-    int k;
 
     if (ra == NULL) {
         return NULL;
@@ -94,15 +93,7 @@ psc_ra_t *psc_ra_create(pstripe_file_t *file, size_t cache_size, uint64_t block)
     ra->file = file;
     ra->block = block;
     ra->cap = cache_size / 2;
-    for (k = 0; k < WINDOWS; k++) {
-        ra->w[k].regs = malloc(MAX_READS * sizeof(*ra->w[k].regs));
-        ra->w[k].valid = malloc(MAX_READS * sizeof(*ra->w[k].valid));
-        if (ra->w[k].regs == NULL || ra->w[k].valid == NULL) {
-            psc_ra_free(ra);
-            return NULL;
-        }
-    }
-    return ra;
+    return ra; /* a window's memory comes with its first stream (ra_start) */
 }
 
 /* Bytes fetched past each predicted read (within the gap to the next): a
@@ -150,8 +141,17 @@ static void ra_start(psc_ra_t *ra, ra_window *w, const ra_stream *st, uint64_t o
     if (n == 0) {
         return;
     }
-    if (w->data == NULL && (w->data = pstripe_buffer_alloc(ra->cap, NULL)) == NULL) {
-        return;
+    if (w->data == NULL) {
+        w->data = pstripe_buffer_alloc(ra->cap, NULL);
+    }
+    if (w->regs == NULL) {
+        w->regs = malloc(MAX_READS * sizeof(*w->regs));
+    }
+    if (w->valid == NULL) {
+        w->valid = malloc(MAX_READS * sizeof(*w->valid));
+    }
+    if (w->data == NULL || w->regs == NULL || w->valid == NULL) {
+        return; /* out of memory: no read-ahead (tried again next time) */
     }
     for (j = 0; j < n; j++) {
         w->regs[j].offset = off + (uint64_t)j * (uint64_t)st->step;

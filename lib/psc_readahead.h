@@ -10,7 +10,8 @@
 typedef struct psc_ra psc_ra_t;
 
 /* Read-ahead for a cache of cache_size bytes in blocks of block bytes (its
- * windows take up to cache_size more); NULL when out of memory. */
+ * windows take up to cache_size more, from its first stream on); NULL when
+ * out of memory. */
 psc_ra_t *psc_ra_create(pstripe_file_t *file, size_t cache_size, uint64_t block);
 /* A one-region read: served from a window (returns 1, *nread = its bytes,
  * all below the end of file) or left to the caller (0), and followed as
