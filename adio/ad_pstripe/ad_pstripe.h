@@ -57,7 +57,7 @@
  * larger one is lowered to it (ad_pstripe_hints.c). */
 #define ADIOI_PSTRIPE_UNIT_MAX (1LL << 30)
 
-/* Their defaults (ad_pstripe_cache.c). */
+/* Their defaults (ADIOI_PSTRIPE_fs_alloc). */
 #define ADIOI_PSTRIPE_WB_SIZE_DEFAULT  (2 << 20)
 #define ADIOI_PSTRIPE_RC_SIZE_DEFAULT  (4 << 20)
 #define ADIOI_PSTRIPE_RC_BLOCK_DEFAULT (64 << 10)
@@ -135,31 +135,6 @@ typedef struct ADIOI_PSTRIPE_access_s {
     struct iovec one_iov;       /* storage when memory is contiguous */
 } ADIOI_PSTRIPE_access;
 
-/* The runs of an access in either form: its runs, or its regions as runs
- * of one. */
-static inline size_t ADIOI_PSTRIPE_Access_nruns(const ADIOI_PSTRIPE_access * acc)
-{
-    return acc->runs != NULL ? acc->nruns : acc->nregions;
-}
-
-static inline pstripe_run_t ADIOI_PSTRIPE_Access_run(const ADIOI_PSTRIPE_access * acc, size_t i)
-{
-    pstripe_run_t r;
-
-    if (acc->runs != NULL)
-        return acc->runs[i];
-    r.offset = acc->regions[i].offset;
-    r.length = r.stride = acc->regions[i].length;
-    r.count = 1;
-    return r;
-}
-
-/* A cursor over the memory of an access (its iovecs, as one stream). */
-typedef struct {
-    const struct iovec *iov;
-    size_t n, i, off;
-} ADIOI_PSTRIPE_mem_cursor;
-
 /* Do our list I/O paths serve this direction? (romio_pstripe_listio_read
  * and _write; when disabled, ROMIO's generic code runs over our contiguous
  * calls, for comparison.) */
@@ -212,40 +187,6 @@ int ADIOI_PSTRIPE_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 int ADIOI_PSTRIPE_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
                             MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
                             const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm);
-
-/* ad_pstripe_io_list.c: copies through a memory cursor */
-void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
-                                 int to_mem);
-
-/* Copy len bytes between the memory stream and buf (to_mem: buf -> memory;
- * buf NULL with to_mem: zeros). Inline for a copy inside the current
- * memory piece: list I/O of 8-byte regions copies 131,072 of them a call,
- * and a library call each took a fifth of the read cache's time. */
-static inline void ADIOI_PSTRIPE_Mem_copy(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len,
-                                          int to_mem)
-{
-    char *mem;
-
-    if (buf == NULL || c->i >= c->n || len >= c->iov[c->i].iov_len - c->off) {
-        ADIOI_PSTRIPE_Mem_copy_span(c, buf, len, to_mem);
-        return;
-    }
-    mem = (char *) c->iov[c->i].iov_base + c->off;
-    c->off += len;
-    /* a double, the common small region: a constant-size copy is inlined
-     * (without this case 8-byte list reads ran at 522-694 MiB/s against
-     * 659-789, 5 alternations) */
-    if (len == 8) {
-        if (to_mem)
-            memcpy(mem, buf, 8);
-        else
-            memcpy(buf, mem, 8);
-    } else if (to_mem) {
-        memcpy(mem, buf, len);
-    } else {
-        memcpy(buf, mem, len);
-    }
-}
 
 /* ad_pstripe_coll.c */
 int ADIOI_PSTRIPE_Coll_aggregates(ADIO_File fd, const void *buf, int count,

@@ -239,8 +239,8 @@ void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps)
     ADIOI_Free(ps);
 }
 
-/* A large buffer of the driver's (write-behind, read cache, read-ahead,
- * collective rounds): whole huge pages where the system allows
+/* A large buffer of the driver's (two-phase I/O's collective rounds):
+ * whole huge pages where the system allows
  * (pstripe_buffer_alloc), so that a file's first use of it does not pay a
  * page fault per 4 KiB. Out of memory aborts, as ADIOI_Malloc does. Free
  * with pstripe_buffer_free. */

@@ -513,29 +513,3 @@ void ADIOI_PSTRIPE_WriteStrided(ADIO_File fd, const void *buf, int count,
     ADIOI_PSTRIPE_Strided(fd, (void *) buf, count, datatype, file_ptr_type, offset, status, 1,
                           error_code);
 }
-
-/* ADIOI_PSTRIPE_Mem_copy across memory pieces (ad_pstripe.h). */
-void ADIOI_PSTRIPE_Mem_copy_span(ADIOI_PSTRIPE_mem_cursor * c, char *buf, size_t len, int to_mem)
-{
-    size_t take;
-    char *mem;
-
-    while (len > 0 && c->i < c->n) {
-        take = MPL_MIN(len, c->iov[c->i].iov_len - c->off);
-        mem = (char *) c->iov[c->i].iov_base + c->off;
-        if (!to_mem)
-            memcpy(buf, mem, take);
-        else if (buf != NULL)
-            memcpy(mem, buf, take);
-        else
-            memset(mem, 0, take);
-        if (buf != NULL)
-            buf += take;
-        len -= take;
-        c->off += take;
-        if (c->off == c->iov[c->i].iov_len) {
-            c->i++;
-            c->off = 0;
-        }
-    }
-}
