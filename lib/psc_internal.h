@@ -295,7 +295,8 @@ struct pstripe_fs {
     } bounce[PSC_BOUNCE_CACHE]; /* idle staging buffers (progress thread) */
     unsigned nbounce;
     /* when the sleeping thread's epoll_wait times out (UINT64_MAX: never;
-     * 0: it is not asleep); set by the thread while it has the worker */
+     * 0: it is not asleep); guarded by lock (psc_wait_give moves it earlier
+     * for staging buffers due) */
     uint64_t thread_wake_ns;
 
     /* piece arrays of finished requests, reused by the next ones (guarded by lock) */

@@ -173,21 +173,10 @@ int psc_progress_turn(pstripe_fs_t *fs)
     return n;
 }
 
-/* Idle staging buffers need the thread only if it sleeps past their release
- * (by more than a second: its timer is rounded up to milliseconds). Waking it
- * for them whenever some were cached made every blocking call that followed
- * a large transfer, for 5 s, two hops instead of one. */
-static int psc_progress_trim_late(const pstripe_fs_t *fs)
-{
-    uint64_t due = psc_bounce_due_ns(fs);
-
-    return due != UINT64_MAX && due + 1000000000u < fs->thread_wake_ns;
-}
-
 int psc_progress_busy(pstripe_fs_t *fs)
 {
-    if (fs->stopping || psc_progress_trim_late(fs) || !ucs_list_is_empty(&fs->readyq) ||
-        !ucs_list_is_empty(&fs->failq) || !ucs_list_is_empty(&fs->dead_conns)) {
+    if (fs->stopping || !ucs_list_is_empty(&fs->readyq) || !ucs_list_is_empty(&fs->failq) ||
+        !ucs_list_is_empty(&fs->dead_conns)) {
         return 1;
     }
     for (uint32_t i = 0; i < fs->nservers; i++) {
@@ -202,28 +191,63 @@ int psc_progress_busy(pstripe_fs_t *fs)
     return 0;
 }
 
-/* Take the worker for the thread's loop, waiting while a caller drives it. */
-static void psc_thread_own(pstripe_fs_t *fs)
+/*
+ * Take the worker for the thread's loop: 0 if a caller drives it. The thread
+ * never waits for a caller to let go: the caller does all there is to do
+ * while it has the worker and wakes the thread when it gives it back with
+ * work left (psc_wait_give). A thread that waited for the worker instead was
+ * woken by every give and, slow to be scheduled on a loaded machine, lost the
+ * worker to the caller's next call each time: a futex wake and a context
+ * switch per blocking call (200 over 200 calls in one CI run).
+ */
+static int psc_thread_own(pstripe_fs_t *fs)
 {
     if (fs->thread_owns) {
-        return;
+        return 1;
     }
     pthread_mutex_lock(&fs->lock);
-    while (fs->owner == PSC_OWNER_CALLER) {
-        pthread_cond_wait(&fs->cond, &fs->lock);
+    if (fs->owner != PSC_OWNER_CALLER) {
+        fs->owner = PSC_OWNER_THREAD;
+        fs->thread_wake_ns = 0;
+        fs->thread_owns = 1;
     }
-    fs->owner = PSC_OWNER_THREAD;
-    fs->thread_wake_ns = 0;
     pthread_mutex_unlock(&fs->lock);
-    fs->thread_owns = 1;
+    return fs->thread_owns;
 }
 
-/* Give the worker up before sleeping (it is armed); a waiting caller takes it. */
-static void psc_thread_unown(pstripe_fs_t *fs)
+/* Sleep while a caller has the worker (its event fd is out of the epoll
+ * set then): until a wake or the thread's timer, fs->thread_wake_ns, which a
+ * giving caller moves earlier for staging buffers due (psc_wait_give). A
+ * timer that passes under a caller is the caller's: its give checks again. */
+static void psc_thread_nap(pstripe_fs_t *fs)
+{
+    struct epoll_event ev[2];
+    uint64_t now = ps_time_ns(), wake, value;
+    int timeout_ms = -1;
+
+    pthread_mutex_lock(&fs->lock);
+    if (fs->thread_wake_ns <= now) {
+        fs->thread_wake_ns = UINT64_MAX;
+    }
+    wake = fs->thread_wake_ns;
+    pthread_mutex_unlock(&fs->lock);
+    if (wake != UINT64_MAX) {
+        timeout_ms = (int)((wake - now + 999999) / 1000000);
+    }
+    if (epoll_wait(fs->epoll_fd, ev, 2, timeout_ms) > 0 &&
+        read(fs->wake_fd, &value, sizeof(value)) < 0) {
+        /* EAGAIN: the wake was not ours, or someone else drained it */
+    }
+}
+
+/* Give the worker up before sleeping until wake_ns (it is armed); a waiting
+ * caller takes it. */
+static void psc_thread_unown(pstripe_fs_t *fs, uint64_t wake_ns)
 {
     fs->thread_owns = 0;
     pthread_mutex_lock(&fs->lock);
     fs->owner = PSC_OWNER_NONE;
+    fs->thread_wake_ns = wake_ns;
     if (fs->nwaiters > 0) {
         pthread_cond_broadcast(&fs->cond);
     }
@@ -451,6 +475,7 @@ static void psc_sleep(pstripe_fs_t *fs)
 {
     struct epoll_event ev[2];
     uint64_t value;
+    uint64_t wake_ns;
     int timeout_ms;
     int n;
 
@@ -461,9 +486,8 @@ static void psc_sleep(pstripe_fs_t *fs)
     if (!psc_watch_worker_fd(fs) && timeout_ms > PSC_UNWATCHED_POLL_MS) {
         timeout_ms = PSC_UNWATCHED_POLL_MS; /* ops are out (a deadline is set) */
     }
-    fs->thread_wake_ns =
-        timeout_ms < 0 ? UINT64_MAX : ps_time_ns() + (uint64_t)timeout_ms * 1000000u;
-    psc_thread_unown(fs);
+    wake_ns = timeout_ms < 0 ? UINT64_MAX : ps_time_ns() + (uint64_t)timeout_ms * 1000000u;
+    psc_thread_unown(fs, wake_ns);
     n = epoll_wait(fs->epoll_fd, ev, 2, timeout_ms);
     for (int i = 0; i < n; i++) {
         if (ev[i].data.fd == fs->wake_fd) {
@@ -494,7 +518,10 @@ static void *psc_progress_main(void *arg)
         uint64_t spin_end;
         int n;
 
-        psc_thread_own(fs);
+        if (!psc_thread_own(fs)) {
+            psc_thread_nap(fs);
+            continue;
+        }
         n = psc_progress_turn(fs);
 
         if (fs->stopping && (psc_is_idle_for_stop(fs) || ps_time_ns() >= fs->stop_deadline_ns)) {

@@ -37,6 +37,7 @@
 #include "ps_time.h"
 #include "psc_call.h"
 #include "psc_progress.h"
+#include "psc_stage.h"
 #include "psc_wait.h"
 
 /* Take the worker if nobody has it (fs->lock held). */
@@ -65,15 +66,31 @@ static void psc_wait_wake_thread(pstripe_fs_t *fs)
     } while (n < 0 && errno == EINTR);
 }
 
-/* Give the worker back (fs->lock not held). */
+/*
+ * Give the worker back (fs->lock not held). Idle staging buffers due are
+ * released here; those due later need the thread's timer only if it sleeps
+ * past their release by more than a second (its timer is rounded up to
+ * milliseconds): the thread is then woken once, with its timer moved. Waking
+ * it whenever some were cached made every blocking call that followed a
+ * large transfer, for 5 s, two hops instead of one.
+ */
 static void psc_wait_give(pstripe_fs_t *fs)
 {
     int busy = psc_progress_busy(fs);
+    uint64_t due = UINT64_MAX;
 
     if (!busy && ucp_worker_arm(fs->ucp_worker) == UCS_ERR_BUSY) {
         busy = 1; /* events arrived since the last progress */
     }
+    if (fs->nbounce > 0) {
+        psc_bounce_trim(fs, ps_time_ns());
+        due = psc_bounce_due_ns(fs);
+    }
     pthread_mutex_lock(&fs->lock);
+    if (due != UINT64_MAX && due + 1000000000u < fs->thread_wake_ns) {
+        fs->thread_wake_ns = due;
+        busy = 1;
+    }
     if (!ucs_list_is_empty(&fs->postq)) {
         busy = 1;
     }
