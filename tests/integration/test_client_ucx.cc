@@ -12,9 +12,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -65,8 +70,10 @@ class ClientUcx : public ::testing::Test {
 protected:
     void TearDown() override
     {
-        for (const char *v : {"UCX_TLS", "PSTRIPE_UCX_TLS", "UCX_NET_DEVICES",
-                              "PSTRIPE_UCX_NET_DEVICES", "UCX_RNDV_THRESH", "PSTRIPE_UCX_RNDV_THRESH"}) {
+        for (const char *v :
+             {"UCX_TLS", "PSTRIPE_UCX_TLS", "UCX_NET_DEVICES", "PSTRIPE_UCX_NET_DEVICES",
+              "UCX_RNDV_THRESH", "PSTRIPE_UCX_RNDV_THRESH", "UCX_RCACHE_ENABLE",
+              "PSTRIPE_UCX_RCACHE_ENABLE"}) {
             unsetenv(v);
         }
     }
@@ -155,6 +162,80 @@ TEST_F(ClientUcx, OtherSettingsPstripePrefixWins)
     EXPECT_EQ("12345", client_ucx_value("RNDV_THRESH"));
     setenv("PSTRIPE_UCX_RNDV_THRESH", "23456", 1);
     EXPECT_EQ("23456", client_ucx_value("RNDV_THRESH"));
+}
+
+/* No UCP registration cache: its hook test races a main thread's malloc
+ * (psc_config.c), unless PSTRIPE_UCX_RCACHE_ENABLE asks for one. */
+TEST_F(ClientUcx, NoRegistrationCacheUnlessAskedFor)
+{
+    setenv("UCX_RCACHE_ENABLE", "y", 1);
+    EXPECT_EQ("n", client_ucx_value("RCACHE_ENABLE"));
+    setenv("PSTRIPE_UCX_RCACHE_ENABLE", "try", 1);
+    EXPECT_EQ("try", client_ucx_value("RCACHE_ENABLE"));
+}
+
+/* Make UCP contexts as the client does (its settings), n of them, in a
+ * thread, while this one grows and shrinks the heap. */
+void *make_contexts(void *arg)
+{
+    for (int i = *static_cast<int *>(arg); i > 0; i--) {
+        ucp_config_t *config = nullptr;
+        ucp_context_h context;
+        ucp_params_t params = {};
+        char msg[256];
+
+        params.field_mask = UCP_PARAM_FIELD_FEATURES;
+        params.features = UCP_FEATURE_AM;
+        if (psc_ucx_config_read(&config, 0, "lo", msg, sizeof(msg)) != PS_OK) {
+            _exit(2);
+        }
+        if (ucp_init(&params, config, &context) == UCS_OK) {
+            ucp_cleanup(context);
+        }
+        ucp_config_release(config);
+    }
+    return nullptr;
+}
+
+/* The client makes its context in a thread beside the program's (MPI_Init's
+ * at load, for one): the main thread's heap must stay whole. With UCP's
+ * registration cache, 1,000 contexts so made cut the heap back under the
+ * main thread's malloc in 4 runs of 10 (session 63). In a child, whose
+ * crash, abort or hang (60 s) is the failure. */
+TEST_F(ClientUcx, ContextsBesideAGrowingHeapLeaveItWhole)
+{
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        static std::atomic<bool> done{false};
+        static int n = 2000;
+        pthread_t thread;
+        auto run = [](void *arg) -> void * {
+            make_contexts(arg);
+            done = true;
+            return nullptr;
+        };
+        alarm(60); /* a damaged heap can also deadlock malloc */
+        if (pthread_create(&thread, nullptr, run, &n) != 0) {
+            _exit(2);
+        }
+        while (!done) { /* sizes below the mmap threshold: the break moves */
+            void *p[64];
+            for (int i = 0; i < 64; i++) {
+                p[i] = malloc(4096 + (size_t)(i * 977) % 60000);
+                memset(p[i], i, 64);
+            }
+            for (int i = 63; i >= 0; i--) {
+                free(p[i]);
+            }
+        }
+        pthread_join(thread, nullptr);
+        _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the child ended with status " << status << " (a signal: the heap was damaged)";
 }
 
 TEST_F(ClientUcx, BadPstripeUcxValueIsAnError)
