@@ -12,7 +12,7 @@
  * When a one-region read of more than a quarter of a block and at most a
  * quarter of the cache (and, if the stream leaves gaps between its reads,
  * at most a block), or of SMALL_MIN bytes up to a quarter of a block if the
- * gaps are at least as large as the reads, is the third of a stream (the
+ * gaps are larger than the reads, is the third of a stream (the
  * same length, and the same forward step from the previous read as that
  * one had; one read off the step, as HDF5's metadata between two chunks
  * makes, does not end the stream if the next is on it again), the stream's
@@ -280,9 +280,11 @@ int psc_ra_read(psc_ra_t *ra, const pstripe_region_t *reg, const struct iovec *m
      * gain little from fewer round trips, and lose the copy out of the
      * window (HDF5's 256 KiB chunks of two processes: 657-737 against
      * 808-872 MiB/s read ahead); reads of a quarter block or less only
-     * with gaps at least as large as they are (the blocks would carry the
-     * gaps too) */
-    stream = ra_follow(st, off, len) && (small ? st->step >= 2 * (int64_t)len
+     * with gaps larger than they are (the blocks would carry the gaps
+     * too; but gaps as large as the reads, two processes' records
+     * interleaved, went faster as blocks: the servers serve twice the
+     * bytes as whole ranges faster than half of them as small pieces) */
+    stream = ra_follow(st, off, len) && (small ? st->step > 2 * (int64_t)len
                                               : st->step == (int64_t)len || len <= ra->block);
     /* a small read off a stream of small reads is the blocks': it leaves a
      * medium stream and its windows alone (a file's metadata read between

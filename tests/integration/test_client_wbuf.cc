@@ -44,14 +44,16 @@ class ClientWbuf : public ::testing::Test {
         return out;
     }
 
-    /* Read requests the servers received, summed over the first two. */
-    uint64_t read_batches()
+    /* A counter of the servers' (read requests by default), summed over
+     * the first two. */
+    uint64_t
+    read_batches(uint64_t pstripe_server_stats_t::*counter = &pstripe_server_stats_t::read_batches)
     {
         uint64_t n = 0;
         for (int i = 0; i < 2; i++) {
             pstripe_server_stats_t st;
             EXPECT_EQ(pstripe_server_stats(fs_, i, &st), PS_OK);
-            n += st.read_batches;
+            n += st.*counter;
         }
         return n;
     }
@@ -558,10 +560,13 @@ TEST_F(ClientRcache, ForwardReadsAreReadAhead)
 }
 
 /* Streams of larger reads (a quarter block up to a quarter of the cache),
- * and of small ones with gaps at least as large as they are, are read ahead
- * in windows of their own (psc_readahead.c): served, a few list reads for
- * the whole stream, and still the reader's own writes ahead of it and,
- * after drop_all, another handle's. */
+ * and of small ones with gaps larger than they are, are read ahead in
+ * windows of their own (psc_readahead.c): served, a few list reads for the
+ * whole stream (a region per read), and still the reader's own writes ahead
+ * of it and, after drop_all, another handle's. Small reads with gaps as
+ * large as they are (two processes' records interleaved) are the blocks':
+ * served as well, from whole ranges (a region per request), which the
+ * servers serve faster than the reads' pieces (session 63). */
 TEST_F(ClientRcache, StreamsOfReadsAreReadAhead)
 {
     start(2);
@@ -573,7 +578,8 @@ TEST_F(ClientRcache, StreamsOfReadsAreReadAhead)
     const uint64_t size = 4 << 20;
     struct {
         uint64_t len, step;
-    } streams[2] = {{40000, 40000}, {2000, 5000}};
+        bool blocks; /* served by the blocks, not a stream's windows */
+    } streams[3] = {{40000, 40000, false}, {2000, 5000, false}, {2000, 4000, true}};
 
     PSC_ASSERT_OK(pstripe_open(fs_, "/rcstream", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
     PSC_ASSERT_OK(pstripe_open(fs_, "/rcstream", PSTRIPE_RDWR, 0, nullptr, &g));
@@ -586,6 +592,7 @@ TEST_F(ClientRcache, StreamsOfReadsAreReadAhead)
     PSC_ASSERT_OK(pstripe_rcache_create(f, 1 << 20, 16384, &rc));
     for (const auto &sm : streams) {
         uint64_t before = read_batches(), served_count = 0, reads = 0;
+        uint64_t regions_before = read_batches(&pstripe_server_stats_t::regions_read);
         for (uint64_t off = 0; off + sm.len <= size; off += sm.step, reads++) {
             if (reads % 40 == 20) {
                 /* an own write a little ahead of the stream */
@@ -618,13 +625,20 @@ TEST_F(ClientRcache, StreamsOfReadsAreReadAhead)
             }
         }
         uint64_t batches = read_batches() - before;
+        uint64_t regions = read_batches(&pstripe_server_stats_t::regions_read) - regions_before;
         printf("[   INFO   ] %llu reads of %llu bytes every %llu: %llu served, %llu read "
-               "requests\n",
+               "requests of %llu regions\n",
                (unsigned long long)reads, (unsigned long long)sm.len, (unsigned long long)sm.step,
-               (unsigned long long)served_count, (unsigned long long)batches);
+               (unsigned long long)served_count, (unsigned long long)batches,
+               (unsigned long long)regions);
         /* each drop and own write costs the stream a few reads */
         EXPECT_GT(served_count, reads * 3 / 4);
         EXPECT_LT(batches, reads / 2) << "not read ahead";
+        if (sm.blocks) {
+            EXPECT_LT(regions, 2 * batches) << "read as the stream's pieces, not blocks";
+        } else if (sm.step > sm.len) { /* (contiguous reads join into one region) */
+            EXPECT_GT(regions, reads / 2) << "read as blocks, not the stream's pieces";
+        }
     }
     pstripe_rcache_free(rc);
     PSC_ASSERT_OK(pstripe_close(g));
