@@ -79,18 +79,6 @@ uint64_t psc_bounce_trim(pstripe_fs_t *fs, uint64_t now)
     return next;
 }
 
-uint64_t psc_bounce_due_ns(const pstripe_fs_t *fs)
-{
-    uint64_t due = UINT64_MAX;
-
-    for (unsigned i = 0; i < fs->nbounce; i++) {
-        if (fs->bounce[i].idle_since_ns + PSC_BOUNCE_IDLE_NS < due) {
-            due = fs->bounce[i].idle_since_ns + PSC_BOUNCE_IDLE_NS;
-        }
-    }
-    return due;
-}
-
 void psc_bounce_free_all(pstripe_fs_t *fs)
 {
     while (fs->nbounce > 0) {

@@ -19,8 +19,6 @@ void psc_bounce_put(pstripe_fs_t *fs, void *buf, size_t cap);
 /* Release buffers idle for long enough; returns ns until the next one
  * would be released (0: the cache is empty). */
 uint64_t psc_bounce_trim(pstripe_fs_t *fs, uint64_t now);
-/* When the first cached buffer is due for release (UINT64_MAX: none). */
-uint64_t psc_bounce_due_ns(const pstripe_fs_t *fs);
 /* Release every cached buffer. */
 void psc_bounce_free_all(pstripe_fs_t *fs);
 

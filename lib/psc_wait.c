@@ -83,8 +83,9 @@ static void psc_wait_give(pstripe_fs_t *fs)
         busy = 1; /* events arrived since the last progress */
     }
     if (fs->nbounce > 0) {
-        psc_bounce_trim(fs, ps_time_ns());
-        due = psc_bounce_due_ns(fs);
+        uint64_t now = ps_time_ns(), next = psc_bounce_trim(fs, now);
+
+        due = next != 0 ? now + next : UINT64_MAX;
     }
     pthread_mutex_lock(&fs->lock);
     if (due != UINT64_MAX && due + 1000000000u < fs->thread_wake_ns) {

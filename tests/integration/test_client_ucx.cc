@@ -235,7 +235,10 @@ TEST_F(ClientUcx, ContextsBesideAGrowingHeapLeaveItWhole)
     int status = 0;
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << "the child ended with status " << status << " (a signal: the heap was damaged)";
+        << (WIFSIGNALED(status) ? "the child died of signal " + std::to_string(WTERMSIG(status)) +
+                                      " (6: malloc found its heap damaged; 14: a hang)"
+                                : "the child exited " + std::to_string(WEXITSTATUS(status)) +
+                                      " (2: the client's UCX settings or a thread failed)");
 }
 
 TEST_F(ClientUcx, BadPstripeUcxValueIsAnError)
