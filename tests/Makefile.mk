@@ -122,7 +122,8 @@ PSM_PROGS = tests/mpi/ps_contig tests/mpi/ps_views tests/mpi/ps_coll3d \
 	tests/mpi/ps_campaign tests/mpi/ps_cache tests/mpi/ps_shared tests/mpi/ps_bigfile \
 	tests/mpi/ps_icoll tests/mpi/ps_fortran tests/mpi/ps_pack tests/mpi/ps_perm tests/mpi/ps_sfp_lost \
 	tests/mpi/ps_readahead tests/mpi/ps_wbsend tests/mpi/ps_random tests/mpi/ps_threads \
-	tests/mpi/ps_noclose tests/mpi/ps_manyfiles tests/mpi/ps_collwait tests/mpi/ps_strided
+	tests/mpi/ps_noclose tests/mpi/ps_manyfiles tests/mpi/ps_collwait tests/mpi/ps_strided \
+	tests/mpi/ps_fcache
 PSM_CFLAGS = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS)
 PSM_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi && $(MPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 check_SCRIPTS += $(PSM_PROGS)
@@ -136,7 +137,8 @@ EXTRA_DIST += tests/mpi/pstest.h tests/mpi/mpi-tests tests/mpi/mpi-kill tests/mp
 	tests/mpi/ps_fortran.f90 tests/mpi/ps_pack.c tests/mpi/mpi-pack tests/mpi/ps_perm.c \
 	tests/mpi/ps_sfp_lost.c tests/mpi/mpi-sfp-lost tests/mpi/ps_readahead.c \
 	tests/mpi/ps_wbsend.c tests/mpi/ps_random.c tests/mpi/ps_threads.c \
-	tests/mpi/ps_noclose.c tests/mpi/ps_manyfiles.c tests/mpi/ps_collwait.c tests/mpi/ps_strided.c
+	tests/mpi/ps_noclose.c tests/mpi/ps_manyfiles.c tests/mpi/ps_collwait.c tests/mpi/ps_strided.c \
+	tests/mpi/ps_fcache.f90
 CLEANFILES += $(PSM_PROGS)
 tests/mpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_contig.c
@@ -184,10 +186,13 @@ tests/mpi/ps_pack: tests/mpi/ps_pack.c
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_pack.c
 tests/mpi/ps_perm: tests/mpi/ps_perm.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_perm.c
-# A Fortran 90 program, built with the system mpif90 (no module of its own,
+# Fortran 90 programs, built with the system mpif90 (no module of their own,
 # so no .mod file is left behind).
+PSM_FC = $(AM_V_GEN)$(MKDIR_P) tests/mpi && $(MPIF90) -O2 -Wall -o $@
 tests/mpi/ps_fortran: tests/mpi/ps_fortran.f90
-	$(AM_V_GEN)$(MKDIR_P) tests/mpi && $(MPIF90) -O2 -Wall -o $@ $(srcdir)/tests/mpi/ps_fortran.f90
+	$(PSM_FC) $(srcdir)/tests/mpi/ps_fortran.f90
+tests/mpi/ps_fcache: tests/mpi/ps_fcache.f90
+	$(PSM_FC) $(srcdir)/tests/mpi/ps_fcache.f90
 # ---- end of MPI tests --------------------------------------------------------
 
 # ---- MPI tests under Open MPI (adio/ompio) -----------------------------------
@@ -202,7 +207,8 @@ PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mp
 	tests/mpi/openmpi/ps_hints tests/mpi/openmpi/ps_atomic tests/mpi/openmpi/ps_kill \
 	tests/mpi/openmpi/ps_shared tests/mpi/openmpi/ps_perm tests/mpi/openmpi/ps_random \
 	tests/mpi/openmpi/ps_strided tests/mpi/openmpi/ps_icoll tests/mpi/openmpi/ps_threads \
-	tests/mpi/openmpi/ps_cache tests/mpi/openmpi/ps_wbsend tests/mpi/openmpi/ps_readahead
+	tests/mpi/openmpi/ps_cache tests/mpi/openmpi/ps_wbsend tests/mpi/openmpi/ps_readahead \
+	tests/mpi/openmpi/ps_fcache
 PSM_OMPI_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi/openmpi && $(OMPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 if BUILD_OMPIO
 check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
@@ -243,6 +249,8 @@ tests/mpi/openmpi/ps_wbsend: tests/mpi/ps_wbsend.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_wbsend.c
 tests/mpi/openmpi/ps_readahead: tests/mpi/ps_readahead.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_readahead.c
+tests/mpi/openmpi/ps_fcache: tests/mpi/ps_fcache.f90
+	$(AM_V_GEN)$(MKDIR_P) tests/mpi/openmpi && $(OMPIF90) -O2 -Wall -o $@ $(srcdir)/tests/mpi/ps_fcache.f90
 tests/mpi/openmpi/fake-ompi-version.so: tests/mpi/fake_ompi_version.c
 	$(PSM_OMPI_CC) -fPIC -shared $(srcdir)/tests/mpi/fake_ompi_version.c
 # ---- end of MPI tests under Open MPI ------------------------------------------

@@ -66,34 +66,38 @@
 #define PS_BOTH (PS_FLUSH | PS_DROP)
 
 /* Exported as MPICH's own are (the library is built with hidden
- * visibility; mpi.h marks its prototypes only under ROMIO's config). */
+ * visibility; mpi.h marks its prototypes only under ROMIO's config); which
+ * name is defined and which called: PS_DEFINE and PS_NEXT in
+ * ad_pstripe_sync.h. */
 #define PS_HOOK(kind, name, params, args)                       \
-    __attribute__((visibility("default"))) int MPI_##name params \
+    PS_DEFINE(name, params)                                     \
     {                                                           \
         int rc_;                                                \
         if (PS_##kind & PS_FLUSH)                               \
             ADIOI_PSTRIPE_Sync_before();                        \
-        rc_ = PMPI_##name args;                                 \
+        rc_ = PS_NEXT(name) args;                               \
         if (PS_##kind & PS_DROP)                                \
             ADIOI_PSTRIPE_Sync_after();                         \
         return rc_;                                             \
-    }
+    }                                                           \
+    PS_ALIAS(name, params)
 
 /* A poll: DROP only when it found something (done, an expression of its
  * parameters), so that a program reading between polls keeps its cache;
  * kind FLUSH: it flushes first too (NONE: not). */
 #define PS_NONE 0
 #define PS_POLL(kind, name, done, params, args)                 \
-    __attribute__((visibility("default"))) int MPI_##name params \
+    PS_DEFINE(name, params)                                     \
     {                                                           \
         int rc_;                                                \
         if (PS_##kind & PS_FLUSH)                               \
             ADIOI_PSTRIPE_Sync_before();                        \
-        rc_ = PMPI_##name args;                                 \
+        rc_ = PS_NEXT(name) args;                               \
         if (rc_ == MPI_SUCCESS && (done))                       \
             ADIOI_PSTRIPE_Sync_after();                         \
         return rc_;                                             \
-    }
+    }                                                           \
+    PS_ALIAS(name, params)
 
 /* A blocking collective: BOTH, as its nonblocking form waited for by
  * ADIOI_PSTRIPE_Wait_started (while the driver asks for it, a wait that
@@ -109,18 +113,18 @@
  * allreduce 0.59-0.70 -> 0.87-1.04 us, bcast 0.24-0.31 -> 0.47-0.59,
  * barrier 0.84-1.05 -> 0.56-0.73). */
 #define PS_WITH_REQ(...) (__VA_ARGS__, &req_)
-#ifdef PS_SYNC_BLOCKING_COLLECTIVES
+#ifdef PS_SYNC_PRELOAD
 /* Open MPI (libpstripe-ompi-hooks.so): the blocking form itself, waited
  * for as Open MPI waits (its components have no polite wait). */
 #define PS_COLL(name, iname, params, args) PS_HOOK(BOTH, name, params, args)
 #else
 #define PS_COLL(name, iname, params, args)                      \
-    __attribute__((visibility("default"))) int MPI_##name params \
+    PS_DEFINE(name, params)                                     \
     {                                                           \
         MPI_Request req_;                                       \
         int rc_;                                                \
         ADIOI_PSTRIPE_Sync_before();                            \
-        rc_ = PMPI_##iname PS_WITH_REQ args;                    \
+        rc_ = PS_NEXT(iname) PS_WITH_REQ args;                  \
         if (rc_ == MPI_SUCCESS)                                 \
             rc_ = ADIOI_PSTRIPE_Wait_started(&req_);            \
         ADIOI_PSTRIPE_Sync_after();                             \

@@ -36,4 +36,36 @@ int ADIOI_PSTRIPE_Wait_politely(void);
  * the same (nonblocking) form whatever it says. */
 int ADIOI_PSTRIPE_Wait_started(MPI_Request * req);
 
+/* Where the hooks sit (PS_DEFINE the function a hook defines, PS_NEXT what
+ * it calls, PS_ALIAS a second name for it).
+ * In MPICH's library (the driver) a hook is the MPI_ function, in front of
+ * MPICH's weak one, and calls the PMPI_ form.
+ * In libpstripe-ompi-hooks.so (PS_SYNC_PRELOAD), preloaded in front of Open
+ * MPI's libmpi, a hook is the PMPI_ function, and the MPI_ function its
+ * alias: Open MPI's Fortran bindings call PMPI_ (libmpi_mpifh.so, which the
+ * mpi and mpi_f08 modules use too), and so does a tool's own MPI_ wrapper.
+ * It calls libmpi's PMPI_ function, looked up once
+ * (ADIOI_PSTRIPE_Sync_next). Open MPI's libmpi calls one PMPI_ function
+ * that this file hooks through its PLT (PMPI_Sendrecv_replace calls
+ * PMPI_Sendrecv: flushed twice, the second with nothing to send). */
+#ifdef PS_SYNC_PRELOAD
+/* The function called NAME after this library (libmpi's), stored in *NEXT
+ * the first time; a program without it is told so and aborted. */
+void *ADIOI_PSTRIPE_Sync_next(const char *name, void **next);
+
+#define PS_DEFINE(name, params) __attribute__((visibility("default"))) int PMPI_##name params
+#define PS_NEXT(name)                                                   \
+    ((__typeof__(&PMPI_##name)) ({                                      \
+        static void *next_;                                             \
+        void *p_ = __atomic_load_n(&next_, __ATOMIC_ACQUIRE);           \
+        p_ != NULL ? p_ : ADIOI_PSTRIPE_Sync_next("PMPI_" #name, &next_); \
+    }))
+#define PS_ALIAS(name, params) \
+    __attribute__((visibility("default"), alias("PMPI_" #name))) int MPI_##name params;
+#else
+#define PS_DEFINE(name, params) __attribute__((visibility("default"))) int MPI_##name params
+#define PS_NEXT(name) PMPI_##name
+#define PS_ALIAS(name, params)
+#endif
+
 #endif /* AD_PSTRIPE_SYNC_H_INCLUDED */

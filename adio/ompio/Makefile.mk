@@ -17,11 +17,13 @@
 # libpstripe-ompi-hooks.so, beside them, is what pstripe-run preloads into
 # Open MPI programs (ps_ompio_hooks.c, with the MPICH driver's
 # ad_pstripe_sync.c): MPI calls that flush the components' write-behind
-# buffers. Compiled with the plain compiler against Open MPI's headers and
-# linked with neither libmpi nor libpstripe, so that a process that is not
-# an MPI program (mpirun, orted, a script pstripe-run starts) loads it
-# harmlessly: its PMPI_ calls bind lazily, and it loads libpstripe (found
-# by its RPATH) with dlopen in MPI programs only.
+# buffers. It defines them at the PMPI_ level (Open MPI's Fortran bindings
+# call PMPI_), with the MPI_ names as aliases. Compiled with the plain
+# compiler against Open MPI's headers and linked with neither libmpi nor
+# libpstripe, so that a process that is not an MPI program (mpirun, orted,
+# a script pstripe-run starts) loads it harmlessly: the PMPI_ functions of
+# libmpi it calls are looked up (dlsym RTLD_NEXT) at their first call, and
+# it loads libpstripe (found by its RPATH) with dlopen in MPI programs only.
 # pstripe-run adds the directory beside its MPICH (adio/mpich, or
 # $(pkglibdir)/mpich) named openmpi to Open MPI's component path.
 
@@ -48,7 +50,7 @@ ompio_link = $(OMPICC) $(ompio_cflags) -o $@ $(srcdir)/adio/ompio/$${f}_pstripe.
 
 ompio_hooks_src = $(srcdir)/adio/ompio/ps_ompio_hooks.c $(srcdir)/adio/ad_pstripe/ad_pstripe_sync.c
 ompio_hooks_link = $(CC) -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS) $(CFLAGS) -fPIC -shared \
-	-fvisibility=hidden -DPS_SYNC_BLOCKING_COLLECTIVES $(OMPI_CPPFLAGS) -I$(top_srcdir)/lib \
+	-fvisibility=hidden -DPS_SYNC_PRELOAD $(OMPI_CPPFLAGS) -I$(top_srcdir)/lib \
 	-I$(top_srcdir)/common -I$(top_srcdir)/adio/ad_pstripe -o $@ $(ompio_hooks_src)
 adio/openmpi/libpstripe-ompi-hooks.so: $(ompio_hooks_src) \
 		$(srcdir)/adio/ad_pstripe/ad_pstripe_sync.h $(ompio_deps)

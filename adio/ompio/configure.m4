@@ -12,6 +12,7 @@ AC_ARG_ENABLE([ompio],
      (default: build them when mpicc.openmpi and its devel headers are found)])],
   [], [enable_ompio=auto])
 AC_ARG_VAR([OMPICC], [Open MPI C compiler wrapper (default: mpicc.openmpi)])
+AC_ARG_VAR([OMPIF90], [Open MPI Fortran compiler wrapper, for its Fortran test (default: mpif90.openmpi)])
 
 ps_ompio=no
 OMPI_VERSION_MM=
@@ -41,6 +42,16 @@ _PS_EOF
      rm -f conftest.c conftest.i
      AS_IF([test -z "$ps_ompio_why" && test "x$OMPI_VERSION_MM" != x4.1],
        [ps_ompio_why="Open MPI $OMPI_VERSION_MM: the components are written for Open MPI 4.1's OMPIO"])])
+  dnl the Fortran test of the components' caches (tests/mpi/ps_fcache)
+  AS_IF([test -z "$ps_ompio_why"], [
+    AC_PATH_PROGS([OMPIF90], [mpif90.openmpi], [no])
+    AC_MSG_CHECKING([whether $OMPIF90 compiles a Fortran 90 MPI program])
+    printf 'program t\n  use mpi\n  integer :: e\n  call MPI_Init(e)\n  call MPI_Finalize(e)\nend program t\n' > conftest-mpi.f90
+    AS_IF([test "x$OMPIF90" != xno && $OMPIF90 conftest-mpi.f90 -o conftest-mpi >/dev/null 2>&1],
+      [AC_MSG_RESULT([yes])],
+      [AC_MSG_RESULT([no])
+       ps_ompio_why="no working mpif90.openmpi (packages libopenmpi-dev, gfortran)"])
+    rm -f conftest-mpi.f90 conftest-mpi])
   AS_IF([test -z "$ps_ompio_why"], [
     ps_ompio=yes
     OMPI_CPPFLAGS=$ps_ompio_cppflags

@@ -29,9 +29,9 @@
  * independent reads, when libpstripe-ompi-hooks.so is preloaded (`pstripe
  * run` does it): its MPI calls send every buffer before a message may tell
  * another process about a write, and drop every cache after one may have
- * come (ps_ompio_hooks.c). Without it, with the hints set to disable, or
- * in a Fortran program (Open MPI's Fortran bindings call PMPI_ directly,
- * past the hooks), nothing is cached. Sync, close, set_size, get_size and preallocate flush
+ * come (ps_ompio_hooks.c; at the PMPI_ level, which Open MPI's Fortran
+ * bindings call too). Without it, or with the hints set to disable,
+ * nothing is cached. Sync, close, set_size, get_size and preallocate flush
  * the file's buffer first, sync and set_size drop its cache; sync and
  * close return a failed flush once more.
  * After open, the file's info holds the effective layout and tunables.
@@ -484,10 +484,7 @@ static void cache_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf
                     "preloaded (pstripe run does it): %s is not cached",
                     fh->f_filename);
     }
-    /* Open MPI's Fortran bindings (libmpi_mpifh, which the f08 and mpi
-     * modules use too) call PMPI_ directly: a Fortran program's messages
-     * and MPI-IO calls would pass the hooks by, so its files are not cached */
-    if (hooked == NULL || !hooked() || dlsym(RTLD_DEFAULT, "mpi_init_") != NULL) {
+    if (hooked == NULL || !hooked()) {
         bypass = NULL;
     }
     pf->bypass = bypass;

@@ -10,10 +10,12 @@
  * MPI the components are loaded after the program has bound its MPI calls,
  * so the same definitions come from a preloaded library: this one compiles
  * ad_pstripe_sync.c (its MPI 3.1 calls, blocking collectives in their own
- * form) with the two actions defined here: before a message every buffer
- * of the process is sent (pstripe_wbuf_flush_all; a failure is kept by its
- * buffer for the file's next sync or close), and after one every read
- * cache of the process is dropped (pstripe_rcache_drop_all).
+ * form; each defined as the PMPI_ function, which Open MPI's Fortran
+ * bindings call, with the MPI_ name an alias: PS_DEFINE in
+ * ad_pstripe_sync.h) with the two actions defined here: before a message
+ * every buffer of the process is sent (pstripe_wbuf_flush_all; a failure
+ * is kept by its buffer for the file's next sync or close), and after one
+ * every read cache of the process is dropped (pstripe_rcache_drop_all).
  *
  * It also defines the MPI-IO calls whose bytes other processes move or
  * whose order other processes see: collective reads and writes (an
@@ -37,10 +39,12 @@
  * loaded there, by dlopen, and not linked: elsewhere the calls below find
  * no library and do nothing.
  */
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include <mpi.h>
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <pstripe.h>
 #include <stddef.h>
@@ -111,6 +115,20 @@ __attribute__((visibility("default"))) int pstripe_ompio_hooked(void)
     return flush_all != NULL;
 }
 
+void *ADIOI_PSTRIPE_Sync_next(const char *name, void **next)
+{
+    void *fn = dlsym(RTLD_NEXT, name);
+
+    if (fn == NULL) {
+        fprintf(stderr,
+                "pstripe: libpstripe-ompi-hooks.so: no %s after it (%s): not an MPI program?\n",
+                name, dlerror());
+        abort();
+    }
+    __atomic_store_n(next, fn, __ATOMIC_RELEASE);
+    return fn;
+}
+
 void ADIOI_PSTRIPE_Sync_before(void)
 {
     flush_every_buffer();
@@ -122,26 +140,28 @@ void ADIOI_PSTRIPE_Sync_after(void)
 }
 
 #define PS_FILE_FLUSH(name, params, args)                                                          \
-    __attribute__((visibility("default"))) int MPI_File_##name params                              \
+    PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
         int rc_;                                                                                   \
         flush_every_buffer();                                                                      \
-        rc_ = PMPI_File_##name args;                                                               \
+        rc_ = PS_NEXT(File_##name) args;                                                           \
         drop_every_cache();                                                                        \
         return rc_;                                                                                \
-    }
+    }                                                                                              \
+    PS_ALIAS(File_##name, params)
 
 #define PS_FILE_BYPASS(name, params, args)                                                         \
-    __attribute__((visibility("default"))) int MPI_File_##name params                              \
+    PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
         int rc_;                                                                                   \
         flush_every_buffer();                                                                      \
         bypass_depth++;                                                                            \
-        rc_ = PMPI_File_##name args;                                                               \
+        rc_ = PS_NEXT(File_##name) args;                                                           \
         bypass_depth--;                                                                            \
         drop_every_cache();                                                                        \
         return rc_;                                                                                \
-    }
+    }                                                                                              \
+    PS_ALIAS(File_##name, params)
 
 #define PS_RW_PARAMS(cbuf) (MPI_File fh, cbuf void *buf, int count, MPI_Datatype dt, MPI_Status *st)
 #define PS_RW_ARGS         (fh, buf, count, dt, st)
