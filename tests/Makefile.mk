@@ -208,7 +208,7 @@ PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mp
 	tests/mpi/openmpi/ps_shared tests/mpi/openmpi/ps_perm tests/mpi/openmpi/ps_random \
 	tests/mpi/openmpi/ps_strided tests/mpi/openmpi/ps_icoll tests/mpi/openmpi/ps_threads \
 	tests/mpi/openmpi/ps_cache tests/mpi/openmpi/ps_wbsend tests/mpi/openmpi/ps_readahead \
-	tests/mpi/openmpi/ps_fcache
+	tests/mpi/openmpi/ps_fcache tests/mpi/openmpi/ps_fortran
 PSM_OMPI_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi/openmpi && $(OMPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 if BUILD_OMPIO
 check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
@@ -249,8 +249,11 @@ tests/mpi/openmpi/ps_wbsend: tests/mpi/ps_wbsend.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_wbsend.c
 tests/mpi/openmpi/ps_readahead: tests/mpi/ps_readahead.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_readahead.c
+PSM_OMPI_FC = $(AM_V_GEN)$(MKDIR_P) tests/mpi/openmpi && $(OMPIF90) -O2 -Wall -o $@
 tests/mpi/openmpi/ps_fcache: tests/mpi/ps_fcache.f90
-	$(AM_V_GEN)$(MKDIR_P) tests/mpi/openmpi && $(OMPIF90) -O2 -Wall -o $@ $(srcdir)/tests/mpi/ps_fcache.f90
+	$(PSM_OMPI_FC) $(srcdir)/tests/mpi/ps_fcache.f90
+tests/mpi/openmpi/ps_fortran: tests/mpi/ps_fortran.f90
+	$(PSM_OMPI_FC) $(srcdir)/tests/mpi/ps_fortran.f90
 tests/mpi/openmpi/fake-ompi-version.so: tests/mpi/fake_ompi_version.c
 	$(PSM_OMPI_CC) -fPIC -shared $(srcdir)/tests/mpi/fake_ompi_version.c
 # ---- end of MPI tests under Open MPI ------------------------------------------
