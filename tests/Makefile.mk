@@ -201,7 +201,8 @@ tests/mpi/ps_fcache: tests/mpi/ps_fcache.f90
 # them through `pstripe run -- mpirun.openmpi` on pstripe: and on plain
 # paths and compares the files; mpi-kill-openmpi fails a server under
 # ps_kill; ompi-version fakes another Open MPI version
-# (fake-ompi-version.so, preloaded) and expects the components to refuse.
+# (fake-ompi-version.so, preloaded) and expects the components to refuse;
+# mpi4py-openmpi runs a Python program (ps_pycache.py, Debian's mpi4py).
 # All exit 77 (skipped) without Open MPI.
 PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mpi/openmpi/ps_coll3d tests/mpi/openmpi/ps_errors \
 	tests/mpi/openmpi/ps_hints tests/mpi/openmpi/ps_atomic tests/mpi/openmpi/ps_kill \
@@ -213,9 +214,10 @@ PSM_OMPI_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi/openmpi && $(OMPICC) $(PSM_CFLAGS) 
 if BUILD_OMPIO
 check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
 endif
-TESTS += tests/mpi/mpi-tests-openmpi tests/mpi/mpi-kill-openmpi tests/mpi/ompi-version
+TESTS += tests/mpi/mpi-tests-openmpi tests/mpi/mpi-kill-openmpi tests/mpi/ompi-version \
+	tests/mpi/mpi4py-openmpi
 EXTRA_DIST += tests/mpi/mpi-tests-openmpi tests/mpi/mpi-kill-openmpi tests/mpi/ompi-version \
-	tests/mpi/fake_ompi_version.c
+	tests/mpi/fake_ompi_version.c tests/mpi/mpi4py-openmpi tests/mpi/ps_pycache.py
 CLEANFILES += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
 tests/mpi/openmpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_contig.c

@@ -37,12 +37,15 @@
  * mpirun, orted and whatever else `pstripe run` starts load this library
  * too, and have no PMPI_Init. The client library (and UCX with it) is
  * loaded there, by dlopen, and not linked: elsewhere the calls below find
- * no library and do nothing.
+ * no library and do nothing. A program that loads MPI itself later
+ * (Python's mpi4py dlopens libmpi) loads the client library at its first
+ * pstripe open (pstripe_ompio_hooked), and is cached from there.
  */
 #define _GNU_SOURCE /* RTLD_NEXT */
 #include <mpi.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -57,47 +60,69 @@ static __thread int bypass_depth;
  * the MPICH driver's PRECONNECT_MAX_WORKERS). */
 #define PRECONNECT_MAX_WORKERS 4
 
-/* the client library's calls, in an MPI program; NULL elsewhere */
+/* The client library's calls, once load_client found them; NULL before,
+ * in a process that is not an MPI program, and where the library is
+ * missing or another's. */
 static ps_status_t (*flush_all)(void);
 static void (*drop_all)(void);
+static void (*preconnect_start)(int);
+static pthread_once_t client_once = PTHREAD_ONCE_INIT;
 
-__attribute__((constructor)) static void hooks_load(void)
+static void load_client(void)
 {
-    void (*preconnect_start)(int);
-    void *lib;
+    ps_status_t (*flush)(void);
+    void (*drop)(void);
+    void *lib = dlopen("libpstripe.so.0", RTLD_NOW | RTLD_GLOBAL);
 
-    if (dlsym(RTLD_DEFAULT, "PMPI_Init") == NULL) {
-        return;
-    }
-    lib = dlopen("libpstripe.so.0", RTLD_NOW | RTLD_GLOBAL);
     if (lib == NULL) {
         fprintf(stderr, "pstripe: libpstripe-ompi-hooks.so: %s: pstripe files are not cached\n",
                 dlerror());
         return;
     }
-    flush_all = (ps_status_t(*)(void))dlsym(lib, "pstripe_wbuf_flush_all");
-    drop_all = (void (*)(void))dlsym(lib, "pstripe_rcache_drop_all");
+    flush = (ps_status_t(*)(void))dlsym(lib, "pstripe_wbuf_flush_all");
+    drop = (void (*)(void))dlsym(lib, "pstripe_rcache_drop_all");
     preconnect_start = (void (*)(int))dlsym(lib, "pstripe_preconnect_start");
-    if (flush_all == NULL || drop_all == NULL || preconnect_start == NULL) {
-        flush_all = NULL, drop_all = NULL; /* another library's: no caching */
+    if (flush == NULL || drop == NULL || preconnect_start == NULL) {
+        preconnect_start = NULL; /* another library's: no caching */
         return;
     }
-    preconnect_start(PRECONNECT_MAX_WORKERS);
+    __atomic_store_n(&drop_all, drop, __ATOMIC_RELEASE);
+    __atomic_store_n(&flush_all, flush, __ATOMIC_RELEASE);
+}
+
+/* In a program linked with MPI (PMPI_Init is there at load), the client
+ * library and the connection to the servers while the program starts. A
+ * program that loads MPI later (Python's mpi4py, which dlopens libmpi)
+ * gets the client library at its first pstripe open
+ * (pstripe_ompio_hooked), and the connection there. */
+__attribute__((constructor)) static void hooks_load(void)
+{
+    if (dlsym(RTLD_DEFAULT, "PMPI_Init") == NULL) {
+        return;
+    }
+    pthread_once(&client_once, load_client);
+    if (preconnect_start != NULL) {
+        preconnect_start(PRECONNECT_MAX_WORKERS);
+    }
 }
 
 /* Every write-behind buffer of the process sent (a failure is kept by its
  * buffer, for the file's next sync or close); every read cache dropped. */
 static void flush_every_buffer(void)
 {
-    if (flush_all != NULL) {
-        (void)flush_all();
+    ps_status_t (*flush)(void) = __atomic_load_n(&flush_all, __ATOMIC_ACQUIRE);
+
+    if (flush != NULL) {
+        (void)flush();
     }
 }
 
 static void drop_every_cache(void)
 {
-    if (drop_all != NULL) {
-        drop_all();
+    void (*drop)(void) = __atomic_load_n(&drop_all, __ATOMIC_ACQUIRE);
+
+    if (drop != NULL) {
+        drop();
     }
 }
 
@@ -108,11 +133,12 @@ __attribute__((visibility("default"))) int pstripe_ompio_bypass(void)
     return bypass_depth;
 }
 
-/* Is this library's caching on: the client library loaded at start (the
- * fs component caches only then). */
+/* Is this library's caching on: the client library loaded, at start or
+ * now (the fs component asks at each open, and caches only then). */
 __attribute__((visibility("default"))) int pstripe_ompio_hooked(void)
 {
-    return flush_all != NULL;
+    pthread_once(&client_once, load_client);
+    return __atomic_load_n(&flush_all, __ATOMIC_ACQUIRE) != NULL;
 }
 
 void *ADIOI_PSTRIPE_Sync_next(const char *name, void **next)

@@ -115,6 +115,13 @@ start_cluster() {
     pst local start --dir "$cluster" --workers "$workers" --set cache=64m "$@"
 }
 
+# write_counts: "BATCHES REGIONS" written, summed over the test cluster's
+# servers.
+write_counts() {
+    pst stats | sed -n 's/^ *written .* in \([0-9]*\) batches, \([0-9]*\) regions.*/\1 \2/p' |
+        awk '{ b += $1; r += $2 } END { print b + 0, r + 0 }'
+}
+
 # Pid of server i of the test cluster.
 # Give server 0 a small ext4 file system (64 MiB in a file under $tmp,
 # loop-mounted on its data directory, unmounted at exit); extra arguments go
