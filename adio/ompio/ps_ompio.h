@@ -7,7 +7,9 @@
  * process) and share a file through ompio_file_t::f_fs_ptr, which the fs
  * component sets to a ps_ompio_file_t when it opens a pstripe: file. Each
  * DSO compiles ps_ompio_common.c into itself; every symbol but the
- * component structure is hidden (-fvisibility=hidden).
+ * component structure is hidden (-fvisibility=hidden), and the fs
+ * component's pstripe_ompio_apart (ps_ompio_apart.c), which
+ * libpstripe-ompi-hooks.so looks up.
  */
 #ifndef PS_OMPIO_H
 #define PS_OMPIO_H

@@ -176,15 +176,63 @@ void ADIOI_PSTRIPE_Sync_after(void)
     }                                                                                              \
     PS_ALIAS(File_##name, params)
 
-#define PS_FILE_BYPASS(name, params, args)                                                         \
-    PS_DEFINE(File_##name, params)                                                                 \
-    {                                                                                              \
-        int rc_;                                                                                   \
+/* The call itself, after a flush, with the caches bypassed inside, and a
+ * drop after (the body of PS_FILE_BYPASS and PS_FILE_APART). */
+#define PS_BYPASSED(name, args)                                                                    \
+    do {                                                                                           \
         flush_every_buffer();                                                                      \
         bypass_depth++;                                                                            \
         rc_ = PS_NEXT(File_##name) args;                                                           \
         bypass_depth--;                                                                            \
         drop_every_cache();                                                                        \
+    } while (0)
+
+#define PS_FILE_BYPASS(name, params, args)                                                         \
+    PS_DEFINE(File_##name, params)                                                                 \
+    {                                                                                              \
+        int rc_;                                                                                   \
+        PS_BYPASSED(name, args);                                                                   \
+        return rc_;                                                                                \
+    }                                                                                              \
+    PS_ALIAS(File_##name, params)
+
+/* The fs component's pstripe_ompio_apart (ps_ompio_apart.c): should this
+ * collective call be made as the independent one, on every process? 0
+ * while the component is not loaded (no file opened through OMPIO yet). */
+static int apart(MPI_File fh, int is_write, int explicit_offset, MPI_Offset offset, int count,
+                 MPI_Datatype dt, int *err)
+{
+    typedef int apart_fn(MPI_File, int, int, MPI_Offset, int, MPI_Datatype, int *);
+    static apart_fn *fn;
+    apart_fn *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+
+    *err = MPI_SUCCESS;
+    if (f == NULL) {
+        f = (apart_fn *)dlsym(RTLD_DEFAULT, "pstripe_ompio_apart");
+        if (f == NULL) {
+            return 0;
+        }
+        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+    }
+    return f(fh, is_write, explicit_offset, offset, count, dt, err);
+}
+
+/* A blocking collective read or write (PS_FILE_BYPASS) that every process
+ * makes as the independent call indep, through its caches, where their
+ * ranges are apart (apart): then without a flush or a drop, as an
+ * independent call (the MPICH driver's are the same). at: its form with
+ * an explicit offset (off its offset, else unused). */
+#define PS_FILE_APART(name, indep, is_write, at, off, params, args, indep_args)                    \
+    PS_DEFINE(File_##name, params)                                                                 \
+    {                                                                                              \
+        int rc_;                                                                                   \
+        if (apart(fh, is_write, at, off, count, dt, &rc_)) {                                       \
+            return PS_NEXT(File_##indep) indep_args;                                               \
+        }                                                                                          \
+        if (rc_ != MPI_SUCCESS) {                                                                  \
+            return rc_;                                                                            \
+        }                                                                                          \
+        PS_BYPASSED(name, args);                                                                   \
         return rc_;                                                                                \
     }                                                                                              \
     PS_ALIAS(File_##name, params)
@@ -208,10 +256,11 @@ void ADIOI_PSTRIPE_Sync_after(void)
 #define PS_END_PARAMS(cbuf) (MPI_File fh, cbuf void *buf, MPI_Status *st)
 #define PS_END_ARGS         (fh, buf, st)
 
-PS_FILE_BYPASS(write_all, PS_RW_PARAMS(const), PS_RW_ARGS)
-PS_FILE_BYPASS(read_all, PS_RW_PARAMS(), PS_RW_ARGS)
-PS_FILE_BYPASS(write_at_all, PS_RW_AT_PARAMS(const), PS_RW_AT_ARGS)
-PS_FILE_BYPASS(read_at_all, PS_RW_AT_PARAMS(), PS_RW_AT_ARGS)
+PS_FILE_APART(write_all, write, 1, 0, 0, PS_RW_PARAMS(const), PS_RW_ARGS, PS_RW_ARGS)
+PS_FILE_APART(read_all, read, 0, 0, 0, PS_RW_PARAMS(), PS_RW_ARGS, PS_RW_ARGS)
+PS_FILE_APART(write_at_all, write_at, 1, 1, offset, PS_RW_AT_PARAMS(const), PS_RW_AT_ARGS,
+              PS_RW_AT_ARGS)
+PS_FILE_APART(read_at_all, read_at, 0, 1, offset, PS_RW_AT_PARAMS(), PS_RW_AT_ARGS, PS_RW_AT_ARGS)
 PS_FILE_BYPASS(iwrite_all, PS_IRW_PARAMS(const), PS_IRW_ARGS)
 PS_FILE_BYPASS(iread_all, PS_IRW_PARAMS(), PS_IRW_ARGS)
 PS_FILE_BYPASS(iwrite_at_all, PS_IRW_AT_PARAMS(const), PS_IRW_AT_ARGS)

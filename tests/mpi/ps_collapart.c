@@ -1,0 +1,168 @@
+/*
+ * ps_collapart: collective reads and writes whose processes' ranges are
+ * apart are made as independent ones (through the write-behind buffer and
+ * the read cache), and those that interleave are aggregated; both checked
+ * against a byte model of the file.
+ *
+ * Each process owns an area of AREA bytes. In each round every process
+ * writes a record of REC bytes at the next place of its area with
+ * MPI_File_write_at_all (every fifth round rank 0 writes nothing: count
+ * 0), or, every other round, with MPI_File_write_all at the individual
+ * file pointer; every 16 rounds it reads its last 16 records back at once
+ * with MPI_File_read_at_all.
+ * Then the processes write through vector views whose records interleave,
+ * past the areas (MPI_File_write_all, aggregated), and read them back
+ * (read_all). After
+ * sync-barrier-sync every process reads every area, collectively, each
+ * through its own offset (apart again: served by the read cache), and
+ * then the whole file alone; and after close and open.
+ *
+ * Rank 0 prints "small writes: N" (the collective calls with ranges
+ * apart, of all processes): mpi-tests checks that the servers got far
+ * fewer write requests, which holds only if they were buffered.
+ */
+#include "pstest.h"
+
+#define AREA 65536     /* bytes per process */
+#define REC 48         /* bytes per record */
+#define ROUNDS 256     /* records per process (ROUNDS * REC <= AREA) */
+#define VREC 32        /* bytes per record of the interleaved views */
+#define VCOUNT 64      /* records per process through a view */
+
+static unsigned char *model;
+static MPI_Offset fsize;
+
+static MPI_Offset rec_off(int rank, int r)
+{
+    return (MPI_Offset) rank * AREA + (MPI_Offset) r * REC;
+}
+
+/* Does rank write in round r? */
+static int writes_in(int rank, int r)
+{
+    return !(rank == 0 && r % 5 == 4);
+}
+
+static void model_write(MPI_Offset off, size_t len, unsigned seed)
+{
+    ps_fill(model + off, len, (uint64_t) off, seed);
+    fsize = PS_MAX(fsize, off + (MPI_Offset) len);
+}
+
+static void check(const unsigned char *got, MPI_Offset off, size_t len, const char *what)
+{
+    ps_compare(got, model + off, len, what);
+}
+
+/* Records apart: write_at_all or write_all, then read_at_all at once. */
+static void apart_rounds(MPI_File fh, int *nsmall)
+{
+    unsigned char buf[REC], got[16 * REC];
+    MPI_Offset off;
+    int r, p, n;
+
+    for (r = 0; r < ROUNDS; r++) {
+        off = rec_off(ps_rank, r);
+        n = writes_in(ps_rank, r) ? REC : 0;
+        ps_fill(buf, REC, (uint64_t) off, 10);
+        if (r % 2 == 1) {
+            PS_MPI(MPI_File_seek(fh, off, MPI_SEEK_SET));
+            PS_MPI(MPI_File_write_all(fh, buf, n, MPI_BYTE, MPI_STATUS_IGNORE));
+        } else {
+            PS_MPI(MPI_File_write_at_all(fh, off, buf, n, MPI_BYTE, MPI_STATUS_IGNORE));
+        }
+        for (p = 0; p < ps_nprocs; p++)
+            if (writes_in(p, r)) {
+                model_write(rec_off(p, r), REC, 10);
+                *nsmall += 1;
+            }
+        if (r % 16 == 15) {     /* (a read of buffered bytes sends them first) */
+            off = rec_off(ps_rank, r - 15);
+            memset(got, 0, sizeof(got));
+            PS_MPI(MPI_File_read_at_all(fh, off, got, 16 * REC, MPI_BYTE, MPI_STATUS_IGNORE));
+            check(got, off, 16 * REC, "a process's own collective writes, read back at once");
+        }
+    }
+}
+
+/* Vector views whose records interleave: aggregated. */
+static void interleaved(MPI_File fh)
+{
+    unsigned char buf[VREC * VCOUNT], got[VREC * VCOUNT];
+    MPI_Offset base = (MPI_Offset) ps_nprocs * AREA, off;
+    MPI_Datatype vec;
+    int p, k;
+
+    PS_MPI(MPI_Type_vector(VCOUNT, VREC, VREC * ps_nprocs, MPI_BYTE, &vec));
+    PS_MPI(MPI_Type_commit(&vec));
+    PS_MPI(MPI_File_set_view(fh, base + (MPI_Offset) ps_rank * VREC, MPI_BYTE, vec, "native",
+                             MPI_INFO_NULL));
+    for (k = 0; k < VCOUNT; k++) {
+        off = base + ((MPI_Offset) k * ps_nprocs + ps_rank) * VREC;
+        ps_fill(buf + k * VREC, VREC, (uint64_t) off, 20);
+    }
+    PS_MPI(MPI_File_write_all(fh, buf, sizeof(buf), MPI_BYTE, MPI_STATUS_IGNORE));
+    for (p = 0; p < ps_nprocs; p++)
+        for (k = 0; k < VCOUNT; k++)
+            model_write(base + ((MPI_Offset) k * ps_nprocs + p) * VREC, VREC, 20);
+    PS_MPI(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+    PS_MPI(MPI_File_read_all(fh, got, sizeof(got), MPI_BYTE, MPI_STATUS_IGNORE));
+    for (k = 0; k < VCOUNT; k++) {
+        off = base + ((MPI_Offset) k * ps_nprocs + ps_rank) * VREC;
+        check(got + k * VREC, off, VREC, "an interleaved collective write, read back");
+    }
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    PS_MPI(MPI_Type_free(&vec));
+}
+
+/* Every area, collectively (each process reads another's: apart), then
+ * the whole file alone. */
+static void read_everything(MPI_File fh, const char *what)
+{
+    unsigned char *got = malloc((size_t) fsize);
+    MPI_Status st;
+    int p, q, n;
+
+    PS_CHECK(got != NULL, "out of memory");
+    for (p = 0; p < ps_nprocs; p++) {
+        q = (ps_rank + p) % ps_nprocs;
+        PS_MPI(MPI_File_read_at_all(fh, rec_off(q, 0), got, ROUNDS * REC, MPI_BYTE, &st));
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        PS_CHECK(n == ROUNDS * REC, "%s: read %d bytes of area %d, not %d", what, n, q,
+                 ROUNDS * REC);
+        check(got, rec_off(q, 0), ROUNDS * REC, what);
+    }
+    PS_MPI(MPI_File_read_at(fh, 0, got, (int) fsize, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    PS_CHECK(n == (int) fsize, "%s: read %d bytes of %lld", what, n, (long long) fsize);
+    check(got, 0, (size_t) fsize, what);
+    free(got);
+}
+
+int main(int argc, char **argv)
+{
+    const char *fname = ps_init(&argc, &argv);
+    MPI_File fh;
+    int nsmall = 0;
+
+    model = calloc((size_t) ps_nprocs, AREA + VREC * VCOUNT);
+    PS_CHECK(model != NULL, "out of memory");
+    MPI_File_delete(fname, MPI_INFO_NULL);
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                         &fh));
+    apart_rounds(fh, &nsmall);
+    interleaved(fh);
+    PS_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_sync(fh));
+    read_everything(fh, "every area after sync-barrier-sync");
+    PS_MPI(MPI_File_close(&fh));
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    read_everything(fh, "every area after close and open");
+    PS_MPI(MPI_File_close(&fh));
+    if (ps_rank == 0)
+        printf("small writes: %d\nps_collapart: PASS, %d processes\n", nsmall, ps_nprocs);
+    free(model);
+    MPI_Finalize();
+    return 0;
+}
