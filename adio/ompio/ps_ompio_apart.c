@@ -31,6 +31,7 @@
 #include "ps_ompio.h"
 
 #include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/file/file.h"
 #include "ompi/mca/coll/coll.h"
 
@@ -46,49 +47,40 @@ typedef struct {
     long long ok;         /* its range is known and its caches may take it */
 } apart_range;
 
-static void free_type(MPI_Datatype *t)
-{
-    int ni, na, nd, combiner;
-
-    if (PMPI_Type_get_envelope(*t, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
-        combiner != MPI_COMBINER_NAMED) {
-        (void)PMPI_Type_free(t);
-    }
-}
-
 /* The bytes an access of count dt at offset (etypes, from the start of
- * the view) may touch, into *r; r->ok 0 if it cannot tell. */
-static void access_range(MPI_File fh, MPI_Offset offset, int count, MPI_Datatype dt,
+ * the view) of fh may touch, into *r; r->ok 0 if it cannot tell, or if
+ * the arguments are wrong (the collective call then reports them). From
+ * OMPIO's copy of the view and Open MPI's own datatype calls: MPI's would
+ * call the error handler of MPI_COMM_WORLD on a bad datatype, and abort
+ * where the file's error handler returns the error. */
+static void access_range(ompio_file_t *fh, MPI_Offset offset, int count, MPI_Datatype dt,
                          apart_range *r)
 {
-    char rep[MPI_MAX_DATAREP_STRING];
-    MPI_Count dsize, esize, fsize;
-    MPI_Aint lb, extent, tlb, textent;
-    MPI_Datatype etype, ftype;
-    MPI_Offset disp;
+    ptrdiff_t lb, extent, tlb, textent;
+    size_t dsize, fsize;
     long long first, last;
 
     r->ok = 0;
-    if (PMPI_File_get_view(fh, &disp, &etype, &ftype, rep) != MPI_SUCCESS) {
+    if (dt == NULL || dt == MPI_DATATYPE_NULL || !ompi_datatype_is_committed(dt) || count < 0 ||
+        offset < 0 || fh->f_orig_filetype == NULL || fh->f_etype_size == 0 ||
+        fh->f_datarep == NULL || strcmp(fh->f_datarep, "native") != 0) {
         return;
     }
-    if (strcmp(rep, "native") == 0 && PMPI_Type_size_x(dt, &dsize) == MPI_SUCCESS &&
-        PMPI_Type_size_x(etype, &esize) == MPI_SUCCESS &&
-        PMPI_Type_size_x(ftype, &fsize) == MPI_SUCCESS &&
-        PMPI_Type_get_extent(ftype, &lb, &extent) == MPI_SUCCESS &&
-        PMPI_Type_get_true_extent(ftype, &tlb, &textent) == MPI_SUCCESS && esize > 0 &&
-        fsize > 0 && count >= 0 && offset >= 0) {
-        r->ok = 1;
-        r->start = r->end = 0;
-        if ((long long)count * dsize > 0) {
-            first = (long long)offset * esize;
-            last = first + (long long)count * dsize - 1;
-            r->start = disp + (first / fsize) * (long long)extent + tlb;
-            r->end = disp + (last / fsize) * (long long)extent + tlb + textent;
-        }
+    ompi_datatype_type_size(dt, &dsize);
+    ompi_datatype_type_size(fh->f_orig_filetype, &fsize);
+    ompi_datatype_get_extent(fh->f_orig_filetype, &lb, &extent);
+    ompi_datatype_get_true_extent(fh->f_orig_filetype, &tlb, &textent);
+    if (fsize == 0) {
+        return;
     }
-    free_type(&etype);
-    free_type(&ftype);
+    r->ok = 1;
+    r->start = r->end = 0;
+    if ((long long)count * (long long)dsize > 0) {
+        first = (long long)offset * (long long)fh->f_etype_size;
+        last = first + (long long)count * (long long)dsize - 1;
+        r->start = fh->f_disp + (first / (long long)fsize) * (long long)extent + tlb;
+        r->end = fh->f_disp + (last / (long long)fsize) * (long long)extent + tlb + textent;
+    }
 }
 
 static int by_start(const void *a, const void *b)
@@ -160,7 +152,7 @@ __attribute__((visibility("default"))) int pstripe_ompio_apart(MPI_File file, in
     if (!explicit_offset && PMPI_File_get_position(file, &offset) != MPI_SUCCESS) {
         mine.ok = 0;
     } else {
-        access_range(file, offset, count, dt, &mine);
+        access_range(fh, offset, count, dt, &mine);
     }
     mine.ok = mine.ok && !fh->f_atomicity && (is_write ? pf->wb != NULL : pf->rc != NULL);
     if (fh->f_size == 1) {

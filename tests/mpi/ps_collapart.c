@@ -17,6 +17,9 @@
  * through its own offset (apart again: served by the read cache), and
  * then the whole file alone; and after close and open.
  *
+ * A collective write with MPI_DATATYPE_NULL on every process fails with
+ * MPI_ERR_TYPE.
+ *
  * Rank 0 prints "small writes: N" (the collective calls with ranges
  * apart, of all processes): mpi-tests checks that the servers got far
  * fewer write requests, which holds only if they were buffered.
@@ -150,6 +153,10 @@ int main(int argc, char **argv)
     MPI_File_delete(fname, MPI_INFO_NULL);
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
                          &fh));
+    /* a wrong argument is the call's error, not an abort (the ranges
+     * are gathered before MPI checks the arguments) */
+    PS_MPI_EXPECT(MPI_File_write_at_all(fh, 0, model, 1, MPI_DATATYPE_NULL, MPI_STATUS_IGNORE),
+                  MPI_ERR_TYPE);
     apart_rounds(fh, &nsmall);
     interleaved(fh);
     PS_MPI(MPI_File_sync(fh));
