@@ -4,12 +4,15 @@
  * the read cache), and those that interleave are aggregated; both checked
  * against a byte model of the file.
  *
- * Each process owns an area of AREA bytes. In each round every process
+ * Each process owns an area of AREA bytes, written whole first. In each
+ * round every process
  * writes a record of REC bytes at the next place of its area with
  * MPI_File_write_at_all (every fifth round rank 0 writes nothing: count
  * 0), or, every other round, with MPI_File_write_all at the individual
  * file pointer; every 16 rounds it reads its last 16 records back at once
- * with MPI_File_read_at_all.
+ * with MPI_File_read_at_all. Then each process writes through a strided
+ * view inside its own area (apart still: whole filetype instances) and
+ * reads it back.
  * Then the processes write through vector views whose records interleave,
  * past the areas (MPI_File_write_all, aggregated), and read them back
  * (read_all). After
@@ -57,6 +60,22 @@ static void check(const unsigned char *got, MPI_Offset off, size_t len, const ch
     ps_compare(got, model + off, len, what);
 }
 
+/* Every area written whole first (independently): ROMIO's ufs fills the
+ * gaps of a strided write past the end of file with what its buffer
+ * held, not zeros. */
+static void prefill(MPI_File fh)
+{
+    unsigned char *buf = malloc(AREA);
+    int p;
+
+    PS_CHECK(buf != NULL, "out of memory");
+    ps_fill(buf, AREA, (uint64_t)rec_off(ps_rank, 0), 5);
+    PS_MPI(MPI_File_write_at(fh, rec_off(ps_rank, 0), buf, AREA, MPI_BYTE, MPI_STATUS_IGNORE));
+    for (p = 0; p < ps_nprocs; p++)
+        model_write(rec_off(p, 0), AREA, 5);
+    free(buf);
+}
+
 /* Records apart: write_at_all or write_all, then read_at_all at once. */
 static void apart_rounds(MPI_File fh, int *nsmall)
 {
@@ -86,6 +105,47 @@ static void apart_rounds(MPI_File fh, int *nsmall)
             check(got, off, 16 * REC, "a process's own collective writes, read back at once");
         }
     }
+}
+
+/* A strided view inside each process's area (past its records): the
+ * ranges (whole filetype instances) are still apart, so the calls go
+ * independent; each writes one instance (SPIECES pieces), then all are
+ * read back through the view at once. */
+#define SPIECE  16
+#define SPIECES 8
+#define SSTRIDE 64
+#define SCALLS  16
+static void strided_apart(MPI_File fh, int *nsmall)
+{
+    unsigned char buf[SPIECE * SPIECES], got[SPIECE * SPIECES * SCALLS];
+    MPI_Aint extent = (SPIECES - 1) * SSTRIDE + SPIECE;
+    MPI_Offset disp = rec_off(ps_rank, 0) + AREA / 2, off;
+    MPI_Datatype vec;
+    int c, k, p;
+
+    PS_MPI(MPI_Type_vector(SPIECES, SPIECE, SSTRIDE, MPI_BYTE, &vec));
+    PS_MPI(MPI_Type_commit(&vec));
+    PS_MPI(MPI_File_set_view(fh, disp, MPI_BYTE, vec, "native", MPI_INFO_NULL));
+    for (c = 0; c < SCALLS; c++) {
+        for (k = 0; k < SPIECES; k++) {
+            off = disp + c * extent + k * SSTRIDE;
+            ps_fill(buf + k * SPIECE, SPIECE, (uint64_t)off, 30);
+        }
+        PS_MPI(MPI_File_write_at_all(fh, (MPI_Offset)c * (MPI_Offset)sizeof(buf), buf, sizeof(buf),
+                                     MPI_BYTE, MPI_STATUS_IGNORE));
+        for (p = 0; p < ps_nprocs; p++) {
+            for (k = 0; k < SPIECES; k++)
+                model_write(rec_off(p, 0) + AREA / 2 + c * extent + k * SSTRIDE, SPIECE, 30);
+            *nsmall += 1;
+        }
+    }
+    PS_MPI(MPI_File_read_at_all(fh, 0, got, sizeof(got), MPI_BYTE, MPI_STATUS_IGNORE));
+    for (c = 0; c < SCALLS; c++)
+        for (k = 0; k < SPIECES; k++)
+            check(got + (c * SPIECES + k) * SPIECE, disp + c * extent + k * SSTRIDE, SPIECE,
+                  "a strided view's collective writes, read back at once");
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    PS_MPI(MPI_Type_free(&vec));
 }
 
 /* Vector views whose records interleave: aggregated. */
@@ -157,7 +217,9 @@ int main(int argc, char **argv)
      * are gathered before MPI checks the arguments) */
     PS_MPI_EXPECT(MPI_File_write_at_all(fh, 0, model, 1, MPI_DATATYPE_NULL, MPI_STATUS_IGNORE),
                   MPI_ERR_TYPE);
+    prefill(fh);
     apart_rounds(fh, &nsmall);
+    strided_apart(fh, &nsmall);
     interleaved(fh);
     PS_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
