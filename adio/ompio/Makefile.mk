@@ -29,7 +29,7 @@
 
 EXTRA_DIST += adio/ompio/README adio/ompio/configure.m4 adio/ompio/ps_ompio.h \
 	adio/ompio/ps_ompio_common.c adio/ompio/fs_pstripe.c adio/ompio/fbtl_pstripe.c \
-	adio/ompio/sharedfp_pstripe.c adio/ompio/ps_ompio_hooks.c adio/ompio/ps_ompio_apart.c
+	adio/ompio/sharedfp_pstripe.c adio/ompio/ps_ompio_hooks.c adio/ompio/ps_ompio_coll.c
 
 ompio_instdir = $(pkglibdir)/openmpi
 ompio_build_dsos =
@@ -60,16 +60,19 @@ adio/ompio/inst/libpstripe-ompi-hooks.so: $(ompio_hooks_src) \
 		$(srcdir)/adio/ad_pstripe/ad_pstripe_sync.h $(ompio_deps)
 	@$(MKDIR_P) adio/ompio/inst
 	$(AM_V_CC)$(ompio_hooks_link) -Wl,-rpath,$(libdir)
-# (the fs component also decides the hooks' collective calls: ps_ompio_apart.c)
-adio/openmpi/mca_fs_pstripe.so: $(srcdir)/adio/ompio/fs_pstripe.c \
-		$(srcdir)/adio/ompio/ps_ompio_apart.c $(ompio_deps)
+# (the fs component also decides the hooks' collective calls: ps_ompio_coll.c,
+# with the MPICH driver's rule, ad_pstripe_aggregate.c)
+ompio_fs_src = $(srcdir)/adio/ompio/ps_ompio_coll.c $(srcdir)/adio/ad_pstripe/ad_pstripe_aggregate.c
+ompio_fs_deps = $(srcdir)/adio/ompio/fs_pstripe.c $(ompio_fs_src) \
+	$(srcdir)/adio/ad_pstripe/ad_pstripe_aggregate.h $(ompio_deps)
+adio/openmpi/mca_fs_pstripe.so: $(ompio_fs_deps)
 	@$(MKDIR_P) adio/openmpi
-	$(AM_V_CC)f=fs; $(ompio_link) $(srcdir)/adio/ompio/ps_ompio_apart.c \
+	$(AM_V_CC)f=fs; $(ompio_link) -I$(top_srcdir)/adio/ad_pstripe $(ompio_fs_src) \
 		-Wl,-rpath,$(abs_top_builddir)/lib/.libs
-adio/ompio/inst/mca_fs_pstripe.so: $(srcdir)/adio/ompio/fs_pstripe.c \
-		$(srcdir)/adio/ompio/ps_ompio_apart.c $(ompio_deps)
+adio/ompio/inst/mca_fs_pstripe.so: $(ompio_fs_deps)
 	@$(MKDIR_P) adio/ompio/inst
-	$(AM_V_CC)f=fs; $(ompio_link) $(srcdir)/adio/ompio/ps_ompio_apart.c -Wl,-rpath,$(libdir)
+	$(AM_V_CC)f=fs; $(ompio_link) -I$(top_srcdir)/adio/ad_pstripe $(ompio_fs_src) \
+		-Wl,-rpath,$(libdir)
 adio/openmpi/mca_fbtl_pstripe.so: $(srcdir)/adio/ompio/fbtl_pstripe.c $(ompio_deps)
 	@$(MKDIR_P) adio/openmpi
 	$(AM_V_CC)f=fbtl; $(ompio_link) -Wl,-rpath,$(abs_top_builddir)/lib/.libs

@@ -8,7 +8,7 @@
  * component sets to a ps_ompio_file_t when it opens a pstripe: file. Each
  * DSO compiles ps_ompio_common.c into itself; every symbol but the
  * component structure is hidden (-fvisibility=hidden), and the fs
- * component's pstripe_ompio_apart (ps_ompio_apart.c), which
+ * component's pstripe_ompio_independent (ps_ompio_coll.c), which
  * libpstripe-ompi-hooks.so looks up.
  */
 #ifndef PS_OMPIO_H

@@ -27,6 +27,11 @@
  * inside one (pstripe_ompio_bypass), so that the fbtl neither buffers nor
  * caches an aggregator's pieces.
  *
+ * The blocking collective reads and writes first ask the fs component
+ * whether every process should make the independent call instead
+ * (pstripe_ompio_independent: the MPICH driver's rule), and then do so,
+ * through the caches.
+ *
  * The fs component enables the caches for a file only where
  * pstripe_ompio_hooked says this library loaded the client library:
  * without it nothing is cached.
@@ -196,19 +201,19 @@ void ADIOI_PSTRIPE_Sync_after(void)
     }                                                                                              \
     PS_ALIAS(File_##name, params)
 
-/* The fs component's pstripe_ompio_apart (ps_ompio_apart.c): should this
- * collective call be made as the independent one, on every process? 0
- * while the component is not loaded (no file opened through OMPIO yet). */
-static int apart(MPI_File fh, int is_write, int explicit_offset, MPI_Offset offset, int count,
-                 MPI_Datatype dt, int *err)
+/* The fs component's pstripe_ompio_independent (ps_ompio_coll.c): should
+ * this collective call be made as the independent one, on every process?
+ * 0 while the component is not loaded (no file opened through OMPIO yet). */
+static int independent(MPI_File fh, int is_write, int explicit_offset, MPI_Offset offset, int count,
+                       MPI_Datatype dt, int *err)
 {
-    typedef int apart_fn(MPI_File, int, int, MPI_Offset, int, MPI_Datatype, int *);
-    static apart_fn *fn;
-    apart_fn *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    typedef int indep_fn(MPI_File, int, int, MPI_Offset, int, MPI_Datatype, int *);
+    static indep_fn *fn;
+    indep_fn *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
 
     *err = MPI_SUCCESS;
     if (f == NULL) {
-        f = (apart_fn *)dlsym(RTLD_DEFAULT, "pstripe_ompio_apart");
+        f = (indep_fn *)dlsym(RTLD_DEFAULT, "pstripe_ompio_independent");
         if (f == NULL) {
             return 0;
         }
@@ -218,15 +223,16 @@ static int apart(MPI_File fh, int is_write, int explicit_offset, MPI_Offset offs
 }
 
 /* A blocking collective read or write (PS_FILE_BYPASS) that every process
- * makes as the independent call indep, through its caches, where their
- * ranges are apart (apart): then without a flush or a drop, as an
+ * makes as the independent call indep, through its caches, where the fs
+ * component says so (independent: ranges apart, or interleaved with small
+ * regions, the MPICH driver's rule): then without a flush or a drop, as an
  * independent call (the MPICH driver's are the same). at: its form with
  * an explicit offset (off its offset, else unused). */
-#define PS_FILE_APART(name, indep, is_write, at, off, params, args, indep_args)                    \
+#define PS_FILE_INDEP(name, indep, is_write, at, off, params, args, indep_args)                    \
     PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
         int rc_;                                                                                   \
-        if (apart(fh, is_write, at, off, count, dt, &rc_)) {                                       \
+        if (independent(fh, is_write, at, off, count, dt, &rc_)) {                                 \
             return PS_NEXT(File_##indep) indep_args;                                               \
         }                                                                                          \
         if (rc_ != MPI_SUCCESS) {                                                                  \
@@ -256,11 +262,11 @@ static int apart(MPI_File fh, int is_write, int explicit_offset, MPI_Offset offs
 #define PS_END_PARAMS(cbuf) (MPI_File fh, cbuf void *buf, MPI_Status *st)
 #define PS_END_ARGS         (fh, buf, st)
 
-PS_FILE_APART(write_all, write, 1, 0, 0, PS_RW_PARAMS(const), PS_RW_ARGS, PS_RW_ARGS)
-PS_FILE_APART(read_all, read, 0, 0, 0, PS_RW_PARAMS(), PS_RW_ARGS, PS_RW_ARGS)
-PS_FILE_APART(write_at_all, write_at, 1, 1, offset, PS_RW_AT_PARAMS(const), PS_RW_AT_ARGS,
+PS_FILE_INDEP(write_all, write, 1, 0, 0, PS_RW_PARAMS(const), PS_RW_ARGS, PS_RW_ARGS)
+PS_FILE_INDEP(read_all, read, 0, 0, 0, PS_RW_PARAMS(), PS_RW_ARGS, PS_RW_ARGS)
+PS_FILE_INDEP(write_at_all, write_at, 1, 1, offset, PS_RW_AT_PARAMS(const), PS_RW_AT_ARGS,
               PS_RW_AT_ARGS)
-PS_FILE_APART(read_at_all, read_at, 0, 1, offset, PS_RW_AT_PARAMS(), PS_RW_AT_ARGS, PS_RW_AT_ARGS)
+PS_FILE_INDEP(read_at_all, read_at, 0, 1, offset, PS_RW_AT_PARAMS(), PS_RW_AT_ARGS, PS_RW_AT_ARGS)
 PS_FILE_BYPASS(iwrite_all, PS_IRW_PARAMS(const), PS_IRW_ARGS)
 PS_FILE_BYPASS(iread_all, PS_IRW_PARAMS(), PS_IRW_ARGS)
 PS_FILE_BYPASS(iwrite_at_all, PS_IRW_AT_PARAMS(const), PS_IRW_AT_ARGS)

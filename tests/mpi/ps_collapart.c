@@ -1,12 +1,13 @@
 /*
  * ps_collapart: collective reads and writes whose processes' ranges are
  * apart are made as independent ones (through the write-behind buffer and
- * the read cache), and those that interleave are aggregated; both checked
- * against a byte model of the file.
+ * the read cache), as are those whose regions interleave but are small,
+ * and the others are aggregated; all checked against a byte model of the
+ * file.
  *
  * Each process owns an area of AREA bytes, written whole first. In each
- * round every process
- * writes a record of REC bytes at the next place of its area with
+ * round every process writes a record of REC bytes at the next place of
+ * its area with
  * MPI_File_write_at_all (every fifth round rank 0 writes nothing: count
  * 0), or, every other round, with MPI_File_write_all at the individual
  * file pointer; every 16 rounds it reads its last 16 records back at once
@@ -14,8 +15,9 @@
  * view inside its own area (apart still: whole filetype instances) and
  * reads it back.
  * Then the processes write through vector views whose records interleave,
- * past the areas (MPI_File_write_all, aggregated), and read them back
- * (read_all). After
+ * past the areas (MPI_File_write_all; records of 32 bytes, which the
+ * driver's rule makes independent, and of 64 KiB, aggregated), and read
+ * them back (read_all). After
  * sync-barrier-sync every process reads every area, collectively, each
  * through its own offset (apart again: served by the read cache), and
  * then the whole file alone; and after close and open.
@@ -32,8 +34,9 @@
 #define AREA 65536     /* bytes per process */
 #define REC 48         /* bytes per record */
 #define ROUNDS 256     /* records per process (ROUNDS * REC <= AREA) */
-#define VREC 32        /* bytes per record of the interleaved views */
-#define VCOUNT 64      /* records per process through a view */
+#define VREC   32      /* bytes per small record of the interleaved views */
+#define VBIG   65536   /* ... and per large one */
+#define VCOUNT 8       /* records per process through a view */
 
 static unsigned char *model;
 static MPI_Offset fsize;
@@ -148,34 +151,40 @@ static void strided_apart(MPI_File fh, int *nsmall)
     PS_MPI(MPI_Type_free(&vec));
 }
 
-/* Vector views whose records interleave: aggregated. */
-static void interleaved(MPI_File fh)
+/* Vector views whose records (vrec bytes, VCOUNT per process) interleave,
+ * from base: with small records made independent under the driver's rule
+ * (ad_pstripe_aggregate.h), with records of 64 KiB aggregated. */
+static void interleaved(MPI_File fh, MPI_Offset base, int vrec, unsigned seed)
 {
-    unsigned char buf[VREC * VCOUNT], got[VREC * VCOUNT];
-    MPI_Offset base = (MPI_Offset) ps_nprocs * AREA, off;
+    unsigned char *buf = malloc((size_t)vrec * VCOUNT), *got = malloc((size_t)vrec * VCOUNT);
+    MPI_Offset off;
     MPI_Datatype vec;
     int p, k;
 
-    PS_MPI(MPI_Type_vector(VCOUNT, VREC, VREC * ps_nprocs, MPI_BYTE, &vec));
+    PS_CHECK(buf != NULL && got != NULL, "out of memory");
+    PS_MPI(MPI_Type_vector(VCOUNT, vrec, vrec * ps_nprocs, MPI_BYTE, &vec));
     PS_MPI(MPI_Type_commit(&vec));
-    PS_MPI(MPI_File_set_view(fh, base + (MPI_Offset) ps_rank * VREC, MPI_BYTE, vec, "native",
+    PS_MPI(MPI_File_set_view(fh, base + (MPI_Offset)ps_rank * vrec, MPI_BYTE, vec, "native",
                              MPI_INFO_NULL));
     for (k = 0; k < VCOUNT; k++) {
-        off = base + ((MPI_Offset) k * ps_nprocs + ps_rank) * VREC;
-        ps_fill(buf + k * VREC, VREC, (uint64_t) off, 20);
+        off = base + ((MPI_Offset)k * ps_nprocs + ps_rank) * vrec;
+        ps_fill(buf + (size_t)k * vrec, (size_t)vrec, (uint64_t)off, seed);
     }
-    PS_MPI(MPI_File_write_all(fh, buf, sizeof(buf), MPI_BYTE, MPI_STATUS_IGNORE));
+    PS_MPI(MPI_File_write_all(fh, buf, vrec * VCOUNT, MPI_BYTE, MPI_STATUS_IGNORE));
     for (p = 0; p < ps_nprocs; p++)
         for (k = 0; k < VCOUNT; k++)
-            model_write(base + ((MPI_Offset) k * ps_nprocs + p) * VREC, VREC, 20);
+            model_write(base + ((MPI_Offset)k * ps_nprocs + p) * vrec, (size_t)vrec, seed);
     PS_MPI(MPI_File_seek(fh, 0, MPI_SEEK_SET));
-    PS_MPI(MPI_File_read_all(fh, got, sizeof(got), MPI_BYTE, MPI_STATUS_IGNORE));
+    PS_MPI(MPI_File_read_all(fh, got, vrec * VCOUNT, MPI_BYTE, MPI_STATUS_IGNORE));
     for (k = 0; k < VCOUNT; k++) {
-        off = base + ((MPI_Offset) k * ps_nprocs + ps_rank) * VREC;
-        check(got + k * VREC, off, VREC, "an interleaved collective write, read back");
+        off = base + ((MPI_Offset)k * ps_nprocs + ps_rank) * vrec;
+        check(got + (size_t)k * vrec, off, (size_t)vrec,
+              "an interleaved collective write, read back");
     }
     PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     PS_MPI(MPI_Type_free(&vec));
+    free(buf);
+    free(got);
 }
 
 /* Every area, collectively (each process reads another's: apart), then
@@ -208,7 +217,7 @@ int main(int argc, char **argv)
     MPI_File fh;
     int nsmall = 0;
 
-    model = calloc((size_t) ps_nprocs, AREA + VREC * VCOUNT);
+    model = calloc((size_t)ps_nprocs, AREA + (VREC + VBIG) * VCOUNT);
     PS_CHECK(model != NULL, "out of memory");
     MPI_File_delete(fname, MPI_INFO_NULL);
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
@@ -220,7 +229,8 @@ int main(int argc, char **argv)
     prefill(fh);
     apart_rounds(fh, &nsmall);
     strided_apart(fh, &nsmall);
-    interleaved(fh);
+    interleaved(fh, (MPI_Offset)ps_nprocs * AREA, VREC, 20);
+    interleaved(fh, (MPI_Offset)ps_nprocs * (AREA + VREC * VCOUNT), VBIG, 21);
     PS_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
     PS_MPI(MPI_File_sync(fh));
