@@ -148,6 +148,13 @@ __attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File fi
     for (i = 0, known = 1; i < n; i++) {
         known &= all[i].start >= 0;
     }
+    if (*err != OMPI_SUCCESS) {
+        /* (Open MPI's own code, not an MPI one: the caller returns this) */
+        *err = ps_ompio_code(MPI_ERR_OTHER,
+                             "pstripe: collective call on %s: cannot gather the processes' "
+                             "accesses (Open MPI error %d)",
+                             fh->f_filename, *err);
+    }
     /* (the second half of all: the rule's scratch) */
     indep =
         *err == MPI_SUCCESS && known && !ADIOI_PSTRIPE_Ranges_aggregate(all, n, is_write, all + n);

@@ -182,7 +182,7 @@ void ADIOI_PSTRIPE_Sync_after(void)
     PS_ALIAS(File_##name, params)
 
 /* The call itself, after a flush, with the caches bypassed inside, and a
- * drop after (the body of PS_FILE_BYPASS and PS_FILE_APART). */
+ * drop after (the body of PS_FILE_BYPASS and PS_FILE_INDEP). */
 #define PS_BYPASSED(name, args)                                                                    \
     do {                                                                                           \
         flush_every_buffer();                                                                      \
