@@ -60,18 +60,16 @@ adio/ompio/inst/libpstripe-ompi-hooks.so: $(ompio_hooks_src) \
 		$(srcdir)/adio/ad_pstripe/ad_pstripe_sync.h $(ompio_deps)
 	@$(MKDIR_P) adio/ompio/inst
 	$(AM_V_CC)$(ompio_hooks_link) -Wl,-rpath,$(libdir)
-# (the fs component also decides the hooks' collective calls: ps_ompio_coll.c,
-# with the MPICH driver's rule, ad_pstripe_aggregate.c)
-ompio_fs_src = $(srcdir)/adio/ompio/ps_ompio_coll.c $(srcdir)/adio/ad_pstripe/ad_pstripe_aggregate.c
-ompio_fs_deps = $(srcdir)/adio/ompio/fs_pstripe.c $(ompio_fs_src) \
-	$(srcdir)/adio/ad_pstripe/ad_pstripe_aggregate.h $(ompio_deps)
+# (the fs component also decides the hooks' collective calls: ps_ompio_coll.c)
+ompio_fs_src = $(srcdir)/adio/ompio/ps_ompio_coll.c
+ompio_fs_deps = $(srcdir)/adio/ompio/fs_pstripe.c $(ompio_fs_src) $(ompio_deps)
 adio/openmpi/mca_fs_pstripe.so: $(ompio_fs_deps)
 	@$(MKDIR_P) adio/openmpi
-	$(AM_V_CC)f=fs; $(ompio_link) -I$(top_srcdir)/adio/ad_pstripe $(ompio_fs_src) \
+	$(AM_V_CC)f=fs; $(ompio_link) $(ompio_fs_src) \
 		-Wl,-rpath,$(abs_top_builddir)/lib/.libs
 adio/ompio/inst/mca_fs_pstripe.so: $(ompio_fs_deps)
 	@$(MKDIR_P) adio/ompio/inst
-	$(AM_V_CC)f=fs; $(ompio_link) -I$(top_srcdir)/adio/ad_pstripe $(ompio_fs_src) \
+	$(AM_V_CC)f=fs; $(ompio_link) $(ompio_fs_src) \
 		-Wl,-rpath,$(libdir)
 adio/openmpi/mca_fbtl_pstripe.so: $(srcdir)/adio/ompio/fbtl_pstripe.c $(ompio_deps)
 	@$(MKDIR_P) adio/openmpi

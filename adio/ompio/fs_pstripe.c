@@ -22,6 +22,9 @@
  *   write-behind buffer and read cache (below).
  *   romio_pstripe_listio_read/_write: the ROMIO driver's switches; checked,
  *   and of no effect here (OMPIO always hands down lists).
+ *   romio_cb_read, romio_cb_write (enable/disable/automatic): whether
+ *   OMPIO aggregates the blocking collective reads and writes, or each
+ *   process makes the independent call (pstripe_ompio_independent).
  * Caches: a file opened for writing gets a write-behind buffer
  * (pstripe_wbuf_*, romio_pstripe_wb_buffer_size bytes, 2 MiB by default)
  * for the fbtl's small independent writes, and one opened for reading a
@@ -74,6 +77,8 @@ enum {
     HINT_WB_SIZE,
     HINT_RC_SIZE,
     HINT_RC_BLOCK,
+    HINT_CB_READ,
+    HINT_CB_WRITE,
     NHINTS
 };
 enum { KIND_COUNT, KIND_SIZE, KIND_LAYOUT, KIND_LAYOUT_SIZE, KIND_ENABLE };
@@ -97,6 +102,8 @@ static const struct {
     {"romio_pstripe_wb_buffer_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
     {"romio_pstripe_rc_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
     {"romio_pstripe_rc_block_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
+    {"romio_cb_read", NULL, KIND_ENABLE, "enable, disable or automatic"},
+    {"romio_cb_write", NULL, KIND_ENABLE, "enable, disable or automatic"},
 };
 
 static int fs_priority = 50;
@@ -115,10 +122,12 @@ static int parse_hint(int kind, const char *value, long long *val)
     long long v;
 
     if (kind == KIND_ENABLE) {
-        if (!strcasecmp(value, "enable") || !strcasecmp(value, "automatic")) {
-            *val = 1;
+        if (!strcasecmp(value, "enable")) {
+            *val = PS_OMPIO_ENABLE;
         } else if (!strcasecmp(value, "disable")) {
-            *val = 2;
+            *val = PS_OMPIO_DISABLE;
+        } else if (!strcasecmp(value, "automatic")) {
+            *val = PS_OMPIO_AUTOMATIC;
         } else {
             return -1;
         }
@@ -470,8 +479,8 @@ static void cache_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf
     static int told;
     int (*bypass)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "pstripe_ompio_bypass");
     int (*hooked)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "pstripe_ompio_hooked");
-    int want_wb = hint_or(hv, HINT_WRITE_BEHIND, 1) != 2;
-    int want_rc = hint_or(hv, HINT_READ_CACHE, 1) != 2;
+    int want_wb = hint_or(hv, HINT_WRITE_BEHIND, PS_OMPIO_AUTOMATIC) != PS_OMPIO_DISABLE;
+    int want_rc = hint_or(hv, HINT_READ_CACHE, PS_OMPIO_AUTOMATIC) != PS_OMPIO_DISABLE;
     long long wb_size = hint_or(hv, HINT_WB_SIZE, PS_OMPIO_WB_SIZE);
     long long rc_size = hint_or(hv, HINT_RC_SIZE, PS_OMPIO_RC_SIZE);
     long long rc_block = hint_or(hv, HINT_RC_BLOCK, PS_OMPIO_RC_BLOCK);
@@ -509,6 +518,21 @@ static void cache_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf
     opal_info_set(info, "romio_pstripe_rc_size", value);
     snprintf(value, sizeof(value), "%lld", rc_block);
     opal_info_set(info, "romio_pstripe_rc_block_size", value);
+}
+
+/* Whether the file's blocking collective reads and writes are aggregated
+ * (romio_cb_read, romio_cb_write; pstripe_ompio_independent), and the
+ * hints that say so into the file's info. */
+static void coll_setup(opal_info_t *info, ps_ompio_file_t *pf, const hint_values *hv)
+{
+    static const char *const name[] = {"", "enable", "disable", "automatic"};
+
+    pf->cb_read = (int)hint_or(hv, HINT_CB_READ, PS_OMPIO_AUTOMATIC);
+    pf->cb_write = (int)hint_or(hv, HINT_CB_WRITE, PS_OMPIO_AUTOMATIC);
+    if (info != NULL && info != &ompi_mpi_info_null.info.super) {
+        opal_info_set(info, "romio_cb_read", name[pf->cb_read]);
+        opal_info_set(info, "romio_cb_write", name[pf->cb_write]);
+    }
 }
 
 static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, int amode,
@@ -560,6 +584,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
         return err;
     }
     cache_setup(fh, info, pf, &hv);
+    coll_setup(info, pf, &hv);
     /* OMPIO would delete on every process; our close does it once */
     pf->delete_on_close = (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
     fh->f_amode &= ~MPI_MODE_DELETE_ON_CLOSE;

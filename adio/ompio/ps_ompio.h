@@ -8,8 +8,8 @@
  * component sets to a ps_ompio_file_t when it opens a pstripe: file. Each
  * DSO compiles ps_ompio_common.c into itself; every symbol but the
  * component structure is hidden (-fvisibility=hidden), and the fs
- * component's pstripe_ompio_independent (ps_ompio_coll.c), which
- * libpstripe-ompi-hooks.so looks up.
+ * component's pstripe_ompio_independent and pstripe_ompio_written
+ * (ps_ompio_coll.c), which libpstripe-ompi-hooks.so looks up.
  */
 #ifndef PS_OMPIO_H
 #define PS_OMPIO_H
@@ -37,6 +37,9 @@
 #define PS_OMPIO_RC_SIZE  (4 << 20)
 #define PS_OMPIO_RC_BLOCK (64 << 10)
 
+/* The values of an enable / disable / automatic hint. */
+enum { PS_OMPIO_ENABLE = 1, PS_OMPIO_DISABLE, PS_OMPIO_AUTOMATIC };
+
 /* f_fs_ptr of a pstripe file */
 typedef struct ps_ompio_file {
     pstripe_file_t *file;
@@ -55,6 +58,10 @@ typedef struct ps_ompio_file {
     pstripe_wbuf_t *wb;
     pstripe_rcache_t *rc;
     int (*bypass)(void);
+    /* romio_cb_read and romio_cb_write: PS_OMPIO_ENABLE (OMPIO aggregates
+     * every blocking collective read / write), PS_OMPIO_DISABLE (made
+     * independent), PS_OMPIO_AUTOMATIC (independent too: ps_ompio_coll.c) */
+    int cb_read, cb_write;
     /* The first failed read or write of the fbtl not yet reported by a sync
      * or close: OMPIO 4.1's vulcan and dynamic fcoll print "fbtl_pwritev
      * failed" and return MPI_SUCCESS from the collective call, so the next

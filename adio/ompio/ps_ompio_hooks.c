@@ -29,8 +29,8 @@
  *
  * The blocking collective reads and writes first ask the fs component
  * whether every process should make the independent call instead
- * (pstripe_ompio_independent: the MPICH driver's rule), and then do so,
- * through the caches.
+ * (pstripe_ompio_independent: yes unless the file's romio_cb_read /
+ * romio_cb_write is enable), and then do so, through the caches.
  *
  * The fs component enables the caches for a file only where
  * pstripe_ompio_hooked says this library loaded the client library:
@@ -201,45 +201,66 @@ void ADIOI_PSTRIPE_Sync_after(void)
     }                                                                                              \
     PS_ALIAS(File_##name, params)
 
-/* The fs component's pstripe_ompio_independent (ps_ompio_coll.c): should
- * this collective call be made as the independent one, on every process?
- * 0 while the component is not loaded (no file opened through OMPIO yet). */
-static int independent(MPI_File fh, int is_write, int explicit_offset, MPI_Offset offset, int count,
-                       MPI_Datatype dt, int *err)
+/* A function of the fs component (ps_ompio_coll.c) by name, found once
+ * (*cache); NULL while the component is not loaded (no file opened through
+ * OMPIO yet). */
+static void *fs_function(void **cache, const char *name)
 {
-    typedef int indep_fn(MPI_File, int, int, MPI_Offset, int, MPI_Datatype, int *);
-    static indep_fn *fn;
-    indep_fn *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 
-    *err = MPI_SUCCESS;
-    if (f == NULL) {
-        f = (indep_fn *)dlsym(RTLD_DEFAULT, "pstripe_ompio_independent");
-        if (f == NULL) {
-            return 0;
-        }
-        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+    if (f == NULL && (f = dlsym(RTLD_DEFAULT, name)) != NULL) {
+        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
     }
-    return f(fh, is_write, explicit_offset, offset, count, dt, err);
+    return f;
+}
+
+/* pstripe_ompio_independent: should this collective call be made as the
+ * independent one, on every process? (0 without the component) */
+static int independent(MPI_File fh, int is_write)
+{
+    static void *cache;
+    int (*f)(MPI_File, int) =
+        (int (*)(MPI_File, int))fs_function(&cache, "pstripe_ompio_independent");
+
+    return f != NULL && f(fh, is_write);
+}
+
+/* pstripe_ompio_written, after a collective write that OMPIO aggregated
+ * (rc its outcome): no process goes on before every aggregator wrote. */
+static int written(MPI_File fh, int rc)
+{
+    static void *cache;
+    int (*f)(MPI_File, int) = (int (*)(MPI_File, int))fs_function(&cache, "pstripe_ompio_written");
+
+    return f != NULL ? f(fh, rc) : rc;
 }
 
 /* A blocking collective read or write (PS_FILE_BYPASS) that every process
  * makes as the independent call indep, through its caches, where the fs
- * component says so (independent: ranges apart, or interleaved with small
- * regions, the MPICH driver's rule): then without a flush or a drop, as an
- * independent call (the MPICH driver's are the same). at: its form with
- * an explicit offset (off its offset, else unused). */
-#define PS_FILE_INDEP(name, indep, is_write, at, off, params, args, indep_args)                    \
+ * component says so (independent: unless the file's romio_cb_read /
+ * romio_cb_write asks for OMPIO's aggregation): then without a flush or a
+ * drop, as an independent call; a write that OMPIO aggregates ends when
+ * every process's bytes are written (written). */
+#define PS_FILE_INDEP(name, indep, is_write, params, args)                                         \
     PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
         int rc_;                                                                                   \
-        if (independent(fh, is_write, at, off, count, dt, &rc_)) {                                 \
-            return PS_NEXT(File_##indep) indep_args;                                               \
-        }                                                                                          \
-        if (rc_ != MPI_SUCCESS) {                                                                  \
-            return rc_;                                                                            \
+        if (independent(fh, is_write)) {                                                           \
+            return PS_NEXT(File_##indep) args;                                                     \
         }                                                                                          \
         PS_BYPASSED(name, args);                                                                   \
-        return rc_;                                                                                \
+        return is_write ? written(fh, rc_) : rc_;                                                  \
+    }                                                                                              \
+    PS_ALIAS(File_##name, params)
+
+/* The end of a split collective write (PS_FILE_BYPASS), which ends when
+ * every process's bytes are written (written). */
+#define PS_FILE_WRITE_END(name, params, args)                                                      \
+    PS_DEFINE(File_##name, params)                                                                 \
+    {                                                                                              \
+        int rc_;                                                                                   \
+        PS_BYPASSED(name, args);                                                                   \
+        return written(fh, rc_);                                                                   \
     }                                                                                              \
     PS_ALIAS(File_##name, params)
 
@@ -262,11 +283,10 @@ static int independent(MPI_File fh, int is_write, int explicit_offset, MPI_Offse
 #define PS_END_PARAMS(cbuf) (MPI_File fh, cbuf void *buf, MPI_Status *st)
 #define PS_END_ARGS         (fh, buf, st)
 
-PS_FILE_INDEP(write_all, write, 1, 0, 0, PS_RW_PARAMS(const), PS_RW_ARGS, PS_RW_ARGS)
-PS_FILE_INDEP(read_all, read, 0, 0, 0, PS_RW_PARAMS(), PS_RW_ARGS, PS_RW_ARGS)
-PS_FILE_INDEP(write_at_all, write_at, 1, 1, offset, PS_RW_AT_PARAMS(const), PS_RW_AT_ARGS,
-              PS_RW_AT_ARGS)
-PS_FILE_INDEP(read_at_all, read_at, 0, 1, offset, PS_RW_AT_PARAMS(), PS_RW_AT_ARGS, PS_RW_AT_ARGS)
+PS_FILE_INDEP(write_all, write, 1, PS_RW_PARAMS(const), PS_RW_ARGS)
+PS_FILE_INDEP(read_all, read, 0, PS_RW_PARAMS(), PS_RW_ARGS)
+PS_FILE_INDEP(write_at_all, write_at, 1, PS_RW_AT_PARAMS(const), PS_RW_AT_ARGS)
+PS_FILE_INDEP(read_at_all, read_at, 0, PS_RW_AT_PARAMS(), PS_RW_AT_ARGS)
 PS_FILE_BYPASS(iwrite_all, PS_IRW_PARAMS(const), PS_IRW_ARGS)
 PS_FILE_BYPASS(iread_all, PS_IRW_PARAMS(), PS_IRW_ARGS)
 PS_FILE_BYPASS(iwrite_at_all, PS_IRW_AT_PARAMS(const), PS_IRW_AT_ARGS)
@@ -275,9 +295,9 @@ PS_FILE_BYPASS(write_all_begin, PS_BEGIN_PARAMS(const), PS_BEGIN_ARGS)
 PS_FILE_BYPASS(read_all_begin, PS_BEGIN_PARAMS(), PS_BEGIN_ARGS)
 PS_FILE_BYPASS(write_at_all_begin, PS_BEGIN_AT_PARAMS(const), PS_BEGIN_AT_ARGS)
 PS_FILE_BYPASS(read_at_all_begin, PS_BEGIN_AT_PARAMS(), PS_BEGIN_AT_ARGS)
-PS_FILE_BYPASS(write_all_end, PS_END_PARAMS(const), PS_END_ARGS)
+PS_FILE_WRITE_END(write_all_end, PS_END_PARAMS(const), PS_END_ARGS)
 PS_FILE_BYPASS(read_all_end, PS_END_PARAMS(), PS_END_ARGS)
-PS_FILE_BYPASS(write_at_all_end, PS_END_PARAMS(const), PS_END_ARGS)
+PS_FILE_WRITE_END(write_at_all_end, PS_END_PARAMS(const), PS_END_ARGS)
 PS_FILE_BYPASS(read_at_all_end, PS_END_PARAMS(), PS_END_ARGS)
 PS_FILE_BYPASS(write_shared, PS_RW_PARAMS(const), PS_RW_ARGS)
 PS_FILE_BYPASS(read_shared, PS_RW_PARAMS(), PS_RW_ARGS)

@@ -16,8 +16,11 @@
  * reads it back.
  * Then the processes write through vector views whose records interleave,
  * past the areas (MPI_File_write_all; records of 32 bytes, which the
- * driver's rule makes independent, and of 64 KiB, aggregated), and read
- * them back (read_all). After
+ * MPICH driver's rule makes independent, and of 64 KiB, which it
+ * aggregates; Open MPI's components make both independent), and read
+ * them back (read_all); and once more, 32-byte records, through the file
+ * opened again with romio_cb_read and romio_cb_write set to enable, which
+ * both MPIs aggregate (and MPI_File_get_info reports). After
  * sync-barrier-sync every process reads every area, collectively, each
  * through its own offset (apart again: served by the read cache), and
  * then the whole file alone; and after close and open.
@@ -152,8 +155,9 @@ static void strided_apart(MPI_File fh, int *nsmall)
 }
 
 /* Vector views whose records (vrec bytes, VCOUNT per process) interleave,
- * from base: with small records made independent under the driver's rule
- * (ad_pstripe_aggregate.h), with records of 64 KiB aggregated. */
+ * from base: with small records made independent under the MPICH driver's
+ * rule (ad_pstripe_aggregate.h), with records of 64 KiB aggregated (under
+ * Open MPI, independent both: adio/ompio/ps_ompio_coll.c). */
 static void interleaved(MPI_File fh, MPI_Offset base, int vrec, unsigned seed)
 {
     unsigned char *buf = malloc((size_t)vrec * VCOUNT), *got = malloc((size_t)vrec * VCOUNT);
@@ -187,6 +191,32 @@ static void interleaved(MPI_File fh, MPI_Offset base, int vrec, unsigned seed)
     free(got);
 }
 
+/* The interleaved small records from base through the file opened with
+ * romio_cb_read and romio_cb_write enable: aggregated under both MPIs. */
+static void aggregated(const char *fname, MPI_Offset base)
+{
+    static const char *const keys[] = {"romio_cb_read", "romio_cb_write"};
+    char value[MPI_MAX_INFO_VAL + 1];
+    MPI_Info info, got;
+    MPI_File fh;
+    int k, flag;
+
+    PS_MPI(MPI_Info_create(&info));
+    for (k = 0; k < 2; k++)
+        PS_MPI(MPI_Info_set(info, keys[k], "enable"));
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, info, &fh));
+    PS_MPI(MPI_File_get_info(fh, &got));
+    for (k = 0; k < 2; k++) {
+        PS_MPI(MPI_Info_get(got, keys[k], MPI_MAX_INFO_VAL, value, &flag));
+        PS_CHECK(flag && strcmp(value, "enable") == 0, "%s is \"%s\" after open, not enable",
+                 keys[k], flag ? value : "(not set)");
+    }
+    interleaved(fh, base, VREC, 22);
+    PS_MPI(MPI_File_close(&fh));
+    PS_MPI(MPI_Info_free(&got));
+    PS_MPI(MPI_Info_free(&info));
+}
+
 /* Every area, collectively (each process reads another's: apart), then
  * the whole file alone. */
 static void read_everything(MPI_File fh, const char *what)
@@ -217,13 +247,12 @@ int main(int argc, char **argv)
     MPI_File fh;
     int nsmall = 0;
 
-    model = calloc((size_t)ps_nprocs, AREA + (VREC + VBIG) * VCOUNT);
+    model = calloc((size_t)ps_nprocs, AREA + (2 * VREC + VBIG) * VCOUNT);
     PS_CHECK(model != NULL, "out of memory");
     MPI_File_delete(fname, MPI_INFO_NULL);
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
                          &fh));
-    /* a wrong argument is the call's error, not an abort (the ranges
-     * are gathered before MPI checks the arguments) */
+    /* a wrong argument is the call's error, not an abort */
     PS_MPI_EXPECT(MPI_File_write_at_all(fh, 0, model, 1, MPI_DATATYPE_NULL, MPI_STATUS_IGNORE),
                   MPI_ERR_TYPE);
     prefill(fh);
@@ -231,6 +260,9 @@ int main(int argc, char **argv)
     strided_apart(fh, &nsmall);
     interleaved(fh, (MPI_Offset)ps_nprocs * AREA, VREC, 20);
     interleaved(fh, (MPI_Offset)ps_nprocs * (AREA + VREC * VCOUNT), VBIG, 21);
+    PS_MPI(MPI_File_close(&fh));
+    aggregated(fname, (MPI_Offset)ps_nprocs * (AREA + (VREC + VBIG) * VCOUNT));
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     PS_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
     PS_MPI(MPI_File_sync(fh));
