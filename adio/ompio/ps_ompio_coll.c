@@ -56,20 +56,53 @@ static ompio_file_t *pstripe_file(MPI_File file)
     return fh->f_fstype == PS_OMPIO_FSTYPE && fh->f_fs_ptr != NULL ? fh : NULL;
 }
 
-/* Should a blocking collective read or write (is_write) of file be made
- * as the independent call of the same kind? The same answer on every
- * process of the file (its hints were agreed at open); always 0 for a file
- * that is not pstripe's. For libpstripe-ompi-hooks.so, which looks it up. */
-__attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File file, int is_write)
+/* A barrier of fh's processes, Open MPI's own (an MPI call would be
+ * hooked): MPI_SUCCESS, or an error code that says what failed (what: the
+ * call). */
+static int file_barrier(ompio_file_t *fh, const char *what)
+{
+    int err;
+
+    if (fh->f_comm == NULL || fh->f_comm == MPI_COMM_NULL) {
+        return MPI_SUCCESS;
+    }
+    err = fh->f_comm->c_coll->coll_barrier(fh->f_comm, fh->f_comm->c_coll->coll_barrier_module);
+    if (err == OMPI_SUCCESS) {
+        return MPI_SUCCESS;
+    }
+    return ps_ompio_code(MPI_ERR_OTHER, "pstripe: %s %s: its barrier failed (Open MPI error %d)",
+                         what, fh->f_filename, err);
+}
+
+/* Collective: should a blocking collective read or write (is_write) of
+ * file be made as the independent call of the same kind? The same answer
+ * on every process of the file (its hints were agreed at open); always 0
+ * for a file that is not pstripe's. A write made independent, and a read
+ * where the file has no read cache, first wait for every process to enter
+ * (file_barrier), as the MPICH driver's gather does: a process's bytes
+ * written before the call are there for the others' parts of it
+ * (tests/mpi/ps_contig; with the read cache on, a read may start at once,
+ * as the MPICH driver's second apart read in a row does). *err: the
+ * barrier's failure (then 0). For libpstripe-ompi-hooks.so, which looks
+ * it up. */
+__attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File file, int is_write,
+                                                                     int *err)
 {
     ompio_file_t *fh = pstripe_file(file);
     const ps_ompio_file_t *pf;
 
+    *err = MPI_SUCCESS;
     if (fh == NULL) {
         return 0;
     }
     pf = fh->f_fs_ptr;
-    return (is_write ? pf->cb_write : pf->cb_read) != PS_OMPIO_ENABLE;
+    if ((is_write ? pf->cb_write : pf->cb_read) == PS_OMPIO_ENABLE) {
+        return 0;
+    }
+    if (is_write || pf->rc == NULL) {
+        *err = file_barrier(fh, is_write ? "collective write to" : "collective read from");
+    }
+    return *err == MPI_SUCCESS;
 }
 
 /* Collective, after a collective write of file that OMPIO aggregated (rc:
@@ -80,17 +113,7 @@ __attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File fi
 __attribute__((visibility("default"))) int pstripe_ompio_written(MPI_File file, int rc)
 {
     ompio_file_t *fh = pstripe_file(file);
-    int err;
+    int err = fh != NULL ? file_barrier(fh, "collective write to") : MPI_SUCCESS;
 
-    if (fh == NULL || fh->f_comm == NULL || fh->f_comm == MPI_COMM_NULL) {
-        return rc;
-    }
-    err = fh->f_comm->c_coll->coll_barrier(fh->f_comm, fh->f_comm->c_coll->coll_barrier_module);
-    if (rc == MPI_SUCCESS && err != OMPI_SUCCESS) {
-        rc = ps_ompio_code(MPI_ERR_OTHER,
-                           "pstripe: collective write of %s: the barrier after it failed "
-                           "(Open MPI error %d)",
-                           fh->f_filename, err);
-    }
-    return rc;
+    return rc == MPI_SUCCESS ? err : rc;
 }

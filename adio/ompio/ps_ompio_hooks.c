@@ -215,14 +215,16 @@ static void *fs_function(void **cache, const char *name)
 }
 
 /* pstripe_ompio_independent: should this collective call be made as the
- * independent one, on every process? (0 without the component) */
-static int independent(MPI_File fh, int is_write)
+ * independent one, on every process? (0 without the component) *err: a
+ * failure of its barrier (then 0). */
+static int independent(MPI_File fh, int is_write, int *err)
 {
     static void *cache;
-    int (*f)(MPI_File, int) =
-        (int (*)(MPI_File, int))fs_function(&cache, "pstripe_ompio_independent");
+    int (*f)(MPI_File, int, int *) =
+        (int (*)(MPI_File, int, int *))fs_function(&cache, "pstripe_ompio_independent");
 
-    return f != NULL && f(fh, is_write);
+    *err = MPI_SUCCESS;
+    return f != NULL && f(fh, is_write, err);
 }
 
 /* pstripe_ompio_written, after a collective write that OMPIO aggregated
@@ -245,8 +247,11 @@ static int written(MPI_File fh, int rc)
     PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
         int rc_;                                                                                   \
-        if (independent(fh, is_write)) {                                                           \
+        if (independent(fh, is_write, &rc_)) {                                                     \
             return PS_NEXT(File_##indep) args;                                                     \
+        }                                                                                          \
+        if (rc_ != MPI_SUCCESS) {                                                                  \
+            return rc_;                                                                            \
         }                                                                                          \
         PS_BYPASSED(name, args);                                                                   \
         return is_write ? written(fh, rc_) : rc_;                                                  \
