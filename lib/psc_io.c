@@ -615,7 +615,13 @@ ps_status_t pstripe_read_list(pstripe_file_t *file, const pstripe_region_t *regi
 ps_status_t pstripe_write_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
                                const struct iovec *mem, size_t nmem)
 {
-    psc_args_t args = {NULL, runs, nruns, 0};
+    return pstripe_write_runs_flags(file, runs, nruns, mem, nmem, 0);
+}
+
+ps_status_t pstripe_write_runs_flags(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                                     const struct iovec *mem, size_t nmem, unsigned flags)
+{
+    psc_args_t args = {NULL, runs, nruns, flags};
     return psc_io_run(file, 1, &args, mem, nmem, NULL);
 }
 

@@ -427,6 +427,19 @@ void pstripe_rcache_invalidate(pstripe_rcache_t *rc, const pstripe_region_t *reg
     pthread_mutex_unlock(&rc->lock);
 }
 
+void pstripe_rcache_invalidate_runs(pstripe_rcache_t *rc, const pstripe_run_t *runs, size_t n)
+{
+    pstripe_region_t span;
+
+    for (size_t i = 0; rc != NULL && i < n; i++) {
+        if (runs[i].count > 0) {
+            span.offset = runs[i].offset;
+            span.length = (runs[i].count - 1) * runs[i].stride + runs[i].length;
+            pstripe_rcache_invalidate(rc, &span, 1);
+        }
+    }
+}
+
 void pstripe_rcache_drop(pstripe_rcache_t *rc)
 {
     if (rc == NULL) {

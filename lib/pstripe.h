@@ -306,6 +306,21 @@ ps_status_t pstripe_write_runs(pstripe_file_t *file, const pstripe_run_t *runs, 
                                const struct iovec *mem, size_t nmem);
 ps_status_t pstripe_read_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
                               const struct iovec *mem, size_t nmem, uint64_t *nread);
+/* pstripe_write_runs with the flags of pstripe_write_list_flags. */
+ps_status_t pstripe_write_runs_flags(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                                     const struct iovec *mem, size_t nmem, unsigned flags);
+/*
+ * Runs built one region at a time: the region [offset, offset + length)
+ * appended to runs[0..*nruns) (room for one more run): the last run takes
+ * it when it is that run's next region (the same length, one stride on; a
+ * second region sets the stride), a region right after a single one
+ * joins it (one longer region), else a new run starts (*nruns + 1). A
+ * region of length 0 is left out. The same bytes in the same order.
+ */
+void pstripe_runs_append(pstripe_run_t *runs, size_t *nruns, uint64_t offset, uint64_t length);
+/* The regions of runs[0..nruns), in order, into regions (room for the sum
+ * of the runs' counts). */
+void pstripe_runs_regions(const pstripe_run_t *runs, size_t nruns, pstripe_region_t *regions);
 
 /* Contiguous shorthands. */
 ps_status_t pstripe_pwrite(pstripe_file_t *file, const void *buf, uint64_t len, uint64_t offset);
@@ -420,6 +435,10 @@ int pstripe_rcache_takes(const pstripe_rcache_t *rcache, uint64_t lo, uint64_t h
 uint64_t pstripe_rcache_reach(const pstripe_rcache_t *rcache, uint64_t offset);
 void pstripe_rcache_invalidate(pstripe_rcache_t *rcache, const pstripe_region_t *regions,
                                size_t nregions);
+/* The same for regions given as runs: every block from a run's first byte
+ * to its last. */
+void pstripe_rcache_invalidate_runs(pstripe_rcache_t *rcache, const pstripe_run_t *runs,
+                                    size_t nruns);
 void pstripe_rcache_drop(pstripe_rcache_t *rcache);
 void pstripe_rcache_drop_all(void);
 void pstripe_rcache_free(pstripe_rcache_t *rcache);

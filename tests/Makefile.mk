@@ -22,13 +22,15 @@ tests_unit_unit_tests_SOURCES = \
 	tests/unit/test_cache.cc tests/unit/cache_box.c tests/unit/cache_box.h \
 	tests/unit/test_stage.cc tests/unit/stage_box.c tests/unit/stage_box.h \
 	tests/unit/test_spin.cc tests/unit/spin_box.c tests/unit/spin_box.h \
-	tests/unit/test_mem.cc lib/psc_mem.c tests/unit/huge_pages.h
+	tests/unit/test_mem.cc lib/psc_mem.c tests/unit/huge_pages.h \
+	tests/unit/test_runs.cc lib/psc_runs.c
 # The driver's domain math comes in through tests/unit/coll_domain.c, the
 # server's cache through tests/unit/cache_box.c, its write-back stage
 # through tests/unit/stage_box.c, its workers' spin window through
 # tests/unit/spin_box.c; the server's read-ahead
 # policy includes nothing of the server; the buffer allocator
-# (lib/psc_mem.c) nothing of the client library.
+# (lib/psc_mem.c) and the runs (lib/psc_runs.c) nothing of the client
+# library.
 tests_unit_unit_tests_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/adio/ad_pstripe \
 	-I$(top_srcdir)/server
 tests_unit_unit_tests_CXXFLAGS = $(AM_CXXFLAGS)

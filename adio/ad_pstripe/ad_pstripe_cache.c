@@ -101,19 +101,10 @@ static void cache_drop(ADIOI_PSTRIPE_fs * ps)
  * last). */
 static void cache_invalidate(ADIOI_PSTRIPE_fs * ps, const ADIOI_PSTRIPE_access * acc)
 {
-    pstripe_region_t extent;
-
-    if (ps->rc == NULL)
-        return;
-    if (acc->regions != NULL) {
+    if (acc->regions != NULL)
         pstripe_rcache_invalidate(ps->rc, acc->regions, acc->nregions);
-        return;
-    }
-    for (size_t i = 0; i < acc->nruns; i++) {
-        extent.offset = acc->runs[i].offset;
-        extent.length = (acc->runs[i].count - 1) * acc->runs[i].stride + acc->runs[i].length;
-        pstripe_rcache_invalidate(ps->rc, &extent, 1);
-    }
+    else
+        pstripe_rcache_invalidate_runs(ps->rc, acc->runs, acc->nruns);
 }
 
 int ADIOI_PSTRIPE_Cache_write(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int *error_code)

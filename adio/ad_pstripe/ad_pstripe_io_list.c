@@ -369,21 +369,11 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
 void ADIOI_PSTRIPE_Access_regions(ADIO_File fd, ADIOI_PSTRIPE_access * acc)
 {
     growvec regions = { NULL, 0, 0, sizeof(pstripe_region_t) };
-    pstripe_region_t *out;
-    size_t r;
-    uint64_t c;
 
     if (acc->regions != NULL || acc->nruns == 0)
         return;
     regions_reserve(fd->fs_ptr, &regions, acc->nregions);
-    out = regions.items;
-    for (r = 0; r < acc->nruns; r++) {
-        const pstripe_run_t *run = &acc->runs[r];
-        for (c = 0; c < run->count; c++) {
-            out->offset = run->offset + c * run->stride;
-            out++->length = run->length;
-        }
-    }
+    pstripe_runs_regions(acc->runs, acc->nruns, regions.items);
     acc->regions = regions.items;
     acc->regions_cap = regions.cap;
 }

@@ -497,6 +497,7 @@ static void cache_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf
         bypass = NULL;
     }
     pf->bypass = bypass;
+    pf->wb_size = (size_t)wb_size;
     if (bypass != NULL && want_wb && !(fh->f_amode & MPI_MODE_RDONLY) &&
         pstripe_wbuf_create(pf->file, (size_t)wb_size, &pf->wb) != PS_OK) {
         opal_output(0, "pstripe: warning: %s: no write-behind: %s", fh->f_filename,

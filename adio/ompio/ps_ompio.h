@@ -56,6 +56,7 @@ typedef struct ps_ompio_file {
      * inside a collective or shared-pointer MPI-IO call: neither is used)
      * is kept. */
     pstripe_wbuf_t *wb;
+    size_t wb_size; /* its bytes (it takes writes of a quarter or less) */
     pstripe_rcache_t *rc;
     int (*bypass)(void);
     /* romio_cb_read and romio_cb_write: PS_OMPIO_ENABLE (OMPIO aggregates
