@@ -545,6 +545,20 @@ ps_status_t pstripe_iread_list(pstripe_file_t *file, const pstripe_region_t *reg
     return psc_io_start(file, 0, &args, mem, nmem, 0, req_p);
 }
 
+ps_status_t pstripe_iwrite_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                                const struct iovec *mem, size_t nmem, pstripe_request_t **req_p)
+{
+    psc_args_t args = {NULL, runs, nruns, 0};
+    return psc_io_start(file, 1, &args, mem, nmem, 0, req_p);
+}
+
+ps_status_t pstripe_iread_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                               const struct iovec *mem, size_t nmem, pstripe_request_t **req_p)
+{
+    psc_args_t args = {NULL, runs, nruns, 0};
+    return psc_io_start(file, 0, &args, mem, nmem, 0, req_p);
+}
+
 ps_status_t pstripe_request_test(pstripe_request_t *req, int *done)
 {
     if (req == NULL || done == NULL) {

@@ -341,6 +341,11 @@ ps_status_t pstripe_iwrite_list_flags(pstripe_file_t *file, const pstripe_region
 ps_status_t pstripe_iread_list(pstripe_file_t *file, const pstripe_region_t *regions,
                                size_t nregions, const struct iovec *mem, size_t nmem,
                                pstripe_request_t **req_p);
+/* The same with the regions given as strided runs (as pstripe_write_runs). */
+ps_status_t pstripe_iwrite_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                                const struct iovec *mem, size_t nmem, pstripe_request_t **req_p);
+ps_status_t pstripe_iread_runs(pstripe_file_t *file, const pstripe_run_t *runs, size_t nruns,
+                               const struct iovec *mem, size_t nmem, pstripe_request_t **req_p);
 /* *done = 1 when complete (then pstripe_request_wait() does not block). */
 ps_status_t pstripe_request_test(pstripe_request_t *req, int *done);
 /* Wait for completion, free the request, return its status; *bytes (may be

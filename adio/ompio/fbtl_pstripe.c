@@ -5,7 +5,7 @@
  * split by stripe and batched per server by the client library), not one
  * request per entry.
  *
- * Nonblocking: pstripe_iwrite_list/iread_list start the transfer on the
+ * Nonblocking: pstripe_iwrite_runs/iread_runs start the transfer on the
  * client's progress thread; OMPIO's progress hook (registered by OMPIO
  * around ipwritev/ipreadv) tests the request and completes the MPI request.
  *
@@ -368,8 +368,7 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
         data->bytes = n < 0 ? 0 : (uint64_t)n;
         return progress_from_here(req);
     }
-    if (make_list(fh, &list) != MPI_SUCCESS || list_regions(&list) != MPI_SUCCESS) {
-        free_list(&list);
+    if (make_list(fh, &list) != MPI_SUCCESS) {
         data->err = MPI_ERR_NO_MEM;
         return progress_from_here(req);
     }
@@ -384,11 +383,11 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
         return progress_from_here(req);
     }
     if (is_write) {
-        status = pstripe_iwrite_list(pf->file, list.regions, list.nregions, list.iov, list.niov,
-                                     &data->preq);
+        status =
+            pstripe_iwrite_runs(pf->file, list.runs, list.nruns, list.iov, list.niov, &data->preq);
     } else {
-        status = pstripe_iread_list(pf->file, list.regions, list.nregions, list.iov, list.niov,
-                                    &data->preq);
+        status =
+            pstripe_iread_runs(pf->file, list.runs, list.nruns, list.iov, list.niov, &data->preq);
     }
     free_list(&list); /* the library copies the arrays */
     if (status != PS_OK) {
