@@ -32,31 +32,31 @@ typedef struct ADIOI_PSTRIPE_range_s {
  * as independent list I/O under automatic aggregation: the regions travel
  * as strided runs or lists and the servers merge the writers' batches
  * (pss_plan.c), while two-phase moves every region through the exchange
- * (an MPI datatype entry each) and leaves the other processes waiting for
- * the aggregator. pstripe-bench -c (2 processes, 1 MiB calls, vector,
- * subarray and indexed views, romio_cb_write automatic against disable,
- * 2 rounds): 8-byte regions 70-72 against 565-662 MiB/s, 64 B 316-345
- * against 809-927, 4 KiB 637-818 against 721-1,038, 32 KiB 653-948
- * against 744-1,122, but 64 KiB 686-813 against 502-612 and 128 KiB
- * 674-768 against 508-617; with 4 processes on 2 cores (64 B - 32 KiB)
- * 49-63 against 275-342.
+ * and leaves the other processes waiting for the aggregator. Set in
+ * session 65 (it was 64 KiB, where two-phase won when the limit was first
+ * measured): pstripe-bench -p vector -c, 4 MiB calls, romio_cb_write
+ * automatic (two-phase at these sizes) against disable, side by side, 2
+ * processes, 4 rounds: 64 KiB regions 167-412 MiB/s against 403-926, 256
+ * KiB 444-869 against 502-808, 1 MiB 376-855 against 851-1,159; 4
+ * processes on 2 cores, 2 rounds: 282-596 against 364-924. Larger regions
+ * were not measured.
  */
-#define ADIOI_PSTRIPE_COLL_SMALL_REGION (64 << 10)
+#define ADIOI_PSTRIPE_COLL_SMALL_REGION (4 << 20)
 
 /*
- * Likewise for reads, whose two-phase exchange costs less (the servers
- * send each process's regions packed either way): pstripe-bench -p vector
- * -c -r, 2 processes, 1 MiB calls, romio_cb_read automatic against
- * disable, 2 rounds: 8-byte regions 78-85 against 492-659 MiB/s, 32 B
- * 284-287 against 570-620, 64 B 427-459 against 637-815, 128 B 590-759
- * against 675-720, 256 B 756-763 against 767-791, but 1 KiB 1,039-1,145
- * against 800-843 and 4 KiB 1,452-1,777 against 727-1,192. Independent
- * under automatic aggregation (6 runs, with a trial limit of 256 B, which
- * routes these sizes as 128 does): 8 B 134-571 MiB/s, 64 B 479-887, where
- * two-phase read 78-85 and 427-459 (the allgather that decides, and the
- * processes' own list reads no longer in step, make the spread).
+ * Likewise for reads (the limit was 128 bytes; two-phase won from 1 KiB
+ * up when it was set): pstripe-bench -p vector -c -r, 1 MiB calls (4 MiB
+ * for the largest regions), romio_cb_read automatic against disable, 2
+ * processes, 4 rounds: 1 KiB regions 582-1,717 MiB/s against 1,171-3,769,
+ * 4 KiB 1,209-3,810 against 1,474-4,602, 32 KiB 904-3,334 against
+ * 1,346-6,502; 2 rounds: 128 KiB 297-2,049 against 1,783-3,755, 1 MiB
+ * 615-3,341 against 3,147-3,558; 4 processes: 579-808 against
+ * 1,400-2,312. HDF5's collective reads of column blocks (4 KiB regions
+ * interleaved; pstripe-h5bench -d cols -c, 64 MiB), romio_cb_read enable
+ * against disable, 2 rounds: contiguous 1,003-1,111 against 1,245-1,347,
+ * chunked 1,156-1,260 against 1,339-1,375.
  */
-#define ADIOI_PSTRIPE_COLL_SMALL_READ_REGION 128
+#define ADIOI_PSTRIPE_COLL_SMALL_READ_REGION (4 << 20)
 
 /* Do the file ranges of the accesses ranges[0..n) overlap (empty ones
  * aside)? scratch: room for n ranges. */

@@ -250,7 +250,8 @@ TEST(coll_domain, cut_against_brute_force)
 }
 
 // Whether a collective access is aggregated (automatic): only ranges that
-// interleave, and for writes only regions of 64 KiB or more on average.
+// interleave, with regions of 4 MiB or more on average (reads and writes:
+// ADIOI_PSTRIPE_COLL_SMALL_REGION, ADIOI_PSTRIPE_COLL_SMALL_READ_REGION).
 static int aggregates(std::vector<ADIOI_PSTRIPE_range> r, int is_write)
 {
     std::vector<ADIOI_PSTRIPE_range> scratch(r.size());
@@ -261,43 +262,42 @@ TEST(coll_choice, ranges_apart_are_never_aggregated)
 {
     // each process its own part, in any rank order; empty and failed
     // accesses (start = end, start = -1) do not count
-    std::vector<ADIOI_PSTRIPE_range> r = {
-        {1 << 20, 2 << 20, 1 << 20, 1}, {0, 1 << 20, 1 << 20, 1}, {5, 5, 0, 0}, {-1, -1, 0, 0}};
+    std::vector<ADIOI_PSTRIPE_range> r = {{64 << 20, 128 << 20, 64 << 20, 1},
+                                          {0, 64 << 20, 64 << 20, 1},
+                                          {5, 5, 0, 0},
+                                          {-1, -1, 0, 0}};
     EXPECT_EQ(aggregates(r, 1), 0);
     EXPECT_EQ(aggregates(r, 0), 0);
 }
 
-TEST(coll_choice, interleaved_reads_are_aggregated)
+TEST(coll_choice, interleaved_large_regions_are_aggregated)
 {
-    // two processes, 4 KiB regions every 8 KiB over the same 1 MiB
-    std::vector<ADIOI_PSTRIPE_range> r = {{0, (1 << 20) - 4096, 512 << 10, 128},
-                                          {4096, 1 << 20, 512 << 10, 128}};
+    // two processes, 4 MiB regions every 8 MiB over the same 64 MiB
+    std::vector<ADIOI_PSTRIPE_range> r = {{0, (64 << 20) - (4 << 20), 32 << 20, 8},
+                                          {4 << 20, 64 << 20, 32 << 20, 8}};
     EXPECT_EQ(aggregates(r, 0), 1);
-}
-
-TEST(coll_choice, interleaved_reads_of_tiny_regions_are_list_io)
-{
-    // two processes, 64-byte regions every 128 bytes over the same 1 MiB
-    std::vector<ADIOI_PSTRIPE_range> r = {{0, (1 << 20) - 64, 512 << 10, 8192},
-                                          {64, 1 << 20, 512 << 10, 8192}};
-    EXPECT_EQ(aggregates(r, 0), 0);
-    // 128 bytes on average: aggregated; one region more: not
-    r = {{0, 1 << 20, 128 << 10, 1024}, {128, (1 << 20) + 128, 128 << 10, 1024}};
-    EXPECT_EQ(aggregates(r, 0), 1);
-    r[1].nregions++;
-    EXPECT_EQ(aggregates(r, 0), 0);
-}
-
-TEST(coll_choice, interleaved_writes_of_small_regions_are_list_io)
-{
-    std::vector<ADIOI_PSTRIPE_range> r = {{0, (1 << 20) - 4096, 512 << 10, 128},
-                                          {4096, 1 << 20, 512 << 10, 128}};
-    EXPECT_EQ(aggregates(r, 1), 0);
-    // 64 KiB regions on average: 63 MiB in 1,008 regions and 1 MiB in 16
-    r = {{0, 64 << 20, 63 << 20, 1008}, {32 << 20, 33 << 20, 1 << 20, 16}};
     EXPECT_EQ(aggregates(r, 1), 1);
-    r[1].nregions++;
-    EXPECT_EQ(aggregates(r, 1), 0);
+}
+
+TEST(coll_choice, interleaved_smaller_regions_are_list_io)
+{
+    // two processes, 64-byte or 4 KiB or 1 MiB regions, every other one
+    for (long long region : {64LL, 4096LL, 1LL << 20}) {
+        long long n = (64LL << 20) / region / 2;
+        std::vector<ADIOI_PSTRIPE_range> r = {{0, (64LL << 20) - region, 32LL << 20, n},
+                                              {region, 64LL << 20, 32LL << 20, n}};
+        EXPECT_EQ(aggregates(r, 0), 0) << region;
+        EXPECT_EQ(aggregates(r, 1), 0) << region;
+    }
+    // 4 MiB on average: 60 MiB in 15 regions and 4 MiB in 1: aggregated;
+    // one region more: not
+    for (int is_write : {0, 1}) {
+        std::vector<ADIOI_PSTRIPE_range> r = {{0, 64 << 20, 60 << 20, 15},
+                                              {32 << 20, 36 << 20, 4 << 20, 1}};
+        EXPECT_EQ(aggregates(r, is_write), 1);
+        r[1].nregions++;
+        EXPECT_EQ(aggregates(r, is_write), 0);
+    }
 }
 
 // Whether ranges interleave (the driver reads collective accesses whose
