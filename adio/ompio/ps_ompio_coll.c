@@ -18,9 +18,9 @@
  * 1,670-3,992, writes of 64 KiB - 1 MiB 198-264 against 696-1,219
  * (session 64: 4 KiB calls of each process's own block 3-24 against
  * 360-573, where the MPICH driver's rule aggregates none). The MPICH
- * driver aggregates interleaved writes of 64 KiB regions and more
- * (ad_pstripe_aggregate.h), where ROMIO's two-phase gained; OMPIO's lost
- * at every size, so here every blocking collective call is independent
+ * driver aggregates interleaved regions of 4 MiB and more
+ * (ad_pstripe_aggregate.h; its two-phase too lost below that); OMPIO's
+ * lost at every size, so here every blocking collective call is independent
  * unless romio_cb_read / romio_cb_write is enable (for the file, at open:
  * agreed by every process), which asks for OMPIO's aggregation.
  * Nonblocking and split collective calls stay OMPIO's.

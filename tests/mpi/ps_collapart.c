@@ -15,9 +15,8 @@
  * view inside its own area (apart still: whole filetype instances) and
  * reads it back.
  * Then the processes write through vector views whose records interleave,
- * past the areas (MPI_File_write_all; records of 32 bytes, which the
- * MPICH driver's rule makes independent, and of 64 KiB, which it
- * aggregates; Open MPI's components make both independent), and read
+ * past the areas (MPI_File_write_all; records of 32 bytes and of 64 KiB,
+ * which both MPIs make independent), and read
  * them back (read_all); and once more, 32-byte records, through the file
  * opened again with romio_cb_read and romio_cb_write set to enable, which
  * both MPIs aggregate (and MPI_File_get_info reports). After
@@ -155,9 +154,10 @@ static void strided_apart(MPI_File fh, int *nsmall)
 }
 
 /* Vector views whose records (vrec bytes, VCOUNT per process) interleave,
- * from base: with small records made independent under the MPICH driver's
- * rule (ad_pstripe_aggregate.h), with records of 64 KiB aggregated (under
- * Open MPI, independent both: adio/ompio/ps_ompio_coll.c). */
+ * from base: independent under automatic aggregation (the MPICH driver's
+ * rule aggregates regions of 4 MiB or more, ad_pstripe_aggregate.h; Open
+ * MPI's components none, adio/ompio/ps_ompio_coll.c), aggregated where the
+ * file was opened with romio_cb_* enable (aggregated). */
 static void interleaved(MPI_File fh, MPI_Offset base, int vrec, unsigned seed)
 {
     unsigned char *buf = malloc((size_t)vrec * VCOUNT), *got = malloc((size_t)vrec * VCOUNT);
