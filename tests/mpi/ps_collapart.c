@@ -17,9 +17,11 @@
  * Then the processes write through vector views whose records interleave,
  * past the areas (MPI_File_write_all; records of 32 bytes and of 64 KiB,
  * which both MPIs make independent), and read
- * them back (read_all); and once more, 32-byte records, through the file
+ * them back (read_all); and twice more, 32-byte records, through the file
  * opened again with romio_cb_read and romio_cb_write set to enable, which
- * both MPIs aggregate (and MPI_File_get_info reports). After
+ * both MPIs aggregate (and MPI_File_get_info reports), written with
+ * write_all and with write_all_begin/_end and each read back at once by
+ * independent reads of each process's own records. After
  * sync-barrier-sync every process reads every area, collectively, each
  * through its own offset (apart again: served by the read cache), and
  * then the whole file alone; and after close and open.
@@ -158,7 +160,9 @@ static void strided_apart(MPI_File fh, int *nsmall)
  * rule aggregates regions of 4 MiB or more, ad_pstripe_aggregate.h; Open
  * MPI's components none, adio/ompio/ps_ompio_coll.c), aggregated where the
  * file was opened with romio_cb_* enable (aggregated). */
-static void interleaved(MPI_File fh, MPI_Offset base, int vrec, unsigned seed)
+#define SPLIT 1 /* write with MPI_File_write_all_begin/_end */
+#define OWN   2 /* read back independently (a process's own bytes, at once) */
+static void interleaved(MPI_File fh, MPI_Offset base, int vrec, unsigned seed, int how)
 {
     unsigned char *buf = malloc((size_t)vrec * VCOUNT), *got = malloc((size_t)vrec * VCOUNT);
     MPI_Offset off;
@@ -174,12 +178,20 @@ static void interleaved(MPI_File fh, MPI_Offset base, int vrec, unsigned seed)
         off = base + ((MPI_Offset)k * ps_nprocs + ps_rank) * vrec;
         ps_fill(buf + (size_t)k * vrec, (size_t)vrec, (uint64_t)off, seed);
     }
-    PS_MPI(MPI_File_write_all(fh, buf, vrec * VCOUNT, MPI_BYTE, MPI_STATUS_IGNORE));
+    if (how & SPLIT) {
+        PS_MPI(MPI_File_write_all_begin(fh, buf, vrec * VCOUNT, MPI_BYTE));
+        PS_MPI(MPI_File_write_all_end(fh, buf, MPI_STATUS_IGNORE));
+    } else {
+        PS_MPI(MPI_File_write_all(fh, buf, vrec * VCOUNT, MPI_BYTE, MPI_STATUS_IGNORE));
+    }
     for (p = 0; p < ps_nprocs; p++)
         for (k = 0; k < VCOUNT; k++)
             model_write(base + ((MPI_Offset)k * ps_nprocs + p) * vrec, (size_t)vrec, seed);
     PS_MPI(MPI_File_seek(fh, 0, MPI_SEEK_SET));
-    PS_MPI(MPI_File_read_all(fh, got, vrec * VCOUNT, MPI_BYTE, MPI_STATUS_IGNORE));
+    if (how & OWN)
+        PS_MPI(MPI_File_read(fh, got, vrec * VCOUNT, MPI_BYTE, MPI_STATUS_IGNORE));
+    else
+        PS_MPI(MPI_File_read_all(fh, got, vrec * VCOUNT, MPI_BYTE, MPI_STATUS_IGNORE));
     for (k = 0; k < VCOUNT; k++) {
         off = base + ((MPI_Offset)k * ps_nprocs + ps_rank) * vrec;
         check(got + (size_t)k * vrec, off, (size_t)vrec,
@@ -211,7 +223,10 @@ static void aggregated(const char *fname, MPI_Offset base)
         PS_CHECK(flag && strcmp(value, "enable") == 0, "%s is \"%s\" after open, not enable",
                  keys[k], flag ? value : "(not set)");
     }
-    interleaved(fh, base, VREC, 22);
+    /* (read back independently: an aggregated write ends only when every
+     * process's bytes are written) */
+    interleaved(fh, base, VREC, 22, OWN);
+    interleaved(fh, base + (MPI_Offset)ps_nprocs * VREC * VCOUNT, VREC, 23, SPLIT | OWN);
     PS_MPI(MPI_File_close(&fh));
     PS_MPI(MPI_Info_free(&got));
     PS_MPI(MPI_Info_free(&info));
@@ -247,7 +262,7 @@ int main(int argc, char **argv)
     MPI_File fh;
     int nsmall = 0;
 
-    model = calloc((size_t)ps_nprocs, AREA + (2 * VREC + VBIG) * VCOUNT);
+    model = calloc((size_t)ps_nprocs, AREA + (3 * VREC + VBIG) * VCOUNT);
     PS_CHECK(model != NULL, "out of memory");
     MPI_File_delete(fname, MPI_INFO_NULL);
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
@@ -258,8 +273,8 @@ int main(int argc, char **argv)
     prefill(fh);
     apart_rounds(fh, &nsmall);
     strided_apart(fh, &nsmall);
-    interleaved(fh, (MPI_Offset)ps_nprocs * AREA, VREC, 20);
-    interleaved(fh, (MPI_Offset)ps_nprocs * (AREA + VREC * VCOUNT), VBIG, 21);
+    interleaved(fh, (MPI_Offset)ps_nprocs * AREA, VREC, 20, 0);
+    interleaved(fh, (MPI_Offset)ps_nprocs * (AREA + VREC * VCOUNT), VBIG, 21, 0);
     PS_MPI(MPI_File_close(&fh));
     aggregated(fname, (MPI_Offset)ps_nprocs * (AREA + (VREC + VBIG) * VCOUNT));
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
