@@ -394,50 +394,61 @@ uint64_t pstripe_rcache_reach(const pstripe_rcache_t *rc, uint64_t offset)
     return rc == NULL ? offset : offset - offset % rc->block;
 }
 
+/* Forget [lo, hi) (lo < hi), the lock held; 1 when that dropped every
+ * block (a span as long as the slots), so that nothing is left to forget. */
+static int rc_invalidate_locked(pstripe_rcache_t *rc, uint64_t lo, uint64_t hi)
+{
+    uint64_t b, b0 = lo / rc->block, b1 = (hi - 1) / rc->block;
+    size_t s;
+
+    psc_ra_invalidate(rc->streams, lo, hi);
+    if (rc->ahead != NULL && b0 < rc->ahead_first + rc->ahead_n && rc->ahead_first <= b1) {
+        rc->ahead_stale = 1;
+    }
+    if (b1 - b0 >= rc->nslots) { /* every slot may hold one of them */
+        rc_drop_locked(rc);
+        return 1;
+    }
+    for (b = b0; b <= b1; b++) {
+        s = (size_t)(b % rc->nslots);
+        if (rc->tag[s] == (int64_t)b) {
+            rc->tag[s] = -1;
+        }
+    }
+    return 0;
+}
+
 void pstripe_rcache_invalidate(pstripe_rcache_t *rc, const pstripe_region_t *regions, size_t n)
 {
-    uint64_t b, b0, b1;
-    size_t i, s;
-
     if (rc == NULL) {
         return;
     }
     pthread_mutex_lock(&rc->lock);
-    for (i = 0; i < n; i++) {
-        if (regions[i].length == 0) {
-            continue;
-        }
-        psc_ra_invalidate(rc->streams, regions[i].offset, regions[i].offset + regions[i].length);
-        b0 = regions[i].offset / rc->block;
-        b1 = (regions[i].offset + regions[i].length - 1) / rc->block;
-        if (rc->ahead != NULL && b0 < rc->ahead_first + rc->ahead_n && rc->ahead_first <= b1) {
-            rc->ahead_stale = 1;
-        }
-        if (b1 - b0 >= rc->nslots) { /* every slot may hold one of them */
-            rc_drop_locked(rc);
+    for (size_t i = 0; i < n; i++) {
+        if (regions[i].length > 0 &&
+            rc_invalidate_locked(rc, regions[i].offset, regions[i].offset + regions[i].length)) {
             break;
-        }
-        for (b = b0; b <= b1; b++) {
-            s = (size_t)(b % rc->nslots);
-            if (rc->tag[s] == (int64_t)b) {
-                rc->tag[s] = -1;
-            }
         }
     }
     pthread_mutex_unlock(&rc->lock);
 }
 
+/* A run's span, first byte to last: one lock for the whole list. */
 void pstripe_rcache_invalidate_runs(pstripe_rcache_t *rc, const pstripe_run_t *runs, size_t n)
 {
-    pstripe_region_t span;
-
-    for (size_t i = 0; rc != NULL && i < n; i++) {
-        if (runs[i].count > 0) {
-            span.offset = runs[i].offset;
-            span.length = (runs[i].count - 1) * runs[i].stride + runs[i].length;
-            pstripe_rcache_invalidate(rc, &span, 1);
+    if (rc == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&rc->lock);
+    for (size_t i = 0; i < n; i++) {
+        if (runs[i].count > 0 && runs[i].length > 0 &&
+            rc_invalidate_locked(rc, runs[i].offset,
+                                 runs[i].offset + (runs[i].count - 1) * runs[i].stride +
+                                     runs[i].length)) {
+            break;
         }
     }
+    pthread_mutex_unlock(&rc->lock);
 }
 
 void pstripe_rcache_drop(pstripe_rcache_t *rc)

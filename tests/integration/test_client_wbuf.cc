@@ -337,7 +337,7 @@ TEST_F(ClientRcache, SmallReadsAgainstModel)
     model.write(0, init.data(), init.size());
     PSC_ASSERT_OK(pstripe_rcache_create(f, 64 << 10, 4096, &rc));
     for (int i = 0; i < 5000; i++) {
-        if (i % 10 == 9) {
+        if (i % 20 == 9) {
             /* an own write (now and then past the end of file), its blocks invalidated */
             uint64_t off = rng() % 320000, len = 1 + rng() % 3000;
             std::vector<uint8_t> w(len);
@@ -348,6 +348,32 @@ TEST_F(ClientRcache, SmallReadsAgainstModel)
             pstripe_region_t r = {off, len};
             pstripe_rcache_invalidate(rc, &r, 1);
             model.write(off, w.data(), len);
+            continue;
+        }
+        if (i % 20 == 19) {
+            /* an own write of 1-3 strided runs, invalidated as runs */
+            std::vector<pstripe_run_t> runs;
+            uint64_t off = rng() % 300000, total = 0;
+            for (int k = 1 + (int)(rng() % 3); k > 0; k--) {
+                pstripe_run_t run = {off, 1 + rng() % 300, 0, 1 + rng() % 8};
+                run.stride = run.length + rng() % 5000;
+                runs.push_back(run);
+                total += run.length * run.count;
+                off += run.stride * run.count + rng() % 1000;
+            }
+            std::vector<uint8_t> w(total);
+            for (uint8_t &b : w) {
+                b = (uint8_t)rng();
+            }
+            struct iovec wiov = {w.data(), w.size()};
+            PSC_ASSERT_OK(pstripe_write_runs(f, runs.data(), runs.size(), &wiov, 1));
+            pstripe_rcache_invalidate_runs(rc, runs.data(), runs.size());
+            uint64_t at = 0;
+            for (const pstripe_run_t &run : runs) {
+                for (uint64_t c = 0; c < run.count; c++, at += run.length) {
+                    model.write(run.offset + c * run.stride, w.data() + at, run.length);
+                }
+            }
             continue;
         }
         /* 1-4 regions of 1-600 bytes near one another, ascending */
