@@ -31,6 +31,7 @@
 #include "ompi/mca/fbtl/fbtl.h"
 #include "ompi/mca/common/ompio/common_ompio_request.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,8 @@ typedef struct ps_fbtl_req {
     uint64_t bytes;
     ompio_file_t *fh; /* open until the request completes (MPI requires it) */
     int is_write;
+    int busy; /* a thread is in it (claim), or it is complete */
+    int completed;
 } ps_fbtl_req_t;
 
 /*
@@ -280,45 +283,73 @@ static ssize_t fbtl_pwritev(ompio_file_t *fh)
     return n < 0 ? 0 : n;
 }
 
+/* Waits for the library's request and keeps its outcome: a write drops
+ * the read cache (blocks read while it was in flight may be old), a
+ * failure is the request's error and the next sync's (rw_fail). */
+static void finish(ps_fbtl_req_t *data)
+{
+    ps_status_t status = pstripe_request_wait(data->preq, &data->bytes);
+
+    data->preq = NULL;
+    if (data->is_write) {
+        pstripe_rcache_drop(((ps_ompio_file_t *)data->fh->f_fs_ptr)->rc);
+    }
+    data->err = MPI_SUCCESS;
+    if (status != PS_OK) {
+        ps_ompio_report("nonblocking access to", data->fh->f_filename, status);
+        data->err = rw_fail(data->fh, data->is_write, status);
+    }
+}
+
+/* OMPIO's progress (4.1, mca_common_ompio_component_progress) takes no
+ * lock: under MPI_THREAD_MULTIPLE two threads' MPI calls may progress the
+ * same request at once, and both would wait for (and free) its library
+ * request. One thread at a time: 1 if this one has it. */
+static int claim(ps_fbtl_req_t *data)
+{
+    return !__atomic_exchange_n(&data->busy, 1, __ATOMIC_ACQUIRE);
+}
+
 static bool fbtl_progress(mca_ompio_request_t *req)
 {
     ps_fbtl_req_t *data = req->req_data;
-    ps_status_t status;
     int done = 0;
 
+    if (!claim(data)) {
+        return false; /* another thread is in it, or it is complete */
+    }
     if (data->preq != NULL) {
-        status = pstripe_request_test(data->preq, &done);
+        ps_status_t status = pstripe_request_test(data->preq, &done);
         if (status == PS_OK && !done) {
+            __atomic_store_n(&data->busy, 0, __ATOMIC_RELEASE);
             return false;
         }
-        status = pstripe_request_wait(data->preq, &data->bytes);
-        data->preq = NULL;
-        if (data->is_write) { /* blocks read while it was in flight may be old */
-            pstripe_rcache_drop(((ps_ompio_file_t *)data->fh->f_fs_ptr)->rc);
-        }
-        if (status != PS_OK) {
-            ps_ompio_report("nonblocking access to", data->fh->f_filename, status);
-            data->err = rw_fail(data->fh, data->is_write, status);
-        } else {
-            data->err = MPI_SUCCESS;
-        }
+        finish(data);
     }
     req->req_ompi.req_status.MPI_ERROR = data->err;
     req->req_ompi.req_status._ucount = (size_t)data->bytes;
+    __atomic_store_n(&data->completed, 1, __ATOMIC_RELEASE); /* and stays claimed */
     return true;
 }
 
+/* MPI_Request_free of a request still running (MPI allows it) waits for
+ * it here: its memory is going away, and a failed write is still the
+ * next sync's error. */
 static void fbtl_request_free(mca_ompio_request_t *req)
 {
     ps_fbtl_req_t *data = req->req_data;
 
-    if (data != NULL) {
-        if (data->preq != NULL) {
-            (void)pstripe_request_wait(data->preq, NULL); /* its memory is going away */
-        }
-        free(data);
-        req->req_data = NULL;
+    if (data == NULL) {
+        return;
     }
+    while (!claim(data) && !__atomic_load_n(&data->completed, __ATOMIC_ACQUIRE)) {
+        sched_yield(); /* another thread's progress is in it */
+    }
+    if (data->preq != NULL) {
+        finish(data);
+    }
+    free(data);
+    req->req_data = NULL;
 }
 
 /* The request is started (its data complete): OMPIO's progress may look

@@ -542,7 +542,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     const char *path = ps_ompio_path(filename);
     hint_values hv;
     ps_ompio_file_t *pf;
-    int rank, err;
+    int rank, err, have_rc;
 
     if (path == NULL) {
         return MPI_ERR_BAD_FILE;
@@ -585,6 +585,12 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
         return err;
     }
     cache_setup(fh, info, pf, &hv);
+    /* whether a collective read waits for the others (ps_ompio_coll.c)
+     * must not hang on one process's failed cache set-up */
+    have_rc = pf->rc != NULL;
+    if (MPI_Allreduce(&have_rc, &pf->rc_all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
+        pf->rc_all = 0;
+    }
     coll_setup(info, pf, &hv);
     /* OMPIO would delete on every process; our close does it once */
     pf->delete_on_close = (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE) != 0;

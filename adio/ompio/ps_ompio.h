@@ -58,6 +58,7 @@ typedef struct ps_ompio_file {
     pstripe_wbuf_t *wb;
     size_t wb_size; /* its bytes (it takes writes of a quarter or less) */
     pstripe_rcache_t *rc;
+    int rc_all; /* every process of the file has one (agreed at open) */
     int (*bypass)(void);
     /* romio_cb_read and romio_cb_write: PS_OMPIO_ENABLE (OMPIO aggregates
      * every blocking collective read / write), PS_OMPIO_DISABLE (made

@@ -78,13 +78,15 @@ static int file_barrier(ompio_file_t *fh, const char *what)
  * file be made as the independent call of the same kind? The same answer
  * on every process of the file (its hints were agreed at open); always 0
  * for a file that is not pstripe's. A write made independent, and a read
- * where the file has no read cache, first wait for every process to enter
- * (file_barrier), as the MPICH driver's gather does: a process's bytes
- * written before the call are there for the others' parts of it
- * (tests/mpi/ps_contig; with the read cache on, a read may start at once,
- * as the MPICH driver's second apart read in a row does). *err: the
- * barrier's failure (then 0). For libpstripe-ompi-hooks.so, which looks
- * it up. */
+ * where some process of the file has no read cache (rc_all, agreed at
+ * open: whether to wait must be the same everywhere), first wait for
+ * every process to enter (file_barrier), as the MPICH driver's gather
+ * does: a process's bytes written before the call are there for the
+ * others' parts of it (tests/mpi/ps_contig; with the read cache on, a
+ * read starts at once, as the MPICH driver's second apart read in a row
+ * does). A write then drops the file's read cache, as the MPICH driver's
+ * collective writes do. *err: the barrier's failure (then 0). For
+ * libpstripe-ompi-hooks.so, which looks it up. */
 __attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File file, int is_write,
                                                                      int *err)
 {
@@ -99,8 +101,11 @@ __attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File fi
     if ((is_write ? pf->cb_write : pf->cb_read) == PS_OMPIO_ENABLE) {
         return 0;
     }
-    if (is_write || pf->rc == NULL) {
+    if (is_write || !pf->rc_all) {
         *err = file_barrier(fh, is_write ? "collective write to" : "collective read from");
+    }
+    if (is_write) {
+        pstripe_rcache_drop(pf->rc);
     }
     return *err == MPI_SUCCESS;
 }

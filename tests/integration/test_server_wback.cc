@@ -305,16 +305,18 @@ TEST_F(ServerWback, InterleavedLongRegionsGoToDiskInLongRuns)
     expect_long_runs(this, c, 0x5113, 64, 4, 8, 2 * 4 + 2 * 8);
 }
 
-/* The same on a slow disk (every write in flight for 100 ms): the flushes
+/* The same on a slow disk (every write in flight for 400 ms): the flushes
  * of earlier rounds hold the stage's room, and a write that waits for room
  * waits for them. Flushing more would write the halves of the current
  * round before their partners come (28 disk writes, where a flush had not
  * finished when the stage filled: the suite's runs beside other tests'
- * disk traffic). */
+ * disk traffic). With 100 ms, clients slowed by a loaded CPU (session
+ * 66's CI beside MPI tests; four busy loops on the 2 cores: 6 runs of 6)
+ * wrote so slowly that the flushes ended before the stage filled. */
 TEST_F(ServerWback, OnASlowDiskHalvesStillWaitForTheirPartners)
 {
     ASSERT_NO_FATAL_FAILURE(start_faulty({"write_back_age=30s", "max_io=1m", "write_back=8m"},
-                                         "PSTEST_AIO_WRITE_DELAY_MS", "100"));
+                                         "PSTEST_AIO_WRITE_DELAY_MS", "400"));
     raw_client *c[2] = {&a, &b};
     expect_long_runs(this, c, 0x5114, 64, 4, 8, 2 * 4 + 2 * 8);
     EXPECT_GT(stats().stage_full_waits, 0u) << "the flushes in flight filled the stage";

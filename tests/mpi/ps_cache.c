@@ -18,6 +18,9 @@
  * - collective writes of non-interleaved ranges are buffered like
  *   independent ones: read back at once, seen by others after
  *   sync-barrier-sync;
+ * - a collective write drops the read cache: a process reads, another
+ *   rewrites those bytes (no message between), both write other bytes
+ *   collectively, and the first reads the new bytes;
  * - MPI_File_preallocate keeps the bytes other processes wrote just before
  *   it (still buffered, or in flight);
  * - a process's buffered write, a barrier, then another's write over it:
@@ -399,6 +402,40 @@ static void ahead_collective_write(MPI_File fh)
     sync_barrier_sync(fh);
 }
 
+/* Rank 0 caches blocks (small reads), rank 1 rewrites them at the servers
+ * (a write larger than a quarter of its write-behind buffer; no message
+ * between them: a pause orders it), then every process writes a few bytes
+ * of its own collectively: a collective write drops the read cache (as
+ * the MPICH driver's have always done, and the README says), so rank 0's
+ * next reads see rank 1's bytes. Counted with the small writes. */
+static void collective_write_drops(MPI_File fh, int *nsmall)
+{
+    const MPI_Offset off = slot_off(56, 0);
+    unsigned char big[8192], small[64];
+    MPI_Status st;
+    int r;
+
+    if (ps_nprocs < 2)
+        return;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        check_range(fh, off, sizeof(big), 100, "bytes read before another process's write");
+    if (ps_rank == 1) {
+        usleep(200000); /* after rank 0's reads */
+        ps_fill(big, sizeof(big), off, 52);
+        PS_MPI(MPI_File_write_at(fh, off, big, sizeof(big), MPI_BYTE, &st));
+    }
+    model_write(off, sizeof(big), 52);
+    ps_fill(small, sizeof(small), slot_off(54, ps_rank), 53);
+    PS_MPI(MPI_File_write_at_all(fh, slot_off(54, ps_rank), small, sizeof(small), MPI_BYTE, &st));
+    (*nsmall)++;
+    for (r = 0; r < ps_nprocs; r++)
+        model_write(slot_off(54, r), sizeof(small), 53);
+    if (ps_rank == 0)
+        check_range(fh, off, sizeof(big), 100, "another process's write after a collective write");
+    sync_barrier_sync(fh);
+}
+
 /* Collective writes whose processes' ranges do not interleave (each its
  * own piece of slots 30-37) are independent I/O, buffered by write-behind
  * like independent writes: the writer reads each back at once, also over a
@@ -760,6 +797,7 @@ int main(int argc, char **argv)
     preallocate_keeps_writes(fh);
     own_collective_writes(fh, &nsmall);
     ahead_collective_write(fh);
+    collective_write_drops(fh, &nsmall);
     barrier_orders_writes(fh);
     set_view_orders_accesses(fh);
     message_orders_accesses(fh, fname);
