@@ -22,22 +22,29 @@
  * A fresh page costs the kernel a fault and a zeroing: filling a 2 GiB
  * cache that way spent 43% of both CPUs in clear_page under a benchmark's
  * writes, which ran at half their speed. So a thread at idle priority
- * faults in the whole mapping after start (pss_cache_warm_*), with
- * MADV_POPULATE_WRITE, which maps pages without writing them: safe beside
- * workers already using the first buffers. On a VM that is not enough: the
- * first user-space access to each page still costs the hypervisor a trip
- * (a test program's first memcpy into 1 GiB populated that way ran at
- * 619 MB/s, the second at 20 GB/s; with one load per page in between,
- * both at 22 GB/s), and a fresh server's first reads of a file two clients
- * read, copied into the cache, ran at a quarter of their speed (74% of the
- * workers' samples in that memcpy). So the thread also loads one byte per
- * page, and has the kernel read one byte of each (pss_cache_kernel_touch:
- * the kernel's first access through the process's mapping is charged
- * apart, and a worker's sends of bytes a disk read had just put in fresh
- * granules ran at a quarter of the speed of later sends). It takes only
- * CPU time nobody else wants and stops at shutdown;
- * the server's memory grows to the budget within seconds of its start
- * (kernels before 5.14: as used).
+ * faults in the whole mapping after start (pss_cache_warm_*), by a write
+ * to each page that changes no byte (a compare-and-swap of a byte with
+ * itself: safe beside workers already using the first buffers). It is
+ * also each page's first access from user space, which costs a VM's
+ * hypervisor a trip of its own (a test program's first memcpy into 1 GiB
+ * populated by MADV_POPULATE_WRITE ran at 619 MB/s, the second at 20
+ * GB/s; with one load per page in between, both at 22 GB/s; a fresh
+ * server's first reads of a file two clients read, copied into the
+ * cache, ran at a quarter of their speed). MADV_POPULATE_WRITE, used
+ * before, holds the process's memory-map lock, which a thread at idle
+ * priority can be preempted holding, and then the workers' mmap and
+ * mprotect (malloc growing an arena) wait: up to 200 ms in a perf trace
+ * of fresh servers beside a CI run; a write fault takes only the
+ * mapping's own lock (a test program timing mmap + munmap of 256 KiB
+ * while a thread at idle priority warmed 2 GiB, one busy loop beside, 6
+ * runs: mean 163-1,032 us, worst 0.3-8.8 ms with the madvise; in 3,
+ * 4.5-7.4 us, worst 0.1 ms with the writes). The thread also has the
+ * kernel read one byte of each page (pss_cache_kernel_touch: the kernel's
+ * first access through the process's mapping is charged apart, and a
+ * worker's sends of bytes a disk read had just put in fresh granules ran
+ * at a quarter of the speed of later sends). It takes only CPU time
+ * nobody else wants and stops at shutdown; the server's memory grows to
+ * the budget within seconds of its start.
  *
  * The mapping asks for transparent huge pages (ps_mem_map_huge). On the
  * VM of session 31 a cache of 4 KiB pages cost the servers a quarter more
@@ -615,7 +622,7 @@ void pss_cache_unpin(pss_worker_t *w, pss_cgran_t *g)
 
 /* ---- faulting the memory in at idle priority ------------------------------------ */
 
-#define PSS_CACHE_WARM_STEP (4u << 20) /* bytes per madvise; the stop flag is seen between */
+#define PSS_CACHE_WARM_STEP  (4u << 20) /* bytes per step; the stop flag is seen between */
 #define PSS_CACHE_TOUCH_STEP 4096u     /* the smallest page size */
 #define PSS_CACHE_TOUCH_IOV  1024      /* pages the kernel reads per writev (IOV_MAX) */
 
@@ -665,15 +672,17 @@ ps_status_t pss_cache_prefault(pss_cache_mem_t *m, uint64_t off, uint64_t len)
     if (len > size - off) {
         len = size - off;
     }
-    if (madvise(m->base + off, len, MADV_POPULATE_WRITE) != 0) {
-        return ps_status_from_errno(errno);
-    }
-    /* one load per page from here: the first user-space access, which is
-     * what a VM's page tables charge for (see the top of this file); a
-     * load changes no byte, and is atomic so that it cannot tear a
-     * worker's store */
+    /* a write fault per page (per huge page where the kernel gives them),
+     * the first user-space access too (see the top of this file): a
+     * compare-and-swap of a byte with itself changes nothing, and a
+     * worker's store to it lands before or after, whole (an or of 0 is an
+     * idempotent operation a compiler may make a load, which maps no
+     * page; one that fails found a worker's store, which mapped it) */
     for (uint64_t o = 0; o < len; o += PSS_CACHE_TOUCH_STEP) {
-        (void)__atomic_load_n(m->base + off + o, __ATOMIC_RELAXED);
+        uint8_t *p = m->base + off + o;
+        uint8_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+        (void)__atomic_compare_exchange_n(p, &v, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     }
     return pss_cache_kernel_touch(m->base + off, len);
 }
