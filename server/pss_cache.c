@@ -22,29 +22,31 @@
  * A fresh page costs the kernel a fault and a zeroing: filling a 2 GiB
  * cache that way spent 43% of both CPUs in clear_page under a benchmark's
  * writes, which ran at half their speed. So a thread at idle priority
- * faults in the whole mapping after start (pss_cache_warm_*), by a write
- * to each page that changes no byte (a compare-and-swap of a byte with
- * itself: safe beside workers already using the first buffers). It is
+ * faults in the whole mapping after start (pss_cache_warm_*), on x86 by a
+ * write to each page that changes no byte (a compare-and-swap: safe beside
+ * workers already using the first buffers; elsewhere as below). It is
  * also each page's first access from user space, which costs a VM's
  * hypervisor a trip of its own (a test program's first memcpy into 1 GiB
  * populated by MADV_POPULATE_WRITE ran at 619 MB/s, the second at 20
  * GB/s; with one load per page in between, both at 22 GB/s; a fresh
  * server's first reads of a file two clients read, copied into the
- * cache, ran at a quarter of their speed). MADV_POPULATE_WRITE, used
- * before, holds the process's memory-map lock, which a thread at idle
- * priority can be preempted holding, and then the workers' mmap and
- * mprotect (malloc growing an arena) wait: up to 200 ms in a perf trace
- * of fresh servers beside a CI run; a write fault takes only the
- * mapping's own lock (a test program timing mmap + munmap of 256 KiB
- * while a thread at idle priority warmed 2 GiB, one busy loop beside, 6
- * runs: mean 163-1,032 us, worst 0.3-8.8 ms with the madvise; in 3,
- * 4.5-7.4 us, worst 0.1 ms with the writes). The thread also has the
- * kernel read one byte of each page (pss_cache_kernel_touch: the kernel's
- * first access through the process's mapping is charged apart, and a
- * worker's sends of bytes a disk read had just put in fresh granules ran
- * at a quarter of the speed of later sends). It takes only CPU time
- * nobody else wants and stops at shutdown; the server's memory grows to
- * the budget within seconds of its start.
+ * cache, ran at a quarter of their speed). MADV_POPULATE_WRITE, still
+ * used on other machines, holds the process's memory-map lock, which a
+ * thread at idle priority can be preempted holding, and then the
+ * workers' mmap and mprotect (malloc growing an arena) wait: up to 200
+ * ms in a perf trace of fresh servers beside a CI run. A write fault
+ * takes only the mapping's own lock on kernels with per-VMA locks (6.4
+ * and later; before, it holds the memory-map lock too, one fault at a
+ * time): a test program timing mmap + munmap of 256 KiB while a thread
+ * at idle priority warmed 2 GiB, one busy loop beside, 6.18: mean
+ * 163-2,655 us, worst 0.3-9.2 ms with the madvise (9 runs); 4.9-6.7 us,
+ * worst 0.1 ms with these writes (3 runs). The thread also has the kernel
+ * read one byte of each page (pss_cache_kernel_touch: the kernel's first
+ * access through the process's mapping is charged apart, and a worker's
+ * sends of bytes a disk read had just put in fresh granules ran at a
+ * quarter of the speed of later sends). It takes only CPU time nobody
+ * else wants and stops at shutdown; the server's memory grows to the
+ * budget within seconds of its start.
  *
  * The mapping asks for transparent huge pages (ps_mem_map_huge). On the
  * VM of session 31 a cache of 4 KiB pages cost the servers a quarter more
@@ -672,18 +674,34 @@ ps_status_t pss_cache_prefault(pss_cache_mem_t *m, uint64_t off, uint64_t len)
     if (len > size - off) {
         len = size - off;
     }
+#if defined(__x86_64__) || defined(__i386__)
     /* a write fault per page (per huge page where the kernel gives them),
-     * the first user-space access too (see the top of this file): a
-     * compare-and-swap of a byte with itself changes nothing, and a
-     * worker's store to it lands before or after, whole (an or of 0 is an
-     * idempotent operation a compiler may make a load, which maps no
-     * page; one that fails found a worker's store, which mapped it) */
+     * the first user-space access too (see the top of this file): lock
+     * cmpxchg of a byte with 0 always writes, the byte's own value back
+     * when it is not 0, atomically, so a worker's store (or a disk read's
+     * DMA, coherent on x86) lands before or after it, whole. No load
+     * first: a read fault maps the huge zero page, which a write fault
+     * then splits into 4 KiB pages on kernels before 6.13 (Debian 12's
+     * 6.1); and an or of 0 is an idempotent operation a compiler may make
+     * a load. */
     for (uint64_t o = 0; o < len; o += PSS_CACHE_TOUCH_STEP) {
-        uint8_t *p = m->base + off + o;
-        uint8_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+        uint8_t zero = 0;
 
-        (void)__atomic_compare_exchange_n(p, &v, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        (void)__atomic_compare_exchange_n(m->base + off + o, &zero, 0, 0, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED);
     }
+#else
+    /* elsewhere a CPU's write beside a disk read's DMA into the page is not
+     * safe on every machine (DMA not coherent with the caches): the kernel
+     * maps the pages, holding the memory-map lock, and one load per page
+     * is the first user-space access */
+    if (madvise(m->base + off, len, MADV_POPULATE_WRITE) != 0) {
+        return ps_status_from_errno(errno);
+    }
+    for (uint64_t o = 0; o < len; o += PSS_CACHE_TOUCH_STEP) {
+        (void)__atomic_load_n(m->base + off + o, __ATOMIC_RELAXED);
+    }
+#endif
     return pss_cache_kernel_touch(m->base + off, len);
 }
 
