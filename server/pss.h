@@ -186,6 +186,7 @@ typedef struct pss_req {
     /* AM data */
     void *data; /* the data bytes (held UCX data, own copy or rndv buffer) */
     const void *list; /* OBJ_READ/OBJ_WRITE: the region list (in data or body) */
+    uint64_t lo, hi;  /* OBJ_READ/OBJ_WRITE: its regions' hull once asked (hi 0: not yet) */
     uint64_t data_len;
     void *ucx_data; /* held UCX eager data to release, or rndv descriptor */
     int ucx_rndv;   /* ucx_data is a rendezvous descriptor */

@@ -31,6 +31,7 @@ typedef struct pss_config {
     uint64_t flush_behind; /* bytes of an object written before a background flush, 0: none */
     uint64_t write_back;   /* bytes per worker: write-back stage of partial blocks, 0: off */
     double write_back_age; /* seconds a partial block stays staged at most */
+    double write_back_wait; /* seconds a write waits for room before halves go partial */
     uint64_t cache;        /* bytes per worker: cache of bytes written and read (pss_cache.c) */
     uint64_t read_ahead;   /* bytes read ahead of a forward stream (pss_readahead.c) */
     char *auth;            /* "munge", "key" or "none" (pss_auth.c) */

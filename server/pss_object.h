@@ -49,6 +49,7 @@ struct pss_object {
     pss_object_t *next_swait;   /* worker's list of objects waiting for stage room */
     int swait;                  /* on that list */
     uint64_t swait_need;        /* blocks its next write adds to the stage */
+    uint64_t swait_ns;          /* when it began to wait */
     pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
     pss_share_t writers; /* several clients write it (pss_share.c) */

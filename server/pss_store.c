@@ -2,7 +2,9 @@
  * pss_store.c: the OBJ_* requests: their checks, each object's queue, and
  * the control requests (stat, truncate, allocate, sync, remove).
  *
- * Requests of one object wait in its queue, in arrival order. Batches of
+ * Requests of one object wait in its queue, in arrival order (but for a
+ * write that needs no room in a full stage, which may pass writes and
+ * reads whose bytes it does not touch: below). Batches of
  * one object queued at the same time (for example from several clients, or
  * arriving while earlier I/O runs) are planned together into one job
  * (pss_job.c), so 100,000 small regions spread over many requests still
@@ -25,7 +27,9 @@
  * OBJ_FLUSH, OBJ_TRUNCATE and OBJ_ALLOCATE of its object (OBJ_REMOVE drops it),
  * when the worker stops, and when a write needs more room than
  * is left (the write waits for the flush: the stage never grows past
- * write_back). A write that would take more than half the stage, or
+ * write_back; while several clients write the object, the flush waits
+ * write_back_wait for the others, whose writes that need no room go
+ * ahead of the waiting one). A write that would take more than half the stage, or
  * comes while the worker's open-file budget is spent, bypasses it (after
  * the object's staged blocks are written).
  */
@@ -213,16 +217,39 @@ static void pss_stage_flush_older_half(pss_worker_t *w, uint64_t need)
 }
 
 /*
+ * A write of obj waits for room since obj->swait_ns: is it time to write
+ * the older half of the stage partial? At once when obj has one writer
+ * (nobody will complete its halves); while several write it, only after
+ * write_back_wait, so that the others' writes, which go ahead of it when
+ * they need no room (pss_obj_writes_ahead), complete the halves first: a
+ * writer that ran a stage ahead of its partner (the partner's process
+ * kept off the CPU) made the flush write every half partial, and each
+ * of the partner's halves, staged alone again, after it (225,000 blocks
+ * written partial in one of session 66's matrix runs). Else the timer is
+ * set for it.
+ */
+static int pss_stage_wait_over(pss_worker_t *w, pss_object_t *obj, uint64_t now)
+{
+    uint64_t until = obj->swait_ns + (uint64_t)(w->server->cfg.write_back_wait * 1e9);
+
+    if (now >= until || !pss_share_active(&obj->writers)) {
+        return 1;
+    }
+    pss_stage_arm(w, until);
+    return 0;
+}
+
+/*
  * Before a write job starts: mark its spans that go to the stage. 1 if it
- * must wait: for room (a flush of the older half of what is staged is
- * started, the object
- * waits on the worker's list until the room is there), or, for a job too
- * large for the stage, for the write of the staged blocks it touches.
+ * must wait: for room (the object waits on the worker's list until the
+ * room is there; a flush of the older half of what is staged is started
+ * when pss_stage_wait_over says so), or, for a job too large for the
+ * stage, for the write of the staged blocks it touches.
  */
 static int pss_stage_wait(pss_worker_t *w, pss_object_t *obj, pss_job_t *job)
 {
     pss_stage_t *st = w->stage;
-    int touches;
+    int touches, room = 0;
     uint64_t need = pss_job_stage_plan(w, job, &touches);
 
     if (st == NULL) {
@@ -243,14 +270,18 @@ static int pss_stage_wait(pss_worker_t *w, pss_object_t *obj, pss_job_t *job)
         return 0;
     } else {
         PSS_STAT_ADD(w, stage_full_waits, 1);
-        pss_stage_flush_older_half(w, need);
+        room = 1;
     }
     if (!obj->swait) {
         obj->swait = 1;
+        obj->swait_ns = ps_time_ns();
         obj->next_swait = w->swait_head;
         w->swait_head = obj;
     }
     obj->swait_need = need;
+    if (room && pss_stage_wait_over(w, obj, ps_time_ns())) {
+        pss_stage_flush_older_half(w, need);
+    }
     return 1;
 }
 
@@ -259,6 +290,7 @@ static int pss_stage_wait(pss_worker_t *w, pss_object_t *obj, pss_job_t *job)
 static void pss_stage_wake(pss_worker_t *w)
 {
     pss_stage_t *st = w->stage;
+    uint64_t now = ps_time_ns();
     int flushed = 0;
 
     for (pss_object_t **pp = &w->swait_head; *pp != NULL;) {
@@ -270,7 +302,7 @@ static void pss_stage_wake(pss_worker_t *w)
             pss_obj_schedule(w, obj);
             continue;
         }
-        if (!flushed && st->nattached > 0) {
+        if (!flushed && st->nattached > 0 && pss_stage_wait_over(w, obj, now)) {
             pss_stage_flush_older_half(w, obj->swait_need);
             flushed = 1;
         }
@@ -476,6 +508,101 @@ static pss_req_t **pss_obj_head_batches(pss_server_t *s, pss_object_t *obj, uint
     return batches;
 }
 
+/* Request r's hull, [r->lo, r->hi), computed once. */
+static void pss_req_hull(pss_req_t *r)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+
+    if (r->hi != 0) {
+        return;
+    }
+    for (uint32_t i = 0; i < r->body.io.nregions; i++) {
+        ps_extent_run_t run = pss_io_run(r, i);
+        uint64_t end = ps_extent_run_end(&run);
+        lo = run.off < lo ? run.off : lo;
+        hi = end > hi ? end : hi;
+    }
+    r->lo = lo;
+    r->hi = hi;
+}
+
+/* May r, queued in obj, go before the requests ahead of it: are they all
+ * reads and writes whose bytes r does not touch? */
+static int pss_obj_may_pass(pss_object_t *obj, pss_req_t *r)
+{
+    pss_req_hull(r);
+    for (pss_req_t *q = obj->wait_head; q != r; q = q->next) {
+        if (q->hdr.type != PS_MSG_OBJ_WRITE && q->hdr.type != PS_MSG_OBJ_READ) {
+            return 0;
+        }
+        pss_req_hull(q);
+        if (q->lo < r->hi && r->lo < q->hi) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void pss_obj_unlink(pss_object_t *obj, pss_req_t *r)
+{
+    pss_req_t **pp = &obj->wait_head;
+
+    while (*pp != r) {
+        pp = &(*pp)->next;
+    }
+    *pp = r->next;
+    if (obj->wait_tail == &r->next) {
+        obj->wait_tail = pp;
+    }
+}
+
+/*
+ * r, a write queued in obj while the write at its head waits for room in
+ * the stage: started now, out of turn, if it needs no room (it completes
+ * staged blocks, or stages nothing), touches no byte of a request before
+ * it and intersects no running job. 1 if it was started. The other
+ * writers' halves thus complete the blocks the waiting writer staged
+ * before the stage writes them partial (pss_stage_wait_over).
+ */
+static int pss_obj_write_ahead(pss_worker_t *w, pss_object_t *obj, pss_req_t *r)
+{
+    pss_req_t **batch;
+    pss_job_t *job;
+    int touches;
+
+    if (r->hdr.type != PS_MSG_OBJ_WRITE || obj->fd < 0 || !pss_obj_may_pass(obj, r) ||
+        (batch = malloc(sizeof(*batch))) == NULL) {
+        return 0;
+    }
+    batch[0] = r;
+    if ((job = pss_job_plan(w, obj, batch, 1, 1)) == NULL) {
+        free(batch);
+        return 0;
+    }
+    if (pss_job_conflicts(job) || pss_job_stage_plan(w, job, &touches) > 0) {
+        pss_job_free(w, job);
+        return 0;
+    }
+    pss_obj_unlink(obj, r);
+    pss_share_note(&obj->writers, r->conn);
+    pss_job_start(w, job);
+    return 1;
+}
+
+#define PSS_AHEAD_MAX 8 /* queued writes looked at when the head starts to wait */
+
+/* The head of obj's queue waits for room: the writes behind it that need
+ * none go ahead. */
+static void pss_obj_writes_ahead(pss_worker_t *w, pss_object_t *obj)
+{
+    pss_req_t *r = obj->wait_head->next, *next;
+
+    for (int n = 0; r != NULL && n < PSS_AHEAD_MAX && obj->blocked; n++, r = next) {
+        next = r->next;
+        pss_obj_write_ahead(w, obj, r);
+    }
+}
+
 /*
  * Plan a job of the batches at the head of obj's queue and start it, or
  * block the queue if the job intersects a running one (it is planned again
@@ -521,6 +648,9 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
     obj->blocked = 1;
     if (pss_job_conflicts(job) || (is_write && pss_stage_wait(w, obj, job))) {
         pss_job_free(w, job); /* and the array; the requests stay queued */
+        if (obj->swait) {
+            pss_obj_writes_ahead(w, obj);
+        }
         return;
     }
     obj->blocked = 0;
@@ -657,6 +787,8 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
     obj->wait_tail = &req->next;
     if (!obj->blocked) {
         pss_obj_schedule(w, obj);
+    } else if (obj->swait) {
+        pss_obj_write_ahead(w, obj, req);
     }
 }
 

@@ -24,7 +24,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ps_cluster.h"
@@ -645,6 +647,65 @@ TEST_F(ServerWback, TruncateAndRemoveSeeStagedBlocks)
     struct stat sb;
     EXPECT_NE(stat((cluster.data_dir(0) + rel).c_str(), &sb), 0) << "the removed object came back";
     EXPECT_EQ(a.read(fid, {{0, size}}).status(), PS_ERR_STALE);
+}
+
+/*
+ * A writer a stage ahead of its partner: client a writes rounds of the
+ * vector pattern's halves into a stage of four rounds, and its fifth
+ * round finds the stage full before client b has written any of its
+ * halves (b's process kept off the CPU). The full stage waits for b
+ * (write_back_wait), whose halves need no room and go ahead of a's
+ * waiting write: every block is written once, whole. Before, the full
+ * stage wrote a's older halves partial at once, and b's halves of them
+ * partial again after (this test: 64 blocks written partial; one of
+ * session 66's matrix runs: 225,000).
+ */
+TEST_F(ServerWback, AWriterAStageAheadWaitsForItsPartner)
+{
+    const uint64_t fid = 0x5116, z = 64, stage = 256 * 1024, rounds = 9;
+
+    ASSERT_NO_FATAL_FAILURE(
+        start({"write_back=256k", "write_back_age=30s", "write_back_wait=30s"}));
+    const uint64_t n = stage / 4 / (2 * z), size = rounds * 2 * n * z;
+    raw_client *c[2] = {&a, &b};
+    auto round = [&](int r, uint64_t k) {
+        std::vector<ps_region_t> regs;
+        for (uint64_t i = 0; i < n; i++) {
+            regs.push_back({k * 2 * n * z + (i * 2 + (uint64_t)r) * z, z});
+        }
+        write(*c[r], fid, regs, (uint8_t)(r + 1));
+    };
+    model.resize(size, 0); /* the threads write disjoint bytes of it */
+    round(0, 0);           /* both write it: its writers are several */
+    round(1, 0);
+    std::thread ahead([&] {
+        for (uint64_t k = 1; k < rounds; k++) {
+            round(0, k);
+        }
+    });
+    uint64_t waits = 0;
+    for (int t = 0; t < 2000 && waits == 0; t++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        ps_stats_rep_t st{};
+        ASSERT_TRUE(b.stats(&st).received);
+        waits = st.stage_full_waits;
+    }
+    EXPECT_GT(waits, 0u) << "a's fifth round never waited for room";
+    for (uint64_t k = 1; k < rounds; k++) {
+        round(1, k);
+    }
+    ahead.join();
+    ASSERT_FALSE(HasFailure());
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, size, "a writer a stage ahead"));
+    ps_stats_rep_t st{};
+    ASSERT_TRUE(b.stats(&st).received);
+    printf("%llu blocks: %llu waits for room, %llu written whole, %llu partial, %llu rmw reads\n",
+           (unsigned long long)(size / block), (unsigned long long)st.stage_full_waits,
+           (unsigned long long)st.stage_whole, (unsigned long long)st.stage_partial,
+           (unsigned long long)st.rmw_reads);
+    EXPECT_EQ(st.stage_partial, 0u);
+    EXPECT_EQ(st.rmw_reads, 0u);
+    EXPECT_EQ(st.disk_bytes_written, size) << "every block written exactly once";
 }
 
 TEST_F(ServerWback, FullStageMakesWritesWait)
