@@ -80,8 +80,8 @@ const ps_config_field_t pss_config_table[] = {
     PSS_FIELD("write_back_wait", "200ms",
               "while several clients write an object, how long a write that finds the "
               "write-back stage full waits for the others to complete its partial blocks "
-              "(their writes that need no room go ahead of it) before the older half of the "
-              "stage is written partial (0: at once)",
+              "(queued writes that need no room go ahead of it) before the older half of the "
+              "stage is written partial (0: at once, and nothing goes ahead)",
               PS_CFG_TIME, write_back_wait, 0, 3600.0),
     PSS_FIELD("cache", "2g",
               "memory of the server for bytes just written to or read from disk, so that "

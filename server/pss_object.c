@@ -326,7 +326,7 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
 static int pss_obj_idle(const pss_object_t *obj)
 {
     return obj->wait_head == NULL && obj->active == NULL && !obj->scheduled && obj->nstaged == 0 &&
-           !obj->flushing;
+           !obj->flushing && !obj->swait;
 }
 
 static void pss_obj_unlink_free(pss_worker_t *w, pss_object_t *obj)

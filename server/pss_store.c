@@ -285,6 +285,23 @@ static int pss_stage_wait(pss_worker_t *w, pss_object_t *obj, pss_job_t *job)
     return 1;
 }
 
+/* obj's write no longer waits for room (it started): off the worker's
+ * list, so that its next wait starts its own write_back_wait and the
+ * list never holds an object that may be freed. */
+static void pss_stage_unwait(pss_worker_t *w, pss_object_t *obj)
+{
+    if (!obj->swait) {
+        return;
+    }
+    for (pss_object_t **pp = &w->swait_head; *pp != NULL; pp = &(*pp)->next_swait) {
+        if (*pp == obj) {
+            *pp = obj->next_swait;
+            break;
+        }
+    }
+    obj->swait = 0;
+}
+
 /* Objects waiting for room that now fits go again; the others wait for
  * the flushes (started again for blocks staged since). */
 static void pss_stage_wake(pss_worker_t *w)
@@ -589,10 +606,12 @@ static int pss_obj_write_ahead(pss_worker_t *w, pss_object_t *obj, pss_req_t *r)
     return 1;
 }
 
-#define PSS_AHEAD_MAX 8 /* queued writes looked at when the head starts to wait */
+#define PSS_AHEAD_MAX 8 /* queued writes looked at each time the head is planned to wait */
 
 /* The head of obj's queue waits for room: the writes behind it that need
- * none go ahead. */
+ * none go ahead (any client's: the waiting one's own need room too, as a
+ * rule, and fail the check). A later write is tried as it comes
+ * (pss_store_handle). */
 static void pss_obj_writes_ahead(pss_worker_t *w, pss_object_t *obj)
 {
     pss_req_t *r = obj->wait_head->next, *next;
@@ -648,12 +667,13 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
     obj->blocked = 1;
     if (pss_job_conflicts(job) || (is_write && pss_stage_wait(w, obj, job))) {
         pss_job_free(w, job); /* and the array; the requests stay queued */
-        if (obj->swait) {
+        if (obj->swait && w->server->cfg.write_back_wait > 0) {
             pss_obj_writes_ahead(w, obj);
         }
         return;
     }
     obj->blocked = 0;
+    pss_stage_unwait(w, obj); /* admitted without pss_stage_wake: a job freed room */
     for (uint32_t i = 0; i < n; i++) {
         pss_obj_pop(obj);
     }
@@ -787,7 +807,7 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
     obj->wait_tail = &req->next;
     if (!obj->blocked) {
         pss_obj_schedule(w, obj);
-    } else if (obj->swait) {
+    } else if (obj->swait && w->server->cfg.write_back_wait > 0) {
         pss_obj_write_ahead(w, obj, req);
     }
 }
