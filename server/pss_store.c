@@ -29,7 +29,8 @@
  * is left (the write waits for the flush: the stage never grows past
  * write_back; while several clients write the object, the flush waits
  * write_back_wait for the others, whose writes that need no room go
- * ahead of the waiting one). A write that would take more than half the stage, or
+ * ahead of the waiting one, and each write that comes meanwhile has the
+ * waiting one planned again with it). A write that would take more than half the stage, or
  * comes while the worker's open-file budget is spent, bypasses it (after
  * the object's staged blocks are written).
  */
@@ -606,12 +607,12 @@ static int pss_obj_write_ahead(pss_worker_t *w, pss_object_t *obj, pss_req_t *r)
     return 1;
 }
 
-#define PSS_AHEAD_MAX 8 /* queued writes looked at each time the head is planned to wait */
+#define PSS_AHEAD_MAX 16 /* queued writes looked at each time the head is planned to wait */
 
 /* The head of obj's queue waits for room: the writes behind it that need
  * none go ahead (any client's: the waiting one's own need room too, as a
- * rule, and fail the check). A later write is tried as it comes
- * (pss_store_handle). */
+ * rule, and fail the check). A write that comes while it waits has it
+ * planned again (pss_store_handle). */
 static void pss_obj_writes_ahead(pss_worker_t *w, pss_object_t *obj)
 {
     pss_req_t *r = obj->wait_head->next, *next;
@@ -808,7 +809,12 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
     if (!obj->blocked) {
         pss_obj_schedule(w, obj);
     } else if (obj->swait && w->server->cfg.write_back_wait > 0) {
-        pss_obj_write_ahead(w, obj, req);
+        /* the write waiting for room is planned again with this one:
+         * together they may need none (the other writer's halves of the
+         * same blocks, which could not pass it), else the writes behind
+         * it that need none go ahead (pss_obj_start_io) */
+        obj->blocked = 0;
+        pss_obj_schedule(w, obj);
     }
 }
 
