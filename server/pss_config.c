@@ -77,7 +77,7 @@ const ps_config_field_t pss_config_table[] = {
               PS_CFG_SIZE, write_back, 0, (double)(1ull << 40)),
     PSS_FIELD("write_back_age", "1s", "longest time a partial block stays in the write-back stage",
               PS_CFG_TIME, write_back_age, 0, 3600.0),
-    PSS_FIELD("write_back_wait", "0",
+    PSS_FIELD("write_back_wait", "200ms",
               "while several clients write an object, how long a write that finds the "
               "write-back stage full waits for the others to complete its partial blocks "
               "(queued writes that need no room go ahead of it) before the older half of the "

@@ -609,13 +609,17 @@ static int pss_obj_write_ahead(pss_worker_t *w, pss_object_t *obj, pss_req_t *r)
 
 #define PSS_AHEAD_MAX 16 /* queued writes looked at each time the head is planned to wait */
 
-/* The head of obj's queue waits for room: the writes behind it that need
- * none go ahead (any client's: the waiting one's own need room too, as a
- * rule, and fail the check). A write that comes while it waits has it
- * planned again (pss_store_handle). */
-static void pss_obj_writes_ahead(pss_worker_t *w, pss_object_t *obj)
+/* The job of the first n_head batches of obj's queue waits for room: the
+ * writes that need none go ahead (any client's: the waiting one's own
+ * need room too, as a rule, and fail the check). With n_head > 1 the head
+ * itself is tried alone: the other writer's halves at the head, planned
+ * with the waiting writer's next write queued behind them, waited with it
+ * for room that they alone do not need (each writer's rounds then waited
+ * out write_back_wait, and the halves went partial after all). A write
+ * that comes while it waits has it planned again (pss_store_handle). */
+static void pss_obj_writes_ahead(pss_worker_t *w, pss_object_t *obj, uint32_t n_head)
 {
-    pss_req_t *r = obj->wait_head->next, *next;
+    pss_req_t *r = n_head > 1 ? obj->wait_head : obj->wait_head->next, *next;
 
     for (int n = 0; r != NULL && n < PSS_AHEAD_MAX && obj->blocked; n++, r = next) {
         next = r->next;
@@ -669,7 +673,7 @@ static void pss_obj_start_io(pss_worker_t *w, pss_object_t *obj)
     if (pss_job_conflicts(job) || (is_write && pss_stage_wait(w, obj, job))) {
         pss_job_free(w, job); /* and the array; the requests stay queued */
         if (obj->swait && w->server->cfg.write_back_wait > 0) {
-            pss_obj_writes_ahead(w, obj);
+            pss_obj_writes_ahead(w, obj, n);
         }
         return;
     }
