@@ -50,6 +50,7 @@ struct pss_object {
     int swait;                  /* on that list */
     uint64_t swait_need;        /* blocks its next write adds to the stage */
     uint64_t swait_ns;          /* when it began to wait */
+    int swait_futile;           /* another client's write came and needs room too */
     pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
     pss_share_t writers; /* several clients write it (pss_share.c) */

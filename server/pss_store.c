@@ -226,14 +226,18 @@ static void pss_stage_flush_older_half(pss_worker_t *w, uint64_t need)
  * writer that ran a stage ahead of its partner (the partner's process
  * kept off the CPU) made the flush write every half partial, and each
  * of the partner's halves, staged alone again, after it (225,000 blocks
- * written partial in one of session 66's matrix runs). Else the timer is
- * set for it.
+ * written partial in one of session 66's matrix runs). Also at once when
+ * another client's write came meanwhile and needs room itself
+ * (swait_futile, pss_obj_writes_ahead): nobody is left to complete the
+ * halves (two clients' small writes that leave their blocks partial
+ * would each wait out write_back_wait whenever the stage filled). Else
+ * the timer is set for it.
  */
 static int pss_stage_wait_over(pss_worker_t *w, pss_object_t *obj, uint64_t now)
 {
     uint64_t until = obj->swait_ns + (uint64_t)(w->server->cfg.write_back_wait * 1e9);
 
-    if (now >= until || !pss_share_active(&obj->writers)) {
+    if (now >= until || !pss_share_active(&obj->writers) || obj->swait_futile) {
         return 1;
     }
     pss_stage_arm(w, until);
@@ -275,6 +279,7 @@ static int pss_stage_wait(pss_worker_t *w, pss_object_t *obj, pss_job_t *job)
     }
     if (!obj->swait) {
         obj->swait = 1;
+        obj->swait_futile = 0;
         obj->swait_ns = ps_time_ns();
         obj->next_swait = w->swait_head;
         w->swait_head = obj;
@@ -578,11 +583,12 @@ static void pss_obj_unlink(pss_object_t *obj, pss_req_t *r)
  * r, a write queued in obj while the write at its head waits for room in
  * the stage: started now, out of turn, if it needs no room (it completes
  * staged blocks, or stages nothing), touches no byte of a request before
- * it and intersects no running job. 1 if it was started. The other
- * writers' halves thus complete the blocks the waiting writer staged
- * before the stage writes them partial (pss_stage_wait_over).
+ * it and intersects no running job. 1 if it was started; else *room says
+ * whether the room it needs is what held it. The other writers' halves
+ * thus complete the blocks the waiting writer staged before the stage
+ * writes them partial (pss_stage_wait_over).
  */
-static int pss_obj_write_ahead(pss_worker_t *w, pss_object_t *obj, pss_req_t *r)
+static int pss_obj_write_ahead(pss_worker_t *w, pss_object_t *obj, pss_req_t *r, int *room)
 {
     pss_req_t **batch;
     pss_job_t *job;
@@ -597,7 +603,7 @@ static int pss_obj_write_ahead(pss_worker_t *w, pss_object_t *obj, pss_req_t *r)
         free(batch);
         return 0;
     }
-    if (pss_job_conflicts(job) || pss_job_stage_plan(w, job, &touches) > 0) {
+    if (pss_job_conflicts(job) || (*room = pss_job_stage_plan(w, job, &touches) > 0)) {
         pss_job_free(w, job);
         return 0;
     }
@@ -616,14 +622,23 @@ static int pss_obj_write_ahead(pss_worker_t *w, pss_object_t *obj, pss_req_t *r)
  * with the waiting writer's next write queued behind them, waited with it
  * for room that they alone do not need (each writer's rounds then waited
  * out write_back_wait, and the halves went partial after all). A write
- * that comes while it waits has it planned again (pss_store_handle). */
+ * that comes while it waits has it planned again (pss_store_handle). A
+ * write of another client that needs room itself ends the wait: the
+ * older half of the stage is written now (pss_stage_wait_over). */
 static void pss_obj_writes_ahead(pss_worker_t *w, pss_object_t *obj, uint32_t n_head)
 {
     pss_req_t *r = n_head > 1 ? obj->wait_head : obj->wait_head->next, *next;
+    int futile = obj->swait_futile;
 
     for (int n = 0; r != NULL && n < PSS_AHEAD_MAX && obj->blocked; n++, r = next) {
+        int room = 0;
         next = r->next;
-        pss_obj_write_ahead(w, obj, r);
+        if (!pss_obj_write_ahead(w, obj, r, &room) && room && r->conn != obj->wait_head->conn) {
+            obj->swait_futile = 1;
+        }
+    }
+    if (!futile && obj->swait_futile && obj->blocked) {
+        pss_stage_flush_older_half(w, obj->swait_need);
     }
 }
 

@@ -1086,6 +1086,39 @@ uint64_t send_write(raw_client &c, uint64_t fid, const std::vector<ps_region_t> 
 } // namespace
 
 /*
+ * Two clients whose small writes leave their blocks partial, nobody
+ * completing them (disjoint blocks, each written whole before): when the
+ * stage is full, the write that waits for room (write_back_wait = 30s)
+ * has the other client's write queued behind it, needing room too, so
+ * nobody is left to complete its halves and the older half of the stage
+ * is written at once. Before, every fill of the stage waited out the
+ * whole write_back_wait (here: no reply within 10 s).
+ */
+TEST_F(ServerWback, AWaitEndsWhenTheOtherWriterNeedsRoomToo)
+{
+    const uint64_t fid = 0x5120, nblocks = 256;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back=64k", "write_back_age=30s", "write_back_wait=30s"}));
+    const uint64_t cap = 65536 / block, per = cap / 4;
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, nblocks * block}}, 0));
+    for (uint64_t k = 0; k + 2 * per <= nblocks; k += 2 * per) {
+        uint64_t wa = send_write(a, fid, inner_regions(k, per), (uint8_t)(k + 1), &model);
+        uint64_t wb = send_write(b, fid, inner_regions(k + per, per), (uint8_t)(k + 2), &model);
+        raw_reply ra = a.wait(wa, 10.0), rb = b.wait(wb, 10.0);
+        ASSERT_TRUE(ra.received && rb.received)
+            << "blocks " << k << "..: a write waited out write_back_wait";
+        ASSERT_EQ(ra.status(), PS_OK);
+        ASSERT_EQ(rb.status(), PS_OK);
+    }
+    ps_stats_rep_t st = stats();
+    printf("stage of %llu blocks, two writers: %llu waits for room, %llu written partial\n",
+           (unsigned long long)cap, (unsigned long long)st.stage_full_waits,
+           (unsigned long long)st.stage_partial);
+    EXPECT_GT(st.stage_full_waits, 0u);
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, nblocks * block, "two writers that fill the stage"));
+}
+
+/*
  * Reads while staged blocks come and go: with write_back_age=0 every
  * partial block is written as soon as the worker looks (flush jobs, blind
  * from kept edge blocks or past the end, or read-modify-write, are in
