@@ -51,6 +51,7 @@ struct pss_object {
     uint64_t swait_need;        /* blocks its next write adds to the stage */
     uint64_t swait_ns;          /* when it began to wait */
     int swait_futile;           /* another client's write came and needs room too */
+    uint64_t swait_skip_until;  /* no wait before then: the last one ran out */
     pss_edges_t edges;  /* edge blocks of recent writes (pss_edge.c) */
     pss_share_t share;  /* reads shared by several clients (pss_share.c) */
     pss_share_t writers; /* several clients write it (pss_share.c) */

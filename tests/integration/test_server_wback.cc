@@ -1119,6 +1119,60 @@ TEST_F(ServerWback, AWaitEndsWhenTheOtherWriterNeedsRoomToo)
 }
 
 /*
+ * A wait that ran out (the others never completed the blocks) is not
+ * waited again soon: client a's write finds the stage full and waits
+ * its whole write_back_wait (5 s) while client b keeps the file shared
+ * with writes of whole blocks (they stage nothing and go ahead); then,
+ * the stage full again, a's next write is answered at once instead of
+ * after another 5 s. (In four-process IOR runs whose writes to one
+ * server waited behind a write waiting for room on the other, waits ran
+ * out hundreds of times in a run.)
+ */
+TEST_F(ServerWback, AWaitThatRanOutIsNotWaitedAgainSoon)
+{
+    const uint64_t fid = 0x5121, nblocks = 256, per = 4;
+
+    ASSERT_NO_FATAL_FAILURE(start({"write_back=64k", "write_back_age=30s", "write_back_wait=5s"}));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, nblocks * block}}, 0));
+    uint64_t k = 0;
+    for (; k < 65536 / block; k += per) { /* fill the stage, both clients */
+        ASSERT_NO_FATAL_FAILURE(write(k / per % 2 ? b : a, fid, inner_regions(k, per), (uint8_t)k));
+    }
+    /* a's write waits for room; b's whole blocks meanwhile keep it shared
+     * (and tell how long the wait took) */
+    auto wait_with_b_writing = [&](uint64_t first, double *secs) {
+        uint64_t t0 = ps_time_ns();
+        uint64_t wa = send_write(a, fid, inner_regions(first, per), (uint8_t)first, &model);
+        for (int i = 0; i < 200; i++) {
+            raw_reply ra = a.wait(wa, 0.1);
+            if (ra.received) {
+                ASSERT_EQ(ra.status(), PS_OK);
+                *secs = (double)(ps_time_ns() - t0) / 1e9;
+                return;
+            }
+            ASSERT_NO_FATAL_FAILURE(
+                write(b, fid, {{(nblocks - 1 - (uint64_t)i % 8) * block, block}}, (uint8_t)i));
+        }
+        FAIL() << "no reply within 20 s";
+    };
+    double first = 0, second = 0;
+    ASSERT_NO_FATAL_FAILURE(wait_with_b_writing(k, &first));
+    k += per;
+    for (; stats().stage_blocks + per <= 65536 / block; k += per) { /* full again */
+        ASSERT_NO_FATAL_FAILURE(write(b, fid, inner_regions(k, per), (uint8_t)k));
+    }
+    ps_stats_rep_t st = stats();
+    ASSERT_GE(st.stage_full_waits, 1u);
+    ASSERT_NO_FATAL_FAILURE(wait_with_b_writing(k + per, &second));
+    printf("write_back_wait 5 s: the first wait %.2f s, the next %.2f s (%llu waits for room)\n",
+           first, second, (unsigned long long)stats().stage_full_waits);
+    EXPECT_GE(first, 4.0) << "the first wait did not run out: the test tests nothing";
+    EXPECT_LT(second, 2.5) << "a wait that ran out was waited again at once";
+    EXPECT_GT(stats().stage_full_waits, st.stage_full_waits) << "the second write never waited";
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, nblocks * block, "after the waits"));
+}
+
+/*
  * Reads while staged blocks come and go: with write_back_age=0 every
  * partial block is written as soon as the worker looks (flush jobs, blind
  * from kept edge blocks or past the end, or read-modify-write, are in
