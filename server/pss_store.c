@@ -233,8 +233,8 @@ static void pss_stage_flush_older_half(pss_worker_t *w, uint64_t need)
  * would each wait out write_back_wait whenever the stage filled). And
  * for PSS_SWAIT_SKIP times write_back_wait after a wait of the object ran
  * out: four IOR processes writing 64-byte quarters of each block through
- * stages of 64 KiB on two servers waited out the whole wait 807 times in
- * one run of about 30 (0.78 MiB/s, the others 17-43), a write on one
+ * stages of 64 KiB on two servers ran 3 runs of 38 at 0.8-7.9 MiB/s (the
+ * others 17-44), the slowest waiting out the whole wait 807 times, a write on one
  * server waiting with two other processes' writes queued behind it while
  * on the other server a write waited alone: nobody could come on either.
  * Else the timer is set for it.
@@ -651,6 +651,13 @@ static void pss_obj_writes_ahead(pss_worker_t *w, pss_object_t *obj, uint32_t n_
         if (!pss_obj_write_ahead(w, obj, r, &room) && room && r->conn != obj->wait_head->conn) {
             obj->swait_futile = 1;
         }
+    }
+    if (obj->wait_head == NULL) {
+        /* every batch of the head run went ahead alone (two short spans
+         * planned together are staged to wait for their neighbours, each
+         * alone is not): nothing waits for room any more */
+        pss_stage_unwait(w, obj);
+        return;
     }
     if (!futile && obj->swait_futile && obj->blocked) {
         pss_stage_flush_older_half(w, obj->swait_need);

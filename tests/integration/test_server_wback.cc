@@ -1119,6 +1119,42 @@ TEST_F(ServerWback, AWaitEndsWhenTheOtherWriterNeedsRoomToo)
 }
 
 /*
+ * Two clients' whole-block writes that arrive together while the stage is
+ * almost full: planned together, their two short spans are staged to wait
+ * for their neighbours and need room; each alone needs none and goes
+ * ahead of the wait. Then nothing waits, and nothing may flush the
+ * stage's older half for it: the stage's partial blocks stay staged
+ * (write_back_age 30 s) past write_back_wait.
+ */
+TEST_F(ServerWback, WritesThatAllWentAheadLeaveNoWait)
+{
+    const uint64_t fid = 0x5122, nblocks = 256, per = 5;
+
+    ASSERT_NO_FATAL_FAILURE(
+        start({"write_back=64k", "write_back_age=30s", "write_back_wait=300ms"}));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, nblocks * block}}, 0));
+    for (uint64_t k = 0; k < 3 * per; k += per) { /* 15 blocks of 16, both clients */
+        ASSERT_NO_FATAL_FAILURE(write(k / per % 2 ? b : a, fid, inner_regions(k, per), (uint8_t)k));
+    }
+    for (int round = 0; round < 5; round++) {
+        uint64_t wa = send_write(a, fid, {{(100 + (uint64_t)round) * block, block}}, 1, &model);
+        uint64_t wb = send_write(b, fid, {{(200 + (uint64_t)round) * block, block}}, 2, &model);
+        raw_reply ra = a.wait(wa), rb = b.wait(wb);
+        ASSERT_TRUE(ra.received && rb.received);
+        ASSERT_EQ(ra.status(), PS_OK);
+        ASSERT_EQ(rb.status(), PS_OK);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    ps_stats_rep_t st = stats();
+    printf("%llu waits for room, %llu blocks staged, %llu written partial\n",
+           (unsigned long long)st.stage_full_waits, (unsigned long long)st.stage_blocks,
+           (unsigned long long)st.stage_partial);
+    EXPECT_EQ(st.stage_partial, 0u) << "a wait nobody had flushed the stage";
+    EXPECT_EQ(st.stage_blocks, 3 * per);
+    ASSERT_NO_FATAL_FAILURE(check(b, fid, nblocks * block, "after the writes that went ahead"));
+}
+
+/*
  * A wait that ran out (the others never completed the blocks) is not
  * waited again soon: client a's write finds the stage full and waits
  * its whole write_back_wait (5 s) while client b keeps the file shared
