@@ -12,8 +12,10 @@
  * servers count.
  *
  * Reads that walk forward (each starting in or just after the block the
- * last one ended in) are read ahead: once a read comes within half a
- * window of the blocks fetched so far, the next window of blocks is read
+ * last one ended in, or further on in a block fetched already: runs of
+ * reads with skips between them, as NAS BT-IO's read-back of half of each
+ * row of half of each plane) are read ahead: once a read comes within
+ * half a window of the blocks fetched so far, the next window of blocks is read
  * in the background (pstripe_iread_list; 2 blocks, doubling up to half the
  * slots), into slots left untagged until a read needs one of them or
  * their slots and waits for it. A drop or a write over its blocks while it
@@ -184,7 +186,8 @@ static int ahead_in_the_way(const struct pstripe_rcache *rc, uint64_t b0, uint64
  * window ahead (not past the end of file: a block fetched short ends it). */
 static void ahead_start(struct pstripe_rcache *rc, uint64_t b0, uint64_t b1)
 {
-    int forward = rc->last != 0 && (b0 + 1 == rc->last || b0 == rc->last);
+    uint64_t fetched = rc->reached > rc->last ? rc->reached : rc->last;
+    int forward = rc->last != 0 && b0 + 1 >= rc->last && b0 <= fetched;
     uint64_t first;
     size_t i, s, n;
 

@@ -12,6 +12,7 @@
 
 #include <signal.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -668,6 +669,59 @@ TEST_F(ClientRcache, StreamsOfReadsAreReadAhead)
     }
     pstripe_rcache_free(rc);
     PSC_ASSERT_OK(pstripe_close(g));
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
+/* Reads that walk forward in runs with blocks skipped between them (NAS
+ * BT-IO's read-back: half of each row of half the rows of a plane, then
+ * the next plane) are read ahead across the skips as long as they land in
+ * blocks already read ahead: the window keeps growing, a few list reads
+ * for the whole file (each run restarted its read-ahead with a window of 2
+ * blocks before: a request every other block). */
+TEST_F(ClientRcache, ForwardReadsSkippingBlocksAreReadAhead)
+{
+    start(2);
+    pstripe_layout_t layout = {65536, 2, 0};
+    pstripe_file_t *f;
+    pstripe_rcache_t *rc;
+    std::mt19937 rng(9);
+    const uint64_t size = 4 << 20, block = 16384, len = 1280, row = 2560, rows = 32,
+                   plane = 64 * row; /* a run is half a plane: 80 KiB, 80 KiB skipped */
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/rcskip", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+    std::vector<uint8_t> init(size);
+    for (uint8_t &b : init) {
+        b = (uint8_t)rng();
+    }
+    PSC_ASSERT_OK(pstripe_pwrite(f, init.data(), size, 0));
+    PSC_ASSERT_OK(pstripe_rcache_create(f, 1 << 20, block, &rc));
+    uint64_t before = read_batches(), served_count = 0, reads = 0;
+    for (uint64_t base = 0; base + plane <= size; base += plane) {
+        for (uint64_t r = 0; r < rows; r++, reads++) {
+            uint64_t off = base + r * row, nread;
+            std::vector<uint8_t> out(len);
+            pstripe_region_t reg = {off, len};
+            struct iovec iov = {out.data(), out.size()};
+            int served;
+            PSC_ASSERT_OK(pstripe_rcache_read(rc, &reg, 1, &iov, 1, &nread, &served));
+            if (!served) {
+                PSC_ASSERT_OK(pstripe_pread(f, out.data(), len, off, &nread));
+            }
+            ASSERT_EQ(nread, len);
+            served_count += served;
+            ASSERT_EQ(memcmp(out.data(), init.data() + off, len), 0) << "at " << off;
+        }
+    }
+    uint64_t batches = read_batches() - before;
+    printf("[   INFO   ] %llu reads in runs of %llu, a run every %llu bytes: %llu served, "
+           "%llu read requests (%llu blocks)\n",
+           (unsigned long long)reads, (unsigned long long)rows, (unsigned long long)plane,
+           (unsigned long long)served_count, (unsigned long long)batches,
+           (unsigned long long)(size / block));
+    EXPECT_EQ(served_count, reads);
+    /* (72 server requests; 168 when each run started its read-ahead over) */
+    EXPECT_LT(batches, size / block / 2) << "the read-ahead started over at each run";
+    pstripe_rcache_free(rc);
     PSC_ASSERT_OK(pstripe_close(f));
 }
 
