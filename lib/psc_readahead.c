@@ -87,6 +87,7 @@ typedef struct {
     uint64_t last_off, last_len; /* the previous read */
     int64_t step;                /* the stream's step between offsets */
     int64_t cand;                /* a step seen once, off the stream's */
+    int cand_fresh;              /* ... by the previous read */
     int steps;                   /* reads in a row with that step and length */
     uint64_t pos;                /* the previous read's place in its run */
     uint64_t run;                /* reads of a run; 0: not nested */
@@ -263,30 +264,41 @@ static void ra_drop_windows(psc_ra_t *ra)
     }
 }
 
-/* A run of a stream ended with a forward jump: two runs alike in a row
- * make the stream nested (pos: the run's last read). */
-static void ra_run_ends(ra_stream *st, int64_t jump)
+/* A run of a stream ended with a forward jump (pos: the run's last read).
+ * Two runs alike in a row make the stream nested; a run as long as its
+ * runs, ended by another jump, starts the same runs there (the next cell
+ * of an array). Is the read on the stream: either of those? A jump that
+ * is neither is not (random forward reads must not restart the windows
+ * at every read), nor is the stream's step adopted from it. */
+static int ra_run_ends(ra_stream *st, int64_t jump)
 {
+    int on = 1;
+
     if (st->run > 0 && st->pos + 1 == st->run) {
-        st->pos = 0; /* a run as long, then a jump elsewhere: the same runs there */
-        return;
-    }
-    if (st->cand_run == st->pos + 1 && st->cand_jump == jump) {
+        /* the same runs there */
+    } else if (st->cand_run == st->pos + 1 && st->cand_jump == jump) {
         st->run = st->pos + 1;
         st->jump = jump;
     } else {
         st->run = 0;
         st->cand_run = st->pos + 1;
         st->cand_jump = jump;
+        on = 0;
     }
     st->pos = 0;
+    return on;
 }
 
-/* Note the read in the stream; is it the third (or later) of one? */
+/* Note the read in the stream; is it the third (or later) of one? A new
+ * step is taken when two reads in a row have it (the previous one left
+ * it as cand); one read off the step (metadata between chunks, say), or
+ * a run's end, leaves the stream's step as it was. */
 static int ra_follow(ra_stream *st, uint64_t off, uint64_t len)
 {
     int64_t step = (int64_t)(off - st->last_off);
+    int fresh = st->cand_fresh, on = 1;
 
+    st->cand_fresh = 0;
     if (len != st->last_len) {
         st->steps = 0;
         st->run = st->cand_run = st->pos = 0;
@@ -299,22 +311,25 @@ static int ra_follow(ra_stream *st, uint64_t off, uint64_t len)
         }
         st->steps++;
         st->pos++;
-    } else if (st->steps >= 2 && step > st->step) {
-        ra_run_ends(st, step);     /* the stream goes on */
-    } else if (step == st->cand) { /* a new step, twice */
+    } else if (fresh && step == st->cand) { /* a new step, twice */
         st->step = step;
         st->steps = 2;
         st->run = st->cand_run = 0;
         st->pos = 2;
-    } else { /* one step off (metadata between chunks, say) */
+    } else if (st->steps >= 2 && step > st->step) {
+        on = ra_run_ends(st, step); /* the stream goes on */
         st->cand = step;
+        st->cand_fresh = 1;
+    } else { /* one step off */
+        st->cand = step;
+        st->cand_fresh = 1;
         st->steps = 1;
         st->run = st->cand_run = 0;
         st->pos = 1;
     }
     st->last_off = off;
     st->last_len = len;
-    return st->steps >= 2 && st->step >= (int64_t)len;
+    return on && st->steps >= 2 && st->step >= (int64_t)len;
 }
 
 /* Start the free window on the reads after those predicted (at most one

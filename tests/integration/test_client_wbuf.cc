@@ -768,4 +768,38 @@ TEST_F(ClientRcache, RunsOfReadsAreReadAheadAsANestedStream)
     PSC_ASSERT_OK(pstripe_close(f));
 }
 
+/* Reads that jump forward by random amounts after a few in a row (a
+ * program reading scattered records) are no stream, nested or not: they
+ * fetch what they read and little more (a review found each jump taken
+ * as a run's end restarting both windows: 16 times the bytes read). */
+TEST_F(ClientRcache, RandomForwardReadsAreNotReadAhead)
+{
+    start(2);
+    pstripe_file_t *f;
+    pstripe_rcache_t *rc;
+    file_model model;
+    std::mt19937 rng(13);
+    const uint64_t size = 32 << 20, len = 32768;
+    uint64_t served_count = 0, reads = 0, off = 0;
+
+    ASSERT_NO_FATAL_FAILURE(create_filled("/rcrandom", size, 13, &model, &f, nullptr));
+    PSC_ASSERT_OK(pstripe_rcache_create(f, 4 << 20, 65536, &rc));
+    uint64_t before = read_batches(&pstripe_server_stats_t::bytes_read);
+    for (; off + len <= size; reads++) {
+        std::vector<uint8_t> out = cached_read(rc, f, off, len, &served_count);
+        for (uint64_t b = 0; b < len; b += 997) {
+            ASSERT_EQ(out[b], model.at(off + b)) << "byte " << off + b;
+        }
+        off += reads < 3 ? len : len + 65536 + rng() % (3 * 65536);
+    }
+    uint64_t bytes = read_batches(&pstripe_server_stats_t::bytes_read) - before;
+    printf("[   INFO   ] %llu reads of %llu bytes, random forward gaps: %llu bytes read from the "
+           "servers (%.2f times the reads')\n",
+           (unsigned long long)reads, (unsigned long long)len, (unsigned long long)bytes,
+           (double)bytes / (double)(reads * len));
+    EXPECT_LT(bytes, reads * len * 3 / 2) << "windows read ahead for nothing";
+    pstripe_rcache_free(rc);
+    PSC_ASSERT_OK(pstripe_close(f));
+}
+
 } // namespace
