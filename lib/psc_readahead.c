@@ -42,6 +42,9 @@
  * A forward jump off the step ends a run of the stream, which goes on
  * after it; two runs alike in a row (as many reads, ended by the same
  * jump) make the stream nested, and its reads are predicted run by run.
+ * Until then a jump is no stream read (random forward reads must not
+ * restart the windows at each read), and a new step is taken only from
+ * two reads in a row.
  * A program that reads a block of a 3-D array one row at a time reads
  * such runs (NAS BT-IO's read-back: 1,280 bytes of each 2,560-byte row of
  * half of each 160 KiB plane, a run per plane, the other half of the rows
