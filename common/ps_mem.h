@@ -6,7 +6,7 @@
  * On the VMs we measure on memory of 4 KiB pages is expensive: its first
  * touch costs a fault of about 17 us a page, and the servers spent 10-30%
  * more CPU on the same transfers with their cache and buffers on 4 KiB
- * pages than on 2 MiB ones (doc/status.md, issue 8, session 31). Where
+ * pages than on 2 MiB ones (doc/journal/issue-8.md, session 31). Where
  * transparent huge pages are enabled (Debian's default is "madvise") a
  * mapping made here is backed by 2 MiB pages; where they are off, or none
  * is free, by small pages: never an error.

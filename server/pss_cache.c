@@ -630,7 +630,7 @@ void pss_cache_unpin(pss_worker_t *w, pss_cgran_t *g)
 
 /* Has the kernel read one byte of each page of [p, p + len) through this
  * process's mapping: a writev of them into an empty pipe, drained at once.
- * On this VM (a paravirtual guest, doc/status.md) the kernel's first such
+ * On this VM (a paravirtual guest, doc/journal/issue-8.md) the kernel's first such
  * access to a page costs a hypervisor trip of about 8 us even after user
  * space's loads: 1 GiB of memory so warmed, filled by O_DIRECT reads and
  * sent through a socket pair, went at 420 MiB/s the first time and 5,900

@@ -20,7 +20,7 @@
  * of large writes, counted too, waited behind each (1.5 GiB in 1 MiB
  * calls, 2 processes, flush_behind 8m: p99 latency 1.6 -> 20-22 ms);
  * counting small writes alone it keeps 1.6-1.8 ms, and HDF5's chunked
- * writes and 4 KiB list writes keep the gain (doc/status.md, issue 8,
+ * writes and 4 KiB list writes keep the gain (doc/journal/issue-8.md,
  * "Session 59").
  *
  * The flush uses a descriptor of its own, opened again through

@@ -443,23 +443,22 @@ int ADIOI_PSTRIPE_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 }
 
 /*
- * Two-phase I/O's waits for its exchanges: MPICH moves a message only
- * inside MPI calls (no progress thread), and a round's data goes in
- * pieces that both processes must move on, so these waits keep testing
- * and never sleep (sleeping ones halved the collective reads: doc/status.md,
- * "polite waits inside two-phase I/O"). But MPICH's own wait polls without
- * ever giving up the CPU (it yields only under MPI_THREAD_MULTIPLE), and a
- * server worker pinned to that core, or the other process woken onto it,
- * then waits for the poller's whole time slice: HDF5's contiguous
- * collective reads stalled 4 ms at a time (perf sched events: the worker
- * runnable on the polling process's core for 3.8 ms while the other core
- * was idle, then the aggregator woken behind the same poller). So where
- * ADIOI_PSTRIPE_Wait_politely says, they test and sched_yield() in turn:
- * alone on its core the loop is MPICH's polling, with a woken thread
- * there it steps aside at once. 12 alternations of HDF5's contiguous
- * collective rows (pstripe-h5bench -L contig -c -w -r -e, 2 processes):
- * reads 608-1,343 (median 1,044) -> 1,101-1,421 (1,344) MiB/s, runs with
- * a read call over 6 ms 8 -> 0 of 12.
+ * Two-phase I/O's waits for its exchanges: MPICH moves a message only inside
+ * MPI calls (no progress thread), and a round's data goes in pieces that both
+ * processes must move on, so these waits keep testing and never sleep (sleeping
+ * ones halved the collective reads: doc/journal/issue-8.md, "polite waits
+ * inside two-phase I/O"). But MPICH's own wait polls without ever giving up the
+ * CPU (it yields only under MPI_THREAD_MULTIPLE), and a server worker pinned to
+ * that core, or the other process woken onto it, then waits for the poller's
+ * whole time slice: HDF5's contiguous collective reads stalled 4 ms at a time
+ * (perf sched events: the worker runnable on the polling process's core for 3.8
+ * ms while the other core was idle, then the aggregator woken behind the same
+ * poller). So where ADIOI_PSTRIPE_Wait_politely says, they test and
+ * sched_yield() in turn: alone on its core the loop is MPICH's polling, with a
+ * woken thread there it steps aside at once. 12 alternations of HDF5's
+ * contiguous collective rows (pstripe-h5bench -L contig -c -w -r -e, 2
+ * processes): reads 608-1,343 (median 1,044) -> 1,101-1,421 (1,344) MiB/s, runs
+ * with a read call over 6 ms 8 -> 0 of 12.
  */
 int ADIOI_PSTRIPE_Waitall_yielding(int n, MPI_Request * reqs, MPI_Status * statuses)
 {

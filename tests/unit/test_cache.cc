@@ -48,7 +48,7 @@ struct Cache : ::testing::Test {
 
 // The cache's memory is on 2 MiB pages where the system has transparent
 // huge pages: with 4 KiB pages the servers spent a quarter more CPU on the
-// same writes and reads (doc/status.md, session 31).
+// same writes and reads (doc/journal/issue-8.md, session 31).
 TEST_F(Cache, MemoryIsOnHugePagesWhereTheSystemHasThem)
 {
     if (!thp_enabled()) {
