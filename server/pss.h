@@ -119,6 +119,9 @@ typedef struct pss_server {
                                    are multiples of this: the file system block (at least
                                    the O_DIRECT alignment; see pss_probe.c) */
     uint32_t mem_align;         /* buffer alignment for disk I/O, bytes */
+    uint64_t max_file;          /* the largest file the object directory's file system
+                                   holds, a multiple of align (pss_probe.c): ext4 with 4 KiB
+                                   blocks, 16 TiB - 4 KiB */
     char *data_dir;             /* absolute */
     size_t max_open_per_worker; /* object files a worker keeps open */
     size_t max_conns_per_worker; /* connections a worker accepts (pss_conn.c) */

@@ -92,6 +92,19 @@ void pss_aio_flush(pss_worker_t *w)
     }
 }
 
+/* A read's length: up to the largest file the file system holds (none of
+ * its bytes lies beyond, and ext4 refuses a direct read that reaches past
+ * it; pss_probe.c). What is cut reads as zeros, as a short read at the end
+ * of a file does (pss_job_span_done); a read that starts there is 0 bytes
+ * long, which file systems complete at once. */
+static uint64_t pss_aio_read_len(const pss_server_t *s, const pss_span_io_t *sp)
+{
+    if (sp->off >= s->max_file) {
+        return 0;
+    }
+    return sp->len < s->max_file - sp->off ? sp->len : s->max_file - sp->off;
+}
+
 /* Prepare sp's disk I/O; pss_aio_flush submits it (or it waits for a slot). */
 void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp)
 {
@@ -109,10 +122,11 @@ void pss_aio_submit(pss_worker_t *w, pss_span_io_t *sp)
         PSS_STAT_ADD(w, disk_writes, 1);
         PSS_STAT_ADD(w, disk_bytes_written, sp->len);
     } else {
-        io_prep_pread(iocbp, obj->fd, sp->buf, sp->len, (long long)sp->off);
+        uint64_t len = pss_aio_read_len(w->server, sp);
+        io_prep_pread(iocbp, obj->fd, sp->buf, len, (long long)sp->off);
         PSS_STAT_ADD(w, disk_reads, 1);
-        PSS_STAT_ADD(w, disk_bytes_read, sp->len);
-        sp->job->disk_bytes += sp->len;
+        PSS_STAT_ADD(w, disk_bytes_read, len);
+        sp->job->disk_bytes += len;
         if (sp->job->is_write) {
             PSS_STAT_ADD(w, rmw_reads, 1);
         }

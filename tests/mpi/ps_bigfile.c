@@ -2,10 +2,11 @@
  * ps_bigfile: a write near the largest file the server's file system holds
  * (ext4 with 4 KiB blocks: 16 TiB - 4 KiB) fails with MPI_ERR_IO and an
  * error string that says "too large" (a block ext4 refuses: EFBIG at the
- * server; a write across 16 TiB: refused by the client), and a write below
- * the limit works and reads back. Run by tests/tools/file-too-large.sh on a one-server
- * cluster whose data directory is a loop-mounted ext4 (file offset = object
- * offset); one process.
+ * server; a write across 16 TiB: refused by the client), and writes below
+ * the limit, up to the last block ext4 holds, work and read back. Run by
+ * tests/tools/file-too-large.sh on a one-server cluster whose data
+ * directory is a loop-mounted ext4 (file offset = object offset); one
+ * process.
  *
  * Usage: ps_bigfile FILENAME
  */
@@ -46,11 +47,18 @@ int main(int argc, char **argv)
     MPI_Info_set(info, "romio_pstripe_write_behind", "disable");
     PS_MPI(MPI_File_open(MPI_COMM_SELF, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     MPI_Info_free(&info);
-    /* 1 MiB below the limit: works and reads back (reads stay clear of the
-     * last blocks: the driver's read cache fetches 64 KiB blocks) */
+    /* 1 MiB below the limit: works and reads back */
     PS_MPI(MPI_File_write_at(fh, LIMIT - (1 << 20), buf, 4096, MPI_BYTE, &st));
     PS_MPI(MPI_File_read_at(fh, LIMIT - (1 << 20), back, 4096, MPI_BYTE, &st));
     PS_CHECK(memcmp(buf, back, 4096) == 0, "the block below the limit reads back different");
+    /* the last block ext4 holds: works and reads back, though the read
+     * cache's 64 KiB block and the servers' aligned disk reads around it
+     * reach past what the file system can hold (read as a hole) */
+    PS_MPI(MPI_File_write_at(fh, LIMIT - 8192, buf + 4096, 4096, MPI_BYTE, &st));
+    PS_MPI(MPI_File_read_at(fh, LIMIT - 8192, back, 4096, MPI_BYTE, &st));
+    PS_CHECK(memcmp(buf + 4096, back, 4096) == 0, "the last block ext4 holds reads back different");
+    PS_MPI(MPI_File_read_at(fh, LIMIT - 4096 - 100, back, 100, MPI_BYTE, &st));
+    PS_CHECK(memcmp(buf + 8192 - 100, back, 100) == 0, "the last bytes below the limit differ");
     /* the last 4 KiB below 16 TiB: ext4 refuses it (EFBIG at the server) */
     expect_too_large(fh, LIMIT - 4096, buf, 4096, "write of the block ext4 does not hold");
     /* across 16 TiB: the client refuses it (no server object goes past it) */
