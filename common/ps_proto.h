@@ -253,11 +253,13 @@ typedef struct ps_file_rep {
 /*
  * Permission rules at the metadata owner (uid 0 may do everything):
  *   read / write  the mode bits of the owner, else of the group (the
- *                 caller's primary gid), else of others;
+ *                 caller's gid, or a group of its uid in the server's user
+ *                 database), else of others;
  *   create        any authenticated user (there are no directories);
  *   remove, rename (the old name, and the new one if it exists), and
  *   PS_CAP_REMOVE  the owner, or anyone with write permission;
- *   SETATTR       mode: the owner; gid: the owner, to its own gid; uid: root.
+ *   SETATTR       mode: the owner; gid: the owner, to a group it is in;
+ *                 uid: root.
  */
 typedef struct ps_path_req { /* LOOKUP, REMOVE */
     uint32_t path_len;       /* bytes of path in AM data, 1..PS_PATH_MAX */

@@ -683,7 +683,7 @@ static ps_status_t psc_setattr(pstripe_fs_t *fs, const char *path, const ps_seta
         psc_set_error("cannot %s %s: permission denied (%s)", verb, npath,
                       a->valid & PS_SETATTR_UID ? "only root may change the owner"
                       : a->valid & PS_SETATTR_GID
-                          ? "only the owner may change the group, to its own group"
+                          ? "only the owner may change the group, to one of its groups"
                           : "only the owner or root may change the mode");
     }
     return status;

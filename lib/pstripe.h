@@ -193,7 +193,8 @@ ps_status_t pstripe_preallocate(pstripe_file_t *file, uint64_t size);
  * (PS_ERR_ACCESS otherwise). */
 ps_status_t pstripe_chmod(pstripe_fs_t *fs, const char *path, uint32_t mode);
 /* Set the owner (uid; root only) and/or the group (gid; the owner may set
- * its own primary group, root any); -1 leaves one unchanged. */
+ * a group it is in, as the servers' user database says, root any); -1
+ * leaves one unchanged. */
 ps_status_t pstripe_chown(pstripe_fs_t *fs, const char *path, int64_t uid, int64_t gid);
 /* Make the file's data durable on every server it is striped over, and its
  * metadata on its owner; fails as pstripe_close does. */

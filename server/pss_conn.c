@@ -19,6 +19,7 @@ static __thread pss_conn_t *pss_tls_dead;
 void pss_conn_unref(pss_conn_t *conn)
 {
     if (conn != NULL && --conn->refs == 0) {
+        free(conn->groups);
         free(conn);
     }
 }

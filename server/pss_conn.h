@@ -17,6 +17,9 @@ struct pss_conn {
     int owned;  /* created by our listener: we close it */
     int authed; /* an AUTH succeeded (pss_auth.c): uid and gid are the caller's */
     uint32_t uid, gid;
+    int groups_known; /* groups looked up (pss_perm.c, when a mode first needs them) */
+    uint32_t ngroups;
+    gid_t *groups; /* the uid's groups in the server's user database */
     int nonce_set; /* nonce was sent in a HELLO reply and not yet answered */
     uint8_t nonce[PS_AUTH_NONCE_LEN];
     int cap_ok;        /* cap_last passed its MAC check (pss_perm.c) */

@@ -4,13 +4,22 @@
  *
  * pstripe has no directories: a path is a key in the owner's LMDB. The
  * rules follow what a user of a shared POSIX directory expects (ps_proto.h,
- * above ps_path_req_t): read and write by the mode bits of owner, group
- * (the caller's primary gid: MUNGE and the cluster key tell only that one)
- * or others; anyone authenticated may create; removing or renaming a file
- * takes its ownership or write permission on it; chmod and chgrp (to the
- * caller's own group) are the owner's; chown is root's. Root (uid 0) may
+ * above ps_path_req_t): read and write by the mode bits of owner, group or
+ * others; anyone authenticated may create; removing or renaming a file
+ * takes its ownership or write permission on it; chmod and chgrp (to a
+ * group of the caller's) are the owner's; chown is root's. Root (uid 0) may
  * do everything. With auth = none there is no identity to check and
  * everything is allowed, as before protocol 4.
+ *
+ * Groups. MUNGE and the cluster key tell one gid, the caller's primary
+ * one; a user's other groups (the project groups files are shared by) come
+ * from the server's user database (NSS: /etc/group, LDAP through sssd),
+ * as NFS servers with --manage-gids and Lustre's identity upcall get them:
+ * the credential's gid, the uid's group in passwd and the groups listing
+ * its name. They are looked up once per connection, when a file's mode
+ * first makes the answer matter (its group bits differ from its others'
+ * bits, or a chgrp), so a connection whose files' modes never ask costs
+ * no lookup; a membership changed later reaches connections made after.
  *
  * A capability is checked by the data server before its request is
  * queued: one HMAC-SHA256 of 77 bytes per request, about a microsecond
@@ -28,7 +37,70 @@
 #include "ps_log.h"
 #include "ps_time.h"
 
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#define PSS_PERM_MAX_GROUPS 65536 /* NGROUPS_MAX of Linux */
+
+/* Fill conn->groups from the server's user database (see the top). A uid
+ * the database does not know has the credential's gid alone. */
+static void pss_perm_lookup_groups(pss_conn_t *conn)
+{
+    struct passwd pw, *found = NULL;
+    char buf[4096];
+    int n = 32;
+    gid_t *groups = NULL;
+
+    conn->groups_known = 1;
+    if (getpwuid_r((uid_t)conn->uid, &pw, buf, sizeof(buf), &found) != 0 || found == NULL) {
+        ps_debug("uid %u: not in the user database: its gid %u alone", conn->uid, conn->gid);
+        return;
+    }
+    for (;;) {
+        gid_t *more = realloc(groups, (size_t)n * sizeof(*groups));
+        if (more == NULL) {
+            ps_warn("uid %u: no memory for its groups: its gid %u alone", conn->uid, conn->gid);
+            free(groups);
+            return;
+        }
+        groups = more;
+        int have = n;
+        if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) >= 0) {
+            break;
+        }
+        if (n <= have) { /* no larger count asked for: grow anyway, within reason */
+            n = have * 2;
+        }
+        if (n > PSS_PERM_MAX_GROUPS) {
+            ps_warn("uid %u: more than %d groups: its gid %u alone", conn->uid, PSS_PERM_MAX_GROUPS,
+                    conn->gid);
+            free(groups);
+            return;
+        }
+    }
+    conn->groups = groups;
+    conn->ngroups = (uint32_t)n;
+}
+
+/* Whether the caller of conn is in group gid (see the top). */
+static int pss_perm_in_group(pss_conn_t *conn, uint32_t gid)
+{
+    if (conn->gid == gid) {
+        return 1;
+    }
+    if (!conn->groups_known) {
+        pss_perm_lookup_groups(conn);
+    }
+    for (uint32_t i = 0; i < conn->ngroups; i++) {
+        if ((uint32_t)conn->groups[i] == gid) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 void pss_perm_caller(const pss_req_t *req, uint32_t *uid, uint32_t *gid)
 {
@@ -46,8 +118,9 @@ static int pss_perm_root(const pss_req_t *req)
 int pss_perm_may(const pss_server_t *s, const pss_req_t *req, const ps_file_info_t *info,
                  uint32_t access)
 {
-    const pss_conn_t *conn = req->conn;
+    pss_conn_t *conn = req->conn;
     uint32_t bits, need = 0;
+    uint32_t group_bits = (info->mode >> 3) & 7, other_bits = info->mode & 7;
 
     if (s->auth_mode == PS_AUTH_NONE || pss_perm_root(req)) {
         return 1;
@@ -60,10 +133,10 @@ int pss_perm_may(const pss_server_t *s, const pss_req_t *req, const ps_file_info
         if (access & PS_CAP_REMOVE) {
             access &= ~PS_CAP_REMOVE; /* the owner may always remove */
         }
-    } else if (conn->gid == info->gid) {
-        bits = (info->mode >> 3) & 7;
+    } else if (group_bits != other_bits && pss_perm_in_group(conn, info->gid)) {
+        bits = group_bits; /* (equal bits: the class does not matter, nothing to look up) */
     } else {
-        bits = info->mode & 7;
+        bits = other_bits;
     }
     if (access & PS_CAP_READ) {
         need |= 4;
@@ -102,8 +175,8 @@ ps_status_t pss_perm_setattr(const pss_server_t *s, const pss_req_t *req, ps_fil
     } else if ((a->valid & PS_SETATTR_UID) && !root && a->uid != info->uid) {
         why = "only root may change the owner";
     } else if ((a->valid & PS_SETATTR_GID) && !root &&
-               (!owner || req->conn == NULL || a->gid != req->conn->gid)) {
-        why = "only the owner may change the group, and only to its own group";
+               (!owner || req->conn == NULL || !pss_perm_in_group(req->conn, a->gid))) {
+        why = "only the owner may change the group, and only to a group of its own";
     }
     if (why != NULL) {
         ps_info("worker %u: SETATTR by uid %u refused: %s", req->worker->index,

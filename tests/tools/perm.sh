@@ -3,8 +3,10 @@
 # authenticates as itself, nobody cannot read, overwrite, truncate,
 # remove, chmod or chown a 0600 file of root's; can read it once root makes
 # it 0644 and write, truncate and remove it once 0666; a file nobody
-# creates is nobody's (`ls -l`), its group may be set to nobody's own only,
-# its owner by root only. An MPI program run as nobody (tests/mpi/ps_perm)
+# creates is nobody's (`ls -l`), its group may be set to a group of
+# nobody's only, its owner by root only. A process of nobody's whose gid is
+# another group (users) still has nobody's groups of the servers' user
+# database (nogroup, its group in passwd): group bits, chgrp. An MPI program run as nobody (tests/mpi/ps_perm)
 # gets MPI_ERR_ACCESS, and reads once the mode allows. Data requests carry capabilities: the servers
 # count no refusal for these normal clients. (Skipped without root, munge or
 # setpriv: the test needs a second identity.)
@@ -16,6 +18,11 @@ if [ "$(id -u)" != 0 ] || ! command -v munged >/dev/null || ! command -v setpriv
 fi
 nobody() {
     setpriv --reuid=65534 --regid=65534 --clear-groups timeout -k 5 60 "$PSTRIPE" "$@"
+}
+# nobody with gid 100 (users): MUNGE tells that gid; nogroup (65534), its
+# group in passwd, only the servers' user database tells
+nobody_users() {
+    setpriv --reuid=65534 --regid=100 --clear-groups timeout -k 5 60 "$PSTRIPE" "$@"
 }
 # An MPI program as nobody (tests/mpi/ps_perm), 2 processes, on the
 # pstripe MPICH, and under Open MPI (its OMPIO components) where built;
@@ -108,7 +115,7 @@ expect_status 0 nobody cp "$tmp/other" pstripe:/mine
 expect_status 0 pst ls -l /mine
 contains "$out" "^-rw-r--r-- nobody +nogroup " "owner is the creator"
 expect_status 1 nobody chown :0 /mine
-contains "$err" "only the owner may change the group, to its own group" "chgrp to another group"
+contains "$err" "only the owner may change the group, to one of its groups" "chgrp to another group"
 expect_status 0 nobody chown :65534 /mine
 expect_status 0 nobody chmod 600 /mine
 expect_status 1 pst chown 12345 /nonexistent
@@ -117,6 +124,28 @@ expect_status 0 pst chown 0:0 /mine
 expect_status 0 pst ls -l /mine
 contains "$out" "^-rw------- root +root " "root gave it away"
 expect_status 1 nobody cp pstripe:/mine -
+
+step "groups of the servers' user database"
+expect_status 0 pst cp "$tmp/other" pstripe:/grp
+expect_status 0 pst chown 0:65534 /grp
+expect_status 0 pst chmod 640 /grp
+expect_status 0 pst ls -l /grp
+contains "$out" "^-rw-r----- root +nogroup " "root's file of group nogroup"
+nobody_users cp pstripe:/grp - >"$tmp/grp-read" || fail "nobody (gid users) cannot read a 0640 file of nogroup"
+cmp "$tmp/other" "$tmp/grp-read" || fail "nobody read other bytes of /grp"
+expect_status 1 nobody_users cp "$tmp/other" pstripe:/grp
+contains "$err" "permission denied" "group bits r--: no write"
+expect_status 0 pst chown 0:42 /grp
+expect_status 1 nobody_users cp pstripe:/grp -
+contains "$err" "cannot open /grp: permission denied" "a group nobody is not in"
+expect_status 0 nobody_users cp "$tmp/other" pstripe:/mine2
+expect_status 0 pst ls -l /mine2
+contains "$out" "^-rw-r--r-- nobody +users " "created with the process's gid"
+expect_status 0 nobody_users chown :65534 /mine2
+expect_status 0 pst ls -l /mine2
+contains "$out" "^-rw-r--r-- nobody +nogroup " "chgrp to nobody's group in passwd"
+expect_status 1 nobody_users chown :42 /mine2
+contains "$err" "only the owner may change the group, to one of its groups" "chgrp to a group nobody is not in"
 
 step "no capability refused for these normal clients, and the mode is named"
 expect_status 0 pst stats
