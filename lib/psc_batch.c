@@ -151,6 +151,7 @@ static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op);
 /* Release of a batch whose op completed before UCX let go of it. */
 static void psc_batch_released(pstripe_fs_t *fs, psc_op_t *op)
 {
+    ucs_list_del(&op->detached_link);
     psc_batch_free(fs, op->arg);
 }
 
@@ -633,7 +634,9 @@ static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op)
     }
     if (op->send_req == NULL && op->recv_req == NULL) {
         psc_batch_free(fs, b);
-    } /* else detached: psc_batch_released() frees it when UCX lets go */
+    } else { /* detached: psc_batch_released() frees it when UCX lets go */
+        ucs_list_add_tail(&fs->detached_ops, &op->detached_link);
+    }
     psc_io_pump(fs, io);
 }
 

@@ -119,6 +119,7 @@ struct psc_op {
      * complete before UCX has released its requests, provided these only
      * use library memory (send_user_mem == 0, a receive only into staged). */
     psc_op_cb_t release_cb;
+    ucs_list_link_t detached_link; /* fs->detached_ops while UCX holds it after done */
     int send_user_mem; /* the send datatype points into caller memory */
     uint64_t eager_charge; /* write data sent eagerly, counted in conn->eager_out */
     int connect_only;      /* pseudo-op, PSC_CONNECT_*: completes once connected */
@@ -279,6 +280,7 @@ struct pstripe_fs {
     ucs_list_link_t readyq;
     ucs_list_link_t failq;
     ucs_list_link_t dead_conns;
+    ucs_list_link_t detached_ops; /* done ops (with release_cb) UCX still holds */
     psc_op_t **slots; /* req_id low 32 bits -> op */
     uint32_t nslots;
     uint32_t *free_slots;

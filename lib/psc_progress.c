@@ -545,6 +545,18 @@ static void *psc_progress_main(void *arg)
     }
     psc_conn_release_closing(fs);
     psc_ucx_fini(fs);
+    /* ops UCX had not let go of by the stop's deadline: no callback comes now */
+    while (!ucs_list_is_empty(&fs->detached_ops)) {
+        psc_op_t *op = ucs_list_head(&fs->detached_ops, psc_op_t, detached_link);
+
+        op->send_req = NULL;
+        op->recv_req = NULL;
+        if (op->staged != NULL) {
+            psc_bounce_put(fs, op->staged, op->staged_cap);
+            op->staged = NULL;
+        }
+        op->release_cb(fs, op); /* takes it off the list */
+    }
     psc_bounce_free_all(fs);
     return NULL;
 }
@@ -577,6 +589,7 @@ ps_status_t psc_progress_start(pstripe_fs_t *fs)
     ucs_list_head_init(&fs->readyq);
     ucs_list_head_init(&fs->failq);
     ucs_list_head_init(&fs->dead_conns);
+    ucs_list_head_init(&fs->detached_ops);
     error = pthread_create(&fs->thread, NULL, psc_progress_main, fs);
     if (error != 0) {
         psc_close_wake_fds(fs);

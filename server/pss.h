@@ -249,6 +249,7 @@ struct pss_worker {
     uint64_t mem_inflight;                     /* bytes of buffers held by admitted requests */
     pss_req_t *mem_wait_head, **mem_wait_tail; /* requests waiting for memory */
     uint64_t sends_inflight;                   /* reply sends not yet completed */
+    struct pss_send *abandoned_sends;          /* pss_reply_abandon: sends UCX may still complete */
     uint64_t answered;      /* replies sent and disk I/Os completed, ever (pss_spin.c) */
     uint64_t spin_activity; /* pss_spin_more's view of the counters above */
 

@@ -175,6 +175,16 @@ static void pss_send_cb(void *request, ucs_status_t status, void *user_data)
     pss_send_t *send = user_data;
 
     if (send->abandoned) {
+        pss_send_t **head = &send->worker->abandoned_sends;
+
+        if (send->prev != NULL) {
+            send->prev->next = send->next;
+        } else {
+            *head = send->next;
+        }
+        if (send->next != NULL) {
+            send->next->prev = send->prev;
+        }
         free(send);
         ucp_request_free(request);
         return;
@@ -202,12 +212,33 @@ void pss_reply_abandon(pss_conn_t *conn)
         send->abandoned = 1;
         send->worker->sends_inflight--;
         pss_send_unlink(send);
+        /* UCX may never complete the send of a force-closed endpoint:
+         * keep it on the worker until it does or the worker is destroyed */
+        pss_send_t **head = &send->worker->abandoned_sends;
+        send->prev = NULL;
+        send->next = *head;
+        if (*head != NULL) {
+            (*head)->prev = send;
+        }
+        *head = send;
         n++;
     }
     if (n > 0) {
         ps_debug("worker %u: %u replies to a closed shared-memory connection given up",
                  conn->worker->index, n);
     }
+}
+
+void pss_reply_free_abandoned(pss_worker_t *w)
+{
+    pss_send_t *send = w->abandoned_sends;
+
+    while (send != NULL) {
+        pss_send_t *next = send->next;
+        free(send);
+        send = next;
+    }
+    w->abandoned_sends = NULL;
 }
 
 static unsigned pss_latency_bucket(uint64_t ns)

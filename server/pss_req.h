@@ -37,6 +37,8 @@ void pss_reject(pss_req_t *req, ps_status_t status, const char *what);
  * The data is given back now and the worker counts the sends no longer;
  * UCX's request is freed if it ever completes. */
 void pss_reply_abandon(pss_conn_t *conn);
+/* Free the abandoned sends UCX never completed (after ucp_worker_destroy). */
+void pss_reply_free_abandoned(pss_worker_t *w);
 
 /* A buffer of at least len bytes aligned to align, reused from the worker's
  * free buffers when one fits; its capacity in *cap (0: under

@@ -498,6 +498,7 @@ static void pss_worker_teardown(pss_worker_t *w)
         ucp_worker_destroy(w->ucp_worker);
         w->ucp_worker = NULL;
     }
+    pss_reply_free_abandoned(w); /* no send callback can come any more */
     pss_buf_release_all(w); /* after the replies' buffers came back */
     free(w->conns);
     w->conns = NULL;
