@@ -50,7 +50,7 @@
 static void pss_perm_lookup_groups(pss_conn_t *conn)
 {
     struct passwd pw, *found = NULL;
-    char buf[4096];
+    char buf[16384];
     int n = 32;
     gid_t *groups = NULL;
 

@@ -207,7 +207,8 @@ static ps_status_t pss_probe_direct(pss_server_t *s, int want)
  * The largest file fd's file system holds: lseek refuses an offset past it
  * (EINVAL; ext4 checks its s_maxbytes, tmpfs, XFS and btrfs allow any
  * offset up to 2^63 - 1), so it is the largest offset lseek takes, found by
- * bisection (63 calls at start-up).
+ * bisection (63 calls at start-up). A file system whose lseek refuses
+ * even 2 GiB tells nothing that way: no limit is assumed then.
  */
 static uint64_t pss_probe_max_file(int fd)
 {
@@ -215,6 +216,10 @@ static uint64_t pss_probe_max_file(int fd)
 
     if (lseek(fd, (off_t)hi, SEEK_SET) >= 0) {
         return hi;
+    }
+    if (lseek(fd, (off_t)1 << 31, SEEK_SET) < 0) {
+        ps_warn("lseek to 2 GiB in the object directory: %m; no largest file size assumed");
+        return UINT64_MAX;
     }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
