@@ -30,16 +30,20 @@ ps_status_t psc_check_fs(pstripe_fs_t *fs)
 ps_status_t psc_normalize(const char *path, char *out, size_t *len)
 {
     ps_status_t status;
+    const char *why = NULL;
 
     if (path == NULL) {
         return psc_error(PS_ERR_INVALID, "path is NULL");
     }
     status = ps_path_normalize(path, out, PS_PATH_MAX + 1);
-    if (status == PS_OK) {
+    if (status == PS_ERR_INVALID) { /* not absolute, or the root */
+        why = path[0] != '/' ? "pstripe paths start with '/'" : "it names the root, no file";
+    } else if (status == PS_OK) {
         status = ps_proto_check_path(out, strlen(out));
     }
     if (status != PS_OK) {
-        return psc_error(status, "invalid path '%.200s': %s", path, ps_status_string(status));
+        return psc_error(status, "invalid path '%.200s': %s", path,
+                         why != NULL ? why : ps_status_string(status));
     }
     *len = strlen(out);
     return PS_OK;

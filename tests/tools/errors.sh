@@ -52,6 +52,9 @@ contains "$err" "cannot create pstripe:/y" "stripe size below the minimum"
 expect_status 1 pst stat /does-not-exist
 contains "$err" "^pstripe stat: /does-not-exist: " "stat of a missing file"
 expect_status 1 pst stat relative/path
+contains "$err" "invalid path 'relative/path': pstripe paths start with '/'" "a relative path"
+expect_status 1 pst stat /a/../..
+contains "$err" "invalid path '/a/../..': it names the root, no file" "the root"
 expect_status 1 pst local status --dir "$tmp/nowhere"
 
 pid=$(server_pid 2)
