@@ -233,9 +233,10 @@ static void pss_job_extend(pss_worker_t *w, pss_job_t *job)
         return;
     }
     uint64_t span_end = pss_round_up(pss_job_disk_end(job), w->server->align);
-    if (span_end > obj->file_len) {
+    /* (a span past the largest file fails with EFBIG by itself) */
+    if (span_end > obj->file_len && span_end <= w->server->max_file) {
         uint64_t len = pss_round_up(span_end, PSS_EXTEND_STEP);
-        if (len > w->server->max_file && span_end <= w->server->max_file) {
+        if (len > w->server->max_file) {
             len = w->server->max_file; /* the step would pass what the file system holds */
         }
         if (!obj->size_attr && pss_obj_save_size(w, obj) != PS_OK) {

@@ -151,6 +151,31 @@ static void pss_send_done(pss_send_t *send)
 }
 
 /* Take an in-flight send off its connection's list. */
+/* The two lists a send can be on: its shm connection's sends in flight,
+ * and its worker's abandoned ones (pss_reply_abandon). */
+static void pss_send_list_add(pss_send_t **head, pss_send_t *send)
+{
+    send->prev = NULL;
+    send->next = *head;
+    if (*head != NULL) {
+        (*head)->prev = send;
+    }
+    *head = send;
+}
+
+static void pss_send_list_del(pss_send_t **head, pss_send_t *send)
+{
+    if (send->prev != NULL) {
+        send->prev->next = send->next;
+    } else {
+        *head = send->next;
+    }
+    if (send->next != NULL) {
+        send->next->prev = send->prev;
+    }
+    send->prev = send->next = NULL;
+}
+
 static void pss_send_unlink(pss_send_t *send)
 {
     pss_conn_t *conn = send->conn;
@@ -158,14 +183,7 @@ static void pss_send_unlink(pss_send_t *send)
     if (conn == NULL) {
         return;
     }
-    if (send->prev != NULL) {
-        send->prev->next = send->next;
-    } else {
-        conn->sends = send->next;
-    }
-    if (send->next != NULL) {
-        send->next->prev = send->prev;
-    }
+    pss_send_list_del(&conn->sends, send);
     send->conn = NULL;
     pss_conn_unref(conn);
 }
@@ -175,16 +193,7 @@ static void pss_send_cb(void *request, ucs_status_t status, void *user_data)
     pss_send_t *send = user_data;
 
     if (send->abandoned) {
-        pss_send_t **head = &send->worker->abandoned_sends;
-
-        if (send->prev != NULL) {
-            send->prev->next = send->next;
-        } else {
-            *head = send->next;
-        }
-        if (send->next != NULL) {
-            send->next->prev = send->prev;
-        }
+        pss_send_list_del(&send->worker->abandoned_sends, send);
         free(send);
         ucp_request_free(request);
         return;
@@ -214,13 +223,7 @@ void pss_reply_abandon(pss_conn_t *conn)
         pss_send_unlink(send);
         /* UCX may never complete the send of a force-closed endpoint:
          * keep it on the worker until it does or the worker is destroyed */
-        pss_send_t **head = &send->worker->abandoned_sends;
-        send->prev = NULL;
-        send->next = *head;
-        if (*head != NULL) {
-            (*head)->prev = send;
-        }
-        *head = send;
+        pss_send_list_add(&send->worker->abandoned_sends, send);
         n++;
     }
     if (n > 0) {
@@ -338,11 +341,7 @@ static void pss_reply_send(pss_req_t *req, ps_status_t status, const void *body,
         if (conn->shm) {
             send->conn = conn;
             conn->refs++;
-            send->next = conn->sends;
-            if (conn->sends != NULL) {
-                conn->sends->prev = send;
-            }
-            conn->sends = send;
+            pss_send_list_add(&conn->sends, send);
         }
     }
     return;

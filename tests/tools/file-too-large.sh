@@ -2,7 +2,8 @@
 # Writes beyond the largest file a server's file system holds (ext4 with
 # 4 KiB blocks: 16 TiB - 4 KiB) fail with "file too large", not a generic
 # I/O error: `pstripe truncate` reports it, and an MPI write across the limit
-# returns MPI_ERR_IO with the text (tests/mpi/ps_bigfile). One server whose
+# returns MPI_ERR_IO with the text (tests/mpi/ps_bigfile), and the last
+# block ext4 holds writes and reads back. One server whose
 # data directory is a loop-mounted ext4 (file offset = object offset); needs
 # root and a loop device, else skipped.
 . "$(dirname "$0")/lib.sh"
@@ -27,6 +28,11 @@ if [ -x "$bindir/ps_bigfile" ] && "$PSTRIPE" run -- true >/dev/null 2>&1; then
     contains "$out" "OBJ_WRITE: file too large for the server's file system" "MPI error (server)"
     contains "$out" "cannot write at offset [0-9]+: file too large" "MPI error (client)"
     contains "$out" "ps_bigfile: ok" "ps_bigfile"
+    # files near the limit are extended up to it, not past (which failed,
+    # and left those writes synchronous inside io_submit)
+    if grep "ftruncate object" "$cluster/server0.log"; then
+        fail "a server extended a file past what its file system holds"
+    fi
 else
     echo "no pstripe MPICH or no tests/mpi/ps_bigfile: the MPI step is left out"
 fi
