@@ -29,7 +29,8 @@
 
 EXTRA_DIST += adio/ompio/README adio/ompio/configure.m4 adio/ompio/ps_ompio.h \
 	adio/ompio/ps_ompio_common.c adio/ompio/fs_pstripe.c adio/ompio/fbtl_pstripe.c \
-	adio/ompio/sharedfp_pstripe.c adio/ompio/ps_ompio_hooks.c adio/ompio/ps_ompio_coll.c
+	adio/ompio/sharedfp_pstripe.c adio/ompio/ps_ompio_hooks.c adio/ompio/ps_ompio_coll.c \
+	adio/ompio/ps_ompio_hints.c
 
 ompio_instdir = $(pkglibdir)/openmpi
 ompio_build_dsos =
@@ -60,8 +61,9 @@ adio/ompio/inst/libpstripe-ompi-hooks.so: $(ompio_hooks_src) \
 		$(srcdir)/adio/ad_pstripe/ad_pstripe_sync.h $(ompio_deps)
 	@$(MKDIR_P) adio/ompio/inst
 	$(AM_V_CC)$(ompio_hooks_link) -Wl,-rpath,$(libdir)
-# (the fs component also decides the hooks' collective calls: ps_ompio_coll.c)
-ompio_fs_src = $(srcdir)/adio/ompio/ps_ompio_coll.c
+# (the fs component also decides the hooks' collective calls, ps_ompio_coll.c,
+# and takes the hints, ps_ompio_hints.c: at open, set_info and set_view)
+ompio_fs_src = $(srcdir)/adio/ompio/ps_ompio_coll.c $(srcdir)/adio/ompio/ps_ompio_hints.c
 ompio_fs_deps = $(srcdir)/adio/ompio/fs_pstripe.c $(ompio_fs_src) $(ompio_deps)
 adio/openmpi/mca_fs_pstripe.so: $(ompio_fs_deps)
 	@$(MKDIR_P) adio/openmpi

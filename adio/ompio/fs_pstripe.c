@@ -3,28 +3,9 @@
  * "pstripe:/path", opens them with the layout hints (the ROMIO driver's
  * names), and does close, delete, set_size and sync.
  *
- * Hints are taken as the ROMIO driver takes them (issue 9): equal on every
- * process, or the open fails with MPI_ERR_NOT_SAME; a value that does not
- * parse, or is out of range for one of our own hints, is ignored with a
- * warning, as if not given. Layout hints, fitted, never refused
- * (pstripe_layout_fit, the ROMIO driver's code):
- *   striping_factor  servers to stripe over; 0 or less: the default; more
- *                    than the cluster has: clamped      at creation only
- *   striping_unit    stripe size in bytes (k, m, g); 0 or less: the
- *                    default; rounded into 512 B..1 GiB  at creation only
- *   start_iodevice   server of stripe 0; outside the cluster (or < 0):
- *                    chosen by the path                 at creation only
- *   romio_pstripe_buffer_size, romio_pstripe_buffer_count,
- *   romio_pstripe_max_regions: the client's per-file tunables.
- *   romio_pstripe_write_behind, romio_pstripe_read_cache
- *   (enable/disable/automatic), romio_pstripe_wb_buffer_size,
- *   romio_pstripe_rc_size, romio_pstripe_rc_block_size: the file's
- *   write-behind buffer and read cache (below).
- *   romio_pstripe_listio_read/_write: the ROMIO driver's switches; checked,
- *   and of no effect here (OMPIO always hands down lists).
- *   romio_cb_read, romio_cb_write (enable/disable/automatic): whether
- *   OMPIO aggregates the blocking collective reads and writes, or each
- *   process makes the independent call (pstripe_ompio_independent).
+ * Hints (layout, tunables, caches, collective switches) are read, agreed
+ * and shown in the file's info by ps_ompio_hints.c, at open and at each
+ * MPI_File_set_info and MPI_File_set_view.
  * Caches: a file opened for writing gets a write-behind buffer
  * (pstripe_wbuf_*, romio_pstripe_wb_buffer_size bytes, 2 MiB by default)
  * for the fbtl's small independent writes, and one opened for reading a
@@ -37,7 +18,6 @@
  * nothing is cached. Sync, close, set_size, get_size and preallocate flush
  * the file's buffer first, sync and set_size drop its cache; sync and
  * close return a failed flush once more.
- * After open, the file's info holds the effective layout and tunables.
  * MPI_File_preallocate is ours too (fs_file_preallocate, set in the file's
  * copy of OMPIO's io module at open): OMPIO's own reads the file back and
  * writes it through the individual file pointer, which both calls move, so
@@ -52,185 +32,11 @@
 #include "ompi/file/file.h"        /* the file's io module (fs_file_preallocate) */
 #include "ompi/mca/fs/base/base.h" /* mca_fs_base_get_file_perm */
 #include "ompi/mca/fs/fs.h"
-#include "opal/util/info.h"
-#include "ps_layout.h" /* PS_STRIPE_COUNT_MAX (a macro only) */
 
-#include <dlfcn.h>
-#include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <strings.h>
-
-enum {
-    HINT_FACTOR,
-    HINT_UNIT,
-    HINT_START,
-    HINT_BSIZE,
-    HINT_BCOUNT,
-    HINT_MAXREG,
-    HINT_LISTIO_READ,
-    HINT_LISTIO_WRITE,
-    HINT_WRITE_BEHIND,
-    HINT_READ_CACHE,
-    HINT_WB_SIZE,
-    HINT_RC_SIZE,
-    HINT_RC_BLOCK,
-    HINT_CB_READ,
-    HINT_CB_WRITE,
-    NHINTS
-};
-enum { KIND_COUNT, KIND_SIZE, KIND_LAYOUT, KIND_LAYOUT_SIZE, KIND_ENABLE };
-
-static const struct {
-    const char *key;
-    const char *option; /* per-file tunable, or NULL for a layout hint */
-    int kind;
-    const char *expect;
-} hint_table[NHINTS] = {
-    {"striping_factor", NULL, KIND_LAYOUT, "an integer (servers; 0 or less: the default)"},
-    {"striping_unit", NULL, KIND_LAYOUT_SIZE, "a stripe size in bytes (k, m, g suffixes allowed)"},
-    {"start_iodevice", NULL, KIND_LAYOUT, "an integer (a server index; -1: chosen by the path)"},
-    {"romio_pstripe_buffer_size", "buffer_size", KIND_SIZE, "a size in bytes >= 1"},
-    {"romio_pstripe_buffer_count", "buffer_count", KIND_COUNT, "an integer >= 1"},
-    {"romio_pstripe_max_regions", "max_regions", KIND_COUNT, "an integer >= 1"},
-    {"romio_pstripe_listio_read", NULL, KIND_ENABLE, "enable, disable or automatic"},
-    {"romio_pstripe_listio_write", NULL, KIND_ENABLE, "enable, disable or automatic"},
-    {"romio_pstripe_write_behind", NULL, KIND_ENABLE, "enable, disable or automatic"},
-    {"romio_pstripe_read_cache", NULL, KIND_ENABLE, "enable, disable or automatic"},
-    {"romio_pstripe_wb_buffer_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
-    {"romio_pstripe_rc_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
-    {"romio_pstripe_rc_block_size", NULL, KIND_SIZE, "a size in bytes >= 1"},
-    {"romio_cb_read", NULL, KIND_ENABLE, "enable, disable or automatic"},
-    {"romio_cb_write", NULL, KIND_ENABLE, "enable, disable or automatic"},
-};
 
 static int fs_priority = 50;
 static pstripe_fs_t *fs_handle; /* one connection per process */
-
-/* The hints of one open, as given (a value that did not parse: not given). */
-typedef struct {
-    int present[NHINTS];
-    long long val[NHINTS];
-} hint_values;
-
-static int parse_hint(int kind, const char *value, long long *val)
-{
-    uint64_t size;
-    char *end;
-    long long v;
-
-    if (kind == KIND_ENABLE) {
-        if (!strcasecmp(value, "enable")) {
-            *val = PS_OMPIO_ENABLE;
-        } else if (!strcasecmp(value, "disable")) {
-            *val = PS_OMPIO_DISABLE;
-        } else if (!strcasecmp(value, "automatic")) {
-            *val = PS_OMPIO_AUTOMATIC;
-        } else {
-            return -1;
-        }
-        return 0;
-    }
-    if (kind == KIND_SIZE) {
-        if (pstripe_parse_size(value, &size) != PS_OK || size < 1 || size > INT32_MAX) {
-            return -1;
-        }
-        *val = (long long)size;
-        return 0;
-    }
-    errno = 0;
-    v = strtoll(value, &end, 10);
-    if (kind == KIND_LAYOUT_SIZE && (errno != 0 || end == value || *end != '\0' || v > 0)) {
-        /* a positive size, maybe with a suffix; huge ones are fitted */
-        if (pstripe_parse_size(value, &size) != PS_OK) {
-            return -1;
-        }
-        *val = size > LLONG_MAX ? LLONG_MAX : (long long)size;
-        return 0;
-    }
-    if (errno != 0 || end == value || *end != '\0' ||
-        (kind == KIND_COUNT && (v < 1 || v > INT32_MAX))) {
-        return -1;
-    }
-    *val = v;
-    return 0;
-}
-
-/* Our hints from info; a value that does not parse is left out, with a
- * warning (MPI lets an implementation ignore a hint). */
-static void read_hints(opal_info_t *info, hint_values *hv)
-{
-    char value[MPI_MAX_INFO_VAL + 1];
-    int k, flag;
-
-    for (k = 0; k < NHINTS; k++) {
-        hv->present[k] = 0;
-        hv->val[k] = 0;
-        flag = 0;
-        if (info == NULL || info == &ompi_mpi_info_null.info.super ||
-            opal_info_get(info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag) !=
-                OPAL_SUCCESS ||
-            !flag) {
-            continue;
-        }
-        if (parse_hint(hint_table[k].kind, value, &hv->val[k]) != 0) {
-            opal_output(0, "pstripe: warning: MPI-IO hint %s=\"%s\" ignored: expected %s",
-                        hint_table[k].key, value, hint_table[k].expect);
-            hv->val[k] = 0;
-            continue;
-        }
-        hv->present[k] = 1;
-    }
-}
-
-/* The same hints on every process (a hint given by some processes only, or
- * with other values, would give the processes different files): one
- * allreduce of the values and their negations (MAX). */
-static int agree_hints(MPI_Comm comm, const hint_values *hv)
-{
-    long long mine[4 * NHINTS], all[4 * NHINTS];
-    int k;
-
-    for (k = 0; k < NHINTS; k++) {
-        mine[k] = hv->present[k];
-        mine[NHINTS + k] = hv->val[k];
-        mine[2 * NHINTS + k] = -hv->present[k];
-        mine[3 * NHINTS + k] = hv->val[k] == LLONG_MIN ? LLONG_MAX : -hv->val[k];
-    }
-    if (MPI_Allreduce(mine, all, 4 * NHINTS, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
-        return MPI_ERR_OTHER;
-    }
-    for (k = 0; k < NHINTS; k++) {
-        if (all[k] != -all[2 * NHINTS + k] || all[NHINTS + k] != -all[3 * NHINTS + k]) {
-            return ps_ompio_code(MPI_ERR_NOT_SAME,
-                                 "pstripe: hint %s differs between the processes opening "
-                                 "the file (or is given by some only)",
-                                 hint_table[k].key);
-        }
-    }
-    return MPI_SUCCESS;
-}
-
-/* The layout the hints ask for (0 / -1: the default), as the ROMIO driver
- * reads them; pstripe_layout_fit fits it to the cluster before a create. */
-static pstripe_layout_t hint_layout(const hint_values *hv)
-{
-    pstripe_layout_t layout = {0, 0, -1};
-    long long v;
-
-    if (hv->present[HINT_FACTOR] && (v = hv->val[HINT_FACTOR]) > 0) {
-        layout.stripe_count = (uint32_t)(v > PS_STRIPE_COUNT_MAX ? PS_STRIPE_COUNT_MAX : v);
-    }
-    if (hv->present[HINT_UNIT] && (v = hv->val[HINT_UNIT]) > 0) {
-        layout.stripe_size = (uint64_t)v;
-    }
-    if (hv->present[HINT_START] && (v = hv->val[HINT_START]) >= 0 && v <= INT32_MAX) {
-        layout.first_server = (int32_t)v;
-    }
-    return layout;
-}
 
 static ps_status_t ps_connect(void)
 {
@@ -266,9 +72,9 @@ static int open_flags(int amode, int create)
  * then every process opens it. All fail or none (the same error class on
  * all; each process's own reason, or which process failed). */
 static int open_all(MPI_Comm comm, int rank, const char *path, int amode, int perm,
-                    const hint_values *hv, pstripe_file_t **file_p)
+                    const ps_ompio_hints_t *hv, pstripe_file_t **file_p)
 {
-    pstripe_layout_t layout = hint_layout(hv);
+    pstripe_layout_t layout = ps_ompio_hints_layout(hv);
     ps_status_t status = ps_connect();
     int cls, all_cls, code = MPI_SUCCESS;
 
@@ -303,62 +109,6 @@ static int open_all(MPI_Comm comm, int rank, const char *path, int amode, int pe
                              path);
     }
     return code;
-}
-
-/* The file's tunables into its info, in bytes (as the ROMIO driver does). */
-static void info_tunables(opal_info_t *info, pstripe_file_t *file)
-{
-    char value[64];
-    uint64_t v;
-    int k;
-
-    for (k = HINT_BSIZE; k <= HINT_MAXREG; k++) {
-        if (pstripe_file_get_option(file, hint_table[k].option, value, sizeof(value)) == PS_OK &&
-            pstripe_parse_size(value, &v) == PS_OK) {
-            snprintf(value, sizeof(value), "%llu", (unsigned long long)v);
-            opal_info_set(info, hint_table[k].key, value);
-        }
-    }
-}
-
-/* Per-file tunables from the hints, and the effective layout into the
- * file's info and OMPIO's stripe fields (the stripe-aware fcoll). */
-static int apply_file(ompio_file_t *fh, opal_info_t *info, pstripe_file_t *file,
-                      const hint_values *hv)
-{
-    pstripe_layout_t layout;
-    char value[32];
-    ps_status_t status;
-    int k;
-
-    for (k = HINT_BSIZE; k <= HINT_MAXREG; k++) {
-        if (!hv->present[k]) {
-            continue;
-        }
-        snprintf(value, sizeof(value), "%lld", hv->val[k]);
-        status = pstripe_file_set_option(file, hint_table[k].option, value);
-        if (status != PS_OK) { /* out of the library's range: ignored, as by ROMIO */
-            opal_output(0, "pstripe: warning: MPI-IO hint %s=%s ignored: %s", hint_table[k].key,
-                        value, pstripe_last_error());
-        }
-    }
-    status = pstripe_file_layout(file, &layout);
-    if (status != PS_OK) {
-        return ps_ompio_fail("cannot read the layout of", fh->f_filename, status);
-    }
-    fh->f_stripe_size = (size_t)layout.stripe_size;
-    fh->f_stripe_count = (int)layout.stripe_count;
-    fh->f_fs_block_size = layout.stripe_size > INT32_MAX ? INT32_MAX : (int)layout.stripe_size;
-    if (info != NULL && info != &ompi_mpi_info_null.info.super) {
-        snprintf(value, sizeof(value), "%llu", (unsigned long long)layout.stripe_size);
-        opal_info_set(info, "striping_unit", value);
-        snprintf(value, sizeof(value), "%u", layout.stripe_count);
-        opal_info_set(info, "striping_factor", value);
-        snprintf(value, sizeof(value), "%d", layout.first_server);
-        opal_info_set(info, "start_iodevice", value);
-        info_tunables(info, file);
-    }
-    return MPI_SUCCESS;
 }
 
 /* The window of atomic mode's lock, on a duplicate of the file's
@@ -465,91 +215,19 @@ static void take_preallocate(ompio_file_t *fh)
     }
 }
 
-/* A hint's value, or the default. */
-static long long hint_or(const hint_values *hv, int k, long long dflt)
-{
-    return hv->present[k] ? hv->val[k] : dflt;
-}
-
-/* The file's write-behind buffer and read cache (f_fs_ptr's wb and rc),
- * and the hints that say what they are into the file's info. */
-static void cache_setup(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf,
-                        const hint_values *hv)
-{
-    static int told;
-    int (*bypass)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "pstripe_ompio_bypass");
-    int (*hooked)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "pstripe_ompio_hooked");
-    int want_wb = hint_or(hv, HINT_WRITE_BEHIND, PS_OMPIO_AUTOMATIC) != PS_OMPIO_DISABLE;
-    int want_rc = hint_or(hv, HINT_READ_CACHE, PS_OMPIO_AUTOMATIC) != PS_OMPIO_DISABLE;
-    long long wb_size = hint_or(hv, HINT_WB_SIZE, PS_OMPIO_WB_SIZE);
-    long long rc_size = hint_or(hv, HINT_RC_SIZE, PS_OMPIO_RC_SIZE);
-    long long rc_block = hint_or(hv, HINT_RC_BLOCK, PS_OMPIO_RC_BLOCK);
-    char value[32];
-
-    if (bypass == NULL && (hv->present[HINT_WRITE_BEHIND] || hv->present[HINT_READ_CACHE]) &&
-        !told++) {
-        opal_output(0,
-                    "pstripe: write-behind and the read cache need libpstripe-ompi-hooks.so "
-                    "preloaded (pstripe run does it): %s is not cached",
-                    fh->f_filename);
-    }
-    if (hooked == NULL || !hooked()) {
-        bypass = NULL;
-    }
-    pf->bypass = bypass;
-    pf->wb_size = (size_t)wb_size;
-    if (bypass != NULL && want_wb && !(fh->f_amode & MPI_MODE_RDONLY) &&
-        pstripe_wbuf_create(pf->file, (size_t)wb_size, &pf->wb) != PS_OK) {
-        opal_output(0, "pstripe: warning: %s: no write-behind: %s", fh->f_filename,
-                    pstripe_last_error());
-    }
-    if (bypass != NULL && want_rc && !(fh->f_amode & MPI_MODE_WRONLY) &&
-        pstripe_rcache_create(pf->file, (size_t)rc_size, (size_t)rc_block, &pf->rc) != PS_OK) {
-        opal_output(0, "pstripe: warning: %s: no read cache: %s", fh->f_filename,
-                    pstripe_last_error());
-    }
-    if (info == NULL || info == &ompi_mpi_info_null.info.super) {
-        return;
-    }
-    opal_info_set(info, "romio_pstripe_write_behind", pf->wb != NULL ? "enable" : "disable");
-    opal_info_set(info, "romio_pstripe_read_cache", pf->rc != NULL ? "enable" : "disable");
-    snprintf(value, sizeof(value), "%lld", wb_size);
-    opal_info_set(info, "romio_pstripe_wb_buffer_size", value);
-    snprintf(value, sizeof(value), "%lld", rc_size);
-    opal_info_set(info, "romio_pstripe_rc_size", value);
-    snprintf(value, sizeof(value), "%lld", rc_block);
-    opal_info_set(info, "romio_pstripe_rc_block_size", value);
-}
-
-/* Whether the file's blocking collective reads and writes are aggregated
- * (romio_cb_read, romio_cb_write; pstripe_ompio_independent), and the
- * hints that say so into the file's info. */
-static void coll_setup(opal_info_t *info, ps_ompio_file_t *pf, const hint_values *hv)
-{
-    static const char *const name[] = {"", "enable", "disable", "automatic"};
-
-    pf->cb_read = (int)hint_or(hv, HINT_CB_READ, PS_OMPIO_AUTOMATIC);
-    pf->cb_write = (int)hint_or(hv, HINT_CB_WRITE, PS_OMPIO_AUTOMATIC);
-    if (info != NULL && info != &ompi_mpi_info_null.info.super) {
-        opal_info_set(info, "romio_cb_read", name[pf->cb_read]);
-        opal_info_set(info, "romio_cb_write", name[pf->cb_write]);
-    }
-}
-
 static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, int amode,
                         struct opal_info_t *info, ompio_file_t *fh)
 {
     const char *path = ps_ompio_path(filename);
-    hint_values hv;
+    ps_ompio_hints_t hv;
     ps_ompio_file_t *pf;
-    int rank, err, have_rc;
+    int rank, err;
 
     if (path == NULL) {
         return MPI_ERR_BAD_FILE;
     }
     MPI_Comm_rank(comm, &rank);
-    read_hints(info, &hv);
-    err = agree_hints(comm, &hv);
+    err = ps_ompio_hints_get(comm, info, &hv, "MPI_File_open");
     if (err != MPI_SUCCESS) {
         return err;
     }
@@ -564,7 +242,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     if (err == MPI_SUCCESS) {
         int failed, any_failed = 1;
 
-        err = apply_file(fh, info, pf->file, &hv);
+        err = ps_ompio_hints_open_file(fh, pf, &hv);
         failed = (err != MPI_SUCCESS);
         /* collective, after every process's open: on all or none */
         MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, comm);
@@ -584,14 +262,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
         free(pf);
         return err;
     }
-    cache_setup(fh, info, pf, &hv);
-    /* whether a collective read waits for the others (ps_ompio_coll.c)
-     * must not hang on one process's failed cache set-up */
-    have_rc = pf->rc != NULL;
-    if (MPI_Allreduce(&have_rc, &pf->rc_all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
-        pf->rc_all = 0;
-    }
-    coll_setup(info, pf, &hv);
+    ps_ompio_hints_open_caches(fh, info, pf, &hv);
     /* OMPIO would delete on every process; our close does it once */
     pf->delete_on_close = (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
     fh->f_amode &= ~MPI_MODE_DELETE_ON_CLOSE;
@@ -610,15 +281,7 @@ static int fs_file_close(ompio_file_t *fh)
     if (pf == NULL) {
         return MPI_SUCCESS;
     }
-    pstripe_rcache_free(pf->rc);
-    pf->rc = NULL;
-    status = pstripe_wbuf_free(pf->wb);
-    pf->wb = NULL;
-    if (status != PS_OK) {
-        ps_ompio_report("cannot flush the buffered writes of", fh->f_filename, status);
-        ps_ompio_note_failure(pf, "flush the buffered writes of", fh->f_filename, status,
-                              ps_ompio_mpi_error(status));
-    }
+    ps_ompio_caches_free(fh, pf);
     lock_free(pf); /* collective: every process is done with the file */
     status = pstripe_close(pf->file);
     if (status != PS_OK) {

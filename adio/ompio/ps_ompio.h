@@ -17,6 +17,7 @@
 #include "ompi_config.h"
 #include "mpi.h"
 #include "ompi/mca/common/ompio/common_ompio.h"
+#include "opal/util/info.h"
 #include "opal/util/output.h"
 
 #include <pstripe.h>
@@ -56,14 +57,22 @@ typedef struct ps_ompio_file {
      * inside a collective or shared-pointer MPI-IO call: neither is used)
      * is kept. */
     pstripe_wbuf_t *wb;
-    size_t wb_size; /* its bytes (it takes writes of a quarter or less) */
     pstripe_rcache_t *rc;
-    int rc_all; /* every process of the file has one (agreed at open) */
+    int rc_all; /* every process of the file has one (agreed at open and
+                   at each MPI_File_set_info that remade the caches) */
     int (*bypass)(void);
-    /* romio_cb_read and romio_cb_write: PS_OMPIO_ENABLE (OMPIO aggregates
-     * every blocking collective read / write), PS_OMPIO_DISABLE (made
-     * independent), PS_OMPIO_AUTOMATIC (independent too: ps_ompio_coll.c) */
+    /* What the hints ask for (ps_ompio_hints.c; the same on every process:
+     * agreed at open and at each MPI_File_set_info): write_behind and
+     * read_cache PS_OMPIO_ENABLE, _DISABLE or _AUTOMATIC; the sizes in
+     * bytes (the write-behind buffer takes writes of a quarter of wb_size
+     * or less). romio_cb_read and romio_cb_write: PS_OMPIO_ENABLE (OMPIO
+     * aggregates every blocking collective read / write), PS_OMPIO_DISABLE
+     * (made independent), PS_OMPIO_AUTOMATIC (independent too:
+     * ps_ompio_coll.c) */
+    int write_behind, read_cache;
+    size_t wb_size, rc_size, rc_block;
     int cb_read, cb_write;
+    int listio_read, listio_write; /* the ROMIO driver's; shown, no effect */
     /* The first failed read or write of the fbtl not yet reported by a sync
      * or close: OMPIO 4.1's vulcan and dynamic fcoll print "fbtl_pwritev
      * failed" and return MPI_SUCCESS from the collective call, so the next
@@ -101,6 +110,42 @@ void ps_ompio_note_failure(ps_ompio_file_t *pf, const char *what, const char *pa
 
 /* The error code of pf's kept failure (then forgotten), or MPI_SUCCESS. */
 int ps_ompio_deferred(ps_ompio_file_t *pf);
+
+/* The hints of one open or MPI_File_set_info (ps_ompio_hints.c, in the fs
+ * component), as given: a value that does not parse is not given. */
+#define PS_OMPIO_NHINTS 15
+typedef struct {
+    int present[PS_OMPIO_NHINTS];
+    long long val[PS_OMPIO_NHINTS];
+} ps_ompio_hints_t;
+
+/* Our hints in info (NULL, or Open MPI's null info: none), a value that
+ * does not parse left out with a warning; then checked to be the same on
+ * every process of comm (collective): MPI_SUCCESS, or MPI_ERR_NOT_SAME
+ * naming the first hint that differs (call: the MPI call, for the message). */
+int ps_ompio_hints_get(MPI_Comm comm, opal_info_t *info, ps_ompio_hints_t *hv, const char *call);
+
+/* The layout the hints ask for (0 / -1: the default), as the ROMIO driver
+ * reads them; pstripe_layout_fit fits it to the cluster before a create. */
+pstripe_layout_t ps_ompio_hints_layout(const ps_ompio_hints_t *hv);
+
+/* At open, once every process has the file open: the per-file tunables
+ * the hints give, and OMPIO's stripe fields from the file's layout. */
+int ps_ompio_hints_open_file(ompio_file_t *fh, ps_ompio_file_t *pf, const ps_ompio_hints_t *hv);
+
+/* At open, then: the write-behind buffer, the read cache and the
+ * collective switches as the hints ask (collective: rc_all), and the
+ * effective values (these, the layout, the tunables) into info. */
+void ps_ompio_hints_open_caches(ompio_file_t *fh, opal_info_t *info, ps_ompio_file_t *pf,
+                                const ps_ompio_hints_t *hv);
+
+/* Free pf's write-behind buffer (its bytes sent first; a failure printed
+ * and kept for the next sync or close) and its read cache. */
+void ps_ompio_caches_free(ompio_file_t *fh, ps_ompio_file_t *pf);
+
+/* The ompio_file_t of a program's file if it is a pstripe file open
+ * through OMPIO, else NULL (ps_ompio_coll.c, in the fs component). */
+ompio_file_t *ps_ompio_fs_file(MPI_File file);
 
 /* The pstripe path of a "pstripe:/path" name, or NULL if it is not one. */
 const char *ps_ompio_path(const char *filename);

@@ -42,8 +42,8 @@
 
 #include <string.h>
 
-/* The pstripe file that the program's file is, or NULL. */
-static ompio_file_t *pstripe_file(MPI_File file)
+/* (ps_ompio.h) */
+ompio_file_t *ps_ompio_fs_file(MPI_File file)
 {
     ompio_file_t *fh;
 
@@ -90,7 +90,7 @@ static int file_barrier(ompio_file_t *fh, const char *what)
 __attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File file, int is_write,
                                                                      int *err)
 {
-    ompio_file_t *fh = pstripe_file(file);
+    ompio_file_t *fh = ps_ompio_fs_file(file);
     const ps_ompio_file_t *pf;
 
     *err = MPI_SUCCESS;
@@ -117,7 +117,7 @@ __attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File fi
  * libpstripe-ompi-hooks.so. */
 __attribute__((visibility("default"))) int pstripe_ompio_written(MPI_File file, int rc)
 {
-    ompio_file_t *fh = pstripe_file(file);
+    ompio_file_t *fh = ps_ompio_fs_file(file);
     int err = fh != NULL ? file_barrier(fh, "collective write to") : MPI_SUCCESS;
 
     return rc == MPI_SUCCESS ? err : rc;

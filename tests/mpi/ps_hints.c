@@ -18,13 +18,15 @@
  * pstripe's own hints are ignored; get_info shows the effective values,
  * and the info read back from a file creates the same layout again.
  *
+ * Hints in MPI_File_set_info and set_view's info remake the caches they
+ * change (cache_hints): get_info shows the caches the file has, and bytes
+ * written through each state are all there.
+ *
  * Built with Open MPI (OMPIO and the components of adio/ompio): OMPIO has
  * no data sieving (the list I/O switches are checked and have no effect:
- * OMPIO always hands the fs lists), no romio_filesystem_type, and
- * MPI_File_set_info does not reach the components (get_info then shows the
- * values given, which the file does not use; a reopen shows the effective
- * ones again). The layout, the tunables at open, their fitting and
- * get_info are checked as under ROMIO.
+ * OMPIO always hands the fs lists) and no romio_filesystem_type; set_info
+ * and set_view reach the components through the hooks library mpi-tests
+ * preloads (as `pstripe run` does). The rest is checked as under ROMIO.
  *
  * Usage: ps_hints FILENAME
  */
@@ -277,6 +279,88 @@ static void view_hints(MPI_File fh)
     MPI_Info_free(&info);
 }
 
+/* expect_info on a pstripe file; nothing elsewhere */
+static void expect_if(int pstripe, MPI_File fh, const char *key, const char *want)
+{
+    if (pstripe)
+        expect_info(fh, key, want);
+}
+
+/* Round k of small writes: each process writes its records k*R .. k*R +
+ * R - 1 of REC bytes, record i of rank r at base + (i * P + r) * REC. */
+#define REC 100
+#define R   40
+
+static void write_round(MPI_File fh, MPI_Offset base, int k)
+{
+    unsigned char rec[REC];
+    MPI_Status st;
+    int i;
+
+    for (i = k * R; i < (k + 1) * R; i++) {
+        MPI_Offset at = base + ((MPI_Offset) i * ps_nprocs + ps_rank) * REC;
+        ps_fill(rec, REC, (uint64_t) at, 11);
+        PS_MPI(MPI_File_write_at(fh, at, rec, REC, MPI_BYTE, &st));
+    }
+}
+
+/*
+ * Hints that remake the caches (set_info and a view's info): small writes
+ * before, between and after, each taken by the caches the file has then;
+ * get_info shows them (write-behind "disable" only when the file has no
+ * buffer); after sync-barrier-sync every process reads every record.
+ * Under Open MPI before the hooks passed set_info on, get_info lost the
+ * keys set_info named. (On ufs: the writes and reads only.)
+ */
+static void cache_hints(MPI_File fh, MPI_Offset base, int pstripe)
+{
+    MPI_Info info;
+    MPI_Status st;
+    int rounds = 4, n = rounds * R * ps_nprocs;
+    unsigned char *all = malloc((size_t) n * REC), *want = malloc((size_t) n * REC);
+
+    write_round(fh, base, 0);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_pstripe_write_behind", "disable");
+    MPI_Info_set(info, "romio_pstripe_rc_size", "1m");
+    PS_MPI(MPI_File_set_info(fh, info));
+    MPI_Info_free(&info);
+    expect_if(pstripe, fh, "romio_pstripe_write_behind", "disable");
+    expect_if(pstripe, fh, "romio_pstripe_rc_size", "1048576");
+    expect_if(pstripe, fh, "romio_pstripe_buffer_size", "131072"); /* from view_hints */
+    write_round(fh, base, 1);
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_pstripe_write_behind", "enable");
+    MPI_Info_set(info, "romio_pstripe_wb_buffer_size", "1m");
+    PS_MPI(MPI_File_set_info(fh, info));
+    expect_if(pstripe, fh, "romio_pstripe_write_behind", "enable");
+    expect_if(pstripe, fh, "romio_pstripe_wb_buffer_size", "1048576");
+    write_round(fh, base, 2);
+    /* the same hints at a view: nothing changes */
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", info));
+    MPI_Info_free(&info);
+    expect_if(pstripe, fh, "romio_pstripe_wb_buffer_size", "1048576");
+    /* a bad value is ignored: the file keeps what it has */
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_pstripe_wb_buffer_size", "huge");
+    PS_MPI(MPI_File_set_info(fh, info));
+    MPI_Info_free(&info);
+    expect_if(pstripe, fh, "romio_pstripe_wb_buffer_size", "1048576");
+    write_round(fh, base, 3);
+
+    PS_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_sync(fh));
+    PS_MPI(MPI_File_read_at(fh, base, all, n * REC, MPI_BYTE, &st));
+    for (int i = 0; i < n; i++)
+        ps_fill(want + (size_t) i * REC, REC, (uint64_t) (base + (MPI_Offset) i * REC), 11);
+    ps_compare(all, want, (size_t) n * REC, "records written through changing caches");
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(all);
+    free(want);
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
@@ -335,24 +419,15 @@ int main(int argc, char **argv)
     MPI_Info_set(info, "romio_pstripe_buffer_size", "65536");
     PS_MPI(MPI_File_set_info(fh, info));
     MPI_Info_free(&info);
-    if (pstripe && !PS_OMPIO) {
+    if (pstripe) {
         expect_info(fh, "romio_pstripe_listio_read", "enable");
         expect_info(fh, "romio_pstripe_listio_write", "enable");
         expect_info(fh, "romio_pstripe_buffer_size", "65536");
-    }
-    if (pstripe && PS_OMPIO) {
-        /* Open MPI keeps a key set by set_info only if a component
-         * subscribed to it; ours did not (the hints do not reach them) */
-        PS_MPI(MPI_File_get_info(fh, &info));
-        MPI_Info_get(info, "romio_pstripe_buffer_size", MPI_MAX_INFO_VAL, value, &flag);
-        PS_CHECK(!flag || strcmp(value, "2097152") == 0,
-                 "OMPIO: buffer_size after set_info shows \"%s\"", value);
-        MPI_Info_free(&info);
-    }
-    if (pstripe)
+        expect_info(fh, "romio_pstripe_buffer_count", "3");
         expect_info(fh, "striping_unit", "131072");
-    if (pstripe && !PS_OMPIO)
         view_hints(fh);
+    }
+    cache_hints(fh, 3 * region, pstripe); /* (on ufs too: the files are compared) */
     interleaved(fh, region, 2, "list I/O writes of interleaved blocks");
     PS_MPI(MPI_File_close(&fh));
 
@@ -368,7 +443,7 @@ int main(int argc, char **argv)
         if (!PS_OMPIO)
             expect_info(fh, "romio_pstripe_listio_write", "enable");
     }
-    if (pstripe && !PS_OMPIO) {
+    if (pstripe) {
         /* the same info at a view (as HDF5 passes it): still the real layout */
         PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", info));
         expect_info(fh, "striping_unit", "131072");
