@@ -266,6 +266,19 @@ static void take_settings(ps_ompio_file_t *pf, const ps_ompio_hints_t *hv)
     }
 }
 
+/* Does hv hold any of our hints? */
+static int hints_given(const ps_ompio_hints_t *hv)
+{
+    int k;
+
+    for (k = 0; k < NHINTS; k++) {
+        if (hv->present[k]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Would the hints change the caches of pf? (HDF5 passes its file's info,
  * with the hints given at open, to every set_view: remaking the caches each
  * time made the ROMIO driver's H5Dwrite twice as slow, 9b512e8.) */
@@ -429,15 +442,17 @@ void ps_ompio_hints_open_caches(ompio_file_t *fh, opal_info_t *info, ps_ompio_fi
 
 /*
  * The hints of info (MPI_INFO_NULL: none) on an open pstripe file, after
- * Open MPI's MPI_File_set_info or MPI_File_set_view (file: any program's
- * file; MPI_SUCCESS at once for one that is not pstripe's). Collective, as
- * both calls are. Layout hints apply at creation only. Caches whose hints
- * change are remade: the buffered writes sent first (a failure is kept for
- * the next sync or close, as a flush's), the read cache dropped. Returns
- * MPI_SUCCESS or the agreement's error (the same on every process). For
- * libpstripe-ompi-hooks.so, which looks it up.
+ * Open MPI's MPI_File_set_info (of_set_info 1: it dropped from the file's
+ * info the keys of ours it named) or MPI_File_set_view (0) (file: any
+ * program's file; MPI_SUCCESS at once for one that is not pstripe's).
+ * Collective, as both calls are. Layout hints apply at creation only.
+ * Caches whose hints change are remade: the buffered writes sent first (a
+ * failure is kept for the next sync or close, as a flush's), the read
+ * cache dropped. Returns MPI_SUCCESS or the agreement's error (the same on
+ * every process). For libpstripe-ompi-hooks.so, which looks it up.
  */
-__attribute__((visibility("default"))) int pstripe_ompio_set_info(MPI_File file, MPI_Info info)
+__attribute__((visibility("default"))) int pstripe_ompio_set_info(MPI_File file, MPI_Info info,
+                                                                  int of_set_info)
 {
     ompio_file_t *fh = ps_ompio_fs_file(file);
     ps_ompio_file_t *pf;
@@ -460,7 +475,9 @@ __attribute__((visibility("default"))) int pstripe_ompio_set_info(MPI_File file,
             caches_make(fh, pf);
         }
     }
-    show(file->super.s_info, pf); /* (set_info dropped our keys it named) */
+    if (of_set_info || err != MPI_SUCCESS || hints_given(&hv)) {
+        show(file->super.s_info, pf);
+    }
     OPAL_THREAD_UNLOCK(&file->f_lock);
     if (remake) { /* alike everywhere: the settings are agreed */
         agree_rc_all(fh->f_comm, pf);

@@ -317,14 +317,15 @@ PS_FILE_BYPASS(read_ordered_begin, PS_BEGIN_PARAMS(), PS_BEGIN_ARGS)
 PS_FILE_BYPASS(write_ordered_end, PS_END_PARAMS(const), PS_END_ARGS)
 PS_FILE_BYPASS(read_ordered_end, PS_END_PARAMS(), PS_END_ARGS)
 /* pstripe_ompio_set_info: the pstripe hints of info taken by the file
- * (collective; MPI_SUCCESS without the component). An error goes to the
- * file's error handler, as Open MPI's own errors do. */
-static int take_hints(MPI_File fh, MPI_Info info)
+ * (collective; MPI_SUCCESS without the component; of_set_info: after
+ * set_info, which dropped the keys it named from the file's info). An
+ * error goes to the file's error handler, as Open MPI's own errors do. */
+static int take_hints(MPI_File fh, MPI_Info info, int of_set_info)
 {
     static void *cache;
-    int (*f)(MPI_File, MPI_Info) =
-        (int (*)(MPI_File, MPI_Info))fs_function(&cache, "pstripe_ompio_set_info");
-    int rc = f != NULL ? f(fh, info) : MPI_SUCCESS;
+    int (*f)(MPI_File, MPI_Info, int) =
+        (int (*)(MPI_File, MPI_Info, int))fs_function(&cache, "pstripe_ompio_set_info");
+    int rc = f != NULL ? f(fh, info, of_set_info) : MPI_SUCCESS;
 
     if (rc != MPI_SUCCESS) {
         (void)PS_NEXT(File_call_errhandler)(fh, rc);
@@ -334,25 +335,25 @@ static int take_hints(MPI_File fh, MPI_Info info)
 
 /* set_info and set_view (PS_FILE_FLUSH), then the hints of their info
  * (Open MPI's own keep none of ours: ps_ompio_hints.c). */
-#define PS_FILE_HINTS(name, params, args)                                                          \
+#define PS_FILE_HINTS(name, of_set_info, params, args)                                             \
     PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
         int rc_;                                                                                   \
         flush_every_buffer();                                                                      \
         rc_ = PS_NEXT(File_##name) args;                                                           \
         if (rc_ == MPI_SUCCESS) {                                                                  \
-            rc_ = take_hints(fh, info);                                                            \
+            rc_ = take_hints(fh, info, of_set_info);                                               \
         }                                                                                          \
         drop_every_cache();                                                                        \
         return rc_;                                                                                \
     }                                                                                              \
     PS_ALIAS(File_##name, params)
 
-PS_FILE_HINTS(set_view,
+PS_FILE_HINTS(set_view, 0,
               (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                const char *datarep, MPI_Info info),
               (fh, disp, etype, filetype, datarep, info))
-PS_FILE_HINTS(set_info, (MPI_File fh, MPI_Info info), (fh, info))
+PS_FILE_HINTS(set_info, 1, (MPI_File fh, MPI_Info info), (fh, info))
 PS_FILE_FLUSH(set_atomicity, (MPI_File fh, int flag), (fh, flag))
 /* OMPIO's sync and close start with a barrier of the file's processes
  * before the fs component's part: the bytes must be out before it (a
