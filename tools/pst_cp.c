@@ -400,6 +400,26 @@ static int pst_cp_local_is_file(const char *path)
     return stat(path, &sb) != 0 ? errno == ENOENT : S_ISREG(sb.st_mode);
 }
 
+/* May the rename at the end replace the existing pstripe file at path
+ * (the servers' rule: by its owner, root, or who may write it)? Asked
+ * before any byte is copied (a refused rename used to come after the whole
+ * copy); the rename is still the check that counts. The uid is the one the
+ * client authenticates with (psc_auth.c: getuid). */
+static ps_status_t pst_cp_may_replace(pstripe_fs_t *fs, const char *path, const pstripe_stat_t *old)
+{
+    pstripe_file_t *f;
+    ps_status_t status;
+
+    if (getuid() == 0 || old->uid == (uint32_t)getuid()) {
+        return PS_OK;
+    }
+    status = pstripe_open(fs, path, PSTRIPE_WRONLY, 0, NULL, &f);
+    if (status == PS_OK) {
+        status = pstripe_close(f);
+    }
+    return status;
+}
+
 static ps_status_t pst_cp_open_dst(pst_cp_t *cp, pstripe_fs_t *fs, const pstripe_layout_t *layout)
 {
     pst_cp_end_t *e = &cp->dst;
@@ -416,6 +436,19 @@ static ps_status_t pst_cp_open_dst(pst_cp_t *cp, pstripe_fs_t *fs, const pstripe
 
         if (pstripe_stat(fs, e->path, &old) == PS_OK) {
             mode = old.mode; /* the replaced file's */
+            status = pst_cp_may_replace(fs, e->path, &old);
+            if (status == PS_ERR_ACCESS) {
+                pst_msg(cp->ctx,
+                        "cannot replace %s: permission denied (only its owner, root or a user "
+                        "who may write it may)",
+                        e->name);
+            } else if (status != PS_OK) {
+                pst_lib_error(cp->ctx, status, "cannot replace %s", e->name);
+            }
+            if (status != PS_OK) {
+                cp->tmp[0] = '\0';
+                return status;
+            }
         }
         status = pst_partial_name(fs, e->path, cp->tmp, sizeof(cp->tmp));
         if (status != PS_OK) {

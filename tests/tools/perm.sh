@@ -68,7 +68,7 @@ step "nobody cannot read, overwrite, truncate, remove, chmod or chown it"
 expect_status 1 nobody cp pstripe:/secret -
 contains "$err" "cannot open /secret: permission denied" "read"
 expect_status 1 nobody cp "$tmp/other" pstripe:/secret
-contains "$err" "permission denied" "overwrite"
+contains "$err" "cannot replace pstripe:/secret: permission denied" "overwrite, refused before the copy"
 expect_status 0 pst ls
 not_contains "$out" "partial" "the refused copy's partial file is left behind"
 expect_status 1 nobody truncate /secret 0
