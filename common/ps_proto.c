@@ -328,8 +328,11 @@ ps_status_t ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions
     for (uint32_t i = 0; i < nregions; i++) {
         ps_region_t r;
         memcpy(&r, &regions[i], sizeof(r)); /* AM data need not be aligned */
-        if (r.len == 0 || r.off > max_obj_size || r.len > max_obj_size - r.off) {
+        if (r.len == 0) {
             return PS_ERR_PROTO;
+        }
+        if (r.off > max_obj_size || r.len > max_obj_size - r.off) {
+            return PS_ERR_FILE_TOO_LARGE; /* well formed, but past any object */
         }
         if (r.len > payload_len - sum) { /* sum <= payload_len holds throughout */
             return PS_ERR_PROTO;
@@ -346,18 +349,19 @@ ps_status_t ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions
  * unclaimed (rest <= 2^30 after the decoder); off + len <= max_obj_size; and
  * stride * (count - 1) is compared by division against the room left.
  */
-static int ps_proto_run_ok(const ps_run_t *r, uint64_t rest, uint64_t max_obj_size)
+static ps_status_t ps_proto_run_check(const ps_run_t *r, uint64_t rest, uint64_t max_obj_size)
 {
     if (r->count == 0 || r->len == 0 || r->stride < r->len) {
-        return 0;
+        return PS_ERR_PROTO;
     }
     if (r->count > rest || r->len > rest / r->count) {
-        return 0; /* more bytes than the payload has left */
+        return PS_ERR_PROTO; /* more bytes than the payload has left */
     }
-    if (r->off > max_obj_size || r->len > max_obj_size - r->off) {
-        return 0;
+    if (r->off > max_obj_size || r->len > max_obj_size - r->off ||
+        (r->count > 1 && r->stride > (max_obj_size - r->off - r->len) / (r->count - 1))) {
+        return PS_ERR_FILE_TOO_LARGE; /* well formed, but past any object */
     }
-    return r->count == 1 || r->stride <= (max_obj_size - r->off - r->len) / (r->count - 1);
+    return PS_OK;
 }
 
 ps_status_t ps_proto_check_runs(const ps_run_t *runs, uint32_t nruns, uint64_t payload_len,
@@ -371,8 +375,9 @@ ps_status_t ps_proto_check_runs(const ps_run_t *runs, uint32_t nruns, uint64_t p
     for (uint32_t i = 0; i < nruns; i++) {
         ps_run_t r;
         memcpy(&r, &runs[i], sizeof(r)); /* AM data need not be aligned */
-        if (!ps_proto_run_ok(&r, payload_len - sum, max_obj_size)) {
-            return PS_ERR_PROTO;
+        ps_status_t status = ps_proto_run_check(&r, payload_len - sum, max_obj_size);
+        if (status != PS_OK) {
+            return status;
         }
         sum += r.len * r.count;
         count += r.count;

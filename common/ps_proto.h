@@ -539,7 +539,8 @@ ps_status_t ps_proto_decode(const void *hdr, size_t hdr_len, int is_reply, ps_ms
 /*
  * Check the region array of an OBJ_READ/OBJ_WRITE: every len > 0, off + len
  * does not overflow and stays below max_obj_size, and the lengths sum to
- * payload_len. Returns PS_OK or PS_ERR_PROTO.
+ * payload_len. Returns PS_OK, PS_ERR_FILE_TOO_LARGE (a region ends past
+ * max_obj_size: no object can hold it) or PS_ERR_PROTO (malformed).
  */
 ps_status_t ps_proto_check_regions(const ps_region_t *regions, uint32_t nregions,
                                    uint64_t payload_len, uint64_t max_obj_size);
@@ -557,8 +558,8 @@ static inline uint64_t ps_io_list_bytes(const ps_io_req_t *io)
  * count >= 1, len >= 1 and stride >= len; its last region ends (off +
  * stride * (count - 1) + len, computed without overflow) at or below
  * max_obj_size; and the runs' bytes (len * count) sum to payload_len. The
- * number of regions the runs describe goes to *nregions. Returns PS_OK or
- * PS_ERR_PROTO.
+ * number of regions the runs describe goes to *nregions. Returns PS_OK,
+ * PS_ERR_FILE_TOO_LARGE (a run ends past max_obj_size) or PS_ERR_PROTO.
  */
 ps_status_t ps_proto_check_runs(const ps_run_t *runs, uint32_t nruns, uint64_t payload_len,
                                 uint64_t max_obj_size, uint64_t *nregions);

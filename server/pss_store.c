@@ -786,12 +786,14 @@ static ps_status_t pss_io_prepare(pss_worker_t *w, pss_req_t *req)
                                         io->payload_len, PSS_MAX_OBJ_SIZE);
     }
     if (status != PS_OK) {
-        ps_warn("worker %u: %s req %llu for object %016" PRIx64 ": bad %s list (%u "
+        ps_warn("worker %u: %s req %llu for object %016" PRIx64 ": %s %s list (%u "
                 "entries, payload %" PRIu64 " bytes; lengths and counts must be > 0, strides "
                 "at least the length, bytes sum to the payload and end below %llu)",
                 w->index, ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id,
-                io->file_id, (io->flags & PS_IO_RUNS) ? "run" : "region", io->nregions,
-                io->payload_len, (unsigned long long)PSS_MAX_OBJ_SIZE);
+                io->file_id,
+                status == PS_ERR_FILE_TOO_LARGE ? "past the object size limit:" : "bad",
+                (io->flags & PS_IO_RUNS) ? "run" : "region", io->nregions, io->payload_len,
+                (unsigned long long)PSS_MAX_OBJ_SIZE);
         return status;
     }
     if (req->hdr.type == PS_MSG_OBJ_WRITE) {
@@ -834,7 +836,7 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
             ps_warn("worker %u: %s of %016" PRIx64 " to %" PRIu64
                     " bytes: above the object size limit",
                     w->index, ps_msg_type_name(type), file_id, req->body.obj.size);
-            pss_reply(req, PS_ERR_TOO_BIG, NULL, 0, NULL, 0, 0);
+            pss_reply(req, PS_ERR_FILE_TOO_LARGE, NULL, 0, NULL, 0, 0);
             return;
         }
     }

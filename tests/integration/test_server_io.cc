@@ -621,7 +621,7 @@ TEST_F(ServerIo, AllocateReservesSpaceAndKeepsData)
     /* a missing object is made; a size past the object limit is refused */
     ASSERT_EQ(c.obj(PS_MSG_OBJ_ALLOCATE, 0xabab, 5000).status(), PS_OK);
     EXPECT_EQ(obj_stat(0xabab).size, 5000u);
-    EXPECT_EQ(c.obj(PS_MSG_OBJ_ALLOCATE, fid, UINT64_MAX).status(), PS_ERR_TOO_BIG);
+    EXPECT_EQ(c.obj(PS_MSG_OBJ_ALLOCATE, fid, UINT64_MAX).status(), PS_ERR_FILE_TOO_LARGE);
     EXPECT_EQ(obj_stat(fid).size, mib + 13);
 }
 

@@ -160,14 +160,18 @@ TEST_F(ServerProto, DataLengthMismatch)
 TEST_F(ServerProto, RegionOverflowAndRange)
 {
     std::vector<uint8_t> payload(100, 0xee);
-    /* off + len wraps around 2^64 */
+    /* regions past the object size limit (16 TiB) are "file too large",
+     * as EFBIG from the disk would be, not malformed requests: off + len
+     * wraps around 2^64, far beyond, one byte past */
     raw_reply r = c.write(fid, {{UINT64_MAX - 10, 100}}, payload);
     ASSERT_TRUE(r.received);
-    EXPECT_EQ(r.status(), PS_ERR_PROTO);
-    /* far beyond any object size */
+    EXPECT_EQ(r.status(), PS_ERR_FILE_TOO_LARGE);
     r = c.write(fid, {{1ull << 62, 100}}, payload);
     ASSERT_TRUE(r.received);
-    EXPECT_EQ(r.status(), PS_ERR_PROTO);
+    EXPECT_EQ(r.status(), PS_ERR_FILE_TOO_LARGE);
+    r = c.write(fid, {{(1ull << 44) - 99, 100}}, payload);
+    ASSERT_TRUE(r.received);
+    EXPECT_EQ(r.status(), PS_ERR_FILE_TOO_LARGE);
     /* zero-length region */
     r = c.write(fid, {{0, 0}, {0, 100}}, payload);
     ASSERT_TRUE(r.received);
@@ -178,14 +182,13 @@ TEST_F(ServerProto, RegionOverflowAndRange)
     r = c.call(PS_MSG_OBJ_WRITE, &io, sizeof(io), d.data(), d.size());
     ASSERT_TRUE(r.received);
     EXPECT_EQ(r.status(), PS_ERR_PROTO);
-    /* reads too */
+    /* reads, truncates too */
     r = c.read(fid, {{UINT64_MAX - 10, 100}});
     ASSERT_TRUE(r.received);
-    EXPECT_EQ(r.status(), PS_ERR_PROTO);
-    /* truncate beyond the limit */
+    EXPECT_EQ(r.status(), PS_ERR_FILE_TOO_LARGE);
     r = c.obj(PS_MSG_OBJ_TRUNCATE, fid, UINT64_MAX);
     ASSERT_TRUE(r.received);
-    EXPECT_NE(r.status(), PS_OK);
+    EXPECT_EQ(r.status(), PS_ERR_FILE_TOO_LARGE);
     expect_alive();
     /* nregions = 0 is rejected by the decoder */
     ps_io_req_t zero{fid, 0, 0, 0};

@@ -1001,7 +1001,7 @@ TEST(proto, check_regions)
 
     EXPECT_EQ(PS_OK, ps_proto_check_regions(r, 3, 35, max));
     EXPECT_EQ(PS_OK, ps_proto_check_regions(r, 1, 10, 10)); /* ends exactly at the limit */
-    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(r, 1, 10, 9));
+    EXPECT_EQ(PS_ERR_FILE_TOO_LARGE, ps_proto_check_regions(r, 1, 10, 9)) << "one past the limit";
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(r, 3, 34, max)) << "sum too small";
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(r, 3, 36, max)) << "sum too large";
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(r, 0, 0, max)) << "no regions";
@@ -1012,10 +1012,15 @@ TEST(proto, check_regions)
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(zero, 2, 10, max)) << "zero length";
 
     ps_region_t wrap[1] = {{UINT64_MAX - 5, 10}};
-    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(wrap, 1, 10, UINT64_MAX)) << "off+len wraps";
+    EXPECT_EQ(PS_ERR_FILE_TOO_LARGE, ps_proto_check_regions(wrap, 1, 10, UINT64_MAX))
+        << "off+len wraps";
 
+    /* well formed but past any object: "file too large", not a protocol error */
     ps_region_t past[1] = {{max, 1}};
-    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_regions(past, 1, 1, max)) << "past max_obj_size";
+    EXPECT_EQ(PS_ERR_FILE_TOO_LARGE, ps_proto_check_regions(past, 1, 1, max))
+        << "past max_obj_size";
+    ps_region_t last[1] = {{max - 1, 1}};
+    EXPECT_EQ(PS_OK, ps_proto_check_regions(last, 1, 1, max)) << "the last byte";
 
     /* the sum of the lengths wraps to exactly payload_len */
     ps_region_t big[3] = {{0, 1ull << 63}, {0, 1ull << 63}, {0, 7}};
@@ -1053,13 +1058,15 @@ TEST(proto, check_runs)
     EXPECT_EQ(PS_ERR_PROTO, check({1000, 100, 0, 1}, 142)) << "stride 0 < length";
     EXPECT_EQ(PS_ERR_PROTO, check({1000, 100, 100, 1}, 141)) << "total below the payload";
     EXPECT_EQ(PS_ERR_PROTO, check({1000, 100, 100, 1}, 143)) << "total above the payload";
-    EXPECT_EQ(PS_ERR_PROTO, check({max - 99, 100, 100, 1}, 142)) << "last region past max";
+    /* well formed but past any object: "file too large", not a protocol error */
+    EXPECT_EQ(PS_ERR_FILE_TOO_LARGE, check({max - 99, 100, 100, 1}, 142)) << "last region past max";
     EXPECT_EQ(PS_OK, check({max - 100, 100, 100, 1}, 142)) << "ends exactly at max";
-    EXPECT_EQ(PS_ERR_PROTO, check({max - 1000, 1, 1000, 2}, 44)) << "stride takes it past max";
+    EXPECT_EQ(PS_ERR_FILE_TOO_LARGE, check({max - 1000, 1, 1000, 2}, 44))
+        << "stride takes it past max";
     EXPECT_EQ(PS_OK, check({max - 1001, 1, 1000, 2}, 44)) << "stride lands on max - 1";
-    EXPECT_EQ(PS_ERR_PROTO, check({UINT64_MAX - 5, 10, 10, 1}, 52)) << "off + len wraps";
+    EXPECT_EQ(PS_ERR_FILE_TOO_LARGE, check({UINT64_MAX - 5, 10, 10, 1}, 52)) << "off + len wraps";
     /* stride * (count - 1) wraps 64 bits to a small number */
-    EXPECT_EQ(PS_ERR_PROTO, check({0, 1, 1ull << 62, 5}, 47)) << "stride * count wraps";
+    EXPECT_EQ(PS_ERR_FILE_TOO_LARGE, check({0, 1, 1ull << 62, 5}, 47)) << "stride * count wraps";
     /* len * count wraps 64 bits to exactly the payload */
     EXPECT_EQ(PS_ERR_PROTO, check({0, 1ull << 62, 1ull << 62, 4}, 42)) << "len * count wraps";
     EXPECT_EQ(PS_ERR_PROTO, check({0, 3, 3, 1ull << 63}, 42)) << "count beyond the payload";
