@@ -54,8 +54,9 @@ extern "C" {
  * (the same-host shared-memory ports and host id); 11: OBJ_WRITE's
  * PS_IO_BEHIND; 12: failed writes are numbered (the OBJ_WRITE reply's
  * failed_writes, OBJ_SYNC's mark) and OBJ_FLUSH reports them at a close;
- * 13: STATS counts the flushes behind writes (the server's flush_behind). */
-#define PS_PROTO_VERSION 13
+ * 13: STATS counts the flushes behind writes (the server's flush_behind);
+ * 14: STATS counts capability refusals apart from authentication ones. */
+#define PS_PROTO_VERSION 14
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -436,7 +437,7 @@ typedef struct ps_stats_rep {
     uint64_t auth_mode;      /* ps_auth_mode_t in force */
     uint64_t auth_ok;        /* AUTH requests accepted */
     uint64_t auth_refused;   /* AUTH requests refused and requests of unauthenticated
-                                connections refused */
+                                connections refused (capability refusals: cap_refused) */
     uint64_t staged_bytes;     /* write payload bytes copied into the write-back stage */
     uint64_t stage_whole;      /* staged blocks written whole (completed in the stage) */
     uint64_t stage_partial;    /* staged blocks written partial (aged, sync, close, full) */
@@ -448,6 +449,9 @@ typedef struct ps_stats_rep {
     uint64_t eager_replies;    /* replies whose data was sent eagerly (eager_reply) */
     uint64_t rndv_requests;    /* requests whose data came by rendezvous */
     uint64_t flushes_behind;   /* background flushes of files behind their writes */
+    uint64_t cap_refused;      /* data requests of authenticated connections refused
+                                  for their capability (missing, forged, expired,
+                                  another file's, or without the right) */
 } ps_stats_rep_t;
 
 /* --- SHARED_FP ----------------------------------------------------------------------
@@ -506,7 +510,7 @@ static_assert(sizeof(ps_io_rep_t) == 24, "wire size");
 static_assert(sizeof(ps_obj_req_t) == 72, "wire size");
 static_assert(sizeof(ps_obj_rep_t) == 32, "wire size");
 static_assert(sizeof(ps_statfs_rep_t) == 48, "wire size");
-static_assert(sizeof(ps_stats_rep_t) == 8 * (35 + PS_STATS_HIST_BUCKETS), "wire size");
+static_assert(sizeof(ps_stats_rep_t) == 8 * (36 + PS_STATS_HIST_BUCKETS), "wire size");
 static_assert(sizeof(ps_sfp_req_t) == 88, "wire size");
 static_assert(sizeof(ps_sfp_rep_t) == 8, "wire size");
 

@@ -490,6 +490,8 @@ typedef struct pstripe_server_stats {
     uint64_t rndv_requests;    /* requests whose data came by rendezvous */
     uint64_t flushes_behind;   /* background flushes of files behind their writes
                                   (the server's flush_behind) */
+    uint64_t cap_refused;      /* data requests refused for their capability (missing,
+                                  forged, expired, another file's, without the right) */
 } pstripe_server_stats_t;
 ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st);
 

@@ -76,7 +76,7 @@ typedef struct pss_stats {
     _Atomic uint64_t read_ahead_bytes;
     _Atomic uint64_t eager_replies, rndv_requests;
     _Atomic uint64_t flushes_behind;
-    _Atomic uint64_t auth_ok, auth_refused;
+    _Atomic uint64_t auth_ok, auth_refused, cap_refused;
     _Atomic uint64_t latency_hist[PS_STATS_HIST_BUCKETS];
 } pss_stats_t;
 

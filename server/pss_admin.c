@@ -125,6 +125,7 @@ static void pss_stats_collect(pss_server_t *s, ps_stats_rep_t *rep)
         rep->flushes_behind += PSS_STAT_GET(w, flushes_behind);
         rep->auth_ok += PSS_STAT_GET(w, auth_ok);
         rep->auth_refused += PSS_STAT_GET(w, auth_refused);
+        rep->cap_refused += PSS_STAT_GET(w, cap_refused);
         for (int b = 0; b < PS_STATS_HIST_BUCKETS; b++) {
             rep->latency_hist[b] += PSS_STAT_GET(w, latency_hist[b]);
         }

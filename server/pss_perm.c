@@ -255,7 +255,7 @@ int pss_perm_check_data(pss_worker_t *w, pss_req_t *req)
     if (why == NULL) {
         return 1;
     }
-    PSS_STAT_ADD(w, auth_refused, 1); /* `pstripe stats`: refused */
+    PSS_STAT_ADD(w, cap_refused, 1); /* `pstripe stats`: capabilities refused */
     if (ps_log_limit_pass(&w->cap_refused_log, now, PSS_LOG_EVERY_NS, NULL)) {
         ps_warn("worker %u: refusing %s of %016llx by uid %u: capability %s", w->index,
                 ps_msg_type_name(req->hdr.type), (unsigned long long)file_id,

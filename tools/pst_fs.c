@@ -474,6 +474,9 @@ static void pst_print_server_stats(int idx, const char *addr, const pstripe_serv
            : s->auth_mode == 0 ? "NONE (no authentication)"
                                : "unknown",
            s->auth_ok, s->auth_refused);
+    printf("  capabilities    %" PRIu64 " data requests refused (missing, forged, expired or "
+           "without the right)\n",
+           s->cap_refused);
 
     for (int i = 0; i < nb; i++) {
         if (s->latency_hist[i] != 0) {

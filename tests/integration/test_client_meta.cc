@@ -629,6 +629,7 @@ TEST(ClientPerm, LongOpenRenewsItsCapability)
     for (int i = 0; i < 2; i++) {
         PSC_ASSERT_OK(pstripe_server_stats(fs, i, &st));
         EXPECT_EQ(st.auth_refused, 0u) << "server " << i;
+        EXPECT_EQ(st.cap_refused, 0u) << "server " << i;
     }
 
     pstripe_stat_t s;

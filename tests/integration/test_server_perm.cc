@@ -230,8 +230,10 @@ TEST(ServerPerm, DataRequestsNeedAValidCapability)
     EXPECT_EQ(u.obj(PS_MSG_OBJ_REMOVE, id, rm.cap), PS_OK);
 
     ASSERT_EQ(u.c.stats(&st1).status(), PS_OK);
-    /* each refusal counted; logged at most once a second (the first here) */
-    EXPECT_EQ(st1.auth_refused - st0.auth_refused, 16u);
+    /* each refusal counted, as a capability's (not an authentication's);
+     * logged at most once a second (the first here) */
+    EXPECT_EQ(st1.cap_refused - st0.cap_refused, 16u);
+    EXPECT_EQ(st1.auth_refused, st0.auth_refused);
     EXPECT_NE(cluster.log(0).find("refusing OBJ_WRITE of"), std::string::npos);
     EXPECT_NE(cluster.log(0).find("by uid 1000: capability missing"), std::string::npos);
 }

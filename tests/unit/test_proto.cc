@@ -565,7 +565,7 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(72u, sizeof(ps_obj_req_t));
     EXPECT_EQ(32u, sizeof(ps_obj_rep_t));
     EXPECT_EQ(48u, sizeof(ps_statfs_rep_t));
-    EXPECT_EQ(472u, sizeof(ps_stats_rep_t));
+    EXPECT_EQ(480u, sizeof(ps_stats_rep_t));
     EXPECT_EQ(88u, sizeof(ps_sfp_req_t));
     EXPECT_EQ(8u, sizeof(ps_sfp_rep_t));
     EXPECT_EQ(24u, sizeof(ps_rename_req_t));
@@ -636,6 +636,8 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(8u * 55, offsetof(ps_stats_rep_t, read_ahead_bytes));
     EXPECT_EQ(8u * 56, offsetof(ps_stats_rep_t, eager_replies));
     EXPECT_EQ(8u * 57, offsetof(ps_stats_rep_t, rndv_requests));
+    EXPECT_EQ(8u * 58, offsetof(ps_stats_rep_t, flushes_behind));
+    EXPECT_EQ(8u * 59, offsetof(ps_stats_rep_t, cap_refused));
     EXPECT_EQ(8u, offsetof(ps_sfp_req_t, instance));
     EXPECT_EQ(16u, offsetof(ps_sfp_req_t, value));
     EXPECT_EQ(24u, offsetof(ps_sfp_req_t, op));
@@ -673,7 +675,7 @@ TEST(proto, body_len)
         {PS_MSG_REMOVE, 8, 120},       {PS_MSG_LIST, 16, 16},      {PS_MSG_OBJ_WRITE, 80, 24},
         {PS_MSG_OBJ_READ, 80, 24},     {PS_MSG_OBJ_STAT, 72, 32},  {PS_MSG_OBJ_TRUNCATE, 72, 32},
         {PS_MSG_OBJ_REMOVE, 72, 32},   {PS_MSG_OBJ_SYNC, 72, 32},  {PS_MSG_META_SYNC, 0, 0},
-        {PS_MSG_STATFS, 0, 48},        {PS_MSG_STATS, 0, 472},     {PS_MSG_SHARED_FP, 88, 8},
+        {PS_MSG_STATFS, 0, 48},        {PS_MSG_STATS, 0, 480},     {PS_MSG_SHARED_FP, 88, 8},
         {PS_MSG_RENAME, 24, 176},      {PS_MSG_AUTH, 16, 64},      {PS_MSG_SETATTR, 24, 120},
         {PS_MSG_OBJ_ALLOCATE, 72, 32}, {PS_MSG_OBJ_FLUSH, 72, 32},
     };
