@@ -19,6 +19,7 @@
 
 #include "ps_hmac.h"
 #include "psc_auth.h"
+#include "psc_op.h"
 
 /* The libmunge functions used (munge.h's signatures, with opaque types). */
 typedef struct psc_munge_api {
@@ -182,4 +183,61 @@ void psc_auth_refused(const psc_server_t *srv, uint32_t mode, const psc_op_t *op
     } else {
         snprintf(msg, len, "authenticating to server %s: %.400s", srv->addr, op->msg);
     }
+}
+
+/* --- tickets ---------------------------------------------------------------------- */
+
+void psc_ticket_prepare(psc_conn_t *conn, psc_ticket_t *t, void (*cb)(pstripe_fs_t *, psc_op_t *))
+{
+    ps_auth_req_t req = {.method = PS_AUTH_TICKET, .cred_len = sizeof(ps_auth_ticket_t)};
+
+    psc_op_init(&t->op, conn->server->index, PS_MSG_AUTH, &req, sizeof(req));
+    t->sent = conn->auth_rep.ticket; /* conn's may be renewed while this one is sent */
+    t->op.done_cb = cb;
+    t->op.arg = conn;
+    t->op.send_buf = &t->sent;
+    t->op.send_count = sizeof(t->sent);
+    t->op.rep_body = &t->rep;
+    t->op.rep_body_len = sizeof(t->rep);
+}
+
+/* Every answer carries a new ticket, so a busy client's stays young. */
+void psc_ticket_take(psc_conn_t *conn, const psc_ticket_t *t)
+{
+    if (t->rep.ticket.expiry_ns > conn->auth_rep.ticket.expiry_ns) {
+        conn->auth_rep.ticket = t->rep.ticket;
+    }
+}
+
+/*
+ * A refused ticket has most likely expired (the server's ticket_life, 5
+ * minutes by default, after the client's last one: a process that went that
+ * long without opening an endpoint, then needed another worker). A worker
+ * whose endpoint is open renews it (the servers renew an expired ticket on
+ * a connection its holder authenticated), and w gets it again, once.
+ */
+int psc_ticket_retry(psc_conn_t *conn, uint32_t w, uint32_t *renew_on)
+{
+    uint32_t r = 0;
+
+    while (r < conn->nworkers && !conn->eps[r].ready) {
+        r++;
+    }
+    if (r == conn->nworkers || conn->tickets[w].retry != 0) {
+        return 0;
+    }
+    conn->tickets[w].retry = 1;
+    *renew_on = conn->renewing ? conn->nworkers : r;
+    conn->renewing = 1;
+    return 1;
+}
+
+int psc_tickets_pending(const psc_conn_t *conn)
+{
+    for (uint32_t i = 0; conn->tickets != NULL && i <= conn->nworkers; i++) {
+        if (conn->tickets[i].op.state == PSC_OP_READY) {
+            return 1;
+        }
+    }
+    return 0;
 }

@@ -19,6 +19,23 @@ ps_status_t psc_auth_make(pstripe_fs_t *fs, const psc_server_t *srv, const ps_he
                           ps_auth_req_t *req, void **cred, size_t *cred_len, char *msg,
                           size_t msglen);
 
+/*
+ * Tickets (psc_ticket_t, one slot per worker of a connection and one for
+ * the renewal): psc_conn.c sends them, these keep their state.
+ * psc_ticket_prepare: slot t's AUTH presenting conn's ticket (a copy of
+ * it), its reply into the slot, cb its done_cb.
+ * psc_ticket_take: after a worker accepted a ticket, keep the fresher of
+ * conn's and the one its answer carries.
+ * psc_ticket_retry: worker w refused the ticket; 1 if it is to be presented
+ * again after a renewal (then *renew_on is the worker to send the renewal
+ * to, or nworkers when one is in flight already), 0 if the refusal stands.
+ * psc_tickets_pending: does a ticket's answer still wait for its done_cb?
+ */
+void psc_ticket_prepare(psc_conn_t *conn, psc_ticket_t *t, void (*cb)(pstripe_fs_t *, psc_op_t *));
+void psc_ticket_take(psc_conn_t *conn, const psc_ticket_t *t);
+int psc_ticket_retry(psc_conn_t *conn, uint32_t w, uint32_t *renew_on);
+int psc_tickets_pending(const psc_conn_t *conn);
+
 /* The message of an AUTH (or ticket) op to srv that failed, in auth mode. */
 void psc_auth_refused(const psc_server_t *srv, uint32_t mode, const psc_op_t *op, char *msg,
                       size_t len);

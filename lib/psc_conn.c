@@ -274,22 +274,11 @@ void psc_server_disconnect(pstripe_fs_t *fs, psc_server_t *srv)
     ucs_list_add_tail(&fs->dead_conns, &conn->list);
 }
 
-/* 1 if a ticket op still waits in the ready queue for its done_cb. */
-static int psc_conn_tickets_ready(const psc_conn_t *conn)
-{
-    for (uint32_t i = 0; conn->ticket_ops != NULL && i < conn->nworkers; i++) {
-        if (conn->ticket_ops[i].state == PSC_OP_READY) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static void psc_conn_free(psc_conn_t *conn)
 {
     ucs_list_del(&conn->list);
     free(conn->auth_cred);
-    free(conn->ticket_ops);
+    free(conn->tickets);
     free(conn);
 }
 
@@ -300,7 +289,7 @@ void psc_conn_free_dead(pstripe_fs_t *fs)
     ucs_list_for_each_safe(conn, tmp, &fs->dead_conns, list)
     {
         if (conn->nclosing == 0 && ucs_list_is_empty(&conn->inflight) &&
-            conn->hello.state != PSC_OP_READY && !psc_conn_tickets_ready(conn)) {
+            conn->hello.state != PSC_OP_READY && !psc_tickets_pending(conn)) {
             psc_conn_free(conn);
         }
     }
@@ -336,18 +325,6 @@ void psc_conn_free_all_dead(pstripe_fs_t *fs)
 }
 
 /* --- sending --------------------------------------------------------------------- */
-
-static uint32_t psc_route_worker(const psc_op_t *op, uint32_t nworkers)
-{
-    switch (op->route) {
-    case PSC_ROUTE_PATH:
-        return ps_path_worker(op->route_path, op->route_path_len, nworkers);
-    case PSC_ROUTE_OBJECT:
-        return ps_object_worker(op->route_file_id, nworkers);
-    default:
-        return 0;
-    }
-}
 
 /* The send of an op failed: no reply will come, and the connection is lost
  * (the op fails with the connection's cause). */
@@ -566,15 +543,20 @@ static void psc_ep_ready(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
 
 static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op);
 
+/* Present the connection's ticket to worker w (in slot t; psc_ticket_done). */
+static void psc_ticket_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w, psc_ticket_t *t)
+{
+    psc_ticket_prepare(conn, t, psc_ticket_done);
+    psc_op_send(fs, conn, w, &t->op);
+}
+
 /* Open the endpoint to worker w (not the HELLO's: with shared memory, to
  * its shm port) and, with auth, present the ticket there: it is ready when
  * the worker accepts it (psc_ticket_done). A failure to make it fails the
  * whole connection (from the main loop). */
 static void psc_worker_open(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
 {
-    ps_auth_req_t req = {.method = PS_AUTH_TICKET, .cred_len = sizeof(ps_auth_ticket_t)};
     uint32_t port = conn->shm ? conn->shm_ports[w] : conn->ports[w];
-    psc_op_t *op;
 
     if (conn->fail_pending || psc_ep_create(fs, conn, w, (uint16_t)port, conn->shm) != PS_OK) {
         return;
@@ -583,13 +565,7 @@ static void psc_worker_open(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
         psc_ep_ready(fs, conn, w);
         return;
     }
-    op = &conn->ticket_ops[w];
-    psc_op_init(op, conn->server->index, PS_MSG_AUTH, &req, sizeof(req));
-    op->done_cb = psc_ticket_done;
-    op->arg = conn;
-    op->send_buf = &conn->auth_rep.ticket;
-    op->send_count = sizeof(conn->auth_rep.ticket);
-    psc_op_send(fs, conn, w, op);
+    psc_ticket_send(fs, conn, w, &conn->tickets[w]);
 }
 
 /* A connect-only op on a connected server: ready now, or with
@@ -660,20 +636,44 @@ static void psc_conn_ready(pstripe_fs_t *fs, psc_conn_t *conn)
     }
 }
 
+/*
+ * A ticket's answer: worker w's (its endpoint is now ready) or the
+ * renewal's (every worker whose ticket waited for it gets the new one, a
+ * second and last time). A refusal fails the connection, unless a renewal
+ * may cure it (psc_ticket_retry: an expired ticket).
+ */
 static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op)
 {
     psc_conn_t *conn = op->arg;
+    psc_ticket_t *renewal = &conn->tickets[conn->nworkers];
+    int renewed = op == &renewal->op;
+    uint32_t w = op->worker, r;
     char msg[PSC_MSG_MAX];
 
+    conn->renewing &= !renewed;
     if (conn->failed) {
         return;
     }
-    if (op->status != PS_OK) {
+    if (op->status == PS_OK && !renewed) {
+        conn->tickets[w].retry = 0;
+        psc_ticket_take(conn, &conn->tickets[w]);
+        psc_ep_ready(fs, conn, w);
+    } else if (op->status == PS_OK) {
+        psc_ticket_take(conn, renewal);
+        for (w = 0; w < conn->nworkers; w++) {
+            if (conn->tickets[w].retry == 1) {
+                conn->tickets[w].retry = 2;
+                psc_ticket_send(fs, conn, w, &conn->tickets[w]);
+            }
+        }
+    } else if (!renewed && op->status == PS_ERR_ACCESS && psc_ticket_retry(conn, w, &r)) {
+        if (r < conn->nworkers) {
+            psc_ticket_send(fs, conn, r, renewal);
+        }
+    } else {
         psc_auth_refused(conn->server, conn->hello_rep.auth_mode, op, msg, sizeof(msg));
         psc_conn_fail(fs, conn, op->status, msg);
-        return;
     }
-    psc_ep_ready(fs, conn, op->worker);
 }
 
 /* HELLO (and AUTH) answered on worker 0: the connection is up. With shared
@@ -686,8 +686,8 @@ static void psc_conn_open(pstripe_fs_t *fs, psc_conn_t *conn)
         conn->eps[0].ep = NULL;
     }
     if (conn->hello_rep.auth_mode != PS_AUTH_NONE && (conn->shm || conn->nworkers > 1)) {
-        conn->ticket_ops = calloc(conn->nworkers, sizeof(psc_op_t));
-        if (conn->ticket_ops == NULL) {
+        conn->tickets = calloc(conn->nworkers + 1, sizeof(psc_ticket_t));
+        if (conn->tickets == NULL) {
             psc_conn_fail(fs, conn, PS_ERR_NO_MEMORY, "no memory for authentication");
             return;
         }

@@ -176,6 +176,18 @@ struct psc_op {
     double timeout_s;
 };
 
+/* The AUTH that presents a connection's ticket to one worker (or renews it):
+ * the op, the ticket it sends (a copy: the connection's may be renewed
+ * meanwhile), the reply (a fresh ticket) and, for a worker, whether its
+ * refused ticket waits for a renewal (1) or was presented again after one
+ * (2). */
+typedef struct psc_ticket {
+    psc_op_t op;
+    ps_auth_ticket_t sent;
+    ps_auth_rep_t rep;
+    int retry;
+} psc_ticket_t;
+
 /* One UCX endpoint to one worker of a server: made when an op is first
  * routed to that worker (worker 0's at connect); until the worker accepts
  * the connection's ticket such ops wait in waitq. */
@@ -217,8 +229,9 @@ struct psc_conn {
     ps_auth_req_t auth_req;
     ps_auth_rep_t auth_rep;
     void *auth_cred;      /* AUTH data on worker 0 (malloc'd) */
-    psc_op_t *ticket_ops; /* AUTH with the ticket to each worker but the HELLO's
-                             (calloc'd) */
+    psc_ticket_t *tickets; /* the ticket's AUTH to each worker but the HELLO's, and
+                              [nworkers] its renewal (calloc'd; psc_conn.c) */
+    int renewing;          /* the renewal is in flight */
 };
 
 typedef enum psc_server_state {

@@ -199,3 +199,15 @@ void psc_update_deadline(pstripe_fs_t *fs, uint64_t deadline)
         fs->next_deadline_ns = deadline;
     }
 }
+
+uint32_t psc_route_worker(const psc_op_t *op, uint32_t nworkers)
+{
+    switch (op->route) {
+    case PSC_ROUTE_PATH:
+        return ps_path_worker(op->route_path, op->route_path_len, nworkers);
+    case PSC_ROUTE_OBJECT:
+        return ps_object_worker(op->route_file_id, nworkers);
+    default:
+        return 0;
+    }
+}

@@ -41,6 +41,9 @@ void psc_op_finish(pstripe_fs_t *fs, psc_op_t *op);
  * and the op was freed (release_cb) if that was its last UCX request. */
 int psc_op_detached(psc_op_t *op);
 
+/* The worker of a server with nworkers that the op's route names. */
+uint32_t psc_route_worker(const psc_op_t *op, uint32_t nworkers);
+
 /* Make the main loop wake up by this deadline (ns). */
 void psc_update_deadline(pstripe_fs_t *fs, uint64_t deadline);
 

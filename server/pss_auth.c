@@ -36,8 +36,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-#define PSS_TICKET_LIFE_NS (300ull * 1000000000ull) /* a ticket is valid 5 minutes */
-
 static uint64_t pss_realtime_ns(void)
 {
     struct timespec ts;
@@ -182,7 +180,11 @@ static const char *pss_auth_verify(pss_server_t *s, pss_req_t *req, uint32_t *ui
         if (!ps_mem_equal_ct(mac, t.mac, sizeof(mac)) || t.server_id != s->server_id) {
             return "forged ticket, or one of another server or of an earlier run of this one";
         }
-        if (pss_realtime_ns() > t.expiry_ns) {
+        /* an expired ticket is renewed on a connection its holder has
+         * authenticated already (a client idle longer than its life) */
+        if (pss_realtime_ns() > t.expiry_ns &&
+            (req->conn == NULL || !req->conn->authed || req->conn->uid != t.uid ||
+             req->conn->gid != t.gid)) {
             return "expired ticket";
         }
         *uid = t.uid;
@@ -246,7 +248,7 @@ void pss_auth_handle(pss_worker_t *w, pss_req_t *req)
     rep.uid = uid;
     rep.gid = gid;
     rep.ticket.server_id = s->server_id;
-    rep.ticket.expiry_ns = pss_realtime_ns() + PSS_TICKET_LIFE_NS;
+    rep.ticket.expiry_ns = pss_realtime_ns() + (uint64_t)(s->cfg.ticket_life * 1e9);
     rep.ticket.uid = uid;
     rep.ticket.gid = gid;
     pss_ticket_mac(s, &rep.ticket, rep.ticket.mac);

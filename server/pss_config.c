@@ -119,6 +119,10 @@ const ps_config_field_t pss_config_table[] = {
               "how long a capability given at open is valid (clients renew it after half "
               "of it); the same on every server",
               PS_CFG_TIME, cap_life, 2, 30 * 86400),
+    PSS_FIELD("ticket_life", "5min",
+              "how long the ticket a client gets for this server's other workers is valid "
+              "(a client renews it on a worker it opened already)",
+              PS_CFG_TIME, ticket_life, 1, 86400),
     PSS_FIELD("server_index", "-1",
               "this server's index in the clients' server list (-1: not known); with "
               "cluster_size, a CREATE of a path another server owns is refused",

@@ -647,6 +647,40 @@ TEST(ClientPerm, LongOpenRenewsItsCapability)
     pstripe_disconnect(fs);
 }
 
+/* A client idle longer than its ticket lives (ticket_life 1 s here, 5
+ * minutes by default) that then needs a worker it has no endpoint to yet
+ * renews the ticket on one it has, and its request succeeds (before: the
+ * first such request failed with "refused this client's authentication").
+ * Four workers a server; only worker 0's endpoint is made at connect. */
+TEST(ClientPerm, IdleClientRenewsItsTicket)
+{
+    ps_test::ps_cluster cluster;
+    pstripe_fs_t *fs = nullptr;
+    pstripe_file_t *f = nullptr;
+    ASSERT_TRUE(cluster.start(2, 4, {"--set", "ticket_life=1s"}));
+    PSC_ASSERT_OK(connect(cluster, {}, &fs));
+    pstripe_stat_t s;
+    EXPECT_EQ(pstripe_stat(fs, "/nothing", &s), PS_ERR_NO_ENTRY);
+    struct timespec ts = {1, 500000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    for (int i = 0; i < 16; i++) { /* names and objects on every worker */
+        std::string path = "/idle" + std::to_string(i);
+        EXPECT_EQ(pstripe_open(fs, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, nullptr, &f),
+                  PS_OK)
+            << path << ": " << pstripe_last_error();
+        if (f != nullptr) {
+            EXPECT_EQ(pstripe_pwrite(f, "idle", 4, 0), PS_OK)
+                << path << ": " << pstripe_last_error();
+            EXPECT_EQ(pstripe_close(f), PS_OK) << path;
+            f = nullptr;
+        }
+    }
+    pstripe_disconnect(fs);
+    EXPECT_NE(cluster.log(0).find("expired ticket"), std::string::npos)
+        << "the test did not make a ticket expire";
+}
+
 /* The record of a removal lives cap_life (2 s here) and as much again for
  * clock skew, then the servers prune it; by then the stale handle's
  * capability has expired too, so its writes are refused (PS_ERR_ACCESS)

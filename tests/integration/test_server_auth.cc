@@ -46,6 +46,32 @@ ps_auth_ticket_t ticket_from(raw_reply &r)
     return r.body<ps_auth_rep_t>().ticket;
 }
 
+/* The TCP port of worker 1 of the server c0 talks to (its HELLO). */
+uint16_t worker1_port(raw_client &c0)
+{
+    uint32_t ports[2] = {0, 0};
+    raw_reply h = c0.hello();
+    EXPECT_EQ(h.data.size(), sizeof(ports));
+    if (h.data.size() == sizeof(ports)) {
+        memcpy(ports, h.data.data(), sizeof(ports));
+    }
+    return (uint16_t)ports[1];
+}
+
+/* Present ticket tk on a new connection to port of cluster's server 0:
+ * AUTH's status, and then a LOOKUP's. */
+std::pair<int, int> present_ticket(const ps_cluster &cluster, uint16_t port,
+                                   const ps_auth_ticket_t &tk)
+{
+    ps_auth_req_t req{PS_AUTH_TICKET, sizeof(tk), 0, 0};
+    raw_client c;
+    EXPECT_TRUE(c.connect(cluster.host(0), port));
+    c.set_auto_auth(false);
+    int s1 = c.call(PS_MSG_AUTH, &req, sizeof(req), &tk, sizeof(tk)).status();
+    int s2 = c.path_op(PS_MSG_LOOKUP, "/nothing").status();
+    return std::make_pair(s1, s2);
+}
+
 } // namespace
 
 TEST(ServerAuth, UnauthenticatedRequestsRefused)
@@ -145,37 +171,65 @@ TEST(ServerAuth, TicketOpensOtherWorkersOnlyIfGenuine)
     EXPECT_EQ(a.body<ps_auth_rep_t>().uid, 1234u);
     EXPECT_EQ(a.body<ps_auth_rep_t>().gid, 5678u);
     ps_auth_ticket_t t = ticket_from(a);
-    uint32_t ports[2];
-    raw_reply h = c0.hello();
-    ASSERT_EQ(h.data.size(), sizeof(ports));
-    memcpy(ports, h.data.data(), sizeof(ports));
-
-    ps_auth_req_t req{PS_AUTH_TICKET, sizeof(t), 0, 0};
+    uint16_t port1 = worker1_port(c0);
     auto present = [&](uint16_t port, const ps_auth_ticket_t &tk) {
-        raw_client c;
-        EXPECT_TRUE(c.connect(cluster.host(0), port));
-        c.set_auto_auth(false);
-        int s1 = c.call(PS_MSG_AUTH, &req, sizeof(req), &tk, sizeof(tk)).status();
-        int s2 = c.path_op(PS_MSG_LOOKUP, "/nothing").status();
-        return std::make_pair(s1, s2);
+        return present_ticket(cluster, port, tk);
     };
-    auto ok = present((uint16_t)ports[1], t);
+    auto ok = present(port1, t);
     EXPECT_EQ(ok.first, PS_OK);
     EXPECT_EQ(ok.second == PS_ERR_NO_ENTRY || ok.second == PS_ERR_WRONG_WORKER, true) << ok.second;
 
     ps_auth_ticket_t forged = t;
     forged.uid = 0; /* claim root */
-    auto f = present((uint16_t)ports[1], forged);
+    auto f = present(port1, forged);
     EXPECT_EQ(f.first, PS_ERR_ACCESS);
     EXPECT_EQ(f.second, PS_ERR_ACCESS);
 
     ps_auth_ticket_t expired = t;
     expired.expiry_ns = 1; /* MAC no longer matches either: refused */
-    EXPECT_EQ(present((uint16_t)ports[1], expired).first, PS_ERR_ACCESS);
+    EXPECT_EQ(present(port1, expired).first, PS_ERR_ACCESS);
 
     /* a genuine ticket of server 0 does not open server 1 */
     EXPECT_EQ(present(cluster.port(1), t).first, PS_ERR_ACCESS);
     EXPECT_NE(cluster.log(1).find("forged ticket"), std::string::npos) << cluster.log(1);
+}
+
+/* A ticket really expires (ticket_life 1 s here, 5 minutes by default):
+ * refused then on a connection that has not authenticated, renewed on one
+ * that has (as the same uid and gid), and the renewed one opens the other
+ * workers again. */
+TEST(ServerAuth, ExpiredTicketRefusedButRenewedByItsConnection)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 2, {"--set", "ticket_life=1s"}));
+    raw_client c0;
+    ASSERT_TRUE(c0.connect(cluster.host(0), cluster.port(0)));
+    c0.set_auto_auth(false);
+    raw_reply a = c0.authenticate(cluster_key_path(), 1234, 5678);
+    ASSERT_EQ(a.status(), PS_OK);
+    ps_auth_ticket_t t = ticket_from(a);
+    uint16_t port1 = worker1_port(c0);
+    ps_auth_req_t req{PS_AUTH_TICKET, sizeof(t), 0, 0};
+    auto present = [&](const ps_auth_ticket_t &tk) {
+        return present_ticket(cluster, port1, tk).first;
+    };
+    EXPECT_EQ(present(t), PS_OK) << "fresh";
+    struct timespec ts = {1, 500000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    EXPECT_EQ(present(t), PS_ERR_ACCESS) << "expired, on a new connection";
+    EXPECT_NE(cluster.log(0).find("expired ticket"), std::string::npos);
+
+    ps_auth_ticket_t other = t;
+    other.uid = 0; /* not the connection's uid (nor genuine) */
+    EXPECT_EQ(c0.call(PS_MSG_AUTH, &req, sizeof(req), &other, sizeof(other)).status(),
+              PS_ERR_ACCESS);
+    raw_reply r = c0.call(PS_MSG_AUTH, &req, sizeof(req), &t, sizeof(t));
+    ASSERT_EQ(r.status(), PS_OK) << "renewed on the connection that authenticated";
+    ps_auth_ticket_t renewed = ticket_from(r);
+    EXPECT_GT(renewed.expiry_ns, t.expiry_ns);
+    EXPECT_EQ(renewed.uid, 1234u);
+    EXPECT_EQ(present(renewed), PS_OK) << "the renewed ticket";
 }
 
 TEST(ServerAuth, NoneOnlyWhenSetAndWarned)
