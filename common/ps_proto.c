@@ -223,7 +223,8 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         ps_hello_rep_t rep;
         memcpy(&rep, body, sizeof(rep));
         if (rep.nworkers == 0 || rep.nworkers > PS_MAX_WORKERS || rep.worker >= rep.nworkers ||
-            (rep.flags & ~PS_HELLO_SHM) != 0 || rep.reserved != 0) {
+            (rep.flags & ~PS_HELLO_SHM) != 0 || rep.place > rep.cluster_size ||
+            (rep.place == 0) != (rep.cluster_size == 0)) {
             return PS_ERR_PROTO;
         }
         *data_len = (uint64_t)rep.nworkers * sizeof(uint32_t);

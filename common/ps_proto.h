@@ -55,8 +55,9 @@ extern "C" {
  * PS_IO_BEHIND; 12: failed writes are numbered (the OBJ_WRITE reply's
  * failed_writes, OBJ_SYNC's mark) and OBJ_FLUSH reports them at a close;
  * 13: STATS counts the flushes behind writes (the server's flush_behind);
- * 14: STATS counts capability refusals apart from authentication ones. */
-#define PS_PROTO_VERSION 14
+ * 14: STATS counts capability refusals apart from authentication ones;
+ * 15: the HELLO reply tells the server's place in the cluster's list. */
+#define PS_PROTO_VERSION 15
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -169,7 +170,9 @@ typedef struct ps_hello_rep {
     uint64_t instance; /* random, new each time the server starts: a client that wrote
                           to an earlier instance knows its unsynced bytes may be lost */
     uint32_t flags;    /* PS_HELLO_SHM if the request had it and the server offers it */
-    uint32_t reserved; /* 0 */
+    uint16_t place;    /* the server's index in the cluster's list + 1, when the server
+                          knows it (server_index and cluster_size set), else 0 */
+    uint16_t cluster_size; /* servers in that list (0 with place 0) */
 } ps_hello_rep_t;
 /* HELLO reply data: nworkers x uint32_t TCP ports, worker i listens on port[i]
  * at the same IP address as the one the client connected to. With

@@ -241,3 +241,23 @@ int psc_tickets_pending(const psc_conn_t *conn)
     }
     return 0;
 }
+
+/* --- the server's place ------------------------------------------------------------ */
+
+/* Each server owns the metadata of the paths that hash to its index and a
+ * stripe of each file in list order, so a client with another list reads
+ * and writes the wrong servers' bytes (a list naming one server twice read
+ * a 100,000-byte file as 1,148,576 bytes, stripe 0 twice). */
+int psc_hello_misplaced(const pstripe_fs_t *fs, const psc_server_t *srv, const ps_hello_rep_t *rep,
+                        char *msg, size_t len)
+{
+    if (rep->place == 0 || (rep->place == srv->index + 1 && rep->cluster_size == fs->nservers)) {
+        return 0;
+    }
+    snprintf(msg, len,
+             "server %s is server %u of a cluster of %u, but this client's list (servers = ...) "
+             "has it as server %u of %u: every client must list the cluster's servers once each, "
+             "in the order `pstripe local start` (or the cluster's configuration) gives them",
+             srv->addr, rep->place - 1u, rep->cluster_size, srv->index, fs->nservers);
+    return 1;
+}

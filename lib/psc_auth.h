@@ -36,6 +36,13 @@ void psc_ticket_take(psc_conn_t *conn, const psc_ticket_t *t);
 int psc_ticket_retry(psc_conn_t *conn, uint32_t w, uint32_t *renew_on);
 int psc_tickets_pending(const psc_conn_t *conn);
 
+/* Is the server srv answered HELLO for (rep) in another place of its
+ * cluster's list than srv has in the client's (a configuration that lists
+ * the servers twice, in another order, or another cluster's)? 1 with the
+ * reason in msg; 0 when they agree or the server does not know its place. */
+int psc_hello_misplaced(const pstripe_fs_t *fs, const psc_server_t *srv, const ps_hello_rep_t *rep,
+                        char *msg, size_t len);
+
 /* The message of an AUTH (or ticket) op to srv that failed, in auth mode. */
 void psc_auth_refused(const psc_server_t *srv, uint32_t mode, const psc_op_t *op, char *msg,
                       size_t len);

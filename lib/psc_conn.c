@@ -783,6 +783,9 @@ static void psc_hello_done(pstripe_fs_t *fs, psc_op_t *op)
             goto err;
         }
     }
+    if (psc_hello_misplaced(fs, srv, &conn->hello_rep, msg, sizeof(msg))) {
+        goto err;
+    }
     memcpy(conn->ports, ports, n * sizeof(uint32_t));
     conn->shm = psc_hello_shm_here(conn, ports, n);
     if (conn->shm) {

@@ -145,6 +145,16 @@ static ps_status_t psc_servers_parse(pstripe_fs_t *fs, const char *list)
         if (status != PS_OK) {
             goto out;
         }
+        for (uint32_t i = 0; i + 1 < n; i++) {
+            if (fs->servers[i].salen == srv->salen &&
+                memcmp(&fs->servers[i].sa, &srv->sa, srv->salen) == 0) {
+                status = psc_error(PS_ERR_INVALID,
+                                   "servers: %s (server %u) and %s (server %u) are the same "
+                                   "server: each must be listed once",
+                                   fs->servers[i].addr, i, srv->addr, n - 1);
+                goto out;
+            }
+        }
         srv->shm_maybe = fs->cfg.shm && ps_addr_is_local((const struct sockaddr *)&srv->sa);
     }
     if (n == 0) {

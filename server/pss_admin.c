@@ -45,6 +45,11 @@ static void pss_handle_hello(pss_worker_t *w, pss_req_t *req)
     rep.worker = w->index;
     rep.block_size = s->align;
     rep.instance = s->instance;
+    if (s->cfg.server_index >= 0 && s->cfg.server_index < s->cfg.cluster_size &&
+        s->cfg.cluster_size < UINT16_MAX) {
+        rep.place = (uint16_t)(s->cfg.server_index + 1);
+        rep.cluster_size = (uint16_t)s->cfg.cluster_size;
+    }
     if (pss_auth_hello(w, req, &rep) != PS_OK) {
         free(ports);
         pss_reply(req, PS_ERR_IO, NULL, 0, NULL, 0, 0);

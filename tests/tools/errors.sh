@@ -57,6 +57,23 @@ expect_status 1 pst stat /a/../..
 contains "$err" "invalid path '/a/../..': it names the root, no file" "the root"
 expect_status 1 pst local status --dir "$tmp/nowhere"
 
+step "a server list that is not the cluster's: refused, never wrong bytes"
+# (before: a list naming server 0 twice read /f's 100,000 bytes as 1,148,576,
+# stripe 0 twice; another order put names and stripes on the wrong servers)
+list=$(sed -n 's/^servers *= *//p' "$cluster/client.conf")
+s0=$(echo "$list" | cut -d, -f1) s1=$(echo "$list" | cut -d, -f2)
+s2=$(echo "$list" | cut -d, -f3) s3=$(echo "$list" | cut -d, -f4)
+sed "s|^servers *=.*|servers = $s0,$s0,$s2,$s3|" "$cluster/client.conf" >"$tmp/dup.conf"
+expect_status 1 pst -c "$tmp/dup.conf" cp pstripe:/f "$tmp/dup-out"
+contains "$err" "are the same server: each must be listed once" "a server listed twice"
+[ ! -e "$tmp/dup-out" ] || fail "a server listed twice: cp wrote $tmp/dup-out"
+sed "s|^servers *=.*|servers = $s1,$s0,$s2,$s3|" "$cluster/client.conf" >"$tmp/swap.conf"
+expect_status 1 pst -c "$tmp/swap.conf" stat /f
+contains "$err" "is server 1 of a cluster of 4, but this client's list .* has it as server 0 of 4" "servers in another order"
+sed "s|^servers *=.*|servers = $s0,$s1|" "$cluster/client.conf" >"$tmp/half.conf"
+expect_status 1 pst -c "$tmp/half.conf" ls
+contains "$err" "is server 0 of a cluster of 4, but this client's list .* has it as server 0 of 2" "half the cluster"
+
 pid=$(server_pid 2)
 addr=$(sed -n 's/^servers *= *//p' "$cluster/client.conf" | cut -d, -f3)
 step "a server that is gone"

@@ -228,11 +228,12 @@ ps_hello_rep_t hello_rep(uint32_t nworkers, uint32_t worker)
     return b;
 }
 
-ps_hello_rep_t flagged_hello_rep(uint32_t flags, uint32_t reserved)
+ps_hello_rep_t flagged_hello_rep(uint32_t flags, uint16_t place, uint16_t cluster_size)
 {
     ps_hello_rep_t b = hello_rep(4, 0);
     b.flags = flags;
-    b.reserved = reserved;
+    b.place = place;
+    b.cluster_size = cluster_size;
     return b;
 }
 
@@ -353,6 +354,7 @@ std::vector<sample> valid_samples()
 
     /* replies */
     s.push_back({"HELLO rep", make(PS_MSG_HELLO, hello_rep(4, 3)), 1, 16});
+    s.push_back({"HELLO rep placed", make(PS_MSG_HELLO, flagged_hello_rep(0, 2, 2)), 1, 16});
     ps_hello_rep_t hello_rep_shm = hello_rep(4, 3);
     hello_rep_shm.flags = PS_HELLO_SHM;
     s.push_back({"HELLO rep shm", make(PS_MSG_HELLO, hello_rep_shm), 1, 4 * 8 + 32});
@@ -515,7 +517,8 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
         /* with PS_HELLO_SHM (1): the shm ports and a 32-byte ps_shm_id_t too */
         *data_len = (uint64_t)b.nworkers * ((b.flags & 1) ? 8 : 4) + ((b.flags & 1) ? 32 : 0);
         return b.nworkers >= 1 && b.nworkers <= PS_MAX_WORKERS && b.worker < b.nworkers &&
-               (b.flags & ~1u) == 0 && b.reserved == 0;
+               (b.flags & ~1u) == 0 && b.place <= b.cluster_size &&
+               (b.place == 0) == (b.cluster_size == 0);
     }
     case PS_MSG_LIST: {
         ps_list_rep_t b = body_at<ps_list_rep_t>(m);
@@ -596,6 +599,8 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(24u, offsetof(ps_hello_rep_t, nonce));
     EXPECT_EQ(40u, offsetof(ps_hello_rep_t, instance));
     EXPECT_EQ(48u, offsetof(ps_hello_rep_t, flags));
+    EXPECT_EQ(52u, offsetof(ps_hello_rep_t, place));
+    EXPECT_EQ(54u, offsetof(ps_hello_rep_t, cluster_size));
     EXPECT_EQ(4u, offsetof(ps_hello_req_t, flags));
     EXPECT_EQ(16u, offsetof(ps_shm_id_t, netns));
     EXPECT_EQ(24u, offsetof(ps_shm_id_t, uid));
@@ -896,8 +901,10 @@ TEST(proto, length_fields_out_of_range)
         {"HELLO rep nworkers max+1", make(PS_MSG_HELLO, hello_rep(PS_MAX_WORKERS + 1, 0)), 1},
         {"HELLO rep nworkers ~0", make(PS_MSG_HELLO, hello_rep(UINT32_MAX, 0)), 1},
         {"HELLO rep worker >= nworkers", make(PS_MSG_HELLO, hello_rep(4, 4)), 1},
-        {"HELLO rep unknown flag", make(PS_MSG_HELLO, flagged_hello_rep(2, 0)), 1},
-        {"HELLO rep reserved", make(PS_MSG_HELLO, flagged_hello_rep(PS_HELLO_SHM, 1)), 1},
+        {"HELLO rep unknown flag", make(PS_MSG_HELLO, flagged_hello_rep(2, 0, 0)), 1},
+        {"HELLO rep place past the cluster", make(PS_MSG_HELLO, flagged_hello_rep(0, 3, 2)), 1},
+        {"HELLO rep place without a size", make(PS_MSG_HELLO, flagged_hello_rep(0, 1, 0)), 1},
+        {"HELLO rep size without a place", make(PS_MSG_HELLO, flagged_hello_rep(0, 0, 2)), 1},
         {"HELLO req unknown flag", make(PS_MSG_HELLO, ps_hello_req_t{PS_PROTO_VERSION, 2}), 0},
         {"LIST rep nentries max+1",
          make(PS_MSG_LIST, list_rep(PS_LIST_MAX + 1, 0, (PS_LIST_MAX + 1) * list_entry_min)), 1},
