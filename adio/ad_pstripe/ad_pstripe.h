@@ -153,7 +153,7 @@ int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename
 char *ADIOI_PSTRIPE_Path(const char *filename);
 ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void);
 void ADIOI_PSTRIPE_fs_free(ADIOI_PSTRIPE_fs * ps);
-int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code);
+void ADIOI_PSTRIPE_Apply_options(ADIO_File fd);
 long long ADIOI_PSTRIPE_Option_value(ADIO_File fd, int opt);
 void ADIOI_PSTRIPE_file_opened(int delta);
 

@@ -5,6 +5,7 @@
  */
 
 #include "ad_pstripe.h"
+#include "ps_log.h"
 
 #include <sched.h>
 #include <time.h>
@@ -532,24 +533,29 @@ long long ADIOI_PSTRIPE_Option_value(ADIO_File fd, int opt)
 }
 
 /* Give the open file the tunables its hints set (after open, and when
- * SetInfo changes them). Returns 0, or -1 with *error_code set. */
-int ADIOI_PSTRIPE_Apply_options(ADIO_File fd, int *error_code)
+ * SetInfo changes them). A value the client library refuses (out of its
+ * range: romio_pstripe_buffer_count=100000) is ignored with a warning, as a
+ * malformed one is, and the file keeps its own (it failed the open with
+ * MPI_ERR_ARG, and a set_info kept showing it). */
+void ADIOI_PSTRIPE_Apply_options(ADIO_File fd)
 {
-    static char myname[] = "ADIOI_PSTRIPE_APPLY_OPTIONS";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     char value[32];
-    int i, rc;
+    int i;
 
-    *error_code = MPI_SUCCESS;
     for (i = 0; i < ADIOI_PSTRIPE_NOPTS && ps->file != NULL; i++) {
         if (ps->opt[i] == 0)
             continue;
         snprintf(value, sizeof(value), "%lld", ps->opt[i]);
-        rc = pstripe_file_set_option(ps->file, opt_names[i], value);
-        if (rc != PS_OK) {
-            *error_code = ADIOI_PSTRIPE_err(myname, "set option", opt_names[i], __LINE__, rc, NULL);
-            return -1;
+        if (pstripe_file_set_option(ps->file, opt_names[i], value) != PS_OK) {
+            char key[64];
+
+            ps_warn("MPI-IO hint romio_pstripe_%s=%s ignored: %s", opt_names[i], value,
+                    pstripe_last_error());
+            ps->opt[i] = 0;
+            snprintf(key, sizeof(key), "romio_pstripe_%s", opt_names[i]);
+            snprintf(value, sizeof(value), "%lld", ADIOI_PSTRIPE_Option_value(fd, i));
+            ADIOI_Info_set(fd->info, key, value);       /* the value in effect */
         }
     }
-    return 0;
 }

@@ -400,7 +400,7 @@ static void set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
     hint_values hv;
     int at_open = 0, any = 0, cb_any, gen_error, err = MPI_SUCCESS, old_listio_write;
-    int flush_err = MPI_SUCCESS, opt_err = MPI_SUCCESS, lock_err = MPI_SUCCESS;
+    int flush_err = MPI_SUCCESS, lock_err = MPI_SUCCESS;
 
     *error_code = MPI_SUCCESS;
     if (ps == NULL) {
@@ -456,15 +456,15 @@ static void set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
     }
     /* an open file takes changed buffer hints at once (at open, Open does);
      * every process goes on to the collective window below even when its
-     * flush or its options failed: one that left would hang the others */
+     * flush failed: one that left would hang the others */
     if (ps->file != NULL)
-        ADIOI_PSTRIPE_Apply_options(fd, &opt_err);
+        ADIOI_PSTRIPE_Apply_options(fd);
 
     /* switching to ROMIO's data-sieving writes on an open file needs the
      * lock; SetInfo is collective, so the window can be made here */
     if (ps->file != NULL && old_listio_write != ps->listio_write && ADIOI_PSTRIPE_Lock_needed(fd))
         ADIOI_PSTRIPE_Lock_setup(fd, &lock_err);
-    *error_code = flush_err != MPI_SUCCESS ? flush_err : opt_err != MPI_SUCCESS ? opt_err : lock_err;
+    *error_code = flush_err != MPI_SUCCESS ? flush_err : lock_err;
 }
 
 /* MPI_File_set_view's first step, before its collective check of the info

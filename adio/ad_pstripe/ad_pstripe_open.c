@@ -58,13 +58,7 @@ void ADIOI_PSTRIPE_Open(ADIO_File fd, int *error_code)
     }
     ADIOI_PSTRIPE_file_opened(1);
 
-    if (ADIOI_PSTRIPE_Apply_options(fd, error_code)) {
-        ps->last_status = PS_ERR_INVALID;
-        pstripe_close(ps->file);
-        ps->file = NULL;
-        ADIOI_PSTRIPE_file_opened(-1);
-        return;
-    }
+    ADIOI_PSTRIPE_Apply_options(fd);
     rc = pstripe_file_layout(ps->file, &ps->layout);
     if (rc == PS_OK && (fd->access_mode & ADIO_APPEND)) {
         rc = pstripe_fstat(ps->file, &st);

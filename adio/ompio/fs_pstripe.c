@@ -150,14 +150,22 @@ static void lock_free(ps_ompio_file_t *pf)
     }
 }
 
-/* What process 0 did (status, PS_OK on the others), as every process's
- * answer: its error, or one saying that it failed there. Collective. */
-static int root_outcome(ompio_file_t *fh, const char *what, ps_status_t status)
+/* What process 0 did (status, PS_OK on the others; size: the size it was
+ * asked for), as every process's answer: its error, or one saying that it
+ * failed there. A negative size was refused before any call, so the
+ * client's last message is an earlier call's: the answer names the size.
+ * Collective. */
+static int root_outcome(ompio_file_t *fh, const char *what, ps_status_t status,
+                        OMPI_MPI_OFFSET_TYPE size)
 {
     int cls = ps_ompio_mpi_error(status);
 
     if (fh->f_comm != MPI_COMM_NULL) {
         MPI_Bcast(&cls, 1, MPI_INT, 0, fh->f_comm);
+    }
+    if (cls != MPI_SUCCESS && size < 0) {
+        return ps_ompio_code(cls, "pstripe: %s %s: the size %lld is negative", what, fh->f_filename,
+                             (long long)size);
     }
     if (status != PS_OK) {
         return ps_ompio_fail(what, fh->f_filename, status);
@@ -197,7 +205,7 @@ static int fs_file_preallocate(struct ompi_file_t *file, OMPI_MPI_OFFSET_TYPE di
         status =
             diskspace < 0 ? PS_ERR_INVALID : pstripe_preallocate(pf->file, (uint64_t)diskspace);
     }
-    err = root_outcome(fh, "cannot preallocate", status);
+    err = root_outcome(fh, "cannot preallocate", status, diskspace);
     OPAL_THREAD_UNLOCK(&file->f_lock);
     return err;
 }
@@ -341,7 +349,7 @@ static int fs_file_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
         status = size < 0 ? PS_ERR_INVALID : pstripe_ftruncate(pf->file, (uint64_t)size);
     }
     pstripe_rcache_drop(pf->rc);
-    return root_outcome(fh, "cannot set the size of", status);
+    return root_outcome(fh, "cannot set the size of", status, size);
 }
 
 static int fs_file_get_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE *size)
