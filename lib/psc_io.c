@@ -330,7 +330,10 @@ static ps_status_t psc_split_too_large(const pstripe_request_t *io, uint64_t off
                      (unsigned long long)PS_MAX_OBJ_SIZE);
 }
 
-/* Cut one region into pieces at stripe boundaries. */
+/* Cut one region into pieces at stripe boundaries. A write past the
+ * servers' object limit is refused; a read's bytes there lie past any end
+ * of file (no object holds them): they are not asked for, and the file
+ * size decides the count (need_stat), as for a read past the end. */
 static ps_status_t psc_split_region(pstripe_request_t *io, psc_split_t *sp, uint64_t off,
                                     uint64_t left)
 {
@@ -340,8 +343,13 @@ static ps_status_t psc_split_region(pstripe_request_t *io, psc_split_t *sp, uint
         if (n > left) {
             n = left;
         }
-        if (obj_off + n > PS_MAX_OBJ_SIZE) {
+        if (obj_off + n > PS_MAX_OBJ_SIZE && io->is_write) {
             return psc_split_too_large(io, off);
+        }
+        if (obj_off + n > PS_MAX_OBJ_SIZE) { /* and the rest of the region after it */
+            io->need_stat = 1;
+            sp->stream += left;
+            return PS_OK;
         }
         if (psc_target_add(&io->targets[sp->k], obj_off, n, sp->stream) != PS_OK) {
             return psc_error(PS_ERR_NO_MEMORY, "no memory");
@@ -374,8 +382,18 @@ static ps_status_t psc_split_run(pstripe_request_t *io, psc_split_t *sp, pstripe
             n = n < r.count - c ? n : r.count - c;
         }
         uint64_t obj_off = sp->obj + (off - sp->lo);
-        if (obj_off + (n - 1) * r.stride + r.length > PS_MAX_OBJ_SIZE) {
+        if (obj_off + (n - 1) * r.stride + r.length > PS_MAX_OBJ_SIZE && io->is_write) {
             return psc_split_too_large(io, off);
+        }
+        if (obj_off + (n - 1) * r.stride + r.length > PS_MAX_OBJ_SIZE) {
+            /* a read reaching past the limit: region by region */
+            for (; c < r.count; c++) {
+                ps_status_t status = psc_split_region(io, sp, r.offset + c * r.stride, r.length);
+                if (status != PS_OK) {
+                    return status;
+                }
+            }
+            return PS_OK;
         }
         if (psc_target_add_run(&io->targets[sp->k], obj_off, r.length, r.stride, n, sp->stream) !=
             PS_OK) {

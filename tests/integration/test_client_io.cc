@@ -605,6 +605,26 @@ TEST_F(ClientIO, ReadPastEndAndHoles)
     /* entirely past the end */
     PSC_ASSERT_OK(pstripe_pread(f, out.data(), 100, 1 << 20, &nread));
     EXPECT_EQ(nread, 0u);
+    /* past the end, and past any object (16 TiB each; 64 TiB of file with 4
+     * stripes): an end of file too, not an error (it was "file too large");
+     * a write there still is one */
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 100, 1ull << 50, &nread));
+    EXPECT_EQ(nread, 0u);
+    PSC_ASSERT_OK(pstripe_pread(f, out.data(), 100, (1ull << 46) - 50, &nread));
+    EXPECT_EQ(nread, 0u);
+    std::fill(out.begin(), out.end(), 0x11);
+    pstripe_region_t far[3] = {{0, 10}, {1ull << 50, 10}, {29995, 10}};
+    struct iovec mem = {out.data(), 30};
+    PSC_ASSERT_OK(pstripe_read_list(f, far, 3, &mem, 1, &nread));
+    EXPECT_EQ(nread, 20u) << "the bytes below the file size";
+    EXPECT_EQ(out[0], 0xAB);
+    EXPECT_EQ(out[20], 0) << "a hole below the write at 30000";
+    EXPECT_EQ(out[25], 0xAB) << "the third region lands after the skipped one";
+    pstripe_run_t run = {(1ull << 44) - 8192, 100, 8192, 4}; /* the first below, the rest past */
+    struct iovec mem400 = {out.data(), 400};
+    EXPECT_EQ(pstripe_read_runs(f, &run, 1, &mem400, 1, &nread), PS_OK) << pstripe_last_error();
+    EXPECT_EQ(nread, 0u) << "past the end of file";
+    EXPECT_EQ(pstripe_pwrite(f, buf.data(), 10, 1ull << 50), PS_ERR_FILE_TOO_LARGE);
     /* zero-length I/O */
     PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 0, 5));
     PSC_ASSERT_OK(pstripe_pread(f, out.data(), 0, 5, &nread));

@@ -99,6 +99,14 @@ int main(int argc, char **argv)
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
                          MPI_INFO_NULL, &fh));
     PS_MPI(MPI_File_write_at_all(fh, (MPI_Offset) ps_rank * N, want, N, MPI_BYTE, &st));
+    {
+        /* a read far past the end of file, past any server's objects too:
+         * nothing read, no error (it was "file too large") */
+        int n = -1;
+        PS_MPI(MPI_File_read_at(fh, (MPI_Offset)1 << 50, buf, 100, MPI_BYTE, &st));
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        PS_CHECK(n == 0, "a read at 2^50 of a %d-byte file read %d bytes", ps_nprocs * N, n);
+    }
     if (pstripe && PS_OMPIO && ps_nprocs > 1) {
         /* the components' preallocate: sizes that differ are refused on
          * every process, and nothing changes */
