@@ -40,9 +40,12 @@ static int pst_parse_id(const char *s, int is_group, int64_t *id)
         return 0;
     }
     v = strtoull(s, &end, 10);
-    if (*end == '\0' && v <= UINT32_MAX) {
+    if (*end == '\0' && v < UINT32_MAX) { /* (uid_t)-1 means "no change" to chown(2) */
         *id = (int64_t)v;
         return 0;
+    }
+    if (*end == '\0') {
+        return -1; /* a number out of range */
     }
     if (is_group) {
         struct group *gr = getgrnam(s);
@@ -114,9 +117,15 @@ int pst_cmd_chown(pst_ctx_t *ctx, int argc, char **argv)
         *colon = '\0';
     }
     a.gid = -1;
-    if (pst_parse_id(spec, 0, &a.uid) != 0 ||
-        (colon != NULL && pst_parse_id(colon + 1, 1, &a.gid) != 0) ||
-        (a.uid == -1 && a.gid == -1)) {
+    if (pst_parse_id(spec, 0, &a.uid) != 0) {
+        return pst_usage_error(ctx, "'%s': no such user (a name, or a number below 4294967295)",
+                               spec);
+    }
+    if (colon != NULL && pst_parse_id(colon + 1, 1, &a.gid) != 0) {
+        return pst_usage_error(ctx, "'%s': no such group (a name, or a number below 4294967295)",
+                               colon + 1);
+    }
+    if (a.uid == -1 && a.gid == -1) {
         return pst_usage_error(ctx, "'%s': expected OWNER[:GROUP] or :GROUP (names or numbers)",
                                argv[optind]);
     }

@@ -49,6 +49,12 @@ expect_status 1 pst cp --stripe-count 9 "$tmp/f" pstripe:/y
 contains "$err" "cannot create pstripe:/y" "stripe count larger than the cluster"
 expect_status 1 pst cp --stripe-size 100 "$tmp/f" pstripe:/y
 contains "$err" "cannot create pstripe:/y" "stripe size below the minimum"
+expect_status 2 pst chown nosuchuser-ps /f
+contains "$err" "'nosuchuser-ps': no such user" "chown to an unknown user"
+expect_status 2 pst chown 4294967295 /f
+contains "$err" "no such user" "chown to (uid_t)-1"
+expect_status 2 pst chown :nosuchgroup-ps /f
+contains "$err" "'nosuchgroup-ps': no such group" "chown to an unknown group"
 expect_status 1 pst stat /does-not-exist
 contains "$err" "^pstripe stat: /does-not-exist: " "stat of a missing file"
 expect_status 1 pst stat relative/path
