@@ -233,6 +233,12 @@ static ps_status_t pst_cp_wait(pst_cp_t *cp, pst_cp_slot_t *s, int *short_read)
         pst_lib_error(cp->ctx, status, "%s %s at offset %" PRIu64,
                       (s->state == PST_SLOT_FILLING) ? "read" : "write",
                       (s->state == PST_SLOT_FILLING) ? cp->src.name : cp->dst.name, s->off);
+        if (status == PS_ERR_STALE && s->state == PST_SLOT_DRAINING && cp->tmp[0] != '\0') {
+            pst_msg(cp->ctx,
+                    "the partial copy %s was removed meanwhile: by another `pstripe cp` to %s "
+                    "(which removes partial copies it finds) or `pstripe rm`?",
+                    cp->tmp, cp->dst.name);
+        }
         s->state = PST_SLOT_FREE;
         return status;
     }

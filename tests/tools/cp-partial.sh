@@ -65,6 +65,25 @@ expect_status 0 pst rm /fresh
 expect_status 0 pst ls
 [ "$out" = "/dst" ] || fail "ls after rm of the partial copy: '$out'"
 
+step "two copies to one name at once: the first learns why it failed"
+# (the second removes the partial copy it finds, the first's live one: the
+# first failed with only "the file was removed while open")
+"$PSTRIPE" cp --chunk-size 1m "$tmp/fifo" pstripe:/race 2>"$tmp/race.err" &
+cp_pid=$!
+exec 3>"$tmp/fifo"
+head -c 3000000 "$new" >&3
+race_partial() { pst ls / | grep -q '^/race\.pstripe-partial-'; }
+wait_until 60 race_partial || fail "no partial copy of /race appeared"
+expect_status 0 pst cp "$old" pstripe:/race
+head -c 3000000 "$new" >&3
+exec 3>&-
+wait "$cp_pid" && fail "the first copy succeeded after its partial copy was removed"
+contains "$(cat "$tmp/race.err")" "the partial copy /race\.pstripe-partial-[0-9a-f]{8} was removed meanwhile: by another .pstripe cp. to pstripe:/race" \
+    "the first copy names the likely cause"
+expect_status 0 pst cp pstripe:/race "$tmp/race.out"
+cmp "$old" "$tmp/race.out" || fail "/race is not the second copy's"
+expect_status 0 pst rm /race
+
 step "a refused copy leaves no name (a copy failing midway: disk-full.sh)"
 expect_status 1 pst cp --stripe-count 9 "$new" pstripe:/dst
 expect_status 0 pst ls
