@@ -179,6 +179,10 @@ int pst_cmd_ls(pst_ctx_t *ctx, int argc, char **argv)
         return pst_usage_error(ctx, "too many arguments");
     }
     prefix = (optind < argc) ? pst_fs_path(argv[optind]) : "/";
+    if (prefix[0] != '/') { /* it would match no name, silently */
+        pst_msg(ctx, "invalid prefix '%s': pstripe paths start with '/'", prefix);
+        return PST_EXIT_ERROR;
+    }
 
     if (pst_connect(ctx, &fs) != PS_OK) {
         return PST_EXIT_ERROR;

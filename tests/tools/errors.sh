@@ -59,6 +59,8 @@ expect_status 1 pst stat /does-not-exist
 contains "$err" "^pstripe stat: /does-not-exist: " "stat of a missing file"
 expect_status 1 pst stat relative/path
 contains "$err" "invalid path 'relative/path': pstripe paths start with '/'" "a relative path"
+expect_status 1 pst ls m_
+contains "$err" "invalid prefix 'm_': pstripe paths start with '/'" "ls of a prefix without /"
 expect_status 1 pst stat /a/../..
 contains "$err" "invalid path '/a/../..': it names the root, no file" "the root"
 expect_status 1 pst local status --dir "$tmp/nowhere"
