@@ -330,28 +330,44 @@ static ps_status_t psc_split_too_large(const pstripe_request_t *io, uint64_t off
                      (unsigned long long)PS_MAX_OBJ_SIZE);
 }
 
+/* Zero the caller's memory for stream bytes [s, s + len). */
+static void psc_io_zero(pstripe_request_t *io, uint64_t s, uint64_t len)
+{
+    for (size_t i = 0; len > 0 && i < io->nmem; i++) {
+        if (io->mem_off[i + 1] <= s) {
+            continue;
+        }
+        uint64_t n = io->mem_off[i + 1] - s < len ? io->mem_off[i + 1] - s : len;
+        memset((char *)io->mem[i].iov_base + (s - io->mem_off[i]), 0, n);
+        s += n;
+        len -= n;
+    }
+}
+
 /* Cut one region into pieces at stripe boundaries. A write past the
- * servers' object limit is refused; a read's bytes there lie past any end
- * of file (no object holds them): they are not asked for, and the file
- * size decides the count (need_stat), as for a read past the end. */
+ * servers' object limit is refused; a read's bytes there are in no object
+ * (holes: zeros, and past the end of file unless another object's bytes
+ * lie further on), so they are not asked for, and the file size decides
+ * the count (need_stat), as for a read past the end. */
 static ps_status_t psc_split_region(pstripe_request_t *io, psc_split_t *sp, uint64_t off,
                                     uint64_t left)
 {
     while (left > 0) {
         psc_split_seek(io, sp, off);
-        uint64_t obj_off = sp->obj + (off - sp->lo), n = sp->hi - off;
+        uint64_t obj_off = sp->obj + (off - sp->lo), n = sp->hi - off, keep;
         if (n > left) {
             n = left;
         }
         if (obj_off + n > PS_MAX_OBJ_SIZE && io->is_write) {
             return psc_split_too_large(io, off);
         }
-        if (obj_off + n > PS_MAX_OBJ_SIZE) { /* and the rest of the region after it */
+        keep = n;
+        if (obj_off + n > PS_MAX_OBJ_SIZE) { /* a read: its part below the limit is read */
+            keep = obj_off < PS_MAX_OBJ_SIZE ? PS_MAX_OBJ_SIZE - obj_off : 0;
+            psc_io_zero(io, sp->stream + keep, n - keep);
             io->need_stat = 1;
-            sp->stream += left;
-            return PS_OK;
         }
-        if (psc_target_add(&io->targets[sp->k], obj_off, n, sp->stream) != PS_OK) {
+        if (keep > 0 && psc_target_add(&io->targets[sp->k], obj_off, keep, sp->stream) != PS_OK) {
             return psc_error(PS_ERR_NO_MEMORY, "no memory");
         }
         off += n;
