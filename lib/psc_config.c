@@ -24,6 +24,7 @@
 #include "ps_status.h"
 #include "psc_config.h"
 #include "psc_error.h"
+#include "pstripe.h"
 
 #define PSC_FIELD(_name, _dfl, _doc, _type, _member, _min, _max)                                   \
     {                                                                                              \
@@ -237,4 +238,25 @@ ps_status_t psc_ucx_config_read(struct ucp_config **config_p, int shm, const cha
     }
     *config_p = config;
     return PS_OK;
+}
+
+ps_status_t pstripe_check_option(const char *name, const char *value)
+{
+    char err[PSC_MSG_MAX];
+    psc_config_t cfg;
+    ps_status_t status;
+
+    if (name == NULL || value == NULL) {
+        return psc_error(PS_ERR_INVALID, "option name or value is NULL");
+    }
+    memset(&cfg, 0, sizeof(cfg));
+    status = ps_config_set_defaults(psc_config_table, &cfg);
+    if (status == PS_OK) {
+        status = ps_config_set(psc_config_table, &cfg, name, value, err, sizeof(err));
+        if (status != PS_OK) {
+            psc_error(status, "%s", err);
+        }
+    }
+    ps_config_release(psc_config_table, &cfg);
+    return status;
 }

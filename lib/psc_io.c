@@ -228,6 +228,10 @@ ps_status_t psc_io_check(pstripe_file_t *file, int is_write, const psc_args_t *a
         if (r.count == 0 || r.length == 0) {
             continue;
         }
+        if (r.offset > INT64_MAX) { /* a negative MPI_Offset */
+            return psc_error(PS_ERR_INVALID, "region %zu: negative offset %lld", i,
+                             (long long)r.offset);
+        }
         if (r.count > 1 && r.stride < r.length) {
             return psc_error(PS_ERR_INVALID, "run %zu: stride %llu under its length %llu", i,
                              (unsigned long long)r.stride, (unsigned long long)r.length);

@@ -138,6 +138,10 @@ void pstripe_disconnect(pstripe_fs_t *fs);
  * PS_ERR_INVALID with a message in pstripe_last_error() for an unknown name
  * or bad value. */
 ps_status_t pstripe_set_option(pstripe_fs_t *fs, const char *name, const char *value);
+/* Check a tunable's name and value without a connection (what
+ * pstripe_set_option and pstripe_connect_servers's settings would say of
+ * it): PS_ERR_INVALID with the reason in pstripe_last_error(). */
+ps_status_t pstripe_check_option(const char *name, const char *value);
 /* Current value of a tunable, formatted with units ("4m"). */
 ps_status_t pstripe_get_option(pstripe_fs_t *fs, const char *name, char *buf, size_t len);
 /* Print the client's tunables with their docs (config-file syntax); with fs

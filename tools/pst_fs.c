@@ -273,11 +273,12 @@ int pst_cmd_stat(pst_ctx_t *ctx, int argc, char **argv)
 static ps_status_t pst_rm_one(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *path, void *arg)
 {
     const int force = *(const int *)arg;
-    ps_status_t status = pstripe_unlink(fs, path);
     int npartial = 0;
+    /* the partial copies first: the unlink's message is the one to print */
+    int cleaned = !pst_is_partial(path) && pst_partial_clean(ctx, fs, path, &npartial) == PS_OK;
+    ps_status_t status = pstripe_unlink(fs, path);
 
-    if (!pst_is_partial(path) && pst_partial_clean(ctx, fs, path, &npartial) == PS_OK &&
-        npartial > 0 && status == PS_ERR_NO_ENTRY) {
+    if (cleaned && npartial > 0 && status == PS_ERR_NO_ENTRY) {
         return PS_OK; /* only partial copies of it were left */
     }
     if (status == PS_ERR_NO_ENTRY && force) {

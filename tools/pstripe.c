@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ps_config.h"
@@ -265,8 +266,9 @@ static ps_status_t pst_settings_to_env(pst_ctx_t *ctx)
     for (int i = 0; i < ctx->nsettings; i++) {
         const char *s = ctx->settings[i];
         const char *eq = strchr(s, '=');
-        char var[128] = "PSTRIPE_";
+        char var[128] = "PSTRIPE_", name[128];
         size_t n = strlen(var);
+        ps_status_t status;
 
         for (const char *p = s; p < eq; p++) {
             if (n + 1 >= sizeof(var) || !(isalnum((unsigned char)*p) || *p == '_')) {
@@ -276,8 +278,14 @@ static ps_status_t pst_settings_to_env(pst_ctx_t *ctx)
             var[n++] = (char)toupper((unsigned char)*p);
         }
         var[n] = '\0';
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - s), s);
+        status = pstripe_check_option(name, eq + 1);
+        if (status != PS_OK) {
+            pst_lib_error(ctx, status, "--set %s", s);
+            return status;
+        }
         if (setenv(var, eq + 1, 1) != 0) {
-            ps_status_t status = ps_status_from_errno(errno);
+            status = ps_status_from_errno(errno);
             pst_msg(ctx, "setenv %s: %s", var, strerror(errno));
             return status;
         }
@@ -298,20 +306,61 @@ static ps_status_t pst_connect_list(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
     return status;
 }
 
+/* A failed connection's message names where the servers came from. */
+static void pst_connect_error(pst_ctx_t *ctx, ps_status_t status)
+{
+    const char *env = getenv("PSTRIPE_CONFIG");
+
+    for (int i = 0; i < ctx->nsettings; i++) {
+        if (strncmp(ctx->settings[i], "servers=", 8) == 0) {
+            pst_lib_error(ctx, status, "cannot connect to %s (--set servers)",
+                          ctx->settings[i] + 8);
+            return;
+        }
+    }
+    pst_lib_error(ctx, status, "cannot connect to the servers of %s",
+                  ctx->config       ? ctx->config
+                  : (env && env[0]) ? env
+                                    : "the default config");
+}
+
+/* The config file named by -c or $PSTRIPE_CONFIG, if any, is a readable
+ * file (a directory would otherwise fail as "cannot connect"). */
+static ps_status_t pst_check_config_file(pst_ctx_t *ctx)
+{
+    const char *env = getenv("PSTRIPE_CONFIG");
+    const char *path = ctx->config ? ctx->config : (env && env[0]) ? env : NULL;
+    struct stat st;
+
+    if (path == NULL) {
+        return PS_OK;
+    }
+    if (stat(path, &st) != 0 || access(path, R_OK) != 0) {
+        ps_status_t status = ps_status_from_errno(errno);
+
+        pst_msg(ctx, "config file %s%s: %s", path, ctx->config ? "" : " ($PSTRIPE_CONFIG)",
+                strerror(errno));
+        return status;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        pst_msg(ctx, "config file %s%s: is a directory, not a file", path,
+                ctx->config ? "" : " ($PSTRIPE_CONFIG)");
+        return PS_ERR_INVALID;
+    }
+    return PS_OK;
+}
+
 /* Connect as the config file (-c FILE, or the default search) says, with
  * the --set settings in the environment. */
 static ps_status_t pst_connect_config(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
 {
-    const char *env;
     ps_status_t status;
 
     status = pst_settings_to_env(ctx);
-    if (status != PS_OK) {
-        return status;
+    if (status == PS_OK) {
+        status = pst_check_config_file(ctx);
     }
-    if (ctx->config != NULL && access(ctx->config, R_OK) != 0) {
-        status = ps_status_from_errno(errno);
-        pst_msg(ctx, "config file %s: %s", ctx->config, strerror(errno));
+    if (status != PS_OK) {
         return status;
     }
     status = pstripe_connect(ctx->config, fs_p);
@@ -323,15 +372,8 @@ static ps_status_t pst_connect_config(pst_ctx_t *ctx, pstripe_fs_t **fs_p)
             "`pstripe local start --dir DIR` starts a local cluster and writes DIR/client.conf.\n");
     } else if (status == PS_ERR_INVALID) {
         pst_lib_error(ctx, status, "invalid configuration");
-        if (ctx->nsettings > 0 && strstr(pstripe_last_error(), "environment PSTRIPE_") != NULL) {
-            fprintf(stderr, "(--set NAME=VALUE reaches the library as PSTRIPE_NAME=VALUE)\n");
-        }
     } else if (status != PS_OK) {
-        env = getenv("PSTRIPE_CONFIG");
-        pst_lib_error(ctx, status, "cannot connect to the servers of %s",
-                      ctx->config       ? ctx->config
-                      : (env && env[0]) ? env
-                                        : "the default config");
+        pst_connect_error(ctx, status);
     }
     return status;
 }

@@ -186,26 +186,15 @@ int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename
                                 error_class, generic, "%s", msg);
 }
 
-/* The pstripe path of a file name whose "pstripe:" prefix ROMIO removed:
- * names are absolute in the pstripe namespace, a relative one is taken from
- * its root. The library normalizes the rest. */
+/* The pstripe path of a file name whose "pstripe:" prefix ROMIO may have
+ * removed. Names are absolute in the pstripe namespace: a relative one is
+ * left for the library to refuse ("pstripe paths start with '/'"), as the
+ * tool and the Open MPI components refuse it. */
 char *ADIOI_PSTRIPE_Path(const char *filename)
 {
-    size_t len = strlen(filename);
-    char *path;
-
-    if (strncmp(filename, "pstripe:", 8) == 0) {
+    if (strncmp(filename, "pstripe:", 8) == 0)
         filename += 8;
-        len -= 8;
-    }
-    path = ADIOI_Malloc(len + 2);
-    if (filename[0] == '/') {
-        memcpy(path, filename, len + 1);
-    } else {
-        path[0] = '/';
-        memcpy(path + 1, filename, len + 1);
-    }
-    return path;
+    return ADIOI_Strdup(filename);
 }
 
 ADIOI_PSTRIPE_fs *ADIOI_PSTRIPE_fs_alloc(void)

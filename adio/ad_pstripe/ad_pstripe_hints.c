@@ -67,16 +67,16 @@ static const struct {
     {"striping_factor", KIND_LAYOUT, "an integer (servers; 0 or less: the default)"},
     {"striping_unit", KIND_LAYOUT_SIZE, "a stripe size in bytes (k, m, g suffixes allowed)"},
     {"start_iodevice", KIND_LAYOUT, "an integer (a server index; -1: chosen by the path)"},
-    {ADIOI_PSTRIPE_HINT_BUFFER_SIZE, KIND_SIZE, "a size in bytes >= 1 (k, m, g suffixes allowed)"},
-    {ADIOI_PSTRIPE_HINT_BUFFER_COUNT, KIND_COUNT, "an integer >= 1"},
-    {ADIOI_PSTRIPE_HINT_MAX_REGIONS, KIND_COUNT, "an integer >= 1"},
+    {ADIOI_PSTRIPE_HINT_BUFFER_SIZE, KIND_SIZE, "a size in bytes from 1 to 2147483647 (k, m, g suffixes allowed)"},
+    {ADIOI_PSTRIPE_HINT_BUFFER_COUNT, KIND_COUNT, "an integer from 1 to 2147483647"},
+    {ADIOI_PSTRIPE_HINT_MAX_REGIONS, KIND_COUNT, "an integer from 1 to 2147483647"},
     {ADIOI_PSTRIPE_HINT_LISTIO_READ, KIND_ENABLE, "enable, disable or automatic"},
     {ADIOI_PSTRIPE_HINT_LISTIO_WRITE, KIND_ENABLE, "enable, disable or automatic"},
     {ADIOI_PSTRIPE_HINT_WRITE_BEHIND, KIND_ENABLE, "enable, disable or automatic"},
-    {ADIOI_PSTRIPE_HINT_WB_SIZE, KIND_SIZE, "a size in bytes >= 1 (k, m, g suffixes allowed)"},
+    {ADIOI_PSTRIPE_HINT_WB_SIZE, KIND_SIZE, "a size in bytes from 1 to 2147483647 (k, m, g suffixes allowed)"},
     {ADIOI_PSTRIPE_HINT_READ_CACHE, KIND_ENABLE, "enable, disable or automatic"},
-    {ADIOI_PSTRIPE_HINT_RC_SIZE, KIND_SIZE, "a size in bytes >= 1 (k, m, g suffixes allowed)"},
-    {ADIOI_PSTRIPE_HINT_RC_BLOCK, KIND_SIZE, "a size in bytes >= 1 (k, m, g suffixes allowed)"},
+    {ADIOI_PSTRIPE_HINT_RC_SIZE, KIND_SIZE, "a size in bytes from 1 to 2147483647 (k, m, g suffixes allowed)"},
+    {ADIOI_PSTRIPE_HINT_RC_BLOCK, KIND_SIZE, "a size in bytes from 1 to 2147483647 (k, m, g suffixes allowed)"},
 };
 
 /* The hint of each per-file tunable (ADIOI_PSTRIPE_OPT_...). */

@@ -311,6 +311,8 @@ TEST_F(ClientWbuf, BadArgumentsAreRefused)
     struct iovec ten = {b.data(), 10};
     EXPECT_EQ(pstripe_wbuf_write(wb, &huge, 1, &ten, 1, &taken), PS_ERR_INVALID);
     EXPECT_EQ(taken, 0);
+    EXPECT_NE(std::string(pstripe_last_error()).find("negative offset -5"), std::string::npos)
+        << "an offset past 2^63 is a negative MPI_Offset: " << pstripe_last_error();
     pstripe_file_t *ro;
     pstripe_wbuf_t *rowb;
     pstripe_region_t ten_at_0 = {0, 10};

@@ -180,6 +180,17 @@ int main(int argc, char **argv)
     PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY | MPI_MODE_RDWR,
                                 MPI_INFO_NULL, &fh), MPI_ERR_AMODE);
 
+    /* a relative name: refused under both MPIs (MPICH took it from the
+     * root, Open MPI refused it) */
+    if (pstripe) {
+        rc = MPI_File_open(MPI_COMM_WORLD, "pstripe:ps_errors_relative",
+                           MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+        PS_MPI_EXPECT(rc, MPI_ERR_ARG);
+        if (ps_rank == 0)
+            expect_string(rc, "pstripe paths start with '/'");
+        PS_MPI_EXPECT(MPI_File_delete("pstripe:ps_errors_relative", MPI_INFO_NULL), MPI_ERR_ARG);
+    }
+
     /* deleting a missing file; delete-on-close */
     ps_fname(other, sizeof(other), fname, ".gone");
     if (ps_rank == 0) {

@@ -16,6 +16,13 @@ expect_status 1 env -u PSTRIPE_CONFIG HOME="$tmp" "$PSTRIPE" config
 contains "$err" "config --defaults" "config without servers: hint"
 expect_status 0 env -u PSTRIPE_CONFIG HOME="$tmp" "$PSTRIPE" config --defaults
 contains "$out" "^stripe_size *= *1m" "config --defaults"
+expect_status 1 pst -c "$tmp" ls
+contains "$err" "config file $tmp: is a directory, not a file" "-c naming a directory"
+expect_status 1 env PSTRIPE_CONFIG="$tmp" "$PSTRIPE" ls
+contains "$err" "config file $tmp \(.PSTRIPE_CONFIG\): is a directory" "PSTRIPE_CONFIG naming a directory"
+expect_status 1 pst --set timeout=abc ls
+contains "$err" "^pstripe ls: --set timeout=abc: timeout: 'abc' is not a time" "a bad --set value"
+not_contains "$err" "environment" "a bad --set value (not the environment's)"
 printf '[client]\nservers =\n' >"$tmp/empty.conf"
 expect_status 1 pst -c "$tmp/empty.conf" ls
 contains "$err" "pstripe ls: " "config without servers"
@@ -29,6 +36,9 @@ contains "$err" "127\.0\.0\.1:1" "unreachable server named in the message"
 [ $((t1 - t0)) -le 20 ] || fail "unreachable server took $((t1 - t0))s"
 
 expect_status 0 start_cluster -n 4
+# --set servers overrides the config file's list: the message names it
+expect_status 1 pst --set servers=127.0.0.1:1 --set connect_timeout=3s ls
+contains "$err" "cannot connect to 127\.0\.0\.1:1 \(--set servers\)" "--set servers named, not the config file"
 head -c 100000 /dev/urandom >"$tmp/f"
 expect_status 0 pst cp "$tmp/f" pstripe:/f
 
@@ -57,6 +67,9 @@ expect_status 2 pst chown :nosuchgroup-ps /f
 contains "$err" "'nosuchgroup-ps': no such group" "chown to an unknown group"
 expect_status 1 pst stat /does-not-exist
 contains "$err" "^pstripe stat: /does-not-exist: " "stat of a missing file"
+long=/$(printf '%03000d' 0)
+expect_status 1 pst stat "$long"
+contains "$err" "\.\.\.0*: no such file\$" "the cause after a long missing name"
 expect_status 1 pst stat relative/path
 contains "$err" "invalid path 'relative/path': pstripe paths start with '/'" "a relative path"
 expect_status 1 pst ls m_
@@ -82,6 +95,7 @@ sed "s|^servers *=.*|servers = $s0,$s1|" "$cluster/client.conf" >"$tmp/half.conf
 expect_status 1 pst -c "$tmp/half.conf" ls
 contains "$err" "is server 0 of a cluster of 4, but this client's list .* has it as server 0 of 2" "half the cluster"
 
+for i in 0 1 2 3 4 5 6 7; do expect_status 0 pst cp "$tmp/f" pstripe:/g$i; done
 pid=$(server_pid 2)
 addr=$(sed -n 's/^servers *= *//p' "$cluster/client.conf" | cut -d, -f3)
 step "a server that is gone"
@@ -91,6 +105,9 @@ expect_status 1 pst --set timeout=3s --set connect_timeout=3s ls
 t1=$(date +%s)
 contains "$err" "$addr" "dead server named in the message"
 [ $((t1 - t0)) -le 15 ] || fail "a dead server took $((t1 - t0))s to fail"
+expect_status 1 pst --set timeout=3s --set connect_timeout=3s rm /g0 /g1 /g2 /g3 /g4 /g5 /g6 /g7
+contains "$err" "cannot remove /g.*$addr" "rm names the dead server"
+not_contains "$err" "listing" "rm's message is the removal's, not its listing's"
 expect_status 1 pst local status --dir "$cluster"
 contains "$out" "^2 +$pid +dead " "status shows the dead server"
 echo "PASS"
