@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@
 #include "pst_tool.h"
 
 #define PST_PARTIAL_TRIES 100000 /* suffixes tried for a co-located name (expected: nservers) */
+#define PST_PARTIAL_RAND  8      /* bytes of the random suffix (8 hex digits; mkostemp's 6) */
+#define PST_PARTIAL_HASH  9      /* "~" and 8 hex digits: the mark of a shortened name */
 
 int pst_is_partial(const char *path)
 {
@@ -34,12 +37,48 @@ int pst_is_partial(const char *path)
     return tag != NULL && strchr(tag, '/') == NULL;
 }
 
+/*
+ * What dst's partial copies are named from: dst itself, unless dst, the tag
+ * and the random suffix would pass max bytes (a pstripe name's whole length
+ * with from_slash 0; a local name's last component with from_slash 1).
+ * Then dst is cut by as much as that and the mark "~" + 8 hex digits of a
+ * hash of the whole of dst is added, so that a name as long as its file
+ * system allows can be copied to, and its partial copies found again.
+ */
+static ps_status_t pst_partial_base(const char *dst, int from_slash, size_t max, char *base,
+                                    size_t len)
+{
+    const char *slash = strrchr(dst, '/');
+    size_t n = strlen(dst), span = (from_slash && slash != NULL) ? strlen(slash + 1) : n;
+    size_t need = span + strlen(PST_PARTIAL_TAG) + PST_PARTIAL_RAND, cut;
+    uint32_t hash = 2166136261u; /* FNV-1a */
+
+    if (need <= max) {
+        return pst_snprintf(base, len, "%s", dst);
+    }
+    cut = need - max + PST_PARTIAL_HASH;
+    if (cut >= span) {
+        return PS_ERR_NAME_TOO_LONG; /* (not with the limits it is given) */
+    }
+    for (const char *p = dst; *p != '\0'; p++) {
+        hash = (hash ^ (unsigned char)*p) * 16777619u;
+    }
+    return pst_snprintf(base, len, "%.*s~%08" PRIx32, (int)(n - cut), dst, hash);
+}
+
 ps_status_t pst_partial_name(pstripe_fs_t *fs, const char *dst, char *tmp, size_t len)
 {
+    char norm[PS_PATH_MAX + 1], base[PS_PATH_MAX + 1];
     uint32_t want, got, r = 0;
     ps_status_t status;
 
-    status = pstripe_path_server(fs, dst, &want);
+    status = ps_path_normalize(dst, norm, sizeof(norm)); /* as pst_partial_clean finds them */
+    if (status == PS_OK) {
+        status = pst_partial_base(norm, 0, PS_PATH_MAX, base, sizeof(base));
+    }
+    if (status == PS_OK) {
+        status = pstripe_path_server(fs, dst, &want);
+    }
     if (status != PS_OK) {
         return status;
     }
@@ -47,7 +86,7 @@ ps_status_t pst_partial_name(pstripe_fs_t *fs, const char *dst, char *tmp, size_
         r = (uint32_t)getpid() * 2654435761u;
     }
     for (int i = 0; i < PST_PARTIAL_TRIES; i++, r++) {
-        status = pst_snprintf(tmp, len, "%s%s%08" PRIx32, dst, PST_PARTIAL_TAG, r);
+        status = pst_snprintf(tmp, len, "%s%s%08" PRIx32, base, PST_PARTIAL_TAG, r);
         if (status == PS_OK) {
             status = pstripe_path_server(fs, tmp, &got);
         }
@@ -92,13 +131,14 @@ static int pst_partial_collect(const char *path, const pstripe_stat_t *st, void 
 
 ps_status_t pst_partial_clean(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *dst, int *nremoved)
 {
-    char norm[PS_PATH_MAX + 1], prefix[PS_PATH_MAX + 64];
+    char norm[PS_PATH_MAX + 1], base[PS_PATH_MAX + 1], prefix[PS_PATH_MAX + 64];
     pst_partial_list_t l = {0};
     ps_status_t status;
 
     *nremoved = 0;
     if (ps_path_normalize(dst, norm, sizeof(norm)) != PS_OK ||
-        pst_snprintf(prefix, sizeof(prefix), "%s%s", norm, PST_PARTIAL_TAG) != PS_OK) {
+        pst_partial_base(norm, 0, PS_PATH_MAX, base, sizeof(base)) != PS_OK ||
+        pst_snprintf(prefix, sizeof(prefix), "%s%s", base, PST_PARTIAL_TAG) != PS_OK) {
         return PS_OK; /* no valid name: no partial copies of it either */
     }
     status = pstripe_list(fs, prefix, pst_partial_collect, &l);
@@ -119,11 +159,17 @@ ps_status_t pst_partial_clean(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *dst,
 
 int pst_local_partial_open(const char *dst, mode_t mode, char *tmp, size_t len)
 {
+    char base[PATH_MAX];
     struct stat sb;
     glob_t g;
     int fd;
 
-    if (pst_snprintf(tmp, len, "%s%s*", dst, PST_PARTIAL_TAG) == PS_OK &&
+    if (pst_partial_base(dst, 1, NAME_MAX, base, sizeof(base)) != PS_OK) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+
+    if (pst_snprintf(tmp, len, "%s%s*", base, PST_PARTIAL_TAG) == PS_OK &&
         glob(tmp, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) == 0) {
         for (size_t i = 0; i < g.gl_pathc; i++) {
             if (lstat(g.gl_pathv[i], &sb) == 0 && S_ISREG(sb.st_mode)) {
@@ -132,7 +178,7 @@ int pst_local_partial_open(const char *dst, mode_t mode, char *tmp, size_t len)
         }
         globfree(&g);
     }
-    if (pst_snprintf(tmp, len, "%s%sXXXXXX", dst, PST_PARTIAL_TAG) != PS_OK) {
+    if (pst_snprintf(tmp, len, "%s%sXXXXXX", base, PST_PARTIAL_TAG) != PS_OK) {
         errno = ENAMETOOLONG;
         return -1;
     }

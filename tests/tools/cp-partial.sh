@@ -89,6 +89,31 @@ expect_status 1 pst cp --stripe-count 9 "$new" pstripe:/dst
 expect_status 0 pst ls
 [ "$out" = "/dst" ] || fail "ls after a failed copy: '$out'"
 
+step "names as long as the file systems allow (the partial copy's is shortened)"
+# (a pstripe name of 4,072-4,096 bytes, or a local last component of
+# 232-255, left no room for the tag: cp failed "cannot create")
+long=/$(printf '%04095d' 7)
+"$PSTRIPE" cp --chunk-size 1m "$tmp/fifo" "pstripe:$long" 2>/dev/null &
+cp_pid=$!
+exec 3>"$tmp/fifo"
+head -c 3000000 "$new" >&3 || true # (a copy that fails at once closes the FIFO)
+long_partial() { pst ls /0 | grep -Eq '^/0+~[0-9a-f]{8}\.pstripe-partial-[0-9a-f]{8}  \(partial copy'; }
+wait_until 60 long_partial || fail "no partial copy of the 4,096-byte name appeared"
+kill -9 "$cp_pid"
+wait "$cp_pid" 2>/dev/null || true
+exec 3>&-
+expect_status 0 pst cp "$old" "pstripe:$long"
+expect_status 0 pst ls /0
+[ "$out" = "$long" ] || fail "the next copy to a 4,096-byte name left other names"
+longlocal=$tmp/$(printf '%0255d' 7)
+expect_status 0 pst cp "pstripe:$long" "$longlocal"
+cmp "$old" "$longlocal" || fail "a copy to a 255-byte local name differs"
+expect_status 0 pst cp "$new" "pstripe:$long"
+expect_status 0 pst cp "pstripe:$long" "$longlocal"
+cmp "$new" "$longlocal" || fail "a copy replacing a 255-byte local name differs"
+expect_status 0 pst rm "$long"
+rm -f "$longlocal"
+
 step "copy out, killed midway: the local file keeps the old bytes"
 cp "$old" "$tmp/local"
 chmod 0640 "$tmp/local"
