@@ -9,11 +9,6 @@
 
 #include "psc_internal.h"
 
-/* How op would be sent on conn now (NULL: not connected yet):
- * UCP_AM_SEND_FLAG_EAGER, UCP_AM_SEND_FLAG_RNDV, or 0 (UCX chooses); eager
- * write data counts against the connection's credit (psc_conn.c). */
-uint32_t psc_op_send_protocol(const psc_conn_t *conn, const psc_op_t *op);
-
 /* API thread: post an op that completes into call; the caller waits for the
  * call next (psc_call_wait), which sends it. */
 void psc_op_post(pstripe_fs_t *fs, psc_op_t *op, psc_call_t *call);

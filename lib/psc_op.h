@@ -41,6 +41,14 @@ void psc_op_finish(pstripe_fs_t *fs, psc_op_t *op);
  * and the op was freed (release_cb) if that was its last UCX request. */
 int psc_op_detached(psc_op_t *op);
 
+/* How op would be sent on conn now (NULL: not connected yet):
+ * UCP_AM_SEND_FLAG_EAGER, UCP_AM_SEND_FLAG_RNDV, or 0 (UCX chooses); eager
+ * write data counts against the connection's credit (psc_op.c). */
+uint32_t psc_op_send_protocol(const psc_conn_t *conn, const psc_op_t *op);
+/* The same, for op's send now: its eager write data is charged to conn's
+ * credit (and returned by psc_op_make_ready). */
+uint32_t psc_op_send_charged(psc_conn_t *conn, psc_op_t *op);
+
 /* The worker of a server with nworkers that the op's route names. */
 uint32_t psc_route_worker(const psc_op_t *op, uint32_t nworkers);
 
