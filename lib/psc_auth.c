@@ -214,7 +214,9 @@ void psc_ticket_take(psc_conn_t *conn, const psc_ticket_t *t)
  * minutes by default, after the client's last one: a process that went that
  * long without opening an endpoint, then needed another worker). A worker
  * whose endpoint is open renews it (the servers renew an expired ticket on
- * a connection its holder authenticated), and w gets it again, once.
+ * a connection its holder authenticated), and w gets it again, once. With
+ * shared memory, where no worker's endpoint may be open yet, the HELLO
+ * endpoint kept as the watch (authenticated at connect) renews it.
  */
 int psc_ticket_retry(psc_conn_t *conn, uint32_t w, uint32_t *renew_on)
 {
@@ -223,11 +225,14 @@ int psc_ticket_retry(psc_conn_t *conn, uint32_t w, uint32_t *renew_on)
     while (r < conn->nworkers && !conn->eps[r].ready) {
         r++;
     }
+    if (r == conn->nworkers && conn->watch != NULL) {
+        r = PSC_RENEW_WATCH;
+    }
     if (r == conn->nworkers || conn->tickets[w].retry != 0) {
         return 0;
     }
     conn->tickets[w].retry = 1;
-    *renew_on = conn->renewing ? conn->nworkers : r;
+    *renew_on = conn->renewing ? PSC_RENEW_WAIT : r;
     conn->renewing = 1;
     return 1;
 }

@@ -28,9 +28,12 @@ ps_status_t psc_auth_make(pstripe_fs_t *fs, const psc_server_t *srv, const ps_he
  * conn's and the one its answer carries.
  * psc_ticket_retry: worker w refused the ticket; 1 if it is to be presented
  * again after a renewal (then *renew_on is the worker to send the renewal
- * to, or nworkers when one is in flight already), 0 if the refusal stands.
+ * to, PSC_RENEW_WATCH for the shared-memory connection's watch, or
+ * PSC_RENEW_WAIT when one is in flight already), 0 if the refusal stands.
  * psc_tickets_pending: does a ticket's answer still wait for its done_cb?
  */
+#define PSC_RENEW_WAIT  UINT32_MAX       /* a renewal is in flight: wait for it */
+#define PSC_RENEW_WATCH (UINT32_MAX - 1) /* renew on conn->watch, worker 0's HELLO endpoint */
 void psc_ticket_prepare(psc_conn_t *conn, psc_ticket_t *t, void (*cb)(pstripe_fs_t *, psc_op_t *));
 void psc_ticket_take(psc_conn_t *conn, const psc_ticket_t *t);
 int psc_ticket_retry(psc_conn_t *conn, uint32_t w, uint32_t *renew_on);

@@ -358,7 +358,9 @@ static void psc_send_cb(void *request, ucs_status_t status, void *user_data)
     psc_op_check_ready(fs, op);
 }
 
-static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc_op_t *op)
+/* Send op to worker on endpoint ep (conn->eps[worker]'s, or the watch). */
+static void psc_op_send_on(pstripe_fs_t *fs, psc_conn_t *conn, ucp_ep_h ep, uint32_t worker,
+                           psc_op_t *op)
 {
     ucp_request_param_t param;
     uint64_t timeout_ns;
@@ -397,8 +399,8 @@ static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc
     ps_trace("send %s req_id %#llx to %s worker %u, %zu data %s", ps_msg_type_name(op->type),
              (unsigned long long)op->req_id, conn->server->addr, worker, op->send_count,
              op->send_iov ? "iov entries" : "bytes");
-    req = ucp_am_send_nbx(conn->eps[worker].ep, PS_AM_ID_REQUEST, op->h.bytes, op->hdr_len,
-                          op->send_buf, op->send_count, &param);
+    req = ucp_am_send_nbx(ep, PS_AM_ID_REQUEST, op->h.bytes, op->hdr_len, op->send_buf,
+                          op->send_count, &param);
     if (req == NULL) {
         op->send_done = 1;
     } else if (UCS_PTR_IS_ERR(req)) {
@@ -408,6 +410,11 @@ static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc
     } else {
         op->send_req = req;
     }
+}
+
+static void psc_op_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t worker, psc_op_t *op)
+{
+    psc_op_send_on(fs, conn, conn->eps[worker].ep, worker, op);
 }
 
 /* --- connecting ------------------------------------------------------------------ */
@@ -471,11 +478,16 @@ static void psc_ep_ready(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w)
 
 static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op);
 
-/* Present the connection's ticket to worker w (in slot t; psc_ticket_done). */
+/* Present the connection's ticket to worker w (in slot t; psc_ticket_done),
+ * or with w PSC_RENEW_WATCH to worker 0 on the watch. */
 static void psc_ticket_send(pstripe_fs_t *fs, psc_conn_t *conn, uint32_t w, psc_ticket_t *t)
 {
     psc_ticket_prepare(conn, t, psc_ticket_done);
-    psc_op_send(fs, conn, w, &t->op);
+    if (w == PSC_RENEW_WATCH) {
+        psc_op_send_on(fs, conn, conn->watch, 0, &t->op);
+    } else {
+        psc_op_send(fs, conn, w, &t->op);
+    }
 }
 
 /* Open the endpoint to worker w (not the HELLO's: with shared memory, to
@@ -595,7 +607,7 @@ static void psc_ticket_done(pstripe_fs_t *fs, psc_op_t *op)
             }
         }
     } else if (!renewed && op->status == PS_ERR_ACCESS && psc_ticket_retry(conn, w, &r)) {
-        if (r < conn->nworkers) {
+        if (r != PSC_RENEW_WAIT) {
             psc_ticket_send(fs, conn, r, renewal);
         }
     } else {
