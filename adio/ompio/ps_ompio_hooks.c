@@ -55,6 +55,8 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <pstripe.h>
 #include <stddef.h>
@@ -348,6 +350,35 @@ static int take_hints(MPI_File fh, MPI_Info info, int of_set_info)
         return rc_;                                                                                \
     }                                                                                              \
     PS_ALIAS(File_##name, params)
+
+/* Open MPI 4.1.4 joins a name that does not start with '/' (as
+ * "pstripe:/..." does not) to the working directory; when the two pass its
+ * OPAL_PATH_MAX (4,097 bytes with two separators and the NUL), its open
+ * fails and then crashes on the half-made file (SIGSEGV in
+ * ompi_datatype_destroy). Such a pstripe name is refused here, saying why
+ * on stderr: MPI_ERR_BAD_FILE is returned as by MPI_FILE_NULL's default
+ * handler, MPI_ERRORS_RETURN (Open MPI's MPI_File_call_errhandler refuses
+ * MPI_FILE_NULL, and its own way to call that handler is internal). */
+#define PS_OMPI_PATH_MAX 4097
+
+PS_DEFINE(File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
+{
+    char cwd[PS_OMPI_PATH_MAX];
+    size_t joined;
+
+    if (filename != NULL && strncmp(filename, "pstripe:", 8) == 0 &&
+        getcwd(cwd, sizeof(cwd)) != NULL &&
+        (joined = strlen(cwd) + strlen(filename) + 4) > PS_OMPI_PATH_MAX) {
+        fprintf(stderr,
+                "pstripe: MPI_File_open of a %zu-byte name: Open MPI joins it to the working "
+                "directory (%zu bytes), and the two must not pass %d bytes (they are %zu): "
+                "refused (MPI_ERR_BAD_FILE)\n",
+                strlen(filename), strlen(cwd), PS_OMPI_PATH_MAX, joined);
+        return MPI_ERR_BAD_FILE;
+    }
+    return PS_NEXT(File_open)(comm, filename, amode, info, fh);
+}
+PS_ALIAS(File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
 
 PS_FILE_HINTS(set_view, 0,
               (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,

@@ -26,10 +26,12 @@
  */
 #include "ps_ompio.h"
 
+#include "ompi/mca/sharedfp/base/base.h"
 #include "ompi/mca/sharedfp/sharedfp.h"
 #include "opal/datatype/opal_datatype.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/random.h>
 
 static int sharedfp_priority = 50;
@@ -386,10 +388,59 @@ static mca_sharedfp_base_module_1_0_0_t sfp_module = {
     sfp_file_close,
 };
 
+/*
+ * Open MPI asks every sharedfp component about every file it opens. Two are
+ * for POSIX files and misbehave on pstripe names: lockedfile's query
+ * formats the name into a 256-byte buffer (Open MPI 4.1.4: a name of 245
+ * bytes or more aborts the program, "buffer overflow detected", on ufs
+ * too), and sm's makes and maps a file in the session directory named
+ * after it (an error on stderr for a name of about 200 bytes or more). So
+ * their queries are wrapped: a pstripe file, which this component takes,
+ * is not theirs to look at; any other file goes to them as before.
+ */
+typedef struct mca_sharedfp_base_module_1_0_0_t *(*sfp_query_fn)(ompio_file_t *, int *);
+
+static const char *const posix_name[2] = {"lockedfile", "sm"};
+static sfp_query_fn posix_query[2]; /* their own queries */
+
+static struct mca_sharedfp_base_module_1_0_0_t *posix_guard(int i, ompio_file_t *fh, int *priority)
+{
+    return fh->f_fstype == PS_OMPIO_FSTYPE ? NULL : posix_query[i](fh, priority);
+}
+
+static struct mca_sharedfp_base_module_1_0_0_t *lockedfile_guard(ompio_file_t *fh, int *priority)
+{
+    return posix_guard(0, fh, priority);
+}
+
+static struct mca_sharedfp_base_module_1_0_0_t *sm_guard(ompio_file_t *fh, int *priority)
+{
+    return posix_guard(1, fh, priority);
+}
+
+static const sfp_query_fn posix_guard_fn[2] = {lockedfile_guard, sm_guard};
+
+/* Wrap the queries of the POSIX components that are loaded (once: the
+ * framework is opened once per process). */
 static int sfp_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 {
+    mca_base_component_list_item_t *cli;
+
     (void)enable_progress_threads;
     (void)enable_mpi_threads;
+    OPAL_LIST_FOREACH(cli, &ompi_sharedfp_base_framework.framework_components,
+                      mca_base_component_list_item_t)
+    {
+        mca_sharedfp_base_component_t *c = (mca_sharedfp_base_component_t *)cli->cli_component;
+
+        for (int i = 0; i < 2; i++) {
+            if (strcmp(c->sharedfpm_version.mca_component_name, posix_name[i]) == 0 &&
+                c->sharedfpm_file_query != posix_guard_fn[i]) {
+                posix_query[i] = c->sharedfpm_file_query;
+                c->sharedfpm_file_query = posix_guard_fn[i];
+            }
+        }
+    }
     return OMPI_SUCCESS;
 }
 

@@ -25,6 +25,7 @@
  * Usage: ps_errors FILENAME
  */
 #include "pstest.h"
+#include <unistd.h>
 
 #ifdef OPEN_MPI
 #define PS_OMPIO 1
@@ -189,6 +190,56 @@ int main(int argc, char **argv)
         if (ps_rank == 0)
             expect_string(rc, "pstripe paths start with '/'");
         PS_MPI_EXPECT(MPI_File_delete("pstripe:ps_errors_relative", MPI_INFO_NULL), MPI_ERR_ARG);
+    }
+
+    /* a long name (3,000 bytes): its bytes and shared file pointer work
+     * (under Open MPI 4.1.4, its lockedfile component's query aborted the
+     * program on names of 245 bytes and more; not asked about pstripe
+     * files since session 73) */
+    if (pstripe) {
+        static char longname[3100];
+        MPI_Offset pos;
+
+        memset(longname, 'n', 3000);
+        ps_fname(longname + 3000, sizeof(longname) - 3000, "", ".long");
+        memcpy(longname, fname, strlen(fname));
+        longname[strlen(fname)] = '.';
+        if (ps_rank == 0)
+            MPI_File_delete(longname, MPI_INFO_NULL);
+        MPI_Barrier(MPI_COMM_WORLD);
+        PS_MPI(MPI_File_open(MPI_COMM_WORLD, longname, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                             MPI_INFO_NULL, &fh));
+        PS_MPI(MPI_File_write_at(fh, (MPI_Offset) ps_rank * N, want, N, MPI_BYTE, &st));
+        PS_MPI(MPI_File_seek_shared(fh, (MPI_Offset) ps_nprocs * N, MPI_SEEK_SET));
+        PS_MPI(MPI_File_write_shared(fh, want, 10, MPI_BYTE, &st));
+        MPI_Barrier(MPI_COMM_WORLD);
+        PS_MPI(MPI_File_get_position_shared(fh, &pos));
+        PS_CHECK(pos == (MPI_Offset) ps_nprocs * (N + 10), "shared pointer at %lld after "
+                 "%d writes of 10 bytes at %d", (long long) pos, ps_nprocs, ps_nprocs * N);
+        PS_MPI(MPI_File_close(&fh));
+        PS_MPI(MPI_File_open(MPI_COMM_WORLD, longname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+        PS_MPI(MPI_File_read_at(fh, (MPI_Offset) ps_rank * N, buf, N, MPI_BYTE, &st));
+        ps_compare(buf, want, N, "a file with a 3,000-byte name");
+        PS_MPI(MPI_File_close(&fh));
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (ps_rank == 0)
+            PS_MPI(MPI_File_delete(longname, MPI_INFO_NULL));
+    }
+
+    /* under Open MPI, a name that its open would join to the working
+     * directory past 4,097 bytes: refused, not a SIGSEGV in its open */
+    if (pstripe && PS_OMPIO) {
+        static char toolong[4200], cwd[4097];
+        size_t n;
+
+        PS_CHECK(getcwd(cwd, sizeof(cwd)) != NULL, "getcwd failed");
+        n = 4097 - strlen(cwd) - 3; /* one byte past the limit */
+        memset(toolong, 'n', n);
+        memcpy(toolong, "pstripe:/", 9);
+        toolong[n] = '\0';
+        rc = MPI_File_open(MPI_COMM_WORLD, toolong, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                           MPI_INFO_NULL, &fh);
+        PS_MPI_EXPECT(rc, MPI_ERR_BAD_FILE);
     }
 
     /* deleting a missing file; delete-on-close */
