@@ -202,6 +202,23 @@ static ps_status_t wb_append(struct pstripe_wbuf *wb, const pstripe_region_t *re
     return PS_OK;
 }
 
+/* Does a write reach past the file offset below which every byte lies
+ * under the servers' object limit (whole rows of stripes)? Such a write is
+ * not buffered: it must fail in its own call, not at the flush, where it
+ * failed the whole batch and lost the good writes buffered with it. */
+static int wb_past_limit(const pstripe_wbuf_t *wb, const pstripe_region_t *regions, size_t n)
+{
+    const ps_layout_t *l = &wb->file->layout;
+    uint64_t end = PS_MAX_OBJ_SIZE / l->stripe_size * l->stripe_size * l->stripe_count;
+
+    for (size_t i = 0; i < n; i++) {
+        if (regions[i].length > 0 && regions[i].offset + regions[i].length > end) {
+            return 1; /* (psc_io_check refused a sum that overflows) */
+        }
+    }
+    return 0;
+}
+
 ps_status_t pstripe_wbuf_write(pstripe_wbuf_t *wb, const pstripe_region_t *regions, size_t n,
                                const struct iovec *mem, size_t nmem, int *taken)
 {
@@ -215,7 +232,7 @@ ps_status_t pstripe_wbuf_write(pstripe_wbuf_t *wb, const pstripe_region_t *regio
         return status;
     }
     pthread_mutex_lock(&wb->lock);
-    if (total > wb->size / 4 || n > wb->max_regions / 4) {
+    if (total > wb->size / 4 || n > wb->max_regions / 4 || wb_past_limit(wb, regions, n)) {
         status = wb_flush(wb); /* a direct write comes after every buffered one */
         pthread_mutex_unlock(&wb->lock);
         return status;

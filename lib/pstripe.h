@@ -380,7 +380,9 @@ ps_status_t pstripe_wbuf_create(pstripe_file_t *file, size_t size, pstripe_wbuf_
  * checks them: a file opened read-only is refused here, not at the flush):
  * *taken = 1. A larger one (more than a quarter of the buffer's bytes or regions) is
  * not taken (*taken = 0) and what is buffered is flushed first, so that the
- * caller's own write of it comes after every buffered one. */
+ * caller's own write of it comes after every buffered one; so is one that
+ * reaches near or past the servers' object limit (the caller's write then
+ * fails in its own call, and the buffered writes are not lost with it). */
 ps_status_t pstripe_wbuf_write(pstripe_wbuf_t *wbuf, const pstripe_region_t *regions,
                                size_t nregions, const struct iovec *mem, size_t nmem, int *taken);
 /* Send what is buffered and wait for it (and for a send in flight). */
