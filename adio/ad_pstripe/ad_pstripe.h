@@ -61,6 +61,8 @@
 #define ADIOI_PSTRIPE_WB_SIZE_DEFAULT  (2 << 20)
 #define ADIOI_PSTRIPE_RC_SIZE_DEFAULT  (4 << 20)
 #define ADIOI_PSTRIPE_RC_BLOCK_DEFAULT (64 << 10)
+/* the smallest cb_buffer_size taken (ad_pstripe_hints.c, raise_cb_buffer) */
+#define ADIOI_PSTRIPE_CB_MIN (64 << 10)
 
 /* Connection tunables a file can override (index into ADIOI_PSTRIPE_fs.opt). */
 enum {

@@ -112,15 +112,16 @@ void ADIOI_PSTRIPE_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_
     if (*error_code == MPI_SUCCESS && ps->pending_error != MPI_SUCCESS)
         *error_code = ps->pending_error;
     /* ROMIO names a shared file pointer file after the file (unused here,
-     * but made for any driver with shared file pointers) in PATH_MAX bytes;
-     * a longer name failed on the first process alone, after this open,
-     * and the others waited for its broadcast for ever (a 4,096-byte
-     * name, which pstripe allows). Every process refuses it here. */
-    if (*error_code == MPI_SUCCESS && strlen(fd->filename) >= PATH_MAX)
+     * but made for any driver with shared file pointers): the name with a
+     * '.' added, in PATH_MAX bytes; a longer name failed on the first
+     * process alone, after this open, and the others waited for its
+     * broadcast for ever (names of 4,095 and 4,096 bytes, which pstripe
+     * allows). Every process refuses them here. */
+    if (*error_code == MPI_SUCCESS && strlen(fd->filename) + 1 >= PATH_MAX)
         *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                            MPI_ERR_BAD_FILE, "**io", "**io %s",
-                                           "pstripe: a name of 4096 bytes or more (ROMIO's "
-                                           "shared file pointer needs one under PATH_MAX)");
+                                           "pstripe: a name of 4095 bytes or more (ROMIO's "
+                                           "shared file pointer needs one shorter)");
 
     /* nobody creates anything unless every process can go on */
     local_fail = (*error_code != MPI_SUCCESS);
