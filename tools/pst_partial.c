@@ -39,28 +39,37 @@ int pst_is_partial(const char *path)
 
 /*
  * What dst's partial copies are named from: dst itself, unless dst, the tag
- * and the random suffix would pass max bytes (a pstripe name's whole length
- * with from_slash 0; a local name's last component with from_slash 1).
- * Then dst is cut by as much as that and the mark "~" + 8 hex digits of a
- * hash of the whole of dst is added, so that a name as long as its file
- * system allows can be copied to, and its partial copies found again.
+ * and the random suffix would be too long. For a pstripe name (local 0):
+ * past PS_PATH_MAX bytes; for a local one: past PATH_MAX - 1 bytes, or its
+ * last component past NAME_MAX. Then dst is cut by as much as that and
+ * marked with "~" and 8 hex digits of a hash, so that a name as long as its
+ * file system allows can be copied to, and its partial copies found again:
+ * a hash of the whole (normalized) pstripe name, or of the local name's
+ * last component (its directory may be written in other ways), which is
+ * all that is cut there.
  */
-static ps_status_t pst_partial_base(const char *dst, int from_slash, size_t max, char *base,
-                                    size_t len)
+static ps_status_t pst_partial_base(const char *dst, int local, char *base, size_t len)
 {
-    const char *slash = strrchr(dst, '/');
-    size_t n = strlen(dst), span = (from_slash && slash != NULL) ? strlen(slash + 1) : n;
-    size_t need = span + strlen(PST_PARTIAL_TAG) + PST_PARTIAL_RAND, cut;
+    const size_t add = strlen(PST_PARTIAL_TAG) + PST_PARTIAL_RAND;
+    const char *slash = strrchr(dst, '/'), *last = (local && slash != NULL) ? slash + 1 : dst;
+    size_t n = strlen(dst), span = strlen(last), cut = 0;
+    size_t total_max = local ? PATH_MAX - 1 : PS_PATH_MAX;
     uint32_t hash = 2166136261u; /* FNV-1a */
 
-    if (need <= max) {
+    if (n + add > total_max) {
+        cut = n + add - total_max;
+    }
+    if (local && span + add > NAME_MAX && span + add - NAME_MAX > cut) {
+        cut = span + add - NAME_MAX;
+    }
+    if (cut == 0) {
         return pst_snprintf(base, len, "%s", dst);
     }
-    cut = need - max + PST_PARTIAL_HASH;
+    cut += PST_PARTIAL_HASH;
     if (cut >= span) {
-        return PS_ERR_NAME_TOO_LONG; /* (not with the limits it is given) */
+        return PS_ERR_NAME_TOO_LONG; /* a long path with a short last component */
     }
-    for (const char *p = dst; *p != '\0'; p++) {
+    for (const char *p = last; *p != '\0'; p++) {
         hash = (hash ^ (unsigned char)*p) * 16777619u;
     }
     return pst_snprintf(base, len, "%.*s~%08" PRIx32, (int)(n - cut), dst, hash);
@@ -74,7 +83,7 @@ ps_status_t pst_partial_name(pstripe_fs_t *fs, const char *dst, char *tmp, size_
 
     status = ps_path_normalize(dst, norm, sizeof(norm)); /* as pst_partial_clean finds them */
     if (status == PS_OK) {
-        status = pst_partial_base(norm, 0, PS_PATH_MAX, base, sizeof(base));
+        status = pst_partial_base(norm, 0, base, sizeof(base));
     }
     if (status == PS_OK) {
         status = pstripe_path_server(fs, dst, &want);
@@ -137,7 +146,7 @@ ps_status_t pst_partial_clean(pst_ctx_t *ctx, pstripe_fs_t *fs, const char *dst,
 
     *nremoved = 0;
     if (ps_path_normalize(dst, norm, sizeof(norm)) != PS_OK ||
-        pst_partial_base(norm, 0, PS_PATH_MAX, base, sizeof(base)) != PS_OK ||
+        pst_partial_base(norm, 0, base, sizeof(base)) != PS_OK ||
         pst_snprintf(prefix, sizeof(prefix), "%s%s", base, PST_PARTIAL_TAG) != PS_OK) {
         return PS_OK; /* no valid name: no partial copies of it either */
     }
@@ -164,7 +173,7 @@ int pst_local_partial_open(const char *dst, mode_t mode, char *tmp, size_t len)
     glob_t g;
     int fd;
 
-    if (pst_partial_base(dst, 1, NAME_MAX, base, sizeof(base)) != PS_OK) {
+    if (pst_partial_base(dst, 1, base, sizeof(base)) != PS_OK) {
         errno = ENAMETOOLONG;
         return -1;
     }

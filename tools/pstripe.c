@@ -311,7 +311,7 @@ static void pst_connect_error(pst_ctx_t *ctx, ps_status_t status)
 {
     const char *env = getenv("PSTRIPE_CONFIG");
 
-    for (int i = 0; i < ctx->nsettings; i++) {
+    for (int i = ctx->nsettings - 1; i >= 0; i--) { /* the last one is in effect */
         if (strncmp(ctx->settings[i], "servers=", 8) == 0) {
             pst_lib_error(ctx, status, "cannot connect to %s (--set servers)",
                           ctx->settings[i] + 8);

@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <pstripe.h>
@@ -356,24 +357,64 @@ static int take_hints(MPI_File fh, MPI_Info info, int of_set_info)
  * OPAL_PATH_MAX (4,097 bytes with two separators and the NUL), its open
  * fails and then crashes on the half-made file (SIGSEGV in
  * ompi_datatype_destroy). Such a pstripe name is refused here, saying why
- * on stderr: MPI_ERR_BAD_FILE is returned as by MPI_FILE_NULL's default
- * handler, MPI_ERRORS_RETURN (Open MPI's MPI_File_call_errhandler refuses
- * MPI_FILE_NULL, and its own way to call that handler is internal). */
+ * on stderr, by every process of the open if by any (the directory may
+ * differ between them): MPI_ERR_BAD_FILE is returned as by MPI_FILE_NULL's
+ * default handler, MPI_ERRORS_RETURN (Open MPI's MPI_File_call_errhandler
+ * refuses MPI_FILE_NULL, and its own way to call that handler is
+ * internal). */
 #define PS_OMPI_PATH_MAX 4097
+
+/* The length of the working directory as Open MPI's opal_getcwd sees it:
+ * $PWD if it names the same directory as getcwd(), else getcwd()'s. */
+static size_t ompi_cwd_len(void)
+{
+    char cwd[PS_OMPI_PATH_MAX];
+    const char *pwd = getenv("PWD");
+    struct stat a, b;
+
+    if (getcwd(cwd, sizeof(cwd)) == NULL) {
+        return 0; /* (Open MPI's open fails on it too, without crashing) */
+    }
+    if (pwd == NULL || strcmp(pwd, cwd) == 0 || stat(cwd, &a) != 0 || stat(pwd, &b) != 0 ||
+        a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+        return strlen(cwd);
+    }
+    return strlen(pwd);
+}
+
+/* Is over set on any process of comm? (MPI's predefined handles by name:
+ * this library is preloaded into mpirun too, which has no such symbols.) */
+static int any_process(MPI_Comm comm, int over)
+{
+    MPI_Comm null = (MPI_Comm)dlsym(RTLD_DEFAULT, "ompi_mpi_comm_null");
+    MPI_Datatype type = (MPI_Datatype)dlsym(RTLD_DEFAULT, "ompi_mpi_int");
+    MPI_Op op = (MPI_Op)dlsym(RTLD_DEFAULT, "ompi_mpi_op_max");
+    int any;
+
+    if (null == NULL || type == NULL || op == NULL || comm == null ||
+        PS_NEXT(Allreduce)(&over, &any, 1, type, op, comm) != MPI_SUCCESS) {
+        return over; /* (Open MPI's open reports a bad communicator) */
+    }
+    return any;
+}
 
 PS_DEFINE(File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh))
 {
-    char cwd[PS_OMPI_PATH_MAX];
-    size_t joined;
+    size_t joined = 0;
+    int over = 0, any = 0;
 
-    if (filename != NULL && strncmp(filename, "pstripe:", 8) == 0 &&
-        getcwd(cwd, sizeof(cwd)) != NULL &&
-        (joined = strlen(cwd) + strlen(filename) + 4) > PS_OMPI_PATH_MAX) {
+    if (filename != NULL && strncmp(filename, "pstripe:", 8) == 0) {
+        joined = ompi_cwd_len() + strlen(filename) + 4;
+        over = joined > PS_OMPI_PATH_MAX;
+        any = any_process(comm, over);
+    }
+    if (any) {
         fprintf(stderr,
                 "pstripe: MPI_File_open of a %zu-byte name: Open MPI joins it to the working "
-                "directory (%zu bytes), and the two must not pass %d bytes (they are %zu): "
-                "refused (MPI_ERR_BAD_FILE)\n",
-                strlen(filename), strlen(cwd), PS_OMPI_PATH_MAX, joined);
+                "directory, and the two must not pass %d bytes (%s %zu): refused "
+                "(MPI_ERR_BAD_FILE)\n",
+                strlen(filename), PS_OMPI_PATH_MAX, over ? "here" : "another process's; here",
+                joined);
         return MPI_ERR_BAD_FILE;
     }
     return PS_NEXT(File_open)(comm, filename, amode, info, fh);

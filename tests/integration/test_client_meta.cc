@@ -658,8 +658,9 @@ static void idle_client_renews(bool shm)
     ps_test::ps_cluster cluster;
     pstripe_fs_t *fs = nullptr;
     pstripe_file_t *f = nullptr;
-    ASSERT_TRUE(
-        cluster.start(2, 4, {"--set", "ticket_life=1s", "--set", shm ? "shm=yes" : "shm=no"}));
+    ASSERT_TRUE(cluster.start(2, 4,
+                              {"--set", "ticket_life=1s", "--set", shm ? "shm=yes" : "shm=no",
+                               "--set", "log_level=debug"}));
     PSC_ASSERT_OK(connect(cluster, {}, &fs));
     pstripe_stat_t s;
     EXPECT_EQ(pstripe_stat(fs, "/nothing", &s), PS_ERR_NO_ENTRY);
@@ -679,8 +680,11 @@ static void idle_client_renews(bool shm)
         }
     }
     pstripe_disconnect(fs);
-    EXPECT_NE(cluster.log(0).find("expired ticket"), std::string::npos)
+    std::string logs = cluster.log(0) + cluster.log(1);
+    EXPECT_NE(logs.find("expired ticket"), std::string::npos)
         << "the test did not make a ticket expire";
+    EXPECT_EQ(logs.find("new shared-memory connection") != std::string::npos, shm)
+        << "shared memory " << (shm ? "not used" : "used");
 }
 
 TEST(ClientPerm, IdleClientRenewsItsTicket)
