@@ -27,7 +27,8 @@
 #include "pst_tool.h"
 
 #define PST_PARTIAL_TRIES 100000 /* suffixes tried for a co-located name (expected: nservers) */
-#define PST_PARTIAL_RAND  8      /* bytes of the random suffix (8 hex digits; mkostemp's 6) */
+#define PST_PARTIAL_RAND  8      /* bytes of the random suffix: 8 hex digits on pstripe, */
+#define PST_PARTIAL_LRAND 6      /* and mkostemp's XXXXXX locally */
 #define PST_PARTIAL_HASH  9      /* "~" and 8 hex digits: the mark of a shortened name */
 
 int pst_is_partial(const char *path)
@@ -50,7 +51,7 @@ int pst_is_partial(const char *path)
  */
 static ps_status_t pst_partial_base(const char *dst, int local, char *base, size_t len)
 {
-    const size_t add = strlen(PST_PARTIAL_TAG) + PST_PARTIAL_RAND;
+    const size_t add = strlen(PST_PARTIAL_TAG) + (local ? PST_PARTIAL_LRAND : PST_PARTIAL_RAND);
     const char *slash = strrchr(dst, '/'), *last = (local && slash != NULL) ? slash + 1 : dst;
     size_t n = strlen(dst), span = strlen(last), cut = 0;
     size_t total_max = local ? PATH_MAX - 1 : PS_PATH_MAX;
