@@ -145,6 +145,32 @@ if ls "$tmp"/local.pstripe-partial-* >/dev/null 2>&1; then
     fail "partial copy left after a complete copy out"
 fi
 
+step "a 255-byte local name: a killed copy's partial file is found however the name is written"
+# (its partial name is shortened and hashed; the hash covers the last
+# component only, so ./NAME and DIR/NAME find the same partial copies)
+mkdir "$tmp/lnd"
+lname=$(printf '%0255d' 3)
+(cd "$tmp/lnd" && exec "$PSTRIPE" cp --chunk-size 64k --depth 1 pstripe:/dst "./$lname") 2>/dev/null &
+cp_pid=$!
+lnd_partial() {
+    for f in "$tmp"/lnd/*.pstripe-partial-*; do
+        [ -s "$f" ] && return 0
+    done
+    return 1
+}
+wait_until 60 lnd_partial || fail "no partial copy of the 255-byte local name appeared"
+kill -STOP "$cp_pid"
+if ! lnd_partial; then
+    kill -9 "$cp_pid"
+    fail "the copy out finished before it could be stopped (machine too fast for this check)"
+fi
+kill -9 "$cp_pid"
+kill -CONT "$cp_pid" 2>/dev/null || true
+wait "$cp_pid" 2>/dev/null || true
+expect_status 0 pst cp pstripe:/dst "$tmp/lnd/../lnd/$lname"
+cmp "$new" "$tmp/lnd/$lname" || fail "a copy to a 255-byte local name differs"
+[ "$(ls "$tmp/lnd")" = "$lname" ] || fail "a partial copy was left beside the 255-byte name"
+
 step "copy out to a device is written in place"
 expect_status 0 pst cp pstripe:/dst /dev/null
 echo "ok: killed copies leave the destination as it was"
