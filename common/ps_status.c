@@ -26,6 +26,7 @@ const char *ps_status_string(int status)
     case PS_ERR_WRONG_WORKER:   return "request sent to the wrong server worker";
     case PS_ERR_FILE_TOO_LARGE: return "file too large for the server's file system";
     case PS_ERR_STALE:          return "the file was removed while open (stale file handle)";
+    case PS_ERR_BAD_NAME:       return "not a valid file name";
     default:                    return "unknown status";
     }
 }

@@ -33,7 +33,8 @@ typedef enum ps_status {
     PS_ERR_WRONG_WORKER   = -18, /* request routed to a worker that does not own it */
     PS_ERR_FILE_TOO_LARGE = -19, /* beyond the largest file a server's file system holds (EFBIG) */
     PS_ERR_STALE          = -20, /* the file was removed while open (ESTALE) */
-    PS_ERR_LAST           = -21
+    PS_ERR_BAD_NAME       = -21, /* not a file name: relative, the root, a NUL */
+    PS_ERR_LAST           = -22
 } ps_status_t;
 
 /* Constant human-readable string for a status ("no such file"). */

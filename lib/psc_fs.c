@@ -41,6 +41,9 @@ ps_status_t psc_normalize(const char *path, char *out, size_t *len)
     } else if (status == PS_OK) {
         status = ps_proto_check_path(out, strlen(out));
     }
+    if (status == PS_ERR_INVALID) {
+        status = PS_ERR_BAD_NAME;
+    }
     if (status != PS_OK) {
         return psc_error(status, "invalid path '%.200s': %s", path,
                          why != NULL ? why : ps_status_string(status));

@@ -11,7 +11,9 @@
  * not answer within 30s"). Outputs are set only on success.
  *
  * Paths are absolute within the pstripe namespace ("/dir/file"); they are
- * normalized ("//", ".", ".." resolved) before use.
+ * normalized ("//", ".", ".." resolved) before use. A path that names no
+ * file (relative, or the root "/") fails with PS_ERR_BAD_NAME, a longer one
+ * than PS_PATH_MAX with PS_ERR_NAME_TOO_LONG.
  *
  * Failures: a server that does not answer a request within the `timeout`
  * tunable fails it with PS_ERR_TIMEOUT, a lost connection with PS_ERR_CONN

@@ -171,6 +171,10 @@ int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename
             error_class = MPI_ERR_BAD_FILE;
             generic = "**filenamelong";
             break;
+        case PS_ERR_BAD_NAME:
+            error_class = MPI_ERR_BAD_FILE;
+            generic = "**filename";
+            break;
         case PS_ERR_INVALID:
             error_class = MPI_ERR_ARG;
             generic = "**arg";

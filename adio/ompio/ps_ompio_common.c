@@ -50,6 +50,7 @@ int ps_ompio_mpi_error(ps_status_t status)
     case PS_ERR_NO_MEMORY:
         return MPI_ERR_NO_MEM;
     case PS_ERR_NAME_TOO_LONG:
+    case PS_ERR_BAD_NAME:
         return MPI_ERR_BAD_FILE;
     case PS_ERR_INVALID:
         return MPI_ERR_ARG;

@@ -104,8 +104,10 @@ TEST_F(ClientMeta, ExclusiveCreateAndOpenFlags)
 
     /* bad arguments */
     EXPECT_EQ(pstripe_open(fs_, "/x/f", 0, 0, nullptr, &f), PS_ERR_INVALID);
-    EXPECT_EQ(pstripe_open(fs_, "relative", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_INVALID);
-    EXPECT_EQ(pstripe_open(fs_, "/", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_open(fs_, "relative", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_BAD_NAME);
+    EXPECT_EQ(pstripe_open(fs_, "/", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_BAD_NAME);
+    EXPECT_EQ(pstripe_open(fs_, "/a/..", PSTRIPE_RDONLY, 0, nullptr, &f), PS_ERR_BAD_NAME);
+    EXPECT_EQ(pstripe_unlink(fs_, "/"), PS_ERR_BAD_NAME);
     pstripe_layout_t bad = {65536, 4, -1}; /* 4 > 3 servers */
     EXPECT_EQ(pstripe_open(fs_, "/bad", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &bad, &f),
               PS_ERR_INVALID);
@@ -269,7 +271,7 @@ TEST_F(ClientMeta, RenameReplacesAndFreesTheOldObjects)
     EXPECT_NE(strstr(pstripe_last_error(), "different servers"), nullptr) << pstripe_last_error();
     PSC_ASSERT_OK(pstripe_stat(fs_, "/target", &st));
     EXPECT_EQ(st.file_id, st_a.file_id);
-    EXPECT_EQ(pstripe_rename(fs_, "relative", "/target"), PS_ERR_INVALID);
+    EXPECT_EQ(pstripe_rename(fs_, "relative", "/target"), PS_ERR_BAD_NAME);
 }
 
 /* Does server i hold a record of file_id's removal (pss_removed.c)? */

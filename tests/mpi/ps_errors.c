@@ -181,15 +181,25 @@ int main(int argc, char **argv)
     PS_MPI_EXPECT(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY | MPI_MODE_RDWR,
                                 MPI_INFO_NULL, &fh), MPI_ERR_AMODE);
 
-    /* a relative name: refused under both MPIs (MPICH took it from the
-     * root, Open MPI refused it) */
+    /* names that are no file: MPI_ERR_BAD_FILE ("invalid file name", as
+     * ufs's open of "/" is), under both MPIs (MPICH took a relative name
+     * from the root; both said MPI_ERR_ARG before session 74) */
     if (pstripe) {
-        rc = MPI_File_open(MPI_COMM_WORLD, "pstripe:ps_errors_relative",
-                           MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
-        PS_MPI_EXPECT(rc, MPI_ERR_ARG);
-        if (ps_rank == 0)
-            expect_string(rc, "pstripe paths start with '/'");
-        PS_MPI_EXPECT(MPI_File_delete("pstripe:ps_errors_relative", MPI_INFO_NULL), MPI_ERR_ARG);
+        static const char *const bad[][2] = {
+            {"pstripe:ps_errors_relative", "pstripe paths start with '/'"},
+            {"pstripe:/", "it names the root, no file"},
+            {"pstripe:/..", "it names the root, no file"},
+            {"pstripe:/a/b/../../", "it names the root, no file"},
+        };
+
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            rc = MPI_File_open(MPI_COMM_WORLD, bad[i][0], MPI_MODE_CREATE | MPI_MODE_RDWR,
+                               MPI_INFO_NULL, &fh);
+            PS_MPI_EXPECT(rc, MPI_ERR_BAD_FILE);
+            if (ps_rank == 0)
+                expect_string(rc, bad[i][1]);
+            PS_MPI_EXPECT(MPI_File_delete(bad[i][0], MPI_INFO_NULL), MPI_ERR_BAD_FILE);
+        }
     }
 
     /* a long name (3,000 bytes): its bytes and shared file pointer work

@@ -30,7 +30,8 @@ TEST(status, wire_numbers_are_pinned)
     EXPECT_EQ(-18, PS_ERR_WRONG_WORKER);
     EXPECT_EQ(-19, PS_ERR_FILE_TOO_LARGE);
     EXPECT_EQ(-20, PS_ERR_STALE);
-    EXPECT_EQ(-21, PS_ERR_LAST);
+    EXPECT_EQ(-21, PS_ERR_BAD_NAME);
+    EXPECT_EQ(-22, PS_ERR_LAST);
 }
 
 TEST(status, every_code_has_its_own_string)
