@@ -620,17 +620,9 @@ static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op)
     } else {
         /* an fsync or close checks that the server did not restart since
          * its first answer, and asks for the writes that failed after their
-         * answer since the lowest mark (psc_sync.c; the API thread reads
-         * the mark after the instance) */
-        uint32_t s = b->t->server;
-        uint64_t *mark = &io->seen->failed_mark[s];
-        if (__atomic_load_n(&io->seen->wrote_instance[s], __ATOMIC_RELAXED) == 0) {
-            __atomic_store_n(mark, b->rep.failed_writes, __ATOMIC_RELAXED);
-            __atomic_store_n(&io->seen->wrote_instance[s], fs->servers[s].instance,
-                             __ATOMIC_RELEASE);
-        } else if (b->rep.failed_writes < __atomic_load_n(mark, __ATOMIC_RELAXED)) {
-            __atomic_store_n(mark, b->rep.failed_writes, __ATOMIC_RELAXED);
-        }
+         * answer since the lowest mark (psc_sync.c) */
+        psc_file_seen_wrote(io->seen, b->t->server, fs->servers[b->t->server].instance,
+                            b->rep.failed_writes);
     }
     if (op->send_req == NULL && op->recv_req == NULL) {
         psc_batch_free(fs, b);

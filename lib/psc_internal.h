@@ -336,19 +336,35 @@ struct pstripe_fs {
  */
 typedef struct psc_file_seen {
     unsigned refs;
+    pthread_mutex_t lock;     /* over the three per-server records below (psc_sync.c) */
     uint64_t *wrote_instance; /* per server: the instance that first acknowledged this
                                  file's writes since the last fsync or close, 0: none */
     uint64_t *failed_mark;    /* per server: the lowest count of failed writes in its
                                  acknowledgements since (ps_io_rep_t.failed_writes) */
+    uint64_t *answers;        /* per server: write acknowledgements ever (a check forgets
+                                 its record only if none came while it asked) */
     uint8_t *read_disk;       /* per stripe target: did its last read batch come from
                                  the server's disk? (a hint: relaxed atomics) */
 } psc_file_seen_t;
 
 /* A file's, with one reference (NULL: no memory); take one more; drop one
- * (psc_meta.c). */
+ * (psc_seen.c, as the three below). */
 psc_file_seen_t *psc_file_seen_new(uint32_t nservers, uint32_t ntargets);
 psc_file_seen_t *psc_file_seen_hold(psc_file_seen_t *seen);
 void psc_file_seen_drop(psc_file_seen_t *seen);
+/* A write acknowledged by server s, then of instance `instance`, with the
+ * object's count of failed writes `failed`. */
+void psc_file_seen_wrote(psc_file_seen_t *seen, uint32_t s, uint64_t instance, uint64_t failed);
+/* What an fsync or close asks server s about: the handle's record of it. */
+typedef struct psc_asked {
+    uint64_t instance; /* that first acknowledged a write since (0: none, nothing to ask) */
+    uint64_t mark;     /* the lowest failed-write count of those acknowledgements */
+    uint64_t answers;  /* seen->answers[s] then */
+} psc_asked_t;
+psc_asked_t psc_file_seen_ask(psc_file_seen_t *seen, uint32_t s);
+/* The check answered for all that *asked covered: forget server s's
+ * record, unless a write was acknowledged while the check asked. */
+void psc_file_seen_checked(psc_file_seen_t *seen, uint32_t s, const psc_asked_t *asked);
 
 struct pstripe_file {
     pstripe_fs_t *fs;

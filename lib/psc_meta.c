@@ -341,32 +341,6 @@ static ps_status_t psc_open_path(pstripe_fs_t *fs, const char *path, size_t len,
     return status;
 }
 
-psc_file_seen_t *psc_file_seen_new(uint32_t nservers, uint32_t ntargets)
-{
-    psc_file_seen_t *seen = calloc(1, sizeof(*seen) + 2 * nservers * sizeof(uint64_t) + ntargets);
-
-    if (seen != NULL) {
-        seen->refs = 1;
-        seen->wrote_instance = (uint64_t *)(seen + 1);
-        seen->failed_mark = seen->wrote_instance + nservers;
-        seen->read_disk = (uint8_t *)(seen->failed_mark + nservers);
-    }
-    return seen;
-}
-
-psc_file_seen_t *psc_file_seen_hold(psc_file_seen_t *seen)
-{
-    __atomic_add_fetch(&seen->refs, 1, __ATOMIC_RELAXED);
-    return seen;
-}
-
-void psc_file_seen_drop(psc_file_seen_t *seen)
-{
-    if (__atomic_sub_fetch(&seen->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-        free(seen);
-    }
-}
-
 /* The file handle of an opened path, with the connection's tunables. */
 static ps_status_t psc_file_new(pstripe_fs_t *fs, const char *path, size_t len, int flags,
                                 const ps_file_rep_t *rep, pstripe_file_t **file_p)

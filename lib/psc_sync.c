@@ -1,6 +1,6 @@
 /*
  * psc_sync.c: fsync and close, and what they ask the servers about the
- * file's writes (psc_file_seen_t, filled in by the writes' answers).
+ * file's writes (psc_file_seen_t, psc_seen.c: what the writes' answers told).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,18 +12,18 @@
 #include "psc_wait.h"
 
 /*
- * One answer of a check that asked for the server's instance *asked (0:
- * nothing of it), folded into status (the call's first failure): its own
- * failure, else a restart since the handle's first acknowledgement there
- * (one report a server: both say its bytes may be lost); then the handle's
- * record of that server is cleared, unless this call reports another
- * server's failure (this one is then left for the next check), the server
- * was not reached, or a write answered meanwhile set it anew. sync: an
- * fsync (else a close's question); gone: the file was found removed or
- * replaced.
+ * One answer of a check that asked about *asked (instance 0: nothing of
+ * it), folded into status (the call's first failure): its own failure,
+ * else a restart since the handle's first acknowledgement there (one
+ * report a server: both say its bytes may be lost); then the handle's
+ * record of that server is forgotten (psc_file_seen_checked), unless this
+ * call reports another server's failure (this one is then left for the
+ * next check) or the server was not reached. sync: an fsync (else a
+ * close's question); gone: the file was found removed or replaced.
  */
-static ps_status_t psc_check_answer(pstripe_file_t *file, const psc_op_t *op, uint64_t *asked,
-                                    int sync, int gone, ps_status_t status)
+static ps_status_t psc_check_answer(pstripe_file_t *file, const psc_op_t *op,
+                                    const psc_asked_t *asked, int sync, int gone,
+                                    ps_status_t status)
 {
     pstripe_fs_t *fs = file->fs;
     uint32_t s = op->server;
@@ -36,10 +36,10 @@ static ps_status_t psc_check_answer(pstripe_file_t *file, const psc_op_t *op, ui
         }
         status = psc_error(op->status, "%s", op->msg);
     }
-    if (op->type == PS_MSG_META_SYNC || *asked == 0 || psc_unreachable(op->status)) {
+    if (op->type == PS_MSG_META_SYNC || asked->instance == 0 || psc_unreachable(op->status)) {
         return status; /* (unreached: asked again by the next check) */
     }
-    if (!moot && op->status == PS_OK && *asked != fs->servers[s].instance) {
+    if (!moot && op->status == PS_OK && asked->instance != fs->servers[s].instance) {
         if (status != PS_OK) {
             return status; /* this call reports another failure: the next one this */
         }
@@ -48,8 +48,7 @@ static ps_status_t psc_check_answer(pstripe_file_t *file, const psc_op_t *op, ui
                            "written before the restart and not synced may be lost",
                            fs->servers[s].addr, file->path);
     }
-    __atomic_compare_exchange_n(&file->seen->wrote_instance[s], asked, 0, 0, __ATOMIC_RELAXED,
-                                __ATOMIC_RELAXED);
+    psc_file_seen_checked(file->seen, s, asked);
     return status;
 }
 
@@ -65,10 +64,9 @@ static ps_status_t psc_check_answer(pstripe_file_t *file, const psc_op_t *op, ui
 static ps_status_t psc_file_check_writes(pstripe_file_t *file, uint16_t type)
 {
     pstripe_fs_t *fs = file->fs;
-    uint64_t *wrote = file->seen->wrote_instance, *mark = file->seen->failed_mark;
     uint32_t n = file->layout.stripe_count, nops = 0;
     int sync = type == PS_MSG_OBJ_SYNC, gone;
-    uint64_t *asked; /* per op: the instance it checks (0: none) */
+    psc_asked_t *asked; /* per op: what it asks about */
     psc_call_t call;
     psc_op_t *ops;
     ps_cap_t cap;
@@ -78,7 +76,7 @@ static ps_status_t psc_file_check_writes(pstripe_file_t *file, uint16_t type)
     if (ops == NULL) {
         return psc_error(PS_ERR_NO_MEMORY, "no memory");
     }
-    asked = (uint64_t *)(ops + n + 1);
+    asked = (psc_asked_t *)(ops + n + 1);
     psc_file_cap(file, &cap);
     pthread_mutex_lock(&fs->lock);
     gone = file->gone;
@@ -86,12 +84,12 @@ static ps_status_t psc_file_check_writes(pstripe_file_t *file, uint16_t type)
     psc_call_init(&call);
     for (uint32_t k = 0; k < n; k++) {
         uint32_t s = ps_layout_server(&file->layout, k, fs->nservers);
-        uint64_t w = __atomic_load_n(&wrote[s], __ATOMIC_ACQUIRE); /* then its mark */
-        if (sync || w != 0) { /* a close asks only where it wrote */
-            asked[nops] = w;
+        psc_asked_t a = psc_file_seen_ask(file->seen, s);
+
+        if (sync || a.instance != 0) { /* a close asks only where it wrote */
+            asked[nops] = a;
             psc_op_init_obj(&ops[nops], s, type, file->info.file_id,
-                            w != 0 ? __atomic_load_n(&mark[s], __ATOMIC_RELAXED) : UINT64_MAX,
-                            &cap);
+                            a.instance != 0 ? a.mark : UINT64_MAX, &cap);
             psc_op_post(fs, &ops[nops++], &call);
         }
     }

@@ -12,9 +12,11 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <list>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace psc_test;
@@ -318,6 +320,47 @@ TEST_F(ClientWbackPair, FailureFoundWhileARestartIsReportedIsReportedNext)
     EXPECT_EQ(msg.find("restarted"), std::string::npos) << msg;
     printf("fsync after a restart was reported: %s: %s\n", pstripe_strerror(s), msg.c_str());
     PSC_EXPECT_OK(pstripe_fsync(f)); /* each reported once */
+    PSC_EXPECT_OK(pstripe_close(f));
+}
+
+/*
+ * A write acknowledged while a check waits for its answers may have been
+ * staged after the server answered the check: the check must not forget
+ * it. After a write to server 0, server 1 is frozen so that the fsync
+ * waits; server 0 (already answered) acknowledges a staged write meanwhile, then loses it with a
+ * restart: the next fsync reports the restart. (The check used to forget
+ * the server's record, and the next fsync and close succeeded.)
+ */
+TEST_F(ClientWbackPair, WriteAcknowledgedDuringACheckIsCheckedNext)
+{
+    pstripe_file_t *f;
+    std::vector<uint8_t> out(4096);
+    uint64_t nread;
+
+    PSC_ASSERT_OK(pstripe_open(fs_, "/wbd", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout_, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, model_.data(), model_.size(), 0));
+    PSC_ASSERT_OK(pstripe_fsync(f));
+    /* a write since the last check: the handle has a record of server 0 */
+    PSC_ASSERT_OK(pstripe_pwrite(f, model_.data() + 8192, 4096, 8192));
+    ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0);
+    ps_status_t checked = PS_ERR_IO;
+    std::thread check([&] { checked = pstripe_fsync(f); });
+    usleep(300 * 1000); /* the check has asked both servers (server 0 answers) */
+    ASSERT_NO_FATAL_FAILURE(small_write(f, 5000, 7)); /* target 0: server 0 */
+    EXPECT_EQ(staged_blocks(0), 1u) << "the write was not staged: this test shows nothing";
+    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
+    check.join();
+    PSC_ASSERT_OK(checked);
+    ASSERT_NO_FATAL_FAILURE(kill_and_restart(0));
+    /* its first try may meet the dead connection */
+    if (pstripe_pread(f, out.data(), out.size(), 0, &nread) != PS_OK) {
+        PSC_ASSERT_OK(pstripe_pread(f, out.data(), out.size(), 0, &nread));
+    }
+    ps_status_t s = pstripe_fsync(f);
+    std::string msg = pstripe_last_error();
+    EXPECT_EQ(s, PS_ERR_IO) << "the lost write went unreported: " << pstripe_strerror(s);
+    EXPECT_NE(msg.find("restarted"), std::string::npos) << msg;
+    PSC_EXPECT_OK(pstripe_fsync(f)); /* reported once */
     PSC_EXPECT_OK(pstripe_close(f));
 }
 
