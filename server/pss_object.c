@@ -273,23 +273,28 @@ void pss_obj_write_failed(pss_worker_t *w, pss_object_t *obj, ps_status_t status
 
 ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj)
 {
+    ps_status_t status = PS_OK;
+
     if (obj->fd >= 0 && obj->size_grew_ns != 0) {
-        ps_status_t status = pss_obj_save_size(w, obj);
-        if (status != PS_OK) {
-            return status;
+        status = pss_obj_save_size(w, obj);
+    }
+    if (status == PS_OK && obj->fd >= 0 && (obj->dirty || obj->size_dirty)) {
+        if ((obj->size_dirty ? fsync(obj->fd) : fdatasync(obj->fd)) != 0) {
+            ps_error("worker %u: %s object %016" PRIx64 ": %m", w->index,
+                     obj->size_dirty ? "fsync" : "fdatasync", obj->file_id);
+            status = ps_status_from_errno(errno);
+        } else {
+            obj->dirty = obj->size_dirty = 0;
+            obj->unflushed = 0;
         }
     }
-    if (obj->fd < 0 || (!obj->dirty && !obj->size_dirty)) {
-        return PS_OK;
+    if (status != PS_OK) {
+        /* every writer answered before must hear it, not only the one
+         * whose sync found it: Linux reports a writeback error to a
+         * descriptor once, so the next fdatasync succeeds */
+        pss_obj_write_failed(w, obj, status);
     }
-    if ((obj->size_dirty ? fsync(obj->fd) : fdatasync(obj->fd)) != 0) {
-        ps_error("worker %u: %s object %016" PRIx64 ": %m", w->index,
-                 obj->size_dirty ? "fsync" : "fdatasync", obj->file_id);
-        return ps_status_from_errno(errno);
-    }
-    obj->dirty = obj->size_dirty = 0;
-    obj->unflushed = 0;
-    return PS_OK;
+    return status;
 }
 
 /* Forget the object's open file (its bytes kept in memory too) and return
@@ -315,10 +320,7 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
     if (obj->fd < 0) {
         return;
     }
-    ps_status_t status = pss_obj_sync(w, obj);
-    if (status != PS_OK) {
-        pss_obj_write_failed(w, obj, status);
-    }
+    (void)pss_obj_sync(w, obj);        /* a failure counts as a failed write */
     (void)pss_obj_save_failed(w, obj); /* if not: forget_if_idle keeps it */
     close(pss_obj_let_go(w, obj));
 }

@@ -124,7 +124,9 @@ uint64_t pss_obj_save_grown(pss_worker_t *w, uint64_t born_by);
 
 /*
  * Make what was written to the object durable: fdatasync for data, fsync
- * when the size attribute changed since the last time.
+ * when the size attribute changed since the last time. A failure (of
+ * either, or of storing a grown size) counts as a failed write, so that
+ * every writer answered before it hears of it.
  */
 ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj);
 

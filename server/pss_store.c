@@ -493,11 +493,12 @@ static void pss_obj_control(pss_worker_t *w, pss_object_t *obj, pss_req_t *req)
         break;
     case PS_MSG_OBJ_SYNC:
     case PS_MSG_OBJ_FLUSH: /* (its staged blocks are on disk: pss_obj_run) */
-        /* no file: nothing written here, or the file was removed with
-         * what it had (then the writer must hear it) */
-        status = obj->fd < 0                        ? pss_removed_check(w->server, obj->file_id)
-                 : req->hdr.type == PS_MSG_OBJ_SYNC ? pss_obj_sync(w, obj)
-                                                    : PS_OK;
+        /* no file: nothing written here, or removed with what it had (the
+         * writer must hear it); one that cannot be opened: that error */
+        status = pss_obj_open(w, obj, 0);
+        if (status == PS_OK && obj->fd >= 0 && req->hdr.type == PS_MSG_OBJ_SYNC) {
+            status = pss_obj_sync(w, obj);
+        }
         if (status == PS_OK && obj->failed_writes > req->body.obj.size) {
             status = obj->failed_status; /* failed since the writer's mark */
             ps_error("worker %u: %s of object %016" PRIx64 ": %" PRIu64

@@ -11,10 +11,11 @@
  *   and submitted that many milliseconds later by a thread of its own: a
  *   slow disk, whose writes stay in flight while the server goes on (its
  *   completion comes through the server's event fd as usual);
- * - with $PSTEST_SYNC_THREAD set, an fdatasync called by a thread of that
- *   name waits $PSTEST_SYNC_DELAY_MS (0 if unset) and then, with
+ * - with $PSTEST_SYNC_THREAD set, an fdatasync or fsync called by a thread
+ *   of that name waits $PSTEST_SYNC_DELAY_MS (0 if unset) and then, with
  *   $PSTEST_SYNC_FAIL set, fails with EIO (a disk whose flush fails, for
- *   that thread of the server alone), else flushes: a slow flush.
+ *   that thread of the server alone; if $PSTEST_SYNC_FAIL is a path, only
+ *   while that file exists), else flushes: a slow flush.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -70,18 +71,15 @@ static int delay_write(submit_fn real, io_context_t ctx, struct iocb *iocb, long
     return 1;
 }
 
-int fdatasync(int fd)
+/* fdatasync or fsync (real) as $PSTEST_SYNC_THREAD and the rest say. */
+static int faulty_sync(int (*real)(int), int fd)
 {
-    static int (*real)(int);
-    const char *who = getenv("PSTEST_SYNC_THREAD");
+    const char *who = getenv("PSTEST_SYNC_THREAD"), *fail = getenv("PSTEST_SYNC_FAIL");
     char name[16] = "";
 
     if (real == NULL) {
-        real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-        if (real == NULL) {
-            errno = ENOSYS;
-            return -1;
-        }
+        errno = ENOSYS;
+        return -1;
     }
     if (who == NULL || pthread_getname_np(pthread_self(), name, sizeof(name)) != 0 ||
         strcmp(name, who) != 0) {
@@ -91,11 +89,31 @@ int fdatasync(int fd)
     long ms = delay != NULL ? atol(delay) : 0;
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
-    if (getenv("PSTEST_SYNC_FAIL") == NULL) {
+    if (fail == NULL || (fail[0] == '/' && access(fail, F_OK) != 0)) {
         return real(fd);
     }
     errno = EIO;
     return -1;
+}
+
+int fdatasync(int fd)
+{
+    static int (*real)(int);
+
+    if (real == NULL) {
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    }
+    return faulty_sync(real, fd);
+}
+
+int fsync(int fd)
+{
+    static int (*real)(int);
+
+    if (real == NULL) {
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    }
+    return faulty_sync(real, fd);
 }
 
 int io_submit(io_context_t ctx, long nr, struct iocb *iocbs[])

@@ -793,6 +793,37 @@ class ServerWbackFailed : public ServerWback {
         *mark = w.body<ps_io_rep_t>().failed_writes;
         ASSERT_EQ(stats().stage_blocks, 1u) << "the write was not staged";
     }
+    /* Start a server of at most 16 open objects and fail a staged write of
+     * fid (the test is skipped where it cannot fail); *path: its file. */
+    void start_failed(uint64_t fid, std::string *path)
+    {
+        uint64_t mark = 0;
+        char rel[64];
+
+        ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_open=16"}));
+        if (block != 4096) {
+            GTEST_SKIP() << "needs a 4 KiB block (ext4's limit)";
+        }
+        ASSERT_NO_FATAL_FAILURE(stage_doomed(fid, &mark));
+        if (a.obj(PS_MSG_OBJ_FLUSH, fid, mark).status() == PS_OK) {
+            GTEST_SKIP() << "this file system takes a block below 16 TiB";
+        }
+        snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56),
+                 (unsigned long long)fid);
+        *path = cluster.data_dir(0) + rel;
+    }
+    /* Write 40 other objects, more than max_open: the trim closes fid's
+     * (0x5690's: the trim walks the table's buckets in order) and keeps
+     * its count in the file's attribute, read into v. */
+    void close_by_trim(uint64_t fid, const std::string &path, uint8_t (&v)[12])
+    {
+        std::vector<ps_region_t> one = {{0, 4096}};
+        for (uint64_t i = 1; i <= 40; i++) {
+            ASSERT_NO_FATAL_FAILURE(write(b, fid + i, one, (uint8_t)i));
+        }
+        ASSERT_EQ(getxattr(path.c_str(), "user.pstripe.failed", v, sizeof(v)), 12)
+            << "the trim closed the object without keeping its failures on the file";
+    }
 };
 
 TEST_F(ServerWbackFailed, IsReportedBySync)
@@ -971,29 +1002,16 @@ TEST_F(ServerWbackFailed, FlushStartedByTheWriteIsReportedToItsWriter)
 TEST_F(ServerWbackFailed, IsKeptWithTheClosedFile)
 {
     const uint64_t fid = 0x5690;
-    uint64_t mark = 0;
-
-    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=30s", "max_open=16"}));
-    if (block != 4096) {
-        GTEST_SKIP() << "needs a 4 KiB block (ext4's limit)";
-    }
-    ASSERT_NO_FATAL_FAILURE(stage_doomed(fid, &mark));
-    if (a.obj(PS_MSG_OBJ_FLUSH, fid, mark).status() == PS_OK) {
-        GTEST_SKIP() << "this file system takes a block below 16 TiB";
-    }
-    char rel[64];
-    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56), (unsigned long long)fid);
-    std::string path = cluster.data_dir(0) + rel;
+    std::string path;
     uint8_t v[12] = {};
+
+    ASSERT_NO_FATAL_FAILURE(start_failed(fid, &path));
+    if (IsSkipped()) {
+        return;
+    }
     EXPECT_LT(getxattr(path.c_str(), "user.pstripe.failed", v, sizeof(v)), 0)
         << "kept on the file while it is open";
-    /* more objects than max_open: the trim closes the failed one */
-    std::vector<ps_region_t> one = {{0, 4096}};
-    for (uint64_t i = 1; i <= 40; i++) {
-        ASSERT_NO_FATAL_FAILURE(write(b, fid + i, one, (uint8_t)i));
-    }
-    ASSERT_EQ(getxattr(path.c_str(), "user.pstripe.failed", v, sizeof(v)), 12)
-        << "the trim closed the object without keeping its failures on the file";
+    ASSERT_NO_FATAL_FAILURE(close_by_trim(fid, path, v));
     EXPECT_EQ(v[0], 1u);
     EXPECT_NE(b.obj(PS_MSG_OBJ_SYNC, fid, 0).status(), PS_OK) << "a mark below the failure";
     EXPECT_EQ(b.obj(PS_MSG_OBJ_SYNC, fid, 1).status(), PS_OK) << "a mark past it";
@@ -1002,9 +1020,29 @@ TEST_F(ServerWbackFailed, IsKeptWithTheClosedFile)
     raw_client c;
     ASSERT_NO_FATAL_FAILURE(connect(c));
     EXPECT_NE(c.obj(PS_MSG_OBJ_SYNC, fid, 0).status(), PS_OK) << "forgotten by the restart";
+    std::vector<ps_region_t> one = {{0, 4096}};
     raw_reply w = c.write(fid, one, payload(one, 3, nullptr));
     ASSERT_EQ(w.status(), PS_OK);
     EXPECT_EQ(w.body<ps_io_rep_t>().failed_writes, 1u) << "a writer's mark after the restart";
+}
+
+/* A writer's close or sync of an object whose file the trim closed with
+ * its failure count, and which cannot be opened again (its count attribute
+ * damaged here), is that error, not an answer that nothing failed. */
+TEST_F(ServerWbackFailed, ACheckOfAnObjectThatCannotBeOpenedFails)
+{
+    const uint64_t fid = 0x5690;
+    std::string path;
+    uint8_t v[12] = {};
+
+    ASSERT_NO_FATAL_FAILURE(start_failed(fid, &path));
+    if (IsSkipped()) {
+        return;
+    }
+    ASSERT_NO_FATAL_FAILURE(close_by_trim(fid, path, v));
+    ASSERT_EQ(setxattr(path.c_str(), "user.pstripe.failed", "bad", 3, 0), 0);
+    EXPECT_EQ(b.obj(PS_MSG_OBJ_FLUSH, fid, 0).status(), PS_ERR_IO) << "a close heard nothing";
+    EXPECT_EQ(b.obj(PS_MSG_OBJ_SYNC, fid, 0).status(), PS_ERR_IO) << "a sync heard nothing";
 }
 
 /* A server stopped with SIGTERM writes its staged blocks before it exits. */
@@ -1378,6 +1416,36 @@ TEST_F(ServerWback, AFailedFlushBehindFailsTheSyncThatWaitsForIt)
     EXPECT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_ERR_IO);
     EXPECT_EQ(stats().stage_errors, 1u) << "counted as a failed write";
     ASSERT_NO_FATAL_FAILURE(check(b, fid, mib, "after the failed flush"));
+}
+
+/*
+ * A sync whose fdatasync fails counts it as a failed write: another writer
+ * answered before it hears of it at its own sync and at its close. (Linux
+ * reports a writeback error to a descriptor once, so that writer's own
+ * fdatasync succeeds: before session 74 only the first writer heard.)
+ */
+TEST_F(ServerWback, AFailedSyncIsHeardByEveryWriterAnsweredBefore)
+{
+    const uint64_t fid = 0x5124;
+    const std::string trigger = "/tmp/pstest-sync-fail." + std::to_string(getpid());
+
+    unlink(trigger.c_str());
+    setenv("PSTEST_SYNC_FAIL", trigger.c_str(), 1);
+    ASSERT_NO_FATAL_FAILURE(start_faulty({}, "PSTEST_SYNC_THREAD", "pss-w0"));
+    unsetenv("PSTEST_SYNC_FAIL");
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, 4 * block}}, 1));
+    ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, block}}, 2));
+    ASSERT_NO_FATAL_FAILURE(write(b, fid, {{block, block}}, 3));
+    FILE *t = fopen(trigger.c_str(), "w");
+    ASSERT_NE(t, nullptr) << trigger;
+    fclose(t);
+    EXPECT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_ERR_IO) << "the failing sync";
+    unlink(trigger.c_str());
+    EXPECT_EQ(b.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_ERR_IO) << "b's sync did not hear of it";
+    EXPECT_EQ(b.obj(PS_MSG_OBJ_FLUSH, fid).status(), PS_ERR_IO) << "b's close did not hear of it";
+    EXPECT_EQ(b.obj(PS_MSG_OBJ_SYNC, fid, 1).status(), PS_OK) << "a mark past the failure";
+    EXPECT_EQ(stats().stage_errors, 1u) << "counted once";
 }
 
 /*
