@@ -426,12 +426,13 @@ static void set_info(ADIO_File fd, MPI_Info users_info, int *error_code)
         ADIOI_PSTRIPE_Init(&gen_error);
     }
     read_hints(users_info, &hv);
-    /* ROMIO's own SetInfo likewise talks to the other processes only when
-     * there is an info object; whether any process named the aggregators
-     * is agreed too (they choose them alike: ad_pstripe_twophase.c) */
+    /* every process agrees, with an info object or MPI_INFO_NULL (MPI lets
+     * them differ: agreeing only where there was one paired this allreduce
+     * with another process's next collective); whether any process named
+     * the aggregators is agreed too (they choose them alike:
+     * ad_pstripe_twophase.c) */
     cb_any = info_has(users_info, "cb_nodes") || info_has(users_info, "cb_config_list");
-    if (at_open || users_info != MPI_INFO_NULL)
-        err = agree_hints(fd, &hv, &any, &cb_any, at_open);
+    err = agree_hints(fd, &hv, &any, &cb_any, at_open);
     ps->cb_given |= cb_any;
     /* set_view and set_info: buffered writes go out, the read cache is
      * dropped (a failure stays as the handle's sticky error too) */

@@ -445,10 +445,11 @@ void ps_ompio_hints_open_caches(ompio_file_t *fh, opal_info_t *info, ps_ompio_fi
 }
 
 /*
- * The hints of info (MPI_INFO_NULL: none) on an open pstripe file, after
- * Open MPI's MPI_File_set_info (of_set_info 1: it dropped from the file's
- * info the keys of ours it named) or MPI_File_set_view (0) (file: any
- * program's file; MPI_SUCCESS at once for one that is not pstripe's).
+ * The hints of info (MPI_INFO_NULL: none, agreed all the same) on an
+ * open pstripe file, after Open MPI's MPI_File_set_info (of_set_info 1:
+ * it dropped from the file's info the keys of ours it named) or
+ * MPI_File_set_view (0) (file: any program's file; MPI_SUCCESS at once
+ * for one that is not pstripe's).
  * Collective, as both calls are. Layout hints apply at creation only.
  * Caches whose hints change are remade: the buffered writes sent first (a
  * failure is kept for the next sync or close, as a flush's), the read
@@ -463,12 +464,14 @@ __attribute__((visibility("default"))) int pstripe_ompio_set_info(MPI_File file,
     ps_ompio_hints_t hv;
     int err, remake = 0;
 
-    if (fh == NULL || info == MPI_INFO_NULL) {
+    if (fh == NULL) {
         return MPI_SUCCESS;
     }
     pf = fh->f_fs_ptr;
-    err =
-        ps_ompio_hints_get(fh->f_comm, &info->super, &hv, "MPI_File_set_info or MPI_File_set_view");
+    /* agreed with MPI_INFO_NULL too: the processes' info may differ (the
+     * others' allreduce met this one's next collective: a hang) */
+    err = ps_ompio_hints_get(fh->f_comm, info == MPI_INFO_NULL ? NULL : &info->super, &hv,
+                             "MPI_File_set_info or MPI_File_set_view");
     OPAL_THREAD_LOCK(&file->f_lock);
     if (err == MPI_SUCCESS) {
         take_tunables(pf->file, &hv);
