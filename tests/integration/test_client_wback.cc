@@ -63,6 +63,12 @@ class ClientWback : public ::testing::Test {
         EXPECT_EQ(pstripe_server_stats(fs_, i, &st), PS_OK) << pstripe_last_error();
         return st.stage_blocks;
     }
+    uint64_t requests(int i)
+    {
+        pstripe_server_stats_t st;
+        EXPECT_EQ(pstripe_server_stats(fs_, i, &st), PS_OK) << pstripe_last_error();
+        return st.requests;
+    }
     uint64_t stage_errors(int i = 0)
     {
         pstripe_server_stats_t st;
@@ -327,9 +333,10 @@ TEST_F(ClientWbackPair, FailureFoundWhileARestartIsReportedIsReportedNext)
  * A write acknowledged while a check waits for its answers may have been
  * staged after the server answered the check: the check must not forget
  * it. After a write to server 0, server 1 is frozen so that the fsync
- * waits; server 0 (already answered) acknowledges a staged write meanwhile, then loses it with a
- * restart: the next fsync reports the restart. (The check used to forget
- * the server's record, and the next fsync and close succeeded.)
+ * waits; once server 0 has had the fsync's question, it acknowledges a
+ * staged write, then loses it with a restart: the next fsync reports the
+ * restart. (The check used to forget the server's record, and the next
+ * fsync and close succeeded.)
  */
 TEST_F(ClientWbackPair, WriteAcknowledgedDuringACheckIsCheckedNext)
 {
@@ -343,13 +350,26 @@ TEST_F(ClientWbackPair, WriteAcknowledgedDuringACheckIsCheckedNext)
     /* a write since the last check: the handle has a record of server 0 */
     PSC_ASSERT_OK(pstripe_pwrite(f, model_.data() + 8192, 4096, 8192));
     ASSERT_EQ(cluster_.kill(1, SIGSTOP), 0);
+    /* server 0's request count, which each look at it moves by `self` */
+    uint64_t seen = requests(0), self = requests(0) - seen;
+    seen += self;
     ps_status_t checked = PS_ERR_IO;
     std::thread check([&] { checked = pstripe_fsync(f); });
-    usleep(300 * 1000); /* the check has asked both servers (server 0 answers) */
-    ASSERT_NO_FATAL_FAILURE(small_write(f, 5000, 7)); /* target 0: server 0 */
+    bool asked = wait_until(
+        [&] {
+            uint64_t now = requests(0);
+            bool more = now > seen + self;
+            seen = now;
+            return more;
+        },
+        20);
+    EXPECT_TRUE(asked) << "the fsync's question did not reach server 0";
+    std::vector<uint8_t> b(50, 7); /* target 0: server 0, staged */
+    EXPECT_EQ(pstripe_pwrite(f, b.data(), b.size(), 5000), PS_OK) << pstripe_last_error();
     EXPECT_EQ(staged_blocks(0), 1u) << "the write was not staged: this test shows nothing";
-    ASSERT_EQ(cluster_.kill(1, SIGCONT), 0);
-    check.join();
+    EXPECT_EQ(cluster_.kill(1, SIGCONT), 0);
+    check.join(); /* (before any assertion returns) */
+    ASSERT_TRUE(asked);
     PSC_ASSERT_OK(checked);
     ASSERT_NO_FATAL_FAILURE(kill_and_restart(0));
     /* its first try may meet the dead connection */
