@@ -336,7 +336,7 @@ struct pstripe_fs {
  */
 typedef struct psc_file_seen {
     unsigned refs;
-    pthread_mutex_t lock;     /* over the three per-server records below (psc_sync.c) */
+    pthread_mutex_t lock;     /* over the three per-server records below (psc_seen.c) */
     uint64_t *wrote_instance; /* per server: the instance that first acknowledged this
                                  file's writes since the last fsync or close, 0: none */
     uint64_t *failed_mark;    /* per server: the lowest count of failed writes in its

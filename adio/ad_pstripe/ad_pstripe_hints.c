@@ -343,7 +343,7 @@ static void show_hints(ADIO_File fd, const hint_values * hv, int err)
 /* After ADIOI_GEN_SetInfo: cb_buffer_size is the size of a two-phase
  * round, and each round is a request to the servers, so a smaller one than
  * ADIOI_PSTRIPE_CB_MIN is raised to it, with a warning (cb_buffer_size=1:
- * a 40 KB collective write of 2 processes took 2.2 s, 0.27 s on ufs). */
+ * a 40 KB collective write of 2 processes took 2.2 s, 0.17-0.27 s on ufs). */
 static void raise_cb_buffer(ADIO_File fd)
 {
     if (fd->hints->cb_buffer_size >= ADIOI_PSTRIPE_CB_MIN)

@@ -114,6 +114,20 @@ cmp "$new" "$longlocal" || fail "a copy replacing a 255-byte local name differs"
 expect_status 0 pst rm "$long"
 rm -f "$longlocal"
 
+# Kill the copy out $cp_pid once $1 (a function) finds its partial file
+# with data, checked again while the copy is stopped (else $2).
+kill_copy_out() {
+    wait_until 60 "$1" || fail "$2"
+    kill -STOP "$cp_pid"
+    if ! "$1"; then
+        kill -9 "$cp_pid"
+        fail "the copy out finished before it could be stopped (machine too fast for this check)"
+    fi
+    kill -9 "$cp_pid"
+    kill -CONT "$cp_pid" 2>/dev/null || true
+    wait "$cp_pid" 2>/dev/null || true
+}
+
 step "copy out, killed midway: the local file keeps the old bytes"
 cp "$old" "$tmp/local"
 chmod 0640 "$tmp/local"
@@ -125,15 +139,7 @@ local_partial() {
     done
     return 1
 }
-wait_until 60 local_partial || fail "no local partial copy with data appeared"
-kill -STOP "$cp_pid"
-if ! local_partial; then
-    kill -9 "$cp_pid"
-    fail "the copy out finished before it could be stopped (machine too fast for this check)"
-fi
-kill -9 "$cp_pid"
-kill -CONT "$cp_pid" 2>/dev/null || true
-wait "$cp_pid" 2>/dev/null || true
+kill_copy_out local_partial "no local partial copy with data appeared"
 cmp "$old" "$tmp/local" || fail "the local destination changed under a killed copy"
 ls "$tmp"/local.pstripe-partial-* >/dev/null || fail "no partial copy name left"
 
@@ -158,15 +164,7 @@ lnd_partial() {
     done
     return 1
 }
-wait_until 60 lnd_partial || fail "no partial copy of the 255-byte local name appeared"
-kill -STOP "$cp_pid"
-if ! lnd_partial; then
-    kill -9 "$cp_pid"
-    fail "the copy out finished before it could be stopped (machine too fast for this check)"
-fi
-kill -9 "$cp_pid"
-kill -CONT "$cp_pid" 2>/dev/null || true
-wait "$cp_pid" 2>/dev/null || true
+kill_copy_out lnd_partial "no partial copy of the 255-byte local name appeared"
 expect_status 0 pst cp pstripe:/dst "$tmp/lnd/../lnd/$lname"
 cmp "$new" "$tmp/lnd/$lname" || fail "a copy to a 255-byte local name differs"
 [ "$(ls "$tmp/lnd")" = "$lname" ] || fail "a partial copy was left beside the 255-byte name"
