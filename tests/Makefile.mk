@@ -125,7 +125,7 @@ PSM_PROGS = tests/mpi/ps_contig tests/mpi/ps_views tests/mpi/ps_coll3d \
 	tests/mpi/ps_icoll tests/mpi/ps_fortran tests/mpi/ps_pack tests/mpi/ps_perm tests/mpi/ps_sfp_lost \
 	tests/mpi/ps_readahead tests/mpi/ps_wbsend tests/mpi/ps_random tests/mpi/ps_threads \
 	tests/mpi/ps_noclose tests/mpi/ps_manyfiles tests/mpi/ps_collwait tests/mpi/ps_strided \
-	tests/mpi/ps_fcache tests/mpi/ps_collapart
+	tests/mpi/ps_fcache tests/mpi/ps_collapart tests/mpi/ps_overlap
 PSM_CFLAGS = -std=gnu11 $(PS_WARN_CFLAGS) $(PS_OPT_CFLAGS)
 PSM_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi && $(MPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 check_SCRIPTS += $(PSM_PROGS)
@@ -140,7 +140,7 @@ EXTRA_DIST += tests/mpi/pstest.h tests/mpi/mpi-tests tests/mpi/mpi-kill tests/mp
 	tests/mpi/ps_sfp_lost.c tests/mpi/mpi-sfp-lost tests/mpi/ps_readahead.c \
 	tests/mpi/ps_wbsend.c tests/mpi/ps_random.c tests/mpi/ps_threads.c \
 	tests/mpi/ps_noclose.c tests/mpi/ps_manyfiles.c tests/mpi/ps_collwait.c tests/mpi/ps_strided.c \
-	tests/mpi/ps_fcache.f90 tests/mpi/ps_collapart.c
+	tests/mpi/ps_fcache.f90 tests/mpi/ps_collapart.c tests/mpi/ps_overlap.c
 CLEANFILES += $(PSM_PROGS)
 tests/mpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_contig.c
@@ -182,6 +182,8 @@ tests/mpi/ps_wbsend: tests/mpi/ps_wbsend.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_wbsend.c
 tests/mpi/ps_collapart: tests/mpi/ps_collapart.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_collapart.c
+tests/mpi/ps_overlap: tests/mpi/ps_overlap.c tests/mpi/pstest.h
+	$(PSM_CC) $(srcdir)/tests/mpi/ps_overlap.c
 tests/mpi/ps_bigfile: tests/mpi/ps_bigfile.c tests/mpi/pstest.h
 	$(PSM_CC) $(srcdir)/tests/mpi/ps_bigfile.c
 tests/mpi/ps_icoll: tests/mpi/ps_icoll.c tests/mpi/pstest.h

@@ -55,7 +55,7 @@ static ADIOI_PSTRIPE_range my_range(const ADIOI_PSTRIPE_access * acc, int ok)
     ADIOI_PSTRIPE_range mine;
 
     mine.start = ok ? acc->start : -1;
-    mine.end = ok && acc->total > 0 ? acc->end : mine.start;
+    mine.end = ok && acc->total > 0 ? acc->hi : mine.start;
     mine.bytes = ok ? acc->total : 0;
     mine.nregions = ok ? (ADIO_Offset) acc->nregions : 0;
     return mine;

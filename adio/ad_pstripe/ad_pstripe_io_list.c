@@ -253,7 +253,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     ADIOI_Flatlist_node *flat;
     MPI_Count buftype_size, ftype_size, i, j;
     MPI_Aint lb, extent;
-    ADIO_Offset total, off, data_off, n, within, cum, left, take, skip, hi;
+    ADIO_Offset total, off, data_off, n, within, cum, left, take, skip, lo, hi;
     const view_run *vr;
     int contig;
 
@@ -326,6 +326,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
         for (r = 0, acc->hi = 0; r < runs.n; r++) {
             last = &acc->runs[r];
             acc->nregions += last->count;
+            acc->start = MPL_MIN(acc->start, (ADIO_Offset) last->offset);
             acc->hi = MPL_MAX(acc->hi, (ADIO_Offset) (last->offset + (last->count - 1) *
                                                       last->stride + last->length));
         }
@@ -344,10 +345,13 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     skip = within - cum;
     left = total;
     off = fd->disp + n * (ADIO_Offset) extent;
+    lo = -1;
     hi = 0;
     while (left > 0) {
         take = MPL_MIN(flat->blocklens[i] - skip, left);
         add_region(&regions, off + flat->indices[i] + skip, take);
+        if (lo < 0 || off + flat->indices[i] + skip < lo)
+            lo = off + flat->indices[i] + skip;
         hi = MPL_MAX(hi, off + flat->indices[i] + skip + take);
         left -= take;
         skip = 0;
@@ -359,7 +363,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     acc->regions = regions.items;
     acc->nregions = regions.n;
     acc->regions_cap = regions.cap;
-    acc->start = (ADIO_Offset) acc->regions[0].offset;
+    acc->start = lo;
     acc->end = (ADIO_Offset) (acc->regions[regions.n - 1].offset +
                               acc->regions[regions.n - 1].length);
     acc->hi = hi;

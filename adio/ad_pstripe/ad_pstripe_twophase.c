@@ -48,8 +48,12 @@ typedef struct {
     ADIO_Offset round;          /* round of the aggregator */
 } coll_piece;
 
-/* The pieces exchanged with one peer, in file order (so their rounds are
- * nondecreasing). Every process keeps one list per aggregator, of its own
+/* The pieces exchanged with one peer, in the order of the access's regions:
+ * file order, so that their rounds are nondecreasing, unless a read's
+ * filetype has blocks that overlap and an access goes back in the file.
+ * Both ends walk a list in its order, a round at a time (next_round takes
+ * the lowest round among the pieces due next, so the lowest of all
+ * processes can always finish either way). Every process keeps one list per aggregator, of its own
  * pieces, with where each is in its memory stream; an aggregator also keeps
  * one per process, of the pieces it receives, with the place of each in
  * the round buffer. [cur, end) are the pieces of the current round. */
