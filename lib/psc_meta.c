@@ -654,11 +654,12 @@ static ps_status_t psc_setattr(pstripe_fs_t *fs, const char *path, const ps_seta
     if (status == PS_ERR_NO_ENTRY) {
         psc_set_error("cannot %s %s: no such file", verb, npath);
     } else if (status == PS_ERR_ACCESS) {
-        psc_set_error("cannot %s %s: permission denied (%s)", verb, npath,
-                      a->valid & PS_SETATTR_UID ? "only root may change the owner"
-                      : a->valid & PS_SETATTR_GID
-                          ? "only the owner may change the group, to one of its groups"
-                          : "only the owner or root may change the mode");
+        int uid = (a->valid & PS_SETATTR_UID) != 0, gid = (a->valid & PS_SETATTR_GID) != 0;
+        psc_set_error("cannot %s %s: permission denied (%s%s%s)", verb, npath,
+                      uid ? "only root may change the owner" : "", uid && gid ? "; " : "",
+                      gid   ? "only the owner may change the group, to one of its groups"
+                      : uid ? ""
+                            : "only the owner or root may change the mode");
     }
     return status;
 }

@@ -438,7 +438,10 @@ static void pss_meta_create(pss_worker_t *w, pss_req_t *req)
     MDB_txn *txn;
     ps_status_t status;
 
-    if (ps_layout_check(&layout, 0) != PS_OK ||
+    /* (a layout that does not fit the cluster would be an entry that every
+     * client's `ls` refuses) */
+    uint32_t nservers = s->cfg.cluster_size > 0 ? (uint32_t)s->cfg.cluster_size : 0;
+    if (ps_layout_check(&layout, nservers) != PS_OK ||
         (c->flags & ~(PS_CREATE_EXCL | PS_CREATE_TRUNC)) != 0) {
         ps_warn("worker %u: CREATE req %llu: invalid layout (stripe_size %llu, count %u, "
                 "first %u) or flags 0x%x",
@@ -626,6 +629,12 @@ static void pss_meta_rename(pss_worker_t *w, pss_req_t *req)
     }
     if (status == PS_OK && r->src_len == r->dst_len && memcmp(src, dst, r->src_len) == 0) {
         status = PS_ERR_INVALID; /* renaming a name onto itself */
+    }
+    if (status == PS_OK &&
+        (!pss_meta_owns(s, src, r->src_len) || !pss_meta_owns(s, dst, r->dst_len))) {
+        ps_warn("worker %u: RENAME req %llu of a name another server owns: refused", w->index,
+                (unsigned long long)req->hdr.req_id);
+        status = PS_ERR_INVALID; /* its entry would be where no client looks */
     }
     if (status == PS_OK) {
         status = pss_txn_begin(s, 0, &txn);

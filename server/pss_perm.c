@@ -172,7 +172,8 @@ ps_status_t pss_perm_setattr(const pss_server_t *s, const pss_req_t *req, ps_fil
 
     if ((a->valid & PS_SETATTR_MODE) && !owner) {
         why = "only the owner or root may change the mode";
-    } else if ((a->valid & PS_SETATTR_UID) && !root && a->uid != info->uid) {
+    } else if ((a->valid & PS_SETATTR_UID) && !root && (!owner || a->uid != info->uid)) {
+        /* (as chown(2): the owner may "change" it to itself, no one else) */
         why = "only root may change the owner";
     } else if ((a->valid & PS_SETATTR_GID) && !root &&
                (!owner || req->conn == NULL || !pss_perm_in_group(req->conn, a->gid))) {

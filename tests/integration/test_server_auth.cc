@@ -263,17 +263,23 @@ TEST(ServerAuth, NoneOnlyWhenSetAndWarned)
 }
 
 /* A server that knows its place (server_index, cluster_size: `pstripe
- * local start` tells it) refuses a CREATE of a path another server owns,
- * which would be a phantom entry no client finds at the path's owner. */
+ * local start` tells it) refuses a CREATE or a RENAME onto a path another
+ * server owns, which would be a phantom entry no client finds at the
+ * path's owner (and that `ls` would list twice), and a CREATE whose layout
+ * does not fit the cluster, an entry every client's `ls` would refuse. */
 TEST(ServerOwnership, PhantomCreateRefused)
 {
     ps_cluster cluster;
     ASSERT_TRUE(cluster.start(1, 1, {"--set", "server_index=0", "--set", "cluster_size=2"}));
     ASSERT_TRUE(cluster.start(1, 1, {"--set", "server_index=1", "--set", "cluster_size=2"}));
-    std::string own[2];
+    std::string own[2], lay[2];
     for (int k = 0; own[0].empty() || own[1].empty(); k++) {
         std::string p = "/phantom" + std::to_string(k);
         own[ps_path_server(p.data(), p.size(), 2)] = p;
+    }
+    for (int k = 0; lay[0].empty() || lay[1].empty(); k++) {
+        std::string p = "/layout" + std::to_string(k);
+        lay[ps_path_server(p.data(), p.size(), 2)] = p;
     }
     for (int i = 0; i < 2; i++) {
         raw_client c;
@@ -284,6 +290,13 @@ TEST(ServerOwnership, PhantomCreateRefused)
         EXPECT_NE(cluster.log(i).find("server " + std::to_string(1 - i) + " of 2 owns"),
                   std::string::npos)
             << cluster.log(i);
+        EXPECT_EQ(c.rename(own[i], own[1 - i]).status(), PS_ERR_INVALID) << "server " << i;
+        EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, own[i]).status(), PS_OK) << "the source is kept";
+        EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, own[1 - i]).status(), PS_ERR_NO_ENTRY);
+        /* stripe count 3, or first server 2, of a cluster of 2 */
+        EXPECT_EQ(c.create(lay[i], 0, 65536, 3, 0).status(), PS_ERR_INVALID);
+        EXPECT_EQ(c.create(lay[i], 0, 65536, 1, 2).status(), PS_ERR_INVALID);
+        EXPECT_EQ(c.create(lay[i], 0, 65536, 2, 1).status(), PS_OK);
     }
     /* a server that is not told its place accepts any path, as before */
     ps_cluster plain;

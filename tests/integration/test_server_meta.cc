@@ -93,15 +93,6 @@ TEST_F(ServerMeta, CreateLookupRemove)
     EXPECT_NE(r.body<ps_file_rep_t>().info.file_id, a.info.file_id);
 }
 
-/* RENAME request: body + "src" "dst" in AM data. */
-static raw_reply rename_call(raw_client &c, const std::string &src, const std::string &dst,
-                             uint32_t flags = 0, uint64_t file_id = 0)
-{
-    ps_rename_req_t req{(uint32_t)src.size(), (uint32_t)dst.size(), flags, 0, file_id};
-    std::string data = src + dst;
-    return c.call(PS_MSG_RENAME, &req, sizeof(req), data.data(), data.size());
-}
-
 TEST_F(ServerMeta, RenameReplacesInOneStep)
 {
     raw_reply r = c.create("/a");
@@ -112,7 +103,7 @@ TEST_F(ServerMeta, RenameReplacesInOneStep)
     ps_file_info_t b = r.body<ps_file_rep_t>().info;
 
     /* to a new name */
-    r = rename_call(c, "/a", "/c");
+    r = c.rename("/a", "/c");
     ASSERT_EQ(r.status(), PS_OK);
     EXPECT_EQ(r.body<ps_rename_rep_t>().info.file_id, a.file_id);
     EXPECT_EQ(r.body<ps_rename_rep_t>().has_replaced, 0u);
@@ -123,7 +114,7 @@ TEST_F(ServerMeta, RenameReplacesInOneStep)
     EXPECT_EQ(r.body<ps_file_rep_t>().info.ctime_ns, a.ctime_ns) << "the same file";
 
     /* onto an existing name: it is replaced, and its info returned */
-    r = rename_call(c, "/c", "/b");
+    r = c.rename("/c", "/b");
     ASSERT_EQ(r.status(), PS_OK);
     EXPECT_EQ(r.body<ps_rename_rep_t>().has_replaced, 1u);
     EXPECT_EQ(r.body<ps_rename_rep_t>().replaced.file_id, b.file_id);
@@ -132,18 +123,18 @@ TEST_F(ServerMeta, RenameReplacesInOneStep)
 
     /* NOREPLACE, a file id that does not match, a missing source, itself */
     ASSERT_EQ(c.create("/d").status(), PS_OK);
-    EXPECT_EQ(rename_call(c, "/d", "/b", PS_RENAME_NOREPLACE).status(), PS_ERR_EXISTS);
-    EXPECT_EQ(rename_call(c, "/d", "/e", 0, a.file_id).status(), PS_ERR_NO_ENTRY);
-    EXPECT_EQ(rename_call(c, "/nothing", "/e").status(), PS_ERR_NO_ENTRY);
-    EXPECT_EQ(rename_call(c, "/d", "/d").status(), PS_ERR_INVALID);
+    EXPECT_EQ(c.rename("/d", "/b", PS_RENAME_NOREPLACE).status(), PS_ERR_EXISTS);
+    EXPECT_EQ(c.rename("/d", "/e", 0, a.file_id).status(), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(c.rename("/nothing", "/e").status(), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(c.rename("/d", "/d").status(), PS_ERR_INVALID);
     EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, "/b").body<ps_file_rep_t>().info.file_id, a.file_id)
         << "a refused rename changed nothing";
     EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, "/d").status(), PS_OK);
 
     /* long names (stored under hashed keys) both ways */
     std::string long1 = "/" + std::string(1500, 'x'), long2 = "/" + std::string(1600, 'y');
-    ASSERT_EQ(rename_call(c, "/d", long1).status(), PS_OK);
-    ASSERT_EQ(rename_call(c, long1, long2).status(), PS_OK);
+    ASSERT_EQ(c.rename("/d", long1).status(), PS_OK);
+    ASSERT_EQ(c.rename(long1, long2).status(), PS_OK);
     EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, long1).status(), PS_ERR_NO_ENTRY);
     EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, long2).status(), PS_OK);
 }
@@ -152,10 +143,10 @@ TEST_F(ServerMeta, MalformedRenameIsRefused)
 {
     ASSERT_EQ(c.create("/a").status(), PS_OK);
     /* invalid names */
-    EXPECT_EQ(rename_call(c, "a", "/b").status(), PS_ERR_INVALID);
-    EXPECT_EQ(rename_call(c, "/a", "/b/").status(), PS_ERR_INVALID);
-    EXPECT_EQ(rename_call(c, "/a", "/x/../b").status(), PS_ERR_INVALID);
-    EXPECT_EQ(rename_call(c, "/a", std::string("/b\0c", 4)).status(), PS_ERR_INVALID);
+    EXPECT_EQ(c.rename("a", "/b").status(), PS_ERR_INVALID);
+    EXPECT_EQ(c.rename("/a", "/b/").status(), PS_ERR_INVALID);
+    EXPECT_EQ(c.rename("/a", "/x/../b").status(), PS_ERR_INVALID);
+    EXPECT_EQ(c.rename("/a", std::string("/b\0c", 4)).status(), PS_ERR_INVALID);
     /* lengths that do not match the data, out of range, unknown flags */
     ps_rename_req_t req{2, 2, 0, 0, 0};
     EXPECT_EQ(c.call(PS_MSG_RENAME, &req, sizeof(req), "/a/b/c", 6).status(), PS_ERR_PROTO);
@@ -172,7 +163,7 @@ TEST_F(ServerMeta, MalformedRenameIsRefused)
     /* nothing changed, and the server still serves */
     EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, "/a").status(), PS_OK);
     EXPECT_EQ(c.path_op(PS_MSG_LOOKUP, "/b").status(), PS_ERR_NO_ENTRY);
-    EXPECT_EQ(rename_call(c, "/a", "/b").status(), PS_OK);
+    EXPECT_EQ(c.rename("/a", "/b").status(), PS_OK);
 }
 
 TEST_F(ServerMeta, CreateRejectsBadLayout)

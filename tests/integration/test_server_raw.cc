@@ -469,6 +469,14 @@ raw_reply raw_client::create(const std::string &path, uint32_t flags, uint64_t s
     return call(PS_MSG_CREATE, &req, sizeof(req), path.data(), path.size());
 }
 
+raw_reply raw_client::rename(const std::string &src, const std::string &dst, uint32_t flags,
+                             uint64_t file_id)
+{
+    ps_rename_req_t req{(uint32_t)src.size(), (uint32_t)dst.size(), flags, 0, file_id};
+    std::string data = src + dst;
+    return call(PS_MSG_RENAME, &req, sizeof(req), data.data(), data.size());
+}
+
 uint64_t file_id_for_worker(uint32_t worker, uint32_t nworkers, uint64_t seed)
 {
     for (uint64_t id = seed * 0x100000001ull + 1;; id++) {

@@ -103,6 +103,8 @@ public:
     raw_reply path_op(uint16_t type, const std::string &path);
     raw_reply create(const std::string &path, uint32_t flags = 0, uint64_t stripe_size = 65536,
                      uint32_t stripe_count = 1, uint32_t first_server = 0);
+    raw_reply rename(const std::string &src, const std::string &dst, uint32_t flags = 0,
+                     uint64_t file_id = 0);
 
     /* Build the request bytes of a write (regions then payload). */
     static std::vector<uint8_t> io_data(const std::vector<ps_region_t> &regions,

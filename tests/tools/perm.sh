@@ -79,6 +79,12 @@ expect_status 1 nobody chmod 666 /secret
 contains "$err" "only the owner or root may change the mode" "chmod"
 expect_status 1 nobody chown 65534 /secret
 contains "$err" "only root may change the owner" "chown"
+expect_status 0 pst stat /secret
+before=$(printf '%s\n' "$out" | grep Modified)
+expect_status 1 nobody chown 0 /secret
+contains "$err" "only root may change the owner" "chown to the owner it has, by another user"
+expect_status 0 pst stat /secret
+[ "$(printf '%s\n' "$out" | grep Modified)" = "$before" ] || fail "a refused chown rewrote the entry"
 nobody_mpi /secret denied
 expect_status 0 pst cp pstripe:/secret "$tmp/back"
 cmp "$tmp/secret" "$tmp/back" || fail "root's file changed"
@@ -117,6 +123,10 @@ contains "$out" "^-rw-r--r-- nobody +nogroup " "owner is the creator"
 expect_status 1 nobody chown :0 /mine
 contains "$err" "only the owner may change the group, to one of its groups" "chgrp to another group"
 expect_status 0 nobody chown :65534 /mine
+expect_status 1 nobody chown 65534:0 /mine
+contains "$err" "only root may change the owner; only the owner may change the group" \
+    "chown of owner and group: both rules named"
+expect_status 0 nobody chown 65534 /mine
 expect_status 0 nobody chmod 600 /mine
 expect_status 1 pst chown 12345 /nonexistent
 contains "$err" "no such file" "chown of a missing file"
