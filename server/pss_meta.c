@@ -6,9 +6,11 @@
  * crash-safe by construction (copy-on-write B-tree, two meta pages); we open
  * it with MDB_NOMETASYNC, so a commit flushes the data pages but not the meta
  * page: a system crash may undo the last transactions, never corrupt the
- * store; META_SYNC and shutdown force a full mdb_env_sync. Every worker
- * opens its own transactions; LMDB's writer lock serializes write
- * transactions, which only metadata requests take, never the I/O path.
+ * store; META_SYNC, shutdown, a REMOVE and a RENAME that replaced a file
+ * (whose objects the client removes next) force a full mdb_env_sync.
+ * Every worker opens its own transactions; LMDB's writer lock serializes
+ * write transactions, which only metadata requests take, never the I/O
+ * path.
  *
  * LMDB keys are at most mdb_env_get_maxkeysize() bytes (511 in Debian's
  * build) while paths may be PS_PATH_MAX long. A longer path is stored under
@@ -550,6 +552,16 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
         pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, 0);
         return;
     }
+    /* The client removes the objects next: the removal must not be undone
+     * first. Committed with MDB_NOMETASYNC, a system crash could undo it
+     * after the objects are gone, bringing back a name without its data;
+     * if the sync fails the request fails, and the client leaves the
+     * objects (space leaked, no name without its data). */
+    status = pss_meta_sync(s);
+    if (status != PS_OK) {
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
+        return;
+    }
     pss_reply_file(req, &info, 0, PS_CAP_REMOVE);
 }
 
@@ -645,6 +657,12 @@ static void pss_meta_rename(pss_worker_t *w, pss_req_t *req)
     }
     status = pss_meta_rename_txn(req, txn, src, dst, &rep);
     if (!pss_meta_commit(req, txn, status, "RENAME", src, r->src_len)) {
+        return;
+    }
+    /* the replaced file's objects are removed next (as after a REMOVE) */
+    status = rep.has_replaced ? pss_meta_sync(s) : PS_OK;
+    if (status != PS_OK) {
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return;
     }
     ps_debug("worker %u: renamed %.*s to %.*s (%016llx)", w->index, (int)r->src_len, src,

@@ -15,11 +15,14 @@
  *   of that name waits $PSTEST_SYNC_DELAY_MS (0 if unset) and then, with
  *   $PSTEST_SYNC_FAIL set, fails with EIO (a disk whose flush fails, for
  *   that thread of the server alone; if $PSTEST_SYNC_FAIL is a path, only
- *   while that file exists), else flushes: a slow flush.
+ *   while that file exists), else flushes: a slow flush. With
+ *   $PSTEST_SYNC_COUNT naming a file, each such call first appends a byte
+ *   to it: a count of that thread's flushes.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libaio.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -84,6 +87,14 @@ static int faulty_sync(int (*real)(int), int fd)
     if (who == NULL || pthread_getname_np(pthread_self(), name, sizeof(name)) != 0 ||
         strcmp(name, who) != 0) {
         return real(fd);
+    }
+    const char *count = getenv("PSTEST_SYNC_COUNT");
+    if (count != NULL) {
+        int cfd = open(count, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (cfd >= 0) {
+            (void)!write(cfd, "s", 1);
+            close(cfd);
+        }
     }
     const char *delay = getenv("PSTEST_SYNC_DELAY_MS");
     long ms = delay != NULL ? atol(delay) : 0;

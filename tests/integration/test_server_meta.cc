@@ -3,6 +3,8 @@
  * REMOVE, RENAME, LIST by prefix in pages, META_SYNC, STATFS.
  */
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <set>
 
@@ -229,6 +231,47 @@ TEST_F(ServerMeta, StatfsAndMetaSync)
     r = c.call(PS_MSG_META_SYNC, nullptr, 0);
     ASSERT_TRUE(r.received);
     EXPECT_EQ(r.status(), PS_OK);
+}
+
+/* Bytes of a file (0 if there is none). */
+static long file_bytes(const std::string &path)
+{
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 ? (long)st.st_size : 0;
+}
+
+/*
+ * A REMOVE, and a RENAME that replaced a file, are made durable (the
+ * store's meta page flushed) before their answer: the client removes the
+ * objects next, and a system crash must not bring back a name whose data
+ * is gone. The worker's flushes are counted (aio_faults.c): a commit
+ * flushes once (its data pages; the meta page is not, MDB_NOMETASYNC),
+ * these requests twice; a RENAME that replaced nothing once.
+ */
+TEST(ServerMetaDurable, RemovalsAreSyncedBeforeTheirAnswer)
+{
+    const std::string count = "/tmp/pstest-meta-syncs." + std::to_string(getpid());
+    ps_cluster cluster;
+    raw_client c;
+
+    unlink(count.c_str());
+    setenv("PSTEST_SYNC_COUNT", count.c_str(), 1);
+    ASSERT_TRUE(start_with_faults(cluster, {}, "PSTEST_SYNC_THREAD", "pss-w0"));
+    unsetenv("PSTEST_SYNC_COUNT");
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    for (const char *p : {"/d1", "/d2", "/d3", "/d4"}) {
+        ASSERT_EQ(c.create(p).status(), PS_OK) << p;
+    }
+    long n = file_bytes(count);
+    EXPECT_EQ(c.path_op(PS_MSG_REMOVE, "/d1").status(), PS_OK);
+    EXPECT_EQ(file_bytes(count) - n, 2) << "REMOVE: flushes before its answer";
+    n = file_bytes(count);
+    EXPECT_EQ(c.rename("/d2", "/d3").status(), PS_OK);
+    EXPECT_EQ(file_bytes(count) - n, 2) << "RENAME replacing a file";
+    n = file_bytes(count);
+    EXPECT_EQ(c.rename("/d4", "/d5").status(), PS_OK);
+    EXPECT_EQ(file_bytes(count) - n, 1) << "RENAME replacing nothing";
+    unlink(count.c_str());
 }
 
 TEST(ServerMetaMulti, PathsSpreadOverWorkers)

@@ -477,6 +477,28 @@ raw_reply raw_client::rename(const std::string &src, const std::string &dst, uin
     return call(PS_MSG_RENAME, &req, sizeof(req), data.data(), data.size());
 }
 
+::testing::AssertionResult start_with_faults(ps_cluster &cluster,
+                                             const std::vector<std::string> &args, const char *name,
+                                             const std::string &value)
+{
+    setenv("LD_PRELOAD", PS_AIO_FAULTS_PATH, 1);
+    setenv(name, value.c_str(), 1);
+#if defined(__SANITIZE_ADDRESS__)
+    /* --enable-asan: the preloaded library is not instrumented and would
+     * come before ASan's runtime, which then refuses to start */
+    const char *asan = getenv("ASAN_OPTIONS");
+    std::string saved = asan != nullptr ? asan : "";
+    setenv("ASAN_OPTIONS", (saved + ":verify_asan_link_order=0").c_str(), 1);
+#endif
+    ::testing::AssertionResult started = cluster.start(1, 1, args);
+#if defined(__SANITIZE_ADDRESS__)
+    setenv("ASAN_OPTIONS", saved.c_str(), 1);
+#endif
+    unsetenv("LD_PRELOAD");
+    unsetenv(name);
+    return started;
+}
+
 uint64_t file_id_for_worker(uint32_t worker, uint32_t nworkers, uint64_t seed)
 {
     for (uint64_t id = seed * 0x100000001ull + 1;; id++) {

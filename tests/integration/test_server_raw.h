@@ -18,7 +18,10 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "ps_cap.h"
+#include "ps_cluster.h"
 #include "ps_proto.h"
 #include "ps_status.h"
 
@@ -136,6 +139,12 @@ private:
 };
 
 /* Find a file id whose objects belong to worker `worker` of `nworkers`. */
+/* cluster.start(1, 1, args) with tests/integration/aio_faults.c preloaded
+ * into the server, its variable name set to value. */
+::testing::AssertionResult start_with_faults(ps_cluster &cluster,
+                                             const std::vector<std::string> &args, const char *name,
+                                             const std::string &value);
+
 uint64_t file_id_for_worker(uint32_t worker, uint32_t nworkers, uint64_t seed = 1);
 /* Find a path owned by worker `worker` of `nworkers`. */
 std::string path_for_worker(uint32_t worker, uint32_t nworkers, const std::string &base);

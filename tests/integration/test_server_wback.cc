@@ -67,38 +67,25 @@ class ServerWback : public ::testing::Test {
     /* One server, one worker; settings appended to the defaults. */
     void start(std::vector<std::string> sets)
     {
+        start_faulty(sets, nullptr, "");
+    }
+    /* start() with tests/integration/aio_faults.c preloaded into the
+     * server, its variable name set to value (name nullptr: not). */
+    void start_faulty(std::vector<std::string> sets, const char *name, const std::string &value)
+    {
         std::vector<std::string> args;
         for (const std::string &s : sets) {
             args.push_back("--set");
             args.push_back(s);
         }
-        ASSERT_TRUE(cluster.start(1, 1, args));
+        ASSERT_TRUE(name != nullptr ? start_with_faults(cluster, args, name, value)
+                                    : cluster.start(1, 1, args));
         connect(a);
         connect(b);
         raw_reply h = a.hello();
         ASSERT_TRUE(h.received);
         block = h.body<ps_hello_rep_t>().block_size;
         ASSERT_GE(block, 512u);
-    }
-    /* start() with tests/integration/aio_faults.c preloaded into the
-     * server, its variable name set to value. */
-    void start_faulty(std::vector<std::string> sets, const char *name, const std::string &value)
-    {
-        setenv("LD_PRELOAD", PS_AIO_FAULTS_PATH, 1);
-        setenv(name, value.c_str(), 1);
-#if defined(__SANITIZE_ADDRESS__)
-        /* --enable-asan: the preloaded library is not instrumented and would
-         * come before ASan's runtime, which then refuses to start */
-        const char *asan = getenv("ASAN_OPTIONS");
-        std::string saved = asan != nullptr ? asan : "";
-        setenv("ASAN_OPTIONS", (saved + ":verify_asan_link_order=0").c_str(), 1);
-#endif
-        start(sets);
-#if defined(__SANITIZE_ADDRESS__)
-        setenv("ASAN_OPTIONS", saved.c_str(), 1);
-#endif
-        unsetenv("LD_PRELOAD");
-        unsetenv(name);
     }
     /* start_faulty with io_submit refusing while the file *trigger exists. */
     void start_refusing(std::vector<std::string> sets, std::string *trigger)
