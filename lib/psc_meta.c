@@ -545,8 +545,17 @@ ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
     if (status != PS_OK) {
         return status;
     }
-    /* The path is gone; now its objects. */
-    return psc_remove_objects(fs, &rep.info, &rep.cap);
+    /* The path is gone; now its objects. Those left keep their space (no
+     * record of them stays): the error says so, and which file it was. */
+    status = psc_remove_objects(fs, &rep.info, &rep.cap);
+    if (status != PS_OK) {
+        char why[PSC_MSG_MAX];
+        snprintf(why, sizeof(why), "%s", pstripe_last_error());
+        psc_set_error("removed %s, but not all of its data (file id %016llx), whose space "
+                      "stays used: %s",
+                      path, (unsigned long long)rep.info.file_id, why);
+    }
+    return status;
 }
 
 ps_status_t pstripe_path_server(pstripe_fs_t *fs, const char *path, uint32_t *server)

@@ -675,6 +675,36 @@ TEST_F(ClientFault, ConnectToDeadOrStoppedServer)
     pstripe_disconnect(fs);
 }
 
+/* An unlink whose name is removed but not all of the file's objects (a
+ * data server killed) fails, saying that the name is gone and which
+ * file's space stays used; a second unlink finds no such file. */
+TEST_F(ClientFault, UnlinkWithADeadDataServerSaysWhatIsLeft)
+{
+    start(2);
+    std::string path;
+    uint32_t owner = 1;
+    for (int k = 0; owner != 0; k++) {
+        path = "/unlink-" + std::to_string(k);
+        PSC_ASSERT_OK(pstripe_path_server(fs_, path.c_str(), &owner));
+    }
+    pstripe_file_t *f;
+    std::vector<uint8_t> buf(3 << 20, 7);
+    PSC_ASSERT_OK(pstripe_open(fs_, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, nullptr, &f));
+    PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), buf.size(), 0));
+    PSC_ASSERT_OK(pstripe_close(f));
+    ASSERT_EQ(cluster_.kill(1, SIGKILL), 0);
+    ASSERT_GE(cluster_.wait(1, 10), 0);
+
+    ps_status_t s = pstripe_unlink(fs_, path.c_str());
+    EXPECT_TRUE(s == PS_ERR_CONN || s == PS_ERR_TIMEOUT) << pstripe_strerror(s);
+    std::string msg = pstripe_last_error();
+    EXPECT_NE(msg.find("removed " + path + ", but not all of its data (file id "),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("stays used"), std::string::npos) << msg;
+    EXPECT_EQ(pstripe_unlink(fs_, path.c_str()), PS_ERR_NO_ENTRY);
+}
+
 /* Paths whose metadata requests go to each of nworkers workers. */
 static std::vector<std::string> path_per_worker(uint32_t nworkers)
 {
