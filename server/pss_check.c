@@ -114,7 +114,7 @@ static void pss_walk_child(const char *meta_dir, int fd)
     res.mdb_status = mdb_env_create(&env);
     if (res.mdb_status == 0) {
         mdb_env_set_maxdbs(env, 4);
-        res.mdb_status = mdb_env_open(env, meta_dir, MDB_RDONLY, 0644);
+        res.mdb_status = mdb_env_open(env, meta_dir, MDB_RDONLY, 0600);
     }
     if (res.mdb_status == 0) {
         res.mdb_status = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);

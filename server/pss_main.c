@@ -265,7 +265,7 @@ static ps_status_t pss_lock_data_dir(pss_server_t *s, int *lock_fd)
     int fd;
 
     snprintf(path, sizeof(path), "%s/lock", s->data_dir);
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
         ps_error("open %s: %m", path);
         return ps_status_from_errno(errno);
@@ -370,7 +370,7 @@ static ps_status_t pss_make_data_dir(pss_server_t *s)
         ps_error("no data directory (--data DIR)");
         return PS_ERR_INVALID;
     }
-    if (mkdir(s->cfg.data_dir, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(s->cfg.data_dir, 0700) != 0 && errno != EEXIST) {
         ps_error("mkdir %s: %m", s->cfg.data_dir);
         return ps_status_from_errno(errno);
     }
@@ -382,6 +382,18 @@ static ps_status_t pss_make_data_dir(pss_server_t *s)
     if (stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
         ps_error("data directory %s is not a directory", abs);
         return PS_ERR_INVALID;
+    }
+    /* The objects hold every user's bytes, whatever their modes say: no
+     * one but the server may look (a directory made by an older server, or
+     * by hand, may let others in). */
+    if ((st.st_mode & 077) != 0) {
+        if (chmod(abs, 0700) != 0) {
+            ps_error("chmod 0700 %s (mode 0%o lets other users read the files' data): %m", abs,
+                     st.st_mode & 0777);
+            return ps_status_from_errno(errno);
+        }
+        ps_info("data directory %s was mode 0%o, now 0700: only the server reads its files", abs,
+                st.st_mode & 0777);
     }
     s->data_dir = strdup(abs);
     return s->data_dir ? PS_OK : PS_ERR_NO_MEMORY;

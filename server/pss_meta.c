@@ -133,7 +133,7 @@ ps_status_t pss_meta_open(pss_server_t *s)
     int mdb_status;
 
     snprintf(path, sizeof(path), "%s/meta", s->data_dir);
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
         ps_error("mkdir %s: %m", path);
         return ps_status_from_errno(errno);
     }
@@ -149,7 +149,7 @@ ps_status_t pss_meta_open(pss_server_t *s)
     mdb_env_set_maxdbs(s->mdb_env, 4);
     mdb_env_set_mapsize(s->mdb_env, PSS_META_MAPSIZE);
     mdb_env_set_maxreaders(s->mdb_env, 2 * PS_MAX_WORKERS + 16);
-    mdb_status = mdb_env_open(s->mdb_env, path, MDB_NOMETASYNC, 0644);
+    mdb_status = mdb_env_open(s->mdb_env, path, MDB_NOMETASYNC, 0600);
     if (mdb_status != 0) {
         ps_error("open the metadata store %s: %s", path, mdb_strerror(mdb_status));
         goto err_close_env;

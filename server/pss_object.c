@@ -148,7 +148,7 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
         return PS_OK;
     }
     pss_obj_path(obj->file_id, rel, sizeof(rel));
-    obj->fd = openat(s->obj_dir_fd, rel, flags & ~O_CREAT, 0644);
+    obj->fd = openat(s->obj_dir_fd, rel, flags & ~O_CREAT, 0600);
     if (obj->fd < 0 && errno == ENOENT) {
         /* a missing object is a hole, or a new one, unless its file was
          * removed while a client still had it open */
@@ -161,7 +161,7 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
             obj->size = obj->phys_size = obj->file_len = 0;
             return PS_OK;
         }
-        obj->fd = openat(s->obj_dir_fd, rel, flags, 0644);
+        obj->fd = openat(s->obj_dir_fd, rel, flags, 0600);
     }
     if (obj->fd < 0) {
         ps_error("worker %u: open %s/obj/%s%s: %m", w->index, s->data_dir, rel,

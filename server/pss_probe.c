@@ -139,7 +139,7 @@ static ps_status_t pss_probe_direct(pss_server_t *s, int want)
     }
 
     /* An empty file: the probe must also work on a full disk. */
-    fd = openat(s->obj_dir_fd, probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = openat(s->obj_dir_fd, probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         ps_error("create %s/obj/%s: %m", s->data_dir, probe);
         return ps_status_from_errno(errno);
@@ -253,7 +253,7 @@ static ps_status_t pss_probe_sizes(pss_server_t *s)
         s->align = bs;
     }
 
-    int fd = openat(s->obj_dir_fd, probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = openat(s->obj_dir_fd, probe, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         ps_error("create %s/obj/%s: %m", s->data_dir, probe);
         return ps_status_from_errno(errno);

@@ -72,7 +72,7 @@ ps_status_t pss_removed_init(pss_server_t *s)
     char path[4096];
 
     snprintf(path, sizeof(path), "%s/removed", s->data_dir);
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
         ps_error("mkdir %s: %m", path);
         return ps_status_from_errno(errno);
     }
@@ -99,7 +99,7 @@ ps_status_t pss_removed_mark(pss_server_t *s, uint64_t file_id)
     int fd;
 
     pss_removed_name(file_id, name, sizeof(name));
-    fd = openat(s->removed_dir_fd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    fd = openat(s->removed_dir_fd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 || futimens(fd, NULL) != 0) { /* a second removal starts its life again */
         ps_error("record the removal of %s/removed/%s: %m", s->data_dir, name);
         ps_status_t status = ps_status_from_errno(errno);

@@ -73,7 +73,7 @@ ps_status_t pss_store_init(pss_server_t *s)
     int want;
 
     snprintf(path, sizeof(path), "%s/obj", s->data_dir);
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
         ps_error("mkdir %s: %m", path);
         return ps_status_from_errno(errno);
     }
@@ -85,7 +85,7 @@ ps_status_t pss_store_init(pss_server_t *s)
     for (int i = 0; i < 256; i++) {
         char sub[4];
         snprintf(sub, sizeof(sub), "%02x", i);
-        if (mkdirat(s->obj_dir_fd, sub, 0755) != 0 && errno != EEXIST) {
+        if (mkdirat(s->obj_dir_fd, sub, 0700) != 0 && errno != EEXIST) {
             ps_error("mkdir %s/%s: %m", path, sub);
             return ps_status_from_errno(errno);
         }

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "ps_cluster.h"
@@ -236,6 +237,45 @@ TEST(ServerStart, BadDataDirFails)
     EXPECT_FALSE(res);
     EXPECT_NE(cluster.log(0).find("mkdir /proc/no/such/dir"), std::string::npos)
         << cluster.log(0);
+}
+
+/* Mode bits of a path (-1 if it cannot be stat'ed). */
+static int mode_of(const std::string &path)
+{
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
+/*
+ * The data directory holds every user's bytes whatever their files' modes
+ * say: only the server's user may enter it, and its files are the
+ * server's alone. A directory that lets others in (made by hand, or by a
+ * server before session 75) is closed at start.
+ */
+TEST(ServerStart, DataIsTheServersAlone)
+{
+    ps_cluster cluster;
+    raw_client c;
+    const uint64_t fid = 0x7a11;
+    ASSERT_TRUE(cluster.start(1));
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_EQ(c.create("/private").status(), PS_OK);
+    ASSERT_EQ(c.write(fid, {{0, 4096}}, std::vector<uint8_t>(4096, 1)).status(), PS_OK);
+    ASSERT_EQ(c.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    char obj[64];
+    snprintf(obj, sizeof(obj), "/obj/%02x/%016llx", (unsigned)(fid >> 56), (unsigned long long)fid);
+    const std::string dir = cluster.data_dir(0);
+    EXPECT_EQ(mode_of(dir), 0700);
+    EXPECT_EQ(mode_of(dir + "/obj"), 0700);
+    EXPECT_EQ(mode_of(dir + obj), 0600) << obj;
+    EXPECT_EQ(mode_of(dir + "/meta"), 0700);
+    EXPECT_EQ(mode_of(dir + "/meta/data.mdb"), 0600);
+    EXPECT_EQ(mode_of(dir + "/lock"), 0600);
+
+    ASSERT_EQ(chmod(dir.c_str(), 0755), 0);
+    ASSERT_TRUE(cluster.restart(0));
+    EXPECT_EQ(mode_of(dir), 0700);
+    EXPECT_NE(cluster.log(0).find("was mode 0755, now 0700"), std::string::npos) << cluster.log(0);
 }
 
 TEST(ServerStart, PrintConfigListsTunables)

@@ -86,6 +86,12 @@ contains "$err" "only root may change the owner" "chown to the owner it has, by 
 expect_status 0 pst stat /secret
 [ "$(printf '%s\n' "$out" | grep Modified)" = "$before" ] || fail "a refused chown rewrote the entry"
 nobody_mpi /secret denied
+# nor off the servers' disks: their data directories are theirs alone
+ls "$cluster"/server0/obj/*/* >/dev/null || fail "no object files to try"
+if setpriv --reuid=65534 --regid=65534 --clear-groups \
+    sh -c "cat $cluster/server*/obj/*/* $cluster/server*/meta/data.mdb" >/dev/null 2>&1; then
+    fail "nobody read the servers' object files or metadata store"
+fi
 expect_status 0 pst cp pstripe:/secret "$tmp/back"
 cmp "$tmp/secret" "$tmp/back" || fail "root's file changed"
 
