@@ -183,6 +183,7 @@ typedef struct pss_req {
     } body;
     ps_status_t status;     /* decode status; PS_OK when valid */
     int late;               /* arrived after the worker began to stop */
+    int checked;            /* pss_auth_check passed, before memory and data */
     uint64_t mem_charged;   /* bytes counted in worker->mem_inflight */
     const char *bad_reason; /* for the log when status != PS_OK */
 
@@ -239,7 +240,8 @@ struct pss_worker {
 
     /* lines that repeat with every request, at most one a PSS_LOG_EVERY_NS */
     ps_log_limit_t refused_log;      /* connections refused */
-    ps_log_limit_t auth_refused_log; /* unauthenticated requests refused */
+    ps_log_limit_t auth_refused_log; /* unauthenticated requests, AUTHs refused */
+    ps_log_limit_t reject_log;       /* malformed requests (pss_reject) */
     ps_log_limit_t cap_refused_log;  /* capabilities refused (realtime) */
     ps_log_limit_t io_error_log;     /* failed disk I/O (pss_job.c) */
 

@@ -29,6 +29,7 @@
 #include "ps_log.h"
 #include "ps_time.h"
 
+#include <inttypes.h>
 #include <munge.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -230,9 +231,13 @@ void pss_auth_handle(pss_worker_t *w, pss_req_t *req)
         req->conn->nonce_set = 0; /* a nonce answers one AUTH */
     }
     if (why != NULL) {
+        uint64_t dropped;
         PSS_STAT_ADD(w, auth_refused, 1);
-        ps_warn("worker %u: authentication refused (%s): %s", w->index,
-                ps_auth_mode_name(req->body.auth.method), why);
+        if (ps_log_limit_pass(&w->auth_refused_log, ps_time_ns(), PSS_LOG_EVERY_NS, &dropped)) {
+            ps_warn("worker %u: authentication refused (%s): %s (%" PRIu64
+                    " more refusals not logged since the last line)",
+                    w->index, ps_auth_mode_name(req->body.auth.method), why, dropped);
+        }
         pss_reply(req, PS_ERR_ACCESS, NULL, 0, NULL, 0, 0);
         return;
     }

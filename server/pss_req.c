@@ -15,6 +15,7 @@
 #include "ps_mem.h"
 #include "ps_time.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -369,9 +370,16 @@ void pss_req_done(pss_req_t *req)
 
 void pss_reject(pss_req_t *req, ps_status_t status, const char *what)
 {
-    char dump[256];
-    ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
-    ps_warn("worker %u: rejecting request (%s): %s: %s", req->worker->index, dump, what,
-            ps_status_string(status));
+    pss_worker_t *w = req->worker;
+    uint64_t dropped;
+
+    /* (one line a second at most: a peer may send nothing else) */
+    if (ps_log_limit_pass(&w->reject_log, ps_time_ns(), PSS_LOG_EVERY_NS, &dropped)) {
+        char dump[256];
+        ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
+        ps_warn("worker %u: rejecting request (%s): %s: %s (%" PRIu64
+                " more rejected requests not logged since the last line)",
+                w->index, dump, what, ps_status_string(status), dropped);
+    }
     pss_reply(req, status, NULL, 0, NULL, 0, 0);
 }

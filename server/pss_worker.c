@@ -233,10 +233,6 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         ps_proto_dump(&req->hdr, sizeof(req->hdr) + req->hdr.body_len, dump, sizeof(dump));
         ps_trace("worker %u: %s", w->index, dump);
     }
-    if (!pss_auth_check(w, req)) {
-        return;
-    }
-
     switch (req->hdr.type) {
     case PS_MSG_HELLO:
     case PS_MSG_STATFS:
@@ -351,6 +347,22 @@ static int pss_admit_ready(pss_worker_t *w)
                            w->mem_inflight + pss_req_mem(req) <= w->server->cfg.max_inflight);
 }
 
+/*
+ * May the request's client make it (authenticated, with a valid
+ * capability for a data request: pss_auth_check)? Asked before the request
+ * is given memory or its data is received, so that a peer that may not
+ * cannot hold max_batch bytes of the server per request (nor make it read
+ * a shared-memory peer's buffers). 0 if it was refused and answered.
+ */
+static int pss_checked(pss_worker_t *w, pss_req_t *req)
+{
+    if (req->checked || req->status != PS_OK || req->late) {
+        return 1;
+    }
+    req->checked = 1;
+    return pss_auth_check(w, req);
+}
+
 static void pss_process_incoming(pss_worker_t *w)
 {
     /* Requests waiting for memory go first, in order, as far as it allows. */
@@ -373,6 +385,9 @@ static void pss_process_incoming(pss_worker_t *w)
             w->incoming_tail = &w->incoming_head;
         }
         req->next = NULL;
+        if (!pss_checked(w, req)) {
+            continue;
+        }
         if (req->mem_charged == 0 && (w->mem_wait_head != NULL || !pss_admit(w, req))) {
             if (pss_req_mem(req) > 0 && req->status == PS_OK && !req->late) {
                 *w->mem_wait_tail = req; /* waits for memory */

@@ -92,6 +92,13 @@ const std::string &cluster_key_path()
     return cluster_key_file;
 }
 
+long proc_kib(pid_t pid, const char *key)
+{
+    std::string st = read_file("/proc/" + std::to_string(pid) + "/status");
+    size_t at = st.find(key);
+    return at == std::string::npos ? -1 : atol(st.c_str() + at + strlen(key));
+}
+
 std::string read_file(const std::string &path)
 {
     std::ifstream in(path, std::ios::binary);

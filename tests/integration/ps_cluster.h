@@ -166,6 +166,9 @@ const std::string &cluster_key_path();
 
 /* Read a whole file into a string (empty if it cannot be read). */
 std::string read_file(const std::string &path);
+/* A process's "VmHWM:" or "VmRSS:" (a line of /proc/PID/status), in KiB;
+ * -1 if there is none. */
+long proc_kib(pid_t pid, const char *key);
 /* `rm -rf path` without running a shell. */
 void remove_tree(const std::string &path);
 /* mkdir -p; returns 0 or -errno. */

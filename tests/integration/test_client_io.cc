@@ -270,14 +270,6 @@ class ClientIO : public ::testing::Test {
     pstripe_fs_t *fs_ = nullptr;
 };
 
-/* A process's "VmHWM:" or "VmRSS:" from /proc/PID/status, in KiB. */
-static long proc_kib(pid_t pid, const char *key)
-{
-    std::string st = ps_test::read_file("/proc/" + std::to_string(pid) + "/status");
-    size_t at = st.find(key);
-    return at == std::string::npos ? -1 : atol(st.c_str() + at + strlen(key));
-}
-
 /* The threads of this process (tids), or those of them named comm. */
 static std::vector<pid_t> my_threads(const char *comm = nullptr)
 {
@@ -396,10 +388,10 @@ static long staged_then_blocking_writes(pstripe_fs_t *fs, int calls, bool slow)
         EXPECT_EQ(pstripe_pwrite(f, small.data(), small.size(), (uint64_t)i * 4096), PS_OK);
     }
     long after = progress_thread_switches();
-    long rss = proc_kib(getpid(), "VmRSS:");
-    EXPECT_TRUE(wait_until([&] { return proc_kib(getpid(), "VmRSS:") < rss - 3072; }, 15))
+    long rss = ps_test::proc_kib(getpid(), "VmRSS:");
+    EXPECT_TRUE(wait_until([&] { return ps_test::proc_kib(getpid(), "VmRSS:") < rss - 3072; }, 15))
         << "the idle staging buffer was not released (VmRSS " << rss << " KiB, now "
-        << proc_kib(getpid(), "VmRSS:") << " KiB)";
+        << ps_test::proc_kib(getpid(), "VmRSS:") << " KiB)";
     slowed.reset();
     EXPECT_EQ(pstripe_pread(f, back.data(), back.size(), 2 * half - 4096, &got), PS_OK);
     EXPECT_EQ(got, back.size());
@@ -460,7 +452,7 @@ TEST_F(ClientIO, ForcedEagerWritesStayWithinMaxInflight)
     PSC_ASSERT_OK(pstripe_open(fs_, "/eager", PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
     /* (the cache's 64 MiB are faulted in after start: not what is measured) */
     ASSERT_TRUE(cluster_.wait_cache_faulted(0));
-    long rss0 = proc_kib(cluster_.pid(0), "VmRSS:");
+    long rss0 = ps_test::proc_kib(cluster_.pid(0), "VmRSS:");
     pstripe_request_t *reqs[nreq];
     struct iovec iov = {buf.data(), len};
     for (int i = 0; i < nreq; i++) {
@@ -472,7 +464,7 @@ TEST_F(ClientIO, ForcedEagerWritesStayWithinMaxInflight)
         PSC_EXPECT_OK(pstripe_request_wait(reqs[i], &bytes));
         EXPECT_EQ(bytes, len);
     }
-    long hwm = proc_kib(cluster_.pid(0), "VmHWM:");
+    long hwm = ps_test::proc_kib(cluster_.pid(0), "VmHWM:");
     std::vector<uint8_t> back(len);
     uint64_t got = 0;
     PSC_ASSERT_OK(pstripe_pread(f, back.data(), len, (nreq - 1) * len, &got));

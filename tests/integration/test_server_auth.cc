@@ -104,6 +104,40 @@ TEST(ServerAuth, UnauthenticatedRequestsRefused)
     EXPECT_NE(cluster.log(0).find("has not authenticated"), std::string::npos) << cluster.log(0);
 }
 
+/*
+ * A request that a connection may not make is refused before the server
+ * gives it memory or receives its data: an unauthenticated peer announcing
+ * a write of 128 MiB by rendezvous does not make the server take it in
+ * (before session 75 it did: 128 MiB more resident, and a few such writes
+ * that never sent their data held max_inflight, stalling every client).
+ * (A peer that sends such a write eagerly has UCX assemble it before the
+ * server sees it; it is then refused and freed at once.)
+ */
+TEST(ServerAuth, UnauthenticatedDataIsNotReceived)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "cache=8m"}));
+    ASSERT_TRUE(cluster.wait_cache_faulted(0));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    c.set_auto_auth(false);
+    c.set_send_protocol(UCP_AM_SEND_FLAG_RNDV);
+    long hwm = proc_kib(cluster.pid(0), "VmHWM:");
+    ASSERT_GT(hwm, 0);
+    const uint64_t big = 128u << 20;
+    raw_reply r = c.write(1, {{0, big}}, std::vector<uint8_t>(big, 5));
+    ASSERT_TRUE(r.received);
+    EXPECT_EQ(r.status(), PS_ERR_ACCESS);
+    long grew = proc_kib(cluster.pid(0), "VmHWM:") - hwm;
+    EXPECT_LT(grew, 32 * 1024) << "the server took in " << grew << " KiB for a refused write";
+    /* (the connection, authenticated, is served; the write came by rendezvous) */
+    ASSERT_EQ(c.authenticate(cluster_key_path(), 0, 0).status(), PS_OK);
+    EXPECT_EQ(c.write(1, {{0, 4096}}, std::vector<uint8_t>(4096, 6)).status(), PS_OK);
+    ps_stats_rep_t st{};
+    ASSERT_EQ(c.stats(&st).status(), PS_OK);
+    EXPECT_GE(st.rndv_requests, 2u);
+}
+
 TEST(ServerAuth, WrongKeyReplayAndWrongMethodRefused)
 {
     ps_cluster cluster;

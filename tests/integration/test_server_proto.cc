@@ -10,6 +10,7 @@
 
 #include "ps_cluster.h"
 #include "ps_layout.h"
+#include "ps_time.h"
 #include "test_server_raw.h"
 
 using namespace ps_test;
@@ -101,6 +102,23 @@ TEST_F(ServerProto, BadMagic)
     memcpy(h.data(), &bad, sizeof(bad));
     expect_error(h, {}, 1001, PS_ERR_PROTO);
     EXPECT_GE(warnings(), 1u);
+}
+
+/* A peer that sends nothing but malformed requests (or AUTHs with a wrong
+ * key) cannot flood the log: a line a second at most, saying how many
+ * were left out. */
+TEST_F(ServerProto, RejectionsAreLoggedAtMostOnceASecond)
+{
+    ps_hello_req_t body{PS_PROTO_VERSION, 0};
+    double t0 = ps_time_ns() / 1e9;
+    for (uint64_t id = 2000; id < 2200; id++) {
+        std::vector<uint8_t> h = header(PS_MSG_HELLO, id, &body, sizeof(body), sizeof(body));
+        ((ps_msg_hdr_t *)h.data())->version = 99;
+        expect_error(h, {}, id, PS_ERR_PROTO);
+    }
+    double secs = ps_time_ns() / 1e9 - t0;
+    EXPECT_GE(warnings(), 1u);
+    EXPECT_LE(warnings(), 2 + (size_t)secs) << "200 rejections in " << secs << " s";
 }
 
 TEST_F(ServerProto, BadVersion)

@@ -247,7 +247,7 @@ void raw_client::send_raw(const void *hdr, size_t hdr_len, const void *data, siz
                      UCP_OP_ATTR_FIELD_FLAGS;
     p.cb.send = send_cb;
     p.user_data = s;
-    p.flags = UCP_AM_SEND_FLAG_REPLY;
+    p.flags = UCP_AM_SEND_FLAG_REPLY | send_protocol_;
     ucs_status_ptr_t r = ucp_am_send_nbx(ep_, PS_AM_ID_REQUEST, s->hdr.data(), s->hdr.size(),
                                          data_len ? s->data.data() : nullptr, data_len, &p);
     if (r == nullptr) {

@@ -78,6 +78,12 @@ public:
     {
         auto_auth_ = on;
     }
+    /* UCP_AM_SEND_FLAG_EAGER or _RNDV for the sends that follow (0: UCX
+     * chooses, the default). */
+    void set_send_protocol(uint32_t flag)
+    {
+        send_protocol_ = flag;
+    }
     /*
      * Capabilities. Like a metadata owner, a test holding the cluster key
      * (PSTRIPE_AUTH_KEY_FILE) can sign them: by default send() puts a valid
@@ -130,6 +136,7 @@ private:
     int efd_ = -1;
     bool failed_ = false;
     bool auto_auth_ = true;
+    uint32_t send_protocol_ = 0;
     bool auto_caps_ = true;
     bool auth_tried_ = false;
     uint64_t next_id_ = 1;
