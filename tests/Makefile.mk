@@ -206,8 +206,9 @@ tests/mpi/ps_fcache: tests/mpi/ps_fcache.f90
 # configure found its devel headers (BUILD_OMPIO). mpi-tests-openmpi runs
 # them through `pstripe run -- mpirun.openmpi` on pstripe: and on plain
 # paths and compares the files; mpi-kill-openmpi fails a server under
-# ps_kill; ompi-version fakes another Open MPI version
-# (fake-ompi-version.so, preloaded) and expects the components to refuse;
+# ps_kill; mpi-sfp-lost-openmpi restarts every server under ps_sfp_lost;
+# ompi-version fakes another Open MPI version (fake-ompi-version.so,
+# preloaded) and expects the components to refuse;
 # mpi4py-openmpi runs a Python program (ps_pycache.py, Debian's mpi4py).
 # All exit 77 (skipped) without Open MPI.
 PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mpi/openmpi/ps_coll3d tests/mpi/openmpi/ps_errors \
@@ -215,15 +216,17 @@ PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mp
 	tests/mpi/openmpi/ps_shared tests/mpi/openmpi/ps_perm tests/mpi/openmpi/ps_random \
 	tests/mpi/openmpi/ps_strided tests/mpi/openmpi/ps_icoll tests/mpi/openmpi/ps_threads \
 	tests/mpi/openmpi/ps_cache tests/mpi/openmpi/ps_wbsend tests/mpi/openmpi/ps_readahead \
-	tests/mpi/openmpi/ps_fcache tests/mpi/openmpi/ps_fortran tests/mpi/openmpi/ps_collapart
+	tests/mpi/openmpi/ps_fcache tests/mpi/openmpi/ps_fortran tests/mpi/openmpi/ps_collapart \
+	tests/mpi/openmpi/ps_sfp_lost
 PSM_OMPI_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi/openmpi && $(OMPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 if BUILD_OMPIO
 check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
 endif
 TESTS += tests/mpi/mpi-tests-openmpi tests/mpi/mpi-kill-openmpi tests/mpi/ompi-version \
-	tests/mpi/mpi4py-openmpi
+	tests/mpi/mpi4py-openmpi tests/mpi/mpi-sfp-lost-openmpi
 EXTRA_DIST += tests/mpi/mpi-tests-openmpi tests/mpi/mpi-kill-openmpi tests/mpi/ompi-version \
-	tests/mpi/fake_ompi_version.c tests/mpi/mpi4py-openmpi tests/mpi/ps_pycache.py
+	tests/mpi/fake_ompi_version.c tests/mpi/mpi4py-openmpi tests/mpi/ps_pycache.py \
+	tests/mpi/mpi-sfp-lost-openmpi
 CLEANFILES += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
 tests/mpi/openmpi/ps_contig: tests/mpi/ps_contig.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_contig.c
@@ -259,6 +262,8 @@ tests/mpi/openmpi/ps_collapart: tests/mpi/ps_collapart.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_collapart.c
 tests/mpi/openmpi/ps_readahead: tests/mpi/ps_readahead.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_readahead.c
+tests/mpi/openmpi/ps_sfp_lost: tests/mpi/ps_sfp_lost.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_sfp_lost.c
 PSM_OMPI_FC = $(AM_V_GEN)$(MKDIR_P) tests/mpi/openmpi && $(OMPIF90) -O2 -Wall -o $@
 tests/mpi/openmpi/ps_fcache: tests/mpi/ps_fcache.f90
 	$(PSM_OMPI_FC) $(srcdir)/tests/mpi/ps_fcache.f90

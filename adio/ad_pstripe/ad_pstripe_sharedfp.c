@@ -8,9 +8,9 @@
  * and broadcasts: the pointer belongs to this open of the file, and a new
  * open starts at 0. adio/patch-romio.sh sends ROMIO's ADIO_Get_shared_fp
  * and ADIO_Set_shared_fp here for pstripe files, makes MPI_File_set_view
- * reset the counter (by counting views: no message), and has the ordered
- * calls use ADIOI_PSTRIPE_Get_ordered_fp instead of passing a token from
- * rank to rank.
+ * reset the counter (by counting views: no message, unless a process found
+ * the pointer lost), and has the ordered calls use
+ * ADIOI_PSTRIPE_Get_ordered_fp instead of passing a token from rank to rank.
  *
  * Units are ROMIO's: etypes of the current view.
  *
@@ -129,6 +129,7 @@ void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * s
         return;
     }
     rc = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance, ps->sfp_view, (uint64_t) incr, &old);
+    ps->sfp_lost |= rc == PS_ERR_NO_ENTRY;
     if (rc != PS_OK) {
         *error_code = sfp_err(fd, myname, "shared file pointer", __LINE__, rc, NULL);
         return;
@@ -156,6 +157,8 @@ void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_co
     if (rc != PS_OK)
         *error_code = ADIOI_PSTRIPE_err(myname, "shared file pointer", ps->path, __LINE__, rc,
                                         NULL);
+    else
+        ps->sfp_lost = 0;
 }
 
 /* MPI_File_set_view's reset of the pointer to 0, collective over fd->comm
@@ -170,21 +173,46 @@ void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_co
  * after this, which pstripe files skip, ordered them too). A file without
  * a pointer says so at its first shared access.
  *
+ * But a counter the server lost (it restarted) comes back only by a set:
+ * an allreduce here says whether a process found it lost (sfp_lost), and
+ * then the first aggregator sets it to 0 in the new view, and a broadcast
+ * of the outcome keeps every process from the new view until it is set.
+ * (A loss no process has met yet is met at the next shared access, which
+ * says so; the set_view or seek_shared after it sets the pointer again.)
+ *
  * It is also set_view's only call into the driver after ADIO_Set_view,
  * which drops what SetInfo returned: the error of set_view's flush
  * (Set_view_begin) or of its SetInfo (bad hints) is returned here, so that
  * MPI_File_set_view reports it. */
 void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code)
 {
+    static char myname[] = "ADIOI_PSTRIPE_RESET_SHARED_FP";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    int lost, any_lost = 0, rank, root = fd->hints->ranklist[0], rc = PS_OK;
 
     *error_code = MPI_SUCCESS;
-    if (ps != NULL) {
-        ps->sfp_view++;
+    lost = ps != NULL && ps->sfp_lost;
+    ADIOI_PSTRIPE_Allreduce(&lost, &any_lost, 1, MPI_INT, MPI_MAX, fd->comm);
+    if (ps == NULL)
+        return;
+    ps->sfp_view++;
+    if (any_lost) {
+        MPI_Comm_rank(fd->comm, &rank);
+        if (rank == root)
+            rc = sfp_check(fd, myname, __LINE__) != MPI_SUCCESS ? PS_ERR_INVALID
+                : pstripe_sfp_set(ps->file, ps->sfp_instance, ps->sfp_view, 0);
+        MPI_Bcast(&rc, 1, MPI_INT, root, fd->comm);
+        if (rc == PS_OK)
+            ps->sfp_lost = 0;
+        else
+            *error_code = sfp_err(fd, myname, "shared file pointer (set again by set_view)",
+                                  __LINE__, rc, rank == root ? NULL :
+                                  "failed on the first aggregator");
+    }
+    if (ps->view_flush_error != MPI_SUCCESS || ps->setinfo_error != MPI_SUCCESS)
         *error_code = ps->view_flush_error != MPI_SUCCESS ? ps->view_flush_error
             : ps->setinfo_error;
-        ps->view_flush_error = ps->setinfo_error = MPI_SUCCESS;
-    }
+    ps->view_flush_error = ps->setinfo_error = MPI_SUCCESS;
 }
 
 /*
@@ -216,9 +244,11 @@ void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * 
         if (err != MPI_SUCCESS || before + mine < 0) {
             msg[1] = PS_ERR_INVALID;
             detail = err != MPI_SUCCESS ? "no shared file pointer" : "negative total increment";
-        } else
+        } else {
             msg[1] = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance, ps->sfp_view,
                                            (uint64_t) (before + mine), &old);
+            ps->sfp_lost |= msg[1] == PS_ERR_NO_ENTRY;
+        }
         msg[0] = (long long) old;
     }
     MPI_Bcast(msg, 2, MPI_LONG_LONG, last, fd->comm);

@@ -24,6 +24,8 @@
  * each piece lands after the place it was read from (Open MPI 4.1.4: 1 MiB
  * written, preallocate to 2 MiB, and the second MiB held a copy of the
  * first instead of zeros, on a local file as well).
+ * MPI_File_get_amode too (fs_file_get_amode): OMPIO's copy of the access
+ * mode lacks MPI_MODE_DELETE_ON_CLOSE, which our close does instead.
  * Errors carry their reason: MPI_Error_string names pstripe and the cause
  * (ps_ompio_code).
  */
@@ -210,16 +212,30 @@ static int fs_file_preallocate(struct ompi_file_t *file, OMPI_MPI_OFFSET_TYPE di
     return err;
 }
 
-/* A file opened by the program (not by another component for itself):
- * its MPI_File_preallocate is ours. */
-static void take_preallocate(ompio_file_t *fh)
+/* MPI_File_get_amode: the access mode the file was opened with, which
+ * holds MPI_MODE_DELETE_ON_CLOSE even though OMPIO's copy does not (our
+ * close deletes the file, see fs_file_open). */
+static int fs_file_get_amode(struct ompi_file_t *file, int *amode)
 {
-    struct ompi_file_t *file = fh->f_fh;
+    mca_common_ompio_data_t *data = (mca_common_ompio_data_t *)file->f_io_selected_data;
+    ompio_file_t *fh = &data->ompio_fh;
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
 
-    if (file != NULL && file->f_io_version == MCA_IO_BASE_V_2_0_0 &&
-        file->f_io_selected_data != NULL &&
-        &((mca_common_ompio_data_t *)file->f_io_selected_data)->ompio_fh == fh) {
-        file->f_io_selected_module.v2_0_0.io_module_file_preallocate = fs_file_preallocate;
+    OPAL_THREAD_LOCK(&file->f_lock);
+    *amode = fh->f_amode | (pf != NULL && pf->delete_on_close ? MPI_MODE_DELETE_ON_CLOSE : 0);
+    OPAL_THREAD_UNLOCK(&file->f_lock);
+    return MPI_SUCCESS;
+}
+
+/* A file opened by the program (not by another component for itself):
+ * its MPI_File_preallocate and MPI_File_get_amode are ours. */
+static void take_calls(ompio_file_t *fh)
+{
+    mca_io_base_module_2_0_0_t *module = ps_ompio_io_module(fh);
+
+    if (module != NULL) {
+        module->io_module_file_preallocate = fs_file_preallocate;
+        module->io_module_file_get_amode = fs_file_get_amode;
     }
 }
 
@@ -271,12 +287,14 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
         return err;
     }
     ps_ompio_hints_open_caches(fh, info, pf, &hv);
-    /* OMPIO would delete on every process; our close does it once */
+    /* OMPIO would delete on every process (through ufs, the name joined
+     * to the working directory); our close does it once, and our
+     * get_amode still shows the bit */
     pf->delete_on_close = (fh->f_amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
     fh->f_amode &= ~MPI_MODE_DELETE_ON_CLOSE;
     fh->f_fs_ptr = pf;
     fh->fd = -1;
-    take_preallocate(fh);
+    take_calls(fh);
     return MPI_SUCCESS;
 }
 

@@ -147,6 +147,11 @@ void ps_ompio_caches_free(ompio_file_t *fh, ps_ompio_file_t *pf);
  * through OMPIO, else NULL (ps_ompio_coll.c, in the fs component). */
 ompio_file_t *ps_ompio_fs_file(MPI_File file);
 
+/* The io module of the program's file whose OMPIO part is fh (a copy per
+ * file, whose calls a component may replace), or NULL for a file another
+ * component opened for itself. */
+struct mca_io_base_module_2_0_0_t *ps_ompio_io_module(ompio_file_t *fh);
+
 /* The pstripe path of a "pstripe:/path" name, or NULL if it is not one. */
 const char *ps_ompio_path(const char *filename);
 

@@ -4,6 +4,8 @@
  */
 #include "ps_ompio.h"
 
+#include "ompi/file/file.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -132,6 +134,18 @@ int ps_ompio_deferred(ps_ompio_file_t *pf)
     cls = pf->failed_class;
     pf->failed_class = MPI_SUCCESS;
     return ps_ompio_code(cls, "%s", pf->failed_msg);
+}
+
+struct mca_io_base_module_2_0_0_t *ps_ompio_io_module(ompio_file_t *fh)
+{
+    struct ompi_file_t *file = fh->f_fh;
+
+    if (file != NULL && file->f_io_version == MCA_IO_BASE_V_2_0_0 &&
+        file->f_io_selected_data != NULL &&
+        &((mca_common_ompio_data_t *)file->f_io_selected_data)->ompio_fh == fh) {
+        return &file->f_io_selected_module.v2_0_0;
+    }
+    return NULL;
 }
 
 const char *ps_ompio_path(const char *filename)

@@ -322,30 +322,42 @@ PS_FILE_BYPASS(read_ordered_end, PS_END_PARAMS(), PS_END_ARGS)
 /* pstripe_ompio_set_info: the pstripe hints of info taken by the file
  * (collective; MPI_SUCCESS without the component; of_set_info: after
  * set_info, which dropped the keys it named from the file's info). An
- * error goes to the file's error handler, as Open MPI's own errors do. */
-static int take_hints(MPI_File fh, MPI_Info info, int of_set_info)
+ * error goes to the file's error handler (if report), as Open MPI's own
+ * errors do. */
+static int take_hints(MPI_File fh, MPI_Info info, int of_set_info, int report)
 {
     static void *cache;
     int (*f)(MPI_File, MPI_Info, int) =
         (int (*)(MPI_File, MPI_Info, int))fs_function(&cache, "pstripe_ompio_set_info");
     int rc = f != NULL ? f(fh, info, of_set_info) : MPI_SUCCESS;
 
-    if (rc != MPI_SUCCESS) {
+    if (rc != MPI_SUCCESS && report) {
         (void)PS_NEXT(File_call_errhandler)(fh, rc);
     }
     return rc;
 }
 
+/* MPI_INFO_NULL, by name (as in any_process: mpirun has no such symbol). */
+static MPI_Info info_null(void)
+{
+    return (MPI_Info)dlsym(RTLD_DEFAULT, "ompi_mpi_info_null");
+}
+
 /* set_info and set_view (PS_FILE_FLUSH), then the hints of their info
- * (Open MPI's own keep none of ours: ps_ompio_hints.c). */
+ * (Open MPI's own keep none of ours: ps_ompio_hints.c). The agreement is
+ * collective, so every process takes part, also one whose call failed
+ * alone (Open MPI 4.1.4 refuses MPI_INFO_NULL in set_info on that process
+ * only): with no hints, and keeping its own error. */
 #define PS_FILE_HINTS(name, of_set_info, params, args)                                             \
     PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
-        int rc_;                                                                                   \
+        int rc_, hints_;                                                                           \
         flush_every_buffer();                                                                      \
         rc_ = PS_NEXT(File_##name) args;                                                           \
+        hints_ = take_hints(fh, rc_ == MPI_SUCCESS ? info : info_null(), of_set_info,              \
+                            rc_ == MPI_SUCCESS);                                                   \
         if (rc_ == MPI_SUCCESS) {                                                                  \
-            rc_ = take_hints(fh, info, of_set_info);                                               \
+            rc_ = hints_;                                                                          \
         }                                                                                          \
         drop_every_cache();                                                                        \
         return rc_;                                                                                \

@@ -16,16 +16,25 @@
  *   read/write_shared     one fetch-and-add of the access's size;
  *   ordered (collective)  an MPI_Scan of the sizes, one fetch-and-add of the
  *                         total by the last rank, a broadcast of the base;
- *   seek_shared           rank 0 sets the counter, then a broadcast of the
- *                         status (OMPIO also seeks it at set_view and
- *                         MODE_APPEND opens); a seek to 0 sends nothing:
- *                         every process counts it in its view (see
- *                         pstripe_sfp_set), then a barrier;
+ *   seek_shared           an allreduce (no process's earlier accesses
+ *                         come after the new pointer), rank 0 sets the
+ *                         counter, a broadcast of its outcome: every
+ *                         program's seek (ours: the file's io module's
+ *                         seek_shared, set at the open), and OMPIO's at
+ *                         MODE_APPEND opens;
+ *   set_view              OMPIO seeks to 0: every process counts a new
+ *                         view (see pstripe_sfp_set), and the counter
+ *                         starts again at 0 when it sees one; nothing is
+ *                         sent (HDF5 sets a view around every collective
+ *                         access) unless a process found the pointer lost
+ *                         since it was last set: the allreduce that stands
+ *                         for the barrier says so, and rank 0 sets it;
  *   get_position_shared   a fetch-and-add of 0 (bytes: OMPIO converts).
  * At close, after a barrier, rank 0 releases the counter.
  */
 #include "ps_ompio.h"
 
+#include "ompi/file/file.h" /* the file's io module (file_seek_shared) */
 #include "ompi/mca/sharedfp/base/base.h"
 #include "ompi/mca/sharedfp/sharedfp.h"
 #include "opal/datatype/opal_datatype.h"
@@ -38,7 +47,8 @@ static int sharedfp_priority = 50;
 
 typedef struct ps_sfp {
     uint64_t instance; /* 0: the open could not make a pointer (see why) */
-    uint32_t view;     /* seeks to 0 since the open */
+    uint32_t view;     /* set_views since the open */
+    int lost;          /* a fetch-and-add here found it lost since it was set */
     char why[256];
     ompi_status_public_t split_status; /* of the ordered *_begin call */
     int split_err;
@@ -77,6 +87,7 @@ static int fetch_add(ompio_file_t *fh, uint64_t incr, uint64_t *pos)
     }
     status = pstripe_sfp_fetch_add(pfile(fh), sfp->instance, sfp->view, incr, pos);
     if (status == PS_ERR_NO_ENTRY) {
+        sfp->lost = 1;      /* for the next set_view */
         status = PS_ERR_IO; /* the pointer is lost, not the file (message: the library's) */
     }
     return status == PS_OK ? MPI_SUCCESS : sfp_fail(fh, "shared file pointer of", status);
@@ -126,19 +137,47 @@ static int ordered_offset(ompio_file_t *fh, uint64_t mine, uint64_t *offset)
     return MPI_SUCCESS;
 }
 
-static int sfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
+/* Rank 0's outcome err (MPI_SUCCESS on the others) as every process's:
+ * its error class and message go to all, and each other process makes
+ * its own code of them (codes are per process). Collective. */
+static int root_outcome(ompio_file_t *fh, int err)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int cls = MPI_SUCCESS, len = 0;
+
+    if (fh->f_rank == 0 && err != MPI_SUCCESS) {
+        MPI_Error_class(err, &cls);
+        MPI_Error_string(err, msg, &len);
+        cls = cls != MPI_SUCCESS ? cls : MPI_ERR_OTHER;
+    }
+    MPI_Bcast(&cls, 1, MPI_INT, 0, fh->f_comm);
+    if (cls == MPI_SUCCESS) {
+        return MPI_SUCCESS;
+    }
+    MPI_Bcast(msg, sizeof(msg), MPI_CHAR, 0, fh->f_comm);
+    return fh->f_rank == 0 ? err : ps_ompio_code(cls, "%s", msg);
+}
+
+/* Collective: the pointer at offset (etypes) from whence, set by rank 0.
+ * reset: OMPIO's seek to 0 at set_view, which sets it only if some
+ * process found it lost (else every process counts the new view). */
+static int seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence, int reset)
 {
     ps_sfp_t *sfp = fh->f_sharedfp_data;
     OMPI_MPI_OFFSET_TYPE pos = offset * (OMPI_MPI_OFFSET_TYPE)fh->f_etype_size, size;
-    int err = MPI_SUCCESS;
+    int err = MPI_SUCCESS, any_lost = 0;
     uint64_t cur;
 
-    if (whence == MPI_SEEK_SET && offset == 0) {
-        /* collective, the same on every process: the counter starts again
-         * at 0 when it sees the new view; the barrier orders everyone's
-         * older accesses before anyone's newer ones */
+    /* the same on every process: no process's older accesses come after
+     * the new pointer, nor anyone's newer ones before it */
+    if (MPI_Allreduce(&sfp->lost, &any_lost, 1, MPI_INT, MPI_MAX, fh->f_comm) != MPI_SUCCESS) {
+        return MPI_ERR_OTHER;
+    }
+    if (reset) {
         sfp->view++;
-        return MPI_Barrier(fh->f_comm);
+        if (!any_lost) {
+            return MPI_SUCCESS;
+        }
     }
     if (fh->f_rank == 0) {
         if (whence == MPI_SEEK_CUR) {
@@ -166,8 +205,42 @@ static int sfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
         }
     }
     /* no process uses the pointer before it is set */
-    MPI_Bcast(&err, 1, MPI_INT, 0, fh->f_comm);
+    err = root_outcome(fh, err);
+    if (err == MPI_SUCCESS) {
+        sfp->lost = 0;
+    }
     return err;
+}
+
+/* OMPIO's own seeks: to 0 at set_view, to the end at a MODE_APPEND open. */
+static int sfp_seek(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE offset, int whence)
+{
+    return seek(fh, offset, whence, whence == MPI_SEEK_SET && offset == 0);
+}
+
+/* The program's MPI_File_seek_shared (the file's io module's, as
+ * mca_io_ompio_file_seek_shared): always sets the pointer, so that a seek
+ * to 0 sets a lost one again. */
+static int sfp_file_seek_shared(struct ompi_file_t *file, OMPI_MPI_OFFSET_TYPE offset, int whence)
+{
+    ompio_file_t *fh = &((mca_common_ompio_data_t *)file->f_io_selected_data)->ompio_fh;
+    int err;
+
+    OPAL_THREAD_LOCK(&file->f_lock);
+    err = seek(fh, offset, whence, 0);
+    OPAL_THREAD_UNLOCK(&file->f_lock);
+    return err;
+}
+
+/* A file opened by the program (not by another component for itself):
+ * its MPI_File_seek_shared is ours. */
+static void take_seek_shared(ompio_file_t *fh)
+{
+    mca_io_base_module_2_0_0_t *module = ps_ompio_io_module(fh);
+
+    if (module != NULL) {
+        module->io_module_file_seek_shared = sfp_file_seek_shared;
+    }
 }
 
 /* In bytes: OMPIO's get_position_shared divides by the etype size itself
@@ -258,8 +331,9 @@ static int sfp_read_ordered_begin(ompio_file_t *fh, void *buf, int count,
     if (fh->f_split_coll_in_use) {
         return MPI_ERR_REQUEST;
     }
-    fh->f_split_coll_in_use = true;
     sfp->split_err = sfp_read_ordered(fh, buf, count, datatype, &sfp->split_status);
+    /* as Open MPI's own components: a failed begin begins nothing */
+    fh->f_split_coll_in_use = sfp->split_err == MPI_SUCCESS;
     return sfp->split_err;
 }
 
@@ -283,8 +357,9 @@ static int sfp_write_ordered_begin(ompio_file_t *fh, const void *buf, int count,
     if (fh->f_split_coll_in_use) {
         return MPI_ERR_REQUEST;
     }
-    fh->f_split_coll_in_use = true;
     sfp->split_err = sfp_write_ordered(fh, buf, count, datatype, &sfp->split_status);
+    /* as Open MPI's own components: a failed begin begins nothing */
+    fh->f_split_coll_in_use = sfp->split_err == MPI_SUCCESS;
     return sfp->split_err;
 }
 
@@ -334,6 +409,7 @@ static int sfp_file_open(struct ompi_communicator_t *comm, const char *filename,
     sfp->instance = instance;
     snprintf(sfp->why, sizeof(sfp->why), "%s", why);
     fh->f_sharedfp_data = sfp;
+    take_seek_shared(fh);
     return MPI_SUCCESS;
 }
 

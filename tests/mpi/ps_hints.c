@@ -287,7 +287,10 @@ static void view_hints(MPI_File fh)
  * met another process's next collective (a hang or an error before
  * session 74; under Open MPI the hooks' agreement the same way). A
  * pstripe hint given by some processes only is MPI_ERR_NOT_SAME on every
- * process.
+ * process. Open MPI's set_info refuses MPI_INFO_NULL (MPI_ERR_INFO) on
+ * the processes that pass it alone, and the others' agreement on the
+ * hints must not wait for them (the hooks took part only after a
+ * successful call: a hang).
  */
 static void null_info_views(MPI_File fh, int pstripe)
 {
@@ -299,8 +302,10 @@ static void null_info_views(MPI_File fh, int pstripe)
     if (ps_rank > 0)
         MPI_Info_create(&info);
     PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", info));
-    if (!PS_OMPIO) /* (Open MPI refuses set_info of MPI_INFO_NULL) */
+    if (!PS_OMPIO)
         PS_MPI(MPI_File_set_info(fh, info));
+    else        /* Open MPI refuses MPI_INFO_NULL there, on that process alone: */
+        PS_MPI_EXPECT(MPI_File_set_info(fh, info), ps_rank == 0 ? MPI_ERR_INFO : MPI_SUCCESS);
     ps_fill(out, sizeof(out), (uint64_t) ps_rank * sizeof(out), 21);
     PS_MPI(MPI_File_write_at_all(fh, (MPI_Offset) ps_rank * sizeof(out), out, sizeof(out),
                                  MPI_BYTE, &st));

@@ -12,8 +12,18 @@
  * none hangs); write_ordered fails with MPI_ERR_IO on every process (the
  * last one, which does the fetch-and-add, names the lost pointer); a
  * negative seek_shared(SEEK_SET) is MPI_ERR_ARG on every process. Then
- * seek_shared to the end (SEEK_SET) sets it again, the appends go on after
+ * set_view sets it again, at 0 (every process found it lost), and
+ * seek_shared to the end (SEEK_SET) moves it there, the appends go on after
  * the old records, and the file holds every record once, none overwritten.
+ *
+ * Then a second round: rank 0 creates SIGNAL.ready2, every process waits
+ * for SIGNAL.go2 (the runner restarts every server again), and the first
+ * call after is seek_shared(0, SEEK_SET), which must set the pointer again
+ * though no process has found it lost (under Open MPI it only counted a
+ * new view, as set_view does, and the next access failed).
+ *
+ * Built with MPICH (tests/mpi/mpi-sfp-lost) and with Open MPI
+ * (tests/mpi/mpi-sfp-lost-openmpi).
  *
  * Usage: ps_sfp_lost pstripe:/FILE SIGNAL
  */
@@ -43,15 +53,16 @@ static void expect_lost(int rc, const char *what)
     expect_error(rc, MPI_ERR_IO, 1, what);
 }
 
-/* Rank 0 creates SIGNAL.ready; every process waits for SIGNAL.go. */
-static void handshake(const char *signal)
+/* Rank 0 creates SIGNAL.readyROUND; every process waits for SIGNAL.goROUND
+ * (ROUND "" for the first round, "2" for the second). */
+static void handshake(const char *signal, const char *round)
 {
     char ready[4096], go[4096];
     FILE *f;
     int i;
 
-    snprintf(ready, sizeof(ready), "%s.ready", signal);
-    snprintf(go, sizeof(go), "%s.go", signal);
+    snprintf(ready, sizeof(ready), "%s.ready%s", signal, round);
+    snprintf(go, sizeof(go), "%s.go%s", signal, round);
     if (ps_rank == 0) {
         f = fopen(ready, "w");
         PS_CHECK(f != NULL, "cannot create %s", ready);
@@ -80,7 +91,7 @@ int main(int argc, char **argv)
     PS_MPI(MPI_File_write_shared(fh, rec, 1, MPI_INT64_T, &st));
     PS_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
-    handshake(argv[2]);
+    handshake(argv[2], "");
     MPI_Barrier(MPI_COMM_WORLD);
 
     rec[1] = 2000 + ps_rank;
@@ -92,8 +103,14 @@ int main(int argc, char **argv)
     expect_error(MPI_File_seek_shared(fh, -1, MPI_SEEK_SET), MPI_ERR_ARG, 0,
                  "seek_shared(-1, SEEK_SET)");
 
-    /* set it again, after the records written before the restart (the
-     * default view: the pointer counts bytes) */
+    /* set_view sets it again (at 0) */
+    PS_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    PS_MPI(MPI_File_get_position_shared(fh, &pos));
+    PS_CHECK(pos == 0, "shared pointer at %lld after set_view, expected 0", (long long) pos);
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* moved after the records written before the restart (a view of
+     * bytes: the pointer counts bytes) */
     PS_MPI(MPI_File_get_size(fh, &size));
     PS_CHECK(size == ps_nprocs * 8, "size %lld after the restart, expected %d", (long long) size,
              ps_nprocs * 8);
@@ -119,6 +136,16 @@ int main(int argc, char **argv)
                  (long long) all[i]);
     }
     free(all);
+
+    /* round 2: a loss no process has met; seek_shared to 0 sets it again */
+    MPI_Barrier(MPI_COMM_WORLD);
+    handshake(argv[2], "2");
+    MPI_Barrier(MPI_COMM_WORLD);
+    PS_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    PS_MPI(MPI_File_get_position_shared(fh, &pos));
+    PS_CHECK(pos == 0, "shared pointer at %lld after seek_shared(0) (second restart), "
+             "expected 0", (long long) pos);
+    MPI_Barrier(MPI_COMM_WORLD);
     PS_MPI(MPI_File_close(&fh));
     if (ps_rank == 0)
         printf("ps_sfp_lost: %d processes: PASS\n", ps_nprocs);

@@ -28,12 +28,27 @@
  *    other process after a barrier alone, without MPI_File_sync (as ROMIO's
  *    own test shared_fp does): writes at the shared pointer are written
  *    through, not kept by write-behind. MPI's nonatomic mode would not
- *    promise it; pstripe does (README). It is deleted afterwards.
+ *    promise it; pstripe does (README). It is opened with
+ *    MPI_MODE_DELETE_ON_CLOSE, which MPI_File_get_amode shows (Open MPI's
+ *    lacked it on pstripe files), and is gone after the close.
+ * On pstripe, between 4 and 5: a seek_shared before the start of the view
+ * is MPI_ERR_ARG on every process (under Open MPI the others got process
+ * 0's error code, which no other process knows); and under Open MPI a
+ * split ordered call that fails (the pointer near INT64_MAX, which the
+ * servers refuse to pass) begins nothing: the next one works (it was
+ * MPI_ERR_REQUEST). (ROMIO keeps its split call begun after such a
+ * failure: not checked under MPICH.)
  *
  * The file left behind is the one of steps 2 and 4, equal on pstripe and
  * ufs. Usage: ps_shared FILENAME
  */
 #include "pstest.h"
+
+#ifdef OPEN_MPI
+#define PS_OMPIO 1
+#else
+#define PS_OMPIO 0
+#endif
 
 #define NREC  300
 #define MAGIC 0x31434552u       /* "REC1" */
@@ -278,6 +293,25 @@ static MPI_Offset ordered_steps(MPI_File fh)
     return total;
 }
 
+/* Between 4 and 5, on pstripe: seeks and split ordered calls that fail;
+ * the pointer is at total after. */
+static void failed_calls(MPI_File fh, MPI_Offset total)
+{
+    unsigned char buf[8] = { 0 };
+    MPI_Status st;
+
+    PS_MPI_EXPECT(MPI_File_seek_shared(fh, -1, MPI_SEEK_SET), MPI_ERR_ARG);
+    if (PS_OMPIO) {
+        PS_MPI(MPI_File_seek_shared(fh, INT64_MAX - 4, MPI_SEEK_SET));
+        PS_MPI_EXPECT(MPI_File_write_ordered_begin(fh, buf, 8, MPI_BYTE), MPI_ERR_IO);
+        PS_MPI_EXPECT(MPI_File_read_ordered_begin(fh, buf, 8, MPI_BYTE), MPI_ERR_IO);
+    }
+    PS_MPI(MPI_File_seek_shared(fh, total, MPI_SEEK_SET));
+    PS_MPI(MPI_File_read_ordered_begin(fh, buf, 0, MPI_BYTE));
+    PS_MPI(MPI_File_read_ordered_end(fh, buf, &st));
+    expect_position(fh, total, "after the failed calls");
+}
+
 /* 6: sequential mode. */
 static void sequential(const char *fname)
 {
@@ -339,10 +373,12 @@ static void seen_after_barrier(const char *fname)
     unsigned char mine[CHUNK];
     MPI_File fh;
     MPI_Status st;
+    int amode, mode = MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE;
 
     ps_fname(name, sizeof(name), fname, ".bar");
-    PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                         &fh));
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, name, mode, MPI_INFO_NULL, &fh));
+    PS_MPI(MPI_File_get_amode(fh, &amode));
+    PS_CHECK(amode == mode, "MPI_File_get_amode: 0x%x, opened with 0x%x", amode, mode);
     PS_MPI(MPI_File_set_size(fh, 0));
     memset(mine, 0x40 + ps_rank, CHUNK);
     PS_MPI(MPI_File_write_shared(fh, mine, CHUNK, MPI_BYTE, &st));
@@ -354,9 +390,9 @@ static void seen_after_barrier(const char *fname)
     MPI_Barrier(MPI_COMM_WORLD);
     check_after_barrier(fh, 2 * ps_nprocs, 0x80, "write_ordered");
     PS_MPI(MPI_File_close(&fh));
-    MPI_Barrier(MPI_COMM_WORLD);
     if (ps_rank == 0)
-        PS_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+        PS_MPI_EXPECT(MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+                      MPI_ERR_NO_SUCH_FILE);
 }
 
 int main(int argc, char **argv)
@@ -383,6 +419,8 @@ int main(int argc, char **argv)
                "in %.3f s\n", ps_nprocs, ps_nprocs * NREC, (long long) total, t1 - t0);
 
     total = ordered_steps(fh);
+    if (ps_is_pstripe(fname))
+        failed_calls(fh, total);
 
     /* 5: a second open has its own pointer (pstripe only: ROMIO's ufs names
      * its hidden pointer file from a random number that can repeat in one
