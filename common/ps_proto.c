@@ -383,7 +383,9 @@ ps_status_t ps_proto_check_runs(const ps_run_t *runs, uint32_t nruns, uint64_t p
         sum += r.len * r.count;
         count += r.count;
     }
-    if (sum != payload_len) {
+    /* (the regions, not the runs, are the servers' work: a few runs of
+     * 1-byte regions must not make a plan of millions) */
+    if (sum != payload_len || count > PS_MAX_REGIONS) {
         return PS_ERR_PROTO;
     }
     *nregions = count;

@@ -564,7 +564,8 @@ static inline uint64_t ps_io_list_bytes(const ps_io_req_t *io)
  * Check the run list of an OBJ_READ/OBJ_WRITE with PS_IO_RUNS: every run has
  * count >= 1, len >= 1 and stride >= len; its last region ends (off +
  * stride * (count - 1) + len, computed without overflow) at or below
- * max_obj_size; and the runs' bytes (len * count) sum to payload_len. The
+ * max_obj_size; the runs' bytes (len * count) sum to payload_len; and they
+ * describe at most PS_MAX_REGIONS regions, as a region list may hold. The
  * number of regions the runs describe goes to *nregions. Returns PS_OK,
  * PS_ERR_FILE_TOO_LARGE (a run ends past max_obj_size) or PS_ERR_PROTO.
  */

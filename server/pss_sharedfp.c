@@ -18,10 +18,13 @@
  * would overwrite its own records if the pointer silently restarted at 0.
  * When the table is full, a counter unused for PSS_SFP_IDLE_NS is dropped
  * (logged) to make room; if there is none the request fails with
- * PS_ERR_TOO_BIG, never reusing a live one.
+ * PS_ERR_TOO_BIG, never reusing a live one. A user other than root holds
+ * at most PSS_SFP_USER_MAX of them, so that no one user can fill the table
+ * and keep everyone else's MPI opens from making theirs.
  */
 #include "pss_sharedfp.h"
 
+#include "pss_conn.h"
 #include "pss_req.h"
 
 #include "ps_log.h"
@@ -39,11 +42,13 @@ typedef struct pss_sfp {
     uint64_t value;
     uint64_t used_ns; /* last request, ps_time_ns() */
     uint32_t view;    /* of the last FETCH_ADD or SET */
+    uint32_t uid;     /* of the connection that made it */
 } pss_sfp_t;
 
 struct pss_sfp_table {
     pss_sfp_t *buckets[PSS_SFP_BUCKETS];
     size_t count;
+    ps_log_limit_t refused_log; /* counters refused (a user may ask in a loop) */
 };
 
 static pss_sfp_t **pss_sfp_slot(struct pss_sfp_table *t, uint64_t file_id, uint64_t instance)
@@ -82,10 +87,25 @@ static int pss_sfp_expire(struct pss_sfp_table *t, uint64_t now)
     return 1;
 }
 
-/* The counter, made (at 0) if unknown and `create`; *out NULL and an error
- * if it is unknown and not `create` (PS_ERR_NO_ENTRY) or cannot be made. */
-static ps_status_t pss_sfp_get(pss_worker_t *w, const ps_sfp_req_t *rq, int create, uint64_t now,
-                               pss_sfp_t **out)
+/* Counters that uid made (a walk of the table: only a SET of a new
+ * counter, once per MPI open, asks). */
+static size_t pss_sfp_count_uid(const struct pss_sfp_table *t, uint32_t uid)
+{
+    size_t n = 0;
+
+    for (unsigned b = 0; b < PSS_SFP_BUCKETS; b++) {
+        for (const pss_sfp_t *e = t->buckets[b]; e != NULL; e = e->next) {
+            n += e->uid == uid;
+        }
+    }
+    return n;
+}
+
+/* The counter, made (at 0) for uid if unknown and `create`; *out NULL and
+ * an error if it is unknown and not `create` (PS_ERR_NO_ENTRY) or cannot be
+ * made. */
+static ps_status_t pss_sfp_get(pss_worker_t *w, const ps_sfp_req_t *rq, int create, uint32_t uid,
+                               uint64_t now, pss_sfp_t **out)
 {
     struct pss_sfp_table *t = w->sfp;
     pss_sfp_t **slot, *e;
@@ -108,10 +128,20 @@ static ps_status_t pss_sfp_get(pss_worker_t *w, const ps_sfp_req_t *rq, int crea
                  w->index, (unsigned long long)rq->file_id, (unsigned long long)rq->instance);
         return PS_ERR_NO_ENTRY;
     }
+    if (uid != 0 && pss_sfp_count_uid(t, uid) >= PSS_SFP_USER_MAX) {
+        if (ps_log_limit_pass(&t->refused_log, now, PSS_LOG_EVERY_NS, NULL)) {
+            ps_warn("worker %u: uid %u already has %d shared file pointers here, the most one "
+                    "user may: refused",
+                    w->index, uid, PSS_SFP_USER_MAX);
+        }
+        return PS_ERR_TOO_BIG;
+    }
     if (t->count >= PSS_SFP_MAX) {
         if (!pss_sfp_expire(t, now)) {
-            ps_warn("worker %u: shared file pointer table full (%d counters in use)", w->index,
-                    PSS_SFP_MAX);
+            if (ps_log_limit_pass(&t->refused_log, now, PSS_LOG_EVERY_NS, NULL)) {
+                ps_warn("worker %u: shared file pointer table full (%d counters in use)", w->index,
+                        PSS_SFP_MAX);
+            }
             return PS_ERR_TOO_BIG;
         }
         slot = pss_sfp_slot(t, rq->file_id, rq->instance); /* the chain may have changed */
@@ -123,6 +153,7 @@ static ps_status_t pss_sfp_get(pss_worker_t *w, const ps_sfp_req_t *rq, int crea
     e->file_id = rq->file_id;
     e->instance = rq->instance;
     e->view = rq->view;
+    e->uid = uid;
     *slot = e;
     t->count++;
     *out = e;
@@ -180,7 +211,8 @@ void pss_sfp_handle(pss_worker_t *w, pss_req_t *req)
         pss_reply(req, status, &rep, sizeof(rep), NULL, 0, 0);
         return;
     }
-    status = pss_sfp_get(w, &rq, rq.op == PS_SFP_SET, now, &e);
+    status =
+        pss_sfp_get(w, &rq, rq.op == PS_SFP_SET, req->conn != NULL ? req->conn->uid : 0, now, &e);
     if (status == PS_OK) {
         status = pss_sfp_to_view(e, rq.view);
     }

@@ -8,8 +8,10 @@
 
 #include "pss.h"
 
-/* Counters a worker keeps at most (a full table refuses new counters). */
-#define PSS_SFP_MAX 4096
+/* Counters a worker keeps at most (a full table refuses new counters), and
+ * of them one user other than root. */
+#define PSS_SFP_MAX      4096
+#define PSS_SFP_USER_MAX 1024
 /* A counter unused this long may be dropped to make room for a new one
  * (its opener is presumed gone without closing). */
 #define PSS_SFP_IDLE_NS (3600ull * 1000000000ull)

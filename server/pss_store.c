@@ -787,14 +787,6 @@ static ps_status_t pss_io_prepare(pss_worker_t *w, pss_req_t *req)
                                         io->payload_len, PSS_MAX_OBJ_SIZE);
     }
     if (status != PS_OK) {
-        ps_warn("worker %u: %s req %llu for object %016" PRIx64 ": %s %s list (%u "
-                "entries, payload %" PRIu64 " bytes; lengths and counts must be > 0, strides "
-                "at least the length, bytes sum to the payload and end below %llu)",
-                w->index, ps_msg_type_name(req->hdr.type), (unsigned long long)req->hdr.req_id,
-                io->file_id,
-                status == PS_ERR_FILE_TOO_LARGE ? "past the object size limit:" : "bad",
-                (io->flags & PS_IO_RUNS) ? "run" : "region", io->nregions, io->payload_len,
-                (unsigned long long)PSS_MAX_OBJ_SIZE);
         return status;
     }
     if (req->hdr.type == PS_MSG_OBJ_WRITE) {
@@ -825,7 +817,14 @@ void pss_store_handle(pss_worker_t *w, pss_req_t *req)
 
     if (type == PS_MSG_OBJ_WRITE || type == PS_MSG_OBJ_READ) {
         ps_status_t status = pss_io_prepare(w, req);
-        if (status != PS_OK) {
+        if (status == PS_ERR_PROTO || status == PS_ERR_FILE_TOO_LARGE) {
+            pss_reject(req, status,
+                       status == PS_ERR_FILE_TOO_LARGE
+                           ? "a region ends past the object size limit"
+                           : "bad region or run list (lengths and counts > 0, strides at least "
+                             "the length, bytes summing to the payload, at most 2^20 regions)");
+            return;
+        } else if (status != PS_OK) {
             pss_reply(req, status, NULL, 0, NULL, 0, 0);
             return;
         }

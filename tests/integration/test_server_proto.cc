@@ -361,6 +361,32 @@ TEST_F(ServerProto, SharedFilePointer)
     expect_alive();
 }
 
+/* One user other than root makes at most PSS_SFP_USER_MAX (1024) of a
+ * worker's 4096 shared file pointers: one that makes them in a loop cannot
+ * keep others' MPI opens from making theirs (before session 75, uid 65534
+ * took all 4096 and uid 1000's SET was refused). Root is not counted. */
+TEST(ServerSharedFp, OneUserCannotFillTheTable)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1));
+    raw_client hog, other;
+    ASSERT_TRUE(hog.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_TRUE(other.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_EQ(hog.authenticate(cluster_key_path(), 65534, 65534).status(), PS_OK);
+    ASSERT_EQ(other.authenticate(cluster_key_path(), 1000, 1000).status(), PS_OK);
+    auto set = [](raw_client &c, uint64_t instance) {
+        ps_sfp_req_t rq{0x5f9, instance, 0, PS_SFP_SET, 0};
+        return c.call(PS_MSG_SHARED_FP, &rq, sizeof(rq)).status();
+    };
+    uint64_t made = 0;
+    while (made < 4096 && set(hog, made + 1) == PS_OK) {
+        made++;
+    }
+    EXPECT_EQ(made, 1024u) << "counters one user made";
+    EXPECT_EQ(set(hog, 99999), PS_ERR_TOO_BIG);
+    EXPECT_EQ(set(other, 1), PS_OK) << "another user's";
+}
+
 TEST_F(ServerProto, ManyBadRequestsInARow)
 {
     /* a burst of garbage of every size, then normal service */

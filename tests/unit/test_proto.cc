@@ -1083,6 +1083,12 @@ TEST(proto, check_runs)
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_runs(r, 0, 0, max, &n)) << "no runs";
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_runs(NULL, 1, 32, max, &n));
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_runs(r, PS_MAX_REGIONS + 1, 142, max, &n));
+    /* at most PS_MAX_REGIONS regions, however few the runs (a server
+     * plans every region: 64 Mi 1-byte regions took it 1 GB and 5.6 s) */
+    ps_run_t many[2] = {{0, 1, 2, PS_MAX_REGIONS}, {1ull << 30, 1, 1, 1}};
+    EXPECT_EQ(PS_OK, ps_proto_check_runs(many, 1, PS_MAX_REGIONS, max, &n));
+    EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_runs(many, 2, PS_MAX_REGIONS + 1, max, &n))
+        << "one region more than a list may hold";
     /* a truncated list: fewer runs than the payload needs */
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_check_runs(r, 2, 142, max, &n)) << "truncated list";
 
