@@ -506,6 +506,30 @@ static void psc_io_complete(pstripe_fs_t *fs, pstripe_request_t *io)
     psc_call_complete(fs, &io->call, io->status, io->msg);
 }
 
+/* The bytes of run r below size, in closed form (a run's count may be
+ * anything up to 2^64 - 1, and a run of length 0 any count: a walk of its
+ * regions would not end). Its regions do not overlap (stride >= length,
+ * psc_io_check), so at most one straddles size. */
+static uint64_t psc_run_bytes_below(const pstripe_run_t *r, uint64_t size)
+{
+    uint64_t start, full, all = r->count;
+
+    if (r->length == 0 || r->count == 0 || r->offset >= size) {
+        return 0;
+    }
+    if (r->count > 1 && r->stride > 0) {
+        start = (size - r->offset - 1) / r->stride + 1; /* regions starting below size */
+        all = start < r->count ? start : r->count;
+    } else {
+        all = 1;
+    }
+    full = size - r->offset < r->length    ? 0
+           : r->count > 1 && r->stride > 0 ? (size - r->offset - r->length) / r->stride + 1
+                                           : 1;
+    full = full < all ? full : all;
+    return full * r->length + (all > full ? size - (r->offset + full * r->stride) : 0);
+}
+
 static void psc_io_stat_done(pstripe_fs_t *fs, psc_op_t *op)
 {
     pstripe_request_t *io = op->arg;
@@ -528,11 +552,7 @@ static void psc_io_stat_done(pstripe_fs_t *fs, psc_op_t *op)
         for (size_t i = 0; i < io->args.n; i++) {
             pstripe_run_t r = psc_args_run(&io->args, i);
 
-            for (uint64_t c = 0; c < r.count && r.offset + c * r.stride < size; c++) {
-                uint64_t off = r.offset + c * r.stride, end = off + r.length;
-
-                nread += (end < size ? end : size) - off;
-            }
+            nread += psc_run_bytes_below(&r, size);
         }
         io->bytes = nread;
     }

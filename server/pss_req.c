@@ -28,6 +28,7 @@ typedef struct pss_send {
     pss_conn_t *conn;  /* shm: on conn->sends (holding a reference) until done */
     struct pss_send *prev, *next;
     int abandoned; /* pss_reply_abandon: data given back, no longer counted */
+    uint64_t mem_charged; /* the request's, in worker->mem_inflight until the data is sent */
     size_t hdr_len;
     uint8_t hdr[]; /* ps_msg_hdr_t + body */
 } pss_send_t;
@@ -145,9 +146,19 @@ static void pss_req_free(pss_req_t *req)
     free(req);
 }
 
-static void pss_send_done(pss_send_t *send)
+/* Give back the send's data and its memory charge. */
+static void pss_send_put_data(pss_send_t *send)
 {
     pss_data_put(send->worker, send->data, send->data_cap, send->lent);
+    send->worker->mem_inflight -= send->mem_charged;
+    send->mem_charged = 0;
+    send->data = NULL;
+    send->lent = NULL;
+}
+
+static void pss_send_done(pss_send_t *send)
+{
+    pss_send_put_data(send);
     free(send);
 }
 
@@ -216,9 +227,7 @@ void pss_reply_abandon(pss_conn_t *conn)
     while (conn->sends != NULL) {
         pss_send_t *send = conn->sends;
 
-        pss_data_put(send->worker, send->data, send->data_cap, send->lent);
-        send->data = NULL;
-        send->lent = NULL;
+        pss_send_put_data(send);
         send->abandoned = 1;
         send->worker->sends_inflight--;
         pss_send_unlink(send);
@@ -310,6 +319,11 @@ static void pss_reply_send(pss_req_t *req, ps_status_t status, const void *body,
     send->conn = NULL;
     send->prev = send->next = NULL;
     send->abandoned = 0;
+    /* a read's reply buffer stays until the client has taken it: so does
+     * the request's charge, or replies nobody collects would pile up past
+     * max_inflight (before session 75: 435 MB held against 32 MiB) */
+    send->mem_charged = data != NULL ? req->mem_charged : 0;
+    req->mem_charged -= send->mem_charged;
 
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));

@@ -621,6 +621,25 @@ TEST_F(ClientIO, ReadPastEndAndHoles)
     struct iovec mem400 = {out.data(), 400};
     EXPECT_EQ(pstripe_read_runs(f, &run, 1, &mem400, 1, &nread), PS_OK) << pstripe_last_error();
     EXPECT_EQ(nread, 0u) << "past the end of file";
+    /* runs that reach the end of file (30,100 bytes): what is below it,
+     * counted without walking their regions. An empty run of 2^62 regions
+     * beside one cut by the end walked them before session 75 (a hang). */
+    const struct {
+        pstripe_run_t runs[2];
+        uint64_t mem, want;
+    } ends[] = {
+        {{{0, 0, 0, 1ull << 62}, {30095, 10, 10, 1}}, 10, 5},
+        {{{29000, 10, 100, 12}, {0, 0, 0, 0}}, 120, 110}, /* 11 whole, 1 past */
+        {{{30075, 10, 20, 3}, {0, 0, 0, 0}}, 30, 15},     /* 1 whole, 1 cut, 1 past */
+        {{{30090, 10, 10, 1}, {30100, 7, 9, 3}}, 31, 10}, /* up to the last byte */
+        {{{30001, 100, 100, 1}, {0, 0, 0, 0}}, 100, 99},  /* one region, cut */
+    };
+    for (const auto &e : ends) {
+        struct iovec m = {out.data(), e.mem};
+        size_t n = e.runs[1].count > 0 || e.runs[1].offset > 0 ? 2 : 1;
+        EXPECT_EQ(pstripe_read_runs(f, e.runs, n, &m, 1, &nread), PS_OK) << pstripe_last_error();
+        EXPECT_EQ(nread, e.want) << e.runs[0].offset << " " << e.runs[0].count;
+    }
     EXPECT_EQ(pstripe_pwrite(f, buf.data(), 10, 1ull << 50), PS_ERR_FILE_TOO_LARGE);
     /* zero-length I/O */
     PSC_ASSERT_OK(pstripe_pwrite(f, buf.data(), 0, 5));

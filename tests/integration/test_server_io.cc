@@ -910,6 +910,49 @@ TEST(ServerIoLimits, LargeRequestsWaitForMemory)
     }
 }
 
+/*
+ * A read's reply buffer counts against max_inflight until the client has
+ * taken the data, not only until the reply is posted: a client that sends
+ * 8 reads of 16 MiB and never collects the (rendezvous) replies holds at
+ * most the budget (before session 75 the server held all 8, 128 MiB, and
+ * as many more as the client asked for). Once it collects them, the rest
+ * are served.
+ */
+TEST(ServerIoLimits, RepliesNotCollectedStayWithinTheBudget)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(
+        1, 1, {"--set", "max_inflight=32m", "--set", "max_batch=16m", "--set", "cache=0"}));
+    raw_client w, r;
+    ASSERT_TRUE(w.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_TRUE(r.connect(cluster.host(0), cluster.port(0)));
+    const uint64_t len = 16 << 20;
+    std::vector<ps_region_t> reg = {{0, len}};
+    std::vector<uint8_t> data = payload_for(reg, 9);
+    ASSERT_EQ(w.write(0xdddd, reg, data).status(), PS_OK);
+    ASSERT_EQ(r.hello().status(), PS_OK); /* authenticated before it stops collecting */
+    long hwm0 = status_kib(cluster.pid(0), "VmHWM:");
+    std::vector<uint64_t> ids;
+    for (int i = 0; i < 8; i++) {
+        ps_io_req_t io{0xdddd, len, 1, 0};
+        ids.push_back(r.send(PS_MSG_OBJ_READ, &io, sizeof(io), &reg[0], sizeof(reg[0])));
+    }
+    /* (the server serves what it may meanwhile; r does not progress) */
+    ASSERT_EQ(w.obj(PS_MSG_OBJ_SYNC, 0xdddd).status(), PS_OK);
+    usleep(1500 * 1000);
+    long grew = status_kib(cluster.pid(0), "VmHWM:") - hwm0;
+    printf("server VmHWM grew %ld KiB with 8 x 16 MiB replies not collected (max_inflight "
+           "32 MiB)\n",
+           grew);
+    EXPECT_LT(grew, 64 * 1024) << "replies nobody collects held more than max_inflight";
+    for (uint64_t id : ids) {
+        raw_reply rep = r.wait(id, 120);
+        ASSERT_TRUE(rep.received);
+        ASSERT_EQ(rep.status(), PS_OK);
+        EXPECT_TRUE(rep.data == data);
+    }
+}
+
 /* ---- strided runs (PS_IO_RUNS) ---------------------------------------------- */
 
 static std::vector<ps_region_t> expand(const std::vector<ps_run_t> &runs)
