@@ -236,6 +236,7 @@ struct pss_worker {
     pss_conn_t **conns;
     size_t conns_cap, nconns;
     uint64_t conns_refused; /* connections refused at max_conns_per_worker */
+    uint64_t conns_evicted; /* unauthenticated ones closed for room (pss_conn.c) */
     pss_conn_t *conn_last;  /* last looked-up connection */
 
     /* lines that repeat with every request, at most one a PSS_LOG_EVERY_NS */

@@ -119,6 +119,11 @@ const ps_config_field_t pss_config_table[] = {
               "how long a capability given at open is valid (clients renew it after half "
               "of it); the same on every server",
               PS_CFG_TIME, cap_life, 2, 30 * 86400),
+    PSS_FIELD("auth_wait", "5s",
+              "a worker at max_connections makes room for a new connection by closing the "
+              "oldest one that has not authenticated this long after it was accepted (clients "
+              "authenticate at once), so that peers without credentials cannot hold every slot",
+              PS_CFG_TIME, auth_wait, 0.1, 3600),
     PSS_FIELD("ticket_life", "5min",
               "how long the ticket a client gets for this server's other workers is valid "
               "(a client renews it on a worker it opened already)",

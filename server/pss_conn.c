@@ -146,6 +146,45 @@ void pss_conn_close_dead(pss_worker_t *w, void (*abandon)(pss_conn_t *conn))
     }
 }
 
+/*
+ * A full worker's room for one more: the oldest connection that has not
+ * authenticated within auth_wait of its accept (a client authenticates at
+ * once, so that one is a peer without credentials, or a dead one) is
+ * marked closed, for the loop to close as it does a failed peer's. 1 if
+ * there was one.
+ */
+static int pss_conn_make_room(pss_worker_t *w)
+{
+    pss_server_t *s = w->server;
+    uint64_t now = ps_time_ns(), wait_ns = (uint64_t)(s->cfg.auth_wait * 1e9);
+    pss_conn_t *victim = NULL;
+
+    if (s->auth_mode == PS_AUTH_NONE) {
+        return 0;
+    }
+    for (size_t i = 0; i < w->nconns; i++) {
+        pss_conn_t *c = w->conns[i];
+        if (c->owned && !c->authed && !c->closed && now - c->accepted_ns >= wait_ns &&
+            (victim == NULL || c->accepted_ns < victim->accepted_ns)) {
+            victim = c;
+        }
+    }
+    if (victim == NULL) {
+        return 0;
+    }
+    victim->closed = 1;
+    victim->next_dead = pss_tls_dead;
+    pss_tls_dead = victim;
+    w->conns_evicted++;
+    if (ps_log_limit_pass(&w->refused_log, now, PSS_LOG_EVERY_NS, NULL)) {
+        ps_warn("worker %u: %zu connections open, the most it accepts (max_connections): "
+                "closing one that has not authenticated for %.1f s to make room (%llu so far)",
+                w->index, w->nconns, (double)(now - victim->accepted_ns) / 1e9,
+                (unsigned long long)w->conns_evicted);
+    }
+    return 1;
+}
+
 static void pss_conn_accept(ucp_conn_request_h conn_request, pss_worker_t *w, int shm)
 {
     ucp_listener_h listener = shm ? w->shm_listener : w->listener;
@@ -158,7 +197,7 @@ static void pss_conn_accept(ucp_conn_request_h conn_request, pss_worker_t *w, in
         ucp_listener_reject(listener, conn_request);
         return;
     }
-    if (w->nconns >= w->server->max_conns_per_worker) {
+    if (w->nconns >= w->server->max_conns_per_worker && !pss_conn_make_room(w)) {
         /* The client sees the connection rejected. Logged at most once a
          * second: a flood must not flood the log too. */
         w->conns_refused++;
@@ -195,6 +234,7 @@ static void pss_conn_accept(ucp_conn_request_h conn_request, pss_worker_t *w, in
     }
     conn->ep = ep;
     conn->shm = shm;
+    conn->accepted_ns = ps_time_ns();
     ps_debug("worker %u: new %sconnection (%zu open)", w->index, shm ? "shared-memory " : "",
              w->nconns);
 }

@@ -27,6 +27,7 @@ struct pss_conn {
     int shm;           /* accepted by the shm listener: serves the servers' user alone
                           (pss_auth.c) */
     struct pss_send *sends; /* shm: its replies in flight (pss_req.c) */
+    uint64_t accepted_ns;   /* ps_time_ns() when our listener accepted it */
     struct pss_conn *next_dead;
 };
 

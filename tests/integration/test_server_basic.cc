@@ -332,7 +332,9 @@ TEST(ServerConn, FloodIsRefusedAndRecovers)
     for (int i = 0; i < flood; i++) {
         clients.emplace_back(new raw_client());
         ASSERT_TRUE(clients.back()->connect(cluster.host(0), cluster.port(0)));
-        raw_reply r = clients.back()->hello();
+        /* (authenticated: a slow run must not make room for more,
+         * UnauthenticatedConnectionsMakeRoom) */
+        raw_reply r = clients.back()->authenticate(cluster_key_path());
         if (r.received && r.status() == PS_OK) {
             answered++;
         } else {
@@ -374,4 +376,59 @@ TEST(ServerConn, FloodIsRefusedAndRecovers)
     ASSERT_TRUE(WIFEXITED(status)) << cluster.log(0);
     EXPECT_EQ(WEXITSTATUS(status), 0) << cluster.log(0);
     EXPECT_EQ(cluster.log(0).find("Assertion"), std::string::npos) << cluster.log(0);
+}
+
+/*
+ * A worker at max_connections makes room for a new connection by closing
+ * the oldest one that has not authenticated within auth_wait: peers
+ * without credentials cannot hold every slot (before session 75 eight
+ * HELLO-only connections kept a client with the key out for good).
+ * Authenticated connections are never closed for room.
+ */
+TEST(ServerConn, UnauthenticatedConnectionsMakeRoom)
+{
+    const int limit = 4;
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(
+        1, 1, {"--set", "max_connections=" + std::to_string(limit), "--set", "auth_wait=300ms"}));
+    std::vector<std::unique_ptr<raw_client>> idle;
+    for (int i = 0; i < limit; i++) {
+        idle.emplace_back(new raw_client());
+        ASSERT_TRUE(idle.back()->connect(cluster.host(0), cluster.port(0)));
+        idle.back()->set_auto_auth(false);
+        ASSERT_EQ(idle.back()->hello().status(), PS_OK) << "connection " << i;
+    }
+    usleep(400 * 1000); /* past auth_wait */
+    raw_client late;
+    ASSERT_TRUE(late.connect(cluster.host(0), cluster.port(0)));
+    raw_reply a = late.authenticate(cluster_key_path());
+    ASSERT_TRUE(a.received) << cluster.log(0);
+    EXPECT_EQ(a.status(), PS_OK);
+    EXPECT_TRUE(cluster.wait_log(0, "closing one that has not authenticated", 10))
+        << cluster.log(0);
+    int alive = 0;
+    for (auto &c : idle) {
+        alive += c->hello().received;
+    }
+    EXPECT_EQ(alive, limit - 1) << "one idle connection closed for the new one";
+
+    /* every slot authenticated (late's and three more, each taking an idle
+     * one's): the next connection is refused, none closed */
+    std::vector<std::unique_ptr<raw_client>> authed;
+    idle.clear();
+    for (int i = 1; i < limit; i++) {
+        authed.emplace_back(new raw_client());
+        ASSERT_TRUE(authed.back()->connect(cluster.host(0), cluster.port(0)));
+        raw_reply r = authed.back()->authenticate(cluster_key_path());
+        ASSERT_TRUE(r.received) << "connection " << i << " (an idle one's room)";
+        ASSERT_EQ(r.status(), PS_OK);
+    }
+    usleep(400 * 1000);
+    raw_client refused;
+    ASSERT_TRUE(refused.connect(cluster.host(0), cluster.port(0)));
+    EXPECT_FALSE(refused.hello().received);
+    EXPECT_TRUE(late.hello().received) << "an authenticated connection was closed";
+    for (auto &c : authed) {
+        EXPECT_TRUE(c->hello().received) << "an authenticated connection was closed";
+    }
 }
