@@ -95,6 +95,7 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     uint32_t sfp_view;          /* set_views since the open (pstripe_sfp_set) */
     int sfp_lost;               /* a fetch-and-add found it lost (the server restarted)
                                  * and no one has set it since */
+    int sfp_lost_any;           /* sfp_lost of any process, at the last hint agreement */
     int cb_given;               /* the hints named cb_nodes or cb_config_list */
     char *coll_buf[3];          /* collective I/O buffers (ad_pstripe_twophase.c) */
     size_t coll_size[3];

@@ -183,7 +183,10 @@ static void read_hints(MPI_Info users_info, hint_values * hv)
 /* One allreduce (MAX of values and of their negations) tells every process
  * whether all processes agree, (*any) whether any of them gave one of our
  * hints and (*cb_any, in: this process's) whether any named the
- * aggregators. Returns the MPI error code (the same on every process),
+ * aggregators; and (ps->sfp_lost_any) whether any found the shared file
+ * pointer lost, for set_view's reset after it (ad_pstripe_sharedfp.c: a
+ * second allreduce there made HDF5's collective writes 2-5 times
+ * slower). Returns the MPI error code (the same on every process),
  * whose string names the first hint that differs (ROMIO's
  * MPIO_ERR_CREATE_CODE_INFO_NOT_SAME passes MPICH a message that is not
  * in its table, and the key was lost: "(unknown)(): Inconsistent
@@ -191,7 +194,8 @@ static void read_hints(MPI_Info users_info, hint_values * hv)
 static int agree_hints(ADIO_File fd, hint_values * hv, int *any, int *cb_any, int at_open)
 {
     static char myname[] = "ADIOI_PSTRIPE_SETINFO";
-    long long local[4 * NKEYS + 1], global[4 * NKEYS + 1];
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    long long local[4 * NKEYS + 2], global[4 * NKEYS + 2];
     int k, err = MPI_SUCCESS;
 
     for (k = 0; k < NKEYS; k++) {
@@ -202,9 +206,11 @@ static int agree_hints(ADIO_File fd, hint_values * hv, int *any, int *cb_any, in
         local[3 * NKEYS + k] = hv->val[k] == LLONG_MIN ? LLONG_MAX : -hv->val[k];
     }
     local[4 * NKEYS] = *cb_any;
-    MPI_Allreduce(local, global, 4 * NKEYS + 1, MPI_LONG_LONG, MPI_MAX, fd->comm);
+    local[4 * NKEYS + 1] = ps->sfp_lost;
+    MPI_Allreduce(local, global, 4 * NKEYS + 2, MPI_LONG_LONG, MPI_MAX, fd->comm);
 
     *cb_any = global[4 * NKEYS] != 0;
+    ps->sfp_lost_any = global[4 * NKEYS + 1] != 0;
     *any = 0;
     for (k = 0; k < NKEYS; k++) {
         *any |= global[k] != 0;

@@ -174,7 +174,8 @@ void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_co
  * a pointer says so at its first shared access.
  *
  * But a counter the server lost (it restarted) comes back only by a set:
- * an allreduce here says whether a process found it lost (sfp_lost), and
+ * set_view's hint agreement just before (ADIO_Set_view's SetInfo, one
+ * allreduce) says whether a process found it lost (sfp_lost_any), and
  * then the first aggregator sets it to 0 in the new view, and a broadcast
  * of the outcome keeps every process from the new view until it is set.
  * (A loss no process has met yet is met at the next shared access, which
@@ -188,15 +189,14 @@ void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_PSTRIPE_RESET_SHARED_FP";
     ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
-    int lost, any_lost = 0, rank, root = fd->hints->ranklist[0], rc = PS_OK;
+    int rank, root = fd->hints->ranklist[0], rc = PS_OK;
 
     *error_code = MPI_SUCCESS;
-    lost = ps != NULL && ps->sfp_lost;
-    ADIOI_PSTRIPE_Allreduce(&lost, &any_lost, 1, MPI_INT, MPI_MAX, fd->comm);
     if (ps == NULL)
         return;
     ps->sfp_view++;
-    if (any_lost) {
+    if (ps->sfp_lost_any) {
+        ps->sfp_lost_any = 0;
         MPI_Comm_rank(fd->comm, &rank);
         if (rank == root)
             rc = sfp_check(fd, myname, __LINE__) != MPI_SUCCESS ? PS_ERR_INVALID
