@@ -512,7 +512,7 @@ static void psc_io_complete(pstripe_fs_t *fs, pstripe_request_t *io)
  * psc_io_check), so at most one straddles size. */
 static uint64_t psc_run_bytes_below(const pstripe_run_t *r, uint64_t size)
 {
-    uint64_t start, full, all = r->count;
+    uint64_t start, full, all;
 
     if (r->length == 0 || r->count == 0 || r->offset >= size) {
         return 0;

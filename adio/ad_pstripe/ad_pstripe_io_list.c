@@ -253,7 +253,7 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     ADIOI_Flatlist_node *flat;
     MPI_Count buftype_size, ftype_size, i, j;
     MPI_Aint lb, extent;
-    ADIO_Offset total, off, data_off, n, within, cum, left, take, skip, lo, hi;
+    ADIO_Offset total, off, data_off, n, within, cum, left, take, skip, at, lo, hi;
     const view_run *vr;
     int contig;
 
@@ -349,10 +349,10 @@ void ADIOI_PSTRIPE_Access_build(ADIO_File fd, const void *buf, int count,
     hi = 0;
     while (left > 0) {
         take = MPL_MIN(flat->blocklens[i] - skip, left);
-        add_region(&regions, off + flat->indices[i] + skip, take);
-        if (lo < 0 || off + flat->indices[i] + skip < lo)
-            lo = off + flat->indices[i] + skip;
-        hi = MPL_MAX(hi, off + flat->indices[i] + skip + take);
+        at = off + flat->indices[i] + skip;
+        add_region(&regions, at, take);
+        lo = lo < 0 ? at : MPL_MIN(lo, at);     /* (overlapping blocks go back) */
+        hi = MPL_MAX(hi, at + take);
         left -= take;
         skip = 0;
         if (++i == flat->count) {
