@@ -91,6 +91,11 @@ ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
         req = sizeof(ps_setattr_req_t);
         rep = sizeof(ps_file_rep_t);
         break;
+    case PS_MSG_OBJ_LIST:
+    case PS_MSG_META_LIVE:
+        req = sizeof(ps_ids_req_t);
+        rep = sizeof(ps_ids_rep_t);
+        break;
     default:
         return PS_ERR_PROTO;
     }
@@ -112,6 +117,114 @@ static int ps_proto_io_req_ok(uint16_t type, const ps_io_req_t *req)
            (!(req->flags & PS_IO_LIST_INLINE) || ps_io_list_bytes(req) <= PS_IO_INLINE_MAX);
 }
 
+/* ps_proto_data_len of a request. */
+static int ps_proto_req_data_len(uint16_t type, const void *body, uint64_t *data_len)
+{
+    switch (type) {
+    case PS_MSG_CREATE: {
+        ps_create_req_t req;
+        memcpy(&req, body, sizeof(req));
+        if (!ps_proto_path_len_ok(req.path_len) ||
+            (req.access & ~(PS_CAP_READ | PS_CAP_WRITE)) != 0) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = req.path_len;
+        return PS_OK;
+    }
+    case PS_MSG_LOOKUP:
+    case PS_MSG_REMOVE: {
+        ps_path_req_t req;
+        memcpy(&req, body, sizeof(req));
+        if (!ps_proto_path_len_ok(req.path_len) || (req.access & ~PS_CAP_ALL) != 0 ||
+            (type == PS_MSG_REMOVE && req.access != 0)) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = req.path_len;
+        return PS_OK;
+    }
+    case PS_MSG_SETATTR: {
+        ps_setattr_req_t req;
+        memcpy(&req, body, sizeof(req));
+        if (!ps_proto_path_len_ok(req.path_len) || req.valid == 0 ||
+            (req.valid & ~(PS_SETATTR_MODE | PS_SETATTR_UID | PS_SETATTR_GID)) != 0 ||
+            req.mode > 0777 || req.reserved != 0) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = req.path_len;
+        return PS_OK;
+    }
+    case PS_MSG_LIST: {
+        ps_list_req_t req;
+        memcpy(&req, body, sizeof(req));
+        if (req.prefix_len > PS_PATH_MAX || req.after_len > PS_PATH_MAX || req.max_entries == 0 ||
+            req.max_entries > PS_LIST_MAX) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = (uint64_t)req.prefix_len + req.after_len;
+        return PS_OK;
+    }
+    case PS_MSG_HELLO: {
+        ps_hello_req_t req;
+        memcpy(&req, body, sizeof(req));
+        return (req.flags & ~PS_HELLO_SHM) != 0 ? PS_ERR_PROTO : PS_OK;
+    }
+    case PS_MSG_AUTH: {
+        ps_auth_req_t req;
+        memcpy(&req, body, sizeof(req));
+        if (req.cred_len == 0 || req.cred_len > PS_AUTH_CRED_MAX) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = req.cred_len;
+        return PS_OK;
+    }
+    case PS_MSG_RENAME: {
+        ps_rename_req_t req;
+        memcpy(&req, body, sizeof(req));
+        if (!ps_proto_path_len_ok(req.src_len) || !ps_proto_path_len_ok(req.dst_len) ||
+            (req.flags & ~PS_RENAME_NOREPLACE) != 0) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = (uint64_t)req.src_len + req.dst_len;
+        return PS_OK;
+    }
+    case PS_MSG_OBJ_WRITE:
+    case PS_MSG_OBJ_READ: {
+        ps_io_req_t req;
+        memcpy(&req, body, sizeof(req));
+        if (!ps_proto_io_req_ok(type, &req)) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = (req.flags & PS_IO_LIST_INLINE) ? 0 : ps_io_list_bytes(&req);
+        if (type == PS_MSG_OBJ_WRITE) {
+            *data_len += req.payload_len;
+        }
+        return PS_OK;
+    }
+    case PS_MSG_SHARED_FP: {
+        ps_sfp_req_t req;
+        memcpy(&req, body, sizeof(req));
+        if (req.op < PS_SFP_FETCH_ADD || req.op > PS_SFP_RELEASE || req.value > PS_SFP_VALUE_MAX ||
+            (req.op == PS_SFP_RELEASE && req.value != 0)) {
+            return PS_ERR_PROTO;
+        }
+        return PS_OK;
+    }
+    case PS_MSG_OBJ_LIST:
+    case PS_MSG_META_LIVE: {
+        ps_ids_req_t req;
+        memcpy(&req, body, sizeof(req));
+        if (req.count == 0 || req.count > PS_IDS_MAX || req.reserved != 0 ||
+            (type == PS_MSG_META_LIVE && req.after != 0)) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = type == PS_MSG_META_LIVE ? (uint64_t)req.count * sizeof(uint64_t) : 0;
+        return PS_OK;
+    }
+    default:
+        return PS_OK;
+    }
+}
+
 /*
  * The AM data length a valid body implies, or PS_ERR_PROTO. The limits
  * checked first bound every operand (nregions <= 2^20, payload <= 2^30,
@@ -124,100 +237,8 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
     *data_len = 0;
 
     if (!is_reply) {
-        switch (type) {
-        case PS_MSG_CREATE: {
-            ps_create_req_t req;
-            memcpy(&req, body, sizeof(req));
-            if (!ps_proto_path_len_ok(req.path_len) ||
-                (req.access & ~(PS_CAP_READ | PS_CAP_WRITE)) != 0) {
-                return PS_ERR_PROTO;
-            }
-            *data_len = req.path_len;
-            return PS_OK;
-        }
-        case PS_MSG_LOOKUP:
-        case PS_MSG_REMOVE: {
-            ps_path_req_t req;
-            memcpy(&req, body, sizeof(req));
-            if (!ps_proto_path_len_ok(req.path_len) || (req.access & ~PS_CAP_ALL) != 0 ||
-                (type == PS_MSG_REMOVE && req.access != 0)) {
-                return PS_ERR_PROTO;
-            }
-            *data_len = req.path_len;
-            return PS_OK;
-        }
-        case PS_MSG_SETATTR: {
-            ps_setattr_req_t req;
-            memcpy(&req, body, sizeof(req));
-            if (!ps_proto_path_len_ok(req.path_len) || req.valid == 0 ||
-                (req.valid & ~(PS_SETATTR_MODE | PS_SETATTR_UID | PS_SETATTR_GID)) != 0 ||
-                req.mode > 0777 || req.reserved != 0) {
-                return PS_ERR_PROTO;
-            }
-            *data_len = req.path_len;
-            return PS_OK;
-        }
-        case PS_MSG_LIST: {
-            ps_list_req_t req;
-            memcpy(&req, body, sizeof(req));
-            if (req.prefix_len > PS_PATH_MAX || req.after_len > PS_PATH_MAX ||
-                req.max_entries == 0 || req.max_entries > PS_LIST_MAX) {
-                return PS_ERR_PROTO;
-            }
-            *data_len = (uint64_t)req.prefix_len + req.after_len;
-            return PS_OK;
-        }
-        case PS_MSG_HELLO: {
-            ps_hello_req_t req;
-            memcpy(&req, body, sizeof(req));
-            return (req.flags & ~PS_HELLO_SHM) != 0 ? PS_ERR_PROTO : PS_OK;
-        }
-        case PS_MSG_AUTH: {
-            ps_auth_req_t req;
-            memcpy(&req, body, sizeof(req));
-            if (req.cred_len == 0 || req.cred_len > PS_AUTH_CRED_MAX) {
-                return PS_ERR_PROTO;
-            }
-            *data_len = req.cred_len;
-            return PS_OK;
-        }
-        case PS_MSG_RENAME: {
-            ps_rename_req_t req;
-            memcpy(&req, body, sizeof(req));
-            if (!ps_proto_path_len_ok(req.src_len) || !ps_proto_path_len_ok(req.dst_len) ||
-                (req.flags & ~PS_RENAME_NOREPLACE) != 0) {
-                return PS_ERR_PROTO;
-            }
-            *data_len = (uint64_t)req.src_len + req.dst_len;
-            return PS_OK;
-        }
-        case PS_MSG_OBJ_WRITE:
-        case PS_MSG_OBJ_READ: {
-            ps_io_req_t req;
-            memcpy(&req, body, sizeof(req));
-            if (!ps_proto_io_req_ok(type, &req)) {
-                return PS_ERR_PROTO;
-            }
-            *data_len = (req.flags & PS_IO_LIST_INLINE) ? 0 : ps_io_list_bytes(&req);
-            if (type == PS_MSG_OBJ_WRITE) {
-                *data_len += req.payload_len;
-            }
-            return PS_OK;
-        }
-        case PS_MSG_SHARED_FP: {
-            ps_sfp_req_t req;
-            memcpy(&req, body, sizeof(req));
-            if (req.op < PS_SFP_FETCH_ADD || req.op > PS_SFP_RELEASE ||
-                req.value > PS_SFP_VALUE_MAX || (req.op == PS_SFP_RELEASE && req.value != 0)) {
-                return PS_ERR_PROTO;
-            }
-            return PS_OK;
-        }
-        default:
-            return PS_OK;
-        }
+        return ps_proto_req_data_len(type, body, data_len);
     }
-
     switch (type) {
     case PS_MSG_HELLO: {
         ps_hello_rep_t rep;
@@ -260,6 +281,16 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         ps_sfp_rep_t rep;
         memcpy(&rep, body, sizeof(rep));
         return rep.value > PS_SFP_VALUE_MAX ? PS_ERR_PROTO : PS_OK;
+    }
+    case PS_MSG_OBJ_LIST:
+    case PS_MSG_META_LIVE: {
+        ps_ids_rep_t rep;
+        memcpy(&rep, body, sizeof(rep));
+        if (rep.count > PS_IDS_MAX || rep.more > 1 || (type == PS_MSG_META_LIVE && rep.more)) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = (uint64_t)rep.count * sizeof(uint64_t);
+        return PS_OK;
     }
     default:
         return PS_OK;
@@ -520,6 +551,8 @@ const char *ps_msg_type_name(uint16_t type)
         [PS_MSG_RENAME] = "RENAME",
         [PS_MSG_AUTH] = "AUTH",
         [PS_MSG_SETATTR] = "SETATTR",
+        [PS_MSG_OBJ_LIST] = "OBJ_LIST",
+        [PS_MSG_META_LIVE] = "META_LIVE",
     };
 
     if (type == 0 || type >= PS_MSG_TYPE_LAST || names[type] == NULL) {
@@ -623,6 +656,13 @@ static void ps_dump_req(char *buf, size_t len, size_t *pos, uint16_t type, const
                     b.src_len, b.dst_len, b.flags, b.file_id);
             return;
         }
+        case PS_MSG_OBJ_LIST:
+        case PS_MSG_META_LIVE: {
+            ps_ids_req_t b;
+            memcpy(&b, body, sizeof(b));
+            PS_DUMP(" after=%016" PRIx64 " count=%" PRIu32, b.after, b.count);
+            return;
+        }
         default:
             return;
         }
@@ -709,6 +749,13 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
         memcpy(&b, body, sizeof(b));
         PS_DUMP(" file_id=%016" PRIx64 " has_replaced=%" PRIu32 " replaced_id=%016" PRIx64,
                 b.info.file_id, b.has_replaced, b.replaced.file_id);
+        return;
+    }
+    case PS_MSG_OBJ_LIST:
+    case PS_MSG_META_LIVE: {
+        ps_ids_rep_t b;
+        memcpy(&b, body, sizeof(b));
+        PS_DUMP(" count=%" PRIu32 " more=%" PRIu32, b.count, b.more);
         return;
     }
     default:

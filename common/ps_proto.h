@@ -56,8 +56,9 @@ extern "C" {
  * failed_writes, OBJ_SYNC's mark) and OBJ_FLUSH reports them at a close;
  * 13: STATS counts the flushes behind writes (the server's flush_behind);
  * 14: STATS counts capability refusals apart from authentication ones;
- * 15: the HELLO reply tells the server's place in the cluster's list. */
-#define PS_PROTO_VERSION 15
+ * 15: the HELLO reply tells the server's place in the cluster's list;
+ * 16: OBJ_LIST and META_LIVE. */
+#define PS_PROTO_VERSION 16
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -90,7 +91,9 @@ typedef enum ps_msg_type {
     PS_MSG_SETATTR = 18,      /* change a path's mode, owner or group */
     PS_MSG_OBJ_ALLOCATE = 19, /* reserve disk space up to a size (grow only, data kept) */
     PS_MSG_OBJ_FLUSH = 20,    /* a writer's close: write staged bytes, report failed writes */
-    PS_MSG_TYPE_LAST = 21
+    PS_MSG_OBJ_LIST = 21,     /* the ids of the objects a server holds (root; `pstripe gc`) */
+    PS_MSG_META_LIVE = 22,    /* which of some file ids a path names (root; `pstripe gc`) */
+    PS_MSG_TYPE_LAST = 23
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -457,6 +460,26 @@ typedef struct ps_stats_rep {
                                   another file's, or without the right) */
 } ps_stats_rep_t;
 
+/* --- OBJ_LIST / META_LIVE: finding orphaned objects (`pstripe gc`) ---------------
+ * Root's alone (anyone's with auth = none); any worker answers.
+ * OBJ_LIST: the ids of the objects the server holds that are greater than
+ *   after, ascending, at most count of them: the reply's AM data, rep.count
+ *   ids; rep.more is 1 if greater ones follow.
+ * META_LIVE: the request's AM data is count file ids, strictly ascending;
+ *   the reply's is those of them that a path of the server's namespace
+ *   names (rep.count ids, ascending; rep.more 0). All its paths are read in
+ *   one transaction. */
+#define PS_IDS_MAX 65536u /* ids per OBJ_LIST reply and per META_LIVE request */
+typedef struct ps_ids_req {
+    uint64_t after;    /* OBJ_LIST: list ids greater than this; META_LIVE: 0 */
+    uint32_t count;    /* 1..PS_IDS_MAX: OBJ_LIST: at most this many; META_LIVE: ids in AM data */
+    uint32_t reserved; /* 0 */
+} ps_ids_req_t;
+typedef struct ps_ids_rep {
+    uint32_t count; /* ids in AM data */
+    uint32_t more;  /* OBJ_LIST: 1 if ids greater than the last follow; else 0 */
+} ps_ids_rep_t;
+
 /* --- SHARED_FP ----------------------------------------------------------------------
  * A 64-bit counter named by (file_id, instance), kept in memory by worker
  * ps_object_worker(file_id) of the file's metadata owner ps_path_server(path).
@@ -506,6 +529,8 @@ static_assert(sizeof(ps_rename_req_t) == 24, "wire size");
 static_assert(sizeof(ps_rename_rep_t) == 176, "wire size");
 static_assert(sizeof(ps_list_req_t) == 16, "wire size");
 static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
+static_assert(sizeof(ps_ids_req_t) == 16, "wire size");
+static_assert(sizeof(ps_ids_rep_t) == 8, "wire size");
 static_assert(sizeof(ps_list_entry_t) == 64, "wire size");
 static_assert(sizeof(ps_io_req_t) == 80, "wire size");
 static_assert(sizeof(ps_run_t) == 32, "wire size");

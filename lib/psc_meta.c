@@ -545,14 +545,14 @@ ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
     if (status != PS_OK) {
         return status;
     }
-    /* The path is gone; now its objects. Those left keep their space (no
-     * record of them stays): the error says so, and which file it was. */
+    /* The path is gone; now its objects. Those left keep their space until
+     * pstripe_gc finds them (psc_gc.c): the error says so, and which file. */
     status = psc_remove_objects(fs, &rep.info, &rep.cap);
     if (status != PS_OK) {
         char why[PSC_MSG_MAX];
         snprintf(why, sizeof(why), "%s", pstripe_last_error());
         psc_set_error("removed %s, but not all of its data (file id %016llx), whose space "
-                      "stays used: %s",
+                      "stays used until `pstripe gc` (root) collects it: %s",
                       path, (unsigned long long)rep.info.file_id, why);
     }
     return status;

@@ -218,6 +218,25 @@ typedef int (*pstripe_list_fn)(const char *path, const pstripe_stat_t *st, void 
 ps_status_t pstripe_list(pstripe_fs_t *fs, const char *prefix, pstripe_list_fn fn, void *arg);
 ps_status_t pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st);
 
+/* An orphaned object: one of a file that no path names any more (an rm
+ * whose client died between the name and the objects, or that found a data
+ * server down). */
+typedef struct pstripe_orphan {
+    uint64_t file_id;
+    uint32_t server; /* index in the configuration's server list */
+    uint64_t size;   /* the object's size */
+    uint64_t blocks; /* bytes it holds on disk */
+} pstripe_orphan_t;
+/* Find every orphaned object on the servers and, unless dry_run, remove
+ * it, calling fn (may be NULL) for each first; fn returning nonzero stops
+ * the collection and is returned. Root's alone (PS_ERR_ACCESS for other
+ * users, unless the servers run with auth = none). Every server must
+ * answer: nothing is removed unless all of them listed their objects and
+ * answered which files still have a name (lib/psc_gc.c says why that is
+ * safe beside running programs). */
+typedef int (*pstripe_gc_fn)(const pstripe_orphan_t *orphan, void *arg);
+ps_status_t pstripe_gc(pstripe_fs_t *fs, int dry_run, pstripe_gc_fn fn, void *arg);
+
 /* Layout of an open file. */
 ps_status_t pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout);
 /* Fit a layout asked for by MPI-IO hints to the cluster before a create,

@@ -14,6 +14,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_auth.h server/pss_auth.c \
 	server/pss_perm.h server/pss_perm.c \
 	server/pss_meta.h server/pss_meta.c \
+	server/pss_gc.h server/pss_gc.c \
 	server/pss_sharedfp.h server/pss_sharedfp.c \
 	server/pss_check.h server/pss_check.c \
 	server/pss_store.h server/pss_store.c \

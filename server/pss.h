@@ -180,6 +180,7 @@ typedef struct pss_req {
         ps_sfp_req_t sfp;
         ps_auth_req_t auth;
         ps_setattr_req_t setattr;
+        ps_ids_req_t ids;
     } body;
     ps_status_t status;     /* decode status; PS_OK when valid */
     int late;               /* arrived after the worker began to stop */

@@ -8,8 +8,10 @@
  * others; anyone authenticated may create; removing or renaming a file
  * takes its ownership or write permission on it; chmod and chgrp (to a
  * group of the caller's) are the owner's; chown is root's. Root (uid 0) may
- * do everything. With auth = none there is no identity to check and
- * everything is allowed, as before protocol 4.
+ * do everything, and remove an object without a capability (`pstripe gc`
+ * removes the objects no path leads to, whose files give none). With auth
+ * = none there is no identity to check and everything is allowed, as
+ * before protocol 4.
  *
  * Groups. MUNGE and the cluster key tell one gid, the caller's primary
  * one; a user's other groups (the project groups files are shared by) come
@@ -110,9 +112,10 @@ void pss_perm_caller(const pss_req_t *req, uint32_t *uid, uint32_t *gid)
     *gid = known ? req->conn->gid : 0;
 }
 
-static int pss_perm_root(const pss_req_t *req)
+int pss_perm_is_root(const pss_server_t *s, const pss_req_t *req)
 {
-    return req->conn != NULL && req->conn->authed && req->conn->uid == 0;
+    return s->auth_mode == PS_AUTH_NONE ||
+           (req->conn != NULL && req->conn->authed && req->conn->uid == 0);
 }
 
 int pss_perm_may(const pss_server_t *s, const pss_req_t *req, const ps_file_info_t *info,
@@ -122,7 +125,7 @@ int pss_perm_may(const pss_server_t *s, const pss_req_t *req, const ps_file_info
     uint32_t bits, need = 0;
     uint32_t group_bits = (info->mode >> 3) & 7, other_bits = info->mode & 7;
 
-    if (s->auth_mode == PS_AUTH_NONE || pss_perm_root(req)) {
+    if (pss_perm_is_root(s, req)) {
         return 1;
     }
     if (conn == NULL || !conn->authed) {
@@ -166,7 +169,7 @@ void pss_perm_grant(const pss_server_t *s, const pss_req_t *req, uint64_t file_i
 ps_status_t pss_perm_setattr(const pss_server_t *s, const pss_req_t *req, ps_file_info_t *info)
 {
     const ps_setattr_req_t *a = &req->body.setattr;
-    int root = s->auth_mode == PS_AUTH_NONE || pss_perm_root(req);
+    int root = pss_perm_is_root(s, req);
     int owner = root || (req->conn != NULL && req->conn->authed && req->conn->uid == info->uid);
     const char *why = NULL;
 
@@ -238,6 +241,9 @@ int pss_perm_check_data(pss_worker_t *w, pss_req_t *req)
 
     if (!s->caps || (cap = pss_perm_need(req, &file_id, &need)) == NULL) {
         return 1;
+    }
+    if (need == PS_CAP_REMOVE && pss_perm_is_root(s, req)) {
+        return 1; /* root removes objects no path leads to (`pstripe gc`) */
     }
     now = ps_cap_now_ns();
     if (conn != NULL && conn->cap_ok && memcmp(&conn->cap_last, cap, sizeof(*cap)) == 0) {

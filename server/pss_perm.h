@@ -10,6 +10,9 @@
 /* The uid and gid of req's caller (0, 0 if its connection has none). */
 void pss_perm_caller(const pss_req_t *req, uint32_t *uid, uint32_t *gid);
 
+/* 1 if the caller of req is root (always with auth = none). */
+int pss_perm_is_root(const pss_server_t *s, const pss_req_t *req);
+
 /* 1 if the caller of req may have every PS_CAP_* right in access on the file
  * of info (REMOVE: owner or write permission); always 1 with auth = none. */
 int pss_perm_may(const pss_server_t *s, const pss_req_t *req, const ps_file_info_t *info,

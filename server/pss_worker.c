@@ -34,6 +34,7 @@
 
 #include "pss_admin.h"
 #include "pss_auth.h"
+#include "pss_gc.h"
 #include "pss_conn.h"
 #include "pss_listen.h"
 #include "pss_meta.h"
@@ -241,6 +242,10 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         return;
     case PS_MSG_AUTH:
         pss_auth_handle(w, req);
+        return;
+    case PS_MSG_OBJ_LIST:
+    case PS_MSG_META_LIVE:
+        pss_gc_handle(w, req);
         return;
     case PS_MSG_LIST:
     case PS_MSG_META_SYNC:

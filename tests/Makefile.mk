@@ -66,6 +66,7 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_io.cc \
 	tests/integration/test_server_wback.cc \
 	tests/integration/test_server_meta.cc \
+	tests/integration/test_server_gc.cc \
 	tests/integration/test_server_restart.cc \
 	tests/integration/test_server_stress.cc \
 	tests/integration/test_server_perf.cc \
@@ -296,6 +297,7 @@ TESTS += \
 	tests/tools/perm.sh \
 	tests/tools/cp-partial.sh \
 	tests/tools/degraded.sh \
+	tests/tools/gc.sh \
 	tests/tools/file-too-large.sh
 EXTRA_DIST += \
 	tests/tools/lib.sh \
@@ -311,6 +313,7 @@ EXTRA_DIST += \
 	tests/tools/perm.sh \
 	tests/tools/cp-partial.sh \
 	tests/tools/degraded.sh \
+	tests/tools/gc.sh \
 	tests/tools/file-too-large.sh \
 	tests/tools/cp-1g.sh
 # ---- end of tools tests ----------------------------------------------------------

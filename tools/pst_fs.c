@@ -392,6 +392,66 @@ int pst_cmd_df(pst_ctx_t *ctx, int argc, char **argv)
     return PST_EXIT_OK;
 }
 
+/* --- gc ------------------------------------------------------------------------------ */
+
+typedef struct pst_gc_tally {
+    pstripe_fs_t *fs;
+    int dry_run;
+    uint64_t orphans, bytes;
+} pst_gc_tally_t;
+
+static int pst_gc_one(const pstripe_orphan_t *o, void *arg)
+{
+    pst_gc_tally_t *t = arg;
+    char held[32];
+
+    pst_human_size(o->blocks, held, sizeof(held));
+    printf("%s object of file %016" PRIx64 " on server %" PRIu32 " (%s): %" PRIu64
+           " bytes, %s on disk\n",
+           t->dry_run ? "orphaned" : "removing", o->file_id, o->server,
+           pstripe_server_address(t->fs, (int)o->server), o->size, held);
+    t->orphans++;
+    t->bytes += o->blocks;
+    return 0;
+}
+
+int pst_cmd_gc(pst_ctx_t *ctx, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"dry-run", no_argument, NULL, 'n'}, PST_GLOBAL_LONGOPTS, {NULL, 0, NULL, 0}};
+    pst_gc_tally_t t = {NULL, 0, 0, 0};
+    char held[32];
+    ps_status_t status;
+    int c, ret;
+
+    while ((c = getopt_long(argc, argv, "n" PST_GLOBAL_SHORTOPTS, opts, NULL)) != -1) {
+        if (c == 'n') {
+            t.dry_run = 1;
+        } else if ((ret = pst_global_opt(ctx, c, optarg)) != PST_CONTINUE) {
+            return ret;
+        }
+    }
+    if (optind < argc) {
+        return pst_usage_error(ctx, "too many arguments");
+    }
+    if (pst_connect(ctx, &t.fs) != PS_OK) {
+        return PST_EXIT_ERROR;
+    }
+    status = pstripe_gc(t.fs, t.dry_run, pst_gc_one, &t);
+    pstripe_disconnect(t.fs);
+    pst_human_size(t.bytes, held, sizeof(held));
+    if (status != PS_OK) {
+        pst_lib_error(ctx, status, "cannot collect orphaned objects (%" PRIu64 " found%s)",
+                      t.orphans, t.dry_run || t.orphans == 0 ? "" : ", not all removed");
+        return PST_EXIT_ERROR;
+    }
+    printf("%" PRIu64 " orphaned objects, %s on disk: %s\n", t.orphans, held,
+           t.orphans == 0 ? "nothing to do"
+           : t.dry_run    ? "not removed (--dry-run)"
+                          : "removed");
+    return PST_EXIT_OK;
+}
+
 /* --- stats ------------------------------------------------------------------------ */
 
 static double pst_ratio(uint64_t a, uint64_t b)

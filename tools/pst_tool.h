@@ -158,6 +158,7 @@ int pst_cmd_stat(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_rm(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_truncate(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_df(pst_ctx_t *ctx, int argc, char **argv);
+int pst_cmd_gc(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_stats(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_config(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_cp(pst_ctx_t *ctx, int argc, char **argv);

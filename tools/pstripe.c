@@ -83,6 +83,16 @@ static const pst_cmd_t pst_cmds[] = {
      "share one are counted once), the use ratio and the number of files.\n"
      "\n"
      "  -b, --bytes   sizes in bytes instead of human-readable units\n"},
+    {"gc", pst_cmd_gc, "[-n]", "remove orphaned objects (root)",
+     "Find the objects on the servers whose file no path names any more, and\n"
+     "remove them: an rm leaves them when its client dies between removing the\n"
+     "name and the objects, or when a data server is down (the rm then says so).\n"
+     "Each one is printed with its file id, server and the bytes it holds. Safe\n"
+     "beside running programs: an object is removed only if, after every server\n"
+     "listed its objects, no server's namespace named its file. Every server\n"
+     "must answer, else nothing is removed. Root only (unless auth = none).\n"
+     "\n"
+     "  -n, --dry-run   only print what would be removed\n"},
     {"stats", pst_cmd_stats, "[SERVER]", "show the servers' counters",
      "Show the counters of every server, or of SERVER (an index in the server list\n"
      "or a host:port address): bytes and requests, regions received, disk I/Os and\n"

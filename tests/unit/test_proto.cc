@@ -347,6 +347,11 @@ std::vector<sample> valid_samples()
     s.push_back({"AUTH req max",
                  make(PS_MSG_AUTH, ps_auth_req_t{PS_AUTH_MUNGE, PS_AUTH_CRED_MAX, 0, 0}), 0,
                  PS_AUTH_CRED_MAX});
+    s.push_back({"OBJ_LIST req", make(PS_MSG_OBJ_LIST, ps_ids_req_t{77, 1, 0}), 0, 0});
+    s.push_back({"OBJ_LIST req max", make(PS_MSG_OBJ_LIST, ps_ids_req_t{0, PS_IDS_MAX, 0}), 0, 0});
+    s.push_back({"META_LIVE req", make(PS_MSG_META_LIVE, ps_ids_req_t{0, 3, 0}), 0, 24});
+    s.push_back({"META_LIVE req max", make(PS_MSG_META_LIVE, ps_ids_req_t{0, PS_IDS_MAX, 0}), 0,
+                 8ull * PS_IDS_MAX});
     s.push_back({"RENAME req", make(PS_MSG_RENAME, rename_req(5, 7)), 0, 12});
     s.push_back({"RENAME req max", make(PS_MSG_RENAME, rename_req(PS_PATH_MAX, PS_PATH_MAX,
                                                                   PS_RENAME_NOREPLACE)),
@@ -381,6 +386,11 @@ std::vector<sample> valid_samples()
     s.push_back({"OBJ_SYNC rep", make(PS_MSG_OBJ_SYNC, obj_rep()), 1, 0});
     s.push_back({"OBJ_FLUSH rep", make(PS_MSG_OBJ_FLUSH, obj_rep()), 1, 0});
     s.push_back({"META_SYNC rep", make_empty(PS_MSG_META_SYNC), 1, 0});
+    s.push_back({"OBJ_LIST rep", make(PS_MSG_OBJ_LIST, ps_ids_rep_t{2, 1}), 1, 16});
+    s.push_back({"OBJ_LIST rep max", make(PS_MSG_OBJ_LIST, ps_ids_rep_t{PS_IDS_MAX, 0}), 1,
+                 8ull * PS_IDS_MAX});
+    s.push_back({"META_LIVE rep", make(PS_MSG_META_LIVE, ps_ids_rep_t{1, 0}), 1, 8});
+    s.push_back({"META_LIVE rep empty", make(PS_MSG_META_LIVE, ps_ids_rep_t{0, 0}), 1, 0});
     s.push_back({"STATFS rep", make(PS_MSG_STATFS, statfs), 1, 0});
     s.push_back({"STATS rep", make(PS_MSG_STATS, stats), 1, 0});
     s.push_back({"SHARED_FP rep", make(PS_MSG_SHARED_FP, sfp_rep(4096)), 1, 0});
@@ -507,6 +517,14 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
                          (b.op == PS_SFP_RELEASE && b.value == 0);
             return op_ok && b.value <= (uint64_t)INT64_MAX;
         }
+        case PS_MSG_OBJ_LIST:
+        case PS_MSG_META_LIVE: {
+            ps_ids_req_t b = body_at<ps_ids_req_t>(m);
+            bool live = h.type == PS_MSG_META_LIVE;
+            *data_len = live ? 8ull * b.count : 0;
+            return b.count >= 1 && b.count <= PS_IDS_MAX && b.reserved == 0 &&
+                   (!live || b.after == 0);
+        }
         default:
             return true;
         }
@@ -534,6 +552,12 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
     }
     case PS_MSG_SHARED_FP:
         return body_at<ps_sfp_rep_t>(m).value <= (uint64_t)INT64_MAX;
+    case PS_MSG_OBJ_LIST:
+    case PS_MSG_META_LIVE: {
+        ps_ids_rep_t b = body_at<ps_ids_rep_t>(m);
+        *data_len = 8ull * b.count;
+        return b.count <= PS_IDS_MAX && b.more <= (h.type == PS_MSG_OBJ_LIST ? 1u : 0u);
+    }
     default:
         return true;
     }
@@ -573,6 +597,8 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(8u, sizeof(ps_sfp_rep_t));
     EXPECT_EQ(24u, sizeof(ps_rename_req_t));
     EXPECT_EQ(176u, sizeof(ps_rename_rep_t));
+    EXPECT_EQ(16u, sizeof(ps_ids_req_t));
+    EXPECT_EQ(8u, sizeof(ps_ids_rep_t));
     EXPECT_EQ(16u, sizeof(ps_extent_t));
     EXPECT_EQ(24u, sizeof(ps_io_span_t));
 }
@@ -627,6 +653,9 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(120u, offsetof(ps_rename_rep_t, replaced_cap));
     EXPECT_EQ(18, PS_MSG_SETATTR);
     EXPECT_EQ(19, PS_MSG_OBJ_ALLOCATE);
+    EXPECT_EQ(21, PS_MSG_OBJ_LIST);
+    EXPECT_EQ(22, PS_MSG_META_LIVE);
+    EXPECT_EQ(8u, offsetof(ps_ids_req_t, count));
     EXPECT_EQ(8u, offsetof(ps_list_req_t, max_entries));
     EXPECT_EQ(8u, offsetof(ps_list_rep_t, data_len));
     EXPECT_EQ(56u, offsetof(ps_list_entry_t, path_len));

@@ -1,0 +1,301 @@
+/*
+ * psc_gc.c: pstripe_gc, the collection of orphaned objects: those of files
+ * no path names any more. An `rm` removes the name first, then the objects
+ * (psc_meta.c), so a client that dies in between, or a data server that is
+ * down meanwhile, leaves them.
+ *
+ * 1. OBJ_LIST: every server's object ids, in pages of PS_IDS_MAX.
+ * 2. META_LIVE: which of those ids a path names, asked of every server
+ *    (each server owns part of the namespace) in chunks of PS_IDS_MAX.
+ * 3. OBJ_STAT and OBJ_REMOVE of each object no server named (root needs
+ *    no capability for that).
+ *
+ * Why this never removes a live file's object: an object exists only after
+ * its file's CREATE committed (a write needs the capability the owner
+ * gives with the file's id), and file ids are random 64-bit numbers never
+ * given twice. So an object listed in step 1 belongs to a file created
+ * before step 2 began, and a file that still has its name then is found by
+ * its owner's scan of its namespace in one read transaction (a rename
+ * within a server is one transaction, and the scan sees before or after
+ * it). A file whose name goes after its scan is being removed anyway. Any
+ * server that does not answer steps 1 and 2 stops the collection before
+ * anything is removed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ps_status.h"
+#include "ps_proto.h"
+#include "psc_call.h"
+#include "psc_conn.h"
+#include "psc_fs.h"
+#include "psc_op.h"
+#include "psc_wait.h"
+
+#define PSC_GC_BATCH 256u /* OBJ_STAT and OBJ_REMOVE requests in flight */
+
+typedef struct psc_ids {
+    uint64_t *v;
+    size_t n;
+} psc_ids_t;
+
+/* What a collection does with the orphans it finds. */
+typedef struct psc_gc {
+    pstripe_fs_t *fs;
+    int dry_run;
+    pstripe_gc_fn fn;
+    void *arg;
+    psc_op_t *ops; /* PSC_GC_BATCH of each */
+    ps_obj_rep_t *reps;
+} psc_gc_t;
+
+static ps_status_t psc_ids_append(psc_ids_t *ids, const uint64_t *v, size_t n)
+{
+    uint64_t *grown = realloc(ids->v, (ids->n + n) * sizeof(*grown));
+
+    if (grown == NULL && ids->n + n > 0) {
+        return psc_error(PS_ERR_NO_MEMORY, "no memory for %zu object ids", ids->n + n);
+    }
+    ids->v = grown;
+    memcpy(ids->v + ids->n, v, n * sizeof(*v));
+    ids->n += n;
+    return PS_OK;
+}
+
+/* One id request (OBJ_LIST or META_LIVE) to server; the reply's ids land
+ * in *out (malloc'd, the caller frees), checked ascending and > after. */
+static ps_status_t psc_gc_call(pstripe_fs_t *fs, uint32_t server, uint16_t type,
+                               const ps_ids_req_t *req, const uint64_t *send, uint64_t **out,
+                               ps_ids_rep_t *rep)
+{
+    psc_call_t call;
+    psc_op_t op;
+    ps_status_t status;
+    uint64_t prev = req->after;
+
+    psc_call_init(&call);
+    psc_op_init(&op, server, type, req, sizeof(*req));
+    op.send_buf = send;
+    op.send_count = send != NULL ? req->count * sizeof(*send) : 0;
+    op.rep_body = rep;
+    op.rep_body_len = sizeof(*rep);
+    op.recv_mode = PSC_RECV_ALLOC;
+    op.recv_max = (uint64_t)PS_IDS_MAX * sizeof(uint64_t);
+    psc_op_post(fs, &op, &call);
+    status = psc_call_wait(fs, &call);
+    *out = op.recv_alloc;
+    if (status != PS_OK) {
+        return status;
+    }
+    if (op.recv_alloc_len != (uint64_t)rep->count * sizeof(uint64_t) || rep->count > req->count) {
+        goto err_proto;
+    }
+    for (uint32_t i = 0; i < rep->count; i++) {
+        uint64_t id;
+
+        memcpy(&id, (const char *)op.recv_alloc + i * sizeof(id), sizeof(id));
+        if (id <= prev) {
+            goto err_proto;
+        }
+        prev = id;
+    }
+    return PS_OK;
+
+err_proto:
+    return psc_error(PS_ERR_PROTO, "server %s sent a malformed %s reply", fs->servers[server].addr,
+                     ps_msg_type_name(type));
+}
+
+/* Step 1: the ids of every object server holds, ascending. */
+static ps_status_t psc_gc_list(pstripe_fs_t *fs, uint32_t server, psc_ids_t *ids)
+{
+    ps_ids_req_t req = {.after = 0, .count = PS_IDS_MAX, .reserved = 0};
+    ps_ids_rep_t rep;
+
+    do {
+        uint64_t *page = NULL;
+        ps_status_t status = psc_gc_call(fs, server, PS_MSG_OBJ_LIST, &req, NULL, &page, &rep);
+
+        if (status == PS_OK) {
+            status = psc_ids_append(ids, page, rep.count);
+        }
+        free(page);
+        if (status != PS_OK) {
+            return status;
+        }
+        if (rep.count > 0) {
+            req.after = ids->v[ids->n - 1];
+        }
+    } while (rep.more);
+    return PS_OK;
+}
+
+static int psc_id_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Step 2: mark in live[] the ids[] (n, ascending, unique) a path names. */
+static ps_status_t psc_gc_live(pstripe_fs_t *fs, const uint64_t *ids, size_t n, uint8_t *live)
+{
+    for (size_t first = 0; first < n; first += PS_IDS_MAX) {
+        ps_ids_req_t req = {.after = 0, .count = 0, .reserved = 0};
+
+        req.count = (uint32_t)(n - first < PS_IDS_MAX ? n - first : PS_IDS_MAX);
+        for (uint32_t s = 0; s < fs->nservers; s++) {
+            uint64_t *named = NULL;
+            ps_ids_rep_t rep;
+            ps_status_t status =
+                psc_gc_call(fs, s, PS_MSG_META_LIVE, &req, ids + first, &named, &rep);
+
+            for (uint32_t i = 0; status == PS_OK && i < rep.count; i++) {
+                const uint64_t *hit =
+                    bsearch(&named[i], ids + first, req.count, sizeof(*ids), psc_id_cmp);
+                if (hit == NULL) {
+                    status = psc_error(PS_ERR_PROTO, "server %s named a file id not asked about",
+                                       fs->servers[s].addr);
+                } else {
+                    live[hit - ids] = 1;
+                }
+            }
+            free(named);
+            if (status != PS_OK) {
+                return status;
+            }
+        }
+    }
+    return PS_OK;
+}
+
+/* Step 3 for n (up to PSC_GC_BATCH) orphans of server: stat, tell gc->fn,
+ * remove. */
+static ps_status_t psc_gc_batch(psc_gc_t *gc, uint32_t server, const uint64_t *ids, size_t n)
+{
+    psc_call_t call;
+    ps_status_t status;
+
+    psc_call_init(&call);
+    for (size_t i = 0; i < n; i++) {
+        psc_op_init_obj(&gc->ops[i], server, PS_MSG_OBJ_STAT, ids[i], 0, NULL);
+        gc->ops[i].rep_body = &gc->reps[i];
+        gc->ops[i].rep_body_len = sizeof(gc->reps[i]);
+        psc_op_post(gc->fs, &gc->ops[i], &call);
+    }
+    status = psc_call_wait(gc->fs, &call);
+    for (size_t i = 0; i < n && status == PS_OK && gc->fn != NULL; i++) {
+        const ps_obj_rep_t *r = &gc->reps[i];
+        pstripe_orphan_t o = {.file_id = ids[i],
+                              .server = server,
+                              .size = r->exists ? r->size : 0,
+                              .blocks = r->exists ? r->blocks : 0};
+        status = (ps_status_t)gc->fn(&o, gc->arg);
+    }
+    if (status != PS_OK || gc->dry_run) {
+        return status;
+    }
+    psc_call_init(&call);
+    for (size_t i = 0; i < n; i++) {
+        psc_op_init_obj(&gc->ops[i], server, PS_MSG_OBJ_REMOVE, ids[i], 0, NULL);
+        psc_op_post(gc->fs, &gc->ops[i], &call);
+    }
+    status = psc_call_wait(gc->fs, &call);
+    return status == PS_ERR_NO_ENTRY ? PS_OK : status;
+}
+
+/* Step 3 for server: its listed ids (ascending) that no path names. */
+static ps_status_t psc_gc_collect(psc_gc_t *gc, uint32_t server, const psc_ids_t *listed,
+                                  const psc_ids_t *all, const uint8_t *live)
+{
+    uint64_t batch[PSC_GC_BATCH];
+    size_t n = 0;
+    ps_status_t status = PS_OK;
+
+    for (size_t i = 0; i < listed->n && status == PS_OK; i++) {
+        const uint64_t *at = bsearch(&listed->v[i], all->v, all->n, sizeof(*all->v), psc_id_cmp);
+
+        if (!live[at - all->v]) {
+            batch[n++] = listed->v[i];
+        }
+        if (n == PSC_GC_BATCH || (i + 1 == listed->n && n > 0)) {
+            status = psc_gc_batch(gc, server, batch, n);
+            n = 0;
+        }
+    }
+    return status;
+}
+
+/* All servers' ids, merged: ascending and unique. */
+static ps_status_t psc_gc_merge(const psc_ids_t *lists, uint32_t nlists, psc_ids_t *all)
+{
+    size_t n = 0;
+
+    for (uint32_t s = 0; s < nlists; s++) {
+        ps_status_t status = psc_ids_append(all, lists[s].v, lists[s].n);
+        if (status != PS_OK) {
+            return status;
+        }
+    }
+    qsort(all->v, all->n, sizeof(*all->v), psc_id_cmp);
+    for (size_t i = 0; i < all->n; i++) {
+        if (n == 0 || all->v[i] != all->v[n - 1]) {
+            all->v[n++] = all->v[i];
+        }
+    }
+    all->n = n;
+    return PS_OK;
+}
+
+/* Steps 1 and 2: lists[] of every server's ids, all of them merged in
+ * *all, and which of those a path names in *live (malloc'd). */
+static ps_status_t psc_gc_find(pstripe_fs_t *fs, psc_ids_t *lists, psc_ids_t *all, uint8_t **live)
+{
+    ps_status_t status = PS_OK;
+
+    for (uint32_t s = 0; s < fs->nservers && status == PS_OK; s++) {
+        status = psc_gc_list(fs, s, &lists[s]);
+    }
+    if (status == PS_OK) {
+        status = psc_gc_merge(lists, fs->nservers, all);
+    }
+    if (status == PS_OK && (*live = calloc(all->n ? all->n : 1, 1)) == NULL) {
+        status = psc_error(PS_ERR_NO_MEMORY, "no memory");
+    }
+    if (status == PS_OK) {
+        status = psc_gc_live(fs, all->v, all->n, *live);
+    }
+    return status;
+}
+
+ps_status_t pstripe_gc(pstripe_fs_t *fs, int dry_run, pstripe_gc_fn fn, void *arg)
+{
+    psc_gc_t gc = {fs, dry_run, fn, arg, NULL, NULL};
+    psc_ids_t *lists, all = {NULL, 0};
+    uint8_t *live = NULL;
+    ps_status_t status;
+
+    if (psc_check_fs(fs) != PS_OK) {
+        return PS_ERR_INVALID;
+    }
+    lists = calloc(fs->nservers, sizeof(*lists));
+    gc.ops = calloc(PSC_GC_BATCH, sizeof(*gc.ops));
+    gc.reps = calloc(PSC_GC_BATCH, sizeof(*gc.reps));
+    if (lists == NULL || gc.ops == NULL || gc.reps == NULL) {
+        status = psc_error(PS_ERR_NO_MEMORY, "no memory");
+    } else {
+        status = psc_gc_find(fs, lists, &all, &live);
+    }
+    for (uint32_t s = 0; s < fs->nservers && status == PS_OK; s++) {
+        status = psc_gc_collect(&gc, s, &lists[s], &all, live);
+    }
+    for (uint32_t s = 0; lists != NULL && s < fs->nservers; s++) {
+        free(lists[s].v);
+    }
+    free(lists);
+    free(gc.ops);
+    free(gc.reps);
+    free(all.v);
+    free(live);
+    return status;
+}
