@@ -8,9 +8,9 @@
  * top byte) from the one holding ids just above `after` on; META_LIVE
  * walks every path of the namespace in one read transaction. Both are
  * root's, rare and synchronous: a worker answering one serves nothing else
- * meanwhile (about a millisecond per 10,000 entries). The client's order
- * (every server's objects listed before any namespace is asked) is what
- * makes the answer safe: see lib/psc_gc.c.
+ * meanwhile (a few milliseconds per 10,000 entries, README "Failures").
+ * The client's order (every server's objects listed before any namespace
+ * is asked) is what makes the answer safe: see lib/psc_gc.c.
  */
 #include "pss_gc.h"
 
