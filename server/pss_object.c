@@ -23,6 +23,7 @@
 #include "pss_removed.h"
 
 #include "ps_log.h"
+#include "ps_time.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -226,9 +227,18 @@ ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj)
 
     pss_obj_ungrow(w, obj);
     if (fsetxattr(obj->fd, PSS_SIZE_XATTR, &le, sizeof(le), 0) != 0) {
-        ps_error("worker %u: set %s of object %016" PRIx64 ": %m", w->index, PSS_SIZE_XATTR,
-                 obj->file_id);
-        return ps_status_from_errno(errno);
+        int err = errno;
+        uint64_t now = ps_time_ns(), dropped;
+
+        if (ps_log_limit_pass(&w->io_error_log, now, PSS_LOG_EVERY_NS, &dropped)) {
+            ps_error("worker %u: set %s of object %016" PRIx64 ": %s (tried again later; %" PRIu64
+                     " more failed I/Os not logged since the last line)",
+                     w->index, PSS_SIZE_XATTR, obj->file_id, strerror(err), dropped);
+        }
+        /* the size stays to store: by age and at the next sync (a full disk
+         * may have room then), else the object reads shorter once closed */
+        pss_obj_size_grew(w, obj, now);
+        return ps_status_from_errno(err);
     }
     obj->size_attr = 1;
     obj->size_dirty = 1;
@@ -259,6 +269,7 @@ uint64_t pss_obj_save_grown(pss_worker_t *w, uint64_t born_by)
         ps_status_t status = pss_obj_save_size(w, obj);
         if (status != PS_OK) {
             pss_obj_write_failed(w, obj, status);
+            oldest = oldest == 0 || obj->size_grew_ns < oldest ? obj->size_grew_ns : oldest;
         }
     }
     return oldest;
@@ -303,6 +314,7 @@ static int pss_obj_let_go(pss_worker_t *w, pss_object_t *obj)
 {
     int fd = obj->fd;
 
+    pss_obj_ungrow(w, obj); /* a size still to store is lost with the descriptor */
     obj->dirty = obj->size_dirty = 0;
     pss_edge_drop(&obj->edges);
     pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);

@@ -17,7 +17,10 @@
  *   that thread of the server alone; if $PSTEST_SYNC_FAIL is a path, only
  *   while that file exists), else flushes: a slow flush. With
  *   $PSTEST_SYNC_COUNT naming a file, each such call first appends a byte
- *   to it: a count of that thread's flushes.
+ *   to it: a count of that thread's flushes;
+ * - while the file named by $PSTEST_XATTR_FAIL exists, fsetxattr of an
+ *   object's size attribute fails with ENOSPC (a full disk, whose next
+ *   block an attribute that does not fit in the inode needs).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -28,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,4 +159,23 @@ int io_submit(io_context_t ctx, long nr, struct iocb *iocbs[])
         }
     }
     return nr;
+}
+
+int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)
+{
+    static int (*real)(int, const char *, const void *, size_t, int);
+    const char *fail = getenv("PSTEST_XATTR_FAIL");
+
+    if (real == NULL) {
+        real = (int (*)(int, const char *, const void *, size_t, int))dlsym(RTLD_NEXT, "fsetxattr");
+    }
+    if (fail != NULL && strcmp(name, "user.pstripe.size") == 0 && access(fail, F_OK) == 0) {
+        errno = ENOSPC;
+        return -1;
+    }
+    if (real == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(fd, name, value, size, flags);
 }

@@ -1436,6 +1436,38 @@ TEST_F(ServerWback, AFailedSyncIsHeardByEveryWriterAnsweredBefore)
 }
 
 /*
+ * A grown size that a sync cannot store (its attribute refused, as on a full
+ * disk) is tried again: a later sync stores it, and the object keeps its
+ * size and bytes through a restart. (Before session 76 the failed store was
+ * forgotten: the later sync succeeded, and after the restart the object
+ * read one block long.)
+ */
+TEST_F(ServerWback, AGrownSizeThatCouldNotBeStoredIsStoredLater)
+{
+    const uint64_t fid = 0x5126;
+    const std::string trigger = "/tmp/pstest-xattr-fail." + std::to_string(getpid());
+
+    unlink(trigger.c_str());
+    ASSERT_NO_FATAL_FAILURE(start_faulty({}, "PSTEST_XATTR_FAIL", trigger));
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, block}}, 1));
+    ASSERT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{block, 3 * block + 100}}, 2));
+    FILE *t = fopen(trigger.c_str(), "w");
+    ASSERT_NE(t, nullptr) << trigger;
+    fclose(t);
+    EXPECT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_ERR_NO_SPACE) << "the failing store";
+    unlink(trigger.c_str());
+    EXPECT_EQ(a.obj(PS_MSG_OBJ_SYNC, fid, 1).status(), PS_OK) << "a mark past the failure";
+    ASSERT_EQ(cluster.stop(0), 0);
+    ASSERT_TRUE(cluster.restart(0));
+    raw_client c;
+    ASSERT_NO_FATAL_FAILURE(connect(c));
+    EXPECT_EQ(c.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().size, 4 * block + 100)
+        << "the size stored by the later sync";
+    ASSERT_NO_FATAL_FAILURE(check(c, fid, 4 * block + 100, "after the restart"));
+}
+
+/*
  * A worker gives the reaper at most 4 flushes at once (each holds a
  * descriptor): 6 objects past flush_behind while the reaper's flushes are
  * held 0.5 s each start 4; the others' syncs flush them. A sync's flush counts
