@@ -195,6 +195,8 @@ typedef struct pss_req {
     uint64_t data_len;
     void *ucx_data; /* held UCX eager data to release, or rndv descriptor */
     int ucx_rndv;   /* ucx_data is a rendezvous descriptor */
+    uint64_t rndv_ns; /* its rendezvous receive started (0: none in progress) */
+    struct pss_req *rndv_next, **rndv_pprev; /* the worker's receives in progress */
     void *own_buf;  /* malloc'd buffer to free (copy or rndv target) */
     size_t own_cap; /* its capacity for pss_buf_put (0: malloc'd) */
 
@@ -252,6 +254,8 @@ struct pss_worker {
     uint64_t inflight;                         /* requests received and not yet replied */
     uint64_t mem_inflight;                     /* bytes of buffers held by admitted requests */
     pss_req_t *mem_wait_head, **mem_wait_tail; /* requests waiting for memory */
+    pss_req_t *rndv_head, **rndv_tail;         /* rendezvous receives in progress, oldest first */
+    uint64_t rndv_given_up;                    /* connections closed for data past data_wait */
     uint64_t sends_inflight;                   /* reply sends not yet completed */
     struct pss_send *abandoned_sends;          /* pss_reply_abandon: sends UCX may still complete */
     uint64_t answered;      /* replies sent and disk I/Os completed, ever (pss_spin.c) */

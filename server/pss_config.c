@@ -124,6 +124,11 @@ const ps_config_field_t pss_config_table[] = {
               "oldest one that has not authenticated this long after it was accepted (clients "
               "authenticate at once), so that peers without credentials cannot hold every slot",
               PS_CFG_TIME, auth_wait, 0.1, 3600),
+    PSS_FIELD("data_wait", "30s",
+              "a request's rendezvous data must arrive this long after the server asked for it, "
+              "else the client's connection is closed: a client that stopped sending (stopped "
+              "by a debugger, hung) holds that request's share of max_inflight meanwhile",
+              PS_CFG_TIME, data_wait, 0.1, 86400),
     PSS_FIELD("ticket_life", "5min",
               "how long the ticket a client gets for this server's other workers is valid "
               "(a client renews it on a worker it opened already)",

@@ -39,6 +39,7 @@ typedef struct pss_config {
     char *munge_socket;    /* munged's socket ("": its default) */
     double cap_life;       /* seconds a capability is valid */
     double ticket_life;    /* seconds a ticket is valid (pss_auth.c) */
+    double data_wait;      /* seconds a rendezvous receive may take (pss_worker.c) */
     double auth_wait;      /* seconds an unauthenticated connection keeps its slot (pss_conn.c) */
     int64_t server_index;  /* this server's index in the cluster's list, -1: not known */
     int64_t cluster_size;  /* servers in the cluster, 0: not known (pss_meta.c) */

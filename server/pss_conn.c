@@ -86,6 +86,11 @@ static void pss_ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     }
     ps_debug("worker %u: connection closed by peer (%s)", conn->worker->index,
              ucs_status_string(status));
+    pss_conn_kill(conn);
+}
+
+void pss_conn_kill(pss_conn_t *conn)
+{
     if (!conn->closed) {
         conn->closed = 1;
         conn->next_dead = pss_tls_dead;
@@ -172,9 +177,7 @@ static int pss_conn_make_room(pss_worker_t *w)
     if (victim == NULL) {
         return 0;
     }
-    victim->closed = 1;
-    victim->next_dead = pss_tls_dead;
-    pss_tls_dead = victim;
+    pss_conn_kill(victim);
     w->conns_evicted++;
     if (ps_log_limit_pass(&w->refused_log, now, PSS_LOG_EVERY_NS, NULL)) {
         ps_warn("worker %u: %zu connections open, the most it accepts (max_connections): "

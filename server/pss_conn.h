@@ -50,6 +50,10 @@ void pss_conn_unref(pss_conn_t *conn);
 void pss_conn_accept_cb(ucp_conn_request_h conn_request, void *arg);
 void pss_conn_accept_shm_cb(ucp_conn_request_h conn_request, void *arg);
 
+/* Mark a connection of the calling worker dead: pss_conn_close_dead closes
+ * its endpoint (forced, which ends its transfers in flight with an error). */
+void pss_conn_kill(pss_conn_t *conn);
+
 /* Close the endpoints of connections whose peer failed (deferred out of the
  * UCX error callback), after abandon(conn) gave up the replies still in
  * flight on each (pss_reply_abandon). Called by the loop of the worker

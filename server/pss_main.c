@@ -727,6 +727,7 @@ static ps_status_t pss_workers_create(pss_server_t *s)
         w->epfd = w->wake_fd = w->aio_efd = w->ucp_efd = -1;
         w->incoming_tail = &w->incoming_head;
         w->mem_wait_tail = &w->mem_wait_head;
+        w->rndv_tail = &w->rndv_head;
         w->cpu = -1;
         if (pin) {
             pss_topology_assign(s, w);

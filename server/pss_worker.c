@@ -49,6 +49,7 @@
 #include "ps_time.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,10 +155,72 @@ out_queue:
     return status;
 }
 
+/* The worker's list of rendezvous receives in progress, oldest first
+ * (pss_rndv_expire). */
+static void pss_rndv_link(pss_worker_t *w, pss_req_t *req)
+{
+    req->rndv_ns = ps_time_ns();
+    req->rndv_next = NULL;
+    req->rndv_pprev = w->rndv_tail;
+    *w->rndv_tail = req;
+    w->rndv_tail = &req->rndv_next;
+}
+
+static void pss_rndv_unlink(pss_worker_t *w, pss_req_t *req)
+{
+    *req->rndv_pprev = req->rndv_next;
+    if (req->rndv_next != NULL) {
+        req->rndv_next->rndv_pprev = req->rndv_pprev;
+    } else {
+        w->rndv_tail = req->rndv_pprev;
+    }
+    req->rndv_ns = 0;
+}
+
+/*
+ * Rendezvous data that has not come data_wait after the receive started:
+ * its client stopped sending (stopped by a debugger, hung) and would hold
+ * the request's share of max_inflight for as long, every other large
+ * request waiting behind it. Its connection is closed (forced: UCX ends
+ * the receive with an error, and the request is freed as any failed one).
+ * Returns the epoll timeout for the next receive due: ms, or -1 if none.
+ */
+static int pss_rndv_expire(pss_worker_t *w)
+{
+    uint64_t now = ps_time_ns(), wait_ns = (uint64_t)(w->server->cfg.data_wait * 1e9);
+
+    for (pss_req_t *req = w->rndv_head; req != NULL; req = req->rndv_next) {
+        if (now - req->rndv_ns < wait_ns) {
+            return (int)((req->rndv_ns + wait_ns - now) / 1000000 + 1);
+        }
+        if (req->conn == NULL || req->conn->closed) {
+            continue; /* closing already */
+        }
+        pss_conn_kill(req->conn);
+        /* UCX 1.13 neither cancels an active message's receive nor ends it
+         * when its endpoint is closed: the buffer stays UCX's until the
+         * client's side of the connection goes too. Its memory stops
+         * counting against max_inflight now. */
+        w->mem_inflight -= req->mem_charged;
+        req->mem_charged = 0;
+        w->rndv_given_up++;
+        if (ps_log_limit_pass(&w->refused_log, now, PSS_LOG_EVERY_NS, NULL)) {
+            ps_warn("worker %u: the %" PRIu64 " bytes of a %s did not arrive within data_wait "
+                    "(%.1f s): closing its client's connection (%" PRIu64 " so far)",
+                    w->index, req->data_len, ps_msg_type_name(req->hdr.type),
+                    (double)(now - req->rndv_ns) / 1e9, w->rndv_given_up);
+        }
+    }
+    return -1;
+}
+
 static void pss_rndv_recv_cb(void *request, ucs_status_t status, size_t length, void *user_data)
 {
     pss_req_t *req = user_data;
 
+    if (req->rndv_ns != 0) {
+        pss_rndv_unlink(req->worker, req);
+    }
     if (status != UCS_OK) {
         req->status = PS_ERR_CONN;
         req->bad_reason = "rendezvous receive of the request data failed";
@@ -210,6 +273,7 @@ static int pss_rndv_start(pss_worker_t *w, pss_req_t *req)
         req->bad_reason = "rendezvous receive could not start";
         return 0;
     }
+    pss_rndv_link(w, req);
     return 1;
 }
 
@@ -543,10 +607,12 @@ static void pss_worker_loop(pss_worker_t *w)
 
     for (;;) {
         unsigned events = 0, p;
+        int timeout_ms;
 
         while ((p = ucp_worker_progress(w->ucp_worker)) != 0) {
             events += p;
         }
+        timeout_ms = pss_rndv_expire(w);
         pss_conn_close_dead(w, pss_reply_abandon);
         pss_process_incoming(w);
         pss_store_progress(w);
@@ -585,7 +651,8 @@ static void pss_worker_loop(pss_worker_t *w)
         if (status != UCS_OK) {
             ps_error("worker %u: ucp_worker_arm: %s", w->index, ucs_status_string(status));
         }
-        int n = epoll_wait(w->epfd, evs, 4, w->stop_seen ? 100 : -1);
+        int n = epoll_wait(w->epfd, evs, 4,
+                           w->stop_seen && (timeout_ms < 0 || timeout_ms > 100) ? 100 : timeout_ms);
         if (n < 0 && errno != EINTR) {
             ps_error("worker %u: epoll_wait: %m", w->index);
         }

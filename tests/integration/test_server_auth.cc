@@ -15,6 +15,7 @@
 #include "ps_cluster.h"
 #include "ps_hmac.h"
 #include "ps_layout.h"
+#include "ps_time.h"
 #include "test_server_raw.h"
 
 using namespace ps_test;
@@ -136,6 +137,44 @@ TEST(ServerAuth, UnauthenticatedDataIsNotReceived)
     ps_stats_rep_t st{};
     ASSERT_EQ(c.stats(&st).status(), PS_OK);
     EXPECT_GE(st.rndv_requests, 2u);
+}
+
+/*
+ * An authenticated client that stops sending a rendezvous write's data
+ * (stopped by a debugger, hung: here it never progresses again) holds that
+ * write's share of max_inflight for data_wait at most: then the server
+ * closes its connection, and another client's large write, which waited
+ * for that memory, goes on. (Before session 76 it waited for ever.)
+ */
+TEST(ServerAuth, RendezvousDataThatNeverComesIsGivenUp)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "max_inflight=1m", "--set", "data_wait=1s"}));
+    raw_client stalled, other;
+    ASSERT_TRUE(stalled.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_TRUE(other.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_EQ(stalled.authenticate(cluster_key_path()).status(), PS_OK);
+    ASSERT_EQ(other.authenticate(cluster_key_path()).status(), PS_OK);
+    stalled.set_send_protocol(UCP_AM_SEND_FLAG_RNDV);
+    other.set_send_protocol(UCP_AM_SEND_FLAG_RNDV);
+    const uint64_t mib = 1u << 20;
+    std::vector<ps_region_t> whole = {{0, mib}};
+    std::vector<uint8_t> data = raw_client::io_data(whole, std::vector<uint8_t>(mib, 1));
+    ps_io_req_t req{0x7701, mib, 1, 0};
+    stalled.send(PS_MSG_OBJ_WRITE, &req, sizeof(req), data.data(), data.size());
+    usleep(200 * 1000); /* its receive starts, and waits for data never sent */
+
+    uint64_t t0 = ps_time_ns();
+    raw_reply r = other.write(0x7702, whole, std::vector<uint8_t>(mib, 2));
+    double took = (double)(ps_time_ns() - t0) / 1e9;
+    ASSERT_TRUE(r.received) << "the other client's write waited behind the stalled one";
+    EXPECT_EQ(r.status(), PS_OK);
+    EXPECT_GT(took, 0.5) << "it did not wait for the stalled write's memory";
+    EXPECT_LT(took, 10.0);
+    EXPECT_NE(cluster.log(0).find("did not arrive within data_wait"), std::string::npos)
+        << cluster.log(0);
+    /* the server goes on serving */
+    EXPECT_EQ(other.write(0x7702, whole, std::vector<uint8_t>(mib, 3)).status(), PS_OK);
 }
 
 TEST(ServerAuth, WrongKeyReplayAndWrongMethodRefused)
