@@ -737,6 +737,8 @@ static void psc_hello_done(pstripe_fs_t *fs, psc_op_t *op)
     }
     conn->nworkers = n;
     srv->server_id = conn->hello_rep.server_id;
+    srv->place = conn->hello_rep.place;
+    srv->cluster_size = conn->hello_rep.cluster_size;
     srv->block_size = conn->hello_rep.block_size;
     srv->instance = conn->hello_rep.instance;
     free(op->recv_alloc);

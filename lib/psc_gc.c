@@ -33,6 +33,10 @@
 #include "psc_wait.h"
 
 #define PSC_GC_BATCH 256u /* OBJ_STAT and OBJ_REMOVE requests in flight */
+/* and the bytes of the objects whose removals are in flight at once: a
+ * server frees about 2 GiB a second (pss_reaper.c), well within a client's
+ * timeout */
+#define PSC_GC_BYTES (4ull << 30)
 
 typedef struct psc_ids {
     uint64_t *v;
@@ -51,9 +55,13 @@ typedef struct psc_gc {
 
 static ps_status_t psc_ids_append(psc_ids_t *ids, const uint64_t *v, size_t n)
 {
-    uint64_t *grown = realloc(ids->v, (ids->n + n) * sizeof(*grown));
+    uint64_t *grown;
 
-    if (grown == NULL && ids->n + n > 0) {
+    if (n == 0) {
+        return PS_OK;
+    }
+    grown = realloc(ids->v, (ids->n + n) * sizeof(*grown));
+    if (grown == NULL) {
         return psc_error(PS_ERR_NO_MEMORY, "no memory for %zu object ids", ids->n + n);
     }
     ids->v = grown;
@@ -87,8 +95,9 @@ static ps_status_t psc_gc_call(pstripe_fs_t *fs, uint32_t server, uint16_t type,
     if (status != PS_OK) {
         return status;
     }
-    if (op.recv_alloc_len != (uint64_t)rep->count * sizeof(uint64_t) || rep->count > req->count) {
-        goto err_proto;
+    if (op.recv_alloc_len != (uint64_t)rep->count * sizeof(uint64_t) || rep->count > req->count ||
+        (rep->more && rep->count == 0)) {
+        goto err_proto; /* (more with no ids would ask the same page for ever) */
     }
     for (uint32_t i = 0; i < rep->count; i++) {
         uint64_t id;
@@ -169,10 +178,43 @@ static ps_status_t psc_gc_live(pstripe_fs_t *fs, const uint64_t *ids, size_t n, 
     return PS_OK;
 }
 
-/* Step 3 for n (up to PSC_GC_BATCH) orphans of server: stat, tell gc->fn,
- * remove. */
+/* Tell gc->fn of an orphan (its stat in r); its nonzero answer stops. */
+static ps_status_t psc_gc_tell(psc_gc_t *gc, uint32_t server, uint64_t id, const ps_obj_rep_t *r)
+{
+    pstripe_orphan_t o = {.file_id = id, .server = server, .size = r->size, .blocks = r->blocks};
+
+    return gc->fn != NULL ? (ps_status_t)gc->fn(&o, gc->arg) : PS_OK;
+}
+
+/* Remove the orphans ids[keep[a..b)] of server at once, telling gc->fn of
+ * each one removed. */
+static ps_status_t psc_gc_remove(psc_gc_t *gc, uint32_t server, const uint64_t *ids,
+                                 const size_t *keep, size_t a, size_t b)
+{
+    psc_call_t call;
+    ps_status_t status, told = PS_OK;
+
+    psc_call_init(&call);
+    for (size_t j = a; j < b; j++) {
+        psc_op_init_obj(&gc->ops[j], server, PS_MSG_OBJ_REMOVE, ids[keep[j]], 0, NULL);
+        psc_op_post(gc->fs, &gc->ops[j], &call);
+    }
+    status = psc_call_wait(gc->fs, &call);
+    for (size_t j = a; j < b && told == PS_OK; j++) {
+        if (gc->ops[j].status == PS_OK || gc->ops[j].status == PS_ERR_NO_ENTRY) {
+            told = psc_gc_tell(gc, server, ids[keep[j]], &gc->reps[keep[j]]);
+        }
+    }
+    return status == PS_ERR_NO_ENTRY ? told : status != PS_OK ? status : told;
+}
+
+/* Step 3 for n (up to PSC_GC_BATCH) orphans of server: stat them (one gone
+ * since the listing, by its own rm, is left out), then remove them in
+ * groups of at most PSC_GC_BYTES (or, with dry_run, only tell gc->fn). */
 static ps_status_t psc_gc_batch(psc_gc_t *gc, uint32_t server, const uint64_t *ids, size_t n)
 {
+    size_t keep[PSC_GC_BATCH], nkeep = 0, first = 0;
+    uint64_t bytes = 0;
     psc_call_t call;
     ps_status_t status;
 
@@ -184,24 +226,24 @@ static ps_status_t psc_gc_batch(psc_gc_t *gc, uint32_t server, const uint64_t *i
         psc_op_post(gc->fs, &gc->ops[i], &call);
     }
     status = psc_call_wait(gc->fs, &call);
-    for (size_t i = 0; i < n && status == PS_OK && gc->fn != NULL; i++) {
-        const ps_obj_rep_t *r = &gc->reps[i];
-        pstripe_orphan_t o = {.file_id = ids[i],
-                              .server = server,
-                              .size = r->exists ? r->size : 0,
-                              .blocks = r->exists ? r->blocks : 0};
-        status = (ps_status_t)gc->fn(&o, gc->arg);
+    for (size_t i = 0; i < n && status == PS_OK; i++) {
+        if (gc->reps[i].exists) {
+            keep[nkeep++] = i;
+        }
     }
-    if (status != PS_OK || gc->dry_run) {
-        return status;
+    for (size_t j = 0; j < nkeep && status == PS_OK; j++) {
+        if (gc->dry_run) {
+            status = psc_gc_tell(gc, server, ids[keep[j]], &gc->reps[keep[j]]);
+            continue;
+        }
+        bytes += gc->reps[keep[j]].blocks;
+        if (bytes >= PSC_GC_BYTES || j + 1 == nkeep) {
+            status = psc_gc_remove(gc, server, ids, keep, first, j + 1);
+            first = j + 1;
+            bytes = 0;
+        }
     }
-    psc_call_init(&call);
-    for (size_t i = 0; i < n; i++) {
-        psc_op_init_obj(&gc->ops[i], server, PS_MSG_OBJ_REMOVE, ids[i], 0, NULL);
-        psc_op_post(gc->fs, &gc->ops[i], &call);
-    }
-    status = psc_call_wait(gc->fs, &call);
-    return status == PS_ERR_NO_ENTRY ? PS_OK : status;
+    return status;
 }
 
 /* Step 3 for server: its listed ids (ascending) that no path names. */
@@ -237,6 +279,9 @@ static ps_status_t psc_gc_merge(const psc_ids_t *lists, uint32_t nlists, psc_ids
             return status;
         }
     }
+    if (all->n == 0) {
+        return PS_OK;
+    }
     qsort(all->v, all->n, sizeof(*all->v), psc_id_cmp);
     for (size_t i = 0; i < all->n; i++) {
         if (n == 0 || all->v[i] != all->v[n - 1]) {
@@ -247,6 +292,26 @@ static ps_status_t psc_gc_merge(const psc_ids_t *lists, uint32_t nlists, psc_ids
     return PS_OK;
 }
 
+/* Every server knows its place in the cluster and this client's list has
+ * it there (psc_hello_misplaced refused any other place): else a list that
+ * leaves a server out would take its files for orphans. */
+static ps_status_t psc_gc_check_places(pstripe_fs_t *fs)
+{
+    for (uint32_t s = 0; s < fs->nservers; s++) {
+        const psc_server_t *srv = &fs->servers[s];
+
+        if (srv->place != s + 1 || srv->cluster_size != fs->nservers) {
+            return psc_error(PS_ERR_INVALID,
+                             "server %s does not know its place in the cluster: start every "
+                             "server with server_index and cluster_size (as `pstripe local "
+                             "start` does), so that a client whose list misses a server cannot "
+                             "take that server's files for orphans",
+                             srv->addr);
+        }
+    }
+    return PS_OK;
+}
+
 /* Steps 1 and 2: lists[] of every server's ids, all of them merged in
  * *all, and which of those a path names in *live (malloc'd). */
 static ps_status_t psc_gc_find(pstripe_fs_t *fs, psc_ids_t *lists, psc_ids_t *all, uint8_t **live)
@@ -254,7 +319,10 @@ static ps_status_t psc_gc_find(pstripe_fs_t *fs, psc_ids_t *lists, psc_ids_t *al
     ps_status_t status = PS_OK;
 
     for (uint32_t s = 0; s < fs->nservers && status == PS_OK; s++) {
-        status = psc_gc_list(fs, s, &lists[s]);
+        status = psc_gc_list(fs, s, &lists[s]); /* (connects to each: its HELLO) */
+    }
+    if (status == PS_OK) {
+        status = psc_gc_check_places(fs);
     }
     if (status == PS_OK) {
         status = psc_gc_merge(lists, fs->nservers, all);

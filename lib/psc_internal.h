@@ -254,6 +254,8 @@ typedef struct psc_server {
     psc_conn_t *conn;      /* CONNECTING or CONNECTED */
     ucs_list_link_t waitq; /* ops waiting for the connection */
     uint64_t server_id;
+    uint32_t place, cluster_size; /* from the HELLO: index + 1 and the cluster's size (0 0:
+                                     the server does not know; pstripe_gc needs them) */
     uint32_t block_size;
     uint64_t instance; /* the server's start, from the last HELLO (psc_conn.c) */
 } psc_server_t;

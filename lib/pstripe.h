@@ -228,12 +228,13 @@ typedef struct pstripe_orphan {
     uint64_t blocks; /* bytes it holds on disk */
 } pstripe_orphan_t;
 /* Find every orphaned object on the servers and, unless dry_run, remove
- * it, calling fn (may be NULL) for each first; fn returning nonzero stops
- * the collection and is returned. Root's alone (PS_ERR_ACCESS for other
- * users, unless the servers run with auth = none). Every server must
- * answer: nothing is removed unless all of them listed their objects and
- * answered which files still have a name (lib/psc_gc.c says why that is
- * safe beside running programs). */
+ * it, calling fn (may be NULL) for each one removed (dry_run: found); fn
+ * returning nonzero stops the collection and is returned. Root's alone
+ * (PS_ERR_ACCESS for other users, unless the servers run with auth =
+ * none). Nothing is removed unless every server knows its place in the
+ * cluster (server_index, cluster_size: PS_ERR_INVALID otherwise), listed
+ * its objects and answered which files still have a name (lib/psc_gc.c
+ * says why that is safe beside running programs). */
 typedef int (*pstripe_gc_fn)(const pstripe_orphan_t *orphan, void *arg);
 ps_status_t pstripe_gc(pstripe_fs_t *fs, int dry_run, pstripe_gc_fn fn, void *arg);
 

@@ -194,7 +194,18 @@ static ps_status_t pss_gc_scan(pss_server_t *s, const uint64_t *ids, uint32_t n,
     }
     mdb_cursor_close(cur); /* a read-only transaction's cursor is not closed with it */
     mdb_txn_abort(txn);
-    return rc == MDB_NOTFOUND ? PS_OK : PS_ERR_IO;
+    if (rc != MDB_NOTFOUND) {
+        return PS_ERR_IO;
+    }
+    /* A REMOVE (or replacing RENAME) is seen once committed, before its
+     * flush (pss_meta.c): flush it now, or a crash could bring back a name
+     * whose objects gc goes on to remove. */
+    rc = mdb_env_sync(s->mdb_env, 1);
+    if (rc != 0) {
+        ps_error("META_LIVE: mdb_env_sync: %s", mdb_strerror(rc));
+        return PS_ERR_IO;
+    }
+    return PS_OK;
 }
 
 /* META_LIVE: the asked ids that a path names. */

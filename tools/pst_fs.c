@@ -408,7 +408,7 @@ static int pst_gc_one(const pstripe_orphan_t *o, void *arg)
     pst_human_size(o->blocks, held, sizeof(held));
     printf("%s object of file %016" PRIx64 " on server %" PRIu32 " (%s): %" PRIu64
            " bytes, %s on disk\n",
-           t->dry_run ? "orphaned" : "removing", o->file_id, o->server,
+           t->dry_run ? "orphaned" : "removed", o->file_id, o->server,
            pstripe_server_address(t->fs, (int)o->server), o->size, held);
     t->orphans++;
     t->bytes += o->blocks;

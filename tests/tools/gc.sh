@@ -5,7 +5,10 @@
 # object files go, the space comes back) while a writer makes new files
 # beside it, and every file that still has a name reads back whole. With a
 # server down, gc fails naming it and removes nothing, not even the
-# orphans it could list on the live server.
+# orphans it could list on the live server. A client whose server list
+# misses a server, and a cluster whose servers do not know their places,
+# are refused: such a client would take the missing server's files for
+# orphans.
 . "$(dirname "$0")/lib.sh"
 
 expect_status 0 start_cluster -n 2
@@ -70,7 +73,7 @@ expect_status 0 pst gc
 wait $writer || fail "the writer failed: $(cat "$tmp/writer.log")"
 contains "$out" "orphaned objects, .* on disk: removed" "gc summary"
 for id in $(cat "$tmp/orphans1"); do
-    contains "$out" "^removing object of file $id on server 1" "gc names $id"
+    contains "$out" "^removed object of file $id on server 1" "gc names $id"
     [ ! -e "$(obj_file 1 "$id")" ] || fail "gc left $id"
 done
 expect_status 0 pst gc
@@ -102,8 +105,19 @@ done
 expect_status 0 start_cluster
 expect_status 0 pst gc
 for id in $(cat "$tmp/orphans0"); do
-    contains "$out" "^removing object of file $id on server 0" "gc names $id"
+    contains "$out" "^removed object of file $id on server 0" "gc names $id"
     [ ! -e "$(obj_file 0 "$id")" ] || fail "gc left $id"
 done
+check_all
+
+step "a list that misses a server, and servers that do not know their places, are refused"
+sed "s/^\(servers *= *[^,]*\),.*/\1/" "$cluster/client.conf" >"$tmp/partial.conf"
+grep -q "^servers *= *[^,]*$" "$tmp/partial.conf" || fail "no one-server list made"
+expect_status 1 pst -c "$tmp/partial.conf" gc
+contains "$err" "server 0 of a cluster of 2|cluster of 2" "gc with a partial list"
+expect_status 0 pst local stop --dir "$cluster"
+expect_status 0 start_cluster --set server_index=-1 --set cluster_size=0
+expect_status 1 pst gc -n
+contains "$err" "does not know its place in the cluster" "gc on servers without places"
 check_all
 echo "ok: gc"
