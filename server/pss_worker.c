@@ -263,18 +263,18 @@ static int pss_rndv_start(pss_worker_t *w, pss_req_t *req)
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.recv_am = pss_rndv_recv_cb;
     param.user_data = req;
+    pss_rndv_link(w, req); /* before: the callback unlinks it */
     ucs_status_ptr_t r =
         ucp_am_recv_data_nbx(w->ucp_worker, desc, req->data, req->data_len, &param);
-    if (r == NULL) {
-        return 0;
+    if (r != NULL && !UCS_PTR_IS_ERR(r)) {
+        return 1;
     }
+    pss_rndv_unlink(w, req); /* done at once (no callback), or failed */
     if (UCS_PTR_IS_ERR(r)) {
         req->status = PS_ERR_CONN;
         req->bad_reason = "rendezvous receive could not start";
-        return 0;
     }
-    pss_rndv_link(w, req);
-    return 1;
+    return 0;
 }
 
 /* Route a checked request to its handler (or answer WRONG_WORKER). */
