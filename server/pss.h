@@ -248,6 +248,7 @@ struct pss_worker {
     ps_log_limit_t reject_log;       /* malformed requests (pss_reject) */
     ps_log_limit_t cap_refused_log;  /* capabilities refused (realtime) */
     ps_log_limit_t io_error_log;     /* failed disk I/O (pss_job.c) */
+    ps_log_limit_t data_wait_log;    /* rendezvous data given up (pss_worker.c) */
 
     /* requests decoded by the AM callback, processed after progress */
     pss_req_t *incoming_head, **incoming_tail;

@@ -181,34 +181,37 @@ static void pss_rndv_unlink(pss_worker_t *w, pss_req_t *req)
  * Rendezvous data that has not come data_wait after the receive started:
  * its client stopped sending (stopped by a debugger, hung) and would hold
  * the request's share of max_inflight for as long, every other large
- * request waiting behind it. Its connection is closed (forced: UCX ends
- * the receive with an error, and the request is freed as any failed one).
- * Returns the epoll timeout for the next receive due: ms, or -1 if none.
+ * request waiting behind it. Its connection is closed (forced) and the
+ * request leaves the list; its memory stops counting against max_inflight
+ * at once, as UCX 1.13 can neither cancel an active message's receive nor
+ * always ends it when its endpoint is closed (the buffer stays UCX's until
+ * the client's side of the connection goes too; the request is then freed
+ * as any failed one). Sets *gave_up if it gave any up; returns the epoll
+ * timeout for the next receive due: ms, or -1 if none.
  */
-static int pss_rndv_expire(pss_worker_t *w)
+static int pss_rndv_expire(pss_worker_t *w, int *gave_up)
 {
     uint64_t now = ps_time_ns(), wait_ns = (uint64_t)(w->server->cfg.data_wait * 1e9);
+    pss_req_t *req;
 
-    for (pss_req_t *req = w->rndv_head; req != NULL; req = req->rndv_next) {
+    while ((req = w->rndv_head) != NULL) {
         if (now - req->rndv_ns < wait_ns) {
             return (int)((req->rndv_ns + wait_ns - now) / 1000000 + 1);
         }
-        if (req->conn == NULL || req->conn->closed) {
-            continue; /* closing already */
-        }
-        pss_conn_kill(req->conn);
-        /* UCX 1.13 neither cancels an active message's receive nor ends it
-         * when its endpoint is closed: the buffer stays UCX's until the
-         * client's side of the connection goes too. Its memory stops
-         * counting against max_inflight now. */
+        uint64_t waited_ns = now - req->rndv_ns;
+        pss_rndv_unlink(w, req);
         w->mem_inflight -= req->mem_charged;
         req->mem_charged = 0;
         w->rndv_given_up++;
-        if (ps_log_limit_pass(&w->refused_log, now, PSS_LOG_EVERY_NS, NULL)) {
+        *gave_up = 1;
+        if (req->conn != NULL) {
+            pss_conn_kill(req->conn); /* (once: a dead one stays so) */
+        }
+        if (ps_log_limit_pass(&w->data_wait_log, now, PSS_LOG_EVERY_NS, NULL)) {
             ps_warn("worker %u: the %" PRIu64 " bytes of a %s did not arrive within data_wait "
-                    "(%.1f s): closing its client's connection (%" PRIu64 " so far)",
+                    "(%.1f s): closing its client's connection (%" PRIu64 " given up so far)",
                     w->index, req->data_len, ps_msg_type_name(req->hdr.type),
-                    (double)(now - req->rndv_ns) / 1e9, w->rndv_given_up);
+                    (double)waited_ns / 1e9, w->rndv_given_up);
         }
     }
     return -1;
@@ -397,6 +400,10 @@ static int pss_admit(pss_worker_t *w, pss_req_t *req)
 {
     uint64_t need = pss_req_mem(req);
 
+    if (req->conn != NULL && req->conn->closed && req->status == PS_OK) {
+        req->status = PS_ERR_CONN; /* (given up, or its peer failed): no memory, no data */
+        req->bad_reason = "its connection was closed";
+    }
     if (need == 0 || req->status != PS_OK || req->late) {
         return 1;
     }
@@ -607,12 +614,12 @@ static void pss_worker_loop(pss_worker_t *w)
 
     for (;;) {
         unsigned events = 0, p;
-        int timeout_ms;
+        int timeout_ms, gave_up = 0;
 
         while ((p = ucp_worker_progress(w->ucp_worker)) != 0) {
             events += p;
         }
-        timeout_ms = pss_rndv_expire(w);
+        (void)pss_rndv_expire(w, &gave_up);
         pss_conn_close_dead(w, pss_reply_abandon);
         pss_process_incoming(w);
         pss_store_progress(w);
@@ -642,6 +649,11 @@ static void pss_worker_loop(pss_worker_t *w)
 
         if (pss_spin_more(w, events, ps_time_ns(), &spin_end)) {
             sched_yield();
+            continue;
+        }
+        /* (again: receives may have started since the top of the loop) */
+        timeout_ms = pss_rndv_expire(w, &gave_up);
+        if (gave_up) {
             continue;
         }
         ucs_status_t status = ucp_worker_arm(w->ucp_worker);

@@ -140,41 +140,70 @@ TEST(ServerAuth, UnauthenticatedDataIsNotReceived)
 }
 
 /*
- * An authenticated client that stops sending a rendezvous write's data
- * (stopped by a debugger, hung: here it never progresses again) holds that
- * write's share of max_inflight for data_wait at most: then the server
- * closes its connection, and another client's large write, which waited
- * for that memory, goes on. (Before session 76 it waited for ever.)
+ * An authenticated client that stops sending rendezvous writes' data
+ * (stopped by a debugger, hung: here it never progresses again) holds their
+ * share of max_inflight for data_wait at most: then the server closes its
+ * connection, and another client's large write, which waited for that
+ * memory, goes on. Two such writes on one connection both give their
+ * memory back (session 76's first version: only the first); a receive that
+ * starts while the worker has nothing else to do, behind a third client's
+ * write that held the memory, is given up too, also with spin = 0 (that
+ * version slept without a deadline). Before session 76 the other client's
+ * write waited for ever.
  */
-TEST(ServerAuth, RendezvousDataThatNeverComesIsGivenUp)
+static void stalled_rendezvous(const char *spin)
 {
     ps_cluster cluster;
-    ASSERT_TRUE(cluster.start(1, 1, {"--set", "max_inflight=1m", "--set", "data_wait=1s"}));
-    raw_client stalled, other;
-    ASSERT_TRUE(stalled.connect(cluster.host(0), cluster.port(0)));
-    ASSERT_TRUE(other.connect(cluster.host(0), cluster.port(0)));
-    ASSERT_EQ(stalled.authenticate(cluster_key_path()).status(), PS_OK);
-    ASSERT_EQ(other.authenticate(cluster_key_path()).status(), PS_OK);
-    stalled.set_send_protocol(UCP_AM_SEND_FLAG_RNDV);
-    other.set_send_protocol(UCP_AM_SEND_FLAG_RNDV);
+    ASSERT_TRUE(cluster.start(1, 1,
+                              {"--set", "max_inflight=2m", "--set", "data_wait=1s", "--set", spin,
+                               "--set", "write_back_age=30s"}));
+    raw_client holder, stalled, other;
+    for (raw_client *c : {&holder, &stalled, &other}) {
+        ASSERT_TRUE(c->connect(cluster.host(0), cluster.port(0)));
+        ASSERT_EQ(c->authenticate(cluster_key_path()).status(), PS_OK);
+        c->set_send_protocol(UCP_AM_SEND_FLAG_RNDV);
+    }
     const uint64_t mib = 1u << 20;
-    std::vector<ps_region_t> whole = {{0, mib}};
-    std::vector<uint8_t> data = raw_client::io_data(whole, std::vector<uint8_t>(mib, 1));
-    ps_io_req_t req{0x7701, mib, 1, 0};
-    stalled.send(PS_MSG_OBJ_WRITE, &req, sizeof(req), data.data(), data.size());
-    usleep(200 * 1000); /* its receive starts, and waits for data never sent */
+    std::vector<ps_region_t> one = {{0, mib}}, two = {{0, 2 * mib}};
+    std::vector<uint8_t> d1 = raw_client::io_data(one, std::vector<uint8_t>(mib, 1));
+    std::vector<uint8_t> d2 = raw_client::io_data(two, std::vector<uint8_t>(2 * mib, 2));
+    ps_io_req_t big{0x7700, 2 * mib, 1, 0}, s1{0x7701, mib, 1, 0}, s2{0x7702, mib, 1, 0};
 
+    /* the holder's 2 MiB write takes all of max_inflight; the stalled
+     * client's two writes and then the other's wait for it. When it is
+     * done the stalled ones start (and nothing else happens on the server:
+     * with spin = 0 its worker sleeps until their deadline), and the
+     * other's waits for their memory. */
+    ps_io_req_t o{0x7703, 2 * mib, 1, 0};
+    uint64_t held = holder.send(PS_MSG_OBJ_WRITE, &big, sizeof(big), d2.data(), d2.size());
+    usleep(50 * 1000);
+    stalled.send(PS_MSG_OBJ_WRITE, &s1, sizeof(s1), d1.data(), d1.size());
+    stalled.send(PS_MSG_OBJ_WRITE, &s2, sizeof(s2), d1.data(), d1.size());
+    usleep(50 * 1000);
+    uint64_t id = other.send(PS_MSG_OBJ_WRITE, &o, sizeof(o), d2.data(), d2.size());
+    usleep(50 * 1000);
     uint64_t t0 = ps_time_ns();
-    raw_reply r = other.write(0x7702, whole, std::vector<uint8_t>(mib, 2));
+    ASSERT_EQ(holder.wait(held, 10.0).status(), PS_OK);
+    raw_reply r = other.wait(id, 10.0);
     double took = (double)(ps_time_ns() - t0) / 1e9;
-    ASSERT_TRUE(r.received) << "the other client's write waited behind the stalled one";
+    ASSERT_TRUE(r.received) << "the other client's write waited behind the stalled ones";
     EXPECT_EQ(r.status(), PS_OK);
-    EXPECT_GT(took, 0.5) << "it did not wait for the stalled write's memory";
+    EXPECT_GT(took, 0.3) << "it did not wait for the stalled writes' memory";
     EXPECT_LT(took, 10.0);
-    EXPECT_NE(cluster.log(0).find("did not arrive within data_wait"), std::string::npos)
-        << cluster.log(0);
+    std::string log = cluster.log(0);
+    EXPECT_NE(log.find("did not arrive within data_wait"), std::string::npos) << log;
     /* the server goes on serving */
-    EXPECT_EQ(other.write(0x7702, whole, std::vector<uint8_t>(mib, 3)).status(), PS_OK);
+    EXPECT_EQ(other.write(0x7703, two, std::vector<uint8_t>(2 * mib, 4)).status(), PS_OK);
+}
+
+TEST(ServerAuth, RendezvousDataThatNeverComesIsGivenUp)
+{
+    stalled_rendezvous("spin=50us");
+}
+
+TEST(ServerAuth, RendezvousDataThatNeverComesIsGivenUpWithoutSpinning)
+{
+    stalled_rendezvous("spin=0");
 }
 
 TEST(ServerAuth, WrongKeyReplayAndWrongMethodRefused)
