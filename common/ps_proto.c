@@ -213,8 +213,8 @@ static int ps_proto_req_data_len(uint16_t type, const void *body, uint64_t *data
     case PS_MSG_META_LIVE: {
         ps_ids_req_t req;
         memcpy(&req, body, sizeof(req));
-        if (req.count == 0 || req.count > PS_IDS_MAX || req.reserved != 0 ||
-            (type == PS_MSG_META_LIVE && req.after != 0)) {
+        if (req.count == 0 || req.count > (type == PS_MSG_META_LIVE ? PS_LIVE_MAX : PS_IDS_MAX) ||
+            req.reserved != 0 || (type == PS_MSG_META_LIVE && req.after != 0)) {
             return PS_ERR_PROTO;
         }
         *data_len = type == PS_MSG_META_LIVE ? (uint64_t)req.count * sizeof(uint64_t) : 0;
@@ -286,7 +286,8 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
     case PS_MSG_META_LIVE: {
         ps_ids_rep_t rep;
         memcpy(&rep, body, sizeof(rep));
-        if (rep.count > PS_IDS_MAX || rep.more > 1 || (type == PS_MSG_META_LIVE && rep.more)) {
+        if (rep.count > (type == PS_MSG_META_LIVE ? PS_LIVE_MAX : PS_IDS_MAX) || rep.more > 1 ||
+            (type == PS_MSG_META_LIVE && rep.more)) {
             return PS_ERR_PROTO;
         }
         *data_len = (uint64_t)rep.count * sizeof(uint64_t);

@@ -468,11 +468,13 @@ typedef struct ps_stats_rep {
  * META_LIVE: the request's AM data is count file ids, strictly ascending;
  *   the reply's is those of them that a path of the server's namespace
  *   names (rep.count ids, ascending; rep.more 0). All its paths are read in
- *   one transaction. */
-#define PS_IDS_MAX 65536u /* ids per OBJ_LIST reply and per META_LIVE request */
+ *   one transaction, so a request asks as many as it may. */
+#define PS_IDS_MAX  65536u     /* ids per OBJ_LIST reply */
+#define PS_LIVE_MAX (1u << 20) /* ids per META_LIVE request (8 MiB) */
 typedef struct ps_ids_req {
     uint64_t after;    /* OBJ_LIST: list ids greater than this; META_LIVE: 0 */
-    uint32_t count;    /* 1..PS_IDS_MAX: OBJ_LIST: at most this many; META_LIVE: ids in AM data */
+    uint32_t count;    /* OBJ_LIST: at most this many, 1..PS_IDS_MAX; META_LIVE: ids in AM data,
+                          1..PS_LIVE_MAX */
     uint32_t reserved; /* 0 */
 } ps_ids_req_t;
 typedef struct ps_ids_rep {

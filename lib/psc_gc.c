@@ -4,9 +4,10 @@
  * (psc_meta.c), so a client that dies in between, or a data server that is
  * down meanwhile, leaves them.
  *
- * 1. OBJ_LIST: every server's object ids, in pages of PS_IDS_MAX.
+ * 1. OBJ_LIST: every server's object ids, in pages of PS_IDS_MAX (65,536).
  * 2. META_LIVE: which of those ids a path names, asked of every server
- *    (each server owns part of the namespace) in chunks of PS_IDS_MAX.
+ *    (each server owns part of the namespace) in chunks of PS_LIVE_MAX
+ *    (2^20: each costs a server a scan of its whole namespace).
  * 3. OBJ_STAT and OBJ_REMOVE of each object no server named (root needs
  *    no capability for that).
  *
@@ -88,7 +89,7 @@ static ps_status_t psc_gc_call(pstripe_fs_t *fs, uint32_t server, uint16_t type,
     op.rep_body = rep;
     op.rep_body_len = sizeof(*rep);
     op.recv_mode = PSC_RECV_ALLOC;
-    op.recv_max = (uint64_t)PS_IDS_MAX * sizeof(uint64_t);
+    op.recv_max = (uint64_t)req->count * sizeof(uint64_t);
     psc_op_post(fs, &op, &call);
     status = psc_call_wait(fs, &call);
     *out = op.recv_alloc;
@@ -149,10 +150,10 @@ static int psc_id_cmp(const void *a, const void *b)
 /* Step 2: mark in live[] the ids[] (n, ascending, unique) a path names. */
 static ps_status_t psc_gc_live(pstripe_fs_t *fs, const uint64_t *ids, size_t n, uint8_t *live)
 {
-    for (size_t first = 0; first < n; first += PS_IDS_MAX) {
+    for (size_t first = 0; first < n; first += PS_LIVE_MAX) {
         ps_ids_req_t req = {.after = 0, .count = 0, .reserved = 0};
 
-        req.count = (uint32_t)(n - first < PS_IDS_MAX ? n - first : PS_IDS_MAX);
+        req.count = (uint32_t)(n - first < PS_LIVE_MAX ? n - first : PS_LIVE_MAX);
         for (uint32_t s = 0; s < fs->nservers; s++) {
             uint64_t *named = NULL;
             ps_ids_rep_t rep;

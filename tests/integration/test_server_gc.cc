@@ -117,6 +117,19 @@ TEST_F(ServerGc, MetaLiveNamesTheFilesThatHaveAPath)
     std::sort(want.begin(), want.end());
     EXPECT_EQ(ids_of(r), want);
 
+    /* many ids at once (more than an OBJ_LIST page) */
+    std::vector<uint64_t> many;
+    for (uint64_t k = 0; k < 100000; k++) {
+        many.push_back(k * 0x9e3779b97f4a7c15ull);
+    }
+    many.push_back(ida);
+    many.push_back(idb);
+    std::sort(many.begin(), many.end());
+    many.erase(std::unique(many.begin(), many.end()), many.end());
+    r = ids_call(PS_MSG_META_LIVE, 0, (uint32_t)many.size(), many);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(ids_of(r), want);
+
     /* a rename keeps the file named; a removal does not */
     ASSERT_EQ(c.rename("/gc/a", "/gc/c").status(), PS_OK);
     ASSERT_EQ(c.path_op(PS_MSG_REMOVE, "/gc/b").status(), PS_OK);
@@ -129,6 +142,7 @@ TEST_F(ServerGc, MalformedIdRequestsAreRefused)
 {
     EXPECT_EQ(ids_call(PS_MSG_OBJ_LIST, 0, 0).status(), PS_ERR_PROTO);
     EXPECT_EQ(ids_call(PS_MSG_OBJ_LIST, 0, PS_IDS_MAX + 1).status(), PS_ERR_PROTO);
+    EXPECT_EQ(ids_call(PS_MSG_META_LIVE, 0, PS_LIVE_MAX + 1).status(), PS_ERR_PROTO);
     ps_ids_req_t reserved{0, 1, 7};
     EXPECT_EQ(c.call(PS_MSG_OBJ_LIST, &reserved, sizeof(reserved)).status(), PS_ERR_PROTO);
     /* META_LIVE: after must be 0, the data exactly count ids, ascending */

@@ -350,8 +350,8 @@ std::vector<sample> valid_samples()
     s.push_back({"OBJ_LIST req", make(PS_MSG_OBJ_LIST, ps_ids_req_t{77, 1, 0}), 0, 0});
     s.push_back({"OBJ_LIST req max", make(PS_MSG_OBJ_LIST, ps_ids_req_t{0, PS_IDS_MAX, 0}), 0, 0});
     s.push_back({"META_LIVE req", make(PS_MSG_META_LIVE, ps_ids_req_t{0, 3, 0}), 0, 24});
-    s.push_back({"META_LIVE req max", make(PS_MSG_META_LIVE, ps_ids_req_t{0, PS_IDS_MAX, 0}), 0,
-                 8ull * PS_IDS_MAX});
+    s.push_back({"META_LIVE req max", make(PS_MSG_META_LIVE, ps_ids_req_t{0, PS_LIVE_MAX, 0}), 0,
+                 8ull * PS_LIVE_MAX});
     s.push_back({"RENAME req", make(PS_MSG_RENAME, rename_req(5, 7)), 0, 12});
     s.push_back({"RENAME req max", make(PS_MSG_RENAME, rename_req(PS_PATH_MAX, PS_PATH_MAX,
                                                                   PS_RENAME_NOREPLACE)),
@@ -390,6 +390,8 @@ std::vector<sample> valid_samples()
     s.push_back({"OBJ_LIST rep max", make(PS_MSG_OBJ_LIST, ps_ids_rep_t{PS_IDS_MAX, 0}), 1,
                  8ull * PS_IDS_MAX});
     s.push_back({"META_LIVE rep", make(PS_MSG_META_LIVE, ps_ids_rep_t{1, 0}), 1, 8});
+    s.push_back({"META_LIVE rep max", make(PS_MSG_META_LIVE, ps_ids_rep_t{PS_LIVE_MAX, 0}), 1,
+                 8ull * PS_LIVE_MAX});
     s.push_back({"META_LIVE rep empty", make(PS_MSG_META_LIVE, ps_ids_rep_t{0, 0}), 1, 0});
     s.push_back({"STATFS rep", make(PS_MSG_STATFS, statfs), 1, 0});
     s.push_back({"STATS rep", make(PS_MSG_STATS, stats), 1, 0});
@@ -522,7 +524,7 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             ps_ids_req_t b = body_at<ps_ids_req_t>(m);
             bool live = h.type == PS_MSG_META_LIVE;
             *data_len = live ? 8ull * b.count : 0;
-            return b.count >= 1 && b.count <= PS_IDS_MAX && b.reserved == 0 &&
+            return b.count >= 1 && b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) && b.reserved == 0 &&
                    (!live || b.after == 0);
         }
         default:
@@ -556,7 +558,8 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
     case PS_MSG_META_LIVE: {
         ps_ids_rep_t b = body_at<ps_ids_rep_t>(m);
         *data_len = 8ull * b.count;
-        return b.count <= PS_IDS_MAX && b.more <= (h.type == PS_MSG_OBJ_LIST ? 1u : 0u);
+        bool live = h.type == PS_MSG_META_LIVE;
+        return b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) && b.more <= (live ? 0u : 1u);
     }
     default:
         return true;
