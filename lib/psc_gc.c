@@ -126,6 +126,12 @@ static ps_status_t psc_gc_list(pstripe_fs_t *fs, uint32_t server, psc_ids_t *ids
         uint64_t *page = NULL;
         ps_status_t status = psc_gc_call(fs, server, PS_MSG_OBJ_LIST, &req, NULL, &page, &rep);
 
+        if (status == PS_ERR_ACCESS) {
+            status = psc_error(PS_ERR_ACCESS,
+                               "only root may collect orphaned objects (server %s "
+                               "refused to list its objects)",
+                               fs->servers[server].addr);
+        }
         if (status == PS_OK) {
             status = psc_ids_append(ids, page, rep.count);
         }

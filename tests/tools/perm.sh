@@ -7,7 +7,8 @@
 # nobody's only, its owner by root only. A process of nobody's whose gid is
 # another group (users) still has nobody's groups of the servers' user
 # database (nogroup, its group in passwd): group bits, chgrp. An MPI program run as nobody (tests/mpi/ps_perm)
-# gets MPI_ERR_ACCESS, and reads once the mode allows. Data requests carry capabilities: the servers
+# gets MPI_ERR_ACCESS, and reads once the mode allows. `pstripe gc` is
+# root's. Data requests carry capabilities: the servers
 # count no refusal for these normal clients. (Skipped without root, munge or
 # setpriv: the test needs a second identity.)
 . "$(dirname "$0")/lib.sh"
@@ -162,6 +163,12 @@ expect_status 0 pst ls -l /mine2
 contains "$out" "^-rw-r--r-- nobody +nogroup " "chgrp to nobody's group in passwd"
 expect_status 1 nobody_users chown :42 /mine2
 contains "$err" "only the owner may change the group, to one of its groups" "chgrp to a group nobody is not in"
+
+step "gc is root's: nobody is refused, root finds nothing to collect"
+expect_status 1 nobody gc -n
+contains "$err" "only root may collect orphaned objects" "gc as nobody"
+expect_status 0 pst gc -n
+contains "$out" "^0 orphaned objects" "gc as root"
 
 step "no capability refused for these normal clients, and the mode is named"
 expect_status 0 pst stats
