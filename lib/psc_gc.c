@@ -18,9 +18,11 @@
  * before step 2 began, and a file that still has its name then is found by
  * its owner's scan of its namespace in one read transaction (a rename
  * within a server is one transaction, and the scan sees before or after
- * it). A file whose name goes after its scan is being removed anyway. Any
- * server that does not answer steps 1 and 2 stops the collection before
- * anything is removed.
+ * it). A file whose name goes after its scan is being removed anyway, and
+ * the scan flushes the store before it answers, so no crash brings that
+ * name back. Any server that does not answer steps 1 and 2, or does not
+ * know its place in the cluster (a list that missed a server would take its
+ * files for orphans), stops the collection before anything is removed.
  */
 #include <stdlib.h>
 #include <string.h>
