@@ -239,10 +239,9 @@ ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj)
          * whatever write_back_age) and at the next sync (a full disk may
          * have room then), else the object reads shorter once closed */
         pss_obj_size_grew(w, obj, now + PSS_LOG_EVERY_NS);
-        obj->size_unsaved = 1;
         return ps_status_from_errno(err);
     }
-    obj->size_unsaved = 0;
+    obj->size_fail_counted = 0;
     obj->size_attr = 1;
     obj->size_dirty = 1;
     return PS_OK;
@@ -269,11 +268,11 @@ uint64_t pss_obj_save_grown(pss_worker_t *w, uint64_t born_by)
             oldest = oldest == 0 || obj->size_grew_ns < oldest ? obj->size_grew_ns : oldest;
             continue;
         }
-        int failed_before = obj->size_unsaved;
         ps_status_t status = pss_obj_save_size(w, obj);
         if (status != PS_OK) {
-            if (!failed_before) {
+            if (!obj->size_fail_counted) {
                 pss_obj_write_failed(w, obj, status); /* once for the size, not each retry */
+                obj->size_fail_counted = 1;
             }
             oldest = oldest == 0 || obj->size_grew_ns < oldest ? obj->size_grew_ns : oldest;
         }
@@ -310,6 +309,7 @@ ps_status_t pss_obj_sync(pss_worker_t *w, pss_object_t *obj)
          * whose sync found it: Linux reports a writeback error to a
          * descriptor once, so the next fdatasync succeeds */
         pss_obj_write_failed(w, obj, status);
+        obj->size_fail_counted = obj->size_grew_ns != 0; /* (the size's, if still to store) */
     }
     return status;
 }
@@ -321,7 +321,7 @@ static int pss_obj_let_go(pss_worker_t *w, pss_object_t *obj)
     int fd = obj->fd;
 
     pss_obj_ungrow(w, obj); /* a size still to store is lost with the descriptor */
-    obj->size_unsaved = 0;  /* (counted as a failed write already) */
+    obj->size_fail_counted = 0; /* (its failure counted already) */
     obj->dirty = obj->size_dirty = 0;
     pss_edge_drop(&obj->edges);
     pss_cache_drop(w, &obj->cache, 0, UINT64_MAX);

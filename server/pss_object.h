@@ -26,7 +26,8 @@ struct pss_object {
     uint64_t file_len;  /* length of the file on disk: >= phys_size (pss_job_extend) */
     int size_attr;      /* the size attribute exists (a file without it is as long as its size) */
     uint64_t size_grew_ns; /* when size passed the attribute's value, 0: it has not */
-    int size_unsaved;      /* the last store of the size failed (counted as a failed write) */
+    int size_fail_counted; /* a failed store of the size still to store is counted as a
+                              failed write (its retries are not) */
     pss_object_t *next_grown; /* worker's list of objects whose attribute is behind */
     pss_req_t *wait_head, **wait_tail;
     pss_job_t *active; /* running jobs (pss_job.c) */

@@ -1512,6 +1512,7 @@ TEST_F(ServerWback, AGrownSizeThatCannotBeStoredIsNotTriedInALoop)
     usleep(2000 * 1000);
     double cpu = cpu_seconds(cluster.pid(0)) - cpu0;
     uint64_t errors = stats().stage_errors;
+    EXPECT_EQ(a.obj(PS_MSG_OBJ_FLUSH, fid).status(), PS_ERR_NO_SPACE) << "the writer's close";
     unlink(trigger.c_str());
     EXPECT_LT(cpu, 0.5) << "the server spent " << cpu << " s of CPU in 2 s";
     EXPECT_EQ(errors, 1u) << "a failed size counts once";
