@@ -221,6 +221,8 @@ static void pss_obj_ungrow(pss_worker_t *w, pss_object_t *obj)
     obj->size_grew_ns = 0;
 }
 
+#define PSS_SIZE_RETRY_NS 1000000000ull /* a size that could not be stored: retried after */
+
 ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj)
 {
     uint64_t le = htole64(obj->size);
@@ -235,10 +237,11 @@ ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj)
                      " more failed I/Os not logged since the last line)",
                      w->index, PSS_SIZE_XATTR, obj->file_id, strerror(err), dropped);
         }
-        /* the size stays to store: by age (a second later at the earliest,
-         * whatever write_back_age) and at the next sync (a full disk may
-         * have room then), else the object reads shorter once closed */
-        pss_obj_size_grew(w, obj, now + PSS_LOG_EVERY_NS);
+        /* the size stays to store: by age (PSS_SIZE_RETRY_NS later at the
+         * earliest, whatever write_back_age) and at the next sync (a full
+         * disk may have room then), else the object reads shorter once
+         * closed */
+        pss_obj_size_grew(w, obj, now + PSS_SIZE_RETRY_NS);
         return ps_status_from_errno(err);
     }
     obj->size_fail_counted = 0;

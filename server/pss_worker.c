@@ -34,8 +34,8 @@
 
 #include "pss_admin.h"
 #include "pss_auth.h"
-#include "pss_gc.h"
 #include "pss_conn.h"
+#include "pss_gc.h"
 #include "pss_listen.h"
 #include "pss_meta.h"
 #include "pss_reaper.h"
@@ -191,9 +191,13 @@ static void pss_rndv_unlink(pss_worker_t *w, pss_req_t *req)
  */
 static int pss_rndv_expire(pss_worker_t *w, int *gave_up)
 {
-    uint64_t now = ps_time_ns(), wait_ns = (uint64_t)(w->server->cfg.data_wait * 1e9);
+    uint64_t now, wait_ns = (uint64_t)(w->server->cfg.data_wait * 1e9);
     pss_req_t *req;
 
+    if (w->rndv_head == NULL) {
+        return -1; /* (the loop's usual case: no clock read) */
+    }
+    now = ps_time_ns();
     while ((req = w->rndv_head) != NULL) {
         if (now - req->rndv_ns < wait_ns) {
             return (int)((req->rndv_ns + wait_ns - now) / 1000000 + 1);

@@ -441,8 +441,8 @@ int pst_cmd_gc(pst_ctx_t *ctx, int argc, char **argv)
     pstripe_disconnect(t.fs);
     pst_human_size(t.bytes, held, sizeof(held));
     if (status != PS_OK) {
-        pst_lib_error(ctx, status, "cannot collect orphaned objects (%" PRIu64 " found%s)",
-                      t.orphans, t.dry_run || t.orphans == 0 ? "" : ", not all removed");
+        pst_lib_error(ctx, status, "cannot collect orphaned objects (%" PRIu64 " %s)", t.orphans,
+                      t.dry_run ? "found" : "removed before the error");
         return PST_EXIT_ERROR;
     }
     printf("%" PRIu64 " orphaned objects, %s on disk: %s\n", t.orphans, held,
