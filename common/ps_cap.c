@@ -52,6 +52,57 @@ const char *ps_cap_check(const uint8_t *cap_key, const ps_cap_t *cap, uint64_t f
     return NULL;
 }
 
+/* The lengths of both names are MAC'd too: no other split of the same
+ * bytes into two names verifies. */
+static void ps_move_ticket_mac(const uint8_t *cap_key, const ps_move_ticket_t *t, const char *src,
+                               size_t src_len, const char *dst, size_t dst_len, uint8_t *mac)
+{
+    uint32_t lens32[2] = {(uint32_t)src_len, (uint32_t)dst_len};
+    const void *parts[5] = {PS_MOVE_TICKET_LABEL, t, lens32, src, dst};
+    size_t lens[5] = {sizeof(PS_MOVE_TICKET_LABEL) - 1, offsetof(ps_move_ticket_t, mac),
+                      sizeof(lens32), src_len, dst_len};
+    ps_hmac_sha256(cap_key, PS_CAP_KEY_LEN, 5, parts, lens, mac);
+}
+
+void ps_move_ticket_sign(const uint8_t *cap_key, ps_move_ticket_t *t, const char *src,
+                         size_t src_len, const char *dst, size_t dst_len)
+{
+    ps_move_ticket_mac(cap_key, t, src, src_len, dst, dst_len, t->mac);
+}
+
+int ps_move_ticket_ok(const uint8_t *cap_key, const ps_move_ticket_t *t, const char *src,
+                      size_t src_len, const char *dst, size_t dst_len)
+{
+    uint8_t mac[PS_AUTH_MAC_LEN];
+
+    ps_move_ticket_mac(cap_key, t, src, src_len, dst, dst_len, mac);
+    return ps_mem_equal_ct(mac, t->mac, sizeof(mac));
+}
+
+/* A receipt is bound to its move's ticket (its MAC names the ticket's). */
+static void ps_move_receipt_mac(const uint8_t *cap_key, const ps_move_receipt_t *r,
+                                const ps_move_ticket_t *t, uint8_t *mac)
+{
+    const void *parts[3] = {PS_MOVE_RECEIPT_LABEL, r, t->mac};
+    size_t lens[3] = {sizeof(PS_MOVE_RECEIPT_LABEL) - 1, offsetof(ps_move_receipt_t, mac),
+                      sizeof(t->mac)};
+    ps_hmac_sha256(cap_key, PS_CAP_KEY_LEN, 3, parts, lens, mac);
+}
+
+void ps_move_receipt_sign(const uint8_t *cap_key, ps_move_receipt_t *r, const ps_move_ticket_t *t)
+{
+    ps_move_receipt_mac(cap_key, r, t, r->mac);
+}
+
+int ps_move_receipt_ok(const uint8_t *cap_key, const ps_move_receipt_t *r,
+                       const ps_move_ticket_t *t)
+{
+    uint8_t mac[PS_AUTH_MAC_LEN];
+
+    ps_move_receipt_mac(cap_key, r, t, mac);
+    return r->tid == t->tid && ps_mem_equal_ct(mac, r->mac, sizeof(mac));
+}
+
 uint64_t ps_cap_now_ns(void)
 {
     struct timespec ts;

@@ -31,6 +31,20 @@ void ps_cap_sign(const uint8_t *cap_key, ps_cap_t *cap);
 const char *ps_cap_check(const uint8_t *cap_key, const ps_cap_t *cap, uint64_t file_id,
                          uint32_t need, uint64_t now_ns);
 
+/* Fill t->mac over PS_MOVE_TICKET_LABEL, t's other fields, the lengths of
+ * src and dst and their bytes; and 1 if t's MAC is that (constant time). */
+void ps_move_ticket_sign(const uint8_t *cap_key, ps_move_ticket_t *t, const char *src,
+                         size_t src_len, const char *dst, size_t dst_len);
+int ps_move_ticket_ok(const uint8_t *cap_key, const ps_move_ticket_t *t, const char *src,
+                      size_t src_len, const char *dst, size_t dst_len);
+
+/* The same for a receipt of the move of ticket t (over
+ * PS_MOVE_RECEIPT_LABEL, its fields and t's MAC); ok also needs r's tid to
+ * be t's. */
+void ps_move_receipt_sign(const uint8_t *cap_key, ps_move_receipt_t *r, const ps_move_ticket_t *t);
+int ps_move_receipt_ok(const uint8_t *cap_key, const ps_move_receipt_t *r,
+                       const ps_move_ticket_t *t);
+
 /* CLOCK_REALTIME in ns (capability expiries). */
 uint64_t ps_cap_now_ns(void);
 

@@ -96,6 +96,10 @@ ps_status_t ps_proto_body_len(uint16_t type, int is_reply, uint32_t *len)
         req = sizeof(ps_ids_req_t);
         rep = sizeof(ps_ids_rep_t);
         break;
+    case PS_MSG_MOVE:
+        req = sizeof(ps_move_req_t);
+        rep = sizeof(ps_move_rep_t);
+        break;
     default:
         return PS_ERR_PROTO;
     }
@@ -115,6 +119,32 @@ static int ps_proto_io_req_ok(uint16_t type, const ps_io_req_t *req)
     return req->nregions >= 1 && req->nregions <= PS_MAX_REGIONS &&
            req->payload_len <= PS_MAX_PAYLOAD && (req->flags & ~flags) == 0 &&
            (!(req->flags & PS_IO_LIST_INLINE) || ps_io_list_bytes(req) <= PS_IO_INLINE_MAX);
+}
+
+/* ps_proto_data_len of a MOVE request (ps_proto.h, "MOVE"). */
+static int ps_proto_move_req_ok(const void *body, uint64_t *data_len)
+{
+    ps_move_req_t req;
+    uint32_t flags;
+    int query;
+
+    memcpy(&req, body, sizeof(req));
+    query = req.op == PS_MOVE_QUERY;
+    flags = req.op == PS_MOVE_LEAVE     ? PS_RENAME_NOREPLACE
+            : req.op == PS_MOVE_RESOLVE ? PS_MOVE_GIVE_UP
+                                        : 0;
+    if (req.op < PS_MOVE_LEAVE || req.op > PS_MOVE_FORGET || (req.flags & ~flags) != 0 ||
+        req.src_len > PS_PATH_MAX || (req.src_len == 0 && !query) ||
+        (query ? req.dst_len != 0 : !ps_proto_path_len_ok(req.dst_len)) ||
+        (req.op != PS_MOVE_LEAVE && req.file_id != 0) || req.ticket.reserved != 0 ||
+        (req.ticket.flags & ~PS_RENAME_NOREPLACE) != 0 || req.receipt.reserved != 0 ||
+        (req.op == PS_MOVE_DONE && req.receipt.state != PS_MOVE_ARRIVED &&
+         req.receipt.state != PS_MOVE_GIVEN_UP) ||
+        (req.op == PS_MOVE_FORGET && req.receipt.state != PS_MOVE_DEPARTED)) {
+        return PS_ERR_PROTO;
+    }
+    *data_len = (uint64_t)req.src_len + req.dst_len;
+    return PS_OK;
 }
 
 /* ps_proto_data_len of a request. */
@@ -213,13 +243,16 @@ static int ps_proto_req_data_len(uint16_t type, const void *body, uint64_t *data
     case PS_MSG_META_LIVE: {
         ps_ids_req_t req;
         memcpy(&req, body, sizeof(req));
-        if (req.count == 0 || req.count > (type == PS_MSG_META_LIVE ? PS_LIVE_MAX : PS_IDS_MAX) ||
+        if ((req.count == 0 && type == PS_MSG_OBJ_LIST) ||
+            req.count > (type == PS_MSG_META_LIVE ? PS_LIVE_MAX : PS_IDS_MAX) ||
             req.reserved != 0 || (type == PS_MSG_META_LIVE && req.after != 0)) {
             return PS_ERR_PROTO;
         }
         *data_len = type == PS_MSG_META_LIVE ? (uint64_t)req.count * sizeof(uint64_t) : 0;
         return PS_OK;
     }
+    case PS_MSG_MOVE:
+        return ps_proto_move_req_ok(body, data_len);
     default:
         return PS_OK;
     }
@@ -287,10 +320,20 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         ps_ids_rep_t rep;
         memcpy(&rep, body, sizeof(rep));
         if (rep.count > (type == PS_MSG_META_LIVE ? PS_LIVE_MAX : PS_IDS_MAX) || rep.more > 1 ||
-            (type == PS_MSG_META_LIVE && rep.more)) {
+            (type == PS_MSG_META_LIVE && rep.more) || rep.reserved != 0) {
             return PS_ERR_PROTO;
         }
         *data_len = (uint64_t)rep.count * sizeof(uint64_t);
+        return PS_OK;
+    }
+    case PS_MSG_MOVE: {
+        ps_move_rep_t rep;
+        memcpy(&rep, body, sizeof(rep));
+        if (rep.src_len > PS_PATH_MAX || rep.dst_len > PS_PATH_MAX || rep.has_replaced > 1 ||
+            rep.receipt.state > PS_MOVE_DEPARTED || rep.refused > 0 || rep.refused <= PS_ERR_LAST) {
+            return PS_ERR_PROTO;
+        }
+        *data_len = (uint64_t)rep.src_len + rep.dst_len;
         return PS_OK;
     }
     default:
@@ -554,6 +597,7 @@ const char *ps_msg_type_name(uint16_t type)
         [PS_MSG_SETATTR] = "SETATTR",
         [PS_MSG_OBJ_LIST] = "OBJ_LIST",
         [PS_MSG_META_LIVE] = "META_LIVE",
+        [PS_MSG_MOVE] = "MOVE",
     };
 
     if (type == 0 || type >= PS_MSG_TYPE_LAST || names[type] == NULL) {
@@ -664,6 +708,15 @@ static void ps_dump_req(char *buf, size_t len, size_t *pos, uint16_t type, const
             PS_DUMP(" after=%016" PRIx64 " count=%" PRIu32, b.after, b.count);
             return;
         }
+        case PS_MSG_MOVE: {
+            ps_move_req_t b;
+            memcpy(&b, body, sizeof(b));
+            PS_DUMP(" op=%" PRIu32 " src_len=%" PRIu32 " dst_len=%" PRIu32 " flags=0x%" PRIx32
+                    " tid=%016" PRIx64,
+                    b.op, b.src_len, b.dst_len, b.flags,
+                    b.op == PS_MOVE_DONE ? b.receipt.tid : b.ticket.tid);
+            return;
+        }
         default:
             return;
         }
@@ -757,6 +810,13 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
         ps_ids_rep_t b;
         memcpy(&b, body, sizeof(b));
         PS_DUMP(" count=%" PRIu32 " more=%" PRIu32, b.count, b.more);
+        return;
+    }
+    case PS_MSG_MOVE: {
+        ps_move_rep_t b;
+        memcpy(&b, body, sizeof(b));
+        PS_DUMP(" tid=%016" PRIx64 " state=%" PRIu32 " refused=%" PRId32 " has_replaced=%" PRIu32,
+                b.ticket.tid | b.receipt.tid, b.receipt.state, b.refused, b.has_replaced);
         return;
     }
     default:

@@ -57,8 +57,9 @@ extern "C" {
  * 13: STATS counts the flushes behind writes (the server's flush_behind);
  * 14: STATS counts capability refusals apart from authentication ones;
  * 15: the HELLO reply tells the server's place in the cluster's list;
- * 16: OBJ_LIST and META_LIVE. */
-#define PS_PROTO_VERSION 16
+ * 16: OBJ_LIST and META_LIVE; 17: MOVE (a rename between metadata servers),
+ * and META_LIVE's reply counts them. */
+#define PS_PROTO_VERSION 17
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -93,7 +94,8 @@ typedef enum ps_msg_type {
     PS_MSG_OBJ_FLUSH = 20,    /* a writer's close: write staged bytes, report failed writes */
     PS_MSG_OBJ_LIST = 21,     /* the ids of the objects a server holds (root; `pstripe gc`) */
     PS_MSG_META_LIVE = 22,    /* which of some file ids a path names (root; `pstripe gc`) */
-    PS_MSG_TYPE_LAST = 23
+    PS_MSG_MOVE = 23,         /* one step of a rename between two metadata servers */
+    PS_MSG_TYPE_LAST = 24
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -308,6 +310,86 @@ typedef struct ps_rename_rep {
     ps_cap_t replaced_cap;   /* PS_CAP_REMOVE on the replaced file (if has_replaced) */
 } ps_rename_rep_t;
 
+/* --- MOVE: a rename between two metadata servers (doc/design.md "Renaming") ---
+ * SRC's owner S (worker ps_path_worker(src)) and DST's owner D (its worker)
+ * never talk to each other; the client carries signed words between them:
+ *   LEAVE   (to S) marks SRC as leaving for DST (the caller must be allowed
+ *           to remove SRC); reply: a ticket, the file's info MAC'd with SRC,
+ *           DST and an expiry (S's clock + its move_life).
+ *   ARRIVE  (to D) puts DST = the ticket's file (replacing DST as RENAME
+ *           would, if the caller may remove it) and records the move as
+ *           arrived, or, refused (rep.refused), as given up; reply: a receipt
+ *           of which. D admits no ARRIVE after the ticket's expiry nor after
+ *           it recorded the move either way. This is the commit point.
+ *   DONE    (to S) with the ticket and D's receipt: arrived deletes SRC,
+ *           given up drops the mark; either only if SRC's mark is the
+ *           ticket's move; reply: a receipt that the move departed (S holds
+ *           no mark of it, for good).
+ *   QUERY   (to S) SRC's mark (ticket; DST in the reply data), or, with
+ *           src_len 0 (root), some marked name's; PS_ERR_NO_ENTRY if none.
+ *   RESOLVE (to D) the receipt of a move found marked: arrived, given up,
+ *           or, if D has no record, given up now if the ticket expired or
+ *           PS_MOVE_GIVE_UP is set, else PS_ERR_BUSY (still under way).
+ *   FORGET  (to D) with DONE's receipt (departed: S holds no mark of the
+ *           move): D may drop its record of an arrived move once the
+ *           ticket has long expired.
+ * While SRC is marked, REMOVE, RENAME (either name), SETATTR and LEAVE of it,
+ * and ARRIVE onto it, answer PS_ERR_BUSY: the client settles the mark
+ * (QUERY, RESOLVE, DONE) and tries again. Records and marks are flushed
+ * before each answer. With auth = none the MACs are neither made nor
+ * checked; with any other, a server refuses MOVE unless it knows its place
+ * in the cluster (server_index, cluster_size), so that only D decides. A
+ * receipt's MAC names its ticket's. AM data: SRC (src_len bytes), then DST
+ * (dst_len). */
+#define PS_MOVE_LEAVE         1u
+#define PS_MOVE_ARRIVE        2u
+#define PS_MOVE_DONE          3u
+#define PS_MOVE_QUERY         4u
+#define PS_MOVE_RESOLVE       5u
+#define PS_MOVE_FORGET        6u
+#define PS_MOVE_GIVE_UP       0x2u /* RESOLVE: give the move up now unless it arrived */
+#define PS_MOVE_ARRIVED       1u   /* receipt states: D holds the move as arrived, */
+#define PS_MOVE_GIVEN_UP      2u   /* or as given up (for good); */
+#define PS_MOVE_DEPARTED      3u   /* S holds no mark of it (for good) */
+#define PS_MOVE_TICKET_LABEL  "pstripe-move-ticket-v1"
+#define PS_MOVE_RECEIPT_LABEL "pstripe-move-receipt-v1"
+typedef struct ps_move_ticket {
+    uint64_t tid;                 /* random: names the move */
+    uint64_t expiry_ns;           /* CLOCK_REALTIME after which D admits no ARRIVE */
+    ps_file_info_t info;          /* the file SRC named */
+    uint32_t flags;               /* PS_RENAME_NOREPLACE or 0 */
+    uint32_t reserved;            /* 0 */
+    uint8_t mac[PS_AUTH_MAC_LEN]; /* under the capability key over
+                                     PS_MOVE_TICKET_LABEL, the fields before, the
+                                     lengths of SRC and DST (2 x uint32_t), SRC, DST */
+} ps_move_ticket_t;
+typedef struct ps_move_receipt {
+    uint64_t tid;
+    uint32_t state;               /* PS_MOVE_ARRIVED, _GIVEN_UP or _DEPARTED */
+    uint32_t reserved;            /* 0 */
+    uint8_t mac[PS_AUTH_MAC_LEN]; /* over PS_MOVE_RECEIPT_LABEL, the fields before and
+                                     the MAC of the move's ticket */
+} ps_move_receipt_t;
+typedef struct ps_move_req {
+    uint32_t op;               /* PS_MOVE_LEAVE..PS_MOVE_FORGET */
+    uint32_t src_len;          /* 1..PS_PATH_MAX (0 only for root's QUERY) */
+    uint32_t dst_len;          /* 1..PS_PATH_MAX (0 for QUERY) */
+    uint32_t flags;            /* LEAVE: PS_RENAME_NOREPLACE; RESOLVE: PS_MOVE_GIVE_UP; else 0 */
+    uint64_t file_id;          /* LEAVE: nonzero: SRC must name this file */
+    ps_move_ticket_t ticket;   /* all but LEAVE and QUERY */
+    ps_move_receipt_t receipt; /* DONE (arrived or given up), FORGET (departed) */
+} ps_move_req_t;
+typedef struct ps_move_rep {
+    ps_move_ticket_t ticket;   /* LEAVE, QUERY */
+    ps_move_receipt_t receipt; /* ARRIVE, RESOLVE, DONE */
+    int32_t refused;           /* ARRIVE given up: why (a ps_status_t); else 0 */
+    uint32_t has_replaced;     /* ARRIVE: 1 if DST named a file before */
+    ps_file_info_t replaced;   /* ARRIVE: that file; the caller removes its objects */
+    ps_cap_t replaced_cap;     /* PS_CAP_REMOVE on it */
+    uint32_t src_len;          /* QUERY: bytes of SRC, then DST, in the reply data */
+    uint32_t dst_len;
+} ps_move_rep_t;
+
 /* --- LIST ----------------------------------------------------------------- */
 typedef struct ps_list_req {
     uint32_t prefix_len;  /* bytes of prefix at the start of AM data, 0..PS_PATH_MAX */
@@ -468,7 +550,10 @@ typedef struct ps_stats_rep {
  * META_LIVE: the request's AM data is count file ids, strictly ascending;
  *   the reply's is those of them that a path of the server's namespace
  *   names (rep.count ids, ascending; rep.more 0). All its paths are read in
- *   one transaction, so a request asks as many as it may. */
+ *   one transaction, so a request asks as many as it may. A file is named
+ *   at two servers in turn while a MOVE runs: the reply also says whether
+ *   one may be running (marks, leaves; lib/psc_gc.c). count 0 asks only
+ *   that. */
 #define PS_IDS_MAX  65536u     /* ids per OBJ_LIST reply */
 #define PS_LIVE_MAX (1u << 20) /* ids per META_LIVE request (8 MiB) */
 typedef struct ps_ids_req {
@@ -478,8 +563,12 @@ typedef struct ps_ids_req {
     uint32_t reserved; /* 0 */
 } ps_ids_req_t;
 typedef struct ps_ids_rep {
-    uint32_t count; /* ids in AM data */
-    uint32_t more;  /* OBJ_LIST: 1 if ids greater than the last follow; else 0 */
+    uint32_t count;    /* ids in AM data */
+    uint32_t more;     /* OBJ_LIST: 1 if ids greater than the last follow; else 0 */
+    uint32_t marks;    /* META_LIVE: names marked leaving (MOVE), in the same transaction */
+    uint32_t reserved; /* 0 */
+    uint64_t leaves;   /* META_LIVE: LEAVEs this server has admitted since it started */
+    uint64_t instance; /* META_LIVE: the server's instance (HELLO) */
 } ps_ids_rep_t;
 
 /* --- SHARED_FP ----------------------------------------------------------------------
@@ -532,7 +621,11 @@ static_assert(sizeof(ps_rename_rep_t) == 176, "wire size");
 static_assert(sizeof(ps_list_req_t) == 16, "wire size");
 static_assert(sizeof(ps_list_rep_t) == 16, "wire size");
 static_assert(sizeof(ps_ids_req_t) == 16, "wire size");
-static_assert(sizeof(ps_ids_rep_t) == 8, "wire size");
+static_assert(sizeof(ps_ids_rep_t) == 32, "wire size");
+static_assert(sizeof(ps_move_ticket_t) == 112, "wire size");
+static_assert(sizeof(ps_move_receipt_t) == 48, "wire size");
+static_assert(sizeof(ps_move_req_t) == 184, "wire size");
+static_assert(sizeof(ps_move_rep_t) == 288, "wire size");
 static_assert(sizeof(ps_list_entry_t) == 64, "wire size");
 static_assert(sizeof(ps_io_req_t) == 80, "wire size");
 static_assert(sizeof(ps_run_t) == 32, "wire size");

@@ -18,7 +18,9 @@
  * before step 2 began, and a file that still has its name then is found by
  * its owner's scan of its namespace in one read transaction (a rename
  * within a server is one transaction, and the scan sees before or after
- * it). A file whose name goes after its scan is being removed anyway, and
+ * it; a rename between servers is not, and step 2 is done again until no
+ * such rename ran during it: psc_gc_live_still). A file whose name goes
+ * after its scan is being removed anyway, and
  * the scan flushes the store before it answers, so no crash brings that
  * name back. Any server that does not answer steps 1 and 2, or does not
  * know its place in the cluster (a list that missed a server would take its
@@ -26,16 +28,19 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ps_status.h"
 #include "ps_proto.h"
 #include "psc_call.h"
 #include "psc_conn.h"
 #include "psc_fs.h"
+#include "psc_move.h"
 #include "psc_op.h"
 #include "psc_wait.h"
 
 #define PSC_GC_BATCH 256u /* OBJ_STAT and OBJ_REMOVE requests in flight */
+#define PSC_GC_ROUNDS 10   /* tries of step 2 while files move between servers */
 /* and the bytes of the objects whose removals are in flight at once: a
  * server frees about 2 GiB a second (pss_reaper.c), well within a client's
  * timeout */
@@ -187,6 +192,90 @@ static ps_status_t psc_gc_live(pstripe_fs_t *fs, const uint64_t *ids, size_t n, 
     return PS_OK;
 }
 
+/* Every server's counts of moves between servers now (META_LIVE of no ids). */
+static ps_status_t psc_gc_moves(pstripe_fs_t *fs, ps_ids_rep_t *reps)
+{
+    ps_ids_req_t req = {.after = 0, .count = 0, .reserved = 0};
+
+    for (uint32_t s = 0; s < fs->nservers; s++) {
+        uint64_t *named = NULL;
+        ps_status_t status = psc_gc_call(fs, s, PS_MSG_META_LIVE, &req, NULL, &named, &reps[s]);
+
+        free(named);
+        if (status != PS_OK) {
+            return status;
+        }
+    }
+    return PS_OK;
+}
+
+/* Settle the unfinished moves the counts show; 1 if there were any. A dry
+ * run changes nothing: it leaves them (and could list the file of one that
+ * goes on meanwhile; gc itself never removes it). */
+static int psc_gc_settle(pstripe_fs_t *fs, int dry_run, const ps_ids_rep_t *reps,
+                         ps_status_t *status)
+{
+    int any = 0;
+
+    for (uint32_t s = 0; s < fs->nservers && *status == PS_OK && !dry_run; s++) {
+        if (reps[s].marks > 0) {
+            any = 1;
+            *status = psc_move_settle_server(fs, s);
+        }
+    }
+    return any;
+}
+
+/*
+ * Step 2 while no name moves between servers. A move names its file at
+ * one server, then at both, then at the other, so step 2 could ask the
+ * second server before the file arrived and the first after it left.
+ * Step 2 counts only if, before it, no server had a name leaving (such
+ * marks are settled first) and, after it, no server admitted a new one
+ * (pss_move.h); else it is done again.
+ */
+static ps_status_t psc_gc_live_still(pstripe_fs_t *fs, int dry_run, const uint64_t *ids, size_t n,
+                                     uint8_t *live)
+{
+    ps_ids_rep_t *before = calloc(fs->nservers, sizeof(*before));
+    ps_ids_rep_t *after = calloc(fs->nservers, sizeof(*after));
+    ps_status_t status = before != NULL && after != NULL ? PS_OK : PS_ERR_NO_MEMORY;
+
+    for (int round = 0; status == PS_OK; round++) {
+        int still = 1;
+
+        if (round == PSC_GC_ROUNDS) {
+            status = psc_error(PS_ERR_BUSY,
+                               "files kept being renamed between servers while gc looked for "
+                               "orphans (or a rename was interrupted less than the servers' "
+                               "move_life ago): try again");
+            break;
+        }
+        if (round > 0) {
+            sleep(1);
+        }
+        status = psc_gc_moves(fs, before);
+        if (status != PS_OK || psc_gc_settle(fs, dry_run, before, &status)) {
+            status = status == PS_ERR_BUSY ? PS_OK : status; /* (under way: wait) */
+            continue;
+        }
+        memset(live, 0, n);
+        status = psc_gc_live(fs, ids, n, live);
+        if (status == PS_OK) {
+            status = psc_gc_moves(fs, after);
+        }
+        for (uint32_t s = 0; s < fs->nservers && status == PS_OK; s++) {
+            still &= after[s].instance == before[s].instance && after[s].leaves == before[s].leaves;
+        }
+        if (status == PS_OK && still) {
+            break;
+        }
+    }
+    free(before);
+    free(after);
+    return status;
+}
+
 /* Tell gc->fn of an orphan (its stat in r); its nonzero answer stops. */
 static ps_status_t psc_gc_tell(psc_gc_t *gc, uint32_t server, uint64_t id, const ps_obj_rep_t *r)
 {
@@ -323,7 +412,8 @@ static ps_status_t psc_gc_check_places(pstripe_fs_t *fs)
 
 /* Steps 1 and 2: lists[] of every server's ids, all of them merged in
  * *all, and which of those a path names in *live (malloc'd). */
-static ps_status_t psc_gc_find(pstripe_fs_t *fs, psc_ids_t *lists, psc_ids_t *all, uint8_t **live)
+static ps_status_t psc_gc_find(pstripe_fs_t *fs, int dry_run, psc_ids_t *lists, psc_ids_t *all,
+                               uint8_t **live)
 {
     ps_status_t status = PS_OK;
 
@@ -340,7 +430,7 @@ static ps_status_t psc_gc_find(pstripe_fs_t *fs, psc_ids_t *lists, psc_ids_t *al
         status = psc_error(PS_ERR_NO_MEMORY, "no memory");
     }
     if (status == PS_OK) {
-        status = psc_gc_live(fs, all->v, all->n, *live);
+        status = psc_gc_live_still(fs, dry_run, all->v, all->n, *live);
     }
     return status;
 }
@@ -361,7 +451,7 @@ ps_status_t pstripe_gc(pstripe_fs_t *fs, int dry_run, pstripe_gc_fn fn, void *ar
     if (lists == NULL || gc.ops == NULL || gc.reps == NULL) {
         status = psc_error(PS_ERR_NO_MEMORY, "no memory");
     } else {
-        status = psc_gc_find(fs, lists, &all, &live);
+        status = psc_gc_find(fs, dry_run, lists, &all, &live);
     }
     for (uint32_t s = 0; s < fs->nservers && status == PS_OK; s++) {
         status = psc_gc_collect(&gc, s, &lists[s], &all, live);

@@ -20,6 +20,7 @@
 #include "psc_conn.h"
 #include "psc_fs.h"
 #include "psc_meta.h"
+#include "psc_move.h"
 #include "psc_op.h"
 #include "psc_wait.h"
 #include "ps_time.h"
@@ -49,9 +50,9 @@ ps_status_t psc_check_info(pstripe_fs_t *fs, const ps_file_info_t *info, uint32_
 
 /* One path request (CREATE/LOOKUP/REMOVE/SETATTR) to the owner, reply into
  * rep; body NULL: a ps_path_req_t asking for access (PS_CAP_*). */
-static ps_status_t psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path, size_t len,
-                               const void *body, uint32_t body_len, uint32_t access,
-                               ps_file_rep_t *rep)
+static ps_status_t psc_path_op_once(pstripe_fs_t *fs, uint16_t type, const char *path, size_t len,
+                                    const void *body, uint32_t body_len, uint32_t access,
+                                    ps_file_rep_t *rep)
 {
     psc_call_t call;
     psc_op_t op;
@@ -79,6 +80,23 @@ static ps_status_t psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path
         return status;
     }
     return psc_check_info(fs, &rep->info, op.server);
+}
+
+/* One path request to the path's owner; a REMOVE or SETATTR of a name
+ * leaving for another server settles that move first and asks once more. */
+static ps_status_t psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path, size_t len,
+                               const void *body, uint32_t body_len, uint32_t access,
+                               ps_file_rep_t *rep)
+{
+    ps_status_t status = psc_path_op_once(fs, type, path, len, body, body_len, access, rep);
+
+    if (status == PS_ERR_BUSY && (type == PS_MSG_REMOVE || type == PS_MSG_SETATTR)) {
+        status = psc_move_settle(fs, path, len);
+        if (status == PS_OK) {
+            status = psc_path_op_once(fs, type, path, len, body, body_len, access, rep);
+        }
+    }
+    return status;
 }
 
 /* The same object request to every target of a file, in parallel. reps may
@@ -574,17 +592,77 @@ ps_status_t pstripe_path_server(pstripe_fs_t *fs, const char *path, uint32_t *se
     return status;
 }
 
-/* RENAME at the owner of both names (one transaction there), then the
- * replaced file's objects go. Names with different owners are refused. */
+/* After a rename of names (FROM, then TO) replaced a file: remove its
+ * objects; a failure is a warning (`pstripe gc` collects them). */
+static void psc_remove_replaced(pstripe_fs_t *fs, const char *names, size_t flen, size_t tlen,
+                                const ps_file_info_t *replaced, const ps_cap_t *cap)
+{
+    if (psc_check_info(fs, replaced, ps_path_server(names + flen, tlen, fs->nservers)) == PS_OK &&
+        psc_remove_objects(fs, replaced, cap) != PS_OK) {
+        ps_warn("renamed %.*s to %.*s, but the objects of the file it replaced (%016llx) could "
+                "not all be removed (`pstripe gc` collects them): %s",
+                (int)flen, names, (int)tlen, names + flen, (unsigned long long)replaced->file_id,
+                pstripe_last_error());
+    }
+}
+
+/* RENAME at the owner of both names: one transaction there. */
+static ps_status_t psc_rename_call(pstripe_fs_t *fs, const char *names, size_t flen, size_t tlen,
+                                   ps_rename_rep_t *rep)
+{
+    uint32_t server = ps_path_server(names + flen, tlen, fs->nservers);
+    ps_rename_req_t req;
+    psc_call_t call;
+    psc_op_t op;
+
+    memset(&req, 0, sizeof(req));
+    req.src_len = (uint32_t)flen;
+    req.dst_len = (uint32_t)tlen;
+    psc_call_init(&call);
+    psc_op_init(&op, server, PS_MSG_RENAME, &req, sizeof(req));
+    op.route = PSC_ROUTE_PATH;
+    op.route_path = names + flen;
+    op.route_path_len = (uint32_t)tlen;
+    op.send_buf = names;
+    op.send_count = flen + tlen;
+    op.rep_body = rep;
+    op.rep_body_len = sizeof(*rep);
+    psc_op_post(fs, &op, &call);
+    return psc_call_wait(fs, &call);
+}
+
+/* A rename within one server; a name of it leaving for another server is
+ * settled first (psc_move.c). */
+static ps_status_t psc_rename_within(pstripe_fs_t *fs, const char *names, size_t flen, size_t tlen,
+                                     ps_rename_rep_t *rep)
+{
+    ps_status_t status = psc_rename_call(fs, names, flen, tlen, rep);
+
+    if (status == PS_ERR_BUSY) {
+        status = psc_move_settle(fs, names, flen);
+        if (status == PS_OK) {
+            status = psc_move_settle(fs, names + flen, tlen);
+        }
+        if (status == PS_OK) {
+            status = psc_rename_call(fs, names, flen, tlen, rep);
+        }
+    }
+    if (status == PS_ERR_NO_ENTRY) {
+        psc_set_error("cannot rename %.*s: no such file", (int)flen, names);
+    } else if (status == PS_ERR_ACCESS) {
+        psc_set_error("cannot rename %.*s to %.*s: permission denied", (int)flen, names,
+                      (int)tlen, names + flen);
+    }
+    return status;
+}
+
+/* A rename: RENAME within one server, MOVE between two (psc_move.c); then
+ * the replaced file's objects go. */
 ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to)
 {
     char names[2 * PS_PATH_MAX + 2];
     size_t flen, tlen;
-    uint32_t fserver, tserver;
-    ps_rename_req_t req;
     ps_rename_rep_t rep;
-    psc_call_t call;
-    psc_op_t op;
     ps_status_t status;
 
     if (psc_check_fs(fs) != PS_OK) {
@@ -597,47 +675,17 @@ ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to)
     if (status != PS_OK) {
         return status;
     }
-    fserver = ps_path_server(names, flen, fs->nservers);
-    tserver = ps_path_server(names + flen, tlen, fs->nservers);
-    if (fserver != tserver) {
-        return psc_error(PS_ERR_UNSUPPORTED,
-                         "cannot rename %.*s to %.*s: their metadata is on different servers "
-                         "(%s and %s), and a rename is atomic only within one server",
-                         (int)flen, names, (int)tlen, names + flen, fs->servers[fserver].addr,
-                         fs->servers[tserver].addr);
+    if (ps_path_server(names, flen, fs->nservers) ==
+        ps_path_server(names + flen, tlen, fs->nservers)) {
+        status = psc_rename_within(fs, names, flen, tlen, &rep);
+    } else {
+        status = psc_move(fs, names, flen, tlen, &rep);
     }
-    memset(&req, 0, sizeof(req));
-    req.src_len = (uint32_t)flen;
-    req.dst_len = (uint32_t)tlen;
-    psc_call_init(&call);
-    psc_op_init(&op, tserver, PS_MSG_RENAME, &req, sizeof(req));
-    op.route = PSC_ROUTE_PATH;
-    op.route_path = names + flen;
-    op.route_path_len = (uint32_t)tlen;
-    op.send_buf = names;
-    op.send_count = flen + tlen;
-    op.rep_body = &rep;
-    op.rep_body_len = sizeof(rep);
-    psc_op_post(fs, &op, &call);
-    status = psc_call_wait(fs, &call);
-    if (status == PS_ERR_NO_ENTRY) {
-        psc_set_error("cannot rename %.*s: no such file", (int)flen, names);
-    } else if (status == PS_ERR_ACCESS) {
-        psc_set_error("cannot rename %.*s to %.*s: permission denied", (int)flen, names,
-                      (int)tlen, names + flen);
+    if (status == PS_OK && rep.has_replaced) {
+        /* the new name is in place; the file it named before is now nameless */
+        psc_remove_replaced(fs, names, flen, tlen, &rep.replaced, &rep.replaced_cap);
     }
-    if (status != PS_OK || !rep.has_replaced) {
-        return status;
-    }
-    /* The new name is in place; the file it named before is now nameless. */
-    if (psc_check_info(fs, &rep.replaced, tserver) == PS_OK &&
-        psc_remove_objects(fs, &rep.replaced, &rep.replaced_cap) != PS_OK) {
-        ps_warn("renamed %.*s to %.*s, but the objects of the file it replaced (%016llx) could "
-                "not all be removed: %s",
-                (int)flen, names, (int)tlen, names + flen, (unsigned long long)rep.replaced.file_id,
-                pstripe_last_error());
-    }
-    return PS_OK;
+    return status;
 }
 
 /* --- chmod, chown ------------------------------------------------------------------ */

@@ -180,10 +180,13 @@ ps_status_t pstripe_fstat(pstripe_file_t *file, pstripe_stat_t *st);
  * The same holds for the file a rename replaces. */
 ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path);
 /* Rename a path, replacing the file `to` named (whose objects are then
- * removed). Atomic: after a crash either name is as before or the rename is
- * complete. Both names must have the same metadata server (else
- * PS_ERR_UNSUPPORTED; pstripe_path_server tells): a rename is one
- * transaction there. */
+ * removed). The file never loses its name: within one metadata server the
+ * rename is one transaction (after a crash either name is as before or the
+ * rename is complete); between two it is three flushed steps, during which
+ * the file shows under both names, and a crash between them leaves the old
+ * name "being renamed" (PS_ERR_BUSY for removal, rename and chmod) until
+ * the next of these settles it, at most the servers' move_life after the
+ * rename began (doc/design.md, "Renaming"). */
 ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to);
 /* Index (in the configured server list) of the server that holds path's
  * metadata. */

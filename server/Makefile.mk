@@ -13,7 +13,9 @@ server_pstripe_server_SOURCES = \
 	server/pss_admin.h server/pss_admin.c \
 	server/pss_auth.h server/pss_auth.c \
 	server/pss_perm.h server/pss_perm.c \
+	server/pss_metadb.h server/pss_metadb.c \
 	server/pss_meta.h server/pss_meta.c \
+	server/pss_move.h server/pss_move.c \
 	server/pss_gc.h server/pss_gc.c \
 	server/pss_sharedfp.h server/pss_sharedfp.c \
 	server/pss_check.h server/pss_check.c \

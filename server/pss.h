@@ -138,7 +138,11 @@ typedef struct pss_server {
     /* metadata */
     MDB_env *mdb_env;
     MDB_dbi mdb_paths;
+    MDB_dbi mdb_marks;   /* names leaving for another server (pss_move.c) */
+    MDB_dbi mdb_arrived; /* moves that arrived here, the old name not yet gone */
+    MDB_dbi mdb_settled; /* moves given up, or arrived and departed (purged later) */
     size_t mdb_max_key;
+    uint64_t move_leaves; /* LEAVEs admitted since the start (atomic; META_LIVE) */
 
     ucp_context_h ucp_context;
     hwloc_topology_t topology;  /* NULL if hwloc failed: workers are not pinned */
@@ -181,6 +185,7 @@ typedef struct pss_req {
         ps_auth_req_t auth;
         ps_setattr_req_t setattr;
         ps_ids_req_t ids;
+        ps_move_req_t move;
     } body;
     ps_status_t status;     /* decode status; PS_OK when valid */
     int late;               /* arrived after the worker began to stop */

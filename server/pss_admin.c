@@ -8,7 +8,7 @@
 #include "pss_admin.h"
 
 #include "pss_auth.h"
-#include "pss_meta.h"
+#include "pss_metadb.h"
 #include "pss_req.h"
 
 #include "ps_layout.h"

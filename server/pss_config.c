@@ -129,6 +129,11 @@ const ps_config_field_t pss_config_table[] = {
               "else the client's connection is closed: a client that stopped sending (stopped "
               "by a debugger, hung) holds that request's share of max_inflight meanwhile",
               PS_CFG_TIME, data_wait, 0.1, 86400),
+    PSS_FIELD("move_life", "1min",
+              "a rename of a name this server owns to one another server owns must arrive "
+              "there this long after it started, else it is given up; a rename whose client "
+              "died keeps the old name busy for removal, rename and chmod until then",
+              PS_CFG_TIME, move_life, 1, 86400),
     PSS_FIELD("ticket_life", "5min",
               "how long the ticket a client gets for this server's other workers is valid "
               "(a client renews it on a worker it opened already)",

@@ -40,6 +40,7 @@ typedef struct pss_config {
     double cap_life;       /* seconds a capability is valid */
     double ticket_life;    /* seconds a ticket is valid (pss_auth.c) */
     double data_wait;      /* seconds a rendezvous receive may take (pss_worker.c) */
+    double move_life;      /* seconds a MOVE may take to arrive (pss_move.c) */
     double auth_wait;      /* seconds an unauthenticated connection keeps its slot (pss_conn.c) */
     int64_t server_index;  /* this server's index in the cluster's list, -1: not known */
     int64_t cluster_size;  /* servers in the cluster, 0: not known (pss_meta.c) */

@@ -14,6 +14,7 @@
  */
 #include "pss_gc.h"
 
+#include "pss_move.h"
 #include "pss_perm.h"
 #include "pss_req.h"
 
@@ -151,17 +152,25 @@ static void pss_gc_obj_list(pss_worker_t *w, pss_req_t *req)
 }
 
 /* Mark in live[] the ids[] (n, ascending) that a path of the namespace
- * names, reading every path in one transaction. */
-static ps_status_t pss_gc_scan(pss_server_t *s, const uint64_t *ids, uint32_t n, uint8_t *live)
+ * names, reading every path in one transaction; fill rep's counts of
+ * moves between servers (pss_move.h: the count first). */
+static ps_status_t pss_gc_scan(pss_server_t *s, const uint64_t *ids, uint32_t n, uint8_t *live,
+                               ps_ids_rep_t *rep)
 {
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
     int rc;
 
+    rep->leaves = pss_move_leaves(s);
+    rep->instance = s->instance;
     rc = mdb_txn_begin(s->mdb_env, NULL, MDB_RDONLY, &txn);
     if (rc != 0) {
         ps_error("META_LIVE: mdb_txn_begin: %s", mdb_strerror(rc));
+        return PS_ERR_IO;
+    }
+    if (pss_move_marks(s, txn, &rep->marks) != PS_OK) {
+        mdb_txn_abort(txn);
         return PS_ERR_IO;
     }
     rc = mdb_cursor_open(txn, s->mdb_paths, &cur);
@@ -212,11 +221,12 @@ static ps_status_t pss_gc_scan(pss_server_t *s, const uint64_t *ids, uint32_t n,
 static void pss_gc_meta_live(pss_worker_t *w, pss_req_t *req)
 {
     uint32_t n = req->body.ids.count, nlive = 0;
-    uint64_t *ids = malloc((size_t)n * sizeof(*ids));
-    uint8_t *live = calloc(n, 1);
-    ps_ids_rep_t rep = {0, 0};
+    uint64_t *ids = malloc(((size_t)n + 1) * sizeof(*ids));
+    uint8_t *live = calloc((size_t)n + 1, 1);
+    ps_ids_rep_t rep;
     ps_status_t status = PS_OK;
 
+    memset(&rep, 0, sizeof(rep));
     if (ids == NULL || live == NULL) {
         status = PS_ERR_NO_MEMORY;
         goto out;
@@ -230,7 +240,7 @@ static void pss_gc_meta_live(pss_worker_t *w, pss_req_t *req)
             return;
         }
     }
-    status = pss_gc_scan(w->server, ids, n, live);
+    status = pss_gc_scan(w->server, ids, n, live, &rep);
     for (uint32_t i = 0; i < n && status == PS_OK; i++) {
         if (live[i]) {
             ids[nlive++] = ids[i];

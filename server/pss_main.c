@@ -18,7 +18,7 @@
 #include "pss_auth.h"
 #include "pss_cache.h"
 #include "pss_check.h"
-#include "pss_meta.h"
+#include "pss_metadb.h"
 #include "pss_reaper.h"
 #include "pss_removed.h"
 #include "pss_store.h"

@@ -38,6 +38,7 @@
 #include "pss_gc.h"
 #include "pss_listen.h"
 #include "pss_meta.h"
+#include "pss_move.h"
 #include "pss_reaper.h"
 #include "pss_req.h"
 #include "pss_sharedfp.h"
@@ -346,6 +347,20 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         }
         pss_meta_handle(w, req);
         return;
+    case PS_MSG_MOVE: { /* routed by the name of the server that acts */
+        const ps_move_req_t *m = &req->body.move;
+        int at_src = m->op == PS_MOVE_LEAVE || m->op == PS_MOVE_DONE || m->op == PS_MOVE_QUERY;
+        uint32_t len = at_src ? m->src_len : m->dst_len;
+
+        owner =
+            ps_path_worker((const char *)req->data + (at_src ? 0 : m->src_len), len, s->nworkers);
+        if (len > 0 && owner != w->index) {
+            pss_reject(req, PS_ERR_WRONG_WORKER, "path owned by another worker");
+            return;
+        }
+        pss_move_handle(w, req);
+        return;
+    }
     case PS_MSG_OBJ_WRITE:
     case PS_MSG_OBJ_READ:
     case PS_MSG_OBJ_STAT:

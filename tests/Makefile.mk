@@ -67,6 +67,7 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_wback.cc \
 	tests/integration/test_server_meta.cc \
 	tests/integration/test_server_gc.cc \
+	tests/integration/test_server_move.cc \
 	tests/integration/test_server_restart.cc \
 	tests/integration/test_server_stress.cc \
 	tests/integration/test_server_perf.cc \
@@ -102,7 +103,13 @@ check_PROGRAMS += $(PSC_TESTS)
 TESTS += $(PSC_TESTS)
 PSC_TEST_UTIL = tests/integration/test_client_util.h
 tests_integration_test_client_io_SOURCES = tests/integration/test_client_io.cc $(PSC_TEST_UTIL)
-tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc $(PSC_TEST_UTIL)
+tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.cc $(PSC_TEST_UTIL) \
+	tests/integration/test_server_raw.cc tests/integration/test_server_raw.h
+# test_client_meta sends single MOVE steps through the server tests' raw
+# client (a client that dies between them)
+tests_integration_test_client_meta_CPPFLAGS = $(AM_CPPFLAGS) \
+	-DPS_AIO_FAULTS_PATH=\"$(abs_top_builddir)/tests/integration/aio-faults.so\"
+tests_integration_test_client_meta_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
 tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc \
 	tests/integration/test_client_wback.cc tests/integration/test_client_wbuf.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_fault_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
@@ -298,6 +305,7 @@ TESTS += \
 	tests/tools/cp-partial.sh \
 	tests/tools/degraded.sh \
 	tests/tools/gc.sh \
+	tests/tools/mv.sh \
 	tests/tools/file-too-large.sh
 EXTRA_DIST += \
 	tests/tools/lib.sh \
@@ -314,6 +322,7 @@ EXTRA_DIST += \
 	tests/tools/cp-partial.sh \
 	tests/tools/degraded.sh \
 	tests/tools/gc.sh \
+	tests/tools/mv.sh \
 	tests/tools/file-too-large.sh \
 	tests/tools/cp-1g.sh
 # ---- end of tools tests ----------------------------------------------------------

@@ -306,6 +306,39 @@ int pst_cmd_rm(pst_ctx_t *ctx, int argc, char **argv)
     return pst_for_each_path(ctx, argc, argv, pst_rm_one, &force);
 }
 
+/* --- mv ---------------------------------------------------------------------------- */
+
+int pst_cmd_mv(pst_ctx_t *ctx, int argc, char **argv)
+{
+    pstripe_fs_t *fs;
+    const char *src, *dst;
+    ps_status_t status;
+    int ret;
+
+    if ((ret = pst_parse_no_opts(ctx, argc, argv)) != PST_CONTINUE) {
+        return ret;
+    }
+    if (argc - optind != 2) {
+        return pst_usage_error(ctx, "expected SRC and DST");
+    }
+    src = pst_fs_path(argv[optind]);
+    dst = pst_fs_path(argv[optind + 1]);
+    if (pst_connect(ctx, &fs) != PS_OK) {
+        return PST_EXIT_ERROR;
+    }
+    ret = PST_EXIT_OK;
+    status = pstripe_rename(fs, src, dst);
+    if (status != PS_OK && strncmp(pstripe_last_error(), "cannot ", 7) == 0) {
+        pst_msg(ctx, "%s", pstripe_last_error()); /* (it names both already) */
+        ret = PST_EXIT_ERROR;
+    } else if (status != PS_OK) {
+        pst_lib_error(ctx, status, "cannot rename %s to %s", src, dst);
+        ret = PST_EXIT_ERROR;
+    }
+    pstripe_disconnect(fs);
+    return ret;
+}
+
 /* --- truncate -------------------------------------------------------------------- */
 
 int pst_cmd_truncate(pst_ctx_t *ctx, int argc, char **argv)

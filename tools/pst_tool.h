@@ -156,6 +156,7 @@ int pst_for_each_path(pst_ctx_t *ctx, int argc, char **argv, pst_path_fn_t fn, v
 int pst_cmd_ls(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_stat(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_rm(pst_ctx_t *ctx, int argc, char **argv);
+int pst_cmd_mv(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_truncate(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_df(pst_ctx_t *ctx, int argc, char **argv);
 int pst_cmd_gc(pst_ctx_t *ctx, int argc, char **argv);

@@ -50,6 +50,12 @@ static const pst_cmd_t pst_cmds[] = {
      "or write permission on it (or root).\n"
      "\n"
      "  -f, --force   ignore missing files\n"},
+    {"mv", pst_cmd_mv, "SRC DST", "rename a file",
+     "Rename SRC to DST, replacing DST if it exists. The file never loses its\n"
+     "name, even across a crash. When two servers hold the names' metadata, the\n"
+     "file moves in three flushed steps and shows under both names for a moment\n"
+     "(never for good; doc/design.md, \"Renaming\"). Renaming takes what removing\n"
+     "SRC (and an existing DST) takes: ownership, write permission, or root.\n"},
     {"chmod", pst_cmd_chmod, "MODE PATH...", "set the permission bits of files",
      "Set the permission bits of each PATH to MODE (octal, e.g. 640). Only the\n"
      "file's owner or root may.\n"},

@@ -308,12 +308,14 @@ std::string ps_cluster::write_client_conf(const std::vector<std::string> &extra_
 ::testing::AssertionResult ps_cluster::start(int n, int workers,
                                              const std::vector<std::string> &extra_args)
 {
+    int first = size();
     for (int k = 0; k < n; k++) {
         server s;
         s.workers = workers;
         s.extra = extra_args;
         servers_.push_back(s);
-        int i = size() - 1;
+    }
+    for (int i = first; i < size(); i++) {
         ::testing::AssertionResult res = spawn(i, "127.0.0.1:0");
         if (!res) {
             return res;
@@ -364,7 +366,11 @@ std::string ps_cluster::write_client_conf(const std::vector<std::string> &extra_
      * clients' writes coming within 1 s of each other failed so) */
     args.push_back("--set");
     args.push_back("pin=none");
-    args.insert(args.end(), s.extra.begin(), s.extra.end());
+    for (const std::string &a : s.extra) { /* (placed(): this server's place) */
+        args.push_back(a == "server_index=auto"   ? "server_index=" + std::to_string(i)
+                       : a == "cluster_size=auto" ? "cluster_size=" + std::to_string(size())
+                                                  : a);
+    }
 
     std::vector<char *> argv;
     for (std::string &a : args) {

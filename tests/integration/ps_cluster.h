@@ -69,6 +69,13 @@ public:
      */
     ::testing::AssertionResult start(int n, int workers = 1,
                                      const std::vector<std::string> &extra_args = {});
+    /* Extra arguments that tell each server its place in the cluster
+     * (server_index, cluster_size: the servers started by one start()),
+     * which renames between servers (MOVE) and gc need. */
+    static std::vector<std::string> placed()
+    {
+        return {"--set", "server_index=auto", "--set", "cluster_size=auto"};
+    }
 
     /* Number of servers started (running or not). */
     int size() const { return (int)servers_.size(); }

@@ -2,15 +2,20 @@
  * test_client_meta.cc: namespace operations and configuration of the client
  * library against real daemons: exclusive create, open flags, stat size after
  * writes/truncate/extend, unlink, files removed while open, list, statfs,
- * tunables, config files, capabilities renewed and expired.
+ * tunables, config files, capabilities renewed and expired; renames within
+ * and between metadata servers, and moves between servers that a client
+ * left unfinished (sent step by step through the server tests' raw client).
  */
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <map>
+#include <memory>
 #include <set>
+#include <tuple>
 
 #include "test_client_util.h"
+#include "test_server_raw.h"
 
 #include "ps_layout.h"
 
@@ -39,9 +44,152 @@ class ClientMeta : public ::testing::Test {
         return s == PS_OK ? st.size : ~0ull;
     }
 
+    /* n servers of `workers` workers each that know their places in the
+     * cluster, as renames between servers and `pstripe gc` need, with
+     * extra server arguments. */
+    void start_placed(int n, int workers, const std::vector<std::string> &extra = {})
+    {
+        std::vector<std::string> args = ps_test::ps_cluster::placed();
+        args.insert(args.end(), extra.begin(), extra.end());
+        ASSERT_TRUE(cluster_.start(n, workers, args));
+        PSC_ASSERT_OK(connect(cluster_, {}, &fs_));
+    }
+
+    /* For moves sent step by step: one worker a server (a raw client's
+     * request then reaches the owner of any name), move_life 2 s. */
+    void start_moves(int n)
+    {
+        start_placed(n, 1, {"--set", "move_life=2s"});
+    }
+
+    /* A name base<i> whose metadata server is server. */
+    std::string name_on(const std::string &base, uint32_t server)
+    {
+        for (int i = 0; i < 10000; i++) {
+            std::string name = base + std::to_string(i);
+            uint32_t owner = ~0u;
+            EXPECT_EQ(pstripe_path_server(fs_, name.c_str(), &owner), PS_OK) << name;
+            if (owner == server) {
+                return name;
+            }
+        }
+        ADD_FAILURE() << "no name " << base << "<i> on server " << server;
+        return base;
+    }
+
+    /* Create (or empty) path with mode and the bytes of data; its stat in *st. */
+    void put_file(const std::string &path, const std::vector<uint8_t> &data, uint32_t mode,
+                  pstripe_stat_t *st)
+    {
+        pstripe_layout_t layout = {4096, (uint32_t)cluster_.size(), 0}; /* objects everywhere */
+        pstripe_file_t *f;
+        PSC_ASSERT_OK(pstripe_open(fs_, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_TRUNC,
+                                   mode, &layout, &f));
+        PSC_EXPECT_OK(pstripe_pwrite(f, data.data(), data.size(), 0));
+        PSC_EXPECT_OK(pstripe_fstat(f, st));
+        PSC_ASSERT_OK(pstripe_close(f));
+    }
+
+    /* The bytes of path (empty if it cannot be read, with a failure). */
+    std::vector<uint8_t> contents(const std::string &path)
+    {
+        pstripe_file_t *f;
+        pstripe_stat_t st;
+        uint64_t got = 0;
+        ps_status_t s = pstripe_open(fs_, path.c_str(), PSTRIPE_RDONLY, 0, nullptr, &f);
+        EXPECT_EQ(s, PS_OK) << path << ": " << pstripe_last_error();
+        if (s != PS_OK) {
+            return {};
+        }
+        PSC_EXPECT_OK(pstripe_fstat(f, &st));
+        std::vector<uint8_t> data(st.size);
+        PSC_EXPECT_OK(pstripe_pread(f, data.data(), data.size(), 0, &got));
+        EXPECT_EQ(got, data.size()) << path;
+        PSC_EXPECT_OK(pstripe_close(f));
+        return data;
+    }
+
+    /* The file id path names (0 if none: PS_ERR_NO_ENTRY in *status). */
+    uint64_t id_of(const std::string &path, ps_status_t *status = nullptr)
+    {
+        pstripe_stat_t st;
+        ps_status_t s = pstripe_stat(fs_, path.c_str(), &st);
+        if (status != nullptr) {
+            *status = s;
+        }
+        return s == PS_OK ? st.file_id : 0;
+    }
+
+    /*
+     * One MOVE step (ps_proto.h "MOVE") sent alone through a raw client, as
+     * a client that dies after it leaves things: LEAVE, DONE and QUERY to
+     * src's server, the others to dst's (with one worker a server, worker
+     * 0 owns every name).
+     */
+    ps_test::raw_reply move_step(uint32_t op, const std::string &src, const std::string &dst,
+                                 const ps_move_ticket_t *ticket = nullptr,
+                                 const ps_move_receipt_t *receipt = nullptr, uint32_t flags = 0)
+    {
+        bool at_src = op == PS_MOVE_LEAVE || op == PS_MOVE_DONE || op == PS_MOVE_QUERY;
+        const std::string &name = at_src ? src : dst;
+        uint32_t server = ps_path_server(name.data(), name.size(), (uint32_t)cluster_.size());
+        ps_move_req_t req;
+        std::string data = src + (op == PS_MOVE_QUERY ? "" : dst);
+
+        memset(&req, 0, sizeof(req));
+        req.op = op;
+        req.src_len = (uint32_t)src.size();
+        req.dst_len = op == PS_MOVE_QUERY ? 0 : (uint32_t)dst.size();
+        req.flags = flags;
+        if (ticket != nullptr) {
+            req.ticket = *ticket;
+        }
+        if (receipt != nullptr) {
+            req.receipt = *receipt;
+        }
+        if (raw_.size() <= server) {
+            raw_.resize(server + 1);
+        }
+        if (raw_[server] == nullptr) {
+            raw_[server].reset(new ps_test::raw_client());
+            EXPECT_TRUE(
+                raw_[server]->connect(cluster_.host((int)server), cluster_.port((int)server)));
+        }
+        return raw_[server]->call(PS_MSG_MOVE, &req, sizeof(req), data.data(), data.size(), 10.0);
+    }
+
+    /* LEAVE src for dst: the ticket (tid 0, with a failure, if refused). */
+    ps_move_ticket_t leave(const std::string &src, const std::string &dst, uint32_t flags = 0)
+    {
+        ps_test::raw_reply r = move_step(PS_MOVE_LEAVE, src, dst, nullptr, nullptr, flags);
+        EXPECT_TRUE(r.received) << "LEAVE " << src;
+        EXPECT_EQ(r.status(), PS_OK) << "LEAVE " << src;
+        return r.status() == PS_OK ? r.body<ps_move_rep_t>().ticket : ps_move_ticket_t{};
+    }
+
+    /* ARRIVE at dst with the ticket of src's LEAVE: D's reply. */
+    ps_move_rep_t arrive(const std::string &src, const std::string &dst, const ps_move_ticket_t &t)
+    {
+        ps_test::raw_reply r = move_step(PS_MOVE_ARRIVE, src, dst, &t);
+        EXPECT_TRUE(r.received) << "ARRIVE " << dst;
+        EXPECT_EQ(r.status(), PS_OK) << "ARRIVE " << dst;
+        return r.body<ps_move_rep_t>();
+    }
+
     ps_test::ps_cluster cluster_;
     pstripe_fs_t *fs_ = nullptr;
+    std::vector<std::unique_ptr<ps_test::raw_client>> raw_; /* by server */
 };
+
+/* Random bytes, n of them. */
+static std::vector<uint8_t> random_bytes(std::mt19937_64 &rng, size_t n)
+{
+    std::vector<uint8_t> v(n);
+    for (auto &b : v) {
+        b = (uint8_t)rng();
+    }
+    return v;
+}
 
 TEST_F(ClientMeta, ExclusiveCreateAndOpenFlags)
 {
@@ -217,7 +365,7 @@ static bool has_object(const ps_test::ps_cluster &c, int i, uint64_t file_id)
 
 TEST_F(ClientMeta, RenameReplacesAndFreesTheOldObjects)
 {
-    start(3);
+    start_placed(3, 2);
     pstripe_layout_t layout = {4096, 3, 0};
     std::vector<uint8_t> a(30000, 2), b(20000, 1), back(30000);
     pstripe_file_t *f;
@@ -260,18 +408,480 @@ TEST_F(ClientMeta, RenameReplacesAndFreesTheOldObjects)
         EXPECT_TRUE(has_object(cluster_, i, st_a.file_id)) << "renamed object on server " << i;
     }
 
-    /* missing source; names with different metadata servers are refused */
+    /* missing source; a name another metadata server holds: the file moves there */
     EXPECT_EQ(pstripe_rename(fs_, src.c_str(), "/target"), PS_ERR_NO_ENTRY);
     std::string far;
     for (int i = 0; far.empty() || other == owner; i++) {
         far = "/far" + std::to_string(i);
         PSC_ASSERT_OK(pstripe_path_server(fs_, far.c_str(), &other));
     }
-    EXPECT_EQ(pstripe_rename(fs_, "/target", far.c_str()), PS_ERR_UNSUPPORTED);
-    EXPECT_NE(strstr(pstripe_last_error(), "different servers"), nullptr) << pstripe_last_error();
-    PSC_ASSERT_OK(pstripe_stat(fs_, "/target", &st));
+    PSC_ASSERT_OK(pstripe_rename(fs_, "/target", far.c_str()));
+    EXPECT_EQ(pstripe_stat(fs_, "/target", &st), PS_ERR_NO_ENTRY);
+    PSC_ASSERT_OK(pstripe_stat(fs_, far.c_str(), &st));
     EXPECT_EQ(st.file_id, st_a.file_id);
+    EXPECT_EQ(st.size, a.size());
+    EXPECT_EQ(st.mode, 0600u);
+    PSC_ASSERT_OK(pstripe_open(fs_, far.c_str(), PSTRIPE_RDONLY, 0, nullptr, &f));
+    std::fill(back.begin(), back.end(), 0);
+    PSC_ASSERT_OK(pstripe_pread(f, back.data(), back.size(), 0, &got));
+    PSC_ASSERT_OK(pstripe_close(f));
+    EXPECT_EQ(got, a.size());
+    EXPECT_TRUE(back == a);
+    for (int i = 0; i < 3; i++) {
+        EXPECT_TRUE(has_object(cluster_, i, st_a.file_id)) << "moved object on server " << i;
+    }
+    /* a listing shows the file once, under its new name */
+    std::vector<std::pair<std::string, uint64_t>> listed;
+    auto cb = [](const char *path, const pstripe_stat_t *lst, void *arg) -> int {
+        ((std::vector<std::pair<std::string, uint64_t>> *)arg)->emplace_back(path, lst->file_id);
+        return 0;
+    };
+    PSC_ASSERT_OK(pstripe_list(fs_, "/", cb, &listed));
+    ASSERT_EQ(listed.size(), 1u);
+    EXPECT_EQ(listed[0].first, far);
+    EXPECT_EQ(listed[0].second, st_a.file_id);
     EXPECT_EQ(pstripe_rename(fs_, "relative", "/target"), PS_ERR_BAD_NAME);
+}
+
+/* A rename between two metadata servers (MOVE, psc_move.c), for every
+ * ordered pair of 3 servers: the file keeps its id, mode and data under
+ * the new name and the old one is gone; a file the new name named before
+ * is replaced and its objects removed; a missing old name is
+ * PS_ERR_NO_ENTRY. A file renamed round the servers 21 times keeps its
+ * data and shows once in a listing. */
+TEST_F(ClientMeta, RenameBetweenServersKeepsTheFile)
+{
+    start_placed(3, 2);
+    std::mt19937_64 rng(11);
+    pstripe_stat_t st1, st2, st;
+
+    for (uint32_t s = 0; s < 3; s++) {
+        for (uint32_t d = 0; d < 3; d++) {
+            if (s == d) {
+                continue;
+            }
+            std::string tag = "/pair" + std::to_string(s) + std::to_string(d);
+            std::string from = name_on(tag + "/from", s), to = name_on(tag + "/to", d);
+            SCOPED_TRACE(from + " -> " + to);
+            std::vector<uint8_t> one = random_bytes(rng, 12000 + rng() % 30000);
+            std::vector<uint8_t> two = random_bytes(rng, 12000 + rng() % 30000);
+
+            /* to a new name */
+            put_file(from, one, 0640, &st1);
+            PSC_ASSERT_OK(pstripe_rename(fs_, from.c_str(), to.c_str()));
+            EXPECT_EQ(pstripe_stat(fs_, from.c_str(), &st), PS_ERR_NO_ENTRY);
+            PSC_ASSERT_OK(pstripe_stat(fs_, to.c_str(), &st));
+            EXPECT_EQ(st.file_id, st1.file_id);
+            EXPECT_EQ(st.mode, 0640u);
+            EXPECT_EQ(st.size, one.size());
+            EXPECT_TRUE(contents(to) == one);
+
+            /* onto an existing file, which goes with its objects */
+            put_file(from, two, 0600, &st2);
+            ASSERT_NE(st2.file_id, st1.file_id);
+            for (int i = 0; i < 3; i++) {
+                ASSERT_TRUE(has_object(cluster_, i, st1.file_id)) << "server " << i;
+            }
+            PSC_ASSERT_OK(pstripe_rename(fs_, from.c_str(), to.c_str()));
+            EXPECT_EQ(pstripe_stat(fs_, from.c_str(), &st), PS_ERR_NO_ENTRY);
+            PSC_ASSERT_OK(pstripe_stat(fs_, to.c_str(), &st));
+            EXPECT_EQ(st.file_id, st2.file_id);
+            EXPECT_EQ(st.mode, 0600u);
+            EXPECT_TRUE(contents(to) == two);
+            for (int i = 0; i < 3; i++) {
+                EXPECT_FALSE(has_object(cluster_, i, st1.file_id)) << "replaced, server " << i;
+                EXPECT_TRUE(has_object(cluster_, i, st2.file_id)) << "renamed, server " << i;
+            }
+
+            /* a missing old name changes nothing */
+            EXPECT_EQ(pstripe_rename(fs_, from.c_str(), to.c_str()), PS_ERR_NO_ENTRY);
+            EXPECT_NE(strstr(pstripe_last_error(), from.c_str()), nullptr) << pstripe_last_error();
+            EXPECT_EQ(id_of(to), st2.file_id);
+        }
+    }
+
+    /* round the servers, forth and back: 20 renames, each to another server */
+    std::vector<std::string> names = {name_on("/round", 0), name_on("/round", 1),
+                                      name_on("/round", 2)};
+    std::vector<uint8_t> data = random_bytes(rng, 50000);
+    put_file(names[0], data, 0644, &st1);
+    size_t at = 0;
+    for (int i = 0; i < 20; i++) {
+        size_t next = (at + 1 + (i / 3) % 2) % 3; /* 3 steps one way round, 3 the other */
+        SCOPED_TRACE("step " + std::to_string(i) + ": " + names[at] + " -> " + names[next]);
+        PSC_ASSERT_OK(pstripe_rename(fs_, names[at].c_str(), names[next].c_str()));
+        ASSERT_EQ(id_of(names[next]), st1.file_id);
+        ps_status_t s = PS_OK;
+        EXPECT_EQ(id_of(names[at], &s), 0u);
+        EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+        at = next;
+    }
+    const std::string &last = names[at];
+    EXPECT_TRUE(contents(last) == data);
+    std::vector<std::pair<std::string, uint64_t>> listed;
+    auto cb = [](const char *path, const pstripe_stat_t *lst, void *arg) -> int {
+        ((std::vector<std::pair<std::string, uint64_t>> *)arg)->emplace_back(path, lst->file_id);
+        return 0;
+    };
+    PSC_ASSERT_OK(pstripe_list(fs_, "/round", cb, &listed));
+    ASSERT_EQ(listed.size(), 1u);
+    EXPECT_EQ(listed[0].first, last);
+    EXPECT_EQ(listed[0].second, st1.file_id);
+    for (int i = 0; i < 3; i++) {
+        EXPECT_TRUE(has_object(cluster_, i, st1.file_id)) << "server " << i;
+    }
+}
+
+/* Servers that do not know their places in the cluster (server_index,
+ * cluster_size) refuse a rename between them, which then changes nothing
+ * and says what is missing; a rename within one server still works. */
+TEST_F(ClientMeta, RenameBetweenServersNeedsTheirPlaces)
+{
+    start(2);
+    std::mt19937_64 rng(3);
+    std::string from = name_on("/np/from", 0), to = name_on("/np/to", 1),
+                near = name_on("/np/near", 0);
+    std::vector<uint8_t> data = random_bytes(rng, 20000);
+    pstripe_stat_t st;
+    put_file(from, data, 0640, &st);
+    ASSERT_FALSE(HasFatalFailure());
+
+    EXPECT_EQ(pstripe_rename(fs_, from.c_str(), to.c_str()), PS_ERR_UNSUPPORTED);
+    EXPECT_NE(strstr(pstripe_last_error(), "server_index"), nullptr) << pstripe_last_error();
+    EXPECT_EQ(id_of(from), st.file_id);
+    ps_status_t s;
+    EXPECT_EQ(id_of(to, &s), 0u);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, from.c_str(), 0600)); /* not left marked */
+    PSC_EXPECT_OK(pstripe_rename(fs_, from.c_str(), near.c_str()));
+    EXPECT_EQ(id_of(near), st.file_id);
+    EXPECT_TRUE(contents(near) == data);
+}
+
+/*
+ * A rename between servers whose client died between its steps (sent one
+ * by one through a raw client; move_life 2 s) is settled by the next
+ * removal, rename or chmod of the old name:
+ * - after LEAVE and ARRIVE the move arrived: the old name goes (so the
+ *   removal or chmod of it finds no file) and the new one keeps the file;
+ *   the dead client's DONE, late, removes no new file of the old name
+ *   nor the mark of that file's own move;
+ * - an ARRIVE refused (NOREPLACE onto an existing name) gives the move up
+ *   for good, and DONE drops the mark;
+ * - after LEAVE alone, the old name is busy (PS_ERR_BUSY, "is being
+ *   renamed to") for removal, chmod and rename, and so is a rename onto
+ *   it, while the ticket is valid; once it expired the move is given up
+ *   and a removal, a rename (to either server) or a rename onto the name
+ *   (replacing it) goes through; the dead client's ARRIVE, late, then
+ *   changes nothing, and one that comes after the expiry before anyone
+ *   settled the move is refused.
+ */
+TEST_F(ClientMeta, InterruptedMoveIsSettled)
+{
+    start_moves(2);
+    const uint32_t S = 0, D = 1; /* the old names' server, the new names' */
+    std::mt19937_64 rng(5);
+    struct moving {
+        std::string src, dst;
+        std::vector<uint8_t> data;
+        pstripe_stat_t st;
+        ps_move_ticket_t ticket;
+    };
+    auto make = [&](const std::string &tag) {
+        moving m;
+        m.src = name_on("/" + tag + "/src", S);
+        m.dst = name_on("/" + tag + "/dst", D);
+        m.data = random_bytes(rng, 10000 + rng() % 20000);
+        put_file(m.src, m.data, 0640, &m.st);
+        return m;
+    };
+    moving ar = make("ar"), ac = make("ac"), nr = make("nr"), rm = make("rm"), mv = make("mv"),
+           mv1 = make("mv1"), late = make("late"), onto = make("onto"), onto1 = make("onto1");
+    pstripe_stat_t replaced, existing, x_st, y_st;
+    put_file(ar.dst, random_bytes(rng, 9000), 0644, &replaced);
+    put_file(nr.dst, random_bytes(rng, 9000), 0644, &existing);
+    std::string x = name_on("/x", D), mv_new = name_on("/mv/new", D),
+                mv1_new = name_on("/mv1/new", S);
+    std::string y = name_on("/y", S);
+    put_file(x, random_bytes(rng, 9000), 0644, &x_st);
+    put_file(y, random_bytes(rng, 9000), 0644, &y_st);
+    ASSERT_FALSE(HasFatalFailure());
+    ps_status_t s;
+
+    /* died after LEAVE and ARRIVE (onto an existing file), settled by a removal */
+    ar.ticket = leave(ar.src, ar.dst);
+    ASSERT_NE(ar.ticket.tid, 0u);
+    EXPECT_EQ(ar.ticket.info.file_id, ar.st.file_id);
+    ps_move_rep_t rep = arrive(ar.src, ar.dst, ar.ticket);
+    EXPECT_EQ(rep.receipt.state, PS_MOVE_ARRIVED);
+    EXPECT_EQ(rep.refused, 0);
+    EXPECT_EQ(rep.has_replaced, 1u);
+    EXPECT_EQ(rep.replaced.file_id, replaced.file_id);
+    EXPECT_EQ(id_of(ar.src), ar.st.file_id); /* two names until it is settled */
+    EXPECT_EQ(id_of(ar.dst), ar.st.file_id);
+    s = pstripe_unlink(fs_, ar.src.c_str());
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY) << pstripe_strerror(s) << ": " << pstripe_last_error();
+    EXPECT_EQ(id_of(ar.src, &s), 0u);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+    EXPECT_EQ(id_of(ar.dst), ar.st.file_id);
+    EXPECT_TRUE(contents(ar.dst) == ar.data);
+    for (int i = 0; i < 2; i++) {
+        EXPECT_TRUE(has_object(cluster_, i, ar.st.file_id)) << "server " << i;
+    }
+    pstripe_stat_t again;
+    put_file(ar.src, random_bytes(rng, 5000), 0644, &again);
+    ps_test::raw_reply r = move_step(PS_MOVE_DONE, ar.src, ar.dst, &ar.ticket, &rep.receipt);
+    EXPECT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_DEPARTED);
+    EXPECT_EQ(id_of(ar.src), again.file_id) << "a late DONE removed a new file of the old name";
+    EXPECT_EQ(id_of(ar.dst), ar.st.file_id);
+    /* nor while that file is leaving in turn (its mark names another move) */
+    std::string ar_dst2 = name_on("/ar/dst2-", D);
+    ps_move_ticket_t t2 = leave(ar.src, ar_dst2);
+    ASSERT_NE(t2.tid, 0u);
+    r = move_step(PS_MOVE_DONE, ar.src, ar.dst, &ar.ticket, &rep.receipt);
+    EXPECT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(id_of(ar.src), again.file_id) << "a late DONE removed a new file of the old name";
+    EXPECT_EQ(pstripe_chmod(fs_, ar.src.c_str(), 0600), PS_ERR_BUSY) << "a late DONE dropped "
+                                                                        "another move's mark";
+    /* that move given up, as by a client whose ARRIVE failed: settled by a chmod */
+    r = move_step(PS_MOVE_RESOLVE, ar.src, ar_dst2, &t2, nullptr, PS_MOVE_GIVE_UP);
+    EXPECT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, ar.src.c_str(), 0600));
+    EXPECT_EQ(id_of(ar.src), again.file_id);
+    EXPECT_EQ(id_of(ar_dst2, &s), 0u);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+
+    /* died after LEAVE and ARRIVE, settled by a chmod (of the old name: none then) */
+    ac.ticket = leave(ac.src, ac.dst);
+    ASSERT_NE(ac.ticket.tid, 0u);
+    rep = arrive(ac.src, ac.dst, ac.ticket);
+    EXPECT_EQ(rep.receipt.state, PS_MOVE_ARRIVED);
+    EXPECT_EQ(rep.has_replaced, 0u);
+    s = pstripe_chmod(fs_, ac.src.c_str(), 0600);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY) << pstripe_strerror(s) << ": " << pstripe_last_error();
+    EXPECT_EQ(id_of(ac.src, &s), 0u);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+    pstripe_stat_t st;
+    PSC_ASSERT_OK(pstripe_stat(fs_, ac.dst.c_str(), &st));
+    EXPECT_EQ(st.file_id, ac.st.file_id);
+    EXPECT_EQ(st.mode, 0640u);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, ac.dst.c_str(), 0600));
+    EXPECT_TRUE(contents(ac.dst) == ac.data);
+
+    /* NOREPLACE onto an existing name: given up, for good */
+    nr.ticket = leave(nr.src, nr.dst, PS_RENAME_NOREPLACE);
+    ASSERT_NE(nr.ticket.tid, 0u);
+    rep = arrive(nr.src, nr.dst, nr.ticket);
+    EXPECT_EQ(rep.receipt.state, PS_MOVE_GIVEN_UP);
+    EXPECT_EQ(rep.refused, PS_ERR_EXISTS);
+    EXPECT_EQ(rep.has_replaced, 0u);
+    r = move_step(PS_MOVE_DONE, nr.src, nr.dst, &nr.ticket, &rep.receipt);
+    EXPECT_EQ(r.status(), PS_OK);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, nr.src.c_str(), 0600)); /* no mark left */
+    EXPECT_EQ(id_of(nr.src), nr.st.file_id);
+    EXPECT_EQ(id_of(nr.dst), existing.file_id);
+    rep = arrive(nr.src, nr.dst, nr.ticket);
+    EXPECT_EQ(rep.receipt.state, PS_MOVE_GIVEN_UP);
+    EXPECT_EQ(rep.refused, PS_ERR_CANCELED);
+    EXPECT_EQ(id_of(nr.dst), existing.file_id);
+
+    /* died after LEAVE: busy while the ticket is valid */
+    mv.ticket = leave(mv.src, mv.dst);
+    mv1.ticket = leave(mv1.src, mv1.dst);
+    late.ticket = leave(late.src, late.dst);
+    onto.ticket = leave(onto.src, onto.dst);
+    onto1.ticket = leave(onto1.src, onto1.dst);
+    rm.ticket = leave(rm.src, rm.dst);
+    uint64_t left = ps_cap_now_ns();
+    for (const moving *m : {&mv, &mv1, &late, &onto, &onto1, &rm}) {
+        ASSERT_NE(m->ticket.tid, 0u) << m->src;
+        EXPECT_EQ(m->ticket.info.file_id, m->st.file_id) << m->src;
+        EXPECT_LT(m->ticket.expiry_ns, left + 2000000000ull) << m->src; /* move_life 2 s */
+        EXPECT_GT(m->ticket.expiry_ns, left) << m->src;
+    }
+    EXPECT_EQ(pstripe_unlink(fs_, rm.src.c_str()), PS_ERR_BUSY);
+    std::string err = pstripe_last_error();
+    EXPECT_NE(err.find(rm.src + " is being renamed to " + rm.dst), std::string::npos) << err;
+    EXPECT_EQ(pstripe_chmod(fs_, rm.src.c_str(), 0600), PS_ERR_BUSY);
+    EXPECT_EQ(pstripe_rename(fs_, mv.src.c_str(), mv_new.c_str()), PS_ERR_BUSY);
+    EXPECT_EQ(pstripe_rename(fs_, mv1.src.c_str(), mv1_new.c_str()), PS_ERR_BUSY);
+    EXPECT_EQ(move_step(PS_MOVE_LEAVE, rm.src, rm.dst + "-2").status(), PS_ERR_BUSY);
+    /* a rename onto a leaving name (from the other server, or its own): busy,
+     * and the old name is left unmarked */
+    EXPECT_EQ(pstripe_rename(fs_, x.c_str(), onto.src.c_str()), PS_ERR_BUSY);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, x.c_str(), 0600));
+    EXPECT_EQ(id_of(x), x_st.file_id);
+    EXPECT_EQ(pstripe_rename(fs_, y.c_str(), onto1.src.c_str()), PS_ERR_BUSY);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, y.c_str(), 0600));
+    EXPECT_EQ(id_of(y), y_st.file_id);
+    for (const moving *m : {&mv, &mv1, &late, &onto, &onto1, &rm}) {
+        PSC_EXPECT_OK(pstripe_stat(fs_, m->src.c_str(), &st));
+        EXPECT_EQ(st.file_id, m->st.file_id) << m->src;
+        EXPECT_EQ(st.mode, 0640u) << m->src;
+        EXPECT_EQ(id_of(m->dst, &s), 0u) << m->dst;
+        EXPECT_TRUE(contents(m->src) == m->data) << m->src;
+    }
+    EXPECT_EQ(id_of(mv_new, &s), 0u);
+    EXPECT_EQ(id_of(mv1_new, &s), 0u);
+    ASSERT_LT(ps_cap_now_ns(), mv.ticket.expiry_ns) << "the checks took longer than move_life";
+
+    /* then given up: the removal goes through once the ticket expired */
+    int busy = 0;
+    s = PS_ERR_BUSY;
+    ASSERT_TRUE(wait_until(
+        [&] {
+            s = pstripe_unlink(fs_, rm.src.c_str());
+            busy += s == PS_ERR_BUSY;
+            return s != PS_ERR_BUSY;
+        },
+        5.0, 0.05))
+        << pstripe_last_error();
+    uint64_t settled = ps_cap_now_ns();
+    EXPECT_EQ(s, PS_OK) << pstripe_strerror(s) << ": " << pstripe_last_error();
+    EXPECT_GT(settled, rm.ticket.expiry_ns) << "given up before its ticket expired";
+    EXPECT_GT(busy, 0);
+    EXPECT_EQ(id_of(rm.src, &s), 0u);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+    EXPECT_EQ(id_of(rm.dst, &s), 0u);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+    for (int i = 0; i < 2; i++) {
+        EXPECT_FALSE(has_object(cluster_, i, rm.st.file_id)) << "server " << i;
+    }
+    rep = arrive(rm.src, rm.dst, rm.ticket);
+    EXPECT_EQ(rep.receipt.state, PS_MOVE_GIVEN_UP);
+    EXPECT_EQ(rep.refused, PS_ERR_CANCELED);
+    EXPECT_EQ(id_of(rm.dst, &s), 0u);
+
+    /* the dead client's ARRIVE after the expiry, before anyone settled the
+     * move: refused; a chmod then finds the mark dropped for good */
+    rep = arrive(late.src, late.dst, late.ticket);
+    EXPECT_EQ(rep.receipt.state, PS_MOVE_GIVEN_UP);
+    EXPECT_EQ(rep.refused, PS_ERR_TIMEOUT);
+    EXPECT_EQ(id_of(late.dst, &s), 0u);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, late.src.c_str(), 0600));
+    PSC_EXPECT_OK(pstripe_stat(fs_, late.src.c_str(), &st));
+    EXPECT_EQ(st.file_id, late.st.file_id);
+    EXPECT_EQ(st.mode, 0600u);
+
+    /* a rename onto a name whose move was given up replaces it */
+    PSC_EXPECT_OK(pstripe_rename(fs_, x.c_str(), onto.src.c_str()));
+    PSC_EXPECT_OK(pstripe_rename(fs_, y.c_str(), onto1.src.c_str()));
+    for (auto p :
+         {std::make_tuple(&onto, x, x_st.file_id), std::make_tuple(&onto1, y, y_st.file_id)}) {
+        const moving *m = std::get<0>(p);
+        EXPECT_EQ(id_of(m->src), std::get<2>(p)) << m->src;
+        EXPECT_EQ(id_of(std::get<1>(p), &s), 0u) << std::get<1>(p);
+        EXPECT_EQ(s, PS_ERR_NO_ENTRY) << std::get<1>(p);
+        EXPECT_EQ(id_of(m->dst, &s), 0u) << m->dst;
+        EXPECT_EQ(s, PS_ERR_NO_ENTRY) << m->dst;
+        for (int i = 0; i < 2; i++) {
+            EXPECT_FALSE(has_object(cluster_, i, m->st.file_id)) << m->src << ", server " << i;
+            EXPECT_TRUE(has_object(cluster_, i, std::get<2>(p))) << m->src << ", server " << i;
+        }
+    }
+
+    /* and renames, to the other server and within its own */
+    PSC_EXPECT_OK(pstripe_rename(fs_, mv.src.c_str(), mv_new.c_str()));
+    PSC_EXPECT_OK(pstripe_rename(fs_, mv1.src.c_str(), mv1_new.c_str()));
+    for (auto p : {std::make_pair(&mv, mv_new), std::make_pair(&mv1, mv1_new)}) {
+        const moving *m = p.first;
+        EXPECT_EQ(id_of(m->src, &s), 0u) << m->src;
+        EXPECT_EQ(s, PS_ERR_NO_ENTRY) << m->src;
+        EXPECT_EQ(id_of(p.second), m->st.file_id) << p.second;
+        EXPECT_TRUE(contents(p.second) == m->data) << p.second;
+        rep = arrive(m->src, m->dst, m->ticket);
+        EXPECT_EQ(rep.receipt.state, PS_MOVE_GIVEN_UP) << m->dst;
+        EXPECT_EQ(rep.refused, PS_ERR_CANCELED) << m->dst;
+        EXPECT_EQ(id_of(m->dst, &s), 0u) << m->dst;
+    }
+}
+
+/*
+ * `pstripe gc` beside renames between servers whose clients died: it
+ * settles them before it looks for orphans (a move that arrived loses its
+ * old name; one that only left is given up once its ticket expired, 2 s
+ * here), then removes the objects of the file the arrived move replaced,
+ * and nothing of the moved files. A dry run finds the same and settles
+ * nothing.
+ */
+TEST_F(ClientMeta, GcSettlesInterruptedMovesAndKeepsTheirFiles)
+{
+    start_moves(2);
+    std::mt19937_64 rng(9);
+    std::string arrived = name_on("/gc/arrived", 0), arrived_to = name_on("/gc/arrived-to", 1),
+                left = name_on("/gc/left", 0), left_to = name_on("/gc/left-to", 1),
+                kept = name_on("/gc/kept", 1);
+    std::vector<uint8_t> a = random_bytes(rng, 30000), l = random_bytes(rng, 30000),
+                         k = random_bytes(rng, 30000);
+    pstripe_stat_t st_a, st_r, st_l, st_k;
+    put_file(arrived, a, 0644, &st_a);
+    put_file(arrived_to, random_bytes(rng, 30000), 0644, &st_r);
+    put_file(left, l, 0644, &st_l);
+    put_file(kept, k, 0644, &st_k);
+    ASSERT_FALSE(HasFatalFailure());
+
+    ps_move_ticket_t ta = leave(arrived, arrived_to);
+    ASSERT_NE(ta.tid, 0u);
+    ps_move_rep_t rep = arrive(arrived, arrived_to, ta);
+    ASSERT_EQ(rep.receipt.state, PS_MOVE_ARRIVED);
+    ASSERT_EQ(rep.has_replaced, 1u);
+    ps_move_ticket_t tl = leave(left, left_to);
+    ASSERT_NE(tl.tid, 0u);
+
+    std::vector<pstripe_orphan_t> removed;
+    auto cb = [](const pstripe_orphan_t *o, void *arg) -> int {
+        ((std::vector<pstripe_orphan_t> *)arg)->push_back(*o);
+        return 0;
+    };
+    std::set<std::pair<uint64_t, uint32_t>> got, want = {{st_r.file_id, 0}, {st_r.file_id, 1}};
+
+    /* a dry run finds the replaced file's objects and changes nothing */
+    PSC_ASSERT_OK(pstripe_gc(fs_, 1, cb, &removed));
+    for (const auto &o : removed) {
+        got.insert({o.file_id, o.server});
+    }
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(removed.size(), 2u);
+    EXPECT_EQ(id_of(arrived), st_a.file_id);
+    EXPECT_EQ(pstripe_chmod(fs_, left.c_str(), 0600), PS_ERR_BUSY);
+    for (int i = 0; i < 2; i++) {
+        EXPECT_TRUE(has_object(cluster_, i, st_r.file_id)) << "dry run, server " << i;
+    }
+
+    removed.clear();
+    got.clear();
+    PSC_ASSERT_OK(pstripe_gc(fs_, 0, cb, &removed));
+    EXPECT_GT(ps_cap_now_ns(), tl.expiry_ns) << "gc ended while a move could still arrive";
+    for (const auto &o : removed) {
+        got.insert({o.file_id, o.server});
+    }
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(removed.size(), 2u);
+    for (int i = 0; i < 2; i++) {
+        EXPECT_FALSE(has_object(cluster_, i, st_r.file_id)) << "replaced, server " << i;
+        EXPECT_TRUE(has_object(cluster_, i, st_a.file_id)) << "arrived, server " << i;
+        EXPECT_TRUE(has_object(cluster_, i, st_l.file_id)) << "left, server " << i;
+        EXPECT_TRUE(has_object(cluster_, i, st_k.file_id)) << "kept, server " << i;
+    }
+
+    ps_status_t s;
+    EXPECT_EQ(id_of(arrived, &s), 0u);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+    EXPECT_EQ(id_of(arrived_to), st_a.file_id);
+    EXPECT_TRUE(contents(arrived_to) == a);
+    EXPECT_EQ(id_of(left), st_l.file_id);
+    EXPECT_EQ(id_of(left_to, &s), 0u);
+    EXPECT_EQ(s, PS_ERR_NO_ENTRY);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, left.c_str(), 0600)); /* no mark left */
+    EXPECT_TRUE(contents(left) == l);
+    EXPECT_TRUE(contents(kept) == k);
+
+    removed.clear();
+    PSC_ASSERT_OK(pstripe_gc(fs_, 0, cb, &removed));
+    EXPECT_TRUE(removed.empty());
 }
 
 /* Does server i hold a record of file_id's removal (pss_removed.c)? */

@@ -164,6 +164,34 @@ ps_rename_req_t rename_req(uint32_t src_len, uint32_t dst_len, uint32_t flags = 
     return b;
 }
 
+ps_move_req_t move_req(uint32_t op, uint32_t src_len, uint32_t dst_len, uint32_t flags = 0,
+                       uint32_t state = 0)
+{
+    ps_move_req_t b = {};
+    b.op = op;
+    b.src_len = src_len;
+    b.dst_len = dst_len;
+    b.flags = flags;
+    b.file_id = op == PS_MOVE_LEAVE ? 0x1234 : 0;
+    b.ticket.tid = 0x77;
+    b.ticket.expiry_ns = 1;
+    b.ticket.flags = PS_RENAME_NOREPLACE;
+    b.receipt.tid = 0x77;
+    b.receipt.state = state;
+    return b;
+}
+
+ps_move_rep_t move_rep(uint32_t src_len, uint32_t dst_len, uint32_t state, int32_t refused = 0)
+{
+    ps_move_rep_t b = {};
+    b.ticket.tid = 0x77;
+    b.receipt.state = state;
+    b.refused = refused;
+    b.src_len = src_len;
+    b.dst_len = dst_len;
+    return b;
+}
+
 ps_rename_rep_t rename_rep()
 {
     ps_rename_rep_t b = {};
@@ -352,6 +380,24 @@ std::vector<sample> valid_samples()
     s.push_back({"META_LIVE req", make(PS_MSG_META_LIVE, ps_ids_req_t{0, 3, 0}), 0, 24});
     s.push_back({"META_LIVE req max", make(PS_MSG_META_LIVE, ps_ids_req_t{0, PS_LIVE_MAX, 0}), 0,
                  8ull * PS_LIVE_MAX});
+    s.push_back({"META_LIVE req no ids", make(PS_MSG_META_LIVE, ps_ids_req_t{0, 0, 0}), 0, 0});
+    s.push_back({"MOVE LEAVE req", make(PS_MSG_MOVE, move_req(PS_MOVE_LEAVE, 5, 7)), 0, 12});
+    s.push_back(
+        {"MOVE LEAVE req noreplace max",
+         make(PS_MSG_MOVE, move_req(PS_MOVE_LEAVE, PS_PATH_MAX, PS_PATH_MAX, PS_RENAME_NOREPLACE)),
+         0, 2ull * PS_PATH_MAX});
+    s.push_back({"MOVE ARRIVE req", make(PS_MSG_MOVE, move_req(PS_MOVE_ARRIVE, 5, 7)), 0, 12});
+    s.push_back({"MOVE DONE req arrived",
+                 make(PS_MSG_MOVE, move_req(PS_MOVE_DONE, 5, 7, 0, PS_MOVE_ARRIVED)), 0, 12});
+    s.push_back({"MOVE DONE req given up",
+                 make(PS_MSG_MOVE, move_req(PS_MOVE_DONE, 5, 7, 0, PS_MOVE_GIVEN_UP)), 0, 12});
+    s.push_back({"MOVE QUERY req", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 5, 0)), 0, 5});
+    s.push_back(
+        {"MOVE QUERY req any name", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 0, 0)), 0, 0});
+    s.push_back({"MOVE RESOLVE req give up",
+                 make(PS_MSG_MOVE, move_req(PS_MOVE_RESOLVE, 5, 7, PS_MOVE_GIVE_UP)), 0, 12});
+    s.push_back({"MOVE FORGET req",
+                 make(PS_MSG_MOVE, move_req(PS_MOVE_FORGET, 5, 7, 0, PS_MOVE_DEPARTED)), 0, 12});
     s.push_back({"RENAME req", make(PS_MSG_RENAME, rename_req(5, 7)), 0, 12});
     s.push_back({"RENAME req max", make(PS_MSG_RENAME, rename_req(PS_PATH_MAX, PS_PATH_MAX,
                                                                   PS_RENAME_NOREPLACE)),
@@ -399,6 +445,10 @@ std::vector<sample> valid_samples()
     s.push_back({"SHARED_FP rep max", make(PS_MSG_SHARED_FP, sfp_rep(PS_SFP_VALUE_MAX)), 1, 0});
     s.push_back({"AUTH rep", make(PS_MSG_AUTH, ps_auth_rep_t{}), 1, 0});
     s.push_back({"RENAME rep", make(PS_MSG_RENAME, rename_rep()), 1, 0});
+    s.push_back({"MOVE rep", make(PS_MSG_MOVE, move_rep(0, 0, PS_MOVE_ARRIVED)), 1, 0});
+    s.push_back({"MOVE rep refused",
+                 make(PS_MSG_MOVE, move_rep(0, 0, PS_MOVE_GIVEN_UP, PS_ERR_EXISTS)), 1, 0});
+    s.push_back({"MOVE QUERY rep", make(PS_MSG_MOVE, move_rep(5, 7, 0)), 1, 12});
 
     /* error replies carry no data, with or without their (meaningless) body */
     for (uint16_t t = 1; t < PS_MSG_TYPE_LAST; t++) {
@@ -524,8 +574,24 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             ps_ids_req_t b = body_at<ps_ids_req_t>(m);
             bool live = h.type == PS_MSG_META_LIVE;
             *data_len = live ? 8ull * b.count : 0;
-            return b.count >= 1 && b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) && b.reserved == 0 &&
-                   (!live || b.after == 0);
+            return (b.count >= 1 || live) && b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) &&
+                   b.reserved == 0 && (!live || b.after == 0);
+        }
+        case PS_MSG_MOVE: {
+            ps_move_req_t b = body_at<ps_move_req_t>(m);
+            bool query = b.op == PS_MOVE_QUERY;
+            uint32_t flags = b.op == PS_MOVE_LEAVE     ? 1u /* PS_RENAME_NOREPLACE */
+                             : b.op == PS_MOVE_RESOLVE ? 2u /* PS_MOVE_GIVE_UP */
+                                                       : 0u;
+            uint32_t state = b.receipt.state;
+            *data_len = (uint64_t)b.src_len + b.dst_len;
+            return b.op >= 1 && b.op <= 6 && (b.flags & ~flags) == 0 && b.src_len <= PS_PATH_MAX &&
+                   (b.src_len >= 1 || query) &&
+                   (query ? b.dst_len == 0 : b.dst_len >= 1 && b.dst_len <= PS_PATH_MAX) &&
+                   (b.op == PS_MOVE_LEAVE || b.file_id == 0) && b.ticket.reserved == 0 &&
+                   b.ticket.flags <= 1 && b.receipt.reserved == 0 &&
+                   (b.op != PS_MOVE_DONE || state == 1 || state == 2) &&
+                   (b.op != PS_MOVE_FORGET || state == 3);
         }
         default:
             return true;
@@ -559,7 +625,14 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
         ps_ids_rep_t b = body_at<ps_ids_rep_t>(m);
         *data_len = 8ull * b.count;
         bool live = h.type == PS_MSG_META_LIVE;
-        return b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) && b.more <= (live ? 0u : 1u);
+        return b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) && b.more <= (live ? 0u : 1u) &&
+               b.reserved == 0;
+    }
+    case PS_MSG_MOVE: {
+        ps_move_rep_t b = body_at<ps_move_rep_t>(m);
+        *data_len = (uint64_t)b.src_len + b.dst_len;
+        return b.src_len <= PS_PATH_MAX && b.dst_len <= PS_PATH_MAX && b.has_replaced <= 1 &&
+               b.receipt.state <= 3 && b.refused <= 0 && b.refused > PS_ERR_LAST;
     }
     default:
         return true;
@@ -601,7 +674,11 @@ TEST(proto, wire_sizes)
     EXPECT_EQ(24u, sizeof(ps_rename_req_t));
     EXPECT_EQ(176u, sizeof(ps_rename_rep_t));
     EXPECT_EQ(16u, sizeof(ps_ids_req_t));
-    EXPECT_EQ(8u, sizeof(ps_ids_rep_t));
+    EXPECT_EQ(32u, sizeof(ps_ids_rep_t));
+    EXPECT_EQ(112u, sizeof(ps_move_ticket_t));
+    EXPECT_EQ(48u, sizeof(ps_move_receipt_t));
+    EXPECT_EQ(184u, sizeof(ps_move_req_t));
+    EXPECT_EQ(288u, sizeof(ps_move_rep_t));
     EXPECT_EQ(16u, sizeof(ps_extent_t));
     EXPECT_EQ(24u, sizeof(ps_io_span_t));
 }
@@ -659,6 +736,20 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(21, PS_MSG_OBJ_LIST);
     EXPECT_EQ(22, PS_MSG_META_LIVE);
     EXPECT_EQ(8u, offsetof(ps_ids_req_t, count));
+    EXPECT_EQ(16u, offsetof(ps_ids_rep_t, leaves));
+    EXPECT_EQ(24u, offsetof(ps_ids_rep_t, instance));
+    EXPECT_EQ(23, PS_MSG_MOVE);
+    EXPECT_EQ(16u, offsetof(ps_move_req_t, file_id));
+    EXPECT_EQ(24u, offsetof(ps_move_req_t, ticket));
+    EXPECT_EQ(136u, offsetof(ps_move_req_t, receipt));
+    EXPECT_EQ(16u, offsetof(ps_move_ticket_t, info));
+    EXPECT_EQ(80u, offsetof(ps_move_ticket_t, mac));
+    EXPECT_EQ(16u, offsetof(ps_move_receipt_t, mac));
+    EXPECT_EQ(112u, offsetof(ps_move_rep_t, receipt));
+    EXPECT_EQ(160u, offsetof(ps_move_rep_t, refused));
+    EXPECT_EQ(168u, offsetof(ps_move_rep_t, replaced));
+    EXPECT_EQ(224u, offsetof(ps_move_rep_t, replaced_cap));
+    EXPECT_EQ(280u, offsetof(ps_move_rep_t, src_len));
     EXPECT_EQ(8u, offsetof(ps_list_req_t, max_entries));
     EXPECT_EQ(8u, offsetof(ps_list_rep_t, data_len));
     EXPECT_EQ(56u, offsetof(ps_list_entry_t, path_len));
@@ -714,7 +805,8 @@ TEST(proto, body_len)
         {PS_MSG_OBJ_REMOVE, 72, 32},   {PS_MSG_OBJ_SYNC, 72, 32},  {PS_MSG_META_SYNC, 0, 0},
         {PS_MSG_STATFS, 0, 48},        {PS_MSG_STATS, 0, 480},     {PS_MSG_SHARED_FP, 88, 8},
         {PS_MSG_RENAME, 24, 176},      {PS_MSG_AUTH, 16, 64},      {PS_MSG_SETATTR, 24, 120},
-        {PS_MSG_OBJ_ALLOCATE, 72, 32}, {PS_MSG_OBJ_FLUSH, 72, 32},
+        {PS_MSG_OBJ_ALLOCATE, 72, 32}, {PS_MSG_OBJ_FLUSH, 72, 32}, {PS_MSG_OBJ_LIST, 16, 32},
+        {PS_MSG_META_LIVE, 16, 32},    {PS_MSG_MOVE, 184, 288},
     };
     for (auto &e : expect) {
         uint32_t req = 1, rep = 1;
@@ -723,7 +815,7 @@ TEST(proto, body_len)
         EXPECT_EQ(e.req, req) << ps_msg_type_name(e.type);
         EXPECT_EQ(e.rep, rep) << ps_msg_type_name(e.type);
     }
-    EXPECT_EQ(20u, sizeof(expect) / sizeof(expect[0])); /* every type */
+    EXPECT_EQ(23u, sizeof(expect) / sizeof(expect[0])); /* every type */
     uint32_t len = 7;
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(0, 0, &len));
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(PS_MSG_TYPE_LAST, 1, &len));
@@ -963,6 +1055,28 @@ TEST(proto, length_fields_out_of_range)
         {"RENAME lengths ~0 (32-bit sum overflows)",
          make(PS_MSG_RENAME, rename_req(UINT32_MAX, UINT32_MAX)), 0},
         {"RENAME unknown flag", make(PS_MSG_RENAME, rename_req(5, 5, 0x2)), 0},
+        {"MOVE op 0", make(PS_MSG_MOVE, move_req(0, 5, 5)), 0},
+        {"MOVE op 7", make(PS_MSG_MOVE, move_req(7, 5, 5)), 0},
+        {"MOVE op ~0", make(PS_MSG_MOVE, move_req(UINT32_MAX, 5, 5)), 0},
+        {"MOVE LEAVE src_len 0", make(PS_MSG_MOVE, move_req(PS_MOVE_LEAVE, 0, 5)), 0},
+        {"MOVE LEAVE dst_len 0", make(PS_MSG_MOVE, move_req(PS_MOVE_LEAVE, 5, 0)), 0},
+        {"MOVE ARRIVE src_len max+1",
+         make(PS_MSG_MOVE, move_req(PS_MOVE_ARRIVE, PS_PATH_MAX + 1, 5)), 0},
+        {"MOVE ARRIVE lengths ~0 (32-bit sum overflows)",
+         make(PS_MSG_MOVE, move_req(PS_MOVE_ARRIVE, UINT32_MAX, UINT32_MAX)), 0},
+        {"MOVE QUERY with a new name", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 5, 5)), 0},
+        {"MOVE QUERY src_len ~0", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, UINT32_MAX, 0)), 0},
+        {"MOVE ARRIVE with a flag", make(PS_MSG_MOVE, move_req(PS_MOVE_ARRIVE, 5, 5, 1)), 0},
+        {"MOVE LEAVE give-up flag", make(PS_MSG_MOVE, move_req(PS_MOVE_LEAVE, 5, 5, 2)), 0},
+        {"MOVE RESOLVE unknown flag", make(PS_MSG_MOVE, move_req(PS_MOVE_RESOLVE, 5, 5, 4)), 0},
+        {"MOVE DONE without a state", make(PS_MSG_MOVE, move_req(PS_MOVE_DONE, 5, 5)), 0},
+        {"MOVE DONE departed", make(PS_MSG_MOVE, move_req(PS_MOVE_DONE, 5, 5, 0, 3)), 0},
+        {"MOVE FORGET arrived", make(PS_MSG_MOVE, move_req(PS_MOVE_FORGET, 5, 5, 0, 1)), 0},
+        {"MOVE rep state 4", make(PS_MSG_MOVE, move_rep(0, 0, 4)), 1},
+        {"MOVE rep refused > 0", make(PS_MSG_MOVE, move_rep(0, 0, 2, 1)), 1},
+        {"MOVE rep refused unknown", make(PS_MSG_MOVE, move_rep(0, 0, 2, PS_ERR_LAST)), 1},
+        {"MOVE rep src_len max+1", make(PS_MSG_MOVE, move_rep(PS_PATH_MAX + 1, 1, 0)), 1},
+        {"MOVE rep lengths ~0", make(PS_MSG_MOVE, move_rep(UINT32_MAX, UINT32_MAX, 0)), 1},
     };
     for (auto &c : cases) {
         uint64_t ref;

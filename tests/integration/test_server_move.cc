@@ -1,0 +1,383 @@
+/*
+ * test_server_move.cc: MOVE, the steps of a rename between two metadata
+ * servers (server/pss_move.c), sent one at a time as a client that dies
+ * between them would leave them: what each step changes, that a marked
+ * name is neither removed, renamed nor changed, that only the new name's
+ * server decides (arrived or given up, for good), that forged tickets and
+ * receipts are refused, that expired tickets are given up, and that marks
+ * and records survive a restart. One server plays both ends (it owns every
+ * name); the client library's side is tests/integration/test_client_meta.
+ */
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "ps_cluster.h"
+#include "test_server_raw.h"
+
+using namespace ps_test;
+
+namespace {
+
+class ServerMove : public ::testing::Test {
+  protected:
+    void start(std::vector<std::string> args = {})
+    {
+        std::vector<std::string> placed = ps_cluster::placed();
+        args.insert(args.end(), placed.begin(), placed.end());
+        ASSERT_TRUE(cluster.start(1, 1, args));
+        ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    }
+    void SetUp() override
+    {
+        if (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name())
+                .find("Expired") == std::string::npos) {
+            start();
+        }
+    }
+
+    raw_reply move(uint32_t op, const std::string &src, const std::string &dst,
+                   const ps_move_ticket_t *t = nullptr, const ps_move_receipt_t *r = nullptr,
+                   uint32_t flags = 0)
+    {
+        ps_move_req_t req{};
+        req.op = op;
+        req.src_len = (uint32_t)src.size();
+        req.dst_len = (uint32_t)dst.size();
+        req.flags = flags;
+        if (t != nullptr) {
+            req.ticket = *t;
+        }
+        if (r != nullptr) {
+            req.receipt = *r;
+        }
+        std::string names = src + dst;
+        return c.call(PS_MSG_MOVE, &req, sizeof(req), names.data(), names.size());
+    }
+    /* LEAVE src for dst: its ticket (asserting it was given). */
+    ps_move_ticket_t leave(const std::string &src, const std::string &dst, uint32_t flags = 0)
+    {
+        raw_reply r = move(PS_MOVE_LEAVE, src, dst, nullptr, nullptr, flags);
+        EXPECT_EQ(r.status(), PS_OK) << src;
+        ps_move_ticket_t t = r.body<ps_move_rep_t>().ticket;
+        EXPECT_NE(t.tid, 0u);
+        return t;
+    }
+    uint64_t id_of(const std::string &path)
+    {
+        raw_reply r = c.path_op(PS_MSG_LOOKUP, path);
+        return r.status() == PS_OK ? r.body<ps_file_rep_t>().info.file_id : 0;
+    }
+    uint64_t create(const std::string &path)
+    {
+        raw_reply r = c.create(path);
+        EXPECT_EQ(r.status(), PS_OK) << path;
+        return r.body<ps_file_rep_t>().info.file_id;
+    }
+    ps_ids_rep_t moves()
+    {
+        ps_ids_req_t req{0, 0, 0};
+        raw_reply r = c.call(PS_MSG_META_LIVE, &req, sizeof(req));
+        EXPECT_EQ(r.status(), PS_OK);
+        return r.body<ps_ids_rep_t>();
+    }
+    raw_reply chmod(const std::string &path)
+    {
+        ps_setattr_req_t req{(uint32_t)path.size(), PS_SETATTR_MODE, 0600, 0, 0, 0};
+        return c.call(PS_MSG_SETATTR, &req, sizeof(req), path.data(), path.size());
+    }
+
+    ps_cluster cluster;
+    raw_client c;
+};
+
+TEST_F(ServerMove, StepsMoveTheFileAndOnlyAReceiptDropsTheOldName)
+{
+    uint64_t a = create("/m/a");
+    create("/m/x");
+    ps_move_ticket_t t = leave("/m/a", "/m/b");
+    EXPECT_EQ(t.info.file_id, a);
+
+    /* marked: still found, but neither removed, renamed nor changed */
+    EXPECT_EQ(id_of("/m/a"), a);
+    EXPECT_EQ(c.path_op(PS_MSG_REMOVE, "/m/a").status(), PS_ERR_BUSY);
+    EXPECT_EQ(chmod("/m/a").status(), PS_ERR_BUSY);
+    EXPECT_EQ(c.rename("/m/a", "/m/c").status(), PS_ERR_BUSY);
+    EXPECT_EQ(c.rename("/m/x", "/m/a").status(), PS_ERR_BUSY);
+    EXPECT_EQ(move(PS_MOVE_LEAVE, "/m/a", "/m/d").status(), PS_ERR_BUSY);
+    EXPECT_EQ(id_of("/m/x") != 0 && id_of("/m/c") == 0, true);
+    EXPECT_EQ(moves().marks, 1u);
+    EXPECT_EQ(moves().leaves, 1u);
+
+    raw_reply q = move(PS_MOVE_QUERY, "/m/a", "");
+    ASSERT_EQ(q.status(), PS_OK);
+    EXPECT_EQ(q.body<ps_move_rep_t>().ticket.tid, t.tid);
+    EXPECT_EQ(std::string(q.data.begin(), q.data.end()), "/m/a/m/b");
+
+    /* a receipt the server did not sign is refused */
+    ps_move_receipt_t forged{t.tid, PS_MOVE_ARRIVED, 0, {}};
+    EXPECT_EQ(move(PS_MOVE_DONE, "/m/a", "/m/b", &t, &forged).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(id_of("/m/a"), a);
+
+    raw_reply r = move(PS_MOVE_ARRIVE, "/m/a", "/m/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_rep_t arrived = r.body<ps_move_rep_t>();
+    EXPECT_EQ(arrived.receipt.state, PS_MOVE_ARRIVED);
+    EXPECT_EQ(arrived.refused, 0);
+    EXPECT_EQ(arrived.has_replaced, 0u);
+    EXPECT_EQ(id_of("/m/b"), a);
+    EXPECT_EQ(id_of("/m/a"), a); /* both, until DONE */
+
+    /* the same ARRIVE again only answers its receipt */
+    r = move(PS_MOVE_ARRIVE, "/m/a", "/m/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_ARRIVED);
+
+    r = move(PS_MOVE_DONE, "/m/a", "/m/b", &t, &arrived.receipt);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_receipt_t departed = r.body<ps_move_rep_t>().receipt;
+    EXPECT_EQ(departed.state, PS_MOVE_DEPARTED);
+    EXPECT_EQ(id_of("/m/a"), 0u);
+    EXPECT_EQ(id_of("/m/b"), a);
+    EXPECT_EQ(move(PS_MOVE_QUERY, "/m/a", "").status(), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(moves().marks, 0u);
+
+    /* FORGET needs the departed receipt of the same move */
+    EXPECT_EQ(move(PS_MOVE_FORGET, "/m/a", "/m/b", &t, &forged).status(), PS_ERR_PROTO);
+    ps_move_receipt_t other = departed;
+    other.tid ^= 1;
+    EXPECT_EQ(move(PS_MOVE_FORGET, "/m/a", "/m/b", &t, &other).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(move(PS_MOVE_FORGET, "/m/a", "/m/b", &t, &departed).status(), PS_OK);
+
+    /* a replayed ARRIVE brings back no name */
+    ASSERT_EQ(c.path_op(PS_MSG_REMOVE, "/m/b").status(), PS_OK);
+    r = move(PS_MOVE_ARRIVE, "/m/a", "/m/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_ARRIVED);
+    EXPECT_EQ(id_of("/m/b"), 0u);
+    EXPECT_EQ(id_of("/m/a"), 0u);
+}
+
+TEST_F(ServerMove, ARefusedArrivalGivesTheMoveUpForGood)
+{
+    uint64_t a = create("/g/a"), b = create("/g/b");
+    ps_move_ticket_t t = leave("/g/a", "/g/b", PS_RENAME_NOREPLACE);
+    raw_reply r = move(PS_MOVE_ARRIVE, "/g/a", "/g/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_rep_t given_up = r.body<ps_move_rep_t>();
+    EXPECT_EQ(given_up.receipt.state, PS_MOVE_GIVEN_UP);
+    EXPECT_EQ(given_up.refused, PS_ERR_EXISTS);
+    EXPECT_EQ(id_of("/g/b"), b);
+
+    /* the receipt drops the mark, not the name */
+    ASSERT_EQ(move(PS_MOVE_DONE, "/g/a", "/g/b", &t, &given_up.receipt).status(), PS_OK);
+    EXPECT_EQ(id_of("/g/a"), a);
+    EXPECT_EQ(move(PS_MOVE_QUERY, "/g/a", "").status(), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(chmod("/g/a").status(), PS_OK);
+
+    /* once given up, the ticket never arrives, even where it now could */
+    ASSERT_EQ(c.path_op(PS_MSG_REMOVE, "/g/b").status(), PS_OK);
+    r = move(PS_MOVE_ARRIVE, "/g/a", "/g/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
+    EXPECT_EQ(r.body<ps_move_rep_t>().refused, PS_ERR_CANCELED);
+    EXPECT_EQ(id_of("/g/b"), 0u);
+
+    /* the ticket covers the file and both names */
+    ps_move_ticket_t t2 = leave("/g/a", "/g/c");
+    ps_move_ticket_t bad = t2;
+    bad.info.file_id ^= 1;
+    EXPECT_EQ(move(PS_MOVE_ARRIVE, "/g/a", "/g/c", &bad).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(move(PS_MOVE_ARRIVE, "/g/a", "/g/d", &t2).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(move(PS_MOVE_RESOLVE, "/g/a", "/g/c", &bad).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(id_of("/g/c"), 0u);
+    EXPECT_EQ(id_of("/g/d"), 0u);
+
+    /* another move's receipt is refused, and so is this one's with another ticket */
+    EXPECT_EQ(move(PS_MOVE_DONE, "/g/a", "/g/c", &t2, &given_up.receipt).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(move(PS_MOVE_DONE, "/g/a", "/g/b", &t, &given_up.receipt).status(), PS_OK);
+    EXPECT_EQ(move(PS_MOVE_QUERY, "/g/a", "").status(), PS_OK); /* t2's mark stays */
+
+    /* a ticket's names cannot be split another way (the same bytes) */
+    EXPECT_EQ(move(PS_MOVE_ARRIVE, "/g", "/a/g/c", &t2).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(move(PS_MOVE_RESOLVE, "/g/a/g", "/c", &t2, nullptr, PS_MOVE_GIVE_UP).status(),
+              PS_ERR_ACCESS);
+    EXPECT_EQ(id_of("/a/g/c"), 0u);
+
+    /* a move onto an existing name replaces it, with the right to remove it */
+    uint64_t c_id = create("/g/c");
+    r = move(PS_MOVE_ARRIVE, "/g/a", "/g/c", &t2);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_rep_t rep = r.body<ps_move_rep_t>();
+    EXPECT_EQ(rep.receipt.state, PS_MOVE_ARRIVED);
+    EXPECT_EQ(rep.has_replaced, 1u);
+    EXPECT_EQ(rep.replaced.file_id, c_id);
+    EXPECT_EQ(rep.replaced_cap.file_id, c_id);
+    EXPECT_EQ(rep.replaced_cap.rights, PS_CAP_REMOVE);
+    ASSERT_EQ(move(PS_MOVE_DONE, "/g/a", "/g/c", &t2, &rep.receipt).status(), PS_OK);
+    EXPECT_EQ(id_of("/g/a"), 0u);
+    EXPECT_EQ(id_of("/g/c"), a);
+}
+
+TEST_F(ServerMove, ArrivalOntoANameThatIsLeavingWaits)
+{
+    uint64_t a = create("/w/a"), b = create("/w/b");
+    ps_move_ticket_t tb = leave("/w/b", "/w/z");
+    ps_move_ticket_t ta = leave("/w/a", "/w/b");
+    EXPECT_EQ(move(PS_MOVE_ARRIVE, "/w/a", "/w/b", &ta).status(), PS_ERR_BUSY);
+    EXPECT_EQ(id_of("/w/b"), b);
+    /* b's own move settles first (given up here), then a's arrives */
+    raw_reply r = move(PS_MOVE_RESOLVE, "/w/b", "/w/z", &tb, nullptr, PS_MOVE_GIVE_UP);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_receipt_t rb = r.body<ps_move_rep_t>().receipt;
+    EXPECT_EQ(rb.state, PS_MOVE_GIVEN_UP);
+    ASSERT_EQ(move(PS_MOVE_DONE, "/w/b", "/w/z", &tb, &rb).status(), PS_OK);
+    r = move(PS_MOVE_ARRIVE, "/w/a", "/w/b", &ta);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().has_replaced, 1u);
+    EXPECT_EQ(id_of("/w/b"), a);
+    EXPECT_EQ(id_of("/w/z"), 0u);
+}
+
+TEST_F(ServerMove, ExpiredTicketsAreGivenUp)
+{
+    start({"--set", "move_life=1s"});
+    create("/e/a");
+    ps_move_ticket_t t = leave("/e/a", "/e/b");
+    EXPECT_EQ(move(PS_MOVE_RESOLVE, "/e/a", "/e/b", &t).status(), PS_ERR_BUSY); /* under way */
+    usleep(1200 * 1000);
+    raw_reply r = move(PS_MOVE_ARRIVE, "/e/a", "/e/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
+    EXPECT_EQ(r.body<ps_move_rep_t>().refused, PS_ERR_TIMEOUT);
+    EXPECT_EQ(id_of("/e/b"), 0u);
+    ps_move_receipt_t rec = r.body<ps_move_rep_t>().receipt;
+    ASSERT_EQ(move(PS_MOVE_DONE, "/e/a", "/e/b", &t, &rec).status(), PS_OK);
+
+    /* a client that never came back: the next one settles it as given up */
+    t = leave("/e/a", "/e/b");
+    usleep(1200 * 1000);
+    r = move(PS_MOVE_RESOLVE, "/e/a", "/e/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
+    r = move(PS_MOVE_ARRIVE, "/e/a", "/e/b", &t);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
+    EXPECT_EQ(id_of("/e/b"), 0u);
+}
+
+TEST_F(ServerMove, MarksAndRecordsSurviveARestart)
+{
+    uint64_t a = create("/r/a");
+    ps_move_ticket_t t = leave("/r/a", "/r/b");
+    ASSERT_TRUE(cluster.restart(0));
+    raw_client c2;
+    ASSERT_TRUE(c2.connect(cluster.host(0), cluster.port(0)));
+    ps_path_req_t rm{4, 0};
+    EXPECT_EQ(c2.call(PS_MSG_REMOVE, &rm, sizeof(rm), "/r/a", 4).status(), PS_ERR_BUSY);
+
+    ps_move_req_t req{};
+    req.op = PS_MOVE_ARRIVE;
+    req.src_len = 4;
+    req.dst_len = 4;
+    req.ticket = t;
+    raw_reply r = c2.call(PS_MSG_MOVE, &req, sizeof(req), "/r/a/r/b", 8);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_receipt_t arrived = r.body<ps_move_rep_t>().receipt;
+    ASSERT_EQ(arrived.state, PS_MOVE_ARRIVED);
+
+    ASSERT_TRUE(cluster.restart(0));
+    raw_client c3;
+    ASSERT_TRUE(c3.connect(cluster.host(0), cluster.port(0)));
+    req.op = PS_MOVE_RESOLVE; /* the record of the arrival is still there */
+    r = c3.call(PS_MSG_MOVE, &req, sizeof(req), "/r/a/r/b", 8);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_ARRIVED);
+    req.op = PS_MOVE_DONE;
+    req.receipt = r.body<ps_move_rep_t>().receipt;
+    ASSERT_EQ(c3.call(PS_MSG_MOVE, &req, sizeof(req), "/r/a/r/b", 8).status(), PS_OK);
+    ps_path_req_t look{4, 0};
+    EXPECT_EQ(c3.call(PS_MSG_LOOKUP, &look, sizeof(look), "/r/a", 4).status(), PS_ERR_NO_ENTRY);
+    r = c3.call(PS_MSG_LOOKUP, &look, sizeof(look), "/r/b", 4);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_file_rep_t>().info.file_id, a);
+}
+
+TEST_F(ServerMove, OthersMayNotMoveOrSeeMarksAndMalformedStepsAreRefused)
+{
+    create("/p/a"); /* root's, 0644 */
+    raw_client alice;
+    ASSERT_TRUE(alice.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_EQ(alice.authenticate(cluster_key_path(), 1000, 1000).status(), PS_OK);
+    ps_move_req_t req{};
+    req.op = PS_MOVE_LEAVE;
+    req.src_len = 4;
+    req.dst_len = 4;
+    EXPECT_EQ(alice.call(PS_MSG_MOVE, &req, sizeof(req), "/p/a/p/b", 8).status(), PS_ERR_ACCESS);
+    leave("/p/a", "/p/b");
+    req.op = PS_MOVE_QUERY;
+    req.dst_len = 0;
+    EXPECT_EQ(alice.call(PS_MSG_MOVE, &req, sizeof(req), "/p/a", 4).status(), PS_ERR_ACCESS);
+    req.src_len = 0; /* any marked name: root's */
+    EXPECT_EQ(alice.call(PS_MSG_MOVE, &req, sizeof(req)).status(), PS_ERR_ACCESS);
+    raw_reply r = c.call(PS_MSG_MOVE, &req, sizeof(req));
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(std::string(r.data.begin(), r.data.end()), "/p/a/p/b");
+
+    EXPECT_EQ(move(9, "/p/a", "/p/b").status(), PS_ERR_PROTO);
+    EXPECT_EQ(move(PS_MOVE_LEAVE, "/p/a", "").status(), PS_ERR_PROTO);
+    EXPECT_EQ(move(PS_MOVE_LEAVE, "/p/x", "/p/x").status(), PS_ERR_INVALID);
+    EXPECT_EQ(move(PS_MOVE_LEAVE, "/p/nothing", "/p/y").status(), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(move(PS_MOVE_LEAVE, "p/a", "/p/y").status(), PS_ERR_INVALID);
+    EXPECT_EQ(move(PS_MOVE_ARRIVE, "/p/a", "/p/y/").status(), PS_ERR_INVALID);
+    EXPECT_EQ(c.hello().status(), PS_OK);
+}
+
+TEST_F(ServerMove, ADoneOfAnotherNameDoesNotSayTheMoveDeparted)
+{
+    uint64_t a = create("/d/a");
+    create("/d/other");
+    ps_move_ticket_t t = leave("/d/a", "/d/b");
+    raw_reply r = move(PS_MOVE_ARRIVE, "/d/a", "/d/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_receipt_t arrived = r.body<ps_move_rep_t>().receipt;
+    /* the ticket names /d/a: DONE of any other name is refused, so no
+     * "departed" receipt lets D forget a move whose old name is marked */
+    EXPECT_EQ(move(PS_MOVE_DONE, "/d/other", "/d/b", &t, &arrived).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(move(PS_MOVE_QUERY, "/d/a", "").status(), PS_OK);
+    r = move(PS_MOVE_DONE, "/d/a", "/d/b", &t, &arrived);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(id_of("/d/a"), 0u);
+    EXPECT_EQ(id_of("/d/b"), a);
+}
+
+/* A server that does not know its place cannot tell that it alone decides
+ * a move to a name: it refuses MOVE. */
+class ServerMoveUnplaced : public ::testing::Test {
+  protected:
+    ps_cluster cluster;
+    raw_client c;
+};
+
+TEST_F(ServerMoveUnplaced, RefusesEveryStep)
+{
+    ASSERT_TRUE(cluster.start(1, 1));
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_EQ(c.create("/u/a").status(), PS_OK);
+    for (uint32_t op = PS_MOVE_LEAVE; op <= PS_MOVE_FORGET; op++) {
+        ps_move_req_t req{};
+        req.op = op;
+        req.src_len = 4;
+        req.dst_len = op == PS_MOVE_QUERY ? 0 : 4;
+        req.receipt.state = op == PS_MOVE_DONE     ? PS_MOVE_ARRIVED
+                            : op == PS_MOVE_FORGET ? PS_MOVE_DEPARTED
+                                                   : 0;
+        EXPECT_EQ(c.call(PS_MSG_MOVE, &req, sizeof(req), "/u/a/u/b", 4 + req.dst_len).status(),
+                  PS_ERR_UNSUPPORTED)
+            << "op " << op;
+    }
+    ps_path_req_t look{4, 0};
+    EXPECT_EQ(c.call(PS_MSG_REMOVE, &look, sizeof(look), "/u/a", 4).status(), PS_OK);
+}
+
+} // namespace

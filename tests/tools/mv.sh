@@ -1,0 +1,80 @@
+#!/bin/sh
+# `pstripe mv` between two metadata servers, as a user meets it: the file
+# keeps its data, id and mode under the new name, the old name goes, a file
+# it replaces is freed (gc finds no orphan). A rename whose new name's
+# server is down fails and leaves the old name "being renamed": removal,
+# rename and chmod of it are refused until the server's move_life has
+# passed, then the next one settles it (the file stays, never under two
+# names); `pstripe gc` settles such a rename too and removes nothing of the
+# file. (Each step of the protocol, and crashes between them:
+# tests/integration/test_server `ServerMove.*`, test_client_meta.)
+. "$(dirname "$0")/lib.sh"
+
+expect_status 0 start_cluster -n 2 --set move_life=3s
+head -c 200000 /dev/urandom >"$tmp/data"
+meta() { pst stat "$1" | sed -n 's/^ *Metadata: server \([0-9]*\).*/\1/p'; }
+
+# Names: /a on one server, /b and /c on the other.
+expect_status 0 pst cp --stripe-count 2 --stripe-size 64k "$tmp/data" pstripe:/a
+sa=$(meta /a)
+b=
+c=
+for i in $(seq 1 40); do
+    expect_status 0 pst cp "$tmp/data" pstripe:/n$i
+    if [ "$(meta /n$i)" != "$sa" ]; then
+        if [ -z "$b" ]; then b=/n$i; elif [ -z "$c" ]; then c=/n$i; fi
+    fi
+    [ -n "$c" ] || continue
+    break
+done
+[ -n "$c" ] || fail "no two names on the other server among 40"
+for i in $(seq 1 40); do [ /n$i = "$b" ] || [ /n$i = "$c" ] || pst rm -f /n$i; done
+expect_status 0 pst rm "$b" "$c"
+expect_status 0 pst chmod 640 /a
+id=$(pst stat /a | sed -n 's/^ *File id: //p')
+
+step "mv to a name on the other server"
+expect_status 0 pst mv /a "$b"
+expect_status 1 pst stat /a
+contains "$err" "no such file" "the old name is gone"
+expect_status 0 pst stat "$b"
+contains "$out" "File id: $id" "the same file"
+contains "$out" "Mode: 0640" "its mode"
+expect_status 0 pst cp pstripe:"$b" "$tmp/back"
+cmp "$tmp/data" "$tmp/back" || fail "data changed"
+expect_status 0 pst ls
+[ "$(printf '%s\n' "$out" | grep -c "^$b\$")" = 1 ] || fail "$b not listed once"
+
+step "mv back, onto an existing file: it is replaced and freed"
+expect_status 0 pst cp "$tmp/data" pstripe:/a
+expect_status 0 pst mv "$b" /a
+expect_status 0 pst stat /a
+contains "$out" "File id: $id" "the moved file"
+expect_status 0 pst gc -n
+contains "$out" "^0 orphaned objects" "the replaced file's objects were removed"
+
+step "mv with the new name's server down leaves the old name being renamed"
+sb=$((1 - sa)) # the server of $b and $c
+kill -9 "$(server_pid "$sb")"
+expect_status 1 pst --set timeout=2s --set connect_timeout=1s mv /a "$c"
+contains "$err" "stays busy for removal, rename and chmod" "the mv says what is left"
+expect_status 0 start_cluster --set move_life=3s
+expect_status 1 pst chmod 600 /a
+contains "$err" "is being renamed to $c" "chmod of a name being renamed"
+expect_status 1 pst rm /a
+contains "$err" "is being renamed to $c" "rm of a name being renamed"
+expect_status 0 pst stat /a
+sleep 3
+step "past move_life, gc settles it and removes nothing of the file"
+expect_status 0 pst gc
+contains "$out" "^0 orphaned objects" "gc removed nothing"
+expect_status 0 pst chmod 600 /a
+expect_status 1 pst stat "$c"
+expect_status 0 pst cp pstripe:/a "$tmp/back2"
+cmp "$tmp/data" "$tmp/back2" || fail "data changed"
+
+step "and the name moves again"
+expect_status 0 pst mv /a "$c"
+expect_status 0 pst cp pstripe:"$c" "$tmp/back3"
+cmp "$tmp/data" "$tmp/back3" || fail "data changed"
+echo PASS
