@@ -167,6 +167,10 @@ int ADIOI_PSTRIPE_err(const char *myname, const char *what, const char *filename
             error_class = MPI_ERR_UNSUPPORTED_OPERATION;
             generic = "**fileopunsupported";
             break;
+        case PS_ERR_BUSY:      /* a name being renamed between servers */
+            error_class = MPI_ERR_FILE_IN_USE;
+            generic = "**fileinuse";
+            break;
         case PS_ERR_NAME_TOO_LONG:
             error_class = MPI_ERR_BAD_FILE;
             generic = "**filenamelong";

@@ -58,6 +58,8 @@ int ps_ompio_mpi_error(ps_status_t status)
         return MPI_ERR_ARG;
     case PS_ERR_UNSUPPORTED:
         return MPI_ERR_UNSUPPORTED_OPERATION;
+    case PS_ERR_BUSY: /* a name being renamed between servers */
+        return MPI_ERR_FILE_IN_USE;
     default:
         return MPI_ERR_IO;
     }

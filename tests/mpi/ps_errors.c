@@ -22,6 +22,11 @@
  * are refused under both (under Open MPI by the preloaded hooks library,
  * which `pstripe run` and mpi-tests load).
  *
+ * With PSTRIPE_TEST_BUSY=1 (tests/tools/mv.sh), FILENAME is instead a
+ * pstripe name left "being renamed" by a rename between servers: only
+ * checks that MPI_File_delete fails with MPI_ERR_FILE_IN_USE saying so,
+ * and that the file still opens.
+ *
  * Usage: ps_errors FILENAME
  */
 #include "pstest.h"
@@ -72,6 +77,25 @@ static void expect_once(int code, const char *needle)
     PS_CHECK(n == 1, "error string \"%s\" names \"%s\" %d times, not once", msg, needle, n);
 }
 
+/* PSTRIPE_TEST_BUSY: fname is being renamed between servers. */
+static int busy_name(const char *fname)
+{
+    MPI_File fh;
+    int rc;
+
+    if (ps_rank == 0) {
+        rc = MPI_File_delete(fname, MPI_INFO_NULL);
+        PS_MPI_EXPECT(rc, MPI_ERR_FILE_IN_USE);
+        expect_string(rc, "is being renamed");
+    }
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    PS_MPI(MPI_File_close(&fh));
+    if (ps_rank == 0)
+        printf("ps_errors: %d processes, a name being renamed: PASS\n", ps_nprocs);
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
@@ -83,6 +107,8 @@ int main(int argc, char **argv)
     unsigned char *buf = malloc(N), *want = malloc(N);
     int rc, cls;
 
+    if (getenv("PSTRIPE_TEST_BUSY") != NULL)
+        return busy_name(fname);
     ps_fill(want, N, (uint64_t) ps_rank * N, 7);
 
     /* a missing file */

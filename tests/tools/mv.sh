@@ -5,12 +5,13 @@
 # server is down fails and leaves the old name "being renamed": removal,
 # rename and chmod of it are refused until the server's move_life has
 # passed, then the next one settles it (the file stays, never under two
-# names); `pstripe gc` settles such a rename too and removes nothing of the
-# file. (Each step of the protocol, and crashes between them:
+# names; MPI_File_delete says MPI_ERR_FILE_IN_USE); `pstripe gc` settles
+# such a rename too and removes nothing of the file. (Each step of the protocol, and crashes between them:
 # tests/integration/test_server `ServerMove.*`, test_client_meta.)
 . "$(dirname "$0")/lib.sh"
 
-expect_status 0 start_cluster -n 2 --set move_life=3s
+life=10 # move_life: long enough for the MPI steps inside it
+expect_status 0 start_cluster -n 2 --set move_life=${life}s
 head -c 200000 /dev/urandom >"$tmp/data"
 meta() { pst stat "$1" | sed -n 's/^ *Metadata: server \([0-9]*\).*/\1/p'; }
 
@@ -56,15 +57,35 @@ contains "$out" "^0 orphaned objects" "the replaced file's objects were removed"
 step "mv with the new name's server down leaves the old name being renamed"
 sb=$((1 - sa)) # the server of $b and $c
 kill -9 "$(server_pid "$sb")"
+began=$(date +%s)
 expect_status 1 pst --set timeout=2s --set connect_timeout=1s mv /a "$c"
 contains "$err" "stays busy for removal, rename and chmod" "the mv says what is left"
-expect_status 0 start_cluster --set move_life=3s
+expect_status 0 start_cluster --set move_life=${life}s
 expect_status 1 pst chmod 600 /a
 contains "$err" "is being renamed to $c" "chmod of a name being renamed"
 expect_status 1 pst rm /a
 contains "$err" "is being renamed to $c" "rm of a name being renamed"
+# MPI_File_delete: MPI_ERR_FILE_IN_USE (tests/mpi/ps_errors), under MPICH
+# and under Open MPI where built; skipped where `pstripe run --check` fails
+if [ -x "$top_builddir/tests/mpi/ps_errors" ] && pst run --check >/dev/null 2>&1; then
+    expect_status 0 env PSTRIPE_TEST_BUSY=1 timeout -k 5 60 "$PSTRIPE" run -- \
+        mpiexec -n 1 "$top_builddir/tests/mpi/ps_errors" pstripe:/a
+    contains "$out" "a name being renamed: PASS" "MPI_File_delete under MPICH"
+else
+    echo "SKIP: MPI step: no tests/mpi/ps_errors or no pstripe MPICH (pstripe run --check)"
+fi
+if [ -x "$top_builddir/tests/mpi/openmpi/ps_errors" ] && command -v mpirun.openmpi >/dev/null; then
+    expect_status 0 env PSTRIPE_TEST_BUSY=1 timeout -k 5 60 "$PSTRIPE" run -- \
+        mpirun.openmpi --allow-run-as-root --oversubscribe -x PSTRIPE_TEST_BUSY -n 1 \
+        "$top_builddir/tests/mpi/openmpi/ps_errors" pstripe:/a
+    contains "$out" "a name being renamed: PASS" "MPI_File_delete under Open MPI"
+else
+    echo "SKIP: Open MPI step: no tests/mpi/openmpi/ps_errors or no mpirun.openmpi"
+fi
 expect_status 0 pst stat /a
-sleep 3
+left=$((began + life + 1 - $(date +%s)))
+[ "$left" -gt 0 ] || fail "the steps above took longer than move_life ($life s)"
+sleep "$left" # (until the rename's ticket has expired)
 step "past move_life, gc settles it and removes nothing of the file"
 expect_status 0 pst gc
 contains "$out" "^0 orphaned objects" "gc removed nothing"
