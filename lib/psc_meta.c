@@ -675,6 +675,13 @@ ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to)
     if (status != PS_OK) {
         return status;
     }
+    if (flen == tlen && memcmp(names, names + flen, flen) == 0) {
+        ps_file_rep_t look; /* a name onto itself: nothing to do if it exists (rename(2)) */
+        status = psc_path_op(fs, PS_MSG_LOOKUP, names, flen, NULL, 0, 0, &look);
+        return status == PS_ERR_NO_ENTRY
+                   ? psc_error(status, "cannot rename %.*s: no such file", (int)flen, names)
+                   : status;
+    }
     if (ps_path_server(names, flen, fs->nservers) ==
         ps_path_server(names + flen, tlen, fs->nservers)) {
         status = psc_rename_within(fs, names, flen, tlen, &rep);

@@ -214,10 +214,10 @@ static ps_status_t psc_move_leave(pstripe_fs_t *fs, const char *names, size_t fl
 }
 
 /* ARRIVE at D (settling a move of DST first): D's receipt in *rep. If
- * the answer does not come, ask D to give the move up; if even that
- * fails, the mark stays for the next client to settle. */
+ * the answer does not come, ask D to give the move up (why it failed in
+ * why); if even that fails, the mark stays for the next client to settle. */
 static ps_status_t psc_move_arrive(pstripe_fs_t *fs, const ps_move_ticket_t *t, const char *names,
-                                   size_t flen, size_t tlen, ps_move_rep_t *rep)
+                                   size_t flen, size_t tlen, ps_move_rep_t *rep, char *why)
 {
     ps_move_req_t req;
     ps_status_t status;
@@ -233,8 +233,7 @@ static ps_status_t psc_move_arrive(pstripe_fs_t *fs, const ps_move_ticket_t *t, 
     if (status == PS_OK) {
         return PS_OK;
     }
-    char why[PSC_MSG_MAX];
-    snprintf(why, sizeof(why), "%s", pstripe_last_error());
+    snprintf(why, PSC_MSG_MAX, "%s", pstripe_last_error());
     psc_move_req(&req, PS_MOVE_RESOLVE, t, NULL, flen, tlen);
     req.flags = PS_MOVE_GIVE_UP;
     if (psc_move_call(fs, 0, &req, names, rep, NULL) != PS_OK) {
@@ -255,7 +254,8 @@ static ps_status_t psc_move_refused(ps_status_t refused, const char *names, size
 {
     const char *why = refused == PS_ERR_EXISTS    ? "the new name exists"
                       : refused == PS_ERR_ACCESS  ? "permission denied (replacing the new name)"
-                      : refused == PS_ERR_TIMEOUT ? "it took longer than the server's move_life"
+                      : refused == PS_ERR_TIMEOUT ? "the new name's server found the old one's "
+                                                    "ticket stale (are their clocks apart?)"
                       : refused == PS_ERR_BUSY ? "the new name is itself being renamed; try again"
                                                : ps_status_string(refused);
 
@@ -266,13 +266,14 @@ static ps_status_t psc_move_refused(ps_status_t refused, const char *names, size
 ps_status_t psc_move(pstripe_fs_t *fs, const char *names, size_t flen, size_t tlen,
                      ps_rename_rep_t *out)
 {
+    char why[PSC_MSG_MAX] = "";
     ps_move_ticket_t t;
     ps_move_rep_t rep;
     ps_status_t status = psc_move_leave(fs, names, flen, tlen, &t);
 
     memset(out, 0, sizeof(*out));
     if (status == PS_OK) {
-        status = psc_move_arrive(fs, &t, names, flen, tlen, &rep);
+        status = psc_move_arrive(fs, &t, names, flen, tlen, &rep, why);
     }
     if (status != PS_OK) {
         return status;
@@ -288,6 +289,10 @@ ps_status_t psc_move(pstripe_fs_t *fs, const char *names, size_t flen, size_t tl
                          rep.receipt.state == PS_MOVE_ARRIVED ? "the file has its new name"
                                                               : "nothing was renamed",
                          why);
+    }
+    if (rep.receipt.state != PS_MOVE_ARRIVED && why[0] != '\0') {
+        return psc_error(rep.refused, "cannot rename %.*s to %.*s: %s", (int)flen, names, (int)tlen,
+                         names + flen, why);
     }
     if (rep.receipt.state != PS_MOVE_ARRIVED) {
         return psc_move_refused(rep.refused, names, flen, tlen);

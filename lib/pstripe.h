@@ -185,8 +185,9 @@ ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path);
  * rename is complete); between two it is three flushed steps, during which
  * the file shows under both names, and a crash between them leaves the old
  * name "being renamed" (PS_ERR_BUSY for removal, rename and chmod) until
- * the next of these settles it, at most the servers' move_life after the
- * rename began (doc/design.md, "Renaming"). */
+ * the next of these settles it, the servers' move_life after the rename
+ * began (doc/design.md, "Renaming"). A name onto itself: PS_OK if it
+ * exists. */
 ps_status_t pstripe_rename(pstripe_fs_t *fs, const char *from, const char *to);
 /* Index (in the configured server list) of the server that holds path's
  * metadata. */

@@ -31,8 +31,12 @@
 #include <sys/random.h>
 
 /* Settled records are kept this long past their ticket's expiry (by D's
- * clock), against a clock stepped back; then ARRIVE and RESOLVE purge them. */
+ * clock); then ARRIVE and RESOLVE purge them. ARRIVE admits a ticket up to
+ * PSS_MOVE_SKEW_NS past its expiry (S's clock may be behind D's; only a
+ * RESOLVE that gave the move up first stops it), never once its record
+ * may be purged, so that a replayed ticket cannot bring a name back. */
 #define PSS_MOVE_KEEP_NS (3600ull * 1000000000ull)
+#define PSS_MOVE_SKEW_NS (PSS_MOVE_KEEP_NS / 2)
 #define PSS_MOVE_PURGE   16 /* settled records an ARRIVE or RESOLVE purges at most */
 
 /* A mark's value: the ticket, then the lengths and bytes of both names. */
@@ -255,7 +259,11 @@ static ps_status_t pss_move_put_dst(pss_move_t *mv, MDB_txn *txn)
     pss_key_t key;
     ps_status_t status;
 
-    if (ps_cap_now_ns() > t->expiry_ns) {
+    if (ps_cap_now_ns() > t->expiry_ns + PSS_MOVE_SKEW_NS) {
+        ps_warn("worker %u: MOVE ARRIVE of %.*s with a ticket %.0f s past its expiry: refused "
+                "(are the servers' clocks apart?)",
+                mv->w->index, (int)mv->m->dst_len, mv->dst,
+                (double)(ps_cap_now_ns() - t->expiry_ns) / 1e9);
         mv->rep.refused = PS_ERR_TIMEOUT;
         return PS_OK;
     }

@@ -46,6 +46,12 @@ cmp "$tmp/data" "$tmp/back" || fail "data changed"
 expect_status 0 pst ls
 [ "$(printf '%s\n' "$out" | grep -c "^$b\$")" = 1 ] || fail "$b not listed once"
 
+step "mv of a name onto itself: nothing to do (rename(2)); of a missing one: no such file"
+expect_status 0 pst mv "$b" "$b"
+expect_status 0 pst mv "$b" "/$b"
+expect_status 1 pst mv /nope /nope
+contains "$err" "cannot rename /nope: no such file" "mv of a missing name onto itself"
+
 step "mv back, onto an existing file: it is replaced and freed"
 expect_status 0 pst cp "$tmp/data" pstripe:/a
 expect_status 0 pst mv "$b" /a
