@@ -15,6 +15,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_perm.h server/pss_perm.c \
 	server/pss_metadb.h server/pss_metadb.c \
 	server/pss_meta.h server/pss_meta.c \
+	server/pss_list.h server/pss_list.c \
 	server/pss_move.h server/pss_move.c \
 	server/pss_gc.h server/pss_gc.c \
 	server/pss_sharedfp.h server/pss_sharedfp.c \

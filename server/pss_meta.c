@@ -8,6 +8,7 @@
  */
 #include "pss_meta.h"
 
+#include "pss_list.h"
 #include "pss_metadb.h"
 #include "pss_perm.h"
 #include "pss_req.h"
@@ -387,154 +388,6 @@ static void pss_meta_setattr(pss_worker_t *w, pss_req_t *req)
     pss_reply_file(req, &info, 0, 0);
 }
 
-/* The LIST reply's entries, growing as they are added. */
-typedef struct pss_list_buf {
-    uint8_t *p;
-    size_t cap, used;
-} pss_list_buf_t;
-
-/* Append one entry (info, then the path padded to 8 bytes); 0 or ENOMEM. */
-static int pss_list_append(pss_list_buf_t *out, const MDB_val *v, const char *path, size_t plen)
-{
-    size_t need = sizeof(ps_list_entry_t) + ((plen + 7) & ~(size_t)7);
-    if (out->used + need > out->cap) {
-        size_t ncap = out->cap * 2 + need;
-        uint8_t *nout = realloc(out->p, ncap);
-        if (nout == NULL) {
-            return ENOMEM;
-        }
-        out->p = nout;
-        out->cap = ncap;
-    }
-    ps_list_entry_t e;
-    memset(&e, 0, sizeof(e));
-    pss_entry_info(v, &e.info);
-    e.path_len = (uint32_t)plen;
-    memcpy(out->p + out->used, &e, sizeof(e));
-    memcpy(out->p + out->used + sizeof(e), path, plen);
-    memset(out->p + out->used + sizeof(e) + plen, 0, need - sizeof(e) - plen);
-    out->used += need;
-    return 0;
-}
-
-/*
- * Put the cursor on the first key to list: just after the resume key when
- * that sorts after the prefix, else at the first key starting with the
- * prefix's kp_len key-space bytes. Returns an LMDB code.
- */
-static int pss_list_seek(pss_server_t *s, MDB_cursor *cur, const char *prefix, size_t kp_len,
-                         const char *after, size_t after_len, MDB_val *k, MDB_val *v)
-{
-    pss_key_t after_key;
-    int use_after = 0;
-    int mdb_status;
-
-    if (after_len > 0) {
-        pss_key_make(s, after, after_len, &after_key);
-        size_t m = after_key.val.mv_size < kp_len ? after_key.val.mv_size : kp_len;
-        int cmp = memcmp(after_key.val.mv_data, prefix, m);
-        use_after = cmp > 0 || (cmp == 0 && after_key.val.mv_size >= kp_len);
-    }
-    if (use_after) {
-        *k = after_key.val;
-        mdb_status = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
-        if (mdb_status == 0 && k->mv_size == after_key.val.mv_size &&
-            memcmp(k->mv_data, after_key.val.mv_data, k->mv_size) == 0) {
-            mdb_status = mdb_cursor_get(cur, k, v, MDB_NEXT);
-        }
-    } else if (kp_len == 0) {
-        mdb_status = mdb_cursor_get(cur, k, v, MDB_FIRST);
-    } else {
-        k->mv_data = (void *)prefix;
-        k->mv_size = kp_len;
-        mdb_status = mdb_cursor_get(cur, k, v, MDB_SET_RANGE);
-    }
-    return mdb_status;
-}
-
-/*
- * LIST: paths starting with the prefix, in key order, after the resume path
- * if one is given, at most max_entries of them; `more` tells whether another
- * page follows.
- */
-static void pss_meta_list(pss_worker_t *w, pss_req_t *req)
-{
-    pss_server_t *s = w->server;
-    const ps_list_req_t *l = &req->body.list;
-    const char *prefix = req->data ? (const char *)req->data : ""; /* no data: empty */
-    size_t prefix_len = l->prefix_len;
-    pss_list_buf_t out = {malloc(64 * 1024), 64 * 1024, 0};
-    uint32_t n = 0, more = 0;
-    MDB_cursor *cur;
-    MDB_txn *txn;
-    MDB_val k, v;
-    int mdb_status;
-
-    if (out.p == NULL) {
-        pss_reply(req, PS_ERR_NO_MEMORY, NULL, 0, NULL, 0, 0);
-        return;
-    }
-    mdb_status = mdb_txn_begin(s->mdb_env, NULL, MDB_RDONLY, &txn);
-    if (mdb_status == 0) {
-        mdb_status = mdb_cursor_open(txn, s->mdb_paths, &cur);
-        if (mdb_status != 0) {
-            mdb_txn_abort(txn);
-        }
-    }
-    if (mdb_status != 0) {
-        ps_error("metadata store: LIST: %s", mdb_strerror(mdb_status));
-        free(out.p);
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, 0);
-        return;
-    }
-
-    /* Key-space bytes every match must start with. */
-    size_t kp_len = prefix_len;
-    if (kp_len > s->mdb_max_key - 9) {
-        kp_len = s->mdb_max_key - 9;
-    }
-    mdb_status = pss_list_seek(s, cur, prefix, kp_len, prefix + prefix_len, l->after_len, &k, &v);
-    for (; mdb_status == 0; mdb_status = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        const char *path;
-        size_t plen;
-
-        if (k.mv_size < kp_len || memcmp(k.mv_data, prefix, kp_len) != 0) {
-            break; /* keys with the prefix are contiguous: past the last one */
-        }
-        if (pss_entry_path(&k, &v, &path, &plen) != PS_OK || plen < prefix_len ||
-            memcmp(path, prefix, prefix_len) != 0) {
-            continue;
-        }
-        if (n == l->max_entries) {
-            more = 1;
-            break;
-        }
-        mdb_status = pss_list_append(&out, &v, path, plen);
-        if (mdb_status != 0) {
-            break;
-        }
-        n++;
-    }
-    mdb_cursor_close(cur);
-    mdb_txn_abort(txn);
-    if (mdb_status != 0 && mdb_status != MDB_NOTFOUND) {
-        ps_error("metadata store: LIST: %s", mdb_strerror(mdb_status));
-        free(out.p);
-        pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, 0);
-        return;
-    }
-    ps_list_rep_t rep;
-    memset(&rep, 0, sizeof(rep));
-    rep.nentries = n;
-    rep.more = more;
-    rep.data_len = out.used;
-    if (out.used == 0) {
-        free(out.p);
-        out.p = NULL;
-    }
-    pss_reply(req, PS_OK, &rep, sizeof(rep), out.p, out.used, 0);
-}
-
 void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
 {
     uint16_t type = req->hdr.type;
@@ -567,7 +420,7 @@ void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
         pss_meta_setattr(w, req);
         break;
     case PS_MSG_LIST:
-        pss_meta_list(w, req);
+        pss_list_handle(w, req);
         break;
     case PS_MSG_META_SYNC:
         pss_reply(req, pss_meta_sync(w->server), NULL, 0, NULL, 0, 0);

@@ -20,7 +20,8 @@
  * of the whole path, and its value carries the full path after the
  * ps_file_info_t, which lookups compare. Such keys still sort right after
  * their truncated prefix, so LIST by prefix finds them (it filters on the full
- * path) and paging by "resume after this path" follows key order.
+ * path); among themselves they sort by hash, which LIST puts back in path
+ * order (pss_list.c).
  *
  * Values written before protocol 4 hold a 48-byte ps_file_info_t without
  * uid and gid (flags 0); newer ones have PS_FILE_OWNED in flags and the
