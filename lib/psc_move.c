@@ -71,7 +71,8 @@ static ps_status_t psc_move_call(pstripe_fs_t *fs, uint32_t server, const ps_mov
     return status;
 }
 
-/* The receipts of a move: D's (the decision), then S's that it departed. */
+/* A MOVE request: op, the ticket and receipt it carries (NULL: none), and
+ * the lengths of the names that follow it. */
 static void psc_move_req(ps_move_req_t *req, uint32_t op, const ps_move_ticket_t *t,
                          const ps_move_receipt_t *r, size_t src_len, size_t dst_len)
 {
