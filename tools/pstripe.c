@@ -55,7 +55,12 @@ static const pst_cmd_t pst_cmds[] = {
      "name, even across a crash. When two servers hold the names' metadata, the\n"
      "file moves in three flushed steps and shows under both names for a moment\n"
      "(never for good; doc/design.md, \"Renaming\"). Renaming takes what removing\n"
-     "SRC (and an existing DST) takes: ownership, write permission, or root.\n"},
+     "SRC (and an existing DST) takes: ownership, write permission, or root.\n"
+     "\n"
+     "If such a rename is interrupted (a server down, the client killed), SRC\n"
+     "stays \"being renamed\": removing, renaming or chmod-ing it fails until the\n"
+     "servers' move_life (1 min) has passed, then the next of these (or `pstripe\n"
+     "gc`) finishes or undoes the rename.\n"},
     {"chmod", pst_cmd_chmod, "MODE PATH...", "set the permission bits of files",
      "Set the permission bits of each PATH to MODE (octal, e.g. 640). Only the\n"
      "file's owner or root may.\n"},

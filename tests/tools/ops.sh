@@ -9,7 +9,7 @@ step "help and usage"
 expect_status 0 pst help
 contains "$out" "^Usage: pstripe " "help"
 help=$out
-for cmd in ls stat rm cp truncate df stats config local run; do
+for cmd in ls stat rm mv cp truncate df stats config local run; do
     contains "$help" "^  $cmd " "help lists $cmd"
     expect_status 0 pst "$cmd" --help
     contains "$out" "^Usage: pstripe $cmd" "$cmd --help"
@@ -26,6 +26,8 @@ expect_status 2 pst stat
 contains "$err" "missing PATH" "stat without PATH"
 expect_status 2 pst truncate /a
 expect_status 2 pst cp /a
+expect_status 2 pst mv /a
+contains "$err" "expected SRC and DST" "mv without DST"
 expect_status 2 pst local
 expect_status 2 pst local stop
 
