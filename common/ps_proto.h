@@ -336,11 +336,10 @@ typedef struct ps_rename_rep {
  * While SRC is marked, REMOVE, RENAME (either name), SETATTR and LEAVE of it,
  * and ARRIVE onto it, answer PS_ERR_BUSY: the client settles the mark
  * (QUERY, RESOLVE, DONE) and tries again. Records and marks are flushed
- * before each answer. With auth = none the MACs are neither made nor
- * checked; with any other, a server refuses MOVE unless it knows its place
- * in the cluster (server_index, cluster_size), so that only D decides. A
- * receipt's MAC names its ticket's. AM data: SRC (src_len bytes), then DST
- * (dst_len). */
+ * before each answer (but FORGET's, which only tidies). With auth = none
+ * the MACs are neither made nor checked; with any other, a server refuses MOVE unless it knows its
+ * place in the cluster (server_index, cluster_size), so that only D decides. A receipt's MAC names
+ * its ticket's. AM data: SRC (src_len bytes), then DST (dst_len). */
 #define PS_MOVE_LEAVE         1u
 #define PS_MOVE_ARRIVE        2u
 #define PS_MOVE_DONE          3u

@@ -183,6 +183,23 @@ ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server)
                      fs->servers[server].addr, PSC_SETTLE_MAX);
 }
 
+/* One MOVE step; if the name it acts on is itself leaving (PS_ERR_BUSY),
+ * settle that move (name, len) and send the step once more. */
+static ps_status_t psc_move_call_settled(pstripe_fs_t *fs, const ps_move_req_t *req,
+                                         const char *names, ps_move_rep_t *rep, const char *name,
+                                         size_t len)
+{
+    ps_status_t status = psc_move_call(fs, 0, req, names, rep, NULL);
+
+    if (status == PS_ERR_BUSY) {
+        status = psc_move_settle(fs, name, len);
+        if (status == PS_OK) {
+            status = psc_move_call(fs, 0, req, names, rep, NULL);
+        }
+    }
+    return status;
+}
+
 /* LEAVE at S (settling an earlier move of SRC first): the ticket. */
 static ps_status_t psc_move_leave(pstripe_fs_t *fs, const char *names, size_t flen, size_t tlen,
                                   ps_move_ticket_t *t)
@@ -192,13 +209,7 @@ static ps_status_t psc_move_leave(pstripe_fs_t *fs, const char *names, size_t fl
     ps_status_t status;
 
     psc_move_req(&req, PS_MOVE_LEAVE, NULL, NULL, flen, tlen);
-    status = psc_move_call(fs, 0, &req, names, &rep, NULL);
-    if (status == PS_ERR_BUSY) {
-        status = psc_move_settle(fs, names, flen);
-        if (status == PS_OK) {
-            status = psc_move_call(fs, 0, &req, names, &rep, NULL);
-        }
-    }
+    status = psc_move_call_settled(fs, &req, names, &rep, names, flen);
     if (status == PS_ERR_NO_ENTRY) {
         psc_set_error("cannot rename %.*s: no such file", (int)flen, names);
     } else if (status == PS_ERR_ACCESS) {
@@ -224,13 +235,7 @@ static ps_status_t psc_move_arrive(pstripe_fs_t *fs, const ps_move_ticket_t *t, 
     ps_status_t status;
 
     psc_move_req(&req, PS_MOVE_ARRIVE, t, NULL, flen, tlen);
-    status = psc_move_call(fs, 0, &req, names, rep, NULL);
-    if (status == PS_ERR_BUSY) {
-        status = psc_move_settle(fs, names + flen, tlen);
-        if (status == PS_OK) {
-            status = psc_move_call(fs, 0, &req, names, rep, NULL);
-        }
-    }
+    status = psc_move_call_settled(fs, &req, names, rep, names + flen, tlen);
     if (status == PS_OK) {
         return PS_OK;
     }

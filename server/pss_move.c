@@ -13,7 +13,7 @@
  * therefore never disappears while the file has a second name, and a
  * second name never appears once the mark may go: no crash between the
  * steps loses the file or leaves it with two names for good. Every step
- * is flushed before its answer.
+ * but FORGET is flushed before its answer.
  */
 #include "pss_move.h"
 
@@ -77,8 +77,9 @@ static ps_status_t pss_mark_get(pss_server_t *s, MDB_txn *txn, const pss_key_t *
     return PS_OK;
 }
 
-/* Commit txn (or abort it if status is not PS_OK) and flush the store. */
-static ps_status_t pss_move_commit(pss_server_t *s, MDB_txn *txn, ps_status_t status)
+/* Commit txn (or abort it if status is not PS_OK) and, with flush, flush
+ * the store. */
+static ps_status_t pss_move_commit(pss_server_t *s, MDB_txn *txn, ps_status_t status, int flush)
 {
     int mdb_status;
 
@@ -91,7 +92,7 @@ static ps_status_t pss_move_commit(pss_server_t *s, MDB_txn *txn, ps_status_t st
         ps_error("metadata store: commit of a MOVE: %s", mdb_strerror(mdb_status));
         return pss_mdb_status(mdb_status);
     }
-    return pss_meta_sync(s);
+    return flush ? pss_meta_sync(s) : PS_OK;
 }
 
 /* The key of a move's record at D: its expiry (big-endian, so that records
@@ -503,7 +504,8 @@ static ps_status_t pss_move_step(pss_move_t *mv, uint8_t **data, size_t *len)
         mdb_txn_abort(txn);
         return status;
     }
-    status = pss_move_commit(s, txn, status);
+    /* FORGET only tidies: lost in a crash, it leaves an arrived record */
+    status = pss_move_commit(s, txn, status, mv->m->op != PS_MOVE_FORGET);
     if (status == PS_OK && mv->m->op == PS_MOVE_LEAVE) {
         /* counted once committed, before the answer (pss_move_counts) */
         __atomic_add_fetch(&s->move_leaves, 1, __ATOMIC_SEQ_CST);
