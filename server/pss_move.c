@@ -34,7 +34,9 @@
  * clock); then ARRIVE and RESOLVE purge them. ARRIVE admits a ticket up to
  * PSS_MOVE_SKEW_NS past its expiry (S's clock may be behind D's; only a
  * RESOLVE that gave the move up first stops it), never once its record
- * may be purged, so that a replayed ticket cannot bring a name back. */
+ * may be purged, so that a replayed ticket cannot bring a name back; nor,
+ * should D's clock be set back, one that expires no later than a record
+ * already purged (the store's "move_horizon"). */
 #define PSS_MOVE_KEEP_NS (3600ull * 1000000000ull)
 #define PSS_MOVE_SKEW_NS (PSS_MOVE_KEEP_NS / 2)
 #define PSS_MOVE_PURGE   16 /* settled records an ARRIVE or RESOLVE purges at most */
@@ -166,11 +168,46 @@ static ps_status_t pss_move_leave(pss_move_t *mv, MDB_txn *txn)
     return pss_mdb_status(mdb_put(txn, s->mdb_marks, &key.val, &val, MDB_NOOVERWRITE));
 }
 
-/* Drop up to PSS_MOVE_PURGE settled records kept long enough. */
+/* The greatest expiry of a purged record ("move_horizon"; 0 if none). */
+static ps_status_t pss_move_horizon(pss_server_t *s, MDB_txn *txn, uint64_t *horizon)
+{
+    MDB_val k = {12, (void *)"move_horizon"}, v;
+    int mdb_status = mdb_get(txn, s->mdb_server, &k, &v);
+
+    *horizon = 0;
+    if (mdb_status == MDB_NOTFOUND) {
+        return PS_OK;
+    }
+    if (mdb_status == 0 && v.mv_size != sizeof(*horizon)) {
+        ps_error("metadata store: a move horizon of %zu bytes is malformed", v.mv_size);
+        return PS_ERR_IO;
+    }
+    if (mdb_status == 0) {
+        memcpy(horizon, v.mv_data, sizeof(*horizon));
+    }
+    return pss_mdb_status(mdb_status);
+}
+
+/* Raise the horizon to expiry. */
+static ps_status_t pss_move_raise_horizon(pss_server_t *s, MDB_txn *txn, uint64_t expiry)
+{
+    MDB_val k = {12, (void *)"move_horizon"}, v = {sizeof(expiry), &expiry};
+    uint64_t horizon;
+    ps_status_t status = pss_move_horizon(s, txn, &horizon);
+
+    if (status != PS_OK || expiry <= horizon) {
+        return status;
+    }
+    return pss_mdb_status(mdb_put(txn, s->mdb_server, &k, &v, 0));
+}
+
+/* Drop up to PSS_MOVE_PURGE settled records kept long enough, raising the
+ * horizon past them. */
 static ps_status_t pss_move_purge(pss_server_t *s, MDB_txn *txn, uint64_t now)
 {
     MDB_cursor *cur = NULL;
     MDB_val k, v;
+    uint64_t purged = 0;
     int mdb_status = mdb_cursor_open(txn, s->mdb_settled, &cur);
 
     for (int i = 0; mdb_status == 0 && i < PSS_MOVE_PURGE; i++) {
@@ -187,11 +224,15 @@ static ps_status_t pss_move_purge(pss_server_t *s, MDB_txn *txn, uint64_t now)
             break;
         }
         mdb_status = mdb_cursor_del(cur, 0);
+        purged = mdb_status == 0 && expiry > purged ? expiry : purged;
     }
     if (cur != NULL) {
         mdb_cursor_close(cur);
     }
-    return mdb_status == MDB_NOTFOUND ? PS_OK : pss_mdb_status(mdb_status);
+    if (mdb_status != 0 && mdb_status != MDB_NOTFOUND) {
+        return pss_mdb_status(mdb_status);
+    }
+    return pss_move_raise_horizon(s, txn, purged);
 }
 
 /* The state D recorded for the ticket's move: PS_MOVE_ARRIVED (in
@@ -260,14 +301,6 @@ static ps_status_t pss_move_put_dst(pss_move_t *mv, MDB_txn *txn)
     pss_key_t key;
     ps_status_t status;
 
-    if (ps_cap_now_ns() > t->expiry_ns + PSS_MOVE_SKEW_NS) {
-        ps_warn("worker %u: MOVE ARRIVE of %.*s with a ticket %.0f s past its expiry: refused "
-                "(are the servers' clocks apart?)",
-                mv->w->index, (int)mv->m->dst_len, mv->dst,
-                (double)(ps_cap_now_ns() - t->expiry_ns) / 1e9);
-        mv->rep.refused = PS_ERR_TIMEOUT;
-        return PS_OK;
-    }
     status = pss_meta_get(s, txn, mv->dst, mv->m->dst_len, &key, &mv->rep.replaced);
     if (status == PS_OK) {
         if (t->flags & PS_RENAME_NOREPLACE) {
@@ -298,6 +331,32 @@ static ps_status_t pss_move_put_dst(pss_move_t *mv, MDB_txn *txn)
     return status;
 }
 
+/* Whether a ticket with no record here is too old to arrive: past its
+ * expiry by more than the servers' clocks may differ, or expiring no later
+ * than a purged record (its own may be gone: this server's clock was
+ * ahead then). An ARRIVE of one is logged. */
+static ps_status_t pss_move_stale(pss_move_t *mv, MDB_txn *txn, int arrive, int *stale)
+{
+    const ps_move_ticket_t *t = &mv->m->ticket;
+    uint64_t now = ps_cap_now_ns(), horizon;
+    ps_status_t status = pss_move_horizon(mv->w->server, txn, &horizon);
+
+    *stale = status == PS_OK && (now > t->expiry_ns + PSS_MOVE_SKEW_NS || t->expiry_ns <= horizon);
+    if (!*stale || !arrive) {
+        return status;
+    }
+    if (t->expiry_ns <= horizon) {
+        ps_warn("worker %u: MOVE ARRIVE of %.*s with a ticket expiring before moves this server "
+                "has purged: refused (was its clock set back?)",
+                mv->w->index, (int)mv->m->dst_len, mv->dst);
+    } else {
+        ps_warn("worker %u: MOVE ARRIVE of %.*s with a ticket %.0f s past its expiry: refused "
+                "(are the servers' clocks apart?)",
+                mv->w->index, (int)mv->m->dst_len, mv->dst, (double)(now - t->expiry_ns) / 1e9);
+    }
+    return PS_OK;
+}
+
 /*
  * ARRIVE (arrive 1: the commit point) or RESOLVE: D's decision on the
  * ticket's move, recorded once and for all. RESOLVE gives up a move D has
@@ -316,13 +375,21 @@ static ps_status_t pss_move_decide(pss_move_t *mv, MDB_txn *txn, int arrive)
         return status;
     }
     if (state == 0) {
-        if (arrive) {
+        int stale;
+
+        status = pss_move_stale(mv, txn, arrive, &stale);
+        if (status != PS_OK) {
+            return status;
+        }
+        if (arrive && stale) {
+            mv->rep.refused = PS_ERR_TIMEOUT;
+        } else if (arrive) {
             status = pss_move_put_dst(mv, txn);
             if (status != PS_OK) {
                 mv->rep.has_replaced = 0;
                 return status;
             }
-        } else if (!(mv->m->flags & PS_MOVE_GIVE_UP) && ps_cap_now_ns() <= t->expiry_ns) {
+        } else if (!stale && !(mv->m->flags & PS_MOVE_GIVE_UP) && ps_cap_now_ns() <= t->expiry_ns) {
             return PS_ERR_BUSY;
         }
         state = arrive && mv->rep.refused == 0 ? PS_MOVE_ARRIVED : PS_MOVE_GIVEN_UP;

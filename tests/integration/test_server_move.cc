@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 
 #include "ps_cluster.h"
@@ -27,7 +28,13 @@ class ServerMove : public ::testing::Test {
         std::vector<std::string> placed = ps_cluster::placed();
         args.insert(args.end(), placed.begin(), placed.end());
         ASSERT_TRUE(cluster.start(1, 1, args));
-        ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+        ASSERT_TRUE(c->connect(cluster.host(0), cluster.port(0)));
+    }
+    /* A new connection, to the server restarted. */
+    void reconnect()
+    {
+        c.reset(new raw_client);
+        ASSERT_TRUE(c->connect(cluster.host(0), cluster.port(0)));
     }
     void SetUp() override
     {
@@ -53,7 +60,7 @@ class ServerMove : public ::testing::Test {
             req.receipt = *r;
         }
         std::string names = src + dst;
-        return c.call(PS_MSG_MOVE, &req, sizeof(req), names.data(), names.size());
+        return c->call(PS_MSG_MOVE, &req, sizeof(req), names.data(), names.size());
     }
     /* LEAVE src for dst: its ticket (asserting it was given). */
     ps_move_ticket_t leave(const std::string &src, const std::string &dst, uint32_t flags = 0)
@@ -66,30 +73,30 @@ class ServerMove : public ::testing::Test {
     }
     uint64_t id_of(const std::string &path)
     {
-        raw_reply r = c.path_op(PS_MSG_LOOKUP, path);
+        raw_reply r = c->path_op(PS_MSG_LOOKUP, path);
         return r.status() == PS_OK ? r.body<ps_file_rep_t>().info.file_id : 0;
     }
     uint64_t create(const std::string &path)
     {
-        raw_reply r = c.create(path);
+        raw_reply r = c->create(path);
         EXPECT_EQ(r.status(), PS_OK) << path;
         return r.body<ps_file_rep_t>().info.file_id;
     }
     ps_ids_rep_t moves()
     {
         ps_ids_req_t req{0, 0, 0};
-        raw_reply r = c.call(PS_MSG_META_LIVE, &req, sizeof(req));
+        raw_reply r = c->call(PS_MSG_META_LIVE, &req, sizeof(req));
         EXPECT_EQ(r.status(), PS_OK);
         return r.body<ps_ids_rep_t>();
     }
     raw_reply chmod(const std::string &path)
     {
         ps_setattr_req_t req{(uint32_t)path.size(), PS_SETATTR_MODE, 0600, 0, 0, 0};
-        return c.call(PS_MSG_SETATTR, &req, sizeof(req), path.data(), path.size());
+        return c->call(PS_MSG_SETATTR, &req, sizeof(req), path.data(), path.size());
     }
 
     ps_cluster cluster;
-    raw_client c;
+    std::unique_ptr<raw_client> c{new raw_client};
 };
 
 TEST_F(ServerMove, StepsMoveTheFileAndOnlyAReceiptDropsTheOldName)
@@ -101,10 +108,10 @@ TEST_F(ServerMove, StepsMoveTheFileAndOnlyAReceiptDropsTheOldName)
 
     /* marked: still found, but neither removed, renamed nor changed */
     EXPECT_EQ(id_of("/m/a"), a);
-    EXPECT_EQ(c.path_op(PS_MSG_REMOVE, "/m/a").status(), PS_ERR_BUSY);
+    EXPECT_EQ(c->path_op(PS_MSG_REMOVE, "/m/a").status(), PS_ERR_BUSY);
     EXPECT_EQ(chmod("/m/a").status(), PS_ERR_BUSY);
-    EXPECT_EQ(c.rename("/m/a", "/m/c").status(), PS_ERR_BUSY);
-    EXPECT_EQ(c.rename("/m/x", "/m/a").status(), PS_ERR_BUSY);
+    EXPECT_EQ(c->rename("/m/a", "/m/c").status(), PS_ERR_BUSY);
+    EXPECT_EQ(c->rename("/m/x", "/m/a").status(), PS_ERR_BUSY);
     EXPECT_EQ(move(PS_MOVE_LEAVE, "/m/a", "/m/d").status(), PS_ERR_BUSY);
     EXPECT_EQ(id_of("/m/x") != 0 && id_of("/m/c") == 0, true);
     EXPECT_EQ(moves().marks, 1u);
@@ -151,7 +158,7 @@ TEST_F(ServerMove, StepsMoveTheFileAndOnlyAReceiptDropsTheOldName)
     EXPECT_EQ(move(PS_MOVE_FORGET, "/m/a", "/m/b", &t, &departed).status(), PS_OK);
 
     /* a replayed ARRIVE brings back no name */
-    ASSERT_EQ(c.path_op(PS_MSG_REMOVE, "/m/b").status(), PS_OK);
+    ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/m/b").status(), PS_OK);
     r = move(PS_MOVE_ARRIVE, "/m/a", "/m/b", &t);
     ASSERT_EQ(r.status(), PS_OK);
     EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_ARRIVED);
@@ -177,7 +184,7 @@ TEST_F(ServerMove, ARefusedArrivalGivesTheMoveUpForGood)
     EXPECT_EQ(chmod("/g/a").status(), PS_OK);
 
     /* once given up, the ticket never arrives, even where it now could */
-    ASSERT_EQ(c.path_op(PS_MSG_REMOVE, "/g/b").status(), PS_OK);
+    ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/g/b").status(), PS_OK);
     r = move(PS_MOVE_ARRIVE, "/g/a", "/g/b", &t);
     ASSERT_EQ(r.status(), PS_OK);
     EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
@@ -256,7 +263,7 @@ TEST_F(ServerMove, ExpiredTicketsAreGivenUp)
     ps_move_receipt_t rec = r.body<ps_move_rep_t>().receipt;
     ASSERT_EQ(move(PS_MOVE_DONE, "/e/a", "/e/b", &t, &rec).status(), PS_OK);
     EXPECT_EQ(id_of("/e/a"), 0u);
-    ASSERT_EQ(c.rename("/e/b", "/e/a").status(), PS_OK);
+    ASSERT_EQ(c->rename("/e/b", "/e/a").status(), PS_OK);
 
     /* a client that never came back: the next one settles it as given up */
     t = leave("/e/a", "/e/b");
@@ -342,7 +349,7 @@ TEST_F(ServerMove, OthersMayNotMoveOrSeeMarksAndMalformedStepsAreRefused)
     EXPECT_EQ(alice.call(PS_MSG_MOVE, &req, sizeof(req), "/p/a", 4).status(), PS_ERR_ACCESS);
     req.src_len = 0; /* any marked name: root's */
     EXPECT_EQ(alice.call(PS_MSG_MOVE, &req, sizeof(req)).status(), PS_ERR_ACCESS);
-    raw_reply r = c.call(PS_MSG_MOVE, &req, sizeof(req));
+    raw_reply r = c->call(PS_MSG_MOVE, &req, sizeof(req));
     ASSERT_EQ(r.status(), PS_OK);
     EXPECT_EQ(std::string(r.data.begin(), r.data.end()), "/p/a/p/b");
 
@@ -352,7 +359,7 @@ TEST_F(ServerMove, OthersMayNotMoveOrSeeMarksAndMalformedStepsAreRefused)
     EXPECT_EQ(move(PS_MOVE_LEAVE, "/p/nothing", "/p/y").status(), PS_ERR_NO_ENTRY);
     EXPECT_EQ(move(PS_MOVE_LEAVE, "p/a", "/p/y").status(), PS_ERR_INVALID);
     EXPECT_EQ(move(PS_MOVE_ARRIVE, "/p/a", "/p/y/").status(), PS_ERR_INVALID);
-    EXPECT_EQ(c.hello().status(), PS_OK);
+    EXPECT_EQ(c->hello().status(), PS_OK);
 }
 
 TEST_F(ServerMove, ADoneOfAnotherNameDoesNotSayTheMoveDeparted)
@@ -373,19 +380,93 @@ TEST_F(ServerMove, ADoneOfAnotherNameDoesNotSayTheMoveDeparted)
     EXPECT_EQ(id_of("/d/b"), a);
 }
 
+/* The server restarted with its wall clock offset by FAKETIME ("+2h"; "" for
+ * none) through libfaketime; false (the test skips) if that is not installed. */
+static bool restart_with_clock(ps_cluster &cluster, const char *offset)
+{
+    const char *lib = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+    if (access(lib, R_OK) != 0) {
+        return false;
+    }
+    if (offset[0] != '\0') {
+        setenv("LD_PRELOAD", lib, 1);
+        setenv("FAKETIME", offset, 1);
+        setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+    }
+    ::testing::AssertionResult ok = cluster.restart(0);
+    unsetenv("LD_PRELOAD");
+    unsetenv("FAKETIME");
+    unsetenv("FAKETIME_DONT_FAKE_MONOTONIC");
+    EXPECT_TRUE(ok);
+    return true;
+}
+
+/* Records of settled moves are purged an hour past their ticket's expiry.
+ * Should the server's clock run ahead meanwhile and then be set back, a
+ * ticket replayed after the purge would look fresh: the store's horizon
+ * (the latest expiry purged) still refuses it, so the name it named does
+ * not come back. */
+TEST_F(ServerMove, AReplayedTicketNeverArrivesAfterItsRecordWasPurged)
+{
+    create("/h/a");
+    ps_move_ticket_t t = leave("/h/a", "/h/b");
+    raw_reply r = move(PS_MOVE_ARRIVE, "/h/a", "/h/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_receipt_t rec = r.body<ps_move_rep_t>().receipt;
+    ASSERT_EQ(rec.state, PS_MOVE_ARRIVED);
+    r = move(PS_MOVE_DONE, "/h/a", "/h/b", &t, &rec);
+    ASSERT_EQ(r.status(), PS_OK);
+    rec = r.body<ps_move_rep_t>().receipt;
+    ASSERT_EQ(move(PS_MOVE_FORGET, "/h/a", "/h/b", &t, &rec).status(), PS_OK);
+    ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/h/b").status(), PS_OK);
+
+    /* two hours ahead, the next decision purges the record */
+    if (!restart_with_clock(cluster, "+2h")) {
+        GTEST_SKIP() << "libfaketime is not installed (scripts/install-deps installs it)";
+    }
+    reconnect();
+    create("/h/x");
+    ps_move_ticket_t u = leave("/h/x", "/h/y");
+    r = move(PS_MOVE_RESOLVE, "/h/x", "/h/y", &u, nullptr, PS_MOVE_GIVE_UP);
+    ASSERT_EQ(r.status(), PS_OK);
+    ASSERT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
+
+    /* set back: the replayed ticket is within its life again */
+    ASSERT_TRUE(restart_with_clock(cluster, ""));
+    reconnect();
+    r = move(PS_MOVE_ARRIVE, "/h/a", "/h/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
+    EXPECT_EQ(r.body<ps_move_rep_t>().refused, PS_ERR_TIMEOUT);
+    EXPECT_EQ(id_of("/h/b"), 0u);
+    EXPECT_TRUE(cluster.wait_log(0, "has purged: refused (was its clock set back?)", 5.0));
+    r = move(PS_MOVE_RESOLVE, "/h/a", "/h/b", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
+
+    /* a new move's ticket expires past the horizon and arrives */
+    uint64_t p = create("/h/p");
+    ps_move_ticket_t v = leave("/h/p", "/h/q");
+    r = move(PS_MOVE_ARRIVE, "/h/p", "/h/q", &v);
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_ARRIVED);
+    EXPECT_EQ(id_of("/h/q"), p);
+}
+
 /* A server that does not know its place cannot tell that it alone decides
  * a move to a name: it refuses MOVE. */
 class ServerMoveUnplaced : public ::testing::Test {
   protected:
     ps_cluster cluster;
-    raw_client c;
+    std::unique_ptr<raw_client> c{new raw_client};
 };
 
 TEST_F(ServerMoveUnplaced, RefusesEveryStep)
 {
     ASSERT_TRUE(cluster.start(1, 1));
-    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
-    ASSERT_EQ(c.create("/u/a").status(), PS_OK);
+    ASSERT_TRUE(c->connect(cluster.host(0), cluster.port(0)));
+    ASSERT_EQ(c->create("/u/a").status(), PS_OK);
     for (uint32_t op = PS_MOVE_LEAVE; op <= PS_MOVE_FORGET; op++) {
         ps_move_req_t req{};
         req.op = op;
@@ -394,12 +475,12 @@ TEST_F(ServerMoveUnplaced, RefusesEveryStep)
         req.receipt.state = op == PS_MOVE_DONE     ? PS_MOVE_ARRIVED
                             : op == PS_MOVE_FORGET ? PS_MOVE_DEPARTED
                                                    : 0;
-        EXPECT_EQ(c.call(PS_MSG_MOVE, &req, sizeof(req), "/u/a/u/b", 4 + req.dst_len).status(),
+        EXPECT_EQ(c->call(PS_MSG_MOVE, &req, sizeof(req), "/u/a/u/b", 4 + req.dst_len).status(),
                   PS_ERR_UNSUPPORTED)
             << "op " << op;
     }
     ps_path_req_t look{4, 0};
-    EXPECT_EQ(c.call(PS_MSG_REMOVE, &look, sizeof(look), "/u/a", 4).status(), PS_OK);
+    EXPECT_EQ(c->call(PS_MSG_REMOVE, &look, sizeof(look), "/u/a", 4).status(), PS_OK);
 }
 
 } // namespace
