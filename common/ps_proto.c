@@ -132,9 +132,11 @@ static int ps_proto_move_req_ok(const void *body, uint64_t *data_len)
     query = req.op == PS_MOVE_QUERY;
     flags = req.op == PS_MOVE_LEAVE     ? PS_RENAME_NOREPLACE
             : req.op == PS_MOVE_RESOLVE ? PS_MOVE_GIVE_UP
+            : query                     ? PS_MOVE_ARRIVALS
                                         : 0;
     if (req.op < PS_MOVE_LEAVE || req.op > PS_MOVE_FORGET || (req.flags & ~flags) != 0 ||
-        req.src_len > PS_PATH_MAX || (req.src_len == 0 && !query) ||
+        ((req.flags & PS_MOVE_ARRIVALS) && req.src_len != 0) || req.src_len > PS_PATH_MAX ||
+        (req.src_len == 0 && !query) ||
         (query ? req.dst_len != 0 : !ps_proto_path_len_ok(req.dst_len)) ||
         (req.op != PS_MOVE_LEAVE && req.file_id != 0) || req.ticket.reserved != 0 ||
         (req.ticket.flags & ~PS_RENAME_NOREPLACE) != 0 || req.receipt.reserved != 0 ||
@@ -320,7 +322,8 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         ps_ids_rep_t rep;
         memcpy(&rep, body, sizeof(rep));
         if (rep.count > (type == PS_MSG_META_LIVE ? PS_LIVE_MAX : PS_IDS_MAX) || rep.more > 1 ||
-            (type == PS_MSG_META_LIVE && rep.more) || rep.reserved != 0) {
+            (type == PS_MSG_META_LIVE && rep.more) ||
+            (type == PS_MSG_OBJ_LIST && rep.arrivals != 0)) {
             return PS_ERR_PROTO;
         }
         *data_len = (uint64_t)rep.count * sizeof(uint64_t);

@@ -58,8 +58,9 @@ extern "C" {
  * 14: STATS counts capability refusals apart from authentication ones;
  * 15: the HELLO reply tells the server's place in the cluster's list;
  * 16: OBJ_LIST and META_LIVE; 17: MOVE (a rename between metadata servers),
- * and META_LIVE's reply counts them. */
-#define PS_PROTO_VERSION 17
+ * and META_LIVE's reply counts them; 18: MOVE QUERY lists arrivals
+ * (PS_MOVE_ARRIVALS) and META_LIVE counts them. */
+#define PS_PROTO_VERSION 18
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -327,6 +328,9 @@ typedef struct ps_rename_rep {
  *           no mark of it, for good).
  *   QUERY   (to S) SRC's mark (ticket; DST in the reply data), or, with
  *           src_len 0 (root), some marked name's; PS_ERR_NO_ENTRY if none.
+ *           With PS_MOVE_ARRIVALS (to D; src_len 0, root): some move D
+ *           holds as arrived (ticket, both names, D's receipt), whose
+ *           client died before FORGET: DONE at S and FORGET settle it.
  *   RESOLVE (to D) the receipt of a move found marked: arrived, given up,
  *           or, if D has no record, given up now if the ticket expired or
  *           PS_MOVE_GIVE_UP is set, else PS_ERR_BUSY (still under way).
@@ -347,6 +351,7 @@ typedef struct ps_rename_rep {
 #define PS_MOVE_RESOLVE       5u
 #define PS_MOVE_FORGET        6u
 #define PS_MOVE_GIVE_UP       0x2u /* RESOLVE: give the move up now unless it arrived */
+#define PS_MOVE_ARRIVALS      0x4u /* QUERY: an arrived move, not a mark */
 #define PS_MOVE_ARRIVED       1u   /* receipt states: D holds the move as arrived, */
 #define PS_MOVE_GIVEN_UP      2u   /* or as given up (for good); */
 #define PS_MOVE_DEPARTED      3u   /* S holds no mark of it (for good) */
@@ -373,14 +378,15 @@ typedef struct ps_move_req {
     uint32_t op;               /* PS_MOVE_LEAVE..PS_MOVE_FORGET */
     uint32_t src_len;          /* 1..PS_PATH_MAX (0 only for root's QUERY) */
     uint32_t dst_len;          /* 1..PS_PATH_MAX (0 for QUERY) */
-    uint32_t flags;            /* LEAVE: PS_RENAME_NOREPLACE; RESOLVE: PS_MOVE_GIVE_UP; else 0 */
+    uint32_t flags;            /* LEAVE: PS_RENAME_NOREPLACE; RESOLVE: PS_MOVE_GIVE_UP;
+                                  QUERY: PS_MOVE_ARRIVALS; else 0 */
     uint64_t file_id;          /* LEAVE: nonzero: SRC must name this file */
     ps_move_ticket_t ticket;   /* all but LEAVE and QUERY */
     ps_move_receipt_t receipt; /* DONE (arrived or given up), FORGET (departed) */
 } ps_move_req_t;
 typedef struct ps_move_rep {
     ps_move_ticket_t ticket;   /* LEAVE, QUERY */
-    ps_move_receipt_t receipt; /* ARRIVE, RESOLVE, DONE */
+    ps_move_receipt_t receipt; /* ARRIVE, RESOLVE, DONE, QUERY of arrivals */
     int32_t refused;           /* ARRIVE given up: why (a ps_status_t); else 0 */
     uint32_t has_replaced;     /* ARRIVE: 1 if DST named a file before */
     ps_file_info_t replaced;   /* ARRIVE: that file; the caller removes its objects */
@@ -565,7 +571,7 @@ typedef struct ps_ids_rep {
     uint32_t count;    /* ids in AM data */
     uint32_t more;     /* OBJ_LIST: 1 if ids greater than the last follow; else 0 */
     uint32_t marks;    /* META_LIVE: names marked leaving (MOVE), in the same transaction */
-    uint32_t reserved; /* 0 */
+    uint32_t arrivals; /* META_LIVE: moves held as arrived (QUERY of PS_MOVE_ARRIVALS) */
     uint64_t leaves;   /* META_LIVE: LEAVEs this server has admitted since it started */
     uint64_t instance; /* META_LIVE: the server's instance (HELLO) */
 } ps_ids_rep_t;

@@ -209,16 +209,15 @@ static ps_status_t psc_gc_moves(pstripe_fs_t *fs, ps_ids_rep_t *reps)
     return PS_OK;
 }
 
-/* Settle the unfinished moves the counts show; 1 if there were any. A dry
- * run changes nothing: it leaves them (and could list the file of one that
- * goes on meanwhile; gc itself never removes it). */
+/* Settle the unfinished moves the counts show; 1 if there were any (a dry
+ * run changes nothing: 0). */
 static int psc_gc_settle(pstripe_fs_t *fs, int dry_run, const ps_ids_rep_t *reps,
                          ps_status_t *status)
 {
     int any = 0;
 
     for (uint32_t s = 0; s < fs->nservers && *status == PS_OK && !dry_run; s++) {
-        if (reps[s].marks > 0) {
+        if (reps[s].marks > 0 || reps[s].arrivals > 0) {
             any = 1;
             *status = psc_move_settle_server(fs, s);
         }
@@ -226,24 +225,41 @@ static int psc_gc_settle(pstripe_fs_t *fs, int dry_run, const ps_ids_rep_t *reps
     return any;
 }
 
+/* Whether no server restarted or admitted a LEAVE between counts a and b
+ * (and, with marks, whether one had a name leaving at a). */
+static int psc_gc_still(const pstripe_fs_t *fs, const ps_ids_rep_t *a, const ps_ids_rep_t *b,
+                        int *marks)
+{
+    int still = 1;
+
+    *marks = 0;
+    for (uint32_t s = 0; s < fs->nservers; s++) {
+        still &= b[s].instance == a[s].instance && b[s].leaves == a[s].leaves;
+        *marks |= a[s].marks > 0;
+    }
+    return still;
+}
+
 /*
- * Step 2 while no name moves between servers. A move names its file at
- * one server, then at both, then at the other, so step 2 could ask the
- * second server before the file arrived and the first after it left.
- * Step 2 counts only if, before it, no server had a name leaving (such
- * marks are settled first) and, after it, no server admitted a new one
- * (pss_move.h); else it is done again.
+ * Step 2 while no name moves between servers; live[] is the union of its
+ * passes. A move names its file at one server, then at both, then at the
+ * other, so a pass could ask the second server before the file arrived and
+ * the first after it left. So a pass counts only if no server admitted a
+ * LEAVE during it (pss_move.h), and if before it no server had a name
+ * leaving: gc settles such marks first. A dry run leaves them and makes a
+ * second pass with no LEAVE from the first's start to its end: a move the
+ * first missed finished during it, so the second finds its new name.
  */
 static ps_status_t psc_gc_live_still(pstripe_fs_t *fs, int dry_run, const uint64_t *ids, size_t n,
                                      uint8_t *live)
 {
-    ps_ids_rep_t *before = calloc(fs->nservers, sizeof(*before));
-    ps_ids_rep_t *after = calloc(fs->nservers, sizeof(*after));
-    ps_status_t status = before != NULL && after != NULL ? PS_OK : PS_ERR_NO_MEMORY;
+    ps_ids_rep_t *before = calloc(3 * (size_t)fs->nservers, sizeof(*before));
+    ps_ids_rep_t *after = before + fs->nservers, *prev = after + fs->nservers;
+    ps_status_t status = before != NULL ? PS_OK : PS_ERR_NO_MEMORY;
+    int have_prev = 0, marks;
 
+    memset(live, 0, n);
     for (int round = 0; status == PS_OK; round++) {
-        int still = 1;
-
         if (round == PSC_GC_ROUNDS) {
             status = psc_error(PS_ERR_BUSY,
                                "files kept being renamed between servers while gc looked for "
@@ -259,20 +275,21 @@ static ps_status_t psc_gc_live_still(pstripe_fs_t *fs, int dry_run, const uint64
             status = status == PS_ERR_BUSY ? PS_OK : status; /* (under way: wait) */
             continue;
         }
-        memset(live, 0, n);
         status = psc_gc_live(fs, ids, n, live);
         if (status == PS_OK) {
             status = psc_gc_moves(fs, after);
         }
-        for (uint32_t s = 0; s < fs->nservers && status == PS_OK; s++) {
-            still &= after[s].instance == before[s].instance && after[s].leaves == before[s].leaves;
+        if (status != PS_OK || !psc_gc_still(fs, before, after, &marks)) {
+            have_prev = 0;
+            continue;
         }
-        if (status == PS_OK && still) {
+        if (!marks || (have_prev && psc_gc_still(fs, prev, after, &marks))) {
             break;
         }
+        memcpy(prev, before, fs->nservers * sizeof(*prev));
+        have_prev = 1;
     }
     free(before);
-    free(after);
     return status;
 }
 

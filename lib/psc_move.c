@@ -89,22 +89,25 @@ static void psc_move_req(ps_move_req_t *req, uint32_t op, const ps_move_ticket_t
 }
 
 /* With D's receipt: DONE at S, then (arrived) FORGET at D, which is only
- * tidying: a failure there leaves a record of a few bytes. */
+ * tidying: its status goes to *forgot (a failure leaves a record of a few
+ * bytes on D, which `pstripe gc` finishes). */
 static ps_status_t psc_move_finish(pstripe_fs_t *fs, const ps_move_ticket_t *t,
                                    const ps_move_receipt_t *decided, const char *names,
-                                   size_t src_len, size_t dst_len)
+                                   size_t src_len, size_t dst_len, ps_status_t *forgot)
 {
     ps_move_req_t req;
     ps_move_rep_t rep;
     ps_status_t status;
 
+    *forgot = PS_OK;
     psc_move_req(&req, PS_MOVE_DONE, t, decided, src_len, dst_len);
     status = psc_move_call(fs, 0, &req, names, &rep, NULL);
     if (status != PS_OK || decided->state != PS_MOVE_ARRIVED) {
         return status;
     }
     psc_move_req(&req, PS_MOVE_FORGET, t, &rep.receipt, src_len, dst_len);
-    if (psc_move_call(fs, 0, &req, names, &rep, NULL) != PS_OK) {
+    *forgot = psc_move_call(fs, 0, &req, names, &rep, NULL);
+    if (*forgot != PS_OK) {
         ps_debug("rename of %.*s: the record of the move stays on its new server: %s", (int)src_len,
                  names, pstripe_last_error());
     }
@@ -128,7 +131,8 @@ static ps_status_t psc_move_settle_names(pstripe_fs_t *fs, const ps_move_ticket_
                          (int)src_len, names, (int)dst_len, names + src_len);
     }
     if (status == PS_OK) {
-        status = psc_move_finish(fs, t, &rep.receipt, names, src_len, dst_len);
+        ps_status_t forgot;
+        status = psc_move_finish(fs, t, &rep.receipt, names, src_len, dst_len, &forgot);
     }
     if (status != PS_OK && status != PS_ERR_BUSY) {
         char why[PSC_MSG_MAX];
@@ -168,19 +172,59 @@ ps_status_t psc_move_settle(pstripe_fs_t *fs, const char *name, size_t len)
     return status == PS_ERR_NO_ENTRY ? PS_OK : status; /* settled meanwhile, or no name */
 }
 
+/* QUERY at server D a move it holds as arrived and finish it (DONE at
+ * its old name's server, FORGET at D), as its client would have. */
+static ps_status_t psc_move_forget_query(pstripe_fs_t *fs, uint32_t server)
+{
+    ps_move_req_t req;
+    ps_move_rep_t rep;
+    ps_move_receipt_t arrived;
+    void *data = NULL;
+    ps_status_t forgot, status;
+
+    psc_move_req(&req, PS_MOVE_QUERY, NULL, NULL, 0, 0);
+    req.flags = PS_MOVE_ARRIVALS;
+    status = psc_move_call(fs, server, &req, NULL, &rep, &data);
+    if (status == PS_OK &&
+        (rep.receipt.state != PS_MOVE_ARRIVED || rep.receipt.tid != rep.ticket.tid ||
+         ps_path_server((const char *)data + rep.src_len, rep.dst_len, fs->nservers) != server)) {
+        status = psc_error(PS_ERR_PROTO,
+                           "server %s answered a MOVE query of arrivals with "
+                           "another move",
+                           fs->servers[server].addr);
+    }
+    if (status == PS_OK) {
+        arrived = rep.receipt;
+        status =
+            psc_move_finish(fs, &rep.ticket, &arrived, data, rep.src_len, rep.dst_len, &forgot);
+        status = status == PS_OK ? forgot : status;
+    }
+    free(data);
+    return status;
+}
+
 ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server)
 {
-    for (int i = 0; i < PSC_SETTLE_MAX; i++) {
-        ps_status_t status = psc_move_settle_query(fs, server, NULL, 0);
+    for (int arrivals = 0; arrivals <= 1; arrivals++) {
+        for (int i = 0; i < PSC_SETTLE_MAX; i++) {
+            ps_status_t status = arrivals ? psc_move_forget_query(fs, server)
+                                          : psc_move_settle_query(fs, server, NULL, 0);
 
-        if (status != PS_OK) {
-            return status == PS_ERR_NO_ENTRY ? PS_OK : status;
+            if (status == PS_ERR_NO_ENTRY) {
+                break;
+            }
+            if (status != PS_OK) {
+                return status;
+            }
+            if (i + 1 == PSC_SETTLE_MAX) {
+                return psc_error(PS_ERR_BUSY,
+                                 "server %s: more than %d unfinished renames settled, and more "
+                                 "come: try again",
+                                 fs->servers[server].addr, PSC_SETTLE_MAX);
+            }
         }
     }
-    return psc_error(PS_ERR_BUSY,
-                     "server %s: more than %d unfinished renames settled, and more "
-                     "come: try again",
-                     fs->servers[server].addr, PSC_SETTLE_MAX);
+    return PS_OK;
 }
 
 /* One MOVE step; if the name it acts on is itself leaving (PS_ERR_BUSY),
@@ -275,7 +319,7 @@ ps_status_t psc_move(pstripe_fs_t *fs, const char *names, size_t flen, size_t tl
     char why[PSC_MSG_MAX] = "";
     ps_move_ticket_t t;
     ps_move_rep_t rep;
-    ps_status_t status = psc_move_leave(fs, names, flen, tlen, &t);
+    ps_status_t forgot, status = psc_move_leave(fs, names, flen, tlen, &t);
 
     memset(out, 0, sizeof(*out));
     if (status == PS_OK) {
@@ -284,7 +328,7 @@ ps_status_t psc_move(pstripe_fs_t *fs, const char *names, size_t flen, size_t tl
     if (status != PS_OK) {
         return status;
     }
-    status = psc_move_finish(fs, &t, &rep.receipt, names, flen, tlen);
+    status = psc_move_finish(fs, &t, &rep.receipt, names, flen, tlen, &forgot);
     if (status != PS_OK) {
         char why[PSC_MSG_MAX];
         snprintf(why, sizeof(why), "%s", pstripe_last_error());

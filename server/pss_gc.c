@@ -169,7 +169,7 @@ static ps_status_t pss_gc_scan(pss_server_t *s, const uint64_t *ids, uint32_t n,
         ps_error("META_LIVE: mdb_txn_begin: %s", mdb_strerror(rc));
         return PS_ERR_IO;
     }
-    if (pss_move_marks(s, txn, &rep->marks) != PS_OK) {
+    if (pss_move_marks(s, txn, &rep->marks, &rep->arrivals) != PS_OK) {
         mdb_txn_abort(txn);
         return PS_ERR_IO;
     }

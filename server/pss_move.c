@@ -6,8 +6,10 @@
  * keyed like the name, holding the ticket and both names). The
  * destination server D decides, once and for all, whether the move
  * arrived or is given up, and S acts on D's receipt of that decision. D
- * keeps an arrived move in "arrived" until S's receipt that the old name
- * is gone, then, like a given-up one, in "settled", keyed by the ticket's
+ * keeps an arrived move in "arrived" (with its ticket and names, which a
+ * QUERY of arrivals gives `pstripe gc` should the client die before the
+ * last step) until S's receipt that the old name is gone, then, like a
+ * given-up one, in "settled", keyed by the ticket's
  * expiry then its id, from whose front such records are purged once the
  * ticket is long expired (a replayed ARRIVE finds them until then). A mark
  * therefore never disappears while the file has a second name, and a
@@ -56,6 +58,17 @@ typedef struct pss_move {
     ps_move_rep_t rep;
 } pss_move_t;
 
+/* A stored mark (or arrived record) val into *mark: 1 if well formed. */
+static int pss_mark_parse(const MDB_val *val, pss_mark_t *mark)
+{
+    if (val->mv_size < sizeof(*mark)) {
+        return 0;
+    }
+    memcpy(mark, val->mv_data, sizeof(*mark));
+    return mark->src_len <= PS_PATH_MAX && mark->dst_len <= PS_PATH_MAX &&
+           val->mv_size == sizeof(*mark) + mark->src_len + mark->dst_len;
+}
+
 /* The mark of key in txn into *mark (names in *val): PS_OK, PS_ERR_NO_ENTRY
  * or an error. */
 static ps_status_t pss_mark_get(pss_server_t *s, MDB_txn *txn, const pss_key_t *key,
@@ -66,17 +79,25 @@ static ps_status_t pss_mark_get(pss_server_t *s, MDB_txn *txn, const pss_key_t *
     if (mdb_status != 0) {
         return pss_mdb_status(mdb_status);
     }
-    if (val->mv_size < sizeof(*mark)) {
-        ps_error("metadata store: a mark of %zu bytes is too short", val->mv_size);
-        return PS_ERR_IO;
-    }
-    memcpy(mark, val->mv_data, sizeof(*mark));
-    if (mark->src_len > PS_PATH_MAX || mark->dst_len > PS_PATH_MAX ||
-        val->mv_size != sizeof(*mark) + mark->src_len + mark->dst_len) {
+    if (!pss_mark_parse(val, mark)) {
         ps_error("metadata store: a mark of %zu bytes is malformed", val->mv_size);
         return PS_ERR_IO;
     }
     return PS_OK;
+}
+
+/* The stored form of the request's move (marks and arrived records): its
+ * ticket t, the names' lengths, the names; in buf. */
+static void pss_mark_val(const pss_move_t *mv, const ps_move_ticket_t *t, uint8_t *buf,
+                         MDB_val *val)
+{
+    pss_mark_t mark = {.ticket = *t, .src_len = mv->m->src_len, .dst_len = mv->m->dst_len};
+
+    memcpy(buf, &mark, sizeof(mark));
+    memcpy(buf + sizeof(mark), mv->src, mark.src_len);
+    memcpy(buf + sizeof(mark) + mark.src_len, mv->dst, mark.dst_len);
+    val->mv_size = sizeof(mark) + mark.src_len + mark.dst_len;
+    val->mv_data = buf;
 }
 
 /* Commit txn (or abort it if status is not PS_OK) and, with flush, flush
@@ -128,7 +149,6 @@ static ps_status_t pss_move_leave(pss_move_t *mv, MDB_txn *txn)
     const ps_move_req_t *m = mv->m;
     uint8_t buf[sizeof(pss_mark_t) + 2 * PS_PATH_MAX];
     ps_move_ticket_t *t = &mv->rep.ticket;
-    pss_mark_t mark;
     pss_key_t key;
     MDB_val val;
     ps_status_t status;
@@ -157,14 +177,7 @@ static ps_status_t pss_move_leave(pss_move_t *mv, MDB_txn *txn)
     if (s->caps) {
         ps_move_ticket_sign(s->cap_key, t, mv->src, m->src_len, mv->dst, m->dst_len);
     }
-    mark.ticket = *t;
-    mark.src_len = m->src_len;
-    mark.dst_len = m->dst_len;
-    memcpy(buf, &mark, sizeof(mark));
-    memcpy(buf + sizeof(mark), mv->src, m->src_len);
-    memcpy(buf + sizeof(mark) + m->src_len, mv->dst, m->dst_len);
-    val.mv_size = sizeof(mark) + m->src_len + m->dst_len;
-    val.mv_data = buf;
+    pss_mark_val(mv, t, buf, &val);
     return pss_mdb_status(mdb_put(txn, s->mdb_marks, &key.val, &val, MDB_NOOVERWRITE));
 }
 
@@ -248,6 +261,9 @@ static int pss_move_state(pss_server_t *s, MDB_txn *txn, const ps_move_ticket_t 
 
     pss_move_key(t, kb, &k);
     mdb_status = mdb_get(txn, s->mdb_arrived, &k, &v);
+    if (mdb_status == 0) {
+        return PS_MOVE_ARRIVED; /* (protocol 17 stored the state alone) */
+    }
     if (mdb_status == MDB_NOTFOUND) {
         mdb_status = mdb_get(txn, s->mdb_settled, &k, &v);
     }
@@ -262,12 +278,14 @@ static int pss_move_state(pss_server_t *s, MDB_txn *txn, const ps_move_ticket_t 
     return (int)state;
 }
 
-/* Record the ticket's move as state: arrived, or settled (given up, or
- * departed: then no longer arrived); purge old settled records. */
-static ps_status_t pss_move_record(pss_server_t *s, MDB_txn *txn, const ps_move_ticket_t *t,
-                                   uint32_t state)
+/* Record the request's move as state: arrived (with its ticket and names,
+ * for QUERY of arrivals), or settled (given up, or departed: then no longer
+ * arrived); purge old settled records. */
+static ps_status_t pss_move_record(pss_move_t *mv, MDB_txn *txn, uint32_t state)
 {
-    uint8_t kb[16];
+    pss_server_t *s = mv->w->server;
+    const ps_move_ticket_t *t = &mv->m->ticket;
+    uint8_t kb[16], buf[sizeof(pss_mark_t) + 2 * PS_PATH_MAX];
     MDB_val k, v = {sizeof(state), &state};
     ps_status_t status = pss_move_purge(s, txn, ps_cap_now_ns());
     int mdb_status;
@@ -277,6 +295,7 @@ static ps_status_t pss_move_record(pss_server_t *s, MDB_txn *txn, const ps_move_
         return status;
     }
     if (state == PS_MOVE_ARRIVED) {
+        pss_mark_val(mv, t, buf, &v);
         return pss_mdb_status(mdb_put(txn, s->mdb_arrived, &k, &v, 0));
     }
     mdb_status = mdb_del(txn, s->mdb_arrived, &k, NULL);
@@ -393,7 +412,7 @@ static ps_status_t pss_move_decide(pss_move_t *mv, MDB_txn *txn, int arrive)
             return PS_ERR_BUSY;
         }
         state = arrive && mv->rep.refused == 0 ? PS_MOVE_ARRIVED : PS_MOVE_GIVEN_UP;
-        status = pss_move_record(s, txn, t, (uint32_t)state);
+        status = pss_move_record(mv, txn, (uint32_t)state);
     } else if (state == PS_MOVE_GIVEN_UP && arrive) {
         mv->rep.refused = PS_ERR_CANCELED;
     }
@@ -441,42 +460,62 @@ static ps_status_t pss_move_forget(pss_move_t *mv, MDB_txn *txn)
     if (state != PS_MOVE_ARRIVED) {
         return state < 0 ? status : PS_OK;
     }
-    return pss_move_record(s, txn, &mv->m->ticket, PS_MOVE_DEPARTED);
+    return pss_move_record(mv, txn, PS_MOVE_DEPARTED);
 }
 
-/* QUERY: SRC's mark, or (src_len 0, root) the first mark of the store. */
+/* The first record of db (marks, or arrived) into *mark, its names in *val;
+ * PS_ERR_NO_ENTRY if none. (Arrived records of protocol 17 hold no names:
+ * they are passed over.) */
+static ps_status_t pss_move_first(pss_server_t *s, MDB_txn *txn, MDB_dbi db, pss_mark_t *mark,
+                                  MDB_val *val)
+{
+    MDB_cursor *cur = NULL;
+    MDB_cursor_op op = MDB_FIRST;
+    MDB_val k;
+    int mdb_status = mdb_cursor_open(txn, db, &cur);
+
+    for (; mdb_status == 0; op = MDB_NEXT) {
+        mdb_status = mdb_cursor_get(cur, &k, val, op);
+        if (mdb_status != 0 || pss_mark_parse(val, mark)) {
+            break;
+        }
+        if (db != s->mdb_arrived || val->mv_size != sizeof(uint32_t)) {
+            ps_error("metadata store: a record of a move of %zu bytes is malformed", val->mv_size);
+            mdb_status = EIO;
+        }
+    }
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    return pss_mdb_status(mdb_status);
+}
+
+/* QUERY: SRC's mark, or (src_len 0, root) the first mark of the store, or
+ * with PS_MOVE_ARRIVALS its first arrived move and its receipt. */
 static ps_status_t pss_move_query(pss_move_t *mv, MDB_txn *txn, uint8_t **data, size_t *len)
 {
     pss_server_t *s = mv->w->server;
     const ps_move_req_t *m = mv->m;
+    int arrivals = (m->flags & PS_MOVE_ARRIVALS) != 0;
     ps_file_info_t info;
     pss_mark_t mark;
     pss_key_t key;
-    MDB_val k, val;
+    MDB_val val;
     ps_status_t status;
 
     if (m->src_len == 0) {
-        MDB_cursor *cur;
-        int mdb_status;
-
         if (!pss_perm_is_root(s, mv->req)) {
             return PS_ERR_ACCESS;
         }
-        mdb_status = mdb_cursor_open(txn, s->mdb_marks, &cur);
-        if (mdb_status == 0) {
-            mdb_status = mdb_cursor_get(cur, &k, &val, MDB_FIRST);
-            mdb_cursor_close(cur);
-        }
-        status = pss_mdb_status(mdb_status);
-        key.val = k;
+        status = pss_move_first(s, txn, arrivals ? s->mdb_arrived : s->mdb_marks, &mark, &val);
     } else {
         status = pss_meta_get(s, txn, mv->src, m->src_len, &key, &info);
         if (status == PS_OK) {
             status = pss_meta_allow(mv->req, &info, PS_CAP_REMOVE, mv->src, m->src_len);
         }
-    }
-    if (status == PS_OK) {
-        status = pss_mark_get(s, txn, &key, &mark, &val);
+        if (status == PS_OK) {
+            status = pss_mark_get(s, txn, &key, &mark, &val);
+        }
     }
     if (status != PS_OK) {
         return status;
@@ -490,6 +529,9 @@ static ps_status_t pss_move_query(pss_move_t *mv, MDB_txn *txn, uint8_t **data, 
     mv->rep.ticket = mark.ticket;
     mv->rep.src_len = mark.src_len;
     mv->rep.dst_len = mark.dst_len;
+    if (arrivals) {
+        pss_receipt(s, &mark.ticket, PS_MOVE_ARRIVED, &mv->rep.receipt);
+    }
     return PS_OK;
 }
 
@@ -571,7 +613,7 @@ static ps_status_t pss_move_step(pss_move_t *mv, uint8_t **data, size_t *len)
         mdb_txn_abort(txn);
         return status;
     }
-    /* FORGET only tidies: lost in a crash, it leaves an arrived record */
+    /* FORGET only tidies: lost in a crash, it leaves an arrived record (for gc) */
     status = pss_move_commit(s, txn, status, mv->m->op != PS_MOVE_FORGET);
     if (status == PS_OK && mv->m->op == PS_MOVE_LEAVE) {
         /* counted once committed, before the answer (pss_move_counts) */
@@ -613,13 +655,19 @@ uint64_t pss_move_leaves(pss_server_t *s)
     return __atomic_load_n(&s->move_leaves, __ATOMIC_SEQ_CST);
 }
 
-ps_status_t pss_move_marks(pss_server_t *s, MDB_txn *txn, uint32_t *marks)
+/* Entries of db in txn (at most UINT32_MAX). */
+static ps_status_t pss_move_count(MDB_txn *txn, MDB_dbi db, uint32_t *n)
 {
     MDB_stat st;
-    int mdb_status = mdb_stat(txn, s->mdb_marks, &st);
+    int mdb_status = mdb_stat(txn, db, &st);
 
-    *marks = mdb_status != 0              ? 0
-             : st.ms_entries > UINT32_MAX ? UINT32_MAX
-                                          : (uint32_t)st.ms_entries;
+    *n = mdb_status != 0 ? 0 : st.ms_entries > UINT32_MAX ? UINT32_MAX : (uint32_t)st.ms_entries;
     return pss_mdb_status(mdb_status);
+}
+
+ps_status_t pss_move_marks(pss_server_t *s, MDB_txn *txn, uint32_t *marks, uint32_t *arrivals)
+{
+    ps_status_t status = pss_move_count(txn, s->mdb_marks, marks);
+
+    return status == PS_OK ? pss_move_count(txn, s->mdb_arrived, arrivals) : status;
 }

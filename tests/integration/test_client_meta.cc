@@ -147,6 +147,12 @@ class ClientMeta : public ::testing::Test {
         if (receipt != nullptr) {
             req.receipt = *receipt;
         }
+        return raw(server).call(PS_MSG_MOVE, &req, sizeof(req), data.data(), data.size(), 10.0);
+    }
+
+    /* The raw client of a server, connected at first use. */
+    ps_test::raw_client &raw(uint32_t server)
+    {
         if (raw_.size() <= server) {
             raw_.resize(server + 1);
         }
@@ -155,7 +161,16 @@ class ClientMeta : public ::testing::Test {
             EXPECT_TRUE(
                 raw_[server]->connect(cluster_.host((int)server), cluster_.port((int)server)));
         }
-        return raw_[server]->call(PS_MSG_MOVE, &req, sizeof(req), data.data(), data.size(), 10.0);
+        return *raw_[server];
+    }
+
+    /* A server's moves between servers (META_LIVE of no ids). */
+    ps_ids_rep_t moves_of(uint32_t server)
+    {
+        ps_ids_req_t req{0, 0, 0};
+        ps_test::raw_reply r = raw(server).call(PS_MSG_META_LIVE, &req, sizeof(req));
+        EXPECT_EQ(r.status(), PS_OK);
+        return r.status() == PS_OK ? r.body<ps_ids_rep_t>() : ps_ids_rep_t{};
     }
 
     /* LEAVE src for dst: the ticket (tid 0, with a failure, if refused). */
@@ -816,7 +831,8 @@ TEST_F(ClientMeta, GcSettlesInterruptedMovesAndKeepsTheirFiles)
     std::mt19937_64 rng(9);
     std::string arrived = name_on("/gc/arrived", 0), arrived_to = name_on("/gc/arrived-to", 1),
                 left = name_on("/gc/left", 0), left_to = name_on("/gc/left-to", 1),
-                kept = name_on("/gc/kept", 1);
+                kept = name_on("/gc/kept", 1), done = name_on("/gc/done", 0),
+                done_to = name_on("/gc/done-to", 1);
     std::vector<uint8_t> a = random_bytes(rng, 30000), l = random_bytes(rng, 30000),
                          k = random_bytes(rng, 30000);
     pstripe_stat_t st_a, st_r, st_l, st_k;
@@ -833,6 +849,13 @@ TEST_F(ClientMeta, GcSettlesInterruptedMovesAndKeepsTheirFiles)
     ASSERT_EQ(rep.has_replaced, 1u);
     ps_move_ticket_t tl = leave(left, left_to);
     ASSERT_NE(tl.tid, 0u);
+    /* and one whose client died between DONE and FORGET */
+    pstripe_stat_t st_d;
+    put_file(done, k, 0644, &st_d);
+    ps_move_ticket_t td = leave(done, done_to);
+    rep = arrive(done, done_to, td);
+    ASSERT_EQ(move_step(PS_MOVE_DONE, done, done_to, &td, &rep.receipt).status(), PS_OK);
+    EXPECT_EQ(moves_of(1).arrivals, 2u);
 
     std::vector<pstripe_orphan_t> removed;
     auto cb = [](const pstripe_orphan_t *o, void *arg) -> int {
@@ -853,6 +876,7 @@ TEST_F(ClientMeta, GcSettlesInterruptedMovesAndKeepsTheirFiles)
     for (int i = 0; i < 2; i++) {
         EXPECT_TRUE(has_object(cluster_, i, st_r.file_id)) << "dry run, server " << i;
     }
+    EXPECT_EQ(moves_of(1).arrivals, 2u);
 
     removed.clear();
     got.clear();
@@ -881,6 +905,9 @@ TEST_F(ClientMeta, GcSettlesInterruptedMovesAndKeepsTheirFiles)
     PSC_EXPECT_OK(pstripe_chmod(fs_, left.c_str(), 0600)); /* no mark left */
     EXPECT_TRUE(contents(left) == l);
     EXPECT_TRUE(contents(kept) == k);
+    EXPECT_TRUE(contents(done_to) == k);
+    EXPECT_EQ(moves_of(0).marks, 0u);
+    EXPECT_EQ(moves_of(1).arrivals, 0u); /* both moves' records finished */
 
     removed.clear();
     PSC_ASSERT_OK(pstripe_gc(fs_, 0, cb, &removed));

@@ -71,6 +71,19 @@ class ServerMove : public ::testing::Test {
         EXPECT_NE(t.tid, 0u);
         return t;
     }
+    /* LEAVE, ARRIVE and DONE of src to dst (no FORGET): DONE's receipt. */
+    ps_move_receipt_t move_but_forget(const std::string &src, const std::string &dst,
+                                      ps_move_ticket_t *t)
+    {
+        *t = leave(src, dst);
+        raw_reply r = move(PS_MOVE_ARRIVE, src, dst, t);
+        EXPECT_EQ(r.status(), PS_OK);
+        ps_move_receipt_t rec = r.body<ps_move_rep_t>().receipt;
+        EXPECT_EQ(rec.state, PS_MOVE_ARRIVED);
+        r = move(PS_MOVE_DONE, src, dst, t, &rec);
+        EXPECT_EQ(r.status(), PS_OK);
+        return r.body<ps_move_rep_t>().receipt;
+    }
     uint64_t id_of(const std::string &path)
     {
         raw_reply r = c->path_op(PS_MSG_LOOKUP, path);
@@ -380,6 +393,50 @@ TEST_F(ServerMove, ADoneOfAnotherNameDoesNotSayTheMoveDeparted)
     EXPECT_EQ(id_of("/d/b"), a);
 }
 
+/* A client that dies between DONE and FORGET leaves D holding the move as
+ * arrived. D keeps the ticket and both names with it, so that root (`pstripe
+ * gc`) can list it (QUERY of arrivals) and finish it as the client would
+ * have: DONE at S, FORGET at D. Kept across a restart; nobody else may list. */
+TEST_F(ServerMove, AnArrivalWhoseClientDiedBeforeForgetIsListedForRoot)
+{
+    create("/f/a");
+    ps_move_ticket_t t;
+    ps_move_receipt_t rec = move_but_forget("/f/a", "/f/b", &t);
+    ASSERT_FALSE(HasFailure());
+    EXPECT_EQ(moves().arrivals, 1u);
+    EXPECT_EQ(moves().marks, 0u);
+
+    ASSERT_TRUE(cluster.restart(0));
+    reconnect();
+    raw_client alice;
+    ASSERT_TRUE(alice.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_EQ(alice.authenticate(cluster_key_path(), 1000, 1000).status(), PS_OK);
+    ps_move_req_t req{};
+    req.op = PS_MOVE_QUERY;
+    req.flags = PS_MOVE_ARRIVALS;
+    EXPECT_EQ(alice.call(PS_MSG_MOVE, &req, sizeof(req)).status(), PS_ERR_ACCESS);
+    req.src_len = 4;
+    EXPECT_EQ(c->call(PS_MSG_MOVE, &req, sizeof(req), "/f/a", 4).status(), PS_ERR_PROTO);
+    req.src_len = 0;
+    raw_reply r = c->call(PS_MSG_MOVE, &req, sizeof(req));
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_rep_t q = r.body<ps_move_rep_t>();
+    EXPECT_EQ(std::string(r.data.begin(), r.data.end()), "/f/a/f/b");
+    EXPECT_EQ(q.src_len, 4u);
+    EXPECT_EQ(q.ticket.tid, t.tid);
+    EXPECT_EQ(q.receipt.state, PS_MOVE_ARRIVED);
+
+    /* what it answers finishes the move: the receipt is D's own */
+    r = move(PS_MOVE_DONE, "/f/a", "/f/b", &q.ticket, &q.receipt);
+    ASSERT_EQ(r.status(), PS_OK);
+    rec = r.body<ps_move_rep_t>().receipt;
+    EXPECT_EQ(rec.state, PS_MOVE_DEPARTED);
+    ASSERT_EQ(move(PS_MOVE_FORGET, "/f/a", "/f/b", &q.ticket, &rec).status(), PS_OK);
+    EXPECT_EQ(moves().arrivals, 0u);
+    EXPECT_EQ(c->call(PS_MSG_MOVE, &req, sizeof(req)).status(), PS_ERR_NO_ENTRY);
+    EXPECT_NE(id_of("/f/b"), 0u);
+}
+
 /* The server restarted with its wall clock offset by FAKETIME ("+2h"; "" for
  * none) through libfaketime; false (the test skips) if that is not installed. */
 static bool restart_with_clock(ps_cluster &cluster, const char *offset)
@@ -410,15 +467,11 @@ static bool restart_with_clock(ps_cluster &cluster, const char *offset)
 TEST_F(ServerMove, AReplayedTicketNeverArrivesAfterItsRecordWasPurged)
 {
     create("/h/a");
-    ps_move_ticket_t t = leave("/h/a", "/h/b");
-    raw_reply r = move(PS_MOVE_ARRIVE, "/h/a", "/h/b", &t);
-    ASSERT_EQ(r.status(), PS_OK);
-    ps_move_receipt_t rec = r.body<ps_move_rep_t>().receipt;
-    ASSERT_EQ(rec.state, PS_MOVE_ARRIVED);
-    r = move(PS_MOVE_DONE, "/h/a", "/h/b", &t, &rec);
-    ASSERT_EQ(r.status(), PS_OK);
-    rec = r.body<ps_move_rep_t>().receipt;
+    ps_move_ticket_t t;
+    ps_move_receipt_t rec = move_but_forget("/h/a", "/h/b", &t);
+    ASSERT_FALSE(HasFailure());
     ASSERT_EQ(move(PS_MOVE_FORGET, "/h/a", "/h/b", &t, &rec).status(), PS_OK);
+    raw_reply r;
     ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/h/b").status(), PS_OK);
 
     /* two hours ahead, the next decision purges the record */

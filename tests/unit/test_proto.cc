@@ -394,6 +394,8 @@ std::vector<sample> valid_samples()
     s.push_back({"MOVE QUERY req", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 5, 0)), 0, 5});
     s.push_back(
         {"MOVE QUERY req any name", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 0, 0)), 0, 0});
+    s.push_back({"MOVE QUERY req arrivals",
+                 make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 0, 0, PS_MOVE_ARRIVALS)), 0, 0});
     s.push_back({"MOVE RESOLVE req give up",
                  make(PS_MSG_MOVE, move_req(PS_MOVE_RESOLVE, 5, 7, PS_MOVE_GIVE_UP)), 0, 12});
     s.push_back({"MOVE FORGET req",
@@ -439,6 +441,8 @@ std::vector<sample> valid_samples()
     s.push_back({"META_LIVE rep max", make(PS_MSG_META_LIVE, ps_ids_rep_t{PS_LIVE_MAX, 0}), 1,
                  8ull * PS_LIVE_MAX});
     s.push_back({"META_LIVE rep empty", make(PS_MSG_META_LIVE, ps_ids_rep_t{0, 0}), 1, 0});
+    s.push_back(
+        {"META_LIVE rep moves", make(PS_MSG_META_LIVE, ps_ids_rep_t{0, 0, 2, 3, 5, 7}), 1, 0});
     s.push_back({"STATFS rep", make(PS_MSG_STATFS, statfs), 1, 0});
     s.push_back({"STATS rep", make(PS_MSG_STATS, stats), 1, 0});
     s.push_back({"SHARED_FP rep", make(PS_MSG_SHARED_FP, sfp_rep(4096)), 1, 0});
@@ -582,11 +586,12 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             bool query = b.op == PS_MOVE_QUERY;
             uint32_t flags = b.op == PS_MOVE_LEAVE     ? 1u /* PS_RENAME_NOREPLACE */
                              : b.op == PS_MOVE_RESOLVE ? 2u /* PS_MOVE_GIVE_UP */
+                             : query                   ? 4u /* PS_MOVE_ARRIVALS */
                                                        : 0u;
             uint32_t state = b.receipt.state;
             *data_len = (uint64_t)b.src_len + b.dst_len;
             return b.op >= 1 && b.op <= 6 && (b.flags & ~flags) == 0 && b.src_len <= PS_PATH_MAX &&
-                   (b.src_len >= 1 || query) &&
+                   (b.src_len >= 1 || query) && (!(b.flags & 4u) || b.src_len == 0) &&
                    (query ? b.dst_len == 0 : b.dst_len >= 1 && b.dst_len <= PS_PATH_MAX) &&
                    (b.op == PS_MOVE_LEAVE || b.file_id == 0) && b.ticket.reserved == 0 &&
                    b.ticket.flags <= 1 && b.receipt.reserved == 0 &&
@@ -626,7 +631,7 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
         *data_len = 8ull * b.count;
         bool live = h.type == PS_MSG_META_LIVE;
         return b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) && b.more <= (live ? 0u : 1u) &&
-               b.reserved == 0;
+               (live || b.arrivals == 0);
     }
     case PS_MSG_MOVE: {
         ps_move_rep_t b = body_at<ps_move_rep_t>(m);
