@@ -209,17 +209,23 @@ static ps_status_t psc_gc_moves(pstripe_fs_t *fs, ps_ids_rep_t *reps)
     return PS_OK;
 }
 
-/* Settle the unfinished moves the counts show; 1 if there were any (a dry
- * run changes nothing: 0). */
+/* Settle the unfinished moves the counts show, 1 if there were any, and
+ * finish the arrivals (which only tidies: the file has one name). A dry run
+ * changes nothing (0). */
 static int psc_gc_settle(pstripe_fs_t *fs, int dry_run, const ps_ids_rep_t *reps,
                          ps_status_t *status)
 {
     int any = 0;
 
     for (uint32_t s = 0; s < fs->nservers && *status == PS_OK && !dry_run; s++) {
-        if (reps[s].marks > 0 || reps[s].arrivals > 0) {
+        if (reps[s].marks > 0) {
             any = 1;
             *status = psc_move_settle_server(fs, s);
+        }
+    }
+    for (uint32_t s = 0; s < fs->nservers && *status == PS_OK && !dry_run; s++) {
+        if (reps[s].arrivals > 0) {
+            psc_move_finish_arrivals(fs, s);
         }
     }
     return any;

@@ -172,9 +172,25 @@ ps_status_t psc_move_settle(pstripe_fs_t *fs, const char *name, size_t len)
     return status == PS_ERR_NO_ENTRY ? PS_OK : status; /* settled meanwhile, or no name */
 }
 
-/* QUERY at server D a move it holds as arrived and finish it (DONE at
- * its old name's server, FORGET at D), as its client would have. */
-static ps_status_t psc_move_forget_query(pstripe_fs_t *fs, uint32_t server)
+ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server)
+{
+    for (int i = 0; i < PSC_SETTLE_MAX; i++) {
+        ps_status_t status = psc_move_settle_query(fs, server, NULL, 0);
+
+        if (status != PS_OK) {
+            return status == PS_ERR_NO_ENTRY ? PS_OK : status;
+        }
+    }
+    return psc_error(PS_ERR_BUSY,
+                     "server %s: more than %d unfinished renames settled, and more "
+                     "come: try again",
+                     fs->servers[server].addr, PSC_SETTLE_MAX);
+}
+
+/* QUERY at server D a move it holds as arrived (*tid: its id) and finish
+ * it (DONE at its old name's server, FORGET at D), as its client would
+ * have. */
+static ps_status_t psc_move_forget_query(pstripe_fs_t *fs, uint32_t server, uint64_t *tid)
 {
     ps_move_req_t req;
     ps_move_rep_t rep;
@@ -188,12 +204,17 @@ static ps_status_t psc_move_forget_query(pstripe_fs_t *fs, uint32_t server)
     if (status == PS_OK &&
         (rep.receipt.state != PS_MOVE_ARRIVED || rep.receipt.tid != rep.ticket.tid ||
          ps_path_server((const char *)data + rep.src_len, rep.dst_len, fs->nservers) != server)) {
-        status = psc_error(PS_ERR_PROTO,
-                           "server %s answered a MOVE query of arrivals with "
-                           "another move",
-                           fs->servers[server].addr);
+        status = psc_error(PS_ERR_PROTO, "its record is not of a move to a name of its own");
+    }
+    if (status == PS_OK && rep.ticket.tid == *tid) {
+        status = psc_error(PS_ERR_IO,
+                           "its record of the move of %.*s to %.*s stays after DONE "
+                           "and FORGET",
+                           (int)rep.src_len, (const char *)data, (int)rep.dst_len,
+                           (const char *)data + rep.src_len);
     }
     if (status == PS_OK) {
+        *tid = rep.ticket.tid;
         arrived = rep.receipt;
         status =
             psc_move_finish(fs, &rep.ticket, &arrived, data, rep.src_len, rep.dst_len, &forgot);
@@ -203,28 +224,22 @@ static ps_status_t psc_move_forget_query(pstripe_fs_t *fs, uint32_t server)
     return status;
 }
 
-ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server)
+void psc_move_finish_arrivals(pstripe_fs_t *fs, uint32_t server)
 {
-    for (int arrivals = 0; arrivals <= 1; arrivals++) {
-        for (int i = 0; i < PSC_SETTLE_MAX; i++) {
-            ps_status_t status = arrivals ? psc_move_forget_query(fs, server)
-                                          : psc_move_settle_query(fs, server, NULL, 0);
+    uint64_t tid = 0;
 
-            if (status == PS_ERR_NO_ENTRY) {
-                break;
-            }
-            if (status != PS_OK) {
-                return status;
-            }
-            if (i + 1 == PSC_SETTLE_MAX) {
-                return psc_error(PS_ERR_BUSY,
-                                 "server %s: more than %d unfinished renames settled, and more "
-                                 "come: try again",
-                                 fs->servers[server].addr, PSC_SETTLE_MAX);
-            }
+    for (int i = 0; i < PSC_SETTLE_MAX; i++) {
+        ps_status_t status = psc_move_forget_query(fs, server, &tid);
+
+        if (status == PS_ERR_NO_ENTRY) {
+            return;
+        }
+        if (status != PS_OK) {
+            ps_warn("server %s: cannot finish the renames it holds as arrived: %s",
+                    fs->servers[server].addr, pstripe_last_error());
+            return;
         }
     }
-    return PS_OK;
 }
 
 /* One MOVE step; if the name it acts on is itself leaving (PS_ERR_BUSY),

@@ -17,9 +17,11 @@ ps_status_t psc_move(pstripe_fs_t *fs, const char *names, size_t flen, size_t tl
  * there is none; PS_ERR_BUSY if it is still under way). */
 ps_status_t psc_move_settle(pstripe_fs_t *fs, const char *name, size_t len);
 
-/* Root: settle every unfinished move from names of server, then finish
- * those it holds as arrived whose client died before the last step
- * (`pstripe gc`). */
+/* Root: settle every unfinished move from names of server (`pstripe gc`). */
 ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server);
+
+/* Root: finish the moves server holds as arrived whose client died before
+ * the last step (`pstripe gc`). Only tidying: a failure is a warning. */
+void psc_move_finish_arrivals(pstripe_fs_t *fs, uint32_t server);
 
 #endif

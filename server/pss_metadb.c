@@ -1,7 +1,7 @@
 /*
  * pss_metadb.c: the metadata store, DIR/meta: one LMDB environment with the
  * namespace (database "paths": key = path bytes, value = ps_file_info_t),
- * the server id ("server": "id" -> id; and "move_horizon"), and the records of renames
+ * the server id ("server": "id" -> id), and the two records of renames
  * between servers (pss_move.c): "marks" (a name leaving this server),
  * "arrived" and "settled" (moves to a name of this server).
  *
@@ -69,6 +69,7 @@ ps_status_t pss_mdb_status(int mdb_status)
  */
 static int pss_meta_open_dbs(pss_server_t *s, MDB_txn *txn)
 {
+    MDB_dbi server_dbi;
     int mdb_status;
 
     mdb_status = mdb_dbi_open(txn, "paths", MDB_CREATE, &s->mdb_paths);
@@ -82,11 +83,11 @@ static int pss_meta_open_dbs(pss_server_t *s, MDB_txn *txn)
         mdb_status = mdb_dbi_open(txn, "settled", MDB_CREATE, &s->mdb_settled);
     }
     if (mdb_status == 0) {
-        mdb_status = mdb_dbi_open(txn, "server", MDB_CREATE, &s->mdb_server);
+        mdb_status = mdb_dbi_open(txn, "server", MDB_CREATE, &server_dbi);
     }
     if (mdb_status == 0) {
         MDB_val key = {2, (void *)"id"}, val;
-        mdb_status = mdb_get(txn, s->mdb_server, &key, &val);
+        mdb_status = mdb_get(txn, server_dbi, &key, &val);
         if (mdb_status == 0 && val.mv_size == sizeof(uint64_t)) {
             memcpy(&s->server_id, val.mv_data, sizeof(uint64_t));
         } else if (mdb_status == MDB_NOTFOUND) {
@@ -101,7 +102,7 @@ static int pss_meta_open_dbs(pss_server_t *s, MDB_txn *txn)
             if (id != 0) {
                 val.mv_size = sizeof(id);
                 val.mv_data = &id;
-                mdb_status = mdb_put(txn, s->mdb_server, &key, &val, 0);
+                mdb_status = mdb_put(txn, server_dbi, &key, &val, 0);
                 s->server_id = id;
             }
         } else if (mdb_status == 0) {

@@ -36,11 +36,14 @@
  * clock); then ARRIVE and RESOLVE purge them. ARRIVE admits a ticket up to
  * PSS_MOVE_SKEW_NS past its expiry (S's clock may be behind D's; only a
  * RESOLVE that gave the move up first stops it), never once its record
- * may be purged, so that a replayed ticket cannot bring a name back; nor,
- * should D's clock be set back, one that expires no later than a record
- * already purged (the store's "move_horizon"). */
-#define PSS_MOVE_KEEP_NS (3600ull * 1000000000ull)
-#define PSS_MOVE_SKEW_NS (PSS_MOVE_KEEP_NS / 2)
+ * may be purged, so that a replayed ticket cannot bring a name back unless
+ * D's clock is set back by more than the difference. (Refusing any ticket
+ * that expires before a purged record's would hold even then, but after
+ * every clock of a cluster ran ahead and was set right, it refused every
+ * fresh ticket for as long as the clocks had been ahead: session 78's
+ * review.) */
+#define PSS_MOVE_KEEP_NS (24 * 3600ull * 1000000000ull)
+#define PSS_MOVE_SKEW_NS (1800ull * 1000000000ull)
 #define PSS_MOVE_PURGE   16 /* settled records an ARRIVE or RESOLVE purges at most */
 
 /* A mark's value: the ticket, then the lengths and bytes of both names. */
@@ -181,46 +184,11 @@ static ps_status_t pss_move_leave(pss_move_t *mv, MDB_txn *txn)
     return pss_mdb_status(mdb_put(txn, s->mdb_marks, &key.val, &val, MDB_NOOVERWRITE));
 }
 
-/* The greatest expiry of a purged record ("move_horizon"; 0 if none). */
-static ps_status_t pss_move_horizon(pss_server_t *s, MDB_txn *txn, uint64_t *horizon)
-{
-    MDB_val k = {12, (void *)"move_horizon"}, v;
-    int mdb_status = mdb_get(txn, s->mdb_server, &k, &v);
-
-    *horizon = 0;
-    if (mdb_status == MDB_NOTFOUND) {
-        return PS_OK;
-    }
-    if (mdb_status == 0 && v.mv_size != sizeof(*horizon)) {
-        ps_error("metadata store: a move horizon of %zu bytes is malformed", v.mv_size);
-        return PS_ERR_IO;
-    }
-    if (mdb_status == 0) {
-        memcpy(horizon, v.mv_data, sizeof(*horizon));
-    }
-    return pss_mdb_status(mdb_status);
-}
-
-/* Raise the horizon to expiry. */
-static ps_status_t pss_move_raise_horizon(pss_server_t *s, MDB_txn *txn, uint64_t expiry)
-{
-    MDB_val k = {12, (void *)"move_horizon"}, v = {sizeof(expiry), &expiry};
-    uint64_t horizon;
-    ps_status_t status = pss_move_horizon(s, txn, &horizon);
-
-    if (status != PS_OK || expiry <= horizon) {
-        return status;
-    }
-    return pss_mdb_status(mdb_put(txn, s->mdb_server, &k, &v, 0));
-}
-
-/* Drop up to PSS_MOVE_PURGE settled records kept long enough, raising the
- * horizon past them. */
+/* Drop up to PSS_MOVE_PURGE settled records kept long enough. */
 static ps_status_t pss_move_purge(pss_server_t *s, MDB_txn *txn, uint64_t now)
 {
     MDB_cursor *cur = NULL;
     MDB_val k, v;
-    uint64_t purged = 0;
     int mdb_status = mdb_cursor_open(txn, s->mdb_settled, &cur);
 
     for (int i = 0; mdb_status == 0 && i < PSS_MOVE_PURGE; i++) {
@@ -233,19 +201,15 @@ static ps_status_t pss_move_purge(pss_server_t *s, MDB_txn *txn, uint64_t now)
         for (int b = 0; b < 8; b++) {
             expiry = expiry << 8 | ((const uint8_t *)k.mv_data)[b];
         }
-        if (expiry + PSS_MOVE_KEEP_NS > now) {
+        if (now < PSS_MOVE_KEEP_NS || expiry > now - PSS_MOVE_KEEP_NS) {
             break;
         }
         mdb_status = mdb_cursor_del(cur, 0);
-        purged = mdb_status == 0 && expiry > purged ? expiry : purged;
     }
     if (cur != NULL) {
         mdb_cursor_close(cur);
     }
-    if (mdb_status != 0 && mdb_status != MDB_NOTFOUND) {
-        return pss_mdb_status(mdb_status);
-    }
-    return pss_move_raise_horizon(s, txn, purged);
+    return mdb_status == MDB_NOTFOUND ? PS_OK : pss_mdb_status(mdb_status);
 }
 
 /* The state D recorded for the ticket's move: PS_MOVE_ARRIVED (in
@@ -350,30 +314,21 @@ static ps_status_t pss_move_put_dst(pss_move_t *mv, MDB_txn *txn)
     return status;
 }
 
-/* Whether a ticket with no record here is too old to arrive: past its
- * expiry by more than the servers' clocks may differ, or expiring no later
- * than a purged record (its own may be gone: this server's clock was
- * ahead then). An ARRIVE of one is logged. */
-static ps_status_t pss_move_stale(pss_move_t *mv, MDB_txn *txn, int arrive, int *stale)
+/* Whether the ticket of an ARRIVE with no record here is too old to
+ * arrive (logged): past its expiry by more than the servers' clocks may
+ * differ. */
+static int pss_move_stale(const pss_move_t *mv)
 {
     const ps_move_ticket_t *t = &mv->m->ticket;
-    uint64_t now = ps_cap_now_ns(), horizon;
-    ps_status_t status = pss_move_horizon(mv->w->server, txn, &horizon);
+    uint64_t now = ps_cap_now_ns();
+    int stale = now > PSS_MOVE_SKEW_NS && now - PSS_MOVE_SKEW_NS > t->expiry_ns;
 
-    *stale = status == PS_OK && (now > t->expiry_ns + PSS_MOVE_SKEW_NS || t->expiry_ns <= horizon);
-    if (!*stale || !arrive) {
-        return status;
-    }
-    if (t->expiry_ns <= horizon) {
-        ps_warn("worker %u: MOVE ARRIVE of %.*s with a ticket expiring before moves this server "
-                "has purged: refused (was its clock set back?)",
-                mv->w->index, (int)mv->m->dst_len, mv->dst);
-    } else {
+    if (stale) {
         ps_warn("worker %u: MOVE ARRIVE of %.*s with a ticket %.0f s past its expiry: refused "
                 "(are the servers' clocks apart?)",
                 mv->w->index, (int)mv->m->dst_len, mv->dst, (double)(now - t->expiry_ns) / 1e9);
     }
-    return PS_OK;
+    return stale;
 }
 
 /*
@@ -394,13 +349,7 @@ static ps_status_t pss_move_decide(pss_move_t *mv, MDB_txn *txn, int arrive)
         return status;
     }
     if (state == 0) {
-        int stale;
-
-        status = pss_move_stale(mv, txn, arrive, &stale);
-        if (status != PS_OK) {
-            return status;
-        }
-        if (arrive && stale) {
+        if (arrive && pss_move_stale(mv)) {
             mv->rep.refused = PS_ERR_TIMEOUT;
         } else if (arrive) {
             status = pss_move_put_dst(mv, txn);
@@ -408,7 +357,7 @@ static ps_status_t pss_move_decide(pss_move_t *mv, MDB_txn *txn, int arrive)
                 mv->rep.has_replaced = 0;
                 return status;
             }
-        } else if (!stale && !(mv->m->flags & PS_MOVE_GIVE_UP) && ps_cap_now_ns() <= t->expiry_ns) {
+        } else if (!(mv->m->flags & PS_MOVE_GIVE_UP) && ps_cap_now_ns() <= t->expiry_ns) {
             return PS_ERR_BUSY;
         }
         state = arrive && mv->rep.refused == 0 ? PS_MOVE_ARRIVED : PS_MOVE_GIVEN_UP;

@@ -914,6 +914,28 @@ TEST_F(ClientMeta, GcSettlesInterruptedMovesAndKeepsTheirFiles)
     EXPECT_TRUE(removed.empty());
 }
 
+/* A record of an arrived move as protocol 17 stored it (the state alone,
+ * no names) cannot be finished: gc passes over it, and completes. */
+TEST_F(ClientMeta, GcPassesOverArrivalsItCannotFinish)
+{
+    start_moves(2);
+    cluster_.stop(1);
+    std::string dump = cluster_.dir() + "/arrived.dump";
+    FILE *f = fopen(dump.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fprintf(f, "VERSION=3\nformat=bytevalue\ntype=btree\nHEADER=END\n"
+               " 00000000000000010102030405060708\n 01000000\nDATA=END\n");
+    fclose(f);
+    std::string load = "mdb_load -s arrived -f " + dump + " " + cluster_.data_dir(1) + "/meta";
+    ASSERT_EQ(system(load.c_str()), 0) << load;
+    ASSERT_TRUE(cluster_.restart(1, true));
+    EXPECT_EQ(moves_of(1).arrivals, 1u);
+
+    PSC_EXPECT_OK(pstripe_gc(fs_, 0, nullptr, nullptr));
+    PSC_EXPECT_OK(pstripe_gc(fs_, 1, nullptr, nullptr));
+    EXPECT_EQ(moves_of(1).arrivals, 1u);
+}
+
 /* Does server i hold a record of file_id's removal (pss_removed.c)? */
 static bool has_removal(const ps_test::ps_cluster &c, int i, uint64_t file_id)
 {

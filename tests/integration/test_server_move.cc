@@ -459,29 +459,28 @@ static bool restart_with_clock(ps_cluster &cluster, const char *offset)
     return true;
 }
 
-/* Records of settled moves are purged an hour past their ticket's expiry.
- * Should the server's clock run ahead meanwhile and then be set back, a
- * ticket replayed after the purge would look fresh: the store's horizon
- * (the latest expiry purged) still refuses it, so the name it named does
- * not come back. */
-TEST_F(ServerMove, AReplayedTicketNeverArrivesAfterItsRecordWasPurged)
+/* Records of settled moves are kept a day past their ticket's expiry,
+ * while ARRIVE admits a ticket only 30 minutes past it: a replayed ticket
+ * finds its record, also after the server's clock ran two hours ahead (a
+ * decision then purges what is old enough; an hour, before session 78)
+ * and was set back, so the name it named does not come back. */
+TEST_F(ServerMove, AReplayedTicketFindsItsRecordAfterTheClockRanAhead)
 {
     create("/h/a");
     ps_move_ticket_t t;
     ps_move_receipt_t rec = move_but_forget("/h/a", "/h/b", &t);
     ASSERT_FALSE(HasFailure());
     ASSERT_EQ(move(PS_MOVE_FORGET, "/h/a", "/h/b", &t, &rec).status(), PS_OK);
-    raw_reply r;
     ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/h/b").status(), PS_OK);
 
-    /* two hours ahead, the next decision purges the record */
+    /* two hours ahead, a decision purges the records old enough */
     if (!restart_with_clock(cluster, "+2h")) {
         GTEST_SKIP() << "libfaketime is not installed (scripts/install-deps installs it)";
     }
     reconnect();
     create("/h/x");
     ps_move_ticket_t u = leave("/h/x", "/h/y");
-    r = move(PS_MOVE_RESOLVE, "/h/x", "/h/y", &u, nullptr, PS_MOVE_GIVE_UP);
+    raw_reply r = move(PS_MOVE_RESOLVE, "/h/x", "/h/y", &u, nullptr, PS_MOVE_GIVE_UP);
     ASSERT_EQ(r.status(), PS_OK);
     ASSERT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
 
@@ -490,21 +489,10 @@ TEST_F(ServerMove, AReplayedTicketNeverArrivesAfterItsRecordWasPurged)
     reconnect();
     r = move(PS_MOVE_ARRIVE, "/h/a", "/h/b", &t);
     ASSERT_EQ(r.status(), PS_OK);
-    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
-    EXPECT_EQ(r.body<ps_move_rep_t>().refused, PS_ERR_TIMEOUT);
+    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_ARRIVED); /* (and departed) */
+    EXPECT_EQ(r.body<ps_move_rep_t>().refused, 0);
+    EXPECT_EQ(r.body<ps_move_rep_t>().has_replaced, 0u);
     EXPECT_EQ(id_of("/h/b"), 0u);
-    EXPECT_TRUE(cluster.wait_log(0, "has purged: refused (was its clock set back?)", 5.0));
-    r = move(PS_MOVE_RESOLVE, "/h/a", "/h/b", &t);
-    ASSERT_EQ(r.status(), PS_OK);
-    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_GIVEN_UP);
-
-    /* a new move's ticket expires past the horizon and arrives */
-    uint64_t p = create("/h/p");
-    ps_move_ticket_t v = leave("/h/p", "/h/q");
-    r = move(PS_MOVE_ARRIVE, "/h/p", "/h/q", &v);
-    ASSERT_EQ(r.status(), PS_OK);
-    EXPECT_EQ(r.body<ps_move_rep_t>().receipt.state, PS_MOVE_ARRIVED);
-    EXPECT_EQ(id_of("/h/q"), p);
 }
 
 /* A server that does not know its place cannot tell that it alone decides
