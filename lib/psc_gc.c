@@ -30,8 +30,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ps_status.h"
+#include "ps_cap.h"
+#include "ps_log.h"
 #include "ps_proto.h"
+#include "ps_status.h"
 #include "psc_call.h"
 #include "psc_conn.h"
 #include "psc_fs.h"
@@ -41,6 +43,7 @@
 
 #define PSC_GC_BATCH 256u /* OBJ_STAT and OBJ_REMOVE requests in flight */
 #define PSC_GC_ROUNDS 10   /* tries of step 2 while files move between servers */
+#define PSC_GC_WAIT   600u /* seconds to wait in all for interrupted renames to expire */
 /* and the bytes of the objects whose removals are in flight at once: a
  * server frees about 2 GiB a second (pss_reaper.c), well within a client's
  * timeout */
@@ -209,10 +212,33 @@ static ps_status_t psc_gc_moves(pstripe_fs_t *fs, ps_ids_rep_t *reps)
     return PS_OK;
 }
 
+/* Settle server's unfinished moves. One still under way (or interrupted
+ * less than its server's move_life ago) is waited for until its ticket
+ * expires, then given up if it did not arrive: at most PSC_GC_WAIT seconds
+ * in all (*waited so far), so that a gc run after a crash completes. */
+static ps_status_t psc_gc_settle_server(pstripe_fs_t *fs, uint32_t server, unsigned *waited)
+{
+    for (;;) {
+        uint64_t expiry = 0, now;
+        unsigned secs;
+        ps_status_t status = psc_move_settle_server(fs, server, &expiry);
+
+        if (status != PS_ERR_BUSY || expiry == 0 || *waited >= PSC_GC_WAIT) {
+            return status;
+        }
+        now = ps_cap_now_ns();
+        secs = expiry > now ? (unsigned)((expiry - now) / 1000000000ull) + 1 : 1;
+        secs = secs < PSC_GC_WAIT - *waited ? secs : PSC_GC_WAIT - *waited;
+        ps_warn("gc: %s; waiting %u s for it to end", pstripe_last_error(), secs);
+        sleep(secs);
+        *waited += secs;
+    }
+}
+
 /* Settle the unfinished moves the counts show, 1 if there were any, and
  * finish the arrivals (which only tidies: the file has one name). A dry run
  * changes nothing (0). */
-static int psc_gc_settle(pstripe_fs_t *fs, int dry_run, const ps_ids_rep_t *reps,
+static int psc_gc_settle(pstripe_fs_t *fs, int dry_run, const ps_ids_rep_t *reps, unsigned *waited,
                          ps_status_t *status)
 {
     int any = 0;
@@ -220,7 +246,7 @@ static int psc_gc_settle(pstripe_fs_t *fs, int dry_run, const ps_ids_rep_t *reps
     for (uint32_t s = 0; s < fs->nservers && *status == PS_OK && !dry_run; s++) {
         if (reps[s].marks > 0) {
             any = 1;
-            *status = psc_move_settle_server(fs, s);
+            *status = psc_gc_settle_server(fs, s, waited);
         }
     }
     for (uint32_t s = 0; s < fs->nservers && *status == PS_OK && !dry_run; s++) {
@@ -263,6 +289,7 @@ static ps_status_t psc_gc_live_still(pstripe_fs_t *fs, int dry_run, const uint64
     ps_ids_rep_t *after = before + fs->nservers, *prev = after + fs->nservers;
     ps_status_t status = before != NULL ? PS_OK : PS_ERR_NO_MEMORY;
     int have_prev = 0, marks;
+    unsigned waited = 0;
 
     memset(live, 0, n);
     for (int round = 0; status == PS_OK; round++) {
@@ -270,14 +297,14 @@ static ps_status_t psc_gc_live_still(pstripe_fs_t *fs, int dry_run, const uint64
             status = psc_error(PS_ERR_BUSY,
                                "files kept being renamed between servers while gc looked for "
                                "orphans (or a rename was interrupted less than the servers' "
-                               "move_life ago): try again");
+                               "move_life ago, by their clocks): try again");
             break;
         }
         if (round > 0) {
             sleep(1);
         }
         status = psc_gc_moves(fs, before);
-        if (status != PS_OK || psc_gc_settle(fs, dry_run, before, &status)) {
+        if (status != PS_OK || psc_gc_settle(fs, dry_run, before, &waited, &status)) {
             status = status == PS_ERR_BUSY ? PS_OK : status; /* (under way: wait) */
             continue;
         }

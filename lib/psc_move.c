@@ -127,7 +127,7 @@ static ps_status_t psc_move_settle_names(pstripe_fs_t *fs, const ps_move_ticket_
     if (status == PS_ERR_BUSY) {
         return psc_error(PS_ERR_BUSY,
                          "%.*s is being renamed to %.*s (a rename between servers under way, or "
-                         "interrupted less than the server's move_life ago): try again",
+                         "interrupted less than the server's move_life ago)",
                          (int)src_len, names, (int)dst_len, names + src_len);
     }
     if (status == PS_OK) {
@@ -143,9 +143,11 @@ static ps_status_t psc_move_settle_names(pstripe_fs_t *fs, const ps_move_ticket_
     return status;
 }
 
-/* QUERY at server (name NULL: root's, any marked name) and settle what it finds. */
+/* QUERY at server (name NULL: root's, any marked name) and settle what it
+ * finds; still under way (PS_ERR_BUSY), its ticket's expiry (the old
+ * name's server's clock) in *expiry. */
 static ps_status_t psc_move_settle_query(pstripe_fs_t *fs, uint32_t server, const char *name,
-                                         size_t len)
+                                         size_t len, uint64_t *expiry)
 {
     ps_move_req_t req;
     ps_move_rep_t rep;
@@ -160,6 +162,7 @@ static ps_status_t psc_move_settle_query(pstripe_fs_t *fs, uint32_t server, cons
     }
     if (status == PS_OK) {
         status = psc_move_settle_names(fs, &rep.ticket, data, rep.src_len, rep.dst_len);
+        *expiry = status == PS_ERR_BUSY ? rep.ticket.expiry_ns : *expiry;
     }
     free(data);
     return status;
@@ -167,15 +170,21 @@ static ps_status_t psc_move_settle_query(pstripe_fs_t *fs, uint32_t server, cons
 
 ps_status_t psc_move_settle(pstripe_fs_t *fs, const char *name, size_t len)
 {
-    ps_status_t status = psc_move_settle_query(fs, 0, name, len);
+    uint64_t expiry = 0;
+    ps_status_t status = psc_move_settle_query(fs, 0, name, len, &expiry);
 
+    if (status == PS_ERR_BUSY) {
+        char why[PSC_MSG_MAX];
+        snprintf(why, sizeof(why), "%s", pstripe_last_error());
+        return psc_error(PS_ERR_BUSY, "%s: try again", why);
+    }
     return status == PS_ERR_NO_ENTRY ? PS_OK : status; /* settled meanwhile, or no name */
 }
 
-ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server)
+ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server, uint64_t *expiry)
 {
     for (int i = 0; i < PSC_SETTLE_MAX; i++) {
-        ps_status_t status = psc_move_settle_query(fs, server, NULL, 0);
+        ps_status_t status = psc_move_settle_query(fs, server, NULL, 0, expiry);
 
         if (status != PS_OK) {
             return status == PS_ERR_NO_ENTRY ? PS_OK : status;

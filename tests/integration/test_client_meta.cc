@@ -914,6 +914,32 @@ TEST_F(ClientMeta, GcSettlesInterruptedMovesAndKeepsTheirFiles)
     EXPECT_TRUE(removed.empty());
 }
 
+/* gc right after a rename between servers was interrupted (move_life 12 s,
+ * longer than gc's 10 tries a second apart) waits for the rename's ticket
+ * to expire, settles it and completes, instead of failing "busy". */
+TEST_F(ClientMeta, GcWaitsForAnInterruptedRenameToExpire)
+{
+    start_placed(2, 1, {"--set", "move_life=12s"});
+    std::string left = name_on("/w/left", 0), left_to = name_on("/w/left-to", 1);
+    std::vector<uint8_t> l(20000, 7);
+    pstripe_stat_t st;
+    put_file(left, l, 0644, &st);
+    ASSERT_FALSE(HasFatalFailure());
+    ps_move_ticket_t t = leave(left, left_to);
+    ASSERT_NE(t.tid, 0u);
+
+    PSC_ASSERT_OK(pstripe_gc(fs_, 1, nullptr, nullptr)); /* a dry run does not wait */
+    EXPECT_LT(ps_cap_now_ns(), t.expiry_ns);
+    PSC_ASSERT_OK(pstripe_gc(fs_, 0, nullptr, nullptr));
+    EXPECT_GT(ps_cap_now_ns(), t.expiry_ns) << "gc ended while the move could still arrive";
+    EXPECT_EQ(moves_of(0).marks, 0u);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, left.c_str(), 0600));
+    EXPECT_TRUE(contents(left) == l);
+    for (int i = 0; i < 2; i++) {
+        EXPECT_TRUE(has_object(cluster_, i, st.file_id)) << "server " << i;
+    }
+}
+
 /* A record of an arrived move as protocol 17 stored it (the state alone,
  * no names) cannot be finished: gc passes over it, and completes. */
 TEST_F(ClientMeta, GcPassesOverArrivalsItCannotFinish)
