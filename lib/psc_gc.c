@@ -213,25 +213,38 @@ static ps_status_t psc_gc_moves(pstripe_fs_t *fs, ps_ids_rep_t *reps)
 }
 
 /* Settle server's unfinished moves. One still under way (or interrupted
- * less than its server's move_life ago) is waited for until its ticket
- * expires, then given up if it did not arrive: at most PSC_GC_WAIT seconds
- * in all (*waited so far), so that a gc run after a crash completes. */
+ * less than its server's move_life ago) is asked about again each second
+ * until it ends or its ticket expires and it is given up, so that a gc run
+ * after a crash completes: at most PSC_GC_WAIT seconds in all (*waited so
+ * far), and not at all for a ticket that expires later than that by this
+ * client's clock (PS_ERR_TIMEOUT, which ends the run). */
 static ps_status_t psc_gc_settle_server(pstripe_fs_t *fs, uint32_t server, unsigned *waited)
 {
+    uint64_t told = 0;
+
     for (;;) {
-        uint64_t expiry = 0, now;
-        unsigned secs;
+        char why[PSC_MSG_MAX];
+        uint64_t expiry = 0, now = ps_cap_now_ns(), left;
         ps_status_t status = psc_move_settle_server(fs, server, &expiry);
 
-        if (status != PS_ERR_BUSY || expiry == 0 || *waited >= PSC_GC_WAIT) {
+        if (status != PS_ERR_BUSY || expiry == 0) {
             return status;
         }
-        now = ps_cap_now_ns();
-        secs = expiry > now ? (unsigned)((expiry - now) / 1000000000ull) + 1 : 1;
-        secs = secs < PSC_GC_WAIT - *waited ? secs : PSC_GC_WAIT - *waited;
-        ps_warn("gc: %s; waiting %u s for it to end", pstripe_last_error(), secs);
-        sleep(secs);
-        *waited += secs;
+        snprintf(why, sizeof(why), "%s", pstripe_last_error());
+        left = expiry > now ? (expiry - now) / 1000000000ull + 1 : 1;
+        if (*waited >= PSC_GC_WAIT || left > PSC_GC_WAIT - *waited) {
+            return psc_error(PS_ERR_TIMEOUT,
+                             "%s, and its ticket expires in %llu s by this client's clock: gc "
+                             "waits %u s at most; try again then",
+                             why, (unsigned long long)left, PSC_GC_WAIT);
+        }
+        if (expiry != told) {
+            ps_warn("gc: %s; waiting for it to end (its ticket expires in %llu s)", why,
+                    (unsigned long long)left);
+            told = expiry;
+        }
+        sleep(1);
+        *waited += 1;
     }
 }
 
@@ -296,12 +309,11 @@ static ps_status_t psc_gc_live_still(pstripe_fs_t *fs, int dry_run, const uint64
         if (round == PSC_GC_ROUNDS) {
             status = psc_error(PS_ERR_BUSY,
                                "files kept being renamed between servers while gc looked for "
-                               "orphans (or a rename was interrupted less than the servers' "
-                               "move_life ago, by their clocks): try again");
+                               "orphans: try again");
             break;
         }
-        if (round > 0) {
-            sleep(1);
+        if (round > 0 && !have_prev) {
+            sleep(1); /* (a dry run's second pass follows its first at once) */
         }
         status = psc_gc_moves(fs, before);
         if (status != PS_OK || psc_gc_settle(fs, dry_run, before, &waited, &status)) {

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "test_client_util.h"
@@ -914,30 +915,75 @@ TEST_F(ClientMeta, GcSettlesInterruptedMovesAndKeepsTheirFiles)
     EXPECT_TRUE(removed.empty());
 }
 
+/* The fixture of the gc waits below: 2 servers with move_life `life`, a
+ * file src (its stat in st_, its bytes data_) and a rename of it to dst
+ * on the other server interrupted after LEAVE (its ticket in t_). */
+class ClientMetaGcWait : public ClientMeta {
+  protected:
+    void interrupted(const char *life)
+    {
+        start_placed(2, 1, {"--set", std::string("move_life=") + life});
+        src_ = name_on("/w/src", 0);
+        dst_ = name_on("/w/dst", 1);
+        put_file(src_, data_, 0644, &st_);
+        ASSERT_FALSE(HasFatalFailure());
+        t_ = leave(src_, dst_);
+        ASSERT_NE(t_.tid, 0u);
+    }
+
+    std::string src_, dst_;
+    std::vector<uint8_t> data_ = std::vector<uint8_t>(20000, 7);
+    pstripe_stat_t st_;
+    ps_move_ticket_t t_;
+};
+
 /* gc right after a rename between servers was interrupted (move_life 12 s,
  * longer than gc's 10 tries a second apart) waits for the rename's ticket
  * to expire, settles it and completes, instead of failing "busy". */
-TEST_F(ClientMeta, GcWaitsForAnInterruptedRenameToExpire)
+TEST_F(ClientMetaGcWait, ForAnInterruptedRenameToExpire)
 {
-    start_placed(2, 1, {"--set", "move_life=12s"});
-    std::string left = name_on("/w/left", 0), left_to = name_on("/w/left-to", 1);
-    std::vector<uint8_t> l(20000, 7);
-    pstripe_stat_t st;
-    put_file(left, l, 0644, &st);
+    interrupted("12s");
     ASSERT_FALSE(HasFatalFailure());
-    ps_move_ticket_t t = leave(left, left_to);
-    ASSERT_NE(t.tid, 0u);
-
     PSC_ASSERT_OK(pstripe_gc(fs_, 1, nullptr, nullptr)); /* a dry run does not wait */
-    EXPECT_LT(ps_cap_now_ns(), t.expiry_ns);
+    EXPECT_LT(ps_cap_now_ns(), t_.expiry_ns);
     PSC_ASSERT_OK(pstripe_gc(fs_, 0, nullptr, nullptr));
-    EXPECT_GT(ps_cap_now_ns(), t.expiry_ns) << "gc ended while the move could still arrive";
+    EXPECT_GT(ps_cap_now_ns(), t_.expiry_ns) << "gc ended while the move could still arrive";
     EXPECT_EQ(moves_of(0).marks, 0u);
-    PSC_EXPECT_OK(pstripe_chmod(fs_, left.c_str(), 0600));
-    EXPECT_TRUE(contents(left) == l);
+    PSC_EXPECT_OK(pstripe_chmod(fs_, src_.c_str(), 0600));
+    EXPECT_TRUE(contents(src_) == data_);
     for (int i = 0; i < 2; i++) {
-        EXPECT_TRUE(has_object(cluster_, i, st.file_id)) << "server " << i;
+        EXPECT_TRUE(has_object(cluster_, i, st_.file_id)) << "server " << i;
     }
+}
+
+/* gc meets a rename under way: it asks again each second, so it completes
+ * soon after the rename does, long before the ticket expires. */
+TEST_F(ClientMetaGcWait, AndEndsSoonAfterTheRename)
+{
+    interrupted("60s");
+    ASSERT_FALSE(HasFatalFailure());
+    ps_status_t gc_status = PS_ERR_IO;
+    std::thread gc([&] { gc_status = pstripe_gc(fs_, 0, nullptr, nullptr); });
+    sleep(2); /* (gc meanwhile finds the rename under way) */
+    ps_move_rep_t rep = arrive(src_, dst_, t_);
+    EXPECT_EQ(move_step(PS_MOVE_DONE, src_, dst_, &t_, &rep.receipt).status(), PS_OK);
+    gc.join();
+    EXPECT_EQ(gc_status, PS_OK) << pstripe_last_error();
+    EXPECT_LT(ps_cap_now_ns() + 30000000000ull, t_.expiry_ns) << "gc waited for the expiry";
+    EXPECT_EQ(id_of(dst_), st_.file_id);
+}
+
+/* A ticket that expires later than gc would wait (move_life 15 min) ends
+ * gc at once, naming the rename. */
+TEST_F(ClientMetaGcWait, NoLongerThanItCan)
+{
+    interrupted("15min");
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(pstripe_gc(fs_, 0, nullptr, nullptr), PS_ERR_TIMEOUT);
+    std::string err = pstripe_last_error();
+    EXPECT_NE(err.find(src_ + " is being renamed to " + dst_), std::string::npos) << err;
+    EXPECT_NE(err.find("gc waits 600 s at most"), std::string::npos) << err;
+    PSC_EXPECT_OK(pstripe_gc(fs_, 1, nullptr, nullptr)); /* a dry run does not wait */
 }
 
 /* A record of an arrived move as protocol 17 stored it (the state alone,
