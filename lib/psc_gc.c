@@ -292,8 +292,9 @@ static int psc_gc_still(const pstripe_fs_t *fs, const ps_ids_rep_t *a, const ps_
  * the first after it left. So a pass counts only if no server admitted a
  * LEAVE during it (pss_move.h), and if before it no server had a name
  * leaving: gc settles such marks first. A dry run leaves them and makes a
- * second pass with no LEAVE from the first's start to its end: a move the
- * first missed finished during it, so the second finds its new name.
+ * second pass at once, with no LEAVE from the first's start to its end: a
+ * move the first missed finished during it, so the second finds its new
+ * name.
  */
 static ps_status_t psc_gc_live_still(pstripe_fs_t *fs, int dry_run, const uint64_t *ids, size_t n,
                                      uint8_t *live)

@@ -16,6 +16,8 @@ for cmd in ls stat rm mv cp truncate df stats config local run; do
 done
 expect_status 0 pst help cp
 contains "$out" "--stripe-size" "help cp"
+expect_status 0 pst help gc
+contains "$out" "is waited for, up to 10 minutes" "help gc says it waits for unfinished renames"
 expect_status 0 pst local start --help
 contains "$out" "--workers" "local start --help"
 expect_status 2 pst
