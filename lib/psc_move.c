@@ -89,29 +89,32 @@ static void psc_move_req(ps_move_req_t *req, uint32_t op, const ps_move_ticket_t
 }
 
 /* With D's receipt: DONE at S, then (arrived) FORGET at D, which is only
- * tidying: its status goes to *forgot (a failure leaves a record of a few
- * bytes on D, which `pstripe gc` finishes). */
+ * tidying: its status goes to *forgot if not NULL (a failure leaves a
+ * record of a few bytes on D, which `pstripe gc` finishes). */
 static ps_status_t psc_move_finish(pstripe_fs_t *fs, const ps_move_ticket_t *t,
                                    const ps_move_receipt_t *decided, const char *names,
                                    size_t src_len, size_t dst_len, ps_status_t *forgot)
 {
     ps_move_req_t req;
     ps_move_rep_t rep;
-    ps_status_t status;
+    ps_status_t status, forget;
 
-    *forgot = PS_OK;
     psc_move_req(&req, PS_MOVE_DONE, t, decided, src_len, dst_len);
     status = psc_move_call(fs, 0, &req, names, &rep, NULL);
     if (status != PS_OK || decided->state != PS_MOVE_ARRIVED) {
-        return status;
+        forget = PS_OK;
+    } else {
+        psc_move_req(&req, PS_MOVE_FORGET, t, &rep.receipt, src_len, dst_len);
+        forget = psc_move_call(fs, 0, &req, names, &rep, NULL);
     }
-    psc_move_req(&req, PS_MOVE_FORGET, t, &rep.receipt, src_len, dst_len);
-    *forgot = psc_move_call(fs, 0, &req, names, &rep, NULL);
-    if (*forgot != PS_OK) {
+    if (forget != PS_OK) {
         ps_debug("rename of %.*s: the record of the move stays on its new server: %s", (int)src_len,
                  names, pstripe_last_error());
     }
-    return PS_OK;
+    if (forgot != NULL) {
+        *forgot = forget;
+    }
+    return status;
 }
 
 /* Settle the move of a marked name whose ticket and names a QUERY gave. */
@@ -131,8 +134,7 @@ static ps_status_t psc_move_settle_names(pstripe_fs_t *fs, const ps_move_ticket_
                          (int)src_len, names, (int)dst_len, names + src_len);
     }
     if (status == PS_OK) {
-        ps_status_t forgot;
-        status = psc_move_finish(fs, t, &rep.receipt, names, src_len, dst_len, &forgot);
+        status = psc_move_finish(fs, t, &rep.receipt, names, src_len, dst_len, NULL);
     }
     if (status != PS_OK && status != PS_ERR_BUSY) {
         char why[PSC_MSG_MAX];
@@ -213,7 +215,11 @@ static ps_status_t psc_move_forget_query(pstripe_fs_t *fs, uint32_t server, uint
     if (status == PS_OK &&
         (rep.receipt.state != PS_MOVE_ARRIVED || rep.receipt.tid != rep.ticket.tid ||
          ps_path_server((const char *)data + rep.src_len, rep.dst_len, fs->nservers) != server)) {
-        status = psc_error(PS_ERR_PROTO, "its record is not of a move to a name of its own");
+        status = psc_error(PS_ERR_PROTO,
+                           "its record of the move of %.*s to %.*s is not one it may hold (the "
+                           "new name is another server's, or the receipt not the move's)",
+                           (int)rep.src_len, (const char *)data, (int)rep.dst_len,
+                           (const char *)data + rep.src_len);
     }
     if (status == PS_OK && rep.ticket.tid == *tid) {
         status = psc_error(PS_ERR_IO,
@@ -343,7 +349,7 @@ ps_status_t psc_move(pstripe_fs_t *fs, const char *names, size_t flen, size_t tl
     char why[PSC_MSG_MAX] = "";
     ps_move_ticket_t t;
     ps_move_rep_t rep;
-    ps_status_t forgot, status = psc_move_leave(fs, names, flen, tlen, &t);
+    ps_status_t status = psc_move_leave(fs, names, flen, tlen, &t);
 
     memset(out, 0, sizeof(*out));
     if (status == PS_OK) {
@@ -352,7 +358,7 @@ ps_status_t psc_move(pstripe_fs_t *fs, const char *names, size_t flen, size_t tl
     if (status != PS_OK) {
         return status;
     }
-    status = psc_move_finish(fs, &t, &rep.receipt, names, flen, tlen, &forgot);
+    status = psc_move_finish(fs, &t, &rep.receipt, names, flen, tlen, NULL);
     if (status != PS_OK) {
         char why[PSC_MSG_MAX];
         snprintf(why, sizeof(why), "%s", pstripe_last_error());

@@ -986,26 +986,54 @@ TEST_F(ClientMetaGcWait, NoLongerThanItCan)
     PSC_EXPECT_OK(pstripe_gc(fs_, 1, nullptr, nullptr)); /* a dry run does not wait */
 }
 
-/* A record of an arrived move as protocol 17 stored it (the state alone,
- * no names) cannot be finished: gc passes over it, and completes. */
+/* Bytes as mdb_load's bytevalue hex. */
+static std::string hex(const void *p, size_t n)
+{
+    std::string h;
+    char b[3];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(b, sizeof(b), "%02x", ((const uint8_t *)p)[i]);
+        h += b;
+    }
+    return h;
+}
+
+/* Records of arrived moves that cannot be finished: one as protocol 17
+ * stored it (the state alone, no names) and one of a move to a name another
+ * server owns. gc passes over them (the second with a warning), and
+ * completes. */
 TEST_F(ClientMeta, GcPassesOverArrivalsItCannotFinish)
 {
     start_moves(2);
+    std::string src = name_on("/x/src", 1), dst = name_on("/x/dst", 0); /* (not server 1's) */
+    struct {
+        ps_move_ticket_t ticket;
+        uint32_t src_len, dst_len;
+    } mark{};
+    mark.ticket.tid = 0x1111;
+    mark.ticket.expiry_ns = 2;
+    mark.src_len = (uint32_t)src.size();
+    mark.dst_len = (uint32_t)dst.size();
+    std::string key2 = "0000000000000002" + hex(&mark.ticket.tid, 8);
+    std::string val2 =
+        hex(&mark, sizeof(mark)) + hex(src.data(), src.size()) + hex(dst.data(), dst.size());
     cluster_.stop(1);
     std::string dump = cluster_.dir() + "/arrived.dump";
     FILE *f = fopen(dump.c_str(), "w");
     ASSERT_NE(f, nullptr);
-    fprintf(f, "VERSION=3\nformat=bytevalue\ntype=btree\nHEADER=END\n"
-               " 00000000000000010102030405060708\n 01000000\nDATA=END\n");
+    fprintf(f,
+            "VERSION=3\nformat=bytevalue\ntype=btree\nHEADER=END\n"
+            " 00000000000000010102030405060708\n 01000000\n %s\n %s\nDATA=END\n",
+            key2.c_str(), val2.c_str());
     fclose(f);
     std::string load = "mdb_load -s arrived -f " + dump + " " + cluster_.data_dir(1) + "/meta";
     ASSERT_EQ(system(load.c_str()), 0) << load;
     ASSERT_TRUE(cluster_.restart(1, true));
-    EXPECT_EQ(moves_of(1).arrivals, 1u);
+    EXPECT_EQ(moves_of(1).arrivals, 2u);
 
     PSC_EXPECT_OK(pstripe_gc(fs_, 0, nullptr, nullptr));
     PSC_EXPECT_OK(pstripe_gc(fs_, 1, nullptr, nullptr));
-    EXPECT_EQ(moves_of(1).arrivals, 1u);
+    EXPECT_EQ(moves_of(1).arrivals, 2u);
 }
 
 /* Does server i hold a record of file_id's removal (pss_removed.c)? */
