@@ -247,7 +247,7 @@ static int ps_proto_req_data_len(uint16_t type, const void *body, uint64_t *data
         memcpy(&req, body, sizeof(req));
         if ((req.count == 0 && type == PS_MSG_OBJ_LIST) ||
             req.count > (type == PS_MSG_META_LIVE ? PS_LIVE_MAX : PS_IDS_MAX) ||
-            req.reserved != 0 || (type == PS_MSG_META_LIVE && req.after != 0)) {
+            req.reserved != 0) {
             return PS_ERR_PROTO;
         }
         *data_len = type == PS_MSG_META_LIVE ? (uint64_t)req.count * sizeof(uint64_t) : 0;
@@ -322,8 +322,7 @@ static int ps_proto_data_len(uint16_t type, int is_reply, const void *body, uint
         ps_ids_rep_t rep;
         memcpy(&rep, body, sizeof(rep));
         if (rep.count > (type == PS_MSG_META_LIVE ? PS_LIVE_MAX : PS_IDS_MAX) || rep.more > 1 ||
-            (type == PS_MSG_META_LIVE && rep.more) ||
-            (type == PS_MSG_OBJ_LIST && rep.arrivals != 0)) {
+            (type == PS_MSG_OBJ_LIST && (rep.arrivals != 0 || rep.departed != 0))) {
             return PS_ERR_PROTO;
         }
         *data_len = (uint64_t)rep.count * sizeof(uint64_t);
@@ -812,7 +811,8 @@ static void ps_dump_body(char *buf, size_t len, size_t *pos, uint16_t type, int 
     case PS_MSG_META_LIVE: {
         ps_ids_rep_t b;
         memcpy(&b, body, sizeof(b));
-        PS_DUMP(" count=%" PRIu32 " more=%" PRIu32, b.count, b.more);
+        PS_DUMP(" count=%" PRIu32 " more=%" PRIu32 " departed=%" PRIu64, b.count, b.more,
+                b.departed);
         return;
     }
     case PS_MSG_MOVE: {

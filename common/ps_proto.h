@@ -59,8 +59,10 @@ extern "C" {
  * 15: the HELLO reply tells the server's place in the cluster's list;
  * 16: OBJ_LIST and META_LIVE; 17: MOVE (a rename between metadata servers),
  * and META_LIVE's reply counts them; 18: MOVE QUERY lists arrivals
- * (PS_MOVE_ARRIVALS) and META_LIVE counts them. */
-#define PS_PROTO_VERSION 18
+ * (PS_MOVE_ARRIVALS) and META_LIVE counts them; 19: META_LIVE names the files
+ * that left by a MOVE after a departure number (`after`), and its reply
+ * tells the last one (departed) instead of LEAVEs and the instance. */
+#define PS_PROTO_VERSION 19
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -554,26 +556,32 @@ typedef struct ps_stats_rep {
  *   ids; rep.more is 1 if greater ones follow.
  * META_LIVE: the request's AM data is count file ids, strictly ascending;
  *   the reply's is those of them that a path of the server's namespace
- *   names (rep.count ids, ascending; rep.more 0). All its paths are read in
+ *   names, or that a MOVE took from it after departure number `after`
+ *   (rep.count ids, ascending). All its paths and departures are read in
  *   one transaction, so a request asks as many as it may. A file is named
- *   at two servers in turn while a MOVE runs: the reply also says whether
- *   one may be running (marks, leaves; lib/psc_gc.c). count 0 asks only
- *   that. */
+ *   at two servers in turn while a MOVE runs, so a client that asked the
+ *   new name's server before the file arrived finds it at the old one's
+ *   (lib/psc_gc.c). The server keeps departures an hour: rep.more is 1 if
+ *   some after `after` are no longer kept (the answer may then miss a file
+ *   that left; ask again from a newer number). count 0 asks only the
+ *   counts (marks, arrivals, departed). */
 #define PS_IDS_MAX  65536u     /* ids per OBJ_LIST reply */
 #define PS_LIVE_MAX (1u << 20) /* ids per META_LIVE request (8 MiB) */
 typedef struct ps_ids_req {
-    uint64_t after;    /* OBJ_LIST: list ids greater than this; META_LIVE: 0 */
+    uint64_t after;    /* OBJ_LIST: list ids greater than this; META_LIVE: name the files
+                          that departed after this departure number too */
     uint32_t count;    /* OBJ_LIST: at most this many, 1..PS_IDS_MAX; META_LIVE: ids in AM data,
                           1..PS_LIVE_MAX */
     uint32_t reserved; /* 0 */
 } ps_ids_req_t;
 typedef struct ps_ids_rep {
     uint32_t count;    /* ids in AM data */
-    uint32_t more;     /* OBJ_LIST: 1 if ids greater than the last follow; else 0 */
+    uint32_t more;     /* OBJ_LIST: 1 if ids greater than the last follow; META_LIVE: 1 if
+                          departures after `after` are no longer all kept; else 0 */
     uint32_t marks;    /* META_LIVE: names marked leaving (MOVE), in the same transaction */
     uint32_t arrivals; /* META_LIVE: moves held as arrived (QUERY of PS_MOVE_ARRIVALS) */
-    uint64_t leaves;   /* META_LIVE: LEAVEs this server has admitted since it started */
-    uint64_t instance; /* META_LIVE: the server's instance (HELLO) */
+    uint64_t departed; /* META_LIVE: the last departure's number (0: none yet) */
+    uint64_t reserved; /* 0 */
 } ps_ids_rep_t;
 
 /* --- SHARED_FP ----------------------------------------------------------------------

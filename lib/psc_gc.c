@@ -7,7 +7,8 @@
  * 1. OBJ_LIST: every server's object ids, in pages of PS_IDS_MAX (65,536).
  * 2. META_LIVE: which of those ids a path names, asked of every server
  *    (each server owns part of the namespace) in chunks of PS_LIVE_MAX
- *    (2^20: each costs a server a scan of its whole namespace).
+ *    (2^20: each costs a server a scan of its whole namespace), or left
+ *    that server by a rename since step 2 began.
  * 3. OBJ_STAT and OBJ_REMOVE of each object no server named (root needs
  *    no capability for that).
  *
@@ -18,9 +19,13 @@
  * before step 2 began, and a file that still has its name then is found by
  * its owner's scan of its namespace in one read transaction (a rename
  * within a server is one transaction, and the scan sees before or after
- * it; a rename between servers is not, and step 2 is done again until no
- * such rename ran during it: psc_gc_live_still). A file whose name goes
- * after its scan is being removed anyway, and
+ * it). A rename between servers S and D is not: the file is named at S,
+ * then at both, then at D, so step 2 could ask D before the file arrived
+ * and S after it left. So each server numbers the names such a rename
+ * took from it, in the same transaction, and answers the files that left
+ * after the number it gave before step 2 began as named too
+ * (psc_gc_live). A file whose name goes after its scan is being removed
+ * anyway, and
  * the scan flushes the store before it answers, so no crash brings that
  * name back. Any server that does not answer steps 1 and 2, or does not
  * know its place in the cluster (a list that missed a server would take its
@@ -28,9 +33,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "ps_cap.h"
 #include "ps_log.h"
 #include "ps_proto.h"
 #include "ps_status.h"
@@ -42,8 +45,6 @@
 #include "psc_wait.h"
 
 #define PSC_GC_BATCH 256u /* OBJ_STAT and OBJ_REMOVE requests in flight */
-#define PSC_GC_ROUNDS 10   /* tries of step 2 while files move between servers */
-#define PSC_GC_WAIT   600u /* seconds to wait in all for interrupted renames to expire */
 /* and the bytes of the objects whose removals are in flight at once: a
  * server frees about 2 GiB a second (pss_reaper.c), well within a client's
  * timeout */
@@ -90,7 +91,7 @@ static ps_status_t psc_gc_call(pstripe_fs_t *fs, uint32_t server, uint16_t type,
     psc_call_t call;
     psc_op_t op;
     ps_status_t status;
-    uint64_t prev = req->after;
+    uint64_t prev = type == PS_MSG_OBJ_LIST ? req->after : 0; /* (ids are never 0) */
 
     psc_call_init(&call);
     psc_op_init(&op, server, type, req, sizeof(*req));
@@ -163,8 +164,10 @@ static int psc_id_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Step 2: mark in live[] the ids[] (n, ascending, unique) a path names. */
-static ps_status_t psc_gc_live(pstripe_fs_t *fs, const uint64_t *ids, size_t n, uint8_t *live)
+/* Step 2: mark in live[] the ids[] (n, ascending, unique) a path names,
+ * or that left server s by a rename after its count before[s].departed. */
+static ps_status_t psc_gc_live(pstripe_fs_t *fs, const ps_ids_rep_t *before, const uint64_t *ids,
+                               size_t n, uint8_t *live)
 {
     for (size_t first = 0; first < n; first += PS_LIVE_MAX) {
         ps_ids_req_t req = {.after = 0, .count = 0, .reserved = 0};
@@ -173,9 +176,16 @@ static ps_status_t psc_gc_live(pstripe_fs_t *fs, const uint64_t *ids, size_t n, 
         for (uint32_t s = 0; s < fs->nservers; s++) {
             uint64_t *named = NULL;
             ps_ids_rep_t rep;
-            ps_status_t status =
-                psc_gc_call(fs, s, PS_MSG_META_LIVE, &req, ids + first, &named, &rep);
+            ps_status_t status;
 
+            req.after = before[s].departed;
+            status = psc_gc_call(fs, s, PS_MSG_META_LIVE, &req, ids + first, &named, &rep);
+            if (status == PS_OK && rep.more) {
+                status = psc_error(PS_ERR_BUSY,
+                                   "server %s no longer knows every file renamed away from it "
+                                   "since gc began (it keeps them an hour): try again",
+                                   fs->servers[s].addr);
+            }
             for (uint32_t i = 0; status == PS_OK && i < rep.count; i++) {
                 const uint64_t *hit =
                     bsearch(&named[i], ids + first, req.count, sizeof(*ids), psc_id_cmp);
@@ -195,8 +205,8 @@ static ps_status_t psc_gc_live(pstripe_fs_t *fs, const uint64_t *ids, size_t n, 
     return PS_OK;
 }
 
-/* Every server's counts of moves between servers now (META_LIVE of no ids). */
-static ps_status_t psc_gc_moves(pstripe_fs_t *fs, ps_ids_rep_t *reps)
+/* Every server's counts of renames between servers (META_LIVE of no ids). */
+static ps_status_t psc_gc_counts(pstripe_fs_t *fs, ps_ids_rep_t *reps)
 {
     ps_ids_req_t req = {.after = 0, .count = 0, .reserved = 0};
 
@@ -212,128 +222,45 @@ static ps_status_t psc_gc_moves(pstripe_fs_t *fs, ps_ids_rep_t *reps)
     return PS_OK;
 }
 
-/* Settle server's unfinished moves. One still under way (or interrupted
- * less than its server's move_life ago) is asked about again each second
- * until it ends or its ticket expires and it is given up, so that a gc run
- * after a crash completes: at most PSC_GC_WAIT seconds in all (*waited so
- * far), and not at all for a ticket that expires later than that by this
- * client's clock (PS_ERR_TIMEOUT, which ends the run). */
-static ps_status_t psc_gc_settle_server(pstripe_fs_t *fs, uint32_t server, unsigned *waited)
-{
-    uint64_t told = 0;
-
-    for (;;) {
-        char why[PSC_MSG_MAX];
-        uint64_t expiry = 0, now = ps_cap_now_ns(), left;
-        ps_status_t status = psc_move_settle_server(fs, server, &expiry);
-
-        if (status != PS_ERR_BUSY || expiry == 0) {
-            return status;
-        }
-        snprintf(why, sizeof(why), "%s", pstripe_last_error());
-        left = expiry > now ? (expiry - now) / 1000000000ull + 1 : 1;
-        if (*waited >= PSC_GC_WAIT || left > PSC_GC_WAIT - *waited) {
-            return psc_error(PS_ERR_TIMEOUT,
-                             "%s, and its ticket expires in %llu s by this client's clock: gc "
-                             "waits %u s at most; try again then",
-                             why, (unsigned long long)left, PSC_GC_WAIT);
-        }
-        if (expiry != told) {
-            ps_warn("gc: %s; waiting for it to end (its ticket expires in %llu s)", why,
-                    (unsigned long long)left);
-            told = expiry;
-        }
-        sleep(1);
-        *waited += 1;
-    }
-}
-
-/* Settle the unfinished moves the counts show, 1 if there were any, and
- * finish the arrivals (which only tidies: the file has one name). A dry run
- * changes nothing (0). */
-static int psc_gc_settle(pstripe_fs_t *fs, int dry_run, const ps_ids_rep_t *reps, unsigned *waited,
-                         ps_status_t *status)
+/* Tidy what interrupted renames between servers left, as counts shows:
+ * settle their marks (one still under way is left to its client) and
+ * finish the arrivals. The file has its name either way, so a failure is
+ * a warning. 1 if there was anything to tidy. */
+static int psc_gc_tidy(pstripe_fs_t *fs, const ps_ids_rep_t *counts)
 {
     int any = 0;
 
-    for (uint32_t s = 0; s < fs->nservers && *status == PS_OK && !dry_run; s++) {
-        if (reps[s].marks > 0) {
-            any = 1;
-            *status = psc_gc_settle_server(fs, s, waited);
+    for (uint32_t s = 0; s < fs->nservers; s++) {
+        ps_status_t status = counts[s].marks > 0 ? psc_move_settle_server(fs, s) : PS_OK;
+
+        if (status == PS_ERR_BUSY) {
+            ps_warn("gc: %s; left to finish", pstripe_last_error());
+        } else if (status != PS_OK) {
+            ps_warn("gc: server %s: %s", fs->servers[s].addr, pstripe_last_error());
         }
+        any |= counts[s].marks > 0 || counts[s].arrivals > 0;
     }
-    for (uint32_t s = 0; s < fs->nservers && *status == PS_OK && !dry_run; s++) {
-        if (reps[s].arrivals > 0) {
+    for (uint32_t s = 0; s < fs->nservers; s++) {
+        if (counts[s].arrivals > 0) {
             psc_move_finish_arrivals(fs, s);
         }
     }
     return any;
 }
 
-/* Whether no server restarted or admitted a LEAVE between counts a and b
- * (and, with marks, whether one had a name leaving at a). */
-static int psc_gc_still(const pstripe_fs_t *fs, const ps_ids_rep_t *a, const ps_ids_rep_t *b,
-                        int *marks)
+/* Step 2, after tidying (not in a dry run): the counts first, then every
+ * server's answer. */
+static ps_status_t psc_gc_named(pstripe_fs_t *fs, int dry_run, const uint64_t *ids, size_t n,
+                                uint8_t *live)
 {
-    int still = 1;
+    ps_ids_rep_t *before = calloc(fs->nservers, sizeof(*before));
+    ps_status_t status = before != NULL ? psc_gc_counts(fs, before) : PS_ERR_NO_MEMORY;
 
-    *marks = 0;
-    for (uint32_t s = 0; s < fs->nservers; s++) {
-        still &= b[s].instance == a[s].instance && b[s].leaves == a[s].leaves;
-        *marks |= a[s].marks > 0;
+    if (status == PS_OK && !dry_run && psc_gc_tidy(fs, before)) {
+        status = psc_gc_counts(fs, before);
     }
-    return still;
-}
-
-/*
- * Step 2 while no name moves between servers; live[] is the union of its
- * passes. A move names its file at one server, then at both, then at the
- * other, so a pass could ask the second server before the file arrived and
- * the first after it left. So a pass counts only if no server admitted a
- * LEAVE during it (pss_move.h), and if before it no server had a name
- * leaving: gc settles such marks first. A dry run leaves them and makes a
- * second pass at once, with no LEAVE from the first's start to its end: a
- * move the first missed finished during it, so the second finds its new
- * name.
- */
-static ps_status_t psc_gc_live_still(pstripe_fs_t *fs, int dry_run, const uint64_t *ids, size_t n,
-                                     uint8_t *live)
-{
-    ps_ids_rep_t *before = calloc(3 * (size_t)fs->nservers, sizeof(*before));
-    ps_ids_rep_t *after = before + fs->nservers, *prev = after + fs->nservers;
-    ps_status_t status = before != NULL ? PS_OK : PS_ERR_NO_MEMORY;
-    int have_prev = 0, marks;
-    unsigned waited = 0;
-
-    memset(live, 0, n);
-    for (int round = 0; status == PS_OK; round++) {
-        if (round == PSC_GC_ROUNDS) {
-            status = psc_error(PS_ERR_BUSY,
-                               "files kept being renamed between servers while gc looked for "
-                               "orphans: try again");
-            break;
-        }
-        if (round > 0 && !have_prev) {
-            sleep(1); /* (a dry run's second pass follows its first at once) */
-        }
-        status = psc_gc_moves(fs, before);
-        if (status != PS_OK || psc_gc_settle(fs, dry_run, before, &waited, &status)) {
-            status = status == PS_ERR_BUSY ? PS_OK : status; /* (under way: wait) */
-            continue;
-        }
-        status = psc_gc_live(fs, ids, n, live);
-        if (status == PS_OK) {
-            status = psc_gc_moves(fs, after);
-        }
-        if (status != PS_OK || !psc_gc_still(fs, before, after, &marks)) {
-            have_prev = 0;
-            continue;
-        }
-        if (!marks || (have_prev && psc_gc_still(fs, prev, after, &marks))) {
-            break;
-        }
-        memcpy(prev, before, fs->nservers * sizeof(*prev));
-        have_prev = 1;
+    if (status == PS_OK) {
+        status = psc_gc_live(fs, before, ids, n, live);
     }
     free(before);
     return status;
@@ -493,7 +420,7 @@ static ps_status_t psc_gc_find(pstripe_fs_t *fs, int dry_run, psc_ids_t *lists, 
         status = psc_error(PS_ERR_NO_MEMORY, "no memory");
     }
     if (status == PS_OK) {
-        status = psc_gc_live_still(fs, dry_run, all->v, all->n, *live);
+        status = psc_gc_named(fs, dry_run, all->v, all->n, *live);
     }
     return status;
 }

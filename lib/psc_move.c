@@ -146,10 +146,9 @@ static ps_status_t psc_move_settle_names(pstripe_fs_t *fs, const ps_move_ticket_
 }
 
 /* QUERY at server (name NULL: root's, any marked name) and settle what it
- * finds; still under way (PS_ERR_BUSY), its ticket's expiry (the old
- * name's server's clock) in *expiry. */
+ * finds (PS_ERR_BUSY: still under way). */
 static ps_status_t psc_move_settle_query(pstripe_fs_t *fs, uint32_t server, const char *name,
-                                         size_t len, uint64_t *expiry)
+                                         size_t len)
 {
     ps_move_req_t req;
     ps_move_rep_t rep;
@@ -164,7 +163,6 @@ static ps_status_t psc_move_settle_query(pstripe_fs_t *fs, uint32_t server, cons
     }
     if (status == PS_OK) {
         status = psc_move_settle_names(fs, &rep.ticket, data, rep.src_len, rep.dst_len);
-        *expiry = status == PS_ERR_BUSY ? rep.ticket.expiry_ns : *expiry;
     }
     free(data);
     return status;
@@ -172,8 +170,7 @@ static ps_status_t psc_move_settle_query(pstripe_fs_t *fs, uint32_t server, cons
 
 ps_status_t psc_move_settle(pstripe_fs_t *fs, const char *name, size_t len)
 {
-    uint64_t expiry = 0;
-    ps_status_t status = psc_move_settle_query(fs, 0, name, len, &expiry);
+    ps_status_t status = psc_move_settle_query(fs, 0, name, len);
 
     if (status == PS_ERR_BUSY) {
         char why[PSC_MSG_MAX];
@@ -183,10 +180,10 @@ ps_status_t psc_move_settle(pstripe_fs_t *fs, const char *name, size_t len)
     return status == PS_ERR_NO_ENTRY ? PS_OK : status; /* settled meanwhile, or no name */
 }
 
-ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server, uint64_t *expiry)
+ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server)
 {
     for (int i = 0; i < PSC_SETTLE_MAX; i++) {
-        ps_status_t status = psc_move_settle_query(fs, server, NULL, 0, expiry);
+        ps_status_t status = psc_move_settle_query(fs, server, NULL, 0);
 
         if (status != PS_OK) {
             return status == PS_ERR_NO_ENTRY ? PS_OK : status;

@@ -141,8 +141,8 @@ typedef struct pss_server {
     MDB_dbi mdb_marks;   /* names leaving for another server (pss_move.c) */
     MDB_dbi mdb_arrived; /* moves that arrived here, the old name not yet gone */
     MDB_dbi mdb_settled; /* moves given up, or arrived and departed (purged later) */
+    MDB_dbi mdb_departed; /* file ids whose name here a move took away, numbered */
     size_t mdb_max_key;
-    uint64_t move_leaves; /* LEAVEs admitted since the start (atomic; META_LIVE) */
 
     ucp_context_h ucp_context;
     hwloc_topology_t topology;  /* NULL if hwloc failed: workers are not pinned */

@@ -6,7 +6,8 @@
  *
  * OBJ_LIST reads the object store's directories (DIR/obj/xx, xx the id's
  * top byte) from the one holding ids just above `after` on; META_LIVE
- * walks every path of the namespace in one read transaction. Both are
+ * walks every path of the namespace, and the files that left it by a move
+ * since the client began (pss_move.h), in one read transaction. Both are
  * root's, rare and synchronous: a worker answering one serves nothing else
  * meanwhile (a few milliseconds per 10,000 entries, README "Failures").
  * The client's order (every server's objects listed before any namespace
@@ -151,25 +152,62 @@ static void pss_gc_obj_list(pss_worker_t *w, pss_req_t *req)
     pss_reply(req, PS_OK, &rep, sizeof(rep), ids.v, rep.count * sizeof(uint64_t), 0);
 }
 
-/* Mark in live[] the ids[] (n, ascending) that a path of the namespace
- * names, reading every path in one transaction; fill rep's counts of
- * moves between servers (pss_move.h: the count first). */
-static ps_status_t pss_gc_scan(pss_server_t *s, const uint64_t *ids, uint32_t n, uint8_t *live,
-                               ps_ids_rep_t *rep)
+/* The ids a scan asks about and which of them live. */
+typedef struct pss_gc_ask {
+    const uint64_t *ids;
+    uint32_t n;
+    uint8_t *live;
+} pss_gc_ask_t;
+
+/* Mark id in ask's live[] if it is one of its ids. */
+static void pss_gc_hit(uint64_t id, void *arg)
 {
+    pss_gc_ask_t *ask = arg;
+    const uint64_t *hit = bsearch(&id, ask->ids, ask->n, sizeof(*ask->ids), pss_id_cmp);
+
+    if (hit != NULL) {
+        ask->live[hit - ask->ids] = 1;
+    }
+}
+
+/* In txn, rep's counts of moves between servers and, unless the departures
+ * after number after are no longer all kept (rep->more), mark in ask the
+ * ids that departed after it: a file may have left this namespace for
+ * another's after the client asked that one (lib/psc_gc.c). */
+static ps_status_t pss_gc_departed(pss_server_t *s, MDB_txn *txn, uint64_t after, pss_gc_ask_t *ask,
+                                   ps_ids_rep_t *rep)
+{
+    pss_move_counts_t c;
+    ps_status_t status = pss_move_counts(s, txn, &c);
+
+    rep->marks = c.marks;
+    rep->arrivals = c.arrivals;
+    rep->departed = c.departed;
+    rep->more = ask->n > 0 && after < c.forgotten;
+    if (status != PS_OK || ask->n == 0 || rep->more) {
+        return status;
+    }
+    return pss_move_departures(s, txn, after, pss_gc_hit, ask);
+}
+
+/* Mark in live[] the ids[] (n, ascending) that a path of the namespace
+ * names or that departed after number after, reading both in one
+ * transaction; fill rep's counts of moves between servers. */
+static ps_status_t pss_gc_scan(pss_server_t *s, uint64_t after, const uint64_t *ids, uint32_t n,
+                               uint8_t *live, ps_ids_rep_t *rep)
+{
+    pss_gc_ask_t ask = {ids, n, live};
     MDB_txn *txn;
     MDB_cursor *cur;
     MDB_val k, v;
     int rc;
 
-    rep->leaves = pss_move_leaves(s);
-    rep->instance = s->instance;
     rc = mdb_txn_begin(s->mdb_env, NULL, MDB_RDONLY, &txn);
     if (rc != 0) {
         ps_error("META_LIVE: mdb_txn_begin: %s", mdb_strerror(rc));
         return PS_ERR_IO;
     }
-    if (pss_move_marks(s, txn, &rep->marks, &rep->arrivals) != PS_OK) {
+    if (pss_gc_departed(s, txn, after, &ask, rep) != PS_OK) {
         mdb_txn_abort(txn);
         return PS_ERR_IO;
     }
@@ -180,7 +218,6 @@ static ps_status_t pss_gc_scan(pss_server_t *s, const uint64_t *ids, uint32_t n,
         return PS_ERR_IO;
     }
     for (int op = MDB_FIRST;; op = MDB_NEXT) {
-        const uint64_t *hit;
         uint64_t id;
 
         rc = mdb_cursor_get(cur, &k, &v, op);
@@ -193,10 +230,7 @@ static ps_status_t pss_gc_scan(pss_server_t *s, const uint64_t *ids, uint32_t n,
             break;
         }
         memcpy(&id, (const char *)v.mv_data + offsetof(ps_file_info_t, file_id), sizeof(id));
-        hit = bsearch(&id, ids, n, sizeof(*ids), pss_id_cmp);
-        if (hit != NULL) {
-            live[hit - ids] = 1;
-        }
+        pss_gc_hit(id, &ask);
     }
     if (rc != MDB_NOTFOUND && rc != EIO) {
         ps_error("META_LIVE: reading the metadata store: %s", mdb_strerror(rc));
@@ -240,7 +274,7 @@ static void pss_gc_meta_live(pss_worker_t *w, pss_req_t *req)
             return;
         }
     }
-    status = pss_gc_scan(w->server, ids, n, live, &rep);
+    status = pss_gc_scan(w->server, req->body.ids.after, ids, n, live, &rep);
     for (uint32_t i = 0; i < n && status == PS_OK; i++) {
         if (live[i]) {
             ids[nlive++] = ids[i];

@@ -83,6 +83,9 @@ static int pss_meta_open_dbs(pss_server_t *s, MDB_txn *txn)
         mdb_status = mdb_dbi_open(txn, "settled", MDB_CREATE, &s->mdb_settled);
     }
     if (mdb_status == 0) {
+        mdb_status = mdb_dbi_open(txn, "departed", MDB_CREATE, &s->mdb_departed);
+    }
+    if (mdb_status == 0) {
         mdb_status = mdb_dbi_open(txn, "server", MDB_CREATE, &server_dbi);
     }
     if (mdb_status == 0) {

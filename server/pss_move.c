@@ -16,6 +16,11 @@
  * second name never appears once the mark may go: no crash between the
  * steps loses the file or leaves it with two names for good. Every step
  * but FORGET is flushed before its answer.
+ *
+ * S numbers each name a DONE takes away ("departed": the number, big-endian,
+ * then the file id and the time), in the DONE's transaction, and keeps the
+ * numbers an hour (the last always), so that `pstripe gc` can ask which
+ * files left since it began (pss_gc.c, lib/psc_gc.c).
  */
 #include "pss_move.h"
 
@@ -45,6 +50,12 @@
 #define PSS_MOVE_KEEP_NS (24 * 3600ull * 1000000000ull)
 #define PSS_MOVE_SKEW_NS (1800ull * 1000000000ull)
 #define PSS_MOVE_PURGE   16 /* settled records an ARRIVE or RESOLVE purges at most */
+#define PSS_DEPART_KEEP_NS (3600ull * 1000000000ull) /* departures kept (a DONE purges) */
+
+/* A departure's value: the file id, then the time of the DONE. */
+typedef struct pss_departure {
+    uint64_t file_id, time_ns;
+} pss_departure_t;
 
 /* A mark's value: the ticket, then the lengths and bytes of both names. */
 typedef struct pss_mark {
@@ -370,6 +381,61 @@ static ps_status_t pss_move_decide(pss_move_t *mv, MDB_txn *txn, int arrive)
     return status;
 }
 
+/* A departure's number from its key (8 bytes, big-endian). */
+static uint64_t pss_departure_number(const MDB_val *k)
+{
+    uint64_t n = 0;
+
+    for (size_t b = 0; b < 8 && k->mv_size == 8; b++) {
+        n = n << 8 | ((const uint8_t *)k->mv_data)[b];
+    }
+    return n;
+}
+
+/* In txn, number the departure of file_id after the last one, and purge up
+ * to PSS_MOVE_PURGE departures older than PSS_DEPART_KEEP_NS (never the
+ * last, which carries the count on). */
+static ps_status_t pss_move_depart(pss_server_t *s, MDB_txn *txn, uint64_t file_id)
+{
+    pss_departure_t d = {file_id, ps_cap_now_ns()};
+    uint8_t kb[8];
+    uint64_t number = 1;
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    int mdb_status = mdb_cursor_open(txn, s->mdb_departed, &cur);
+
+    if (mdb_status == 0) {
+        mdb_status = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+        number = mdb_status == 0 ? pss_departure_number(&k) + 1 : 1;
+        mdb_status = mdb_status == MDB_NOTFOUND ? 0 : mdb_status;
+    }
+    for (int b = 0; b < 8; b++) {
+        kb[b] = (uint8_t)(number >> (56 - 8 * b));
+    }
+    k = (MDB_val){sizeof(kb), kb};
+    v = (MDB_val){sizeof(d), &d};
+    if (mdb_status == 0) {
+        mdb_status = mdb_cursor_put(cur, &k, &v, MDB_APPEND);
+    }
+    for (int i = 0; mdb_status == 0 && i < PSS_MOVE_PURGE; i++) {
+        pss_departure_t old;
+
+        mdb_status = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+        if (mdb_status != 0 || pss_departure_number(&k) == number || v.mv_size != sizeof(old)) {
+            break;
+        }
+        memcpy(&old, v.mv_data, sizeof(old));
+        if (d.time_ns < PSS_DEPART_KEEP_NS || old.time_ns > d.time_ns - PSS_DEPART_KEEP_NS) {
+            break;
+        }
+        mdb_status = mdb_cursor_del(cur, 0);
+    }
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    return mdb_status == MDB_NOTFOUND ? PS_OK : pss_mdb_status(mdb_status);
+}
+
 /* DONE: act on D's receipt if SRC's mark is the ticket's move; answer that
  * SRC holds no mark of it (the ticket, checked, says SRC is its old name,
  * and a mark is made only by the LEAVE that made the ticket). */
@@ -388,6 +454,9 @@ static ps_status_t pss_move_done(pss_move_t *mv, MDB_txn *txn)
         status = pss_mdb_status(mdb_del(txn, s->mdb_marks, &key.val, NULL));
         if (status == PS_OK && mv->m->receipt.state == PS_MOVE_ARRIVED) {
             status = pss_mdb_status(mdb_del(txn, s->mdb_paths, &key.val, NULL));
+            if (status == PS_OK) {
+                status = pss_move_depart(s, txn, mark.ticket.info.file_id);
+            }
             status = status == PS_ERR_NO_ENTRY ? PS_OK : status;
         }
     } else if (status == PS_OK || status == PS_ERR_NO_ENTRY) {
@@ -563,12 +632,7 @@ static ps_status_t pss_move_step(pss_move_t *mv, uint8_t **data, size_t *len)
         return status;
     }
     /* FORGET only tidies: lost in a crash, it leaves an arrived record (for gc) */
-    status = pss_move_commit(s, txn, status, mv->m->op != PS_MOVE_FORGET);
-    if (status == PS_OK && mv->m->op == PS_MOVE_LEAVE) {
-        /* counted once committed, before the answer (pss_move_counts) */
-        __atomic_add_fetch(&s->move_leaves, 1, __ATOMIC_SEQ_CST);
-    }
-    return status;
+    return pss_move_commit(s, txn, status, mv->m->op != PS_MOVE_FORGET);
 }
 
 void pss_move_handle(pss_worker_t *w, pss_req_t *req)
@@ -599,11 +663,6 @@ void pss_move_handle(pss_worker_t *w, pss_req_t *req)
     pss_reply(req, PS_OK, &mv.rep, sizeof(mv.rep), data, len, 0);
 }
 
-uint64_t pss_move_leaves(pss_server_t *s)
-{
-    return __atomic_load_n(&s->move_leaves, __ATOMIC_SEQ_CST);
-}
-
 /* Entries of db in txn (at most UINT32_MAX). */
 static ps_status_t pss_move_count(MDB_txn *txn, MDB_dbi db, uint32_t *n)
 {
@@ -614,9 +673,63 @@ static ps_status_t pss_move_count(MDB_txn *txn, MDB_dbi db, uint32_t *n)
     return pss_mdb_status(mdb_status);
 }
 
-ps_status_t pss_move_marks(pss_server_t *s, MDB_txn *txn, uint32_t *marks, uint32_t *arrivals)
+ps_status_t pss_move_counts(pss_server_t *s, MDB_txn *txn, pss_move_counts_t *c)
 {
-    ps_status_t status = pss_move_count(txn, s->mdb_marks, marks);
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    ps_status_t status = pss_move_count(txn, s->mdb_marks, &c->marks);
+    int mdb_status;
 
-    return status == PS_OK ? pss_move_count(txn, s->mdb_arrived, arrivals) : status;
+    if (status == PS_OK) {
+        status = pss_move_count(txn, s->mdb_arrived, &c->arrivals);
+    }
+    c->departed = c->forgotten = 0;
+    if (status != PS_OK) {
+        return status;
+    }
+    mdb_status = mdb_cursor_open(txn, s->mdb_departed, &cur);
+    if (mdb_status == 0) {
+        mdb_status = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    }
+    if (mdb_status == 0) {
+        c->forgotten = pss_departure_number(&k) - 1;
+        mdb_status = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+    }
+    if (mdb_status == 0) {
+        c->departed = pss_departure_number(&k);
+    }
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    return mdb_status == MDB_NOTFOUND ? PS_OK : pss_mdb_status(mdb_status);
+}
+
+ps_status_t pss_move_departures(pss_server_t *s, MDB_txn *txn, uint64_t after,
+                                void (*fn)(uint64_t file_id, void *arg), void *arg)
+{
+    uint8_t kb[8];
+    MDB_cursor *cur = NULL;
+    MDB_val k = {sizeof(kb), kb}, v;
+    int mdb_status = mdb_cursor_open(txn, s->mdb_departed, &cur);
+
+    for (int b = 0; b < 8; b++) {
+        kb[b] = (uint8_t)((after + 1) >> (56 - 8 * b));
+    }
+    for (MDB_cursor_op op = MDB_SET_RANGE; mdb_status == 0 && after < UINT64_MAX; op = MDB_NEXT) {
+        pss_departure_t d;
+
+        mdb_status = mdb_cursor_get(cur, &k, &v, op);
+        if (mdb_status == 0 && v.mv_size != sizeof(d)) {
+            ps_error("metadata store: a departure of %zu bytes is malformed", v.mv_size);
+            mdb_status = EIO;
+        }
+        if (mdb_status == 0) {
+            memcpy(&d, v.mv_data, sizeof(d));
+            fn(d.file_id, arg);
+        }
+    }
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    return mdb_status == MDB_NOTFOUND ? PS_OK : pss_mdb_status(mdb_status);
 }

@@ -109,7 +109,9 @@ tests_integration_test_client_meta_SOURCES = tests/integration/test_client_meta.
 # client (a client that dies between them)
 tests_integration_test_client_meta_CPPFLAGS = $(AM_CPPFLAGS) \
 	-DPS_AIO_FAULTS_PATH=\"$(abs_top_builddir)/tests/integration/aio-faults.so\"
-tests_integration_test_client_meta_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)
+tests_integration_test_client_meta_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS) $(LMDB_CFLAGS)
+# (and writes into a stopped server's LMDB store)
+tests_integration_test_client_meta_LDADD = $(LDADD) $(LMDB_LIBS)
 tests_integration_test_client_fault_SOURCES = tests/integration/test_client_fault.cc \
 	tests/integration/test_client_wback.cc tests/integration/test_client_wbuf.cc $(PSC_TEST_UTIL)
 tests_integration_test_client_fault_CXXFLAGS = $(AM_CXXFLAGS) $(UCX_CFLAGS)

@@ -104,10 +104,10 @@ static const pst_cmd_t pst_cmds[] = {
      "must answer, else nothing is removed. Root only (unless auth = none).\n"
      "Renames between two servers that a client left unfinished are settled\n"
      "first; one still under way (or interrupted less than the servers'\n"
-     "move_life ago) is waited for, up to 10 minutes, with a warning.\n"
+     "move_life ago) is left to finish, with a warning. A file being renamed\n"
+     "is never taken for an orphan, also while renames keep running.\n"
      "\n"
-     "  -n, --dry-run   only print what would be removed (settles nothing,\n"
-     "                  never waits)\n"},
+     "  -n, --dry-run   only print what would be removed (settles nothing)\n"},
     {"stats", pst_cmd_stats, "[SERVER]", "show the servers' counters",
      "Show the counters of every server, or of SERVER (an index in the server list\n"
      "or a host:port address): bytes and requests, regions received, disk I/Os and\n"

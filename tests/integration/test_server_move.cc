@@ -11,7 +11,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "ps_cluster.h"
@@ -102,6 +105,21 @@ class ServerMove : public ::testing::Test {
         EXPECT_EQ(r.status(), PS_OK);
         return r.body<ps_ids_rep_t>();
     }
+    /* META_LIVE of ids, naming too those that departed after departure
+     * number after: the ids named, and rep.more in *forgotten. */
+    std::set<uint64_t> live(std::vector<uint64_t> ids, uint64_t after, bool *forgotten = nullptr)
+    {
+        std::sort(ids.begin(), ids.end());
+        ps_ids_req_t req{after, (uint32_t)ids.size(), 0};
+        raw_reply r = c->call(PS_MSG_META_LIVE, &req, sizeof(req), ids.data(), ids.size() * 8);
+        EXPECT_EQ(r.status(), PS_OK);
+        std::vector<uint64_t> named(r.data.size() / 8);
+        memcpy(named.data(), r.data.data(), named.size() * 8);
+        if (forgotten != nullptr) {
+            *forgotten = r.status() == PS_OK && r.body<ps_ids_rep_t>().more == 1;
+        }
+        return std::set<uint64_t>(named.begin(), named.end());
+    }
     raw_reply chmod(const std::string &path)
     {
         ps_setattr_req_t req{(uint32_t)path.size(), PS_SETATTR_MODE, 0600, 0, 0, 0};
@@ -128,7 +146,7 @@ TEST_F(ServerMove, StepsMoveTheFileAndOnlyAReceiptDropsTheOldName)
     EXPECT_EQ(move(PS_MOVE_LEAVE, "/m/a", "/m/d").status(), PS_ERR_BUSY);
     EXPECT_EQ(id_of("/m/x") != 0 && id_of("/m/c") == 0, true);
     EXPECT_EQ(moves().marks, 1u);
-    EXPECT_EQ(moves().leaves, 1u);
+    EXPECT_EQ(moves().departed, 0u); /* (departures are names DONE took away) */
 
     raw_reply q = move(PS_MOVE_QUERY, "/m/a", "");
     ASSERT_EQ(q.status(), PS_OK);
@@ -162,6 +180,7 @@ TEST_F(ServerMove, StepsMoveTheFileAndOnlyAReceiptDropsTheOldName)
     EXPECT_EQ(id_of("/m/b"), a);
     EXPECT_EQ(move(PS_MOVE_QUERY, "/m/a", "").status(), PS_ERR_NO_ENTRY);
     EXPECT_EQ(moves().marks, 0u);
+    EXPECT_EQ(moves().departed, 1u);
 
     /* FORGET needs the departed receipt of the same move */
     EXPECT_EQ(move(PS_MOVE_FORGET, "/m/a", "/m/b", &t, &forged).status(), PS_ERR_PROTO);
@@ -190,9 +209,10 @@ TEST_F(ServerMove, ARefusedArrivalGivesTheMoveUpForGood)
     EXPECT_EQ(given_up.refused, PS_ERR_EXISTS);
     EXPECT_EQ(id_of("/g/b"), b);
 
-    /* the receipt drops the mark, not the name */
+    /* the receipt drops the mark, not the name: no departure */
     ASSERT_EQ(move(PS_MOVE_DONE, "/g/a", "/g/b", &t, &given_up.receipt).status(), PS_OK);
     EXPECT_EQ(id_of("/g/a"), a);
+    EXPECT_EQ(moves().departed, 0u);
     EXPECT_EQ(move(PS_MOVE_QUERY, "/g/a", "").status(), PS_ERR_NO_ENTRY);
     EXPECT_EQ(chmod("/g/a").status(), PS_OK);
 
@@ -493,6 +513,69 @@ TEST_F(ServerMove, AReplayedTicketFindsItsRecordAfterTheClockRanAhead)
     EXPECT_EQ(r.body<ps_move_rep_t>().refused, 0);
     EXPECT_EQ(r.body<ps_move_rep_t>().has_replaced, 0u);
     EXPECT_EQ(id_of("/h/b"), 0u);
+}
+
+/* `pstripe gc` may ask the new name's server before the file arrives and
+ * the old name's after it left: so META_LIVE names too the files that a
+ * DONE took away after the departure number the client read before it
+ * began (and only those), across a restart. */
+TEST_F(ServerMove, ALiveQueryNamesTheFilesThatLeftAfterItsNumber)
+{
+    uint64_t a = create("/d/a"), k = create("/d/k"), g = create("/d/g");
+    uint64_t before = moves().departed;
+    ps_move_ticket_t t;
+    move_but_forget("/d/a", "/d/b", &t);
+    ASSERT_FALSE(HasFailure());
+    /* the new name goes too (this one server is both ends): only the
+     * departure names a */
+    ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/d/b").status(), PS_OK);
+    uint64_t after = moves().departed;
+    EXPECT_EQ(after, before + 1);
+    EXPECT_EQ(live({a, k, g, 99}, before), (std::set<uint64_t>{a, k, g}));
+    EXPECT_EQ(live({a, k, g}, after), (std::set<uint64_t>{k, g}));
+
+    /* a given-up move, and a DONE of another name, take no name away */
+    ps_move_ticket_t u = leave("/d/g", "/d/h");
+    raw_reply r = move(PS_MOVE_RESOLVE, "/d/g", "/d/h", &u, nullptr, PS_MOVE_GIVE_UP);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_receipt_t given_up = r.body<ps_move_rep_t>().receipt;
+    ASSERT_EQ(move(PS_MOVE_DONE, "/d/g", "/d/h", &u, &given_up).status(), PS_OK);
+    EXPECT_EQ(id_of("/d/g"), g);
+    EXPECT_EQ(moves().departed, after);
+
+    ASSERT_TRUE(cluster.restart(0));
+    reconnect();
+    EXPECT_EQ(moves().departed, after);
+    bool forgotten = true;
+    EXPECT_EQ(live({a, k}, before, &forgotten), (std::set<uint64_t>{a, k}));
+    EXPECT_FALSE(forgotten);
+}
+
+/* Departures are kept an hour (the last always): a client whose number is
+ * older than the oldest kept hears so (rep.more), not a short answer. */
+TEST_F(ServerMove, ALiveQueryTellsWhenDeparturesItAsksAboutAreForgotten)
+{
+    uint64_t a = create("/f/a"), b = create("/f/b");
+    ps_move_ticket_t t;
+    move_but_forget("/f/a", "/f/a2", &t);
+    ASSERT_FALSE(HasFailure());
+    ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/f/a2").status(), PS_OK);
+
+    if (!restart_with_clock(cluster, "+2h")) {
+        GTEST_SKIP() << "libfaketime is not installed (scripts/install-deps installs it)";
+    }
+    reconnect();
+    bool forgotten = true;
+    EXPECT_EQ(live({a, b}, 0, &forgotten), (std::set<uint64_t>{a, b}));
+    EXPECT_FALSE(forgotten) << "the last departure is kept";
+    move_but_forget("/f/b", "/f/b2", &t); /* purges the first, two hours old */
+    ASSERT_FALSE(HasFailure());
+    ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/f/b2").status(), PS_OK);
+    EXPECT_EQ(moves().departed, 2u);
+    live({a, b}, 0, &forgotten);
+    EXPECT_TRUE(forgotten);
+    EXPECT_EQ(live({a, b}, 1, &forgotten), (std::set<uint64_t>{b}));
+    EXPECT_FALSE(forgotten);
 }
 
 /* A server that does not know its place cannot tell that it alone decides

@@ -6,8 +6,9 @@
 # rename and chmod of it are refused until the server's move_life has
 # passed, then the next one settles it (the file stays, never under two
 # names; MPI_File_delete says MPI_ERR_FILE_IN_USE); `pstripe gc` meanwhile
-# waits for move_life to end, settles such a rename and removes nothing of
-# the file. (Each step of the protocol, and crashes between them:
+# removes nothing of the file and leaves the rename to finish, and settles
+# it once move_life has passed. (Each step of the protocol, and crashes
+# between them:
 # tests/integration/test_server `ServerMove.*`, test_client_meta.)
 . "$(dirname "$0")/lib.sh"
 
@@ -92,10 +93,20 @@ fi
 expect_status 0 pst stat /a
 left=$((began + life - $(date +%s)))
 [ "$left" -gt 1 ] || fail "the steps above took longer than move_life ($life s)"
-step "gc waits for the rename's move_life to end, settles it and removes nothing of the file"
+step "gc meanwhile removes nothing of the file and leaves the rename to finish"
 expect_status 0 pst gc
-contains "$err" "is being renamed to $c.*waiting for it to end" "gc waited"
+contains "$err" "is being renamed to $c.*left to finish" "gc left the rename"
 contains "$out" "^0 orphaned objects" "gc removed nothing"
+expect_status 1 pst chmod 600 /a
+contains "$err" "is being renamed to $c" "the rename is still unfinished"
+
+step "once move_life has passed, gc settles the rename"
+wait=$((began + life + 1 - $(date +%s)))
+[ "$wait" -le 0 ] || sleep "$wait"
+expect_status 0 pst gc
+contains "$out" "^0 orphaned objects" "gc removed nothing"
+expect_status 0 pst gc
+not_contains "$err" "being renamed" "the rename is settled"
 expect_status 0 pst chmod 600 /a
 expect_status 1 pst stat "$c"
 expect_status 0 pst cp pstripe:/a "$tmp/back2"

@@ -17,7 +17,7 @@ done
 expect_status 0 pst help cp
 contains "$out" "--stripe-size" "help cp"
 expect_status 0 pst help gc
-contains "$out" "is waited for, up to 10 minutes" "help gc says it waits for unfinished renames"
+contains "$out" "is left to finish, with a warning" "help gc says it leaves renames under way"
 expect_status 0 pst local start --help
 contains "$out" "--workers" "local start --help"
 expect_status 2 pst

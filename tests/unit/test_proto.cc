@@ -381,6 +381,8 @@ std::vector<sample> valid_samples()
     s.push_back({"META_LIVE req max", make(PS_MSG_META_LIVE, ps_ids_req_t{0, PS_LIVE_MAX, 0}), 0,
                  8ull * PS_LIVE_MAX});
     s.push_back({"META_LIVE req no ids", make(PS_MSG_META_LIVE, ps_ids_req_t{0, 0, 0}), 0, 0});
+    s.push_back(
+        {"META_LIVE req departed after", make(PS_MSG_META_LIVE, ps_ids_req_t{9, 2, 0}), 0, 16});
     s.push_back({"MOVE LEAVE req", make(PS_MSG_MOVE, move_req(PS_MOVE_LEAVE, 5, 7)), 0, 12});
     s.push_back(
         {"MOVE LEAVE req noreplace max",
@@ -442,7 +444,9 @@ std::vector<sample> valid_samples()
                  8ull * PS_LIVE_MAX});
     s.push_back({"META_LIVE rep empty", make(PS_MSG_META_LIVE, ps_ids_rep_t{0, 0}), 1, 0});
     s.push_back(
-        {"META_LIVE rep moves", make(PS_MSG_META_LIVE, ps_ids_rep_t{0, 0, 2, 3, 5, 7}), 1, 0});
+        {"META_LIVE rep moves", make(PS_MSG_META_LIVE, ps_ids_rep_t{0, 0, 2, 3, 5, 0}), 1, 0});
+    s.push_back({"META_LIVE rep departures forgotten",
+                 make(PS_MSG_META_LIVE, ps_ids_rep_t{1, 1, 0, 0, 5, 0}), 1, 8});
     s.push_back({"STATFS rep", make(PS_MSG_STATFS, statfs), 1, 0});
     s.push_back({"STATS rep", make(PS_MSG_STATS, stats), 1, 0});
     s.push_back({"SHARED_FP rep", make(PS_MSG_SHARED_FP, sfp_rep(4096)), 1, 0});
@@ -579,7 +583,7 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             bool live = h.type == PS_MSG_META_LIVE;
             *data_len = live ? 8ull * b.count : 0;
             return (b.count >= 1 || live) && b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) &&
-                   b.reserved == 0 && (!live || b.after == 0);
+                   b.reserved == 0;
         }
         case PS_MSG_MOVE: {
             ps_move_req_t b = body_at<ps_move_req_t>(m);
@@ -630,8 +634,8 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
         ps_ids_rep_t b = body_at<ps_ids_rep_t>(m);
         *data_len = 8ull * b.count;
         bool live = h.type == PS_MSG_META_LIVE;
-        return b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) && b.more <= (live ? 0u : 1u) &&
-               (live || b.arrivals == 0);
+        return b.count <= (live ? PS_LIVE_MAX : PS_IDS_MAX) && b.more <= 1 &&
+               (live || (b.arrivals == 0 && b.departed == 0));
     }
     case PS_MSG_MOVE: {
         ps_move_rep_t b = body_at<ps_move_rep_t>(m);
@@ -741,8 +745,8 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(21, PS_MSG_OBJ_LIST);
     EXPECT_EQ(22, PS_MSG_META_LIVE);
     EXPECT_EQ(8u, offsetof(ps_ids_req_t, count));
-    EXPECT_EQ(16u, offsetof(ps_ids_rep_t, leaves));
-    EXPECT_EQ(24u, offsetof(ps_ids_rep_t, instance));
+    EXPECT_EQ(16u, offsetof(ps_ids_rep_t, departed));
+    EXPECT_EQ(24u, offsetof(ps_ids_rep_t, reserved));
     EXPECT_EQ(23, PS_MSG_MOVE);
     EXPECT_EQ(16u, offsetof(ps_move_req_t, file_id));
     EXPECT_EQ(24u, offsetof(ps_move_req_t, ticket));
