@@ -5,7 +5,7 @@ common_libpscommon_la_SOURCES = \
 	common/ps_status.c common/ps_status.h \
 	common/ps_log.c common/ps_log.h \
 	common/ps_config.c common/ps_config.h \
-	common/ps_proto.c common/ps_proto.h \
+	common/ps_proto.c common/ps_proto_dump.c common/ps_proto.h \
 	common/ps_hmac.c common/ps_hmac.h \
 	common/ps_cap.c common/ps_cap.h \
 	common/ps_layout.c common/ps_layout.h \

@@ -61,8 +61,9 @@ extern "C" {
  * and META_LIVE's reply counts them; 18: MOVE QUERY lists arrivals
  * (PS_MOVE_ARRIVALS) and META_LIVE counts them; 19: META_LIVE names the files
  * that left by a MOVE after a departure number (`after`), and its reply
- * tells the last one (departed) instead of LEAVEs and the instance. */
-#define PS_PROTO_VERSION 19
+ * tells the last one (departed) instead of LEAVEs and the instance; 20:
+ * LOOKUP_ID (an open file's capability renewed after a rename). */
+#define PS_PROTO_VERSION 20
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
 
@@ -98,7 +99,8 @@ typedef enum ps_msg_type {
     PS_MSG_OBJ_LIST = 21,     /* the ids of the objects a server holds (root; `pstripe gc`) */
     PS_MSG_META_LIVE = 22,    /* which of some file ids a path names (root; `pstripe gc`) */
     PS_MSG_MOVE = 23,         /* one step of a rename between two metadata servers */
-    PS_MSG_TYPE_LAST = 24
+    PS_MSG_LOOKUP_ID = 24,    /* file id -> file info, wherever its name now is here */
+    PS_MSG_TYPE_LAST = 25
 } ps_msg_type_t;
 
 /* Header of every request and reply. */
@@ -278,6 +280,17 @@ typedef struct ps_path_req { /* LOOKUP, REMOVE */
     uint32_t access;         /* LOOKUP: PS_CAP_* wanted (0: a capability without rights,
                                 for OBJ_SYNC and OBJ_FLUSH); REMOVE: 0 (the reply grants PS_CAP_REMOVE) */
 } ps_path_req_t;
+
+/* LOOKUP_ID: the file file_id names, found by the metadata server's index of
+ * its own names, with a capability of access (as LOOKUP's); PS_ERR_NO_ENTRY
+ * if no name of this server names it. A client renews an open file's
+ * capability by it once the open's name no longer leads to the file (a
+ * rename), asking each server in turn. Any worker answers. Reply: ps_file_rep_t. */
+typedef struct ps_id_req {
+    uint64_t file_id;  /* not 0 */
+    uint32_t access;   /* PS_CAP_READ | PS_CAP_WRITE, or 0 */
+    uint32_t reserved; /* 0 */
+} ps_id_req_t;
 
 /* --- SETATTR ---------------------------------------------------------------- */
 #define PS_SETATTR_MODE 0x1u
@@ -629,6 +642,7 @@ static_assert(sizeof(ps_auth_rep_t) == 64, "wire size");
 static_assert(sizeof(ps_create_req_t) == 32, "wire size");
 static_assert(sizeof(ps_file_rep_t) == 120, "wire size");
 static_assert(sizeof(ps_path_req_t) == 8, "wire size");
+static_assert(sizeof(ps_id_req_t) == 16, "wire size");
 static_assert(sizeof(ps_rename_req_t) == 24, "wire size");
 static_assert(sizeof(ps_rename_rep_t) == 176, "wire size");
 static_assert(sizeof(ps_list_req_t) == 16, "wire size");

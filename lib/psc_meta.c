@@ -431,13 +431,48 @@ ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t
     return psc_file_new(fs, npath, len, flags, &rep, file_p);
 }
 
+/* The file file_id by its id (LOOKUP_ID), asking each server in turn:
+ * after a rename, the open's name no longer leads to it. PS_ERR_NO_ENTRY
+ * if no server names it (removed). */
+static ps_status_t psc_lookup_id(pstripe_fs_t *fs, uint64_t file_id, uint32_t access,
+                                 ps_file_rep_t *rep)
+{
+    ps_id_req_t req = {file_id, access, 0};
+    ps_status_t status = PS_ERR_NO_ENTRY;
+
+    for (uint32_t s = 0; s < fs->nservers && status == PS_ERR_NO_ENTRY; s++) {
+        psc_call_t call;
+        psc_op_t op;
+
+        psc_call_init(&call);
+        psc_op_init(&op, s, PS_MSG_LOOKUP_ID, &req, sizeof(req));
+        op.rep_body = rep;
+        op.rep_body_len = sizeof(*rep);
+        psc_op_post(fs, &op, &call);
+        status = psc_call_wait(fs, &call);
+        if (status == PS_OK && rep->info.file_id != file_id) {
+            status = psc_error(PS_ERR_PROTO, "server %s answered a LOOKUP_ID with another file",
+                               fs->servers[s].addr);
+        }
+        if (status == PS_OK) {
+            status = psc_check_info(fs, &rep->info, s);
+        }
+    }
+    if (status == PS_ERR_NO_ENTRY) {
+        return psc_error(PS_ERR_NO_ENTRY, "no name leads to the file any more (removed)");
+    }
+    return status;
+}
+
 /*
  * The file's capability for a data request. Past half its life (the
  * server's cap_life; ps_time_ns is monotonic, so clock steps do not
- * matter here) it is renewed by a LOOKUP asking for the open's access, so
- * a file kept open for hours keeps working. A renewal that fails (server
- * down, mode changed, file replaced) keeps the old capability: requests
- * go on until it expires, then fail with PS_ERR_ACCESS.
+ * matter here) it is renewed by a LOOKUP of the open's name asking for the
+ * open's access, or, if that name no longer leads to the file (renamed),
+ * by its id, so a file kept open for hours keeps working. A renewal that
+ * fails (server down, mode changed, file removed) keeps the old
+ * capability: requests go on until it expires, then fail with
+ * PS_ERR_ACCESS.
  */
 void psc_file_cap(pstripe_file_t *file, ps_cap_t *cap)
 {
@@ -456,9 +491,11 @@ void psc_file_cap(pstripe_file_t *file, ps_cap_t *cap)
     }
     ps_status_t status =
         psc_path_op(fs, PS_MSG_LOOKUP, file->path, file->path_len, NULL, 0, access, &rep);
-    if (status != PS_OK || rep.info.file_id != file->info.file_id || rep.cap_life_s == 0) {
-        int gone = status == PS_ERR_NO_ENTRY ||
-                   (status == PS_OK && rep.info.file_id != file->info.file_id);
+    if (status == PS_ERR_NO_ENTRY || (status == PS_OK && rep.info.file_id != file->info.file_id)) {
+        status = psc_lookup_id(fs, file->info.file_id, access, &rep);
+    }
+    if (status != PS_OK || rep.cap_life_s == 0) {
+        int gone = status == PS_ERR_NO_ENTRY;
         ps_warn("%s: renewing the capability failed: %s; the current one expires in %lld s",
                 file->path, pstripe_last_error(),
                 (long long)(((int64_t)cap->expiry_ns - (int64_t)ps_wall_ns()) / 1000000000));

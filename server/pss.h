@@ -142,6 +142,7 @@ typedef struct pss_server {
     MDB_dbi mdb_arrived; /* moves that arrived here, the old name not yet gone */
     MDB_dbi mdb_settled; /* moves given up, or arrived and departed (purged later) */
     MDB_dbi mdb_departed; /* file ids whose name here a move took away, numbered */
+    MDB_dbi mdb_ids;      /* file id -> the key of its name (LOOKUP_ID) */
     size_t mdb_max_key;
 
     ucp_context_h ucp_context;
@@ -186,6 +187,7 @@ typedef struct pss_req {
         ps_setattr_req_t setattr;
         ps_ids_req_t ids;
         ps_move_req_t move;
+        ps_id_req_t id;
     } body;
     ps_status_t status;     /* decode status; PS_OK when valid */
     int late;               /* arrived after the worker began to stop */

@@ -217,12 +217,13 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
         pss_reply_file(req, &info, 0, req->body.path.access);
         return;
     }
-    mdb_status = mdb_del(txn, s->mdb_paths, &key.val, NULL);
-    if (mdb_status == 0) {
-        mdb_status = mdb_txn_commit(txn);
-    } else {
+    status = pss_meta_del(s, txn, &key, info.file_id);
+    if (status != PS_OK) {
         mdb_txn_abort(txn);
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
+        return;
     }
+    mdb_status = mdb_txn_commit(txn);
     if (mdb_status != 0) {
         ps_error("metadata store: REMOVE %.*s: %s", (int)len, path, mdb_strerror(mdb_status));
         pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, 0);
@@ -241,6 +242,32 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
     pss_reply_file(req, &info, 0, PS_CAP_REMOVE);
 }
 
+/* LOOKUP_ID: the file of the request's id by the index of this server's
+ * names, with a capability as LOOKUP's. */
+static void pss_meta_lookup_id(pss_worker_t *w, pss_req_t *req)
+{
+    pss_server_t *s = w->server;
+    const ps_id_req_t *r = &req->body.id;
+    ps_file_info_t info;
+    const char *path;
+    size_t len;
+    MDB_txn *txn;
+    ps_status_t status = pss_txn_begin(s, MDB_RDONLY, &txn);
+
+    if (status == PS_OK) {
+        status = pss_meta_get_id(s, txn, r->file_id, &info, &path, &len);
+        if (status == PS_OK) {
+            status = pss_meta_allow(req, &info, r->access, path, len);
+        }
+        mdb_txn_abort(txn);
+    }
+    if (status != PS_OK) {
+        pss_reply(req, status, NULL, 0, NULL, 0, 0);
+        return;
+    }
+    pss_reply_file(req, &info, 0, r->access);
+}
+
 /* In txn: move src to dst (replacing dst unless NOREPLACE), if the caller
  * may remove both; fills rep. */
 static ps_status_t pss_meta_rename_txn(pss_req_t *req, MDB_txn *txn, const char *src,
@@ -251,7 +278,6 @@ static ps_status_t pss_meta_rename_txn(pss_req_t *req, MDB_txn *txn, const char 
     uint32_t life_s;
     pss_key_t src_key, dst_key;
     ps_status_t status;
-    int mdb_status;
 
     status = pss_meta_get(s, txn, src, r->src_len, &src_key, &rep->info);
     if (status != PS_OK) {
@@ -281,22 +307,18 @@ static ps_status_t pss_meta_rename_txn(pss_req_t *req, MDB_txn *txn, const char 
         }
         pss_perm_grant(s, req, rep->replaced.file_id, PS_CAP_REMOVE, &rep->replaced_cap, &life_s);
         rep->has_replaced = 1;
-        mdb_status = mdb_del(txn, s->mdb_paths, &dst_key.val, NULL);
-        if (mdb_status != 0) {
-            ps_error("metadata store: RENAME: delete %.*s: %s", (int)r->dst_len, dst,
-                     mdb_strerror(mdb_status));
-            return pss_mdb_status(mdb_status);
+        status = pss_meta_del(s, txn, &dst_key, rep->replaced.file_id);
+        if (status != PS_OK) {
+            return status;
         }
     } else if (status != PS_ERR_NO_ENTRY) {
         return status;
     } else {
         memset(&rep->replaced, 0, sizeof(rep->replaced));
     }
-    mdb_status = mdb_del(txn, s->mdb_paths, &src_key.val, NULL);
-    if (mdb_status != 0) {
-        ps_error("metadata store: RENAME: delete %.*s: %s", (int)r->src_len, src,
-                 mdb_strerror(mdb_status));
-        return pss_mdb_status(mdb_status);
+    status = pss_meta_del(s, txn, &src_key, rep->info.file_id);
+    if (status != PS_OK) {
+        return status;
     }
     rep->info.mtime_ns = ps_wall_ns();
     return pss_meta_put(s, txn, &dst_key, dst, r->dst_len, &rep->info);
@@ -363,7 +385,6 @@ static void pss_meta_setattr(pss_worker_t *w, pss_req_t *req)
     pss_key_t key;
     MDB_txn *txn;
     ps_status_t status;
-    int mdb_status;
 
     status = pss_txn_begin(s, 0, &txn);
     if (status != PS_OK) {
@@ -378,9 +399,10 @@ static void pss_meta_setattr(pss_worker_t *w, pss_req_t *req)
         status = pss_meta_unmarked(s, txn, &key); /* its move carries the old info */
     }
     if (status == PS_OK) {
-        mdb_status = mdb_del(txn, s->mdb_paths, &key.val, NULL);
-        status = mdb_status == 0 ? pss_meta_put(s, txn, &key, path, len, &info)
-                                 : pss_mdb_status(mdb_status);
+        status = pss_meta_del(s, txn, &key, info.file_id);
+        if (status == PS_OK) {
+            status = pss_meta_put(s, txn, &key, path, len, &info);
+        }
     }
     if (!pss_meta_commit(req, txn, status, "SETATTR", path, len)) {
         return;
@@ -409,6 +431,9 @@ void pss_meta_handle(pss_worker_t *w, pss_req_t *req)
         break;
     case PS_MSG_LOOKUP:
         pss_meta_lookup(w, req, 0);
+        break;
+    case PS_MSG_LOOKUP_ID:
+        pss_meta_lookup_id(w, req);
         break;
     case PS_MSG_REMOVE:
         pss_meta_lookup(w, req, 1);

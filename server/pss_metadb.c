@@ -1,9 +1,15 @@
 /*
  * pss_metadb.c: the metadata store, DIR/meta: one LMDB environment with the
  * namespace (database "paths": key = path bytes, value = ps_file_info_t),
- * the server id ("server": "id" -> id), and the two records of renames
- * between servers (pss_move.c): "marks" (a name leaving this server),
- * "arrived" and "settled" (moves to a name of this server).
+ * the server id ("server": "id" -> id), the records of renames between
+ * servers (pss_move.c): "marks" (a name leaving this server), "arrived"
+ * and "settled" (moves to a name of this server), "departed" (names moves
+ * took away), and the index "ids" (file id, 8 bytes -> the key of its
+ * name), which renews an open file's capability after a rename
+ * (LOOKUP_ID). Every name put or deleted updates the index in the same
+ * transaction (pss_meta_put, pss_meta_del); a store whose index does not
+ * count as many entries as its namespace (one from before protocol 20) is
+ * indexed again at open.
  *
  * LMDB is crash-safe by construction (copy-on-write B-tree, two meta
  * pages); we open it with MDB_NOMETASYNC, so a commit flushes the data
@@ -63,6 +69,55 @@ ps_status_t pss_mdb_status(int mdb_status)
     }
 }
 
+/* In txn, point the index at key for the file id of the stored value v. */
+static int pss_index_put(pss_server_t *s, MDB_txn *txn, const MDB_val *key, const MDB_val *v)
+{
+    ps_file_info_t info;
+    MDB_val id = {sizeof(info.file_id), &info.file_id};
+
+    pss_entry_info(v, &info);
+    return mdb_put(txn, s->mdb_ids, &id, (MDB_val *)key, 0);
+}
+
+/* In txn, index every name again unless the index counts as many (a store
+ * from before protocol 20 has none). Returns an LMDB code. */
+static int pss_meta_index(pss_server_t *s, MDB_txn *txn)
+{
+    MDB_stat paths, ids;
+    MDB_cursor *cur = NULL;
+    MDB_val k, v;
+    size_t n = 0;
+    int mdb_status = mdb_stat(txn, s->mdb_paths, &paths);
+
+    if (mdb_status == 0) {
+        mdb_status = mdb_stat(txn, s->mdb_ids, &ids);
+    }
+    if (mdb_status != 0 || paths.ms_entries == ids.ms_entries) {
+        return mdb_status;
+    }
+    mdb_status = mdb_drop(txn, s->mdb_ids, 0);
+    if (mdb_status == 0) {
+        mdb_status = mdb_cursor_open(txn, s->mdb_paths, &cur);
+    }
+    for (MDB_cursor_op op = MDB_FIRST; mdb_status == 0; op = MDB_NEXT, n++) {
+        mdb_status = mdb_cursor_get(cur, &k, &v, op);
+        if (mdb_status == 0 && pss_entry_info_len(&v) == 0) {
+            mdb_status = MDB_CORRUPTED;
+        }
+        if (mdb_status == 0) {
+            mdb_status = pss_index_put(s, txn, &k, &v);
+        }
+    }
+    if (cur != NULL) {
+        mdb_cursor_close(cur);
+    }
+    if (mdb_status == MDB_NOTFOUND) {
+        ps_info("metadata store: %zu names indexed by file id", n - 1);
+        mdb_status = 0;
+    }
+    return mdb_status;
+}
+
 /*
  * In txn, open the databases and read the server id, or make a random one
  * on a new store. Returns an LMDB code (or an errno value).
@@ -84,6 +139,12 @@ static int pss_meta_open_dbs(pss_server_t *s, MDB_txn *txn)
     }
     if (mdb_status == 0) {
         mdb_status = mdb_dbi_open(txn, "departed", MDB_CREATE, &s->mdb_departed);
+    }
+    if (mdb_status == 0) {
+        mdb_status = mdb_dbi_open(txn, "ids", MDB_CREATE, &s->mdb_ids);
+    }
+    if (mdb_status == 0) {
+        mdb_status = pss_meta_index(s, txn);
     }
     if (mdb_status == 0) {
         mdb_status = mdb_dbi_open(txn, "server", MDB_CREATE, &server_dbi);
@@ -339,10 +400,64 @@ ps_status_t pss_meta_put(pss_server_t *s, MDB_txn *txn, pss_key_t *key, const ch
         val.mv_size += len;
     }
     mdb_status = mdb_put(txn, s->mdb_paths, &key->val, &val, MDB_NOOVERWRITE);
+    if (mdb_status == 0) {
+        mdb_status = pss_index_put(s, txn, &key->val, &val);
+    }
     if (mdb_status != 0) {
         ps_error("metadata store: put: %s", mdb_strerror(mdb_status));
     }
     return pss_mdb_status(mdb_status);
+}
+
+ps_status_t pss_meta_del(pss_server_t *s, MDB_txn *txn, const pss_key_t *key, uint64_t file_id)
+{
+    MDB_val id = {sizeof(file_id), &file_id}, at;
+    int mdb_status = mdb_del(txn, s->mdb_paths, (MDB_val *)&key->val, NULL);
+
+    if (mdb_status == MDB_NOTFOUND) {
+        return PS_ERR_NO_ENTRY;
+    }
+    if (mdb_status == 0) {
+        mdb_status = mdb_get(txn, s->mdb_ids, &id, &at);
+        if (mdb_status == 0 && at.mv_size == key->val.mv_size &&
+            memcmp(at.mv_data, key->val.mv_data, at.mv_size) == 0) {
+            mdb_status = mdb_del(txn, s->mdb_ids, &id, NULL);
+        } else if (mdb_status == MDB_NOTFOUND) {
+            mdb_status = 0; /* (not indexed) */
+        }                   /* (else indexed under its other name: a move within this server) */
+    }
+    if (mdb_status != 0) {
+        ps_error("metadata store: delete: %s", mdb_strerror(mdb_status));
+    }
+    return pss_mdb_status(mdb_status);
+}
+
+ps_status_t pss_meta_get_id(pss_server_t *s, MDB_txn *txn, uint64_t file_id, ps_file_info_t *info,
+                            const char **path, size_t *len)
+{
+    MDB_val id = {sizeof(file_id), &file_id}, key, val;
+    int mdb_status = mdb_get(txn, s->mdb_ids, &id, &key);
+
+    if (mdb_status == 0) {
+        mdb_status = mdb_get(txn, s->mdb_paths, &key, &val);
+    }
+    if (mdb_status != 0) {
+        if (mdb_status != MDB_NOTFOUND) {
+            ps_error("metadata lookup by id: %s", mdb_strerror(mdb_status));
+        }
+        return pss_mdb_status(mdb_status);
+    }
+    if (pss_entry_path(&key, &val, path, len) != PS_OK) {
+        ps_error("metadata store: entry of %zu bytes is too short", val.mv_size);
+        return PS_ERR_IO;
+    }
+    pss_entry_info(&val, info);
+    if (info->file_id != file_id) {
+        ps_error("metadata store: the index of file %016llx names another file's entry",
+                 (unsigned long long)file_id);
+        return PS_ERR_IO;
+    }
+    return PS_OK;
 }
 
 /* Begin a transaction (flags 0 or MDB_RDONLY); a failure is logged here. */

@@ -45,9 +45,18 @@ ps_status_t pss_entry_path(const MDB_val *k, const MDB_val *v, const char **path
 ps_status_t pss_meta_get(pss_server_t *s, MDB_txn *txn, const char *path, size_t len,
                          pss_key_t *key, ps_file_info_t *info);
 
-/* Put a path's info in txn under key (which must not exist). */
+/* Put a path's info in txn under key (which must not exist), and index it. */
 ps_status_t pss_meta_put(pss_server_t *s, MDB_txn *txn, pss_key_t *key, const char *path,
                          size_t len, const ps_file_info_t *info);
+
+/* Delete the name of key in txn, and its index entry if it points there
+ * (file_id: the file it names): PS_OK, PS_ERR_NO_ENTRY or an error. */
+ps_status_t pss_meta_del(pss_server_t *s, MDB_txn *txn, const pss_key_t *key, uint64_t file_id);
+
+/* The info and full path of the name of file_id in txn, by the index:
+ * PS_OK, PS_ERR_NO_ENTRY or an error. */
+ps_status_t pss_meta_get_id(pss_server_t *s, MDB_txn *txn, uint64_t file_id, ps_file_info_t *info,
+                            const char **path, size_t *len);
 
 /* PS_OK if the name of key is not leaving for another server (pss_move.c),
  * PS_ERR_BUSY if it is (the caller refuses to remove, rename or change it),

@@ -313,7 +313,7 @@ static ps_status_t pss_move_put_dst(pss_move_t *mv, MDB_txn *txn)
         pss_perm_grant(s, mv->req, mv->rep.replaced.file_id, PS_CAP_REMOVE, &mv->rep.replaced_cap,
                        &life_s);
         mv->rep.has_replaced = 1;
-        status = pss_mdb_status(mdb_del(txn, s->mdb_paths, &key.val, NULL));
+        status = pss_meta_del(s, txn, &key, mv->rep.replaced.file_id);
     } else if (status == PS_ERR_NO_ENTRY) {
         memset(&mv->rep.replaced, 0, sizeof(mv->rep.replaced));
         status = PS_OK;
@@ -453,7 +453,7 @@ static ps_status_t pss_move_done(pss_move_t *mv, MDB_txn *txn)
     if (status == PS_OK && mark.ticket.tid == t->tid) {
         status = pss_mdb_status(mdb_del(txn, s->mdb_marks, &key.val, NULL));
         if (status == PS_OK && mv->m->receipt.state == PS_MOVE_ARRIVED) {
-            status = pss_mdb_status(mdb_del(txn, s->mdb_paths, &key.val, NULL));
+            status = pss_meta_del(s, txn, &key, mark.ticket.info.file_id);
             if (status == PS_OK) {
                 status = pss_move_depart(s, txn, mark.ticket.info.file_id);
             }

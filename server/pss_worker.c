@@ -321,6 +321,7 @@ static void pss_dispatch(pss_worker_t *w, pss_req_t *req)
         return;
     case PS_MSG_LIST:
     case PS_MSG_META_SYNC:
+    case PS_MSG_LOOKUP_ID: /* (any worker: it reads) */
         pss_meta_handle(w, req);
         return;
     case PS_MSG_CREATE:

@@ -382,12 +382,13 @@ tests/adio/env.sh: Makefile
 # ---- end of pstripe MPICH and pstripe-run tests ------------------------------
 
 # ---- protocol fuzzing (tests/fuzz) ------------------------------------------------
-# fuzz_proto is a libFuzzer target over common/ps_proto.c, built with clang
-# when configure found one that can (else run-fuzz is skipped); run-fuzz
-# runs it for PS_FUZZ_SECONDS (30) from the committed seed corpus.
+# fuzz_proto is a libFuzzer target over common/ps_proto.c and
+# ps_proto_dump.c, built with clang when configure found one that can (else
+# run-fuzz is skipped); run-fuzz runs it for PS_FUZZ_SECONDS (30) from the
+# committed seed corpus.
 if BUILD_FUZZ
 FUZZ_SRC = $(srcdir)/tests/fuzz/fuzz_proto.c $(srcdir)/common/ps_proto.c \
-	$(srcdir)/common/ps_status.c
+	$(srcdir)/common/ps_proto_dump.c $(srcdir)/common/ps_status.c
 check_SCRIPTS += tests/fuzz/fuzz_proto
 tests/fuzz/fuzz_proto: $(FUZZ_SRC) $(srcdir)/common/ps_proto.h
 	$(AM_V_CC)$(MKDIR_P) tests/fuzz && $(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined \

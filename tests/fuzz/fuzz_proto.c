@@ -2,8 +2,9 @@
  * fuzz_proto.c: libFuzzer target for the protocol decoders a server and a
  * client run on bytes from the network (common/ps_proto.c): the AM header
  * check (ps_proto_decode), the region and strided-run lists of
- * OBJ_READ/OBJ_WRITE (ps_proto_check_regions, ps_proto_check_runs), wire paths (ps_proto_check_path,
- * ps_path_normalize) and the trace dump (ps_proto_dump).
+ * OBJ_READ/OBJ_WRITE (ps_proto_check_regions, ps_proto_check_runs), wire paths
+ * (ps_proto_check_path, ps_path_normalize), and the trace dump (ps_proto_dump,
+ * common/ps_proto_dump.c).
  *
  * Input: byte 0 bit 0 = is_reply, bytes 1-2 = length of the AM header (little
  * endian, cut to what is there), then the header, then the AM data. The

@@ -1463,6 +1463,67 @@ TEST(ClientPerm, LongOpenRenewsItsCapability)
     pstripe_disconnect(fs);
 }
 
+/* A file renamed while open keeps working past its capability's life
+ * (cap_life 2 s here): the renewal by the open's name finds no file there,
+ * or another one, and renews by the file's id (LOOKUP_ID) at whichever
+ * server now names it. Before protocol 20 each handle below failed with
+ * PS_ERR_ACCESS once its capability expired. Renamed within one server,
+ * to a name of the other server, and away with a new file put at the
+ * open's name. */
+TEST(ClientPerm, ARenamedOpenFileRenewsItsCapabilityById)
+{
+    ps_test::ps_cluster cluster;
+    pstripe_fs_t *fs = nullptr;
+    std::vector<std::string> args = ps_test::ps_cluster::placed();
+    args.insert(args.end(), {"--set", "cap_life=2s"});
+    ASSERT_TRUE(cluster.start(2, 1, args));
+    PSC_ASSERT_OK(connect(cluster, {}, &fs));
+    auto on = [&](const std::string &base, uint32_t server) {
+        for (int i = 0;; i++) {
+            uint32_t owner = ~0u;
+            std::string name = base + std::to_string(i);
+            if (pstripe_path_server(fs, name.c_str(), &owner) == PS_OK && owner == server) {
+                return name;
+            }
+        }
+    };
+    const char *why[3] = {"renamed within its server", "renamed to the other server",
+                          "renamed, a new file at its name"};
+    std::string from[3] = {on("/o/in", 0), on("/o/across", 0), on("/o/reused", 1)};
+    std::string to[3] = {on("/o/in-to", 0), on("/o/across-to", 1), on("/o/reused-to", 0)};
+    pstripe_file_t *f[3];
+    for (int i = 0; i < 3; i++) {
+        PSC_ASSERT_OK(
+            pstripe_open(fs, from[i].c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, nullptr, &f[i]));
+        PSC_EXPECT_OK(pstripe_pwrite(f[i], "abcdefgh", 8, 0));
+        PSC_ASSERT_OK(pstripe_rename(fs, from[i].c_str(), to[i].c_str()));
+    }
+    pstripe_file_t *other;
+    PSC_ASSERT_OK(pstripe_open(fs, from[2].c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT | PSTRIPE_EXCL,
+                               0600, nullptr, &other));
+    PSC_EXPECT_OK(pstripe_close(other));
+    struct timespec ts = {2, 500000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    for (int i = 0; i < 3; i++) {
+        char buf[8] = {0};
+        uint64_t nread = 0;
+        EXPECT_EQ(pstripe_pwrite(f[i], "ABCD", 4, 0), PS_OK)
+            << why[i] << ": " << pstripe_last_error();
+        EXPECT_EQ(pstripe_pread(f[i], buf, 8, 0, &nread), PS_OK) << why[i];
+        EXPECT_EQ(0, memcmp(buf, "ABCDefgh", 8)) << why[i];
+        EXPECT_EQ(pstripe_fsync(f[i]), PS_OK) << why[i] << ": " << pstripe_last_error();
+        EXPECT_EQ(pstripe_close(f[i]), PS_OK) << why[i];
+        pstripe_stat_t st;
+        PSC_EXPECT_OK(pstripe_stat(fs, to[i].c_str(), &st));
+        EXPECT_EQ(st.size, 8u) << why[i];
+    }
+    pstripe_stat_t st;
+    PSC_EXPECT_OK(pstripe_stat(fs, from[2].c_str(), &st));
+    EXPECT_EQ(st.size, 0u) << "the new file at the reused name was written";
+    pstripe_disconnect(fs);
+}
+
 /* A client idle longer than its ticket lives (ticket_life 1 s here, 5
  * minutes by default) that then needs a worker it has no endpoint to yet
  * renews the ticket on one it has, and its request succeeds (before: the

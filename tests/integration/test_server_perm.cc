@@ -81,6 +81,11 @@ struct user {
         ps_obj_req_t req{file_id, size, cap};
         return c.call(type, &req, sizeof(req)).status();
     }
+    raw_reply by_id(uint64_t file_id, uint32_t access)
+    {
+        ps_id_req_t req{file_id, access, 0};
+        return c.call(PS_MSG_LOOKUP_ID, &req, sizeof(req));
+    }
     int sfp(uint64_t file_id, const ps_cap_t &cap)
     {
         ps_sfp_req_t req{file_id, 7, 1, PS_SFP_SET, 0, cap}; /* SET: an add needs a counter made first */
@@ -291,6 +296,51 @@ void put_v3_record(MDB_env *env, MDB_dbi dbi, const std::string &path, uint64_t 
 
 } // namespace
 
+/* LOOKUP_ID finds a file by its id wherever a rename put its name on this
+ * server (an open file's capability is renewed by it once the open's name
+ * no longer leads to the file), with LOOKUP's access check; a file
+ * replaced or removed is not found. */
+TEST(ServerPerm, LookupByIdFollowsRenamesAndChecksAccess)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1));
+    user alice(cluster, 1000, 100), bob(cluster, 1001, 100), eve(cluster, 1002, 200);
+    uint64_t a = file_of(alice.create("/l/a", 0640, 0)).info.file_id;
+    const uint32_t rw = PS_CAP_READ | PS_CAP_WRITE;
+
+    ps_file_rep_t r = file_of(alice.by_id(a, rw));
+    EXPECT_EQ(r.info.file_id, a);
+    EXPECT_EQ(r.cap.file_id, a);
+    EXPECT_EQ(r.cap.rights, rw);
+    EXPECT_GT(r.cap_life_s, 0u);
+    EXPECT_EQ(file_of(bob.by_id(a, PS_CAP_READ)).cap.rights, PS_CAP_READ); /* group */
+    EXPECT_EQ(bob.by_id(a, PS_CAP_WRITE).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(eve.by_id(a, PS_CAP_READ).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(file_of(eve.by_id(a, 0)).cap.rights, 0u); /* (a stat's) */
+
+    ASSERT_EQ(alice.rename("/l/a", "/l/b").status(), PS_OK);
+    EXPECT_EQ(file_of(alice.by_id(a, rw)).info.file_id, a);
+    file_of(alice.setattr("/l/b", PS_SETATTR_MODE, 0600, 0, 0));
+    EXPECT_EQ(bob.by_id(a, PS_CAP_READ).status(), PS_ERR_ACCESS);
+    EXPECT_EQ(file_of(alice.by_id(a, rw)).info.mode, 0600u);
+
+    /* renamed onto another file: that one is gone, a is found */
+    uint64_t c = file_of(alice.create("/l/c", 0644, 0)).info.file_id;
+    EXPECT_EQ(file_of(alice.by_id(c, PS_CAP_READ)).info.file_id, c);
+    ASSERT_EQ(alice.rename("/l/b", "/l/c").status(), PS_OK);
+    EXPECT_EQ(alice.by_id(c, PS_CAP_READ).status(), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(file_of(alice.by_id(a, PS_CAP_READ)).info.file_id, a);
+    ASSERT_TRUE(cluster.restart(0));
+    user alice2(cluster, 1000, 100);
+    EXPECT_EQ(file_of(alice2.by_id(a, PS_CAP_READ)).info.file_id, a);
+
+    ASSERT_EQ(alice2.remove("/l/c").status(), PS_OK);
+    EXPECT_EQ(alice2.by_id(a, PS_CAP_READ).status(), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(alice2.by_id(0x77, PS_CAP_READ).status(), PS_ERR_NO_ENTRY);
+    EXPECT_EQ(alice2.by_id(0, PS_CAP_READ).status(), PS_ERR_PROTO);
+    EXPECT_EQ(alice2.by_id(a, PS_CAP_REMOVE).status(), PS_ERR_PROTO);
+}
+
 /* A metadata store written before owners existed still loads: its files
  * are root's with their mode (one with a long path too), and a SETATTR
  * rewrites an entry in the new layout. */
@@ -334,6 +384,11 @@ TEST(ServerPerm, EntriesWithoutOwnerLoadAsRoots)
     ps_file_rep_t mine = file_of(u.lookup("/new", PS_CAP_READ | PS_CAP_WRITE));
     EXPECT_EQ(mine.info.uid, 1000u);
     EXPECT_EQ(mine.info.flags, PS_FILE_OWNED);
+
+    /* entries put without the index (as before protocol 20) are indexed at start */
+    EXPECT_EQ(file_of(root.by_id(0x1111, PS_CAP_READ)).info.mode, 0644u);
+    EXPECT_EQ(file_of(root.by_id(0x2222, PS_CAP_READ)).info.mode, 0600u);
+    EXPECT_EQ(file_of(u.by_id(mine.info.file_id, PS_CAP_WRITE)).info.uid, 1000u);
 
     /* root gives the old files away: they are rewritten with an owner */
     file_of(root.setattr("/old", PS_SETATTR_UID | PS_SETATTR_GID, 0, 1000, 100));

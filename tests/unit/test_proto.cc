@@ -381,6 +381,9 @@ std::vector<sample> valid_samples()
     s.push_back({"META_LIVE req max", make(PS_MSG_META_LIVE, ps_ids_req_t{0, PS_LIVE_MAX, 0}), 0,
                  8ull * PS_LIVE_MAX});
     s.push_back({"META_LIVE req no ids", make(PS_MSG_META_LIVE, ps_ids_req_t{0, 0, 0}), 0, 0});
+    s.push_back({"LOOKUP_ID req", make(PS_MSG_LOOKUP_ID, ps_id_req_t{77, 3, 0}), 0, 0});
+    s.push_back(
+        {"LOOKUP_ID req no access", make(PS_MSG_LOOKUP_ID, ps_id_req_t{~0ull, 0, 0}), 0, 0});
     s.push_back(
         {"META_LIVE req departed after", make(PS_MSG_META_LIVE, ps_ids_req_t{9, 2, 0}), 0, 16});
     s.push_back({"MOVE LEAVE req", make(PS_MSG_MOVE, move_req(PS_MOVE_LEAVE, 5, 7)), 0, 12});
@@ -419,6 +422,7 @@ std::vector<sample> valid_samples()
     s.push_back({"LOOKUP rep", make(PS_MSG_LOOKUP, file_rep()), 1, 0});
     s.push_back({"REMOVE rep", make(PS_MSG_REMOVE, file_rep()), 1, 0});
     s.push_back({"SETATTR rep", make(PS_MSG_SETATTR, file_rep()), 1, 0});
+    s.push_back({"LOOKUP_ID rep", make(PS_MSG_LOOKUP_ID, file_rep()), 1, 0});
     s.push_back(
         {"LIST rep", make(PS_MSG_LIST, list_rep(2, 1, 2 * list_entry_min)), 1, 2 * list_entry_min});
     s.push_back({"LIST rep empty", make(PS_MSG_LIST, list_rep(0, 0, 0)), 1, 0});
@@ -557,6 +561,10 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             *data_len = (uint64_t)b.src_len + b.dst_len;
             return b.src_len >= 1 && b.src_len <= PS_PATH_MAX && b.dst_len >= 1 &&
                    b.dst_len <= PS_PATH_MAX && (b.flags == 0 || b.flags == PS_RENAME_NOREPLACE);
+        }
+        case PS_MSG_LOOKUP_ID: {
+            ps_id_req_t b = body_at<ps_id_req_t>(m);
+            return b.file_id != 0 && (b.access & ~3u) == 0 && b.reserved == 0;
         }
         case PS_MSG_OBJ_WRITE:
         case PS_MSG_OBJ_READ: {
@@ -736,6 +744,8 @@ TEST(proto, wire_offsets)
     EXPECT_EQ(24u, offsetof(ps_cap_t, mac));
     EXPECT_EQ(28u, offsetof(ps_create_req_t, access));
     EXPECT_EQ(4u, offsetof(ps_path_req_t, access));
+    EXPECT_EQ(8u, offsetof(ps_id_req_t, access));
+    EXPECT_EQ(12u, offsetof(ps_id_req_t, reserved));
     EXPECT_EQ(24u, offsetof(ps_io_req_t, cap));
     EXPECT_EQ(16u, offsetof(ps_obj_req_t, cap));
     EXPECT_EQ(32u, offsetof(ps_sfp_req_t, cap));
@@ -815,7 +825,7 @@ TEST(proto, body_len)
         {PS_MSG_STATFS, 0, 48},        {PS_MSG_STATS, 0, 480},     {PS_MSG_SHARED_FP, 88, 8},
         {PS_MSG_RENAME, 24, 176},      {PS_MSG_AUTH, 16, 64},      {PS_MSG_SETATTR, 24, 120},
         {PS_MSG_OBJ_ALLOCATE, 72, 32}, {PS_MSG_OBJ_FLUSH, 72, 32}, {PS_MSG_OBJ_LIST, 16, 32},
-        {PS_MSG_META_LIVE, 16, 32},    {PS_MSG_MOVE, 184, 288},
+        {PS_MSG_META_LIVE, 16, 32},    {PS_MSG_MOVE, 184, 288},    {PS_MSG_LOOKUP_ID, 16, 120},
     };
     for (auto &e : expect) {
         uint32_t req = 1, rep = 1;
@@ -824,7 +834,7 @@ TEST(proto, body_len)
         EXPECT_EQ(e.req, req) << ps_msg_type_name(e.type);
         EXPECT_EQ(e.rep, rep) << ps_msg_type_name(e.type);
     }
-    EXPECT_EQ(23u, sizeof(expect) / sizeof(expect[0])); /* every type */
+    EXPECT_EQ(24u, sizeof(expect) / sizeof(expect[0])); /* every type */
     uint32_t len = 7;
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(0, 0, &len));
     EXPECT_EQ(PS_ERR_PROTO, ps_proto_body_len(PS_MSG_TYPE_LAST, 1, &len));
@@ -1057,6 +1067,10 @@ TEST(proto, length_fields_out_of_range)
         {"SHARED_FP release with a value", make(PS_MSG_SHARED_FP, sfp_req(PS_SFP_RELEASE, 1)), 0},
         {"SHARED_FP rep value > INT64_MAX",
          make(PS_MSG_SHARED_FP, sfp_rep((uint64_t)INT64_MAX + 1)), 1},
+        {"LOOKUP_ID file 0", make(PS_MSG_LOOKUP_ID, ps_id_req_t{0, 1, 0}), 0},
+        {"LOOKUP_ID access REMOVE", make(PS_MSG_LOOKUP_ID, ps_id_req_t{5, PS_CAP_REMOVE, 0}), 0},
+        {"LOOKUP_ID access ~0", make(PS_MSG_LOOKUP_ID, ps_id_req_t{5, ~0u, 0}), 0},
+        {"LOOKUP_ID reserved", make(PS_MSG_LOOKUP_ID, ps_id_req_t{5, 1, 1}), 0},
         {"RENAME src_len 0", make(PS_MSG_RENAME, rename_req(0, 5)), 0},
         {"RENAME dst_len 0", make(PS_MSG_RENAME, rename_req(5, 0)), 0},
         {"RENAME src_len max+1", make(PS_MSG_RENAME, rename_req(PS_PATH_MAX + 1, 5)), 0},
