@@ -140,7 +140,9 @@ static int ps_proto_move_req_ok(const void *body, uint64_t *data_len)
     if (req.op < PS_MOVE_LEAVE || req.op > PS_MOVE_FORGET || (req.flags & ~flags) != 0 ||
         ((req.flags & PS_MOVE_ARRIVALS) && req.src_len != 0) || req.src_len > PS_PATH_MAX ||
         (req.src_len == 0 && !query) ||
-        (query ? req.dst_len != 0 : !ps_proto_path_len_ok(req.dst_len)) ||
+        (query ? req.dst_len != 0 && (req.src_len != 0 || (req.flags & PS_MOVE_ARRIVALS) ||
+                                      req.dst_len > PS_PATH_MAX)
+               : !ps_proto_path_len_ok(req.dst_len)) ||
         (req.op != PS_MOVE_LEAVE && req.file_id != 0) || req.ticket.reserved != 0 ||
         (req.ticket.flags & ~PS_RENAME_NOREPLACE) != 0 || req.receipt.reserved != 0 ||
         (req.op == PS_MOVE_DONE && req.receipt.state != PS_MOVE_ARRIVED &&

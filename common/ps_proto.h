@@ -62,7 +62,8 @@ extern "C" {
  * (PS_MOVE_ARRIVALS) and META_LIVE counts them; 19: META_LIVE names the files
  * that left by a MOVE after a departure number (`after`), and its reply
  * tells the last one (departed) instead of LEAVEs and the instance; 20:
- * LOOKUP_ID (an open file's capability renewed after a rename). */
+ * LOOKUP_ID (an open file's capability renewed after a rename), and root's
+ * MOVE QUERY of marks may start after a name. */
 #define PS_PROTO_VERSION 20
 #define PS_AM_ID_REQUEST 17
 #define PS_AM_ID_REPLY   18
@@ -342,7 +343,10 @@ typedef struct ps_rename_rep {
  *           ticket's move; reply: a receipt that the move departed (S holds
  *           no mark of it, for good).
  *   QUERY   (to S) SRC's mark (ticket; DST in the reply data), or, with
- *           src_len 0 (root), some marked name's; PS_ERR_NO_ENTRY if none.
+ *           src_len 0 (root), the first marked name's in the store's order,
+ *           or the first after the name given as DST (dst_len > 0: so that
+ *           `pstripe gc` passes a move still under way); PS_ERR_NO_ENTRY if
+ *           none.
  *           With PS_MOVE_ARRIVALS (to D; src_len 0, root): some move D
  *           holds as arrived (ticket, both names, D's receipt), whose
  *           client died before FORGET: DONE at S and FORGET settle it.
@@ -392,7 +396,8 @@ typedef struct ps_move_receipt {
 typedef struct ps_move_req {
     uint32_t op;               /* PS_MOVE_LEAVE..PS_MOVE_FORGET */
     uint32_t src_len;          /* 1..PS_PATH_MAX (0 only for root's QUERY) */
-    uint32_t dst_len;          /* 1..PS_PATH_MAX (0 for QUERY) */
+    uint32_t dst_len;          /* 1..PS_PATH_MAX (QUERY: 0, or for root's of marks
+                                  the name to list after) */
     uint32_t flags;            /* LEAVE: PS_RENAME_NOREPLACE; RESOLVE: PS_MOVE_GIVE_UP;
                                   QUERY: PS_MOVE_ARRIVALS; else 0 */
     uint64_t file_id;          /* LEAVE: nonzero: SRC must name this file */

@@ -108,8 +108,8 @@ static ps_status_t psc_gc_call(pstripe_fs_t *fs, uint32_t server, uint16_t type,
         return status;
     }
     if (op.recv_alloc_len != (uint64_t)rep->count * sizeof(uint64_t) || rep->count > req->count ||
-        (rep->more && rep->count == 0)) {
-        goto err_proto; /* (more with no ids would ask the same page for ever) */
+        (type == PS_MSG_OBJ_LIST && rep->more && rep->count == 0)) {
+        goto err_proto; /* (a page of none with more would be asked for ever) */
     }
     for (uint32_t i = 0; i < rep->count; i++) {
         uint64_t id;
@@ -223,7 +223,7 @@ static ps_status_t psc_gc_counts(pstripe_fs_t *fs, ps_ids_rep_t *reps)
 }
 
 /* Tidy what interrupted renames between servers left, as counts shows:
- * settle their marks (one still under way is left to its client) and
+ * settle their marks (those still under way are left to their clients) and
  * finish the arrivals. The file has its name either way, so a failure is
  * a warning. 1 if there was anything to tidy. */
 static int psc_gc_tidy(pstripe_fs_t *fs, const ps_ids_rep_t *counts)
@@ -233,9 +233,7 @@ static int psc_gc_tidy(pstripe_fs_t *fs, const ps_ids_rep_t *counts)
     for (uint32_t s = 0; s < fs->nservers; s++) {
         ps_status_t status = counts[s].marks > 0 ? psc_move_settle_server(fs, s) : PS_OK;
 
-        if (status == PS_ERR_BUSY) {
-            ps_warn("gc: %s; left to finish", pstripe_last_error());
-        } else if (status != PS_OK) {
+        if (status != PS_OK) {
             ps_warn("gc: server %s: %s", fs->servers[s].addr, pstripe_last_error());
         }
         any |= counts[s].marks > 0 || counts[s].arrivals > 0;

@@ -145,18 +145,19 @@ static ps_status_t psc_move_settle_names(pstripe_fs_t *fs, const ps_move_ticket_
     return status;
 }
 
-/* QUERY at server (name NULL: root's, any marked name) and settle what it
- * finds (PS_ERR_BUSY: still under way). */
+/* QUERY at server the mark of name (len bytes), or (name NULL: root's) the
+ * first marked name after (*after_len bytes of) after, and settle what it
+ * finds; still under way (PS_ERR_BUSY), root's gets its name in after. */
 static ps_status_t psc_move_settle_query(pstripe_fs_t *fs, uint32_t server, const char *name,
-                                         size_t len)
+                                         size_t len, char *after, size_t *after_len)
 {
     ps_move_req_t req;
     ps_move_rep_t rep;
     void *data = NULL;
     ps_status_t status;
 
-    psc_move_req(&req, PS_MOVE_QUERY, NULL, NULL, len, 0);
-    status = psc_move_call(fs, server, &req, name, &rep, &data);
+    psc_move_req(&req, PS_MOVE_QUERY, NULL, NULL, len, name != NULL ? 0 : *after_len);
+    status = psc_move_call(fs, server, &req, name != NULL ? name : after, &rep, &data);
     if (status == PS_OK && name != NULL && (rep.src_len != len || memcmp(data, name, len) != 0)) {
         status = psc_error(PS_ERR_PROTO, "server %s answered a MOVE query with another name",
                            fs->servers[ps_path_server(name, len, fs->nservers)].addr);
@@ -164,13 +165,17 @@ static ps_status_t psc_move_settle_query(pstripe_fs_t *fs, uint32_t server, cons
     if (status == PS_OK) {
         status = psc_move_settle_names(fs, &rep.ticket, data, rep.src_len, rep.dst_len);
     }
+    if (status == PS_ERR_BUSY && name == NULL && rep.src_len > 0) {
+        memcpy(after, data, rep.src_len); /* (rep.src_len <= PS_PATH_MAX: checked) */
+        *after_len = rep.src_len;
+    }
     free(data);
     return status;
 }
 
 ps_status_t psc_move_settle(pstripe_fs_t *fs, const char *name, size_t len)
 {
-    ps_status_t status = psc_move_settle_query(fs, 0, name, len);
+    ps_status_t status = psc_move_settle_query(fs, 0, name, len, NULL, NULL);
 
     if (status == PS_ERR_BUSY) {
         char why[PSC_MSG_MAX];
@@ -182,10 +187,15 @@ ps_status_t psc_move_settle(pstripe_fs_t *fs, const char *name, size_t len)
 
 ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server)
 {
-    for (int i = 0; i < PSC_SETTLE_MAX; i++) {
-        ps_status_t status = psc_move_settle_query(fs, server, NULL, 0);
+    char after[PS_PATH_MAX];
+    size_t after_len = 0;
 
-        if (status != PS_OK) {
+    for (int i = 0; i < PSC_SETTLE_MAX; i++) {
+        ps_status_t status = psc_move_settle_query(fs, server, NULL, 0, after, &after_len);
+
+        if (status == PS_ERR_BUSY) {
+            ps_warn("%s; left to finish", pstripe_last_error());
+        } else if (status != PS_OK) {
             return status == PS_ERR_NO_ENTRY ? PS_OK : status;
         }
     }

@@ -17,8 +17,8 @@ ps_status_t psc_move(pstripe_fs_t *fs, const char *names, size_t flen, size_t tl
  * there is none; PS_ERR_BUSY if it is still under way). */
 ps_status_t psc_move_settle(pstripe_fs_t *fs, const char *name, size_t len);
 
-/* Root: settle every unfinished move from names of server (`pstripe gc`);
- * PS_ERR_BUSY if one is still under way. */
+/* Root: settle every unfinished move from names of server (`pstripe gc`),
+ * passing with a warning those still under way. */
 ps_status_t psc_move_settle_server(pstripe_fs_t *fs, uint32_t server);
 
 /* Root: finish the moves server holds as arrived whose client died before

@@ -393,8 +393,10 @@ static uint64_t pss_departure_number(const MDB_val *k)
 }
 
 /* In txn, number the departure of file_id after the last one, and purge up
- * to PSS_MOVE_PURGE departures older than PSS_DEPART_KEEP_NS (never the
- * last, which carries the count on). */
+ * to PSS_MOVE_PURGE departures (never the last, which carries the count
+ * on) stamped more than PSS_DEPART_KEEP_NS before now, or after it (the
+ * clock ran ahead and was set back: else they would hold up the purge of
+ * all behind them for as long). A purge only makes gc ask again (more). */
 static ps_status_t pss_move_depart(pss_server_t *s, MDB_txn *txn, uint64_t file_id)
 {
     pss_departure_t d = {file_id, ps_cap_now_ns()};
@@ -425,8 +427,9 @@ static ps_status_t pss_move_depart(pss_server_t *s, MDB_txn *txn, uint64_t file_
             break;
         }
         memcpy(&old, v.mv_data, sizeof(old));
-        if (d.time_ns < PSS_DEPART_KEEP_NS || old.time_ns > d.time_ns - PSS_DEPART_KEEP_NS) {
-            break;
+        if (old.time_ns <= d.time_ns + PSS_DEPART_KEEP_NS &&
+            old.time_ns + PSS_DEPART_KEEP_NS >= d.time_ns) {
+            break; /* (times are ns since 1970: no sum wraps) */
         }
         mdb_status = mdb_cursor_del(cur, 0);
     }
@@ -481,19 +484,24 @@ static ps_status_t pss_move_forget(pss_move_t *mv, MDB_txn *txn)
     return pss_move_record(mv, txn, PS_MOVE_DEPARTED);
 }
 
-/* The first record of db (marks, or arrived) into *mark, its names in *val;
- * PS_ERR_NO_ENTRY if none. (Arrived records of protocol 17 hold no names:
- * they are passed over.) */
-static ps_status_t pss_move_first(pss_server_t *s, MDB_txn *txn, MDB_dbi db, pss_mark_t *mark,
-                                  MDB_val *val)
+/* The first record of db (marks, or arrived), or the first after key
+ * after (not NULL), into *mark, its names in *val; PS_ERR_NO_ENTRY if
+ * none. (Arrived records of protocol 17 hold no names: they are passed
+ * over.) */
+static ps_status_t pss_move_first(pss_server_t *s, MDB_txn *txn, MDB_dbi db, const pss_key_t *after,
+                                  pss_mark_t *mark, MDB_val *val)
 {
     MDB_cursor *cur = NULL;
-    MDB_cursor_op op = MDB_FIRST;
-    MDB_val k;
+    MDB_cursor_op op = after != NULL ? MDB_SET_RANGE : MDB_FIRST;
+    MDB_val k = after != NULL ? after->val : (MDB_val){0, NULL};
     int mdb_status = mdb_cursor_open(txn, db, &cur);
 
     for (; mdb_status == 0; op = MDB_NEXT) {
         mdb_status = mdb_cursor_get(cur, &k, val, op);
+        if (mdb_status == 0 && after != NULL && k.mv_size == after->val.mv_size &&
+            memcmp(k.mv_data, after->val.mv_data, k.mv_size) == 0) {
+            continue; /* (strictly after) */
+        }
         if (mdb_status != 0 || pss_mark_parse(val, mark)) {
             break;
         }
@@ -508,8 +516,9 @@ static ps_status_t pss_move_first(pss_server_t *s, MDB_txn *txn, MDB_dbi db, pss
     return pss_mdb_status(mdb_status);
 }
 
-/* QUERY: SRC's mark, or (src_len 0, root) the first mark of the store, or
- * with PS_MOVE_ARRIVALS its first arrived move and its receipt. */
+/* QUERY: SRC's mark, or (src_len 0, root) the first mark of the store (or
+ * the first after DST's), or with PS_MOVE_ARRIVALS its first arrived move
+ * and its receipt. */
 static ps_status_t pss_move_query(pss_move_t *mv, MDB_txn *txn, uint8_t **data, size_t *len)
 {
     pss_server_t *s = mv->w->server;
@@ -525,7 +534,11 @@ static ps_status_t pss_move_query(pss_move_t *mv, MDB_txn *txn, uint8_t **data, 
         if (!pss_perm_is_root(s, mv->req)) {
             return PS_ERR_ACCESS;
         }
-        status = pss_move_first(s, txn, arrivals ? s->mdb_arrived : s->mdb_marks, &mark, &val);
+        if (m->dst_len > 0) {
+            pss_key_make(s, mv->dst, m->dst_len, &key);
+        }
+        status = pss_move_first(s, txn, arrivals ? s->mdb_arrived : s->mdb_marks,
+                                m->dst_len > 0 ? &key : NULL, &mark, &val);
     } else {
         status = pss_meta_get(s, txn, mv->src, m->src_len, &key, &info);
         if (status == PS_OK) {

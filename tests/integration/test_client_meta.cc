@@ -976,6 +976,33 @@ static void pad_namespace(const ps_test::ps_cluster &c, int i, int n)
     mdb_env_close(env);
 }
 
+/* gc settles every interrupted rename whose ticket expired, also those
+ * behind one still under way in the server's order of names (before, it
+ * stopped at the first under way: session 79's review). */
+TEST_F(ClientMeta, GcSettlesExpiredRenamesBehindOneUnderWay)
+{
+    start_moves(2); /* move_life 2 s */
+    std::vector<std::string> old = {name_on("/t/x", 0), name_on("/t/y", 0)};
+    for (const std::string &name : old) {
+        pstripe_stat_t st;
+        put_file(name, std::vector<uint8_t>(100, 1), 0644, &st);
+        ASSERT_NE(leave(name, name_on(name + "-to", 1)).tid, 0u);
+    }
+    usleep(2500000);                                                        /* those two expire */
+    std::string busy = name_on("/t/a", 0), busy_to = name_on("/t/a-to", 1); /* (sorts first) */
+    pstripe_stat_t st;
+    put_file(busy, std::vector<uint8_t>(100, 2), 0644, &st);
+    ASSERT_NE(leave(busy, busy_to).tid, 0u);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(moves_of(0).marks, 3u);
+    PSC_ASSERT_OK(pstripe_gc(fs_, 0, nullptr, nullptr));
+    EXPECT_EQ(moves_of(0).marks, 1u) << "the expired renames behind the busy one were left";
+    for (const std::string &name : old) {
+        PSC_EXPECT_OK(pstripe_chmod(fs_, name.c_str(), 0600)); /* (settled: not busy) */
+    }
+    EXPECT_EQ(pstripe_chmod(fs_, busy.c_str(), 0600), PS_ERR_BUSY);
+}
+
 /* gc while another client renames a file from server 1 to server 0 and
  * back without a pause, server 0's namespace taking about 0.1 s to scan:
  * a rename then often ends on both servers between gc's question to

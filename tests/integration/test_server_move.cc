@@ -578,6 +578,35 @@ TEST_F(ServerMove, ALiveQueryTellsWhenDeparturesItAsksAboutAreForgotten)
     EXPECT_FALSE(forgotten);
 }
 
+/* A departure stamped while the clock ran a day ahead is purged once the
+ * clock is set back (it is a day in the future), so that it does not hold
+ * up the purge of all behind it for a day (session 79's review). */
+TEST_F(ServerMove, DeparturesStampedAheadArePurgedWhenTheClockIsSetBack)
+{
+    if (!restart_with_clock(cluster, "+1d")) {
+        GTEST_SKIP() << "libfaketime is not installed (scripts/install-deps installs it)";
+    }
+    reconnect();
+    uint64_t a = create("/q/a");
+    ps_move_ticket_t t;
+    move_but_forget("/q/a", "/q/a2", &t);
+    ASSERT_FALSE(HasFailure());
+    ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/q/a2").status(), PS_OK);
+
+    ASSERT_TRUE(restart_with_clock(cluster, ""));
+    reconnect();
+    uint64_t b = create("/q/b");
+    move_but_forget("/q/b", "/q/b2", &t); /* purges the first, a day ahead */
+    ASSERT_FALSE(HasFailure());
+    ASSERT_EQ(c->path_op(PS_MSG_REMOVE, "/q/b2").status(), PS_OK);
+    EXPECT_EQ(moves().departed, 2u);
+    bool forgotten = false;
+    live({a, b}, 0, &forgotten);
+    EXPECT_TRUE(forgotten) << "the departure stamped a day ahead is still kept";
+    EXPECT_EQ(live({a, b}, 1, &forgotten), (std::set<uint64_t>{b}));
+    EXPECT_FALSE(forgotten);
+}
+
 /* A server that does not know its place cannot tell that it alone decides
  * a move to a name: it refuses MOVE. */
 class ServerMoveUnplaced : public ::testing::Test {

@@ -399,6 +399,8 @@ std::vector<sample> valid_samples()
     s.push_back({"MOVE QUERY req", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 5, 0)), 0, 5});
     s.push_back(
         {"MOVE QUERY req any name", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 0, 0)), 0, 0});
+    s.push_back({"MOVE QUERY req marks after a name",
+                 make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 0, PS_PATH_MAX)), 0, PS_PATH_MAX});
     s.push_back({"MOVE QUERY req arrivals",
                  make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 0, 0, PS_MOVE_ARRIVALS)), 0, 0});
     s.push_back({"MOVE RESOLVE req give up",
@@ -604,7 +606,9 @@ bool reference_decode(const bytes_t &m, int is_reply, uint64_t *data_len)
             *data_len = (uint64_t)b.src_len + b.dst_len;
             return b.op >= 1 && b.op <= 6 && (b.flags & ~flags) == 0 && b.src_len <= PS_PATH_MAX &&
                    (b.src_len >= 1 || query) && (!(b.flags & 4u) || b.src_len == 0) &&
-                   (query ? b.dst_len == 0 : b.dst_len >= 1 && b.dst_len <= PS_PATH_MAX) &&
+                   (query ? b.dst_len == 0 ||
+                                (b.src_len == 0 && !(b.flags & 4u) && b.dst_len <= PS_PATH_MAX)
+                          : b.dst_len >= 1 && b.dst_len <= PS_PATH_MAX) &&
                    (b.op == PS_MOVE_LEAVE || b.file_id == 0) && b.ticket.reserved == 0 &&
                    b.ticket.flags <= 1 && b.receipt.reserved == 0 &&
                    (b.op != PS_MOVE_DONE || state == 1 || state == 2) &&
@@ -1088,6 +1092,10 @@ TEST(proto, length_fields_out_of_range)
         {"MOVE ARRIVE lengths ~0 (32-bit sum overflows)",
          make(PS_MSG_MOVE, move_req(PS_MOVE_ARRIVE, UINT32_MAX, UINT32_MAX)), 0},
         {"MOVE QUERY with a new name", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 5, 5)), 0},
+        {"MOVE QUERY of arrivals after a name",
+         make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 0, 5, PS_MOVE_ARRIVALS)), 0},
+        {"MOVE QUERY after a name too long",
+         make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, 0, PS_PATH_MAX + 1)), 0},
         {"MOVE QUERY src_len ~0", make(PS_MSG_MOVE, move_req(PS_MOVE_QUERY, UINT32_MAX, 0)), 0},
         {"MOVE ARRIVE with a flag", make(PS_MSG_MOVE, move_req(PS_MOVE_ARRIVE, 5, 5, 1)), 0},
         {"MOVE LEAVE give-up flag", make(PS_MSG_MOVE, move_req(PS_MOVE_LEAVE, 5, 5, 2)), 0},
