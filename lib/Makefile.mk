@@ -17,7 +17,7 @@ lib_libpsclient_la_SOURCES = \
 	lib/psc_progress.h lib/psc_progress.c \
 	lib/psc_wait.h lib/psc_wait.c lib/psc_wbuf.c lib/psc_rcache.c lib/psc_readahead.h lib/psc_readahead.c lib/psc_preconnect.c \
 	lib/psc_fs.h lib/psc_fs.c \
-	lib/psc_meta.h lib/psc_meta.c lib/psc_move.h lib/psc_move.c lib/psc_list.c lib/psc_gc.c lib/psc_seen.c lib/psc_sync.c \
+	lib/psc_meta.h lib/psc_meta.c lib/psc_statfs.c lib/psc_move.h lib/psc_move.c lib/psc_list.c lib/psc_gc.c lib/psc_seen.c lib/psc_sync.c \
 	lib/psc_sharedfp.c lib/psc_layout.c \
 	lib/psc_request.h lib/psc_io.c lib/psc_runs.c lib/psc_batch.h lib/psc_batch.c
 lib_libpsclient_la_CFLAGS = $(AM_CFLAGS) $(UCX_CFLAGS)

@@ -431,37 +431,66 @@ ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t
     return psc_file_new(fs, npath, len, flags, &rep, file_p);
 }
 
-/* The file file_id by its id (LOOKUP_ID), asking each server in turn:
- * after a rename, the open's name no longer leads to it. PS_ERR_NO_ENTRY
- * if no server names it (removed). */
+/* One round of LOOKUP_ID of file_id at every server at once: PS_OK with
+ * the file in *rep, PS_ERR_NO_ENTRY if every server answered that no name
+ * of its names the file, else the first other failure (a server down does
+ * not stop the others from finding it). */
+static ps_status_t psc_lookup_id_round(pstripe_fs_t *fs, const ps_id_req_t *req, psc_op_t *ops,
+                                       ps_file_rep_t *reps, ps_file_rep_t *rep)
+{
+    ps_status_t failed = PS_ERR_NO_ENTRY;
+    char why[PSC_MSG_MAX] = "";
+    psc_call_t call;
+
+    psc_call_init(&call);
+    for (uint32_t s = 0; s < fs->nservers; s++) {
+        psc_op_init(&ops[s], s, PS_MSG_LOOKUP_ID, req, sizeof(*req));
+        ops[s].rep_body = &reps[s];
+        ops[s].rep_body_len = sizeof(reps[s]);
+        psc_op_post(fs, &ops[s], &call);
+    }
+    (void)psc_call_wait(fs, &call);
+    for (uint32_t s = 0; s < fs->nservers; s++) {
+        ps_status_t status = ops[s].status;
+
+        if (status == PS_OK && reps[s].info.file_id != req->file_id) {
+            status = psc_error(PS_ERR_PROTO, "server %s answered a LOOKUP_ID with another file",
+                               fs->servers[s].addr);
+        }
+        if (status == PS_OK && psc_check_info(fs, &reps[s].info, s) == PS_OK) {
+            *rep = reps[s];
+            return PS_OK;
+        }
+        if (status != PS_ERR_NO_ENTRY && failed == PS_ERR_NO_ENTRY) {
+            failed = status != PS_OK ? status : PS_ERR_PROTO;
+            snprintf(why, sizeof(why), "server %s: %s", fs->servers[s].addr,
+                     ps_status_string(failed));
+        }
+    }
+    return failed == PS_ERR_NO_ENTRY ? failed : psc_error(failed, "%s", why);
+}
+
+/* The file file_id by its id (LOOKUP_ID) at every server: after a rename,
+ * the open's name no longer leads to it. PS_ERR_NO_ENTRY only if no server
+ * names it twice in a row (a move between servers could answer "none" at
+ * both ends of one round). */
 static ps_status_t psc_lookup_id(pstripe_fs_t *fs, uint64_t file_id, uint32_t access,
                                  ps_file_rep_t *rep)
 {
     ps_id_req_t req = {file_id, access, 0};
-    ps_status_t status = PS_ERR_NO_ENTRY;
+    psc_op_t *ops = calloc(fs->nservers, sizeof(*ops));
+    ps_file_rep_t *reps = calloc(fs->nservers, sizeof(*reps));
+    ps_status_t status = ops != NULL && reps != NULL ? PS_ERR_NO_ENTRY : PS_ERR_NO_MEMORY;
 
-    for (uint32_t s = 0; s < fs->nservers && status == PS_ERR_NO_ENTRY; s++) {
-        psc_call_t call;
-        psc_op_t op;
-
-        psc_call_init(&call);
-        psc_op_init(&op, s, PS_MSG_LOOKUP_ID, &req, sizeof(req));
-        op.rep_body = rep;
-        op.rep_body_len = sizeof(*rep);
-        psc_op_post(fs, &op, &call);
-        status = psc_call_wait(fs, &call);
-        if (status == PS_OK && rep->info.file_id != file_id) {
-            status = psc_error(PS_ERR_PROTO, "server %s answered a LOOKUP_ID with another file",
-                               fs->servers[s].addr);
-        }
-        if (status == PS_OK) {
-            status = psc_check_info(fs, &rep->info, s);
-        }
+    for (int round = 0; round < 2 && status == PS_ERR_NO_ENTRY; round++) {
+        status = psc_lookup_id_round(fs, &req, ops, reps, rep);
     }
+    free(ops);
+    free(reps);
     if (status == PS_ERR_NO_ENTRY) {
         return psc_error(PS_ERR_NO_ENTRY, "no name leads to the file any more (removed)");
     }
-    return status;
+    return status == PS_ERR_NO_MEMORY ? psc_error(status, "no memory") : status;
 }
 
 /*
@@ -491,7 +520,8 @@ void psc_file_cap(pstripe_file_t *file, ps_cap_t *cap)
     }
     ps_status_t status =
         psc_path_op(fs, PS_MSG_LOOKUP, file->path, file->path_len, NULL, 0, access, &rep);
-    if (status == PS_ERR_NO_ENTRY || (status == PS_OK && rep.info.file_id != file->info.file_id)) {
+    if (status != PS_OK || rep.info.file_id != file->info.file_id) {
+        /* renamed? (a failure that is not, such as a chmod, fails by id too) */
         status = psc_lookup_id(fs, file->info.file_id, access, &rep);
     }
     if (status != PS_OK || rep.cap_life_s == 0) {
@@ -508,6 +538,7 @@ void psc_file_cap(pstripe_file_t *file, ps_cap_t *cap)
     pthread_mutex_lock(&fs->lock);
     file->cap = rep.cap;
     file->cap_renew_ns = ps_time_ns() + rep.cap_life_s * 500000000ull;
+    file->gone = 0;
     pthread_mutex_unlock(&fs->lock);
     *cap = rep.cap;
 }
@@ -794,86 +825,7 @@ ps_status_t pstripe_chown(pstripe_fs_t *fs, const char *path, int64_t uid, int64
     return psc_setattr(fs, path, &req, "chown");
 }
 
-/* --- statfs, stats, layout --------------------------------------------------------- */
-
-ps_status_t pstripe_statfs(pstripe_fs_t *fs, pstripe_statfs_t *st)
-{
-    ps_statfs_rep_t *reps;
-    psc_call_t call;
-    psc_op_t *ops;
-    pstripe_statfs_t s;
-    ps_status_t status;
-
-    if (psc_check_fs(fs) != PS_OK) {
-        return PS_ERR_INVALID;
-    }
-    if (st == NULL) {
-        return psc_error(PS_ERR_INVALID, "st is NULL");
-    }
-    ops = calloc(fs->nservers, sizeof(*ops));
-    reps = calloc(fs->nservers, sizeof(*reps));
-    if (ops == NULL || reps == NULL) {
-        free(ops);
-        free(reps);
-        return psc_error(PS_ERR_NO_MEMORY, "no memory");
-    }
-    psc_call_init(&call);
-    for (uint32_t i = 0; i < fs->nservers; i++) {
-        psc_op_init(&ops[i], i, PS_MSG_STATFS, NULL, 0);
-        ops[i].rep_body = &reps[i];
-        ops[i].rep_body_len = sizeof(reps[i]);
-        psc_op_post(fs, &ops[i], &call);
-    }
-    status = psc_call_wait(fs, &call);
-    if (status == PS_OK) {
-        memset(&s, 0, sizeof(s));
-        for (uint32_t i = 0; i < fs->nservers; i++) {
-            uint32_t j = 0;
-            while (j < i && reps[j].fs_id != reps[i].fs_id) {
-                j++;
-            }
-            if (j == i) { /* space of a file system no earlier server shares */
-                s.total_bytes += reps[i].bsize * reps[i].blocks;
-                s.free_bytes += reps[i].bsize * reps[i].bfree;
-                s.avail_bytes += reps[i].bsize * reps[i].bavail;
-                s.nfilesystems++;
-            }
-            s.files += reps[i].files;
-        }
-        s.nservers = fs->nservers;
-        *st = s;
-    }
-    free(ops);
-    free(reps);
-    return status;
-}
-
-ps_status_t pstripe_server_stats(pstripe_fs_t *fs, int server, pstripe_server_stats_t *st)
-{
-    ps_stats_rep_t rep;
-    psc_call_t call;
-    psc_op_t op;
-    ps_status_t status;
-
-    _Static_assert(sizeof(pstripe_server_stats_t) == sizeof(ps_stats_rep_t),
-                   "pstripe_server_stats_t mirrors ps_stats_rep_t");
-    if (psc_check_fs(fs) != PS_OK) {
-        return PS_ERR_INVALID;
-    }
-    if (st == NULL || server < 0 || (uint32_t)server >= fs->nservers) {
-        return psc_error(PS_ERR_INVALID, "no server %d (or st is NULL)", server);
-    }
-    psc_call_init(&call);
-    psc_op_init(&op, (uint32_t)server, PS_MSG_STATS, NULL, 0);
-    op.rep_body = &rep;
-    op.rep_body_len = sizeof(rep);
-    psc_op_post(fs, &op, &call);
-    status = psc_call_wait(fs, &call);
-    if (status == PS_OK) {
-        memcpy(st, &rep, sizeof(*st));
-    }
-    return status;
-}
+/* --- layout ----------------------------------------------------------------------- */
 
 ps_status_t pstripe_file_layout(pstripe_file_t *file, pstripe_layout_t *layout)
 {

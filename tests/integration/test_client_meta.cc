@@ -6,7 +6,9 @@
  * and between metadata servers, and moves between servers that a client
  * left unfinished (sent step by step through the server tests' raw client).
  */
+#include <grp.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -1549,6 +1551,113 @@ TEST(ClientPerm, ARenamedOpenFileRenewsItsCapabilityById)
     PSC_EXPECT_OK(pstripe_stat(fs, from[2].c_str(), &st));
     EXPECT_EQ(st.size, 0u) << "the new file at the reused name was written";
     pstripe_disconnect(fs);
+}
+
+/* A renamed open file whose names and data are all on server 1 renews by
+ * id while server 0 is down (session 79's second review: the scan stopped
+ * at server 0's failure, and every write failed once the capability
+ * expired). */
+TEST(ClientPerm, ARenamedOpenFileRenewsWhileAnotherServerIsDown)
+{
+    ps_test::ps_cluster cluster;
+    pstripe_fs_t *fs = nullptr;
+    pstripe_file_t *f = nullptr;
+    std::vector<std::string> args = ps_test::ps_cluster::placed();
+    args.insert(args.end(), {"--set", "cap_life=2s"});
+    ASSERT_TRUE(cluster.start(2, 1, args));
+    PSC_ASSERT_OK(connect(cluster, {"timeout=2s", "connect_timeout=1s"}, &fs));
+    std::string names[2];
+    for (int k = 0, i = 0; k < 2; i++) {
+        uint32_t owner = ~0u;
+        std::string name = "/d/n" + std::to_string(i);
+        if (pstripe_path_server(fs, name.c_str(), &owner) == PS_OK && owner == 1) {
+            names[k++] = name;
+        }
+    }
+    pstripe_layout_t layout = {4096, 1, 1}; /* (data on server 1 alone) */
+    PSC_ASSERT_OK(
+        pstripe_open(fs, names[0].c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, &layout, &f));
+    PSC_EXPECT_OK(pstripe_pwrite(f, "abcdefgh", 8, 0));
+    PSC_ASSERT_OK(pstripe_rename(fs, names[0].c_str(), names[1].c_str()));
+    ASSERT_EQ(cluster.stop(0), 0);
+    struct timespec ts = {2, 500000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    EXPECT_EQ(pstripe_pwrite(f, "ABCD", 4, 0), PS_OK) << pstripe_last_error();
+    EXPECT_EQ(pstripe_fsync(f), PS_OK) << pstripe_last_error();
+    EXPECT_EQ(pstripe_close(f), PS_OK) << pstripe_last_error();
+    pstripe_disconnect(fs);
+}
+
+/* As uid 1000 (a child process; the test needs root): a file open for
+ * writing, renamed, and a file of the same owner at the old name that it
+ * may not write (0444). The renewal's LOOKUP of the old name is refused,
+ * and the renewal by id still finds the open file (session 79's second
+ * review: at 9e17a0f only a missing name or another file led there, and
+ * every write failed once the capability expired). Exit status: 0 ok, else
+ * the step that failed. */
+static int renamed_as_another_user(const std::string &servers, const std::string &key)
+{
+    const uid_t uid = 1000;
+    const char *settings[] = {nullptr, nullptr};
+    std::string key_setting = "auth_key_file=" + key;
+    pstripe_fs_t *fs = nullptr;
+    pstripe_file_t *f = nullptr, *g = nullptr;
+    settings[0] = key_setting.c_str();
+    if (setgroups(0, nullptr) != 0 || setresgid(uid, uid, uid) != 0 ||
+        setresuid(uid, uid, uid) != 0) {
+        return 10;
+    }
+    if (pstripe_connect_servers(servers.c_str(), settings, &fs) != PS_OK ||
+        pstripe_open(fs, "/u/from", PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, nullptr, &f) != PS_OK ||
+        pstripe_pwrite(f, "abcdefgh", 8, 0) != PS_OK) {
+        return 11;
+    }
+    if (pstripe_rename(fs, "/u/from", "/u/to") != PS_OK ||
+        pstripe_open(fs, "/u/from", PSTRIPE_RDWR | PSTRIPE_CREAT, 0600, nullptr, &g) != PS_OK ||
+        pstripe_close(g) != PS_OK || pstripe_chmod(fs, "/u/from", 0444) != PS_OK) {
+        return 12;
+    }
+    struct timespec ts = {2, 500000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+    if (pstripe_pwrite(f, "ABCD", 4, 0) != PS_OK) {
+        fprintf(stderr, "write: %s\n", pstripe_last_error());
+        return 13;
+    }
+    if (pstripe_fsync(f) != PS_OK || pstripe_close(f) != PS_OK) {
+        return 14;
+    }
+    pstripe_disconnect(fs);
+    return 0;
+}
+
+TEST(ClientPerm, ARenamedOpenFileRenewsWhenItsOldNameIsRefused)
+{
+    if (geteuid() != 0) {
+        GTEST_SKIP() << "needs root (it runs the client as uid 1000)";
+    }
+    ps_test::ps_cluster cluster;
+    std::vector<std::string> args = ps_test::ps_cluster::placed();
+    args.insert(args.end(), {"--set", "cap_life=2s"});
+    ASSERT_TRUE(cluster.start(2, 1, args));
+    char key[] = "/tmp/pstripe-test-key-XXXXXX";
+    int fd = mkstemp(key);
+    ASSERT_GE(fd, 0);
+    std::string hex = ps_test::read_file(ps_test::cluster_key_path());
+    ASSERT_EQ(write(fd, hex.data(), hex.size()), (ssize_t)hex.size());
+    ASSERT_EQ(fchown(fd, 1000, 1000), 0);
+    close(fd);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        _exit(renamed_as_another_user(cluster.servers_csv(), key));
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
+    unlink(key);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        << "the client as uid 1000 failed at step " << WEXITSTATUS(st);
 }
 
 /* A client idle longer than its ticket lives (ticket_life 1 s here, 5

@@ -578,6 +578,27 @@ TEST_F(ServerMove, ALiveQueryTellsWhenDeparturesItAsksAboutAreForgotten)
     EXPECT_FALSE(forgotten);
 }
 
+/* With both ends on one server, a restart between ARRIVE and DONE indexes
+ * the file again by its new name, not the name leaving (whichever sorts
+ * last), so DONE's removal of the old name leaves the file found by id
+ * (session 79's second review: LOOKUP_ID said no such file until the next
+ * restart). */
+TEST_F(ServerMove, TheIndexKeepsTheNewNameOfAMoveOverARestart)
+{
+    uint64_t a = create("/zz-src");
+    ps_move_ticket_t t = leave("/zz-src", "/aa-dst");
+    raw_reply r = move(PS_MOVE_ARRIVE, "/zz-src", "/aa-dst", &t);
+    ASSERT_EQ(r.status(), PS_OK);
+    ps_move_receipt_t arrived = r.body<ps_move_rep_t>().receipt;
+    ASSERT_TRUE(cluster.restart(0));
+    reconnect();
+    ASSERT_EQ(move(PS_MOVE_DONE, "/zz-src", "/aa-dst", &t, &arrived).status(), PS_OK);
+    ps_id_req_t req{a, PS_CAP_READ, 0};
+    r = c->call(PS_MSG_LOOKUP_ID, &req, sizeof(req));
+    ASSERT_EQ(r.status(), PS_OK);
+    EXPECT_EQ(r.body<ps_file_rep_t>().info.file_id, a);
+}
+
 /* A departure stamped while the clock ran a day ahead is purged once the
  * clock is set back (it is a day in the future), so that it does not hold
  * up the purge of all behind it for a day (session 79's review). */

@@ -294,7 +294,50 @@ void put_v3_record(MDB_env *env, MDB_dbi dbi, const std::string &path, uint64_t 
     ASSERT_EQ(0, mdb_txn_commit(txn));
 }
 
+/* The store of the cluster's stopped server 0, and its "paths" database. */
+void open_paths(ps_cluster &cluster, MDB_env **env, MDB_dbi *dbi)
+{
+    MDB_txn *txn;
+    ASSERT_EQ(0, mdb_env_create(env));
+    mdb_env_set_maxdbs(*env, 8);
+    mdb_env_set_mapsize(*env, 8ull << 30);
+    ASSERT_EQ(0, mdb_env_open(*env, (cluster.data_dir(0) + "/meta").c_str(), 0, 0644));
+    ASSERT_EQ(0, mdb_txn_begin(*env, nullptr, 0, &txn));
+    ASSERT_EQ(0, mdb_dbi_open(txn, "paths", 0, dbi));
+    ASSERT_EQ(0, mdb_txn_commit(txn));
+}
+
 } // namespace
+
+/* A store whose names an older server changed (one removed, one added:
+ * the index counts as many entries, one stale) is indexed again at open:
+ * the added file is found by id, the removed one is not. */
+TEST(ServerPerm, AnIndexAnOlderServerLeftStaleIsMadeAgain)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1));
+    uint64_t a;
+    {
+        user u(cluster, 1000, 100);
+        a = file_of(u.create("/s/a", 0644, 0)).info.file_id;
+    }
+    ASSERT_EQ(cluster.stop(0), 0);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    open_paths(cluster, &env, &dbi);
+    ASSERT_EQ(0, mdb_txn_begin(env, nullptr, 0, &txn));
+    MDB_val k = {4, (void *)"/s/a"};
+    ASSERT_EQ(0, mdb_del(txn, dbi, &k, nullptr));
+    ASSERT_EQ(0, mdb_txn_commit(txn));
+    put_v3_record(env, dbi, "/s/b", 0x3333, 0644);
+    mdb_env_close(env);
+    ASSERT_TRUE(cluster.restart(0));
+
+    user root(cluster, 0, 0);
+    EXPECT_EQ(file_of(root.by_id(0x3333, PS_CAP_READ)).info.file_id, 0x3333u);
+    EXPECT_EQ(root.by_id(a, PS_CAP_READ).status(), PS_ERR_NO_ENTRY);
+}
 
 /* LOOKUP_ID finds a file by its id wherever a rename put its name on this
  * server (an open file's capability is renewed by it once the open's name
@@ -355,15 +398,8 @@ TEST(ServerPerm, EntriesWithoutOwnerLoadAsRoots)
     }
     ASSERT_EQ(cluster.stop(0), 0);
     MDB_env *env;
-    MDB_txn *txn;
     MDB_dbi dbi;
-    ASSERT_EQ(0, mdb_env_create(&env));
-    mdb_env_set_maxdbs(env, 4);
-    mdb_env_set_mapsize(env, 8ull << 30);
-    ASSERT_EQ(0, mdb_env_open(env, (cluster.data_dir(0) + "/meta").c_str(), 0, 0644));
-    ASSERT_EQ(0, mdb_txn_begin(env, nullptr, 0, &txn));
-    ASSERT_EQ(0, mdb_dbi_open(txn, "paths", 0, &dbi));
-    ASSERT_EQ(0, mdb_txn_commit(txn));
+    open_paths(cluster, &env, &dbi);
     put_v3_record(env, dbi, "/old", 0x1111, 0644);
     put_v3_record(env, dbi, long_path, 0x2222, 0600);
     mdb_env_close(env);
