@@ -252,7 +252,8 @@ static ps_status_t psc_gc_named(pstripe_fs_t *fs, int dry_run, const uint64_t *i
                                 uint8_t *live)
 {
     ps_ids_rep_t *before = calloc(fs->nservers, sizeof(*before));
-    ps_status_t status = before != NULL ? psc_gc_counts(fs, before) : PS_ERR_NO_MEMORY;
+    ps_status_t status =
+        before != NULL ? psc_gc_counts(fs, before) : psc_error(PS_ERR_NO_MEMORY, "no memory");
 
     if (status == PS_OK && !dry_run && psc_gc_tidy(fs, before)) {
         status = psc_gc_counts(fs, before);
