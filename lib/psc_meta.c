@@ -439,7 +439,7 @@ static ps_status_t psc_lookup_id_round(pstripe_fs_t *fs, const ps_id_req_t *req,
                                        ps_file_rep_t *reps, ps_file_rep_t *rep)
 {
     ps_status_t failed = PS_ERR_NO_ENTRY;
-    char why[PSC_MSG_MAX] = "";
+    uint32_t at = 0; /* the first server that failed */
     psc_call_t call;
 
     psc_call_init(&call);
@@ -454,8 +454,8 @@ static ps_status_t psc_lookup_id_round(pstripe_fs_t *fs, const ps_id_req_t *req,
         ps_status_t status = ops[s].status;
 
         if (status == PS_OK && reps[s].info.file_id != req->file_id) {
-            status = psc_error(PS_ERR_PROTO, "server %s answered a LOOKUP_ID with another file",
-                               fs->servers[s].addr);
+            psc_op_error(&ops[s], PS_ERR_PROTO, "answered a LOOKUP_ID with another file");
+            status = ops[s].status;
         }
         if (status == PS_OK && psc_check_info(fs, &reps[s].info, s) == PS_OK) {
             *rep = reps[s];
@@ -463,11 +463,14 @@ static ps_status_t psc_lookup_id_round(pstripe_fs_t *fs, const ps_id_req_t *req,
         }
         if (status != PS_ERR_NO_ENTRY && failed == PS_ERR_NO_ENTRY) {
             failed = status != PS_OK ? status : PS_ERR_PROTO;
-            snprintf(why, sizeof(why), "server %s: %s", fs->servers[s].addr,
-                     ps_status_string(failed));
+            at = s;
         }
     }
-    return failed == PS_ERR_NO_ENTRY ? failed : psc_error(failed, "%s", why);
+    if (failed == PS_ERR_NO_ENTRY) {
+        return failed;
+    }
+    return psc_error(failed, "server %s: %s", fs->servers[at].addr,
+                     ops[at].msg[0] != '\0' ? ops[at].msg : ps_status_string(failed));
 }
 
 /* The file file_id by its id (LOOKUP_ID) at every server: after a rename,

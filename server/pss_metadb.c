@@ -115,8 +115,7 @@ static int pss_index_ok(pss_server_t *s, MDB_txn *txn, int *ok)
         }
         pss_entry_info(&v, &info);
         mdb_status = mdb_get(txn, s->mdb_ids, &id, &at);
-        *ok = mdb_status == 0 && at.mv_size == k.mv_size &&
-              memcmp(at.mv_data, k.mv_data, k.mv_size) == 0;
+        *ok = mdb_status == 0 && pss_val_eq(&at, &k);
         mdb_status = mdb_status == MDB_NOTFOUND ? 0 : mdb_status;
     }
     if (cur != NULL) {
@@ -463,8 +462,7 @@ ps_status_t pss_meta_del(pss_server_t *s, MDB_txn *txn, const pss_key_t *key, ui
     }
     if (mdb_status == 0) {
         mdb_status = mdb_get(txn, s->mdb_ids, &id, &at);
-        if (mdb_status == 0 && at.mv_size == key->val.mv_size &&
-            memcmp(at.mv_data, key->val.mv_data, at.mv_size) == 0) {
+        if (mdb_status == 0 && pss_val_eq(&at, &key->val)) {
             mdb_status = mdb_del(txn, s->mdb_ids, &id, NULL);
         } else if (mdb_status == MDB_NOTFOUND) {
             mdb_status = 0; /* (not indexed) */

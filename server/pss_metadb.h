@@ -8,6 +8,8 @@
 
 #include "pss.h"
 
+#include <string.h>
+
 /* A path's LMDB key (the path itself, or a prefix and a hash for long ones). */
 typedef struct pss_key {
     MDB_val val;
@@ -31,6 +33,12 @@ ps_status_t pss_mdb_status(int mdb_status);
 ps_status_t pss_meta_sync(pss_server_t *s);
 
 void pss_key_make(pss_server_t *s, const char *path, size_t len, pss_key_t *key);
+
+/* Whether two LMDB keys or values hold the same bytes. */
+static inline int pss_val_eq(const MDB_val *a, const MDB_val *b)
+{
+    return a->mv_size == b->mv_size && memcmp(a->mv_data, b->mv_data, a->mv_size) == 0;
+}
 
 /* Bytes of the info at the start of a stored value, 0 if it is too short. */
 size_t pss_entry_info_len(const MDB_val *v);

@@ -132,13 +132,29 @@ static ps_status_t pss_move_commit(pss_server_t *s, MDB_txn *txn, ps_status_t st
     return flush ? pss_meta_sync(s) : PS_OK;
 }
 
+/* x as 8 big-endian bytes at b (keys that sort by it), and back. */
+static void pss_be64_put(uint8_t *b, uint64_t x)
+{
+    for (int i = 0; i < 8; i++) {
+        b[i] = (uint8_t)(x >> (56 - 8 * i));
+    }
+}
+
+static uint64_t pss_be64_get(const void *b)
+{
+    uint64_t x = 0;
+
+    for (int i = 0; i < 8; i++) {
+        x = x << 8 | ((const uint8_t *)b)[i];
+    }
+    return x;
+}
+
 /* The key of a move's record at D: its expiry (big-endian, so that records
  * sort by it) and its id. */
 static void pss_move_key(const ps_move_ticket_t *t, uint8_t key[16], MDB_val *val)
 {
-    for (int i = 0; i < 8; i++) {
-        key[i] = (uint8_t)(t->expiry_ns >> (56 - 8 * i));
-    }
+    pss_be64_put(key, t->expiry_ns);
     memcpy(key + 8, &t->tid, sizeof(t->tid));
     val->mv_size = 16;
     val->mv_data = key;
@@ -203,15 +219,13 @@ static ps_status_t pss_move_purge(pss_server_t *s, MDB_txn *txn, uint64_t now)
     int mdb_status = mdb_cursor_open(txn, s->mdb_settled, &cur);
 
     for (int i = 0; mdb_status == 0 && i < PSS_MOVE_PURGE; i++) {
-        uint64_t expiry = 0;
+        uint64_t expiry;
 
         mdb_status = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
         if (mdb_status != 0 || k.mv_size != 16) {
             break;
         }
-        for (int b = 0; b < 8; b++) {
-            expiry = expiry << 8 | ((const uint8_t *)k.mv_data)[b];
-        }
+        expiry = pss_be64_get(k.mv_data);
         if (now < PSS_MOVE_KEEP_NS || expiry > now - PSS_MOVE_KEEP_NS) {
             break;
         }
@@ -381,15 +395,10 @@ static ps_status_t pss_move_decide(pss_move_t *mv, MDB_txn *txn, int arrive)
     return status;
 }
 
-/* A departure's number from its key (8 bytes, big-endian). */
+/* A departure's number from its key (8 bytes, big-endian; 0 if malformed). */
 static uint64_t pss_departure_number(const MDB_val *k)
 {
-    uint64_t n = 0;
-
-    for (size_t b = 0; b < 8 && k->mv_size == 8; b++) {
-        n = n << 8 | ((const uint8_t *)k->mv_data)[b];
-    }
-    return n;
+    return k->mv_size == 8 ? pss_be64_get(k->mv_data) : 0;
 }
 
 /* In txn, number the departure of file_id after the last one, and purge up
@@ -411,9 +420,7 @@ static ps_status_t pss_move_depart(pss_server_t *s, MDB_txn *txn, uint64_t file_
         number = mdb_status == 0 ? pss_departure_number(&k) + 1 : 1;
         mdb_status = mdb_status == MDB_NOTFOUND ? 0 : mdb_status;
     }
-    for (int b = 0; b < 8; b++) {
-        kb[b] = (uint8_t)(number >> (56 - 8 * b));
-    }
+    pss_be64_put(kb, number);
     k = (MDB_val){sizeof(kb), kb};
     v = (MDB_val){sizeof(d), &d};
     if (mdb_status == 0) {
@@ -498,8 +505,7 @@ static ps_status_t pss_move_first(pss_server_t *s, MDB_txn *txn, MDB_dbi db, con
 
     for (; mdb_status == 0; op = MDB_NEXT) {
         mdb_status = mdb_cursor_get(cur, &k, val, op);
-        if (mdb_status == 0 && after != NULL && k.mv_size == after->val.mv_size &&
-            memcmp(k.mv_data, after->val.mv_data, k.mv_size) == 0) {
+        if (mdb_status == 0 && after != NULL && pss_val_eq(&k, &after->val)) {
             continue; /* (strictly after) */
         }
         if (mdb_status != 0 || pss_mark_parse(val, mark)) {
@@ -725,9 +731,7 @@ ps_status_t pss_move_departures(pss_server_t *s, MDB_txn *txn, uint64_t after,
     MDB_val k = {sizeof(kb), kb}, v;
     int mdb_status = mdb_cursor_open(txn, s->mdb_departed, &cur);
 
-    for (int b = 0; b < 8; b++) {
-        kb[b] = (uint8_t)((after + 1) >> (56 - 8 * b));
-    }
+    pss_be64_put(kb, after + 1);
     for (MDB_cursor_op op = MDB_SET_RANGE; mdb_status == 0 && after < UINT64_MAX; op = MDB_NEXT) {
         pss_departure_t d;
 
