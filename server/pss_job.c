@@ -221,7 +221,10 @@ static int pss_span_hit(pss_worker_t *w, pss_job_t *job, pss_span_io_t *sp)
  * synchronous metadata update: one per 4 KiB append cost about 40 us), to
  * file_len; phys_size, the end of the bytes that may hold data, still moves
  * to the span's end only. A file longer than its size needs the size
- * attribute (pss_object.c), so a file without one gets it first.
+ * attribute (pss_object.c), so a file without one gets it first. And a
+ * write past the stored size leaves the file longer than the block it ends
+ * in, so that an open after a crash that lost the growth finds it
+ * (pss_obj_cut_to_size).
  */
 #define PSS_EXTEND_STEP (1ull << 20)
 
@@ -233,9 +236,10 @@ static void pss_job_extend(pss_worker_t *w, pss_job_t *job)
         return;
     }
     uint64_t span_end = pss_round_up(pss_job_disk_end(job), w->server->align);
+    int past_saved = pss_job_disk_end(job) > obj->saved_size && span_end == obj->file_len;
     /* (a span past the largest file fails with EFBIG by itself) */
-    if (span_end > obj->file_len && span_end <= w->server->max_file) {
-        uint64_t len = pss_round_up(span_end, PSS_EXTEND_STEP);
+    if ((span_end > obj->file_len || past_saved) && span_end <= w->server->max_file) {
+        uint64_t len = pss_round_up(span_end + 1, PSS_EXTEND_STEP);
         if (len > w->server->max_file) {
             len = w->server->max_file; /* the step would pass what the file system holds */
         }

@@ -17,6 +17,15 @@
  * is acknowledged. Bytes between the logical size and the file's length are
  * zeros on disk (a truncate into a block zeroes its tail, directly), and
  * reads return zeros past the logical size.
+ *
+ * A server killed before it stored a grown size leaves acknowledged bytes
+ * past the stored one: lost, as MPI allows for bytes never synced, but they
+ * would show again once a write grows the object over them. So a write past
+ * the stored size leaves the file longer than that size's last block
+ * (pss_job_extend), a close cuts the file back to that block once the size
+ * is stored, and an open that finds the file longer than its stored size's
+ * last block zeroes that block past the size and cuts the file there
+ * (pss_obj_cut_to_size).
  */
 #include "pss_object.h"
 
@@ -138,6 +147,63 @@ static int pss_obj_save_failed(pss_worker_t *w, pss_object_t *obj)
     return 1;
 }
 
+/* Zero the bytes of keep's block past keep (none if keep ends a block),
+ * directly; nothing is written if they are zeros already. */
+static ps_status_t pss_obj_zero_tail(pss_worker_t *w, pss_object_t *obj, uint64_t keep)
+{
+    pss_server_t *s = w->server;
+    uint64_t a = s->align, boff = keep - keep % a;
+    ps_status_t status = PS_OK;
+    uint8_t *buf;
+    size_t i;
+
+    if (keep % a == 0) {
+        return PS_OK;
+    }
+    if (posix_memalign((void **)&buf, s->mem_align, a) != 0) {
+        return PS_ERR_NO_MEMORY;
+    }
+    ssize_t n = pread(obj->fd, buf, a, (off_t)boff);
+    for (i = keep - boff; n > 0 && i < (size_t)n && buf[i] == 0; i++) {
+    }
+    if (n > 0 && i < (size_t)n) {
+        memset(buf + (keep - boff), 0, a - (keep - boff));
+        if (n < (ssize_t)a) {
+            memset(buf + n, 0, a - (size_t)n);
+        }
+        n = pwrite(obj->fd, buf, a, (off_t)boff);
+    }
+    if (n < 0) {
+        ps_error("worker %u: zeroing the tail of object %016" PRIx64 " at %" PRIu64 ": %m",
+                 w->index, obj->file_id, keep);
+        status = ps_status_from_errno(errno);
+    }
+    free(buf);
+    return status;
+}
+
+/* The file is longer than its stored size's last block: a server stopped
+ * before it stored a grown size, or before it cut the file at a close (see
+ * the top). Zero that block past the size and cut the file there. */
+static ps_status_t pss_obj_cut_to_size(pss_worker_t *w, pss_object_t *obj)
+{
+    uint64_t end = pss_round_up(obj->size, w->server->align);
+    ps_status_t status = pss_obj_zero_tail(w, obj, obj->size);
+
+    if (status == PS_OK && ftruncate(obj->fd, (off_t)end) != 0) {
+        ps_error("worker %u: ftruncate object %016" PRIx64 " to its stored size's block, %" PRIu64
+                 ": %m",
+                 w->index, obj->file_id, end);
+        status = ps_status_from_errno(errno);
+    }
+    if (status == PS_OK) {
+        ps_debug("worker %u: object %016" PRIx64 " cut to its stored size, %" PRIu64, w->index,
+                 obj->file_id, obj->size);
+        obj->phys_size = obj->file_len = end;
+    }
+    return status;
+}
+
 ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
 {
     pss_server_t *s = w->server;
@@ -180,10 +246,11 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
     uint64_t le;
     ssize_t n = fgetxattr(obj->fd, PSS_SIZE_XATTR, &le, sizeof(le));
     obj->size_attr = n == (ssize_t)sizeof(le);
+    obj->saved_size = obj->size;
     if (n == (ssize_t)sizeof(le)) {
         uint64_t size = le64toh(le);
         if (size < obj->size) {
-            obj->size = size;
+            obj->size = obj->saved_size = size;
         }
     } else if (n >= 0 || errno != ENODATA) { /* ENODATA: a new file, its length is its size */
         if (n >= 0) {
@@ -197,7 +264,9 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
         obj->fd = -1;
         return PS_ERR_IO;
     }
-    if (pss_obj_load_failed(w, obj, rel) != PS_OK) {
+    if (pss_obj_load_failed(w, obj, rel) != PS_OK ||
+        (obj->size_attr && obj->file_len > pss_round_up(obj->size, s->align) &&
+         pss_obj_cut_to_size(w, obj) != PS_OK)) {
         close(obj->fd);
         obj->fd = -1;
         return PS_ERR_IO;
@@ -246,6 +315,7 @@ ps_status_t pss_obj_save_size(pss_worker_t *w, pss_object_t *obj)
     }
     obj->size_fail_counted = 0;
     obj->size_attr = 1;
+    obj->saved_size = obj->size;
     obj->size_dirty = 1;
     return PS_OK;
 }
@@ -342,8 +412,15 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
     if (obj->fd < 0) {
         return;
     }
+    uint64_t block_end = pss_round_up(obj->size, w->server->align);
+
     (void)pss_obj_sync(w, obj);        /* a failure counts as a failed write */
     (void)pss_obj_save_failed(w, obj); /* if not: forget_if_idle keeps it */
+    if (obj->size_attr && obj->saved_size == obj->size && obj->file_len > block_end &&
+        ftruncate(obj->fd, (off_t)block_end) != 0) { /* (else the next open cuts it) */
+        ps_debug("worker %u: ftruncate object %016" PRIx64 " to %" PRIu64 " at its close: %m",
+                 w->index, obj->file_id, block_end);
+    }
     close(pss_obj_let_go(w, obj));
 }
 
@@ -475,26 +552,8 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size, in
         return status;
     }
 
-    if (keep % a != 0 && keep < obj->size) {
-        uint64_t boff = keep - keep % a;
-        uint8_t *buf;
-        if (posix_memalign((void **)&buf, s->mem_align, a) != 0) {
-            return PS_ERR_NO_MEMORY;
-        }
-        ssize_t n = pread(obj->fd, buf, a, (off_t)boff);
-        if (n >= 0) {
-            memset(buf + (keep - boff), 0, a - (keep - boff));
-            if (n < (ssize_t)a) {
-                memset(buf + n, 0, a - (size_t)n);
-            }
-            n = pwrite(obj->fd, buf, a, (off_t)boff);
-        }
-        if (n < 0) {
-            ps_error("worker %u: zeroing the tail of object %016" PRIx64 " at %" PRIu64 ": %m",
-                     w->index, obj->file_id, keep);
-            status = ps_status_from_errno(errno);
-        }
-        free(buf);
+    if (keep < obj->size) {
+        status = pss_obj_zero_tail(w, obj, keep);
         if (status != PS_OK) {
             return status;
         }

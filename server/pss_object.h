@@ -25,6 +25,7 @@ struct pss_object {
                          * multiple of align; zeros past it (pss_span_prefill) */
     uint64_t file_len;  /* length of the file on disk: >= phys_size (pss_job_extend) */
     int size_attr;      /* the size attribute exists (a file without it is as long as its size) */
+    uint64_t saved_size;   /* the size the attribute holds (or the file's length, without one) */
     uint64_t size_grew_ns; /* when size passed the attribute's value, 0: it has not */
     int size_fail_counted; /* a failed store of the size still to store is counted as a
                               failed write (its retries are not) */
