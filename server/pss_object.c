@@ -209,6 +209,7 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
     pss_server_t *s = w->server;
     char rel[64];
     struct stat st;
+    int fix_attr = 0;
     int flags = O_RDWR | O_CLOEXEC | (s->direct_io ? O_DIRECT : 0) | (create ? O_CREAT : 0);
 
     if (obj->fd >= 0) {
@@ -251,6 +252,9 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
         uint64_t size = le64toh(le);
         if (size < obj->size) {
             obj->size = obj->saved_size = size;
+        } else if (size > obj->size) { /* an older server's truncate, cut before it stored */
+            obj->saved_size = size;
+            fix_attr = 1;
         }
     } else if (n >= 0 || errno != ENODATA) { /* ENODATA: a new file, its length is its size */
         if (n >= 0) {
@@ -265,6 +269,7 @@ ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
         return PS_ERR_IO;
     }
     if (pss_obj_load_failed(w, obj, rel) != PS_OK ||
+        (fix_attr && pss_obj_save_size(w, obj) != PS_OK) ||
         (obj->size_attr && obj->file_len > pss_round_up(obj->size, s->align) &&
          pss_obj_cut_to_size(w, obj) != PS_OK)) {
         close(obj->fd);
@@ -534,10 +539,70 @@ static ps_status_t pss_obj_renew(pss_worker_t *w, pss_object_t *obj, int *old_fd
     return pss_obj_open(w, obj, 1);
 }
 
+/* Before the file grows past the stored size's last block: a file without
+ * the size attribute gets it, else an open after a crash would take the
+ * longer file's length for its size. */
+static ps_status_t pss_obj_attr_first(pss_worker_t *w, pss_object_t *obj)
+{
+    return obj->size_attr ? PS_OK : pss_obj_save_size(w, obj);
+}
+
+/* Shrink the object to size: the file is made longer than size's last
+ * block, the size stored, then the block zeroed past it and the file cut
+ * there, so that a crash at any step leaves the old size and bytes or a
+ * file the next open cuts to the new size (see the top). */
+static ps_status_t pss_obj_shrink(pss_worker_t *w, pss_object_t *obj, uint64_t size)
+{
+    uint64_t a = w->server->align, end = pss_round_up(size, a), old = obj->size;
+    ps_status_t status = pss_obj_attr_first(w, obj);
+
+    if (status == PS_OK && obj->file_len <= end) {
+        if (ftruncate(obj->fd, (off_t)(end + a)) != 0) {
+            ps_error("worker %u: ftruncate object %016" PRIx64 " to %" PRIu64 ": %m", w->index,
+                     obj->file_id, end + a);
+            status = ps_status_from_errno(errno);
+        } else {
+            obj->file_len = end + a;
+        }
+    }
+    if (status == PS_OK) {
+        obj->size = size;
+        status = pss_obj_save_size(w, obj);
+        if (status != PS_OK) {
+            obj->size = old; /* nothing changed (its retry stores the old size) */
+        }
+    }
+    return status == PS_OK ? pss_obj_cut_to_size(w, obj) : status;
+}
+
+/* Grow the object to size (or keep it): past the old size nothing is
+ * kept, even what a failed write left; the new size is stored once the
+ * file is long enough, a crash before leaving the old one. */
+static ps_status_t pss_obj_grow_to(pss_worker_t *w, pss_object_t *obj, uint64_t size)
+{
+    uint64_t a = w->server->align, phys = pss_round_up(size, a);
+    ps_status_t status = pss_obj_attr_first(w, obj);
+
+    if (status == PS_OK) {
+        status = pss_obj_zero_tail(w, obj, obj->size);
+    }
+    if (status != PS_OK) {
+        return status;
+    }
+    if (ftruncate(obj->fd, (off_t)pss_round_up(obj->size, a)) != 0 ||
+        ftruncate(obj->fd, (off_t)phys) != 0) {
+        ps_error("worker %u: ftruncate object %016" PRIx64 " to %" PRIu64 ": %m", w->index,
+                 obj->file_id, phys);
+        return ps_status_from_errno(errno);
+    }
+    obj->phys_size = obj->file_len = phys;
+    obj->size = size;
+    return pss_obj_save_size(w, obj);
+}
+
 ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size, int *old_fd)
 {
-    pss_server_t *s = w->server;
-    uint64_t a = s->align;
+    uint64_t a = w->server->align;
     uint64_t keep = size < obj->size ? size : obj->size;
 
     pss_edge_drop(&obj->edges); /* the tail block changes here, or may have, on failure */
@@ -551,33 +616,17 @@ ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size, in
     if (status != PS_OK) {
         return status;
     }
-
-    if (keep < obj->size) {
-        status = pss_obj_zero_tail(w, obj, keep);
-        if (status != PS_OK) {
-            return status;
-        }
-    }
-    /* Past the old size nothing is kept, even what a failed write left. */
-    uint64_t phys = pss_round_up(size, a);
-    if (ftruncate(obj->fd, (off_t)pss_round_up(keep, a)) != 0 ||
-        ftruncate(obj->fd, (off_t)phys) != 0) {
-        ps_error("worker %u: ftruncate object %016" PRIx64 " to %" PRIu64 ": %m", w->index,
-                 obj->file_id, phys);
-        return ps_status_from_errno(errno);
-    }
-    obj->phys_size = obj->file_len = phys;
-    obj->size = size;
     obj->dirty = 1;
-    return pss_obj_save_size(w, obj);
+    return size < obj->size ? pss_obj_shrink(w, obj, size) : pss_obj_grow_to(w, obj, size);
 }
 
 ps_status_t pss_obj_allocate(pss_worker_t *w, pss_object_t *obj, uint64_t size)
 {
     uint64_t len = pss_round_up(size, w->server->align);
+    ps_status_t status = size > 0 ? pss_obj_attr_first(w, obj) : PS_OK;
 
-    if (size == 0) {
-        return PS_OK;
+    if (size == 0 || status != PS_OK) {
+        return status;
     }
     pss_edge_drop(&obj->edges); /* the tail block's bytes past the size become the file's */
     if (fallocate(obj->fd, 0, 0, (off_t)len) != 0) {
@@ -591,7 +640,8 @@ ps_status_t pss_obj_allocate(pss_worker_t *w, pss_object_t *obj, uint64_t size)
         obj->file_len = len; /* zeros past phys_size, as the invariant wants */
     }
     if (size <= obj->size) {
-        return PS_OK;
+        /* a growth not stored yet covers it: the answer promises the size */
+        return obj->saved_size < size ? pss_obj_save_size(w, obj) : PS_OK;
     }
     obj->size = size;
     obj->dirty = 1;

@@ -20,13 +20,17 @@
  *   to it: a count of that thread's flushes;
  * - while the file named by $PSTEST_XATTR_FAIL exists, fsetxattr of an
  *   object's size attribute fails with ENOSPC (a full disk, whose next
- *   block an attribute that does not fit in the inode needs).
+ *   block an attribute that does not fit in the inode needs);
+ * - while the file named by $PSTEST_KILL_AT exists, the call it names
+ *   ("fsetxattr": of an object's size attribute, or "ftruncate") kills the
+ *   server (SIGKILL) as it is called: a crash at that step.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libaio.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +165,37 @@ int io_submit(io_context_t ctx, long nr, struct iocb *iocbs[])
     return nr;
 }
 
+/* SIGKILL this process if $PSTEST_KILL_AT's file exists and names call. */
+static void kill_at(const char *call)
+{
+    const char *trigger = getenv("PSTEST_KILL_AT");
+    char named[32] = "";
+    FILE *f = trigger != NULL ? fopen(trigger, "r") : NULL;
+
+    if (f == NULL) {
+        return;
+    }
+    if (fgets(named, sizeof(named), f) != NULL && strncmp(named, call, strlen(call)) == 0) {
+        raise(SIGKILL);
+    }
+    fclose(f);
+}
+
+int ftruncate(int fd, off_t length)
+{
+    static int (*real)(int, off_t);
+
+    if (real == NULL) {
+        real = (int (*)(int, off_t))dlsym(RTLD_NEXT, "ftruncate");
+    }
+    kill_at("ftruncate");
+    if (real == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(fd, length);
+}
+
 int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)
 {
     static int (*real)(int, const char *, const void *, size_t, int);
@@ -168,6 +203,9 @@ int fsetxattr(int fd, const char *name, const void *value, size_t size, int flag
 
     if (real == NULL) {
         real = (int (*)(int, const char *, const void *, size_t, int))dlsym(RTLD_NEXT, "fsetxattr");
+    }
+    if (strcmp(name, "user.pstripe.size") == 0) {
+        kill_at("fsetxattr");
     }
     if (fail != NULL && strcmp(name, "user.pstripe.size") == 0 && access(fail, F_OK) == 0) {
         errno = ENOSPC;

@@ -222,6 +222,20 @@ static uint64_t fs_block(const ps_cluster &cluster)
     return statvfs(cluster.data_dir(0).c_str(), &v) == 0 ? v.f_bsize : 4096;
 }
 
+/* Server tunables under which nothing is stored behind the requests'
+ * backs: no stage (partial blocks go to disk at once), no size stored by
+ * age. */
+static const std::vector<std::string> nothing_late = {"--set", "write_back=0", "--set",
+                                                      "write_back_age=1h"};
+
+/* SIGKILL server 0 and start it again on the same data. */
+static void crash_and_restart(ps_cluster &cluster)
+{
+    ASSERT_EQ(cluster.kill(0, SIGKILL), 0);
+    cluster.wait(0, 30);
+    ASSERT_TRUE(cluster.restart(0));
+}
+
 /* A raw client of server 0 of cluster, said hello to. */
 static void connect0(ps_cluster &cluster, raw_client &c)
 {
@@ -254,8 +268,7 @@ static void expect_zeros(raw_client &c, uint64_t fid, uint64_t off, uint64_t len
 TEST(ServerRestart, BytesOfAGrowthLostInACrashStayLost)
 {
     ps_cluster cluster;
-    /* no stage (partial blocks go to disk at once) and no stored size by age */
-    ASSERT_TRUE(cluster.start(1, 1, {"--set", "write_back=0", "--set", "write_back_age=1h"}));
+    ASSERT_TRUE(cluster.start(1, 1, nothing_late));
     const uint64_t big = 0x81, small = 0x82, cut = 0x83, kept = 0x84;
     const std::vector<uint8_t> base = bytes(65536, 1);
     {
@@ -272,9 +285,7 @@ TEST(ServerRestart, BytesOfAGrowthLostInACrashStayLost)
             ASSERT_EQ(c.write(fid, {{1000, 2000}}, bytes(2000, 3)).status(), PS_OK);
         }
     }
-    ASSERT_EQ(cluster.kill(0, SIGKILL), 0);
-    cluster.wait(0, 30);
-    ASSERT_TRUE(cluster.restart(0));
+    ASSERT_NO_FATAL_FAILURE(crash_and_restart(cluster));
     raw_client c;
     ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
     EXPECT_EQ(c.obj(PS_MSG_OBJ_STAT, big).body<ps_obj_rep_t>().size, 65536u);
@@ -304,7 +315,7 @@ TEST(ServerRestart, BytesOfAGrowthLostInACrashStayLost)
 TEST(ServerRestart, AStopCutsFilesToTheirSizes)
 {
     ps_cluster cluster;
-    ASSERT_TRUE(cluster.start(1, 1, {"--set", "write_back=0", "--set", "write_back_age=1h"}));
+    ASSERT_TRUE(cluster.start(1, 1, nothing_late));
     const uint64_t fid = 0x85;
     {
         raw_client c;
@@ -330,4 +341,137 @@ TEST(ServerRestart, AStopCutsFilesToTheirSizes)
         ASSERT_EQ(r.status(), PS_OK);
         EXPECT_TRUE(r.data == bytes(3000, (uint8_t)i)) << "piece " << i;
     }
+}
+
+/* One object's truncate or preallocate with the server killed at a step. */
+struct midway {
+    const char *what;
+    uint64_t before;  /* bytes written and synced first (0: no object yet) */
+    uint16_t type;    /* OBJ_TRUNCATE or OBJ_ALLOCATE */
+    uint64_t size;    /* its size */
+    const char *call; /* the step the server dies at (aio_faults.c) */
+};
+
+/* Run m on a fresh server, killed at m.call while it serves the request;
+ * restart it and expect the object at its old size or at m.size, and
+ * every byte below that size as it was (zeros past before). */
+static void kill_midway(const midway &m)
+{
+    SCOPED_TRACE(m.what);
+    const uint64_t fid = 0x91;
+    const std::string trigger = "/tmp/pstest-kill-at." + std::to_string(getpid());
+    const std::vector<uint8_t> data = bytes(m.before, 5);
+    ps_cluster cluster;
+
+    unlink(trigger.c_str());
+    ASSERT_TRUE(start_with_faults(cluster, nothing_late, "PSTEST_KILL_AT", trigger));
+    {
+        raw_client c;
+        ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+        if (m.before > 0) {
+            ASSERT_EQ(c.write(fid, {{0, m.before}}, data).status(), PS_OK);
+            ASSERT_EQ(c.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+        }
+        FILE *t = fopen(trigger.c_str(), "w");
+        ASSERT_NE(t, nullptr) << trigger;
+        fputs(m.call, t);
+        fclose(t);
+        ps_obj_req_t req{fid, m.size};
+        c.send(m.type, &req, sizeof(req), nullptr, 0);
+        int died = cluster.wait(0, 30);
+        unlink(trigger.c_str());
+        ASSERT_TRUE(died != -1 && WIFSIGNALED(died)) << "the server was not killed at " << m.call;
+    }
+    ASSERT_TRUE(cluster.restart(0));
+    raw_client c;
+    ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+    uint64_t size = c.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().size;
+    EXPECT_TRUE(size == m.before || size == m.size) << "size " << size;
+    if (size > 0) {
+        raw_reply r = c.read(fid, {{0, size}});
+        ASSERT_EQ(r.status(), PS_OK);
+        std::vector<uint8_t> want(data.begin(), data.begin() + (long)std::min(size, m.before));
+        want.resize(size, 0);
+        EXPECT_TRUE(r.data == want) << "bytes below the size changed";
+    }
+}
+
+/*
+ * A truncate or preallocate killed at any of its steps leaves the object's
+ * old size and bytes or its new size (session 80's crash review: a shrink
+ * killed as it stored the size came back one block long, and killed at its
+ * cut with zeros inside the old size; a truncate or preallocate creating
+ * the object came back a block long).
+ */
+TEST(ServerRestart, ATruncateOrPreallocateKilledMidwayLeavesTheOldOrTheNewSize)
+{
+    const midway cases[] = {
+        {"shrink, killed storing the size", 10000, PS_MSG_OBJ_TRUNCATE, 100, "fsetxattr"},
+        {"shrink, killed cutting the file", 10000, PS_MSG_OBJ_TRUNCATE, 100, "ftruncate"},
+        {"shrink in a block, killed storing", 4000, PS_MSG_OBJ_TRUNCATE, 100, "fsetxattr"},
+        {"shrink in a block, killed cutting", 4000, PS_MSG_OBJ_TRUNCATE, 100, "ftruncate"},
+        {"grow, killed storing the size", 1000, PS_MSG_OBJ_TRUNCATE, 100000, "fsetxattr"},
+        {"truncate creating it, killed storing", 0, PS_MSG_OBJ_TRUNCATE, 1000, "fsetxattr"},
+        {"preallocate creating it, killed storing", 0, PS_MSG_OBJ_ALLOCATE, 1000, "fsetxattr"},
+    };
+    for (const midway &m : cases) {
+        ASSERT_NO_FATAL_FAILURE(kill_midway(m));
+    }
+}
+
+/* A preallocate within a growth not stored yet stores it: its answer
+ * promises the size, which a SIGKILL after it keeps (before session 80 the
+ * object came back at its last stored size). */
+TEST(ServerRestart, APreallocateStoresTheGrowthItCovers)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, nothing_late));
+    const uint64_t fid = 0x92;
+    {
+        raw_client c;
+        ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+        ASSERT_EQ(c.write(fid, {{0, 100}}, bytes(100, 1)).status(), PS_OK);
+        ASSERT_EQ(c.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+        ASSERT_EQ(c.write(fid, {{100, 9900}}, bytes(9900, 2)).status(), PS_OK);
+        ASSERT_EQ(c.obj(PS_MSG_OBJ_ALLOCATE, fid, 8000).status(), PS_OK);
+    }
+    ASSERT_NO_FATAL_FAILURE(crash_and_restart(cluster));
+    raw_client c;
+    ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+    EXPECT_GE(c.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().size, 8000u);
+}
+
+/* An object whose size attribute is larger than its file (an older server's
+ * truncate killed between its cut and its store) is taken at its file's
+ * length, and that length is stored: a growth a later crash loses then
+ * stays lost (before session 80 the old attribute came back as the size,
+ * with the lost bytes in it). */
+TEST(ServerRestart, AnAttributeLargerThanItsFileIsMadeRight)
+{
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, nothing_late));
+    const uint64_t fid = 0x93, block = fs_block(cluster);
+    {
+        raw_client c;
+        ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+        ASSERT_EQ(c.write(fid, {{0, 10000}}, bytes(10000, 1)).status(), PS_OK);
+        ASSERT_EQ(c.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+    }
+    ASSERT_EQ(cluster.stop(0), 0);
+    char rel[64];
+    snprintf(rel, sizeof(rel), "/obj/%02x/%016llx", (unsigned)(fid >> 56), (unsigned long long)fid);
+    ASSERT_EQ(truncate((cluster.data_dir(0) + rel).c_str(), (off_t)block), 0);
+    ASSERT_TRUE(cluster.restart(0));
+    {
+        raw_client c;
+        ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+        EXPECT_EQ(c.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().size, block);
+        ASSERT_EQ(c.write(fid, {{block, 1000}}, bytes(1000, 2)).status(), PS_OK); /* not synced */
+    }
+    ASSERT_NO_FATAL_FAILURE(crash_and_restart(cluster));
+    raw_client c;
+    ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+    EXPECT_EQ(c.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().size, block);
+    ASSERT_EQ(c.write(fid, {{block + 2000, 1}}, {7}).status(), PS_OK);
+    expect_zeros(c, fid, block, 2000);
 }
