@@ -631,6 +631,15 @@ ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
         }
         return status;
     }
+    if (status == PS_ERR_CONN || status == PS_ERR_TIMEOUT) {
+        /* the owner may have removed the name and died (or stalled) before
+         * it answered: then nobody will remove the objects */
+        char why[PSC_MSG_MAX];
+        snprintf(why, sizeof(why), "%s", pstripe_last_error());
+        psc_set_error("%s; the removal may have happened without its answer: if %s is gone, "
+                      "the space of its data stays used until `pstripe gc` (root) collects it",
+                      why, path);
+    }
     if (status != PS_OK) {
         return status;
     }

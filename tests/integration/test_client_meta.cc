@@ -978,6 +978,29 @@ static void pad_namespace(const ps_test::ps_cluster &c, int i, int n)
     mdb_env_close(env);
 }
 
+/* An rm whose metadata server does not answer (stopped here; one killed
+ * after its commit, as session 80's crash review did, is the same to the
+ * client) says that the name may be gone and its data's space left to
+ * `pstripe gc` (before, only that the server did not answer). */
+TEST_F(ClientMeta, AnUnansweredRemoveSaysItsDataMayStay)
+{
+    start_placed(2, 1);
+    pstripe_disconnect(fs_);
+    fs_ = nullptr;
+    PSC_ASSERT_OK(connect(cluster_, {"timeout=1s", "connect_timeout=1s"}, &fs_));
+    std::string name = name_on("/u/r", 0);
+    pstripe_stat_t st;
+    put_file(name, std::vector<uint8_t>(5000, 5), 0644, &st);
+    ASSERT_FALSE(HasFatalFailure());
+    ASSERT_EQ(cluster_.kill(0, SIGSTOP), 0);
+    ps_status_t s = pstripe_unlink(fs_, name.c_str());
+    std::string msg = pstripe_last_error();
+    ASSERT_EQ(cluster_.kill(0, SIGCONT), 0);
+    EXPECT_TRUE(s == PS_ERR_TIMEOUT || s == PS_ERR_CONN) << pstripe_strerror(s);
+    EXPECT_NE(msg.find("may have happened"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("pstripe gc"), std::string::npos) << msg;
+}
+
 /* gc settles every interrupted rename whose ticket expired, also those
  * behind one still under way in the server's order of names (before, it
  * stopped at the first under way: session 79's review). */
