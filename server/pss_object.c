@@ -576,14 +576,16 @@ static ps_status_t pss_obj_shrink(pss_worker_t *w, pss_object_t *obj, uint64_t s
 }
 
 /* Grow the object to size (or keep it): past the old size nothing is
- * kept, even what a failed write left; the new size is stored once the
- * file is long enough, a crash before leaving the old one. */
+ * kept, even what a failed write left (the tail block is read only when it
+ * becomes the file's: HDF5 sets the same size at every close); the new
+ * size is stored once the file is long enough, a crash before leaving the
+ * old one. */
 static ps_status_t pss_obj_grow_to(pss_worker_t *w, pss_object_t *obj, uint64_t size)
 {
     uint64_t a = w->server->align, phys = pss_round_up(size, a);
     ps_status_t status = pss_obj_attr_first(w, obj);
 
-    if (status == PS_OK) {
+    if (status == PS_OK && size > obj->size) {
         status = pss_obj_zero_tail(w, obj, obj->size);
     }
     if (status != PS_OK) {
