@@ -114,6 +114,8 @@ typedef struct ADIOI_PSTRIPE_fs_s {
     int coll_reads_apart;       /* collective reads whose ranges were apart, in a row
                                  * (ad_pstripe_coll.c) */
     int at_shared_fp;           /* the next access is at the shared pointer: written through */
+    int sfp_error;              /* a failed Get_shared_fp's error, for the access ROMIO
+                                 * makes after it (ADIOI_PSTRIPE_Sfp_failed_access) */
     pstripe_region_t *spare_regions;    /* an access's region array kept for the next one */
     size_t spare_cap;
 } ADIOI_PSTRIPE_fs;
@@ -234,6 +236,10 @@ void ADIOI_PSTRIPE_Set_shared_fp(ADIO_File fd, ADIO_Offset offset, int *error_co
 void ADIOI_PSTRIPE_Reset_shared_fp(ADIO_File fd, int *error_code);
 void ADIOI_PSTRIPE_Get_ordered_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,
                                   int *error_code);
+/* The error of an access at the pointer a failed Get_shared_fp returned
+ * (offset: ADIO_EXPLICIT_OFFSET's, in bytes, or in etypes if in_etypes),
+ * else MPI_SUCCESS. */
+int ADIOI_PSTRIPE_Sfp_failed_access(ADIO_File fd, ADIO_Offset offset, int in_etypes);
 
 /* ad_pstripe_lock.c */
 void ADIOI_PSTRIPE_Lock_setup(ADIO_File fd, int *error_code);

@@ -262,6 +262,13 @@ static void nonblocking_io(ADIO_File fd, void *buf, int count, MPI_Datatype data
                            int file_ptr_type, ADIO_Offset offset, MPI_Request * request,
                            int contig, int is_write, int *error_code)
 {
+    /* the access iwrite_shared / iread_shared make after their pointer failed */
+    *error_code = file_ptr_type == ADIO_EXPLICIT_OFFSET
+        ? ADIOI_PSTRIPE_Sfp_failed_access(fd, offset, !contig) : MPI_SUCCESS;
+    if (*error_code != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return;
+    }
     /* the write-behind buffer goes first (a write also drops the read
      * cache): nonblocking accesses go straight to the servers */
     *error_code = ADIOI_PSTRIPE_Cache_flush(fd, is_write);

@@ -414,6 +414,9 @@ int ADIOI_PSTRIPE_Access_io(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int is_wri
     int rc = PS_OK, handled, err;
 
     *nbytes = 0;
+    err = ADIOI_PSTRIPE_Sfp_failed_access(fd, acc->start, 0); /* (atomic iwrite_shared) */
+    if (err != MPI_SUCCESS)
+        return err;
     handled = is_write ? ADIOI_PSTRIPE_Cache_write(fd, acc, &err)
         : ADIOI_PSTRIPE_Cache_read(fd, acc, nbytes, &err);
     if (err != MPI_SUCCESS)

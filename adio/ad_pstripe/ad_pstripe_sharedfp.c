@@ -109,6 +109,39 @@ static int sfp_err(ADIO_File fd, const char *myname, const char *what, int line,
                              rc == PS_ERR_NO_ENTRY ? PS_ERR_IO : rc, detail);
 }
 
+/*
+ * A failed Get_shared_fp returns a pointer past any file: ROMIO's
+ * MPI_File_iwrite_shared and iread_shared (mpi-io/iwrite_sh.c, iread_sh.c)
+ * go on to the access after the error (the others return), which at 0
+ * overwrote or read the file's first bytes (session 80's review). The
+ * access at that pointer fails with the pointer's error instead
+ * (ADIOI_PSTRIPE_Sfp_failed_access, asked by every access of the driver);
+ * no other access reaches offsets that large.
+ */
+#define SFP_FAILED_BYTES ((ADIO_Offset) 1 << 62)
+
+static void sfp_failed(ADIO_File fd, ADIO_Offset * shared_fp, int error_code)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+
+    *shared_fp = SFP_FAILED_BYTES / (fd->etype_size > 0 ? fd->etype_size : 1);
+    if (ps != NULL)
+        ps->sfp_error = error_code;
+}
+
+int ADIOI_PSTRIPE_Sfp_failed_access(ADIO_File fd, ADIO_Offset offset, int in_etypes)
+{
+    ADIOI_PSTRIPE_fs *ps = fd->fs_ptr;
+    ADIO_Offset unit = in_etypes && fd->etype_size > 0 ? fd->etype_size : 1;
+    int err;
+
+    if (ps == NULL || ps->sfp_error == MPI_SUCCESS || offset < SFP_FAILED_BYTES / 2 / unit)
+        return MPI_SUCCESS;
+    err = ps->sfp_error;
+    ps->sfp_error = MPI_SUCCESS;
+    return err;
+}
+
 /* *shared_fp = the pointer; the pointer += incr, atomically. */
 void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * shared_fp,
                                  int *error_code)
@@ -118,20 +151,20 @@ void ADIOI_PSTRIPE_Get_shared_fp(ADIO_File fd, ADIO_Offset incr, ADIO_Offset * s
     uint64_t old = 0;
     int rc;
 
-    *shared_fp = 0;
     *error_code = sfp_check(fd, myname, __LINE__);
-    if (*error_code != MPI_SUCCESS)
-        return;
-    if (incr < 0) {
+    if (*error_code == MPI_SUCCESS && incr < 0)
         *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                            MPI_ERR_ARG, "**io", "**io %s",
                                            "pstripe: negative shared file pointer increment");
-        return;
+    if (*error_code == MPI_SUCCESS) {
+        rc = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance, ps->sfp_view, (uint64_t) incr,
+                                   &old);
+        ps->sfp_lost |= rc == PS_ERR_NO_ENTRY;
+        if (rc != PS_OK)
+            *error_code = sfp_err(fd, myname, "shared file pointer", __LINE__, rc, NULL);
     }
-    rc = pstripe_sfp_fetch_add(ps->file, ps->sfp_instance, ps->sfp_view, (uint64_t) incr, &old);
-    ps->sfp_lost |= rc == PS_ERR_NO_ENTRY;
-    if (rc != PS_OK) {
-        *error_code = sfp_err(fd, myname, "shared file pointer", __LINE__, rc, NULL);
+    if (*error_code != MPI_SUCCESS) {
+        sfp_failed(fd, shared_fp, *error_code);
         return;
     }
     *shared_fp = (ADIO_Offset) old;

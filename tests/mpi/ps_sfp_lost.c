@@ -6,8 +6,8 @@
  * then creates SIGNAL.ready and every process waits (at most 120 s, asleep:
  * not in an MPI call, where MPICH would spin) for SIGNAL.go, which the
  * runner (tests/mpi/mpi-sfp-lost) creates after restarting every server.
- * Then write_shared, read_shared and seek_shared(SEEK_CUR) must fail with
- * MPI_ERR_IO on every process, the message naming the lost pointer
+ * Then write_shared, read_shared, iwrite_shared, iread_shared and
+ * seek_shared(SEEK_CUR) must fail with MPI_ERR_IO on every process, the message naming the lost pointer
  * (seek_shared: rank 0 reads the pointer, every process returns its error,
  * none hangs); write_ordered fails with MPI_ERR_IO on every process (the
  * last one, which does the fetch-and-add, names the lost pointer); a
@@ -51,6 +51,17 @@ static void expect_error(int rc, int want, int named, const char *what)
 static void expect_lost(int rc, const char *what)
 {
     expect_error(rc, MPI_ERR_IO, 1, what);
+}
+
+/* iwrite_shared (or iread_shared) of one record, then its wait: the first
+ * error. */
+static int nonblocking(MPI_File fh, int is_write, int64_t *rec)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc = is_write ? MPI_File_iwrite_shared(fh, rec, 1, MPI_INT64_T, &req)
+                      : MPI_File_iread_shared(fh, rec, 1, MPI_INT64_T, &req);
+
+    return rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc;
 }
 
 /* Rank 0 creates SIGNAL.readyROUND; every process waits for SIGNAL.goROUND
@@ -97,6 +108,10 @@ int main(int argc, char **argv)
     rec[1] = 2000 + ps_rank;
     expect_lost(MPI_File_write_shared(fh, &rec[1], 1, MPI_INT64_T, &st), "write_shared");
     expect_lost(MPI_File_read_shared(fh, rec, 1, MPI_INT64_T, &st), "read_shared");
+    /* (ROMIO's nonblocking forms go on to the access after the pointer's
+     * error, which wrote and read at 0 before session 80) */
+    expect_lost(nonblocking(fh, 1, &rec[1]), "iwrite_shared");
+    expect_lost(nonblocking(fh, 0, rec), "iread_shared");
     expect_lost(MPI_File_seek_shared(fh, 0, MPI_SEEK_CUR), "seek_shared(SEEK_CUR)");
     expect_error(MPI_File_write_ordered(fh, &rec[1], 1, MPI_INT64_T, &st), MPI_ERR_IO,
                  ps_rank == ps_nprocs - 1, "write_ordered");
