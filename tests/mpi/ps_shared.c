@@ -287,6 +287,29 @@ static MPI_Offset ordered_steps(MPI_File fh)
     total += 64 * (MPI_Offset) ps_nprocs;
     expect_position(fh, total, "after the split ordered calls");
 
+    /* 4b: read_ordered across the end counts only the bytes there, whole
+     * and split (under Open MPI it counted them all: session 80) */
+    for (i = 0; i < 2; i++) {
+        MPI_Offset at = total - 48 + 96 * (MPI_Offset) ps_rank, want = total - at;
+
+        want = want < 0 ? 0 : want > 96 ? 96 : want;
+        PS_MPI(MPI_File_seek_shared(fh, total - 48, MPI_SEEK_SET));
+        if (i == 0) {
+            PS_MPI(MPI_File_read_ordered(fh, got, 96, MPI_BYTE, &st));
+        } else {
+            PS_MPI(MPI_File_read_ordered_begin(fh, got, 96, MPI_BYTE));
+            PS_MPI(MPI_File_read_ordered_end(fh, got, &st));
+        }
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        PS_CHECK(cnt == want, "read_ordered%s across the end read %d bytes, not %lld",
+                 i ? "_begin" : "", cnt, (long long) want);
+        if (cnt > 0)
+            check_words(got, cnt, at, "read_ordered across the end");
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    PS_MPI(MPI_File_seek_shared(fh, total, MPI_SEEK_SET));
+    expect_position(fh, total, "after the reads across the end");
+
     free(offs);
     free(buf);
     free(got);
