@@ -236,7 +236,12 @@ static void pss_job_extend(pss_worker_t *w, pss_job_t *job)
         return;
     }
     uint64_t span_end = pss_round_up(pss_job_disk_end(job), w->server->align);
-    int past_saved = pss_job_disk_end(job) > obj->saved_size && span_end == obj->file_len;
+    /* bytes past the stored size on disk: the job's own growth, or one not
+     * stored yet that a flush of the stage writes (not an overwrite of the
+     * last block within the size) */
+    uint64_t data_end = job->max_end > obj->size ? job->max_end : obj->size;
+    int past_saved = pss_job_disk_end(job) > obj->saved_size && data_end > obj->saved_size &&
+                     span_end == obj->file_len;
     /* (a span past the largest file fails with EFBIG by itself) */
     if ((span_end > obj->file_len || past_saved) && span_end <= w->server->max_file) {
         uint64_t len = pss_round_up(span_end + 1, PSS_EXTEND_STEP);

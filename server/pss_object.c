@@ -417,14 +417,11 @@ static void pss_obj_close(pss_worker_t *w, pss_object_t *obj)
     if (obj->fd < 0) {
         return;
     }
-    uint64_t block_end = pss_round_up(obj->size, w->server->align);
-
     (void)pss_obj_sync(w, obj);        /* a failure counts as a failed write */
     (void)pss_obj_save_failed(w, obj); /* if not: forget_if_idle keeps it */
-    if (obj->size_attr && obj->saved_size == obj->size && obj->file_len > block_end &&
-        ftruncate(obj->fd, (off_t)block_end) != 0) { /* (else the next open cuts it) */
-        ps_debug("worker %u: ftruncate object %016" PRIx64 " to %" PRIu64 " at its close: %m",
-                 w->index, obj->file_id, block_end);
+    if (obj->size_attr && obj->saved_size == obj->size &&
+        obj->file_len > pss_round_up(obj->size, w->server->align)) {
+        (void)pss_obj_cut_to_size(w, obj); /* (else the next open cuts it) */
     }
     close(pss_obj_let_go(w, obj));
 }
@@ -585,6 +582,12 @@ static ps_status_t pss_obj_grow_to(pss_worker_t *w, pss_object_t *obj, uint64_t 
     uint64_t a = w->server->align, phys = pss_round_up(size, a);
     ps_status_t status = pss_obj_attr_first(w, obj);
 
+    /* a growth not stored yet first: the cut below would take away the
+     * length that tells an open after a crash that bytes past the stored
+     * size may be on disk (session 80's review of this code) */
+    if (status == PS_OK && obj->saved_size != obj->size) {
+        status = pss_obj_save_size(w, obj);
+    }
     if (status == PS_OK && size > obj->size) {
         status = pss_obj_zero_tail(w, obj, obj->size);
     }
@@ -599,7 +602,7 @@ static ps_status_t pss_obj_grow_to(pss_worker_t *w, pss_object_t *obj, uint64_t 
     }
     obj->phys_size = obj->file_len = phys;
     obj->size = size;
-    return pss_obj_save_size(w, obj);
+    return obj->saved_size == size ? PS_OK : pss_obj_save_size(w, obj);
 }
 
 ps_status_t pss_obj_resize(pss_worker_t *w, pss_object_t *obj, uint64_t size, int *old_fd)
