@@ -612,10 +612,27 @@ static ps_status_t psc_remove_objects(pstripe_fs_t *fs, const ps_file_info_t *in
     return status == PS_ERR_NO_ENTRY ? PS_OK : status;
 }
 
+/* REMOVE of path, its file in *rep. */
+static ps_status_t psc_remove_call(pstripe_fs_t *fs, const char *path, ps_file_rep_t *rep)
+{
+    ps_status_t status = psc_path_call(fs, path, PS_MSG_REMOVE, 0, "unlink", rep);
+
+    if (status == PS_ERR_CONN || status == PS_ERR_TIMEOUT) {
+        /* the owner may have removed the name and died (or stalled) before
+         * it answered: then nobody will remove the objects */
+        char why[PSC_MSG_MAX];
+        snprintf(why, sizeof(why), "%s", pstripe_last_error());
+        psc_set_error("%s; the removal may have happened without its answer: if %s is gone, "
+                      "the space of its data stays used until `pstripe gc` (root) collects it",
+                      why, path);
+    }
+    return status;
+}
+
 ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
 {
     ps_file_rep_t rep;
-    ps_status_t status = psc_path_call(fs, path, PS_MSG_REMOVE, 0, "unlink", &rep);
+    ps_status_t status = psc_remove_call(fs, path, &rep);
 
     if (status == PS_ERR_NO_SPACE) {
         /* The owner's metadata store needs room to record the removal and
@@ -626,19 +643,10 @@ ps_status_t pstripe_unlink(pstripe_fs_t *fs, const char *path)
         if (status == PS_OK) {
             status = psc_remove_objects(fs, &rep.info, &rep.cap);
         }
-        if (status == PS_OK) {
+        if (status == PS_OK) { /* (its data freed: an unanswered one leaves none) */
             status = psc_path_call(fs, path, PS_MSG_REMOVE, 0, "unlink", &rep);
         }
         return status;
-    }
-    if (status == PS_ERR_CONN || status == PS_ERR_TIMEOUT) {
-        /* the owner may have removed the name and died (or stalled) before
-         * it answered: then nobody will remove the objects */
-        char why[PSC_MSG_MAX];
-        snprintf(why, sizeof(why), "%s", pstripe_last_error());
-        psc_set_error("%s; the removal may have happened without its answer: if %s is gone, "
-                      "the space of its data stays used until `pstripe gc` (root) collects it",
-                      why, path);
     }
     if (status != PS_OK) {
         return status;

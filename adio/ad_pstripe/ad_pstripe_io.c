@@ -17,8 +17,10 @@ static void io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
 
     if (file_ptr_type == ADIO_INDIVIDUAL)
         offset = fd->fp_ind;
+    else    /* (atomic iwrite_shared / iread_shared after their pointer failed) */
+        *error_code = ADIOI_PSTRIPE_Sfp_failed_access(fd, offset, 0);
 
-    if (len > 0) {
+    if (len > 0 && *error_code == MPI_SUCCESS) {
         ADIOI_PSTRIPE_access acc;
 
         memset(&acc, 0, sizeof(acc));
@@ -33,9 +35,9 @@ static void io_contig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
         acc.start = offset;
         acc.end = acc.hi = offset + (ADIO_Offset) len;
         *error_code = ADIOI_PSTRIPE_Access_io(fd, &acc, is_write, &nbytes);
-        if (*error_code != MPI_SUCCESS)
-            return;
     }
+    if (*error_code != MPI_SUCCESS)
+        return;
 
     /* as ROMIO's generic contiguous I/O: the file pointer moves by what
      * was transferred (a read stops at the end of the file) */

@@ -414,9 +414,6 @@ int ADIOI_PSTRIPE_Access_io(ADIO_File fd, ADIOI_PSTRIPE_access * acc, int is_wri
     int rc = PS_OK, handled, err;
 
     *nbytes = 0;
-    err = ADIOI_PSTRIPE_Sfp_failed_access(fd, acc->start, 0); /* (atomic iwrite_shared) */
-    if (err != MPI_SUCCESS)
-        return err;
     handled = is_write ? ADIOI_PSTRIPE_Cache_write(fd, acc, &err)
         : ADIOI_PSTRIPE_Cache_read(fd, acc, nbytes, &err);
     if (err != MPI_SUCCESS)
@@ -486,6 +483,11 @@ void ADIOI_PSTRIPE_Strided(ADIO_File fd, void *buf, int count, MPI_Datatype data
                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                            int is_write, int *error_code)
 {
+    /* (atomic iwrite_shared / iread_shared after their pointer failed) */
+    *error_code = file_ptr_type == ADIO_EXPLICIT_OFFSET
+        ? ADIOI_PSTRIPE_Sfp_failed_access(fd, offset, 1) : MPI_SUCCESS;
+    if (*error_code != MPI_SUCCESS)
+        return;
     if (ADIOI_PSTRIPE_Listio(fd, is_write))
         list_io(fd, buf, count, datatype, file_ptr_type, offset, status, is_write, error_code);
     else if (is_write)
