@@ -112,6 +112,16 @@ int main(int argc, char **argv)
      * error, which wrote and read at 0 before session 80) */
     expect_lost(nonblocking(fh, 1, &rec[1]), "iwrite_shared");
     expect_lost(nonblocking(fh, 0, rec), "iread_shared");
+    /* in atomic mode ROMIO makes the access a blocking one, also of 0 bytes */
+    PS_MPI(MPI_File_set_atomicity(fh, 1));
+    expect_lost(nonblocking(fh, 1, &rec[1]), "atomic iwrite_shared");
+    {
+        MPI_Request req = MPI_REQUEST_NULL;
+        int rc = MPI_File_iwrite_shared(fh, &rec[1], 0, MPI_INT64_T, &req);
+        expect_lost(rc == MPI_SUCCESS ? MPI_Wait(&req, MPI_STATUS_IGNORE) : rc,
+                    "atomic iwrite_shared of 0 bytes");
+    }
+    PS_MPI(MPI_File_set_atomicity(fh, 0));
     expect_lost(MPI_File_seek_shared(fh, 0, MPI_SEEK_CUR), "seek_shared(SEEK_CUR)");
     expect_error(MPI_File_write_ordered(fh, &rec[1], 1, MPI_INT64_T, &st), MPI_ERR_IO,
                  ps_rank == ps_nprocs - 1, "write_ordered");
