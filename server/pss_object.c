@@ -182,15 +182,13 @@ static ps_status_t pss_obj_zero_tail(pss_worker_t *w, pss_object_t *obj, uint64_
     return status;
 }
 
-/* The file is longer than its stored size's last block: a server stopped
- * before it stored a grown size, or before it cut the file at a close (see
- * the top). Zero that block past the size and cut the file there. */
-static ps_status_t pss_obj_cut_to_size(pss_worker_t *w, pss_object_t *obj)
+/* Cut the file at its size's last block, whose tail is zeros already. */
+static ps_status_t pss_obj_cut(pss_worker_t *w, pss_object_t *obj)
 {
     uint64_t end = pss_round_up(obj->size, w->server->align);
-    ps_status_t status = pss_obj_zero_tail(w, obj, obj->size);
+    ps_status_t status = PS_OK;
 
-    if (status == PS_OK && ftruncate(obj->fd, (off_t)end) != 0) {
+    if (ftruncate(obj->fd, (off_t)end) != 0) {
         ps_error("worker %u: ftruncate object %016" PRIx64 " to its stored size's block, %" PRIu64
                  ": %m",
                  w->index, obj->file_id, end);
@@ -202,6 +200,16 @@ static ps_status_t pss_obj_cut_to_size(pss_worker_t *w, pss_object_t *obj)
         obj->phys_size = obj->file_len = end;
     }
     return status;
+}
+
+/* The file is longer than its stored size's last block: a server stopped
+ * before it stored a grown size, or before it cut the file at a close (see
+ * the top). Zero that block past the size and cut the file there. */
+static ps_status_t pss_obj_cut_to_size(pss_worker_t *w, pss_object_t *obj)
+{
+    ps_status_t status = pss_obj_zero_tail(w, obj, obj->size);
+
+    return status == PS_OK ? pss_obj_cut(w, obj) : status;
 }
 
 ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
@@ -547,7 +555,9 @@ static ps_status_t pss_obj_attr_first(pss_worker_t *w, pss_object_t *obj)
 /* Shrink the object to size: the file is made longer than size's last
  * block, the size stored, then the block zeroed past it and the file cut
  * there, so that a crash at any step leaves the old size and bytes or a
- * file the next open cuts to the new size (see the top). */
+ * file the next open cuts to the new size (see the top). A zeroing that
+ * fails changed no byte: the old size is taken back (else a write that grew
+ * the object would show the old bytes past the new size). */
 static ps_status_t pss_obj_shrink(pss_worker_t *w, pss_object_t *obj, uint64_t size)
 {
     uint64_t a = w->server->align, end = pss_round_up(size, a), old = obj->size;
@@ -562,14 +572,22 @@ static ps_status_t pss_obj_shrink(pss_worker_t *w, pss_object_t *obj, uint64_t s
             obj->file_len = end + a;
         }
     }
-    if (status == PS_OK) {
-        obj->size = size;
-        status = pss_obj_save_size(w, obj);
-        if (status != PS_OK) {
-            obj->size = old; /* nothing changed (its retry stores the old size) */
-        }
+    if (status != PS_OK) {
+        return status;
     }
-    return status == PS_OK ? pss_obj_cut_to_size(w, obj) : status;
+    obj->size = size;
+    status = pss_obj_save_size(w, obj);
+    if (status == PS_OK) {
+        status = pss_obj_zero_tail(w, obj, size);
+        if (status != PS_OK) {
+            obj->size = old;
+            (void)pss_obj_save_size(w, obj); /* (else stored later, as a growth) */
+            return status;
+        }
+        return pss_obj_cut(w, obj);
+    }
+    obj->size = old; /* nothing changed (its retry stores the old size) */
+    return status;
 }
 
 /* Grow the object to size (or keep it): past the old size nothing is

@@ -21,6 +21,9 @@
  * - while the file named by $PSTEST_XATTR_FAIL exists, fsetxattr of an
  *   object's size attribute fails with ENOSPC (a full disk, whose next
  *   block an attribute that does not fit in the inode needs);
+ * - while the file named by $PSTEST_PWRITE_FAIL exists, pwrite fails with
+ *   EIO (the server's one synchronous data write, the zeroing of a block's
+ *   tail past a new size; a disk that fails it);
  * - while the file named by $PSTEST_KILL_AT exists, the call it names
  *   ("fsetxattr": of an object's size attribute, or "ftruncate") kills the
  *   server (SIGKILL) as it is called: a crash at that step.
@@ -216,4 +219,23 @@ int fsetxattr(int fd, const char *name, const void *value, size_t size, int flag
         return -1;
     }
     return real(fd, name, value, size, flags);
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
+{
+    static ssize_t (*real)(int, const void *, size_t, off_t);
+    const char *fail = getenv("PSTEST_PWRITE_FAIL");
+
+    if (real == NULL) {
+        real = (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+    }
+    if (fail != NULL && access(fail, F_OK) == 0) {
+        errno = EIO;
+        return -1;
+    }
+    if (real == NULL) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real(fd, buf, count, offset);
 }

@@ -495,3 +495,47 @@ TEST(ServerRestart, AnAttributeLargerThanItsFileIsMadeRight)
     ASSERT_EQ(c.write(fid, {{block + 2000, 1}}, {7}).status(), PS_OK);
     expect_zeros(c, fid, block, 2000);
 }
+
+/* A shrink whose zeroing of the new last block's tail fails (a disk that
+ * fails the write) changes nothing: the object keeps its old size and
+ * bytes, stored, so that neither a write that grows it nor a crash shows
+ * old bytes past a size. Before session 81 the new size stayed, with the
+ * old bytes past it, which a growing write showed again. */
+TEST(ServerRestart, AShrinkWhoseZeroingFailsKeepsTheOldSize)
+{
+    const uint64_t fid = 0x94, n = 10000;
+    const std::string trigger = "/tmp/pstest-pwrite-fail." + std::to_string(getpid());
+    const std::vector<uint8_t> data = bytes(n, 5);
+    ps_cluster cluster;
+
+    unlink(trigger.c_str());
+    ASSERT_TRUE(start_with_faults(cluster, nothing_late, "PSTEST_PWRITE_FAIL", trigger));
+    {
+        raw_client c;
+        ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+        ASSERT_EQ(c.write(fid, {{0, n}}, data).status(), PS_OK);
+        ASSERT_EQ(c.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
+        FILE *t = fopen(trigger.c_str(), "w");
+        ASSERT_NE(t, nullptr) << trigger;
+        fclose(t);
+        int s = c.obj(PS_MSG_OBJ_TRUNCATE, fid, 100).status();
+        unlink(trigger.c_str());
+        EXPECT_EQ(s, PS_ERR_IO) << ps_status_string(s);
+        EXPECT_EQ(c.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().size, n);
+        ASSERT_EQ(c.write(fid, {{2 * n, 1}}, {7}).status(), PS_OK);
+        raw_reply r = c.read(fid, {{0, n}});
+        ASSERT_EQ(r.status(), PS_OK);
+        EXPECT_TRUE(r.data == data) << "the failed truncate changed bytes below its old size";
+        expect_zeros(c, fid, n, n);
+    }
+    uint64_t file_len = 0;
+    EXPECT_GE(size_attr(cluster, fid, &file_len), (int64_t)n) << "the old size is stored again";
+    ASSERT_NO_FATAL_FAILURE(crash_and_restart(cluster));
+    raw_client c;
+    ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+    uint64_t size = c.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().size;
+    EXPECT_TRUE(size == n || size == 2 * n + 1) << "size " << size;
+    ASSERT_EQ(c.obj(PS_MSG_OBJ_TRUNCATE, fid, 100).status(), PS_OK);
+    ASSERT_EQ(c.write(fid, {{3 * n, 1}}, {7}).status(), PS_OK);
+    expect_zeros(c, fid, 100, 3 * n - 100);
+}
