@@ -641,8 +641,7 @@ static void psc_io_batch_done(pstripe_fs_t *fs, psc_op_t *op)
         /* an fsync or close checks that the server did not restart since
          * its first answer, and asks for the writes that failed after their
          * answer since the lowest mark (psc_sync.c) */
-        psc_file_seen_wrote(io->seen, b->t->server, fs->servers[b->t->server].instance,
-                            b->rep.failed_writes);
+        psc_file_seen_wrote(io->seen, b->t->server, op->instance, b->rep.failed_writes);
     }
     if (op->send_req == NULL && op->recv_req == NULL) {
         psc_batch_free(fs, b);

@@ -161,6 +161,7 @@ struct psc_op {
     /* result */
     ps_status_t status;
     char msg[PSC_MSG_MAX];
+    uint64_t instance; /* of the server that answered (its HELLO's), 0: no answer */
 
     /* progress-thread state */
     pstripe_fs_t *fs;
@@ -340,7 +341,8 @@ typedef struct psc_file_seen {
     unsigned refs;
     pthread_mutex_t lock;     /* over the three per-server records below (psc_seen.c) */
     uint64_t *wrote_instance; /* per server: the instance that first acknowledged this
-                                 file's writes since the last fsync or close, 0: none */
+                                 file's writes (truncates, preallocates) since the last
+                                 fsync or close, 0: none */
     uint64_t *failed_mark;    /* per server: the lowest count of failed writes in its
                                  acknowledgements since (ps_io_rep_t.failed_writes) */
     uint64_t *answers;        /* per server: write acknowledgements ever (a check forgets
@@ -355,7 +357,8 @@ psc_file_seen_t *psc_file_seen_new(uint32_t nservers, uint32_t ntargets);
 psc_file_seen_t *psc_file_seen_hold(psc_file_seen_t *seen);
 void psc_file_seen_drop(psc_file_seen_t *seen);
 /* A write acknowledged by server s, then of instance `instance`, with the
- * object's count of failed writes `failed`. */
+ * object's count of failed writes `failed` (UINT64_MAX: a truncate or
+ * preallocate, which a restart may undo but which fails no write). */
 void psc_file_seen_wrote(psc_file_seen_t *seen, uint32_t s, uint64_t instance, uint64_t failed);
 /* What an fsync or close asks server s about: the handle's record of it. */
 typedef struct psc_asked {

@@ -101,9 +101,12 @@ static ps_status_t psc_path_op(pstripe_fs_t *fs, uint16_t type, const char *path
 
 /* The same object request to every target of a file, in parallel. reps may
  * be NULL; for OBJ_TRUNCATE and OBJ_ALLOCATE, each object gets the size it
- * has in a file of file_size bytes. */
+ * has in a file of file_size bytes, and seen (a handle's record, or NULL)
+ * takes each answer as a write's: a restart may undo the size before the
+ * handle's fsync, which must then say so (psc_sync.c). */
 static ps_status_t psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, const ps_cap_t *cap,
-                               uint16_t type, uint64_t file_size, ps_obj_rep_t *reps)
+                               uint16_t type, uint64_t file_size, ps_obj_rep_t *reps,
+                               psc_file_seen_t *seen)
 {
     ps_layout_t layout;
     psc_call_t call;
@@ -130,6 +133,11 @@ static ps_status_t psc_obj_ops(pstripe_fs_t *fs, const ps_file_info_t *info, con
         psc_op_post(fs, &ops[k], &call);
     }
     status = psc_call_wait(fs, &call);
+    for (uint32_t k = 0; seen != NULL && k < layout.stripe_count; k++) {
+        if (ops[k].status == PS_OK) {
+            psc_file_seen_wrote(seen, ops[k].server, ops[k].instance, UINT64_MAX);
+        }
+    }
     free(ops);
     return status;
 }
@@ -235,9 +243,11 @@ ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_
     return status;
 }
 
-/* OBJ_TRUNCATE or OBJ_ALLOCATE (type) of a file's objects to a file size. */
+/* OBJ_TRUNCATE or OBJ_ALLOCATE (type) of a file's objects to a file size;
+ * seen: the handle's record of its answers (NULL: by path). */
 static ps_status_t psc_size_objects(pstripe_fs_t *fs, const ps_file_info_t *info,
-                                    const ps_cap_t *cap, uint16_t type, uint64_t size)
+                                    const ps_cap_t *cap, uint16_t type, uint64_t size,
+                                    psc_file_seen_t *seen)
 {
     ps_layout_t layout;
 
@@ -250,7 +260,7 @@ static ps_status_t psc_size_objects(pstripe_fs_t *fs, const ps_file_info_t *info
                              (unsigned long long)size, (unsigned long long)PS_MAX_OBJ_SIZE);
         }
     }
-    return psc_obj_ops(fs, info, cap, type, size, NULL);
+    return psc_obj_ops(fs, info, cap, type, size, NULL, seen);
 }
 
 /* --- open / close -------------------------------------------------------------- */
@@ -392,6 +402,13 @@ static ps_status_t psc_file_new(pstripe_fs_t *fs, const char *path, size_t len, 
     return PS_OK;
 }
 
+void psc_file_free(pstripe_file_t *file)
+{
+    free(file->path);
+    psc_file_seen_drop(file->seen);
+    free(file);
+}
+
 ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t mode,
                          const pstripe_layout_t *layout, pstripe_file_t **file_p)
 {
@@ -422,13 +439,15 @@ ps_status_t pstripe_open(pstripe_fs_t *fs, const char *path, int flags, uint32_t
     if (status != PS_OK) {
         return status;
     }
-    if ((flags & PSTRIPE_TRUNC) && !rep.created) {
-        status = psc_size_objects(fs, &rep.info, &rep.cap, PS_MSG_OBJ_TRUNCATE, 0);
+    status = psc_file_new(fs, npath, len, flags, &rep, file_p);
+    if (status == PS_OK && (flags & PSTRIPE_TRUNC) && !rep.created) {
+        status = psc_size_objects(fs, &rep.info, &rep.cap, PS_MSG_OBJ_TRUNCATE, 0, (*file_p)->seen);
         if (status != PS_OK) {
-            return status;
+            psc_file_free(*file_p);
+            *file_p = NULL;
         }
     }
-    return psc_file_new(fs, npath, len, flags, &rep, file_p);
+    return status;
 }
 
 /* One round of LOOKUP_ID of file_id at every server at once: PS_OK with
@@ -573,8 +592,9 @@ ps_status_t pstripe_truncate(pstripe_fs_t *fs, const char *path, uint64_t size)
     ps_file_rep_t rep;
     ps_status_t status = psc_path_call(fs, path, PS_MSG_LOOKUP, PS_CAP_WRITE, "truncate", &rep);
 
-    return status != PS_OK ? status
-                           : psc_size_objects(fs, &rep.info, &rep.cap, PS_MSG_OBJ_TRUNCATE, size);
+    return status != PS_OK
+               ? status
+               : psc_size_objects(fs, &rep.info, &rep.cap, PS_MSG_OBJ_TRUNCATE, size, NULL);
 }
 
 /* pstripe_ftruncate and pstripe_preallocate (type, verb for the error). */
@@ -590,7 +610,7 @@ static ps_status_t psc_file_size_objects(pstripe_file_t *file, uint16_t type, co
     ps_cap_t cap;
 
     psc_file_cap(file, &cap);
-    return psc_size_objects(file->fs, &file->info, &cap, type, size);
+    return psc_size_objects(file->fs, &file->info, &cap, type, size, file->seen);
 }
 
 ps_status_t pstripe_ftruncate(pstripe_file_t *file, uint64_t size)
@@ -607,7 +627,7 @@ ps_status_t pstripe_preallocate(pstripe_file_t *file, uint64_t size)
 static ps_status_t psc_remove_objects(pstripe_fs_t *fs, const ps_file_info_t *info,
                                       const ps_cap_t *cap)
 {
-    ps_status_t status = psc_obj_ops(fs, info, cap, PS_MSG_OBJ_REMOVE, 0, NULL);
+    ps_status_t status = psc_obj_ops(fs, info, cap, PS_MSG_OBJ_REMOVE, 0, NULL, NULL);
 
     return status == PS_ERR_NO_ENTRY ? PS_OK : status;
 }

@@ -23,4 +23,7 @@ ps_status_t psc_stat_objects(pstripe_fs_t *fs, const ps_file_info_t *info, size_
  * half its life (API threads only: it may wait for a LOOKUP). */
 void psc_file_cap(pstripe_file_t *file, ps_cap_t *cap);
 
+/* Free a handle without asking the servers anything (pstripe_close asks). */
+void psc_file_free(pstripe_file_t *file);
+
 #endif

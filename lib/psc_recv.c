@@ -198,6 +198,7 @@ ucs_status_t psc_am_reply_cb(void *arg, const void *header, size_t header_length
     }
     psc_slot_remove(fs, op);
     op->reply_done = 1;
+    op->instance = op->conn->hello_rep.instance;
     if (psc_reply_check(op, &hdr, header, header_length, length) == PS_OK && length > 0) {
         psc_reply_data(fs, op, data, length, param);
     }

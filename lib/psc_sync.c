@@ -45,7 +45,8 @@ static ps_status_t psc_check_answer(pstripe_file_t *file, const psc_op_t *op,
         }
         status = psc_error(PS_ERR_IO,
                            "server %s restarted since it acknowledged writes to %s: bytes "
-                           "written before the restart and not synced may be lost",
+                           "written (or sizes set) before the restart and not synced may "
+                           "be lost",
                            fs->servers[s].addr, file->path);
     }
     psc_file_seen_checked(file->seen, s, asked);
@@ -132,8 +133,6 @@ ps_status_t pstripe_close(pstripe_file_t *file)
         return psc_error(PS_ERR_INVALID, "file is NULL");
     }
     status = psc_file_check_writes(file, PS_MSG_OBJ_FLUSH);
-    free(file->path);
-    psc_file_seen_drop(file->seen);
-    free(file);
+    psc_file_free(file);
     return status;
 }

@@ -277,6 +277,46 @@ TEST_F(ClientWback, CloseAfterAServerRestartFails)
 }
 
 /*
+ * A truncate, a preallocate and an open that truncates set the size, which
+ * a restart may undo before the fsync (a machine crash loses a size not yet
+ * flushed): the handle's fsync reports the restart as it does after a
+ * write, once. The handle wrote and synced before, so only the size call
+ * is left to report.
+ */
+TEST_F(ClientWback, SyncAfterARestartReportsASizeSetSince)
+{
+    const pstripe_layout_t layout = {65536, 1, 0};
+    const char *calls[] = {"truncate", "preallocate", "open with PSTRIPE_TRUNC"};
+
+    for (int c = 0; c < 3; c++) {
+        SCOPED_TRACE(calls[c]);
+        std::string path = "/size" + std::to_string(c);
+        pstripe_file_t *f;
+
+        PSC_ASSERT_OK(
+            pstripe_open(fs_, path.c_str(), PSTRIPE_RDWR | PSTRIPE_CREAT, 0644, &layout, &f));
+        PSC_ASSERT_OK(pstripe_pwrite(f, model_.data(), model_.size(), 0));
+        PSC_ASSERT_OK(pstripe_fsync(f));
+        if (c == 0) {
+            PSC_ASSERT_OK(pstripe_ftruncate(f, 1 << 20));
+        } else if (c == 1) {
+            PSC_ASSERT_OK(pstripe_preallocate(f, 1 << 20));
+        } else {
+            PSC_ASSERT_OK(pstripe_close(f));
+            PSC_ASSERT_OK(
+                pstripe_open(fs_, path.c_str(), PSTRIPE_RDWR | PSTRIPE_TRUNC, 0, nullptr, &f));
+        }
+        ASSERT_NO_FATAL_FAILURE(kill_and_restart());
+        ps_status_t s = pstripe_fsync(f);
+        std::string msg = pstripe_last_error();
+        EXPECT_EQ(s, PS_ERR_IO) << pstripe_strerror(s);
+        EXPECT_NE(msg.find("restarted"), std::string::npos) << msg;
+        PSC_EXPECT_OK(pstripe_fsync(f)); /* reported once */
+        PSC_EXPECT_OK(pstripe_close(f));
+    }
+}
+
+/*
  * A check that fails for one server's failed write keeps what it found
  * about another server's restart for the next check (one call reports one
  * failure): the restart is neither lost nor cleared unreported. Server 0,
