@@ -219,8 +219,9 @@ tests/mpi/ps_fcache: tests/mpi/ps_fcache.f90
 # ps_kill; mpi-sfp-lost-openmpi restarts every server under ps_sfp_lost;
 # ompi-version fakes another Open MPI version (fake-ompi-version.so,
 # preloaded) and expects the components to refuse;
-# mpi4py-openmpi runs a Python program (ps_pycache.py, Debian's mpi4py).
-# All exit 77 (skipped) without Open MPI.
+# mpi4py-openmpi runs a Python program (ps_pycache.py, Debian's mpi4py);
+# run-mixed expects `pstripe run` to refuse either MPI's program under the
+# other's launcher. All exit 77 (skipped) without Open MPI.
 PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mpi/openmpi/ps_coll3d tests/mpi/openmpi/ps_errors \
 	tests/mpi/openmpi/ps_hints tests/mpi/openmpi/ps_atomic tests/mpi/openmpi/ps_kill \
 	tests/mpi/openmpi/ps_shared tests/mpi/openmpi/ps_perm tests/mpi/openmpi/ps_random \
@@ -233,8 +234,9 @@ if BUILD_OMPIO
 check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
 endif
 TESTS += tests/mpi/mpi-tests-openmpi tests/mpi/mpi-kill-openmpi tests/mpi/ompi-version \
-	tests/mpi/mpi4py-openmpi tests/mpi/mpi-sfp-lost-openmpi
+	tests/mpi/mpi4py-openmpi tests/mpi/mpi-sfp-lost-openmpi tests/mpi/run-mixed
 EXTRA_DIST += tests/mpi/mpi-tests-openmpi tests/mpi/mpi-kill-openmpi tests/mpi/ompi-version \
+	tests/mpi/run-mixed \
 	tests/mpi/fake_ompi_version.c tests/mpi/mpi4py-openmpi tests/mpi/ps_pycache.py \
 	tests/mpi/mpi-sfp-lost-openmpi
 CLEANFILES += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
