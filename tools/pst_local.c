@@ -12,9 +12,10 @@
  * pst_local_proc.c (ready pipes, pidfds, the checks against stale pids).
  *
  * A cluster's identity is its order: layouts name servers by index, so server
- * i always gets DIR/server<i>/ and the i-th place in client.conf. A restart on
- * the same DIR keeps the number of servers and their data directories; only
- * the ports change (client.conf is rewritten).
+ * i always gets DIR/server<i>/ and the i-th place in client.conf. A start on
+ * the same DIR keeps the number of servers and their data directories; after
+ * a stop the ports change (client.conf is rewritten), servers that died come
+ * back on their addresses.
  */
 #include "config.h"
 
@@ -336,17 +337,27 @@ static char **pst_local_read_addrs(const char *dir, int *naddrs)
     return addrs;
 }
 
+static void pst_local_free_addrs(char **addrs, int naddrs)
+{
+    for (int i = 0; i < naddrs; i++) {
+        free(addrs[i]);
+    }
+    free(addrs);
+}
+
 /*
- * On a cluster where some daemons still run, only the others are started,
- * each on the address client.conf already lists for it: clients keep their
- * configuration, and those connected reconnect to the restarted servers.
+ * On a cluster where some or all daemons died (their pid files are left),
+ * only those are started, each on the address client.conf already lists
+ * for it: clients keep their configuration, and those connected reconnect
+ * to the restarted servers. A new or stopped cluster starts on new ports.
  * Marks the running ones in srv (with their pid and address) and sets the
- * listen address of the others; *addrs_p (to free) holds the addresses.
+ * listen address of the others; *addrs_p (to free) holds the addresses,
+ * none when the ports are new.
  */
 static ps_status_t pst_local_plan_restart(pst_ctx_t *ctx, const pst_local_opts_t *o,
                                           pst_server_t *srv, int n, char ***addrs_p, int *naddrs_p)
 {
-    int nrunning = 0, naddrs;
+    int nrunning = 0, ndied = 0, naddrs;
     char **addrs;
 
     *addrs_p = NULL;
@@ -356,13 +367,18 @@ static ps_status_t pst_local_plan_restart(pst_ctx_t *ctx, const pst_local_opts_t
         srv[i].running = (srv[i].pid > 0);
         nrunning += srv[i].running;
         if (!srv[i].running) {
+            ndied += pst_local_read_pid(o->dir, i) > 0; /* (a stop removes its pid file) */
             pst_local_wait_exiting(o->dir, i);
         }
     }
-    if (nrunning == 0) {
+    if (nrunning == 0 && ndied == 0) {
         return PS_OK; /* a new or stopped cluster: every server on a new port */
     }
     addrs = pst_local_read_addrs(o->dir, &naddrs);
+    if (nrunning == 0 && naddrs != n) {
+        pst_local_free_addrs(addrs, naddrs);
+        return PS_OK; /* no addresses to keep: new ports */
+    }
     *addrs_p = addrs;
     *naddrs_p = naddrs;
     if (naddrs != n) {
@@ -383,14 +399,6 @@ static ps_status_t pst_local_plan_restart(pst_ctx_t *ctx, const pst_local_opts_t
         }
     }
     return PS_OK;
-}
-
-static void pst_local_free_addrs(char **addrs, int naddrs)
-{
-    for (int i = 0; i < naddrs; i++) {
-        free(addrs[i]);
-    }
-    free(addrs);
 }
 
 /* Pid files, then DIR/client.conf (its path in conf_path) with the
@@ -434,15 +442,18 @@ static ps_status_t pst_local_write_state(pst_ctx_t *ctx, const pst_local_opts_t 
 }
 
 static void pst_local_print_started(const pst_local_opts_t *o, const pst_server_t *srv, int n,
-                                    const char *conf_path)
+                                    int same_addrs, const char *conf_path)
 {
     int nrunning = 0;
 
     for (int i = 0; i < n; i++) {
         nrunning += srv[i].running;
     }
-    if (nrunning == 0) {
+    if (!same_addrs) {
         printf("Started %d pstripe servers in %s:\n", n, o->dir);
+    } else if (nrunning == 0) {
+        printf("Restarted the %d pstripe servers in %s on their addresses (all had died):\n", n,
+               o->dir);
     } else {
         printf("Restarted %d of the %d pstripe servers in %s on their addresses (the others "
                "were running):\n",
@@ -539,7 +550,7 @@ static int pst_local_start(pst_ctx_t *ctx, pst_local_opts_t *o)
         pst_local_abort(ctx, srv, n);
         goto err_free;
     }
-    pst_local_print_started(o, srv, n, conf_path);
+    pst_local_print_started(o, srv, n, naddrs > 0, conf_path);
     pst_local_free_addrs(addrs, naddrs);
     free(srv);
     return PST_EXIT_OK;
@@ -604,7 +615,7 @@ static int pst_local_stop(pst_ctx_t *ctx, pst_local_opts_t *o)
     int nrunning, ret;
     pid_t *pids, *orig;
 
-    if (n == 0) {
+    if (n <= 0) {
         pst_msg(ctx, "%s: no pstripe local cluster here (no server<i>/ or server<i>.pid)", o->dir);
         return PST_EXIT_ERROR;
     }

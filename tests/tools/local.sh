@@ -1,9 +1,10 @@
 #!/bin/sh
 # `pstripe local start|status|stop` with 4 real daemons: files it writes,
 # status, refusing a second start, restarting only the servers that died
-# (on the addresses client.conf lists), restart on the same DIR (same data dirs in
-# the same order: a file written before the restart reads back identical),
-# refusing another server count, stop (SIGTERM; the daemons are gone).
+# (on the addresses client.conf lists; all of them, when all died), restart
+# on the same DIR (same data dirs in the same order: a file written before
+# the restart reads back identical), refusing another server count, stop
+# (SIGTERM; the daemons are gone).
 . "$(dirname "$0")/lib.sh"
 
 step "start 4 servers"
@@ -83,6 +84,23 @@ expect_status 0 start_cluster
 contains "$out" "Restarted 1 of the 4 pstripe servers" "restart after the exiting holder"
 wait "$holder" || fail "exiting_holder failed"
 expect_status 0 pst local status --dir "$cluster"
+
+step "all servers killed are restarted on their addresses"
+conf_before=$(cat "$cluster/client.conf")
+killed=$(cat "$cluster"/server*.pid)
+kill -9 $killed
+none_left() {
+    for pid in $killed; do
+        kill -0 "$pid" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$pid/status" && return 1
+    done
+    return 0
+}
+wait_until 10 none_left || fail "the killed servers did not die"
+expect_status 0 start_cluster
+contains "$out" "Restarted the 4 pstripe servers .* on their addresses \(all had died\)" "full restart"
+[ "$(cat "$cluster/client.conf")" = "$conf_before" ] || fail "client.conf changed on a full restart"
+expect_status 0 pst cp pstripe:/before "$tmp/after-all"
+cmp "$tmp/before" "$tmp/after-all" || fail "file differs after every server was restarted"
 
 step "stop"
 pids=$(cat "$cluster"/server*.pid)
