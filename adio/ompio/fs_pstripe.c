@@ -251,7 +251,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
         return MPI_ERR_BAD_FILE;
     }
     MPI_Comm_rank(comm, &rank);
-    err = ps_ompio_hints_get(comm, info, &hv, "MPI_File_open");
+    err = ps_ompio_hints_get(comm, info, &hv, "MPI_File_open", 1);
     if (err != MPI_SUCCESS) {
         return err;
     }

@@ -119,11 +119,13 @@ typedef struct {
     long long val[PS_OMPIO_NHINTS];
 } ps_ompio_hints_t;
 
-/* Our hints in info (NULL, or Open MPI's null info: none), a value that
+/* Our hints in info (NULL, or Open MPI's null info: none), and at_open
+ * beneath them those of ROMIO's hints file ($ROMIO_HINTS), a value that
  * does not parse left out with a warning; then checked to be the same on
  * every process of comm (collective): MPI_SUCCESS, or MPI_ERR_NOT_SAME
  * naming the first hint that differs (call: the MPI call, for the message). */
-int ps_ompio_hints_get(MPI_Comm comm, opal_info_t *info, ps_ompio_hints_t *hv, const char *call);
+int ps_ompio_hints_get(MPI_Comm comm, opal_info_t *info, ps_ompio_hints_t *hv, const char *call,
+                       int at_open);
 
 /* The layout the hints ask for (0 / -1: the default), as the ROMIO driver
  * reads them; pstripe_layout_fit fits it to the cluster before a create. */

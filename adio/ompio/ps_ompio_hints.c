@@ -24,6 +24,9 @@
  *   romio_cb_read, romio_cb_write (enable/disable/automatic): whether
  *   OMPIO aggregates the blocking collective reads and writes, or each
  *   process makes the independent call (pstripe_ompio_independent).
+ * At open, ROMIO's hints file ($ROMIO_HINTS, else /etc/romio-hints, read
+ * at a process's first open) gives the hints the info does not, as under
+ * MPICH (read_hints_file).
  * The file's info (MPI_File_get_info) shows the effective values: the
  * layout the file has, the tunables its requests use, the caches it has.
  *
@@ -48,11 +51,13 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 enum {
     HINT_FACTOR,
@@ -145,8 +150,20 @@ static int parse_hint(int kind, const char *value, long long *val)
     return 0;
 }
 
-/* Our hints from info; a value that does not parse is left out, with a
- * warning (MPI lets an implementation ignore a hint). */
+/* Hint k given as value: taken, or left out with a warning if it does not
+ * parse (MPI lets an implementation ignore a hint). */
+static void take_hint(int k, const char *value, ps_ompio_hints_t *hv)
+{
+    if (parse_hint(hint_table[k].kind, value, &hv->val[k]) != 0) {
+        opal_output(0, "pstripe: warning: MPI-IO hint %s=\"%s\" ignored: expected %s",
+                    hint_table[k].key, value, hint_table[k].expect);
+        hv->val[k] = 0;
+        return;
+    }
+    hv->present[k] = 1;
+}
+
+/* Our hints from info. */
 static void read_hints(opal_info_t *info, ps_ompio_hints_t *hv)
 {
     char value[MPI_MAX_INFO_VAL + 1];
@@ -156,32 +173,100 @@ static void read_hints(opal_info_t *info, ps_ompio_hints_t *hv)
         hv->present[k] = 0;
         hv->val[k] = 0;
         flag = 0;
-        if (info == NULL || info == &ompi_mpi_info_null.info.super ||
-            opal_info_get(info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag) !=
-                OPAL_SUCCESS ||
-            !flag) {
-            continue;
+        if (info != NULL && info != &ompi_mpi_info_null.info.super &&
+            opal_info_get(info, hint_table[k].key, MPI_MAX_INFO_VAL, value, &flag) ==
+                OPAL_SUCCESS &&
+            flag) {
+            take_hint(k, value, hv);
         }
-        if (parse_hint(hint_table[k].kind, value, &hv->val[k]) != 0) {
-            opal_output(0, "pstripe: warning: MPI-IO hint %s=\"%s\" ignored: expected %s",
-                        hint_table[k].key, value, hint_table[k].expect);
-            hv->val[k] = 0;
-            continue;
-        }
-        hv->present[k] = 1;
     }
+}
+
+#define HINTS_FILE_MAX 4096 /* ROMIO reads this much of it */
+
+static char sys_hints[HINTS_FILE_MAX + 1]; /* its text, as read at the first open */
+static int sys_hints_read;
+
+/* The hints file's text into sys_hints, unless every process of comm has
+ * it already (ROMIO's rule: read at the first open, by rank 0 of that
+ * open's comm, and broadcast; again when a process joins that has not). */
+static int load_hints_file(MPI_Comm comm)
+{
+    int done = sys_hints_read, all_done, rank;
+
+    if (MPI_Allreduce(&done, &all_done, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
+        MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
+        return MPI_ERR_OTHER;
+    }
+    if (all_done) {
+        return MPI_SUCCESS;
+    }
+    if (rank == 0) {
+        const char *path = getenv("ROMIO_HINTS");
+        int fd = path != NULL ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        ssize_t n = 0;
+
+        if (fd < 0) {
+            fd = open("/etc/romio-hints", O_RDONLY | O_CLOEXEC);
+        }
+        if (fd >= 0) {
+            n = read(fd, sys_hints, HINTS_FILE_MAX);
+            close(fd);
+        }
+        sys_hints[n > 0 ? n : 0] = '\0';
+    }
+    if (MPI_Bcast(sys_hints, HINTS_FILE_MAX, MPI_CHAR, 0, comm) != MPI_SUCCESS) {
+        return MPI_ERR_OTHER;
+    }
+    sys_hints_read = 1;
+    return MPI_SUCCESS;
+}
+
+/*
+ * The hints file ROMIO reads (system_hints.c), read and parsed the same
+ * way, so that one file serves programs of both MPIs: $ROMIO_HINTS, else
+ * /etc/romio-hints; lines "KEY VALUE", '#' first a comment, lines of other
+ * than two words skipped. Our hints in it that info did not give are taken
+ * (info's win, as in ROMIO).
+ */
+static int read_hints_file(MPI_Comm comm, ps_ompio_hints_t *hv)
+{
+    char buf[HINTS_FILE_MAX + 1], *line, *lp, *wp;
+
+    if (load_hints_file(comm) != MPI_SUCCESS) {
+        return MPI_ERR_OTHER;
+    }
+    memcpy(buf, sys_hints, sizeof(buf));
+    for (line = strtok_r(buf, "\n", &lp); line != NULL; line = strtok_r(NULL, "\n", &lp)) {
+        char *key = strtok_r(line, " \t", &wp);
+        char *value = key != NULL ? strtok_r(NULL, " \t", &wp) : NULL;
+
+        if (key == NULL || key[0] == '#' || value == NULL || strtok_r(NULL, " \t", &wp) != NULL) {
+            continue;
+        }
+        for (int k = 0; k < NHINTS; k++) {
+            if (!hv->present[k] && strcmp(key, hint_table[k].key) == 0) {
+                take_hint(k, value, hv);
+            }
+        }
+    }
+    return MPI_SUCCESS;
 }
 
 /* The same hints on every process (a hint given by some processes only, or
  * with other values, would give the processes different files or
  * different collective paths): one allreduce of the values and their
  * negations (MAX). */
-int ps_ompio_hints_get(MPI_Comm comm, opal_info_t *info, ps_ompio_hints_t *hv, const char *call)
+int ps_ompio_hints_get(MPI_Comm comm, opal_info_t *info, ps_ompio_hints_t *hv, const char *call,
+                       int at_open)
 {
     long long mine[4 * NHINTS], all[4 * NHINTS];
     int k;
 
     read_hints(info, hv);
+    if (at_open && read_hints_file(comm, hv) != MPI_SUCCESS) {
+        return MPI_ERR_OTHER;
+    }
     for (k = 0; k < NHINTS; k++) {
         mine[k] = hv->present[k];
         mine[NHINTS + k] = hv->val[k];
@@ -471,7 +556,7 @@ __attribute__((visibility("default"))) int pstripe_ompio_set_info(MPI_File file,
     /* agreed with MPI_INFO_NULL too: the processes' info may differ (the
      * others' allreduce met this one's next collective: a hang) */
     err = ps_ompio_hints_get(fh->f_comm, info == MPI_INFO_NULL ? NULL : &info->super, &hv,
-                             "MPI_File_set_info or MPI_File_set_view");
+                             "MPI_File_set_info or MPI_File_set_view", 0);
     OPAL_THREAD_LOCK(&file->f_lock);
     if (err == MPI_SUCCESS) {
         take_tunables(pf->file, &hv);

@@ -22,6 +22,8 @@
  * change (cache_hints): get_info shows the caches the file has, and bytes
  * written through each state are all there.
  *
+ * ROMIO's hints file gives the hints the info does not (hints_file).
+ *
  * Built with Open MPI (OMPIO and the components of adio/ompio): OMPIO has
  * no data sieving (the list I/O switches are checked and have no effect:
  * OMPIO always hands the fs lists) and no romio_filesystem_type; set_info
@@ -32,6 +34,7 @@
  */
 #include "pstest.h"
 #include <stdarg.h>
+#include <unistd.h>
 
 #ifdef OPEN_MPI
 #define PS_OMPIO 1
@@ -406,6 +409,56 @@ static void cache_hints(MPI_File fh, MPI_Offset base, int pstripe)
     free(want);
 }
 
+/*
+ * ROMIO's hints file (ROMIO_HINTS), read at a process's first open beneath
+ * the info's hints, under both MPIs (the Open MPI components read it as
+ * ROMIO does): a key only the file gives is taken, one the info gives too
+ * is the info's; comments and lines of other than two words are skipped.
+ * Only rank 0's file counts; each process points ROMIO_HINTS at it. The
+ * first open of the program: later ones keep the file's hints, which
+ * change nothing the rest checks.
+ */
+static void hints_file(const char *fname)
+{
+    static const char text[] = "# hints for ps_hints\n"
+                               "romio_pstripe_write_behind disable\n"
+                               "romio_pstripe_rc_size 131072\n"
+                               "romio_pstripe_buffer_count 7 extra\n"
+                               "romio_pstripe_max_regions\n"
+                               "\tromio_pstripe_rc_block_size  8192\n";
+    char path[64] = "", other[1024];
+    MPI_Info info;
+    MPI_File fh;
+
+    if (ps_rank == 0) {
+        int fd;
+
+        snprintf(path, sizeof(path), "/tmp/ps_hints.XXXXXX");
+        fd = mkstemp(path);
+        PS_CHECK(fd >= 0 && write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1,
+                 "cannot write the hints file %s", path);
+        close(fd);
+    }
+    MPI_Bcast(path, sizeof(path), MPI_CHAR, 0, MPI_COMM_WORLD);
+    setenv("ROMIO_HINTS", path, 1);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_pstripe_rc_size", "65536");
+    ps_fname(other, sizeof(other), fname, ".hfile");
+    PS_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR |
+                         MPI_MODE_DELETE_ON_CLOSE, info, &fh));
+    MPI_Info_free(&info);
+    unsetenv("ROMIO_HINTS");
+    expect_info(fh, "romio_pstripe_write_behind", "disable");
+    expect_info(fh, "romio_pstripe_rc_size", "65536");
+    expect_info(fh, "romio_pstripe_rc_block_size", "8192");
+    PS_CHECK(info_ll(fh, "romio_pstripe_buffer_count") != 7,
+             "a line of three words was taken: buffer_count 7");
+    PS_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ps_rank == 0)
+        unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     const char *fname = ps_init(&argc, &argv);
@@ -416,6 +469,8 @@ int main(int argc, char **argv)
     char other[1024], value[MPI_MAX_INFO_VAL + 1];
     int flag;
 
+    if (pstripe)
+        hints_file(fname);
     if (ps_rank == 0)
         MPI_File_delete(fname, MPI_INFO_NULL);
     MPI_Barrier(MPI_COMM_WORLD);
