@@ -19,11 +19,14 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -345,6 +348,63 @@ static void pst_local_free_addrs(char **addrs, int naddrs)
     free(addrs);
 }
 
+/* 0 if another process listens on addr ("HOST:PORT", IPv4) now; 1 if it
+ * is free, or if that cannot be told (the server's bind then says).
+ * Leftovers of closed connections do not count, as for the server. */
+static int pst_local_addr_free(const char *addr)
+{
+    const char *colon = strrchr(addr, ':');
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    char host[64];
+    int fd, one = 1, ok;
+
+    if (colon == NULL || (size_t)(colon - addr) >= sizeof(host)) {
+        return 1;
+    }
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = '\0';
+    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+        return 1;
+    }
+    sa.sin_port = htons((uint16_t)atoi(colon + 1));
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return 1;
+    }
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    ok = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno != EADDRINUSE;
+    close(fd);
+    return ok;
+}
+
+/*
+ * Check that the addresses of the servers to restart are free (n of them,
+ * nrunning running): 1 if so; 0 if not and all died (new ports then, said
+ * on stdout); -1 if not while others run (an error: they keep theirs).
+ */
+static int pst_local_addrs_free(pst_ctx_t *ctx, const pst_local_opts_t *o, const pst_server_t *srv,
+                                int n, int nrunning, char **addrs)
+{
+    for (int i = 0; i < n; i++) {
+        if (srv[i].running || pst_local_addr_free(addrs[i])) {
+            continue;
+        }
+        if (nrunning == 0) {
+            printf("server%d's address %s is taken by another process: the servers of %s start "
+                   "on new ports (client.conf is rewritten; running programs must start again)\n",
+                   i, addrs[i], o->dir);
+            return 0;
+        }
+        pst_msg(ctx,
+                "server%d's address %s is taken by another process: cannot restart it there "
+                "while the others run; `pstripe local stop --dir %s`, then start, moves all "
+                "to new ports",
+                i, addrs[i], o->dir);
+        return -1;
+    }
+    return 1;
+}
+
 /*
  * On a cluster where some or all daemons died (their pid files are left),
  * only those are started, each on the address client.conf already lists
@@ -375,7 +435,7 @@ static ps_status_t pst_local_plan_restart(pst_ctx_t *ctx, const pst_local_opts_t
         return PS_OK; /* a new or stopped cluster: every server on a new port */
     }
     addrs = pst_local_read_addrs(o->dir, &naddrs);
-    if (nrunning == 0 && naddrs != n) {
+    if (nrunning == 0 && (naddrs != n || pst_local_addrs_free(ctx, o, srv, n, 0, addrs) == 0)) {
         pst_local_free_addrs(addrs, naddrs);
         return PS_OK; /* no addresses to keep: new ports */
     }
@@ -387,6 +447,9 @@ static ps_status_t pst_local_plan_restart(pst_ctx_t *ctx, const pst_local_opts_t
                 "addresses: cannot restart the others on their addresses; run `pstripe local "
                 "stop --dir %s` first",
                 nrunning, n, o->dir, o->dir, naddrs, o->dir);
+        return PS_ERR_INVALID;
+    }
+    if (nrunning > 0 && pst_local_addrs_free(ctx, o, srv, n, nrunning, addrs) < 0) {
         return PS_ERR_INVALID;
     }
     for (int i = 0; i < n; i++) {

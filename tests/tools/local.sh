@@ -102,6 +102,44 @@ contains "$out" "Restarted the 4 pstripe servers .* on their addresses \(all had
 expect_status 0 pst cp pstripe:/before "$tmp/after-all"
 cmp "$tmp/before" "$tmp/after-all" || fail "file differs after every server was restarted"
 
+step "an address taken meanwhile: all on new ports when all died, an error while others run"
+# squat PORT: another process listens on 127.0.0.1:PORT (pid in $squatter)
+squat() {
+    python3 -c "import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); print('listening', flush=True); time.sleep(120)" \
+        "$1" >"$tmp/squat.out" &
+    squatter=$!
+    cleanup_extra="kill $squatter 2>/dev/null"
+    listening() { grep -q listening "$tmp/squat.out"; }
+    wait_until 10 listening || fail "nothing listens on port $1"
+}
+port0=$(sed -n 's/^servers *= *127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$cluster/client.conf")
+[ -n "$port0" ] || fail "no port of server0 in client.conf"
+killed=$(cat "$cluster"/server*.pid)
+kill -9 $killed
+wait_until 10 none_left || fail "the killed servers did not die"
+squat "$port0"
+expect_status 0 start_cluster
+contains "$out" "server0's address 127.0.0.1:$port0 is taken by another process: the servers of .* start on new ports" "all died, a port taken"
+contains "$out" "Started 4 pstripe servers" "new ports"
+not_contains "$(cat "$cluster/client.conf")" ":$port0," "server0's taken port"
+expect_status 0 pst cp pstripe:/before "$tmp/after-taken"
+cmp "$tmp/before" "$tmp/after-taken" || fail "file differs after the restart on new ports"
+kill -9 "$(server_pid 1)"
+wait_until 10 not_all_running || fail "status does not notice the killed server1"
+port1=$(sed -n 's/^servers *= *[^,]*,127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$cluster/client.conf")
+kill "$squatter"
+wait "$squatter" 2>/dev/null || true
+squat "$port1"
+expect_status 1 start_cluster
+contains "$err" "server1's address 127.0.0.1:$port1 is taken by another process: cannot restart it there while the others run" "partial restart, a port taken"
+kill "$squatter"
+wait "$squatter" 2>/dev/null || true
+cleanup_extra=
+expect_status 0 start_cluster
+contains "$out" "Restarted 1 of the 4 pstripe servers" "partial restart once the port is free"
+
 step "stop"
 pids=$(cat "$cluster"/server*.pid)
 expect_status 0 pst local stop --dir "$cluster"
