@@ -228,7 +228,7 @@ PSM_OMPI_PROGS = tests/mpi/openmpi/ps_contig tests/mpi/openmpi/ps_views tests/mp
 	tests/mpi/openmpi/ps_strided tests/mpi/openmpi/ps_icoll tests/mpi/openmpi/ps_threads \
 	tests/mpi/openmpi/ps_cache tests/mpi/openmpi/ps_wbsend tests/mpi/openmpi/ps_readahead \
 	tests/mpi/openmpi/ps_fcache tests/mpi/openmpi/ps_fortran tests/mpi/openmpi/ps_collapart \
-	tests/mpi/openmpi/ps_sfp_lost
+	tests/mpi/openmpi/ps_sfp_lost tests/mpi/openmpi/ps_noclose
 PSM_OMPI_CC = $(AM_V_CC)$(MKDIR_P) tests/mpi/openmpi && $(OMPICC) $(PSM_CFLAGS) $(CFLAGS) -o $@
 if BUILD_OMPIO
 check_SCRIPTS += $(PSM_OMPI_PROGS) tests/mpi/openmpi/fake-ompi-version.so
@@ -274,6 +274,8 @@ tests/mpi/openmpi/ps_collapart: tests/mpi/ps_collapart.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_collapart.c
 tests/mpi/openmpi/ps_readahead: tests/mpi/ps_readahead.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_readahead.c
+tests/mpi/openmpi/ps_noclose: tests/mpi/ps_noclose.c tests/mpi/pstest.h
+	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_noclose.c
 tests/mpi/openmpi/ps_sfp_lost: tests/mpi/ps_sfp_lost.c tests/mpi/pstest.h
 	$(PSM_OMPI_CC) $(srcdir)/tests/mpi/ps_sfp_lost.c
 PSM_OMPI_FC = $(AM_V_GEN)$(MKDIR_P) tests/mpi/openmpi && $(OMPIF90) -O2 -Wall -o $@

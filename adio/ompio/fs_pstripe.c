@@ -298,6 +298,19 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     return MPI_SUCCESS;
 }
 
+/* The outcome of this thread's last close of a pstripe file: Open MPI
+ * drops the fs component's answer (ompi_file_close), so the preloaded
+ * hooks ask for it after their close (pstripe_ompio_close_result). */
+static __thread int close_err = MPI_SUCCESS;
+
+__attribute__((visibility("default"))) int pstripe_ompio_close_result(void)
+{
+    int err = close_err;
+
+    close_err = MPI_SUCCESS;
+    return err;
+}
+
 static int fs_file_close(ompio_file_t *fh)
 {
     ps_ompio_file_t *pf = fh->f_fs_ptr;
@@ -326,6 +339,7 @@ static int fs_file_close(ompio_file_t *fh)
     }
     free(pf);
     fh->f_fs_ptr = NULL;
+    close_err = err;
     return err;
 }
 
@@ -359,7 +373,7 @@ static int fs_file_set_size(ompio_file_t *fh, OMPI_MPI_OFFSET_TYPE size)
         MPI_Barrier(fh->f_comm); /* (which flushes every process's buffers) */
     }
     if (status != PS_OK) {
-        ps_ompio_note_failure(pf, "flush the buffered writes of", fh->f_filename, status,
+        ps_ompio_note_failure(pf, "flush of the buffered writes of", fh->f_filename, status,
                               ps_ompio_mpi_error(status));
         status = PS_OK;
     }

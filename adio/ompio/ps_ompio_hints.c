@@ -430,7 +430,7 @@ void ps_ompio_caches_free(ompio_file_t *fh, ps_ompio_file_t *pf)
     pf->wb = NULL;
     if (status != PS_OK) {
         ps_ompio_report("cannot flush the buffered writes of", fh->f_filename, status);
-        ps_ompio_note_failure(pf, "flush the buffered writes of", fh->f_filename, status,
+        ps_ompio_note_failure(pf, "flush of the buffered writes of", fh->f_filename, status,
                               ps_ompio_mpi_error(status));
     }
 }

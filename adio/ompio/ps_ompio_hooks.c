@@ -23,7 +23,9 @@
  * shared-pointer accesses (written through, as the MPICH driver does),
  * set_view, set_info, set_atomicity, seek_shared, sync and close; after
  * set_view and set_info the fs component takes the pstripe hints of their
- * info (pstripe_ompio_set_info: Open MPI's own calls keep none of them). Each flushes every
+ * info (pstripe_ompio_set_info: Open MPI's own calls keep none of them),
+ * and a close returns the fs component's answer, which Open MPI drops
+ * (pstripe_ompio_close_result). Each flushes every
  * buffer first and drops every cache after (as a collective call or a
  * message would); the reads and writes also mark the calling thread as
  * inside one (pstripe_ompio_bypass), so that the fbtl neither buffers nor
@@ -443,5 +445,45 @@ PS_FILE_FLUSH(set_atomicity, (MPI_File fh, int flag), (fh, flag))
  * before the fs component's part: the bytes must be out before it (a
  * process that opens the file alone right after the close sees them). */
 PS_FILE_FLUSH(sync, (MPI_File fh), (fh))
-PS_FILE_FLUSH(close, (MPI_File * fh), (fh))
+
+/* The fs component's answer to the close, which Open MPI drops
+ * (pstripe_ompio_close_result; MPI_SUCCESS without the component). */
+static int close_result(void)
+{
+    static void *cache;
+    int (*f)(void) = (int (*)(void))fs_function(&cache, "pstripe_ompio_close_result");
+
+    return f != NULL ? f() : MPI_SUCCESS;
+}
+
+static int finalizing; /* MPI_Finalize has started */
+
+PS_DEFINE(Finalize, (void))
+{
+    __atomic_store_n(&finalizing, 1, __ATOMIC_RELEASE);
+    return PS_NEXT(Finalize)();
+}
+PS_ALIAS(Finalize, (void))
+
+/* close, as PS_FILE_FLUSH, returning the fs component's answer: a lost
+ * write that only the close learns of (a failed disk write after its
+ * answer, a server restarted since) fails it, as under MPICH. Inside
+ * MPI_Finalize (another library's callback: HDF5 closes its files there)
+ * the close succeeds, as the MPICH driver's does: the component printed
+ * the failure, and HDF5 1.10.8 crashed when that close failed. */
+PS_DEFINE(File_close, (MPI_File * fh))
+{
+    int rc, answer;
+
+    flush_every_buffer();
+    (void)close_result(); /* (left by a close inside MPI_Finalize's, say) */
+    rc = PS_NEXT(File_close)(fh);
+    drop_every_cache();
+    answer = close_result();
+    if (rc != MPI_SUCCESS || __atomic_load_n(&finalizing, __ATOMIC_ACQUIRE)) {
+        return rc;
+    }
+    return answer;
+}
+PS_ALIAS(File_close, (MPI_File * fh))
 PS_FILE_FLUSH(seek_shared, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence))

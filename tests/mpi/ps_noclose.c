@@ -14,6 +14,10 @@
  * MPI_COMM_SELF set before any open then closes it, as HDF5 closes its
  * files, and that close must succeed (HDF5 1.10.8 crashed in its
  * termination when it failed).
+ *
+ * Built with Open MPI: MPI_Finalize closes the files left open itself
+ * (OMPIO); the removed one's flush fails and is printed, and the close in
+ * the callback succeeds (the preloaded hooks' close, inside MPI_Finalize).
  */
 #include "pstest.h"
 
@@ -66,8 +70,14 @@ static void write_removed_file(const char *fname)
                                  MPI_BYTE, &st));
     }
     rc = MPI_File_set_view(gone, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+#ifdef OPEN_MPI
+    /* (Open MPI's hooks flush before set_view and keep a failure for the
+     * file's sync or close) */
+    (void) rc;
+#else
     if (ps_is_pstripe(fname))
         PS_CHECK(rc != MPI_SUCCESS, "set_view of a removed file flushed its writes without error");
+#endif
 }
 
 int main(int argc, char **argv)
