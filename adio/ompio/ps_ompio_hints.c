@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,16 +185,24 @@ static void read_hints(opal_info_t *info, ps_ompio_hints_t *hv)
 
 #define HINTS_FILE_MAX 4096 /* ROMIO reads this much of it */
 
-static char sys_hints[HINTS_FILE_MAX + 1]; /* its text, as read at the first open */
+/* Its text as read at the first open, for the opens after; under the
+ * lock (threads may open files at once; no collective runs under it). */
+static pthread_mutex_t sys_hints_lock = PTHREAD_MUTEX_INITIALIZER;
+static char sys_hints[HINTS_FILE_MAX + 1];
 static int sys_hints_read;
 
-/* The hints file's text into sys_hints, unless every process of comm has
- * it already (ROMIO's rule: read at the first open, by rank 0 of that
- * open's comm, and broadcast; again when a process joins that has not). */
-static int load_hints_file(MPI_Comm comm)
+/* The hints file's text into buf (HINTS_FILE_MAX + 1 bytes): the one read
+ * before, if every process of comm has it, else read again (ROMIO's rule:
+ * read at the first open, by rank 0 of that open's comm, and broadcast;
+ * again when a process joins that has not). */
+static int load_hints_file(MPI_Comm comm, char *buf)
 {
-    int done = sys_hints_read, all_done, rank;
+    int done, all_done, rank;
 
+    pthread_mutex_lock(&sys_hints_lock);
+    done = sys_hints_read;
+    memcpy(buf, sys_hints, HINTS_FILE_MAX + 1);
+    pthread_mutex_unlock(&sys_hints_lock);
     if (MPI_Allreduce(&done, &all_done, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS ||
         MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
         return MPI_ERR_OTHER;
@@ -210,15 +219,19 @@ static int load_hints_file(MPI_Comm comm)
             fd = open("/etc/romio-hints", O_RDONLY | O_CLOEXEC);
         }
         if (fd >= 0) {
-            n = read(fd, sys_hints, HINTS_FILE_MAX);
+            n = read(fd, buf, HINTS_FILE_MAX);
             close(fd);
         }
-        sys_hints[n > 0 ? n : 0] = '\0';
+        buf[n > 0 ? n : 0] = '\0';
     }
-    if (MPI_Bcast(sys_hints, HINTS_FILE_MAX, MPI_CHAR, 0, comm) != MPI_SUCCESS) {
+    if (MPI_Bcast(buf, HINTS_FILE_MAX, MPI_CHAR, 0, comm) != MPI_SUCCESS) {
         return MPI_ERR_OTHER;
     }
+    buf[HINTS_FILE_MAX] = '\0';
+    pthread_mutex_lock(&sys_hints_lock);
+    memcpy(sys_hints, buf, HINTS_FILE_MAX + 1);
     sys_hints_read = 1;
+    pthread_mutex_unlock(&sys_hints_lock);
     return MPI_SUCCESS;
 }
 
@@ -233,10 +246,9 @@ static int read_hints_file(MPI_Comm comm, ps_ompio_hints_t *hv)
 {
     char buf[HINTS_FILE_MAX + 1], *line, *lp, *wp;
 
-    if (load_hints_file(comm) != MPI_SUCCESS) {
+    if (load_hints_file(comm, buf) != MPI_SUCCESS) {
         return MPI_ERR_OTHER;
     }
-    memcpy(buf, sys_hints, sizeof(buf));
     for (line = strtok_r(buf, "\n", &lp); line != NULL; line = strtok_r(NULL, "\n", &lp)) {
         char *key = strtok_r(line, " \t", &wp);
         char *value = key != NULL ? strtok_r(NULL, " \t", &wp) : NULL;
