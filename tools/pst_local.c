@@ -435,13 +435,9 @@ static ps_status_t pst_local_plan_restart(pst_ctx_t *ctx, const pst_local_opts_t
         return PS_OK; /* a new or stopped cluster: every server on a new port */
     }
     addrs = pst_local_read_addrs(o->dir, &naddrs);
-    if (nrunning == 0 && (naddrs != n || pst_local_addrs_free(ctx, o, srv, n, 0, addrs) == 0)) {
-        pst_local_free_addrs(addrs, naddrs);
-        return PS_OK; /* no addresses to keep: new ports */
-    }
     *addrs_p = addrs;
     *naddrs_p = naddrs;
-    if (naddrs != n) {
+    if (naddrs != n && nrunning > 0) {
         pst_msg(ctx,
                 "%d of the %d servers of %s still run, but %s/client.conf lists %d "
                 "addresses: cannot restart the others on their addresses; run `pstripe local "
@@ -449,8 +445,15 @@ static ps_status_t pst_local_plan_restart(pst_ctx_t *ctx, const pst_local_opts_t
                 nrunning, n, o->dir, o->dir, naddrs, o->dir);
         return PS_ERR_INVALID;
     }
-    if (nrunning > 0 && pst_local_addrs_free(ctx, o, srv, n, nrunning, addrs) < 0) {
+    int free_addrs = naddrs == n ? pst_local_addrs_free(ctx, o, srv, n, nrunning, addrs) : 0;
+    if (free_addrs < 0) {
         return PS_ERR_INVALID;
+    }
+    if (free_addrs == 0) { /* all died, and an address is lost or taken: new ports */
+        pst_local_free_addrs(addrs, naddrs);
+        *addrs_p = NULL;
+        *naddrs_p = 0;
+        return PS_OK;
     }
     for (int i = 0; i < n; i++) {
         if (srv[i].running) {
