@@ -140,19 +140,40 @@ static int rw_class(ompio_file_t *fh, int is_write, ps_status_t status)
     return ps_ompio_mpi_error(status);
 }
 
-/* A failed access: kept for the next sync (OMPIO may drop the error), and
- * an MPI error code whose string names pstripe, the file and the reason. */
-static int rw_fail(ompio_file_t *fh, int is_write, ps_status_t status)
+/* A failed access: kept for the next sync (OMPIO may drop the error;
+ * *noted, if noted is not NULL: this one kept, not an earlier one), and an
+ * MPI error code whose string names pstripe, the file and the reason. */
+static int rw_fail(ompio_file_t *fh, int is_write, ps_status_t status, int *noted)
 {
     const char *what = is_write ? "write to" : "read from";
     const char *detail = pstripe_last_error();
     int cls = rw_class(fh, is_write, status);
+    int kept = ps_ompio_note_failure(fh->f_fs_ptr, what, fh->f_filename, status, cls);
 
-    ps_ompio_note_failure(fh->f_fs_ptr, what, fh->f_filename, status, cls);
+    if (noted != NULL) {
+        *noted = kept;
+    }
     if (detail == NULL || *detail == '\0') {
         detail = pstripe_strerror(status);
     }
     return ps_ompio_code(cls, "pstripe: %s %s: %s", what, fh->f_filename, detail);
+}
+
+/* A failed blocking access, whose error OMPIO drops (see fbtl_preadv):
+ * printed, kept for the next sync (rw_fail) and handed to the preloaded
+ * hooks (pf->dropped), whose MPI call returns it and has the sync forget
+ * it. Returns OMPI_ERROR. */
+static ssize_t blocking_fail(ompio_file_t *fh, int is_write, ps_status_t status)
+{
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    int noted, code;
+
+    ps_ompio_report(is_write ? "write to" : "read from", fh->f_filename, status);
+    code = rw_fail(fh, is_write, status, &noted);
+    if (pf->dropped != NULL) {
+        (void)pf->dropped(code, noted ? &pf->failed_class : NULL);
+    }
+    return OMPI_ERROR;
 }
 
 /* Before an access: the buffered writes it must come after (all of them,
@@ -212,7 +233,18 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     ps_list_t list;
     int err, taken;
 
-    if (pf == NULL || make_list(fh, &list) != MPI_SUCCESS) {
+    if (pf == NULL) {
+        return OMPI_ERROR;
+    }
+    if (pf->dropped != NULL && pf->dropped(MPI_SUCCESS, NULL) != MPI_SUCCESS) {
+        /* the MPI call failed already: OMPIO would send each of its
+         * cycles to a server that did not answer, a timeout each */
+        return OMPI_ERROR;
+    }
+    if ((err = make_list(fh, &list)) != MPI_SUCCESS) {
+        if (pf->dropped != NULL) {
+            (void)pf->dropped(err, NULL);
+        }
         return OMPI_ERROR;
     }
     status = wb_before(fh, &list, is_write, &taken);
@@ -222,9 +254,7 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     if (status != PS_OK || taken) {
         free_list(&list);
         if (status != PS_OK) { /* a flush or a cache's fetch: the message says which */
-            ps_ompio_report(is_write ? "write to" : "read from", fh->f_filename, status);
-            (void)rw_fail(fh, is_write, status);
-            return OMPI_ERROR;
+            return blocking_fail(fh, is_write, status);
         }
         return (ssize_t)(is_write ? list.total : nread);
     }
@@ -233,6 +263,9 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
                     fh->f_filename, err,
                     pf->lock_failed ? ": its MPI window could not be created at open" : "");
         free_list(&list);
+        if (pf->dropped != NULL) {
+            (void)pf->dropped(err, NULL);
+        }
         return OMPI_ERROR;
     }
     if (is_write) {
@@ -251,9 +284,7 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     }
     free_list(&list);
     if (status != PS_OK) {
-        ps_ompio_report(is_write ? "write to" : "read from", fh->f_filename, status);
-        (void)rw_fail(fh, is_write, status);
-        return OMPI_ERROR;
+        return blocking_fail(fh, is_write, status);
     }
     return (ssize_t)(is_write ? list.total : nread);
 }
@@ -265,9 +296,10 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
  * "fbtl_pwritev failed" and return MPI_SUCCESS), and on that error path
  * vulcan leaves a request in OMPIO's pending list, after which every
  * MPI_File_sync of that process returns MPI_ERR_OTHER at once while the
- * others wait in its barrier. With 0 bytes the status shows a short count
- * and the failure, kept by list_io, is returned by the next MPI_File_sync
- * on every process (fs_file_sync).
+ * others wait in its barrier. With 0 bytes the status shows a short count,
+ * the MPI call returns the failure where the hooks are preloaded
+ * (blocking_fail), and else the next MPI_File_sync returns it on every
+ * process (fs_file_sync).
  */
 static ssize_t fbtl_preadv(ompio_file_t *fh)
 {
@@ -297,7 +329,7 @@ static void finish(ps_fbtl_req_t *data)
     data->err = MPI_SUCCESS;
     if (status != PS_OK) {
         ps_ompio_report("nonblocking access to", data->fh->f_filename, status);
-        data->err = rw_fail(data->fh, data->is_write, status);
+        data->err = rw_fail(data->fh, data->is_write, status, NULL);
     }
 }
 
@@ -410,7 +442,7 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
     if (status != PS_OK) {
         free_list(&list);
         ps_ompio_report("flush the buffered writes of", fh->f_filename, status);
-        data->err = rw_fail(fh, is_write, status);
+        data->err = rw_fail(fh, is_write, status, NULL);
         return progress_from_here(req);
     }
     if (is_write) {
@@ -425,7 +457,7 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
         ps_ompio_report(is_write ? "cannot start a write to" : "cannot start a read from",
                         fh->f_filename, status);
         data->preq = NULL;
-        data->err = rw_fail(fh, is_write, status);
+        data->err = rw_fail(fh, is_write, status, NULL);
     }
     return progress_from_here(req);
 }

@@ -35,6 +35,7 @@
 #include "ompi/mca/fs/base/base.h" /* mca_fs_base_get_file_perm */
 #include "ompi/mca/fs/fs.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 
 static int fs_priority = 50;
@@ -259,6 +260,7 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     if (pf == NULL) {
         return MPI_ERR_NO_MEM;
     }
+    pf->dropped = (int (*)(int, int *))dlsym(RTLD_DEFAULT, "pstripe_ompio_dropped");
     /* f_perm is OMPIO_PERM_NULL (-1) unless the program gave a mode: then
      * 0666 less the umask, as OMPIO's ufs and ROMIO do (passed as it was,
      * every new file was 0777) */
@@ -298,19 +300,6 @@ static int fs_file_open(struct ompi_communicator_t *comm, const char *filename, 
     return MPI_SUCCESS;
 }
 
-/* The outcome of this thread's last close of a pstripe file: Open MPI
- * drops the fs component's answer (ompi_file_close), so the preloaded
- * hooks ask for it after their close (pstripe_ompio_close_result). */
-static __thread int close_err = MPI_SUCCESS;
-
-__attribute__((visibility("default"))) int pstripe_ompio_close_result(void)
-{
-    int err = close_err;
-
-    close_err = MPI_SUCCESS;
-    return err;
-}
-
 static int fs_file_close(ompio_file_t *fh)
 {
     ps_ompio_file_t *pf = fh->f_fs_ptr;
@@ -337,9 +326,11 @@ static int fs_file_close(ompio_file_t *fh)
             err = ps_ompio_fail("cannot delete on close", fh->f_filename, status);
         }
     }
+    if (pf->dropped != NULL) {
+        (void)pf->dropped(err, NULL); /* Open MPI drops the close's answer */
+    }
     free(pf);
     fh->f_fs_ptr = NULL;
-    close_err = err;
     return err;
 }
 

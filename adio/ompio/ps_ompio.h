@@ -8,8 +8,9 @@
  * component sets to a ps_ompio_file_t when it opens a pstripe: file. Each
  * DSO compiles ps_ompio_common.c into itself; every symbol but the
  * component structure is hidden (-fvisibility=hidden), and the fs
- * component's pstripe_ompio_independent and pstripe_ompio_written
- * (ps_ompio_coll.c), which libpstripe-ompi-hooks.so looks up.
+ * component's pstripe_ompio_independent, pstripe_ompio_coll_result
+ * (ps_ompio_coll.c) and pstripe_ompio_set_info (ps_ompio_hints.c), which
+ * libpstripe-ompi-hooks.so looks up.
  */
 #ifndef PS_OMPIO_H
 #define PS_OMPIO_H
@@ -79,6 +80,11 @@ typedef struct ps_ompio_file {
      * MPI_File_sync or MPI_File_close returns it (ps_ompio_deferred). */
     int failed_class;   /* MPI error class, MPI_SUCCESS when none */
     char failed_msg[384];
+    /* Where a failure that Open MPI drops goes: the preloaded hooks'
+     * pstripe_ompio_dropped, whose MPI call returns it (NULL without
+     * them: only printed, and kept as above); it also tells whether the
+     * thread's MPI call failed already. */
+    int (*dropped)(int code, int *note);
 } ps_ompio_file_t;
 
 /* 0 if the Open MPI this process runs is the major.minor we were built for;
@@ -104,9 +110,10 @@ int ps_ompio_fail(const char *what, const char *path, ps_status_t status);
  * OMPIO drops the error code: blocking independent reads and writes). */
 void ps_ompio_report(const char *what, const char *path, ps_status_t status);
 
-/* Keep the first failure of a read or write of pf (see failed_class). */
-void ps_ompio_note_failure(ps_ompio_file_t *pf, const char *what, const char *path,
-                           ps_status_t status, int mpi_class);
+/* Keep the first failure of a read or write of pf (see failed_class):
+ * 1 if this one is kept, 0 if an earlier one is. */
+int ps_ompio_note_failure(ps_ompio_file_t *pf, const char *what, const char *path,
+                          ps_status_t status, int mpi_class);
 
 /* The error code of pf's kept failure (then forgotten), or MPI_SUCCESS. */
 int ps_ompio_deferred(ps_ompio_file_t *pf);

@@ -28,11 +28,12 @@
  * A process leaves OMPIO's collective write once its bytes reached their
  * aggregator, maybe before they are written: a read of them right after
  * (independent, from the servers) could find the old bytes (HDF5's own
- * Fortran test and tests/mpi/ps_fortran did, 2 processes). ROMIO ends its
- * collective writes with an allreduce of the processes' outcomes; so
- * pstripe_ompio_written, after each blocking collective write OMPIO
- * aggregated (and the end of each split one), a barrier of the file's
- * processes.
+ * Fortran test and tests/mpi/ps_fortran did, 2 processes). And OMPIO
+ * returns MPI_SUCCESS from a collective call whose aggregator failed to
+ * write or read another process's bytes. ROMIO ends its collective calls
+ * with an allreduce of the processes' outcomes; so does
+ * pstripe_ompio_coll_result, after each blocking collective read or write
+ * OMPIO aggregated (and the end of each split collective write).
  */
 #include "ps_ompio.h"
 
@@ -110,15 +111,35 @@ __attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File fi
     return *err == MPI_SUCCESS;
 }
 
-/* Collective, after a collective write of file that OMPIO aggregated (rc:
- * its outcome on this process): returns when every process's bytes are
- * written, with rc, or the barrier's error. Open MPI's own barrier on the
- * file's communicator (an MPI call would be hooked). For
- * libpstripe-ompi-hooks.so. */
-__attribute__((visibility("default"))) int pstripe_ompio_written(MPI_File file, int rc)
+/* Collective, after a collective read or write of file that OMPIO
+ * aggregated (rc: its outcome on this process, with the failure that
+ * OMPIO dropped): returns when every process is done, with rc, a failure
+ * of another process's ("its part failed there") or the allreduce's. Open
+ * MPI's own allreduce on the file's communicator (an MPI call would be
+ * hooked). For libpstripe-ompi-hooks.so. */
+__attribute__((visibility("default"))) int pstripe_ompio_coll_result(MPI_File file, int rc)
 {
     ompio_file_t *fh = ps_ompio_fs_file(file);
-    int err = fh != NULL ? file_barrier(fh, "collective write to") : MPI_SUCCESS;
+    struct ompi_communicator_t *comm = fh != NULL ? fh->f_comm : NULL;
+    int failed = rc != MPI_SUCCESS, any = failed, err;
 
-    return rc == MPI_SUCCESS ? err : rc;
+    if (comm == NULL || comm == MPI_COMM_NULL) {
+        return rc;
+    }
+    err = comm->c_coll->coll_allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm,
+                                       comm->c_coll->coll_allreduce_module);
+    if (err != OMPI_SUCCESS) {
+        return rc != MPI_SUCCESS ? rc
+                                 : ps_ompio_code(MPI_ERR_OTHER,
+                                                 "pstripe: collective call on %s: its allreduce "
+                                                 "failed (Open MPI error %d)",
+                                                 fh->f_filename, err);
+    }
+    if (rc == MPI_SUCCESS && any) {
+        return ps_ompio_code(MPI_ERR_IO,
+                             "pstripe: collective call on %s: its part failed on another "
+                             "process (that process's error says why)",
+                             fh->f_filename);
+    }
+    return rc;
 }

@@ -110,13 +110,13 @@ void ps_ompio_report(const char *what, const char *path, ps_status_t status)
                 detail != NULL ? detail : "");
 }
 
-void ps_ompio_note_failure(ps_ompio_file_t *pf, const char *what, const char *path,
-                           ps_status_t status, int mpi_class)
+int ps_ompio_note_failure(ps_ompio_file_t *pf, const char *what, const char *path,
+                          ps_status_t status, int mpi_class)
 {
     const char *detail = pstripe_last_error();
 
     if (pf == NULL || pf->failed_class != MPI_SUCCESS) {
-        return;
+        return 0;
     }
     if (detail == NULL || *detail == '\0') {
         detail = pstripe_strerror(status);
@@ -124,6 +124,7 @@ void ps_ompio_note_failure(ps_ompio_file_t *pf, const char *what, const char *pa
     pf->failed_class = mpi_class != MPI_SUCCESS ? mpi_class : ps_ompio_mpi_error(status);
     snprintf(pf->failed_msg, sizeof(pf->failed_msg), "pstripe: an earlier %s %s failed: %s", what,
              path != NULL ? path : "", detail);
+    return 1;
 }
 
 int ps_ompio_deferred(ps_ompio_file_t *pf)

@@ -23,13 +23,22 @@
  * shared-pointer accesses (written through, as the MPICH driver does),
  * set_view, set_info, set_atomicity, seek_shared, sync and close; after
  * set_view and set_info the fs component takes the pstripe hints of their
- * info (pstripe_ompio_set_info: Open MPI's own calls keep none of them),
- * and a close returns the fs component's answer, which Open MPI drops
- * (pstripe_ompio_close_result). Each flushes every
+ * info (pstripe_ompio_set_info: Open MPI's own calls keep none of them).
+ * Each flushes every
  * buffer first and drops every cache after (as a collective call or a
  * message would); the reads and writes also mark the calling thread as
  * inside one (pstripe_ompio_bypass), so that the fbtl neither buffers nor
  * caches an aggregator's pieces.
+ *
+ * Open MPI drops some failures of the components: a blocking read or
+ * write's (OMPIO counts the bytes moved and returns MPI_SUCCESS, even from
+ * a collective call whose aggregator failed) and a close's. The
+ * components hand such a failure to this library (pstripe_ompio_dropped,
+ * which they look up at open), and the hooked call that made it returns
+ * it, through the file's error handler as Open MPI's own errors go; the
+ * independent reads and writes are defined here for that alone. A
+ * collective call that OMPIO aggregated returns a failure on every
+ * process (pstripe_ompio_coll_result), as ROMIO's collective calls do.
  *
  * The blocking collective reads and writes first ask the fs component
  * whether every process should make the independent call instead
@@ -67,6 +76,13 @@
 #include "ad_pstripe_sync.h"
 
 static __thread int bypass_depth;
+
+/* The first failure that a component handed over (pstripe_ompio_dropped)
+ * since this thread's hooked call began (dropped_begin), and the file's
+ * note of it for its next sync, or NULL; in_call: inside such a call. */
+static __thread int dropped_code = MPI_SUCCESS;
+static __thread int *dropped_note;
+static __thread int in_call;
 
 /* Servers of at most this many workers get an endpoint to each ahead (as
  * the MPICH driver's PRECONNECT_MAX_WORKERS). */
@@ -138,6 +154,59 @@ static void drop_every_cache(void)
     }
 }
 
+/* A failure that Open MPI drops, met by a component in this thread (code:
+ * its MPI error code; MPI_SUCCESS: none, only asking): the hooked call
+ * returns it. note: the file's record of it for its next sync or close
+ * (ps_ompio_note_failure), forgotten when the call returns it; NULL if the
+ * record is another failure's or none. Only the first of a call is kept;
+ * returns it (MPI_SUCCESS: none yet, or not inside a hooked call, where
+ * nothing is kept: the note goes to the next sync). (Exported: the
+ * components look it up at open.) */
+__attribute__((visibility("default"))) int pstripe_ompio_dropped(int code, int *note)
+{
+    if (!in_call) {
+        return MPI_SUCCESS;
+    }
+    if (dropped_code == MPI_SUCCESS && code != MPI_SUCCESS) {
+        dropped_code = code;
+        dropped_note = note;
+    }
+    return dropped_code;
+}
+
+/* Before a call that may drop a failure: none met yet. */
+static void dropped_begin(void)
+{
+    dropped_code = MPI_SUCCESS;
+    dropped_note = NULL;
+    in_call = 1;
+}
+
+/* rc, the answer of the call made since dropped_begin, or else the failure
+ * a component met in it (its note then forgotten: reported now). */
+static int dropped(int rc)
+{
+    int code = dropped_code;
+
+    if (code != MPI_SUCCESS && dropped_note != NULL) {
+        *dropped_note = MPI_SUCCESS;
+    }
+    dropped_code = MPI_SUCCESS;
+    dropped_note = NULL;
+    in_call = 0;
+    return rc != MPI_SUCCESS ? rc : code;
+}
+
+/* rc, the answer of the call on fh, given to fh's error handler if Open
+ * MPI answered ompi_rc (which went there already if a failure). */
+static int reported(MPI_File fh, int ompi_rc, int rc)
+{
+    if (ompi_rc == MPI_SUCCESS && rc != MPI_SUCCESS) {
+        (void)PS_NEXT(File_call_errhandler)(fh, rc);
+    }
+    return rc;
+}
+
 /* > 0 while the calling thread is inside a collective or shared-pointer
  * MPI-IO call (exported: the fs and fbtl components look it up). */
 __attribute__((visibility("default"))) int pstripe_ompio_bypass(void)
@@ -189,22 +258,36 @@ void ADIOI_PSTRIPE_Sync_after(void)
     PS_ALIAS(File_##name, params)
 
 /* The call itself, after a flush, with the caches bypassed inside, and a
- * drop after (the body of PS_FILE_BYPASS and PS_FILE_INDEP). */
+ * drop after (the body of PS_FILE_BYPASS and PS_FILE_INDEP): ompi_rc_ is
+ * Open MPI's answer, rc_ that or the failure it dropped. */
 #define PS_BYPASSED(name, args)                                                                    \
     do {                                                                                           \
         flush_every_buffer();                                                                      \
+        dropped_begin();                                                                           \
         bypass_depth++;                                                                            \
-        rc_ = PS_NEXT(File_##name) args;                                                           \
+        ompi_rc_ = PS_NEXT(File_##name) args;                                                      \
         bypass_depth--;                                                                            \
         drop_every_cache();                                                                        \
+        rc_ = dropped(ompi_rc_);                                                                   \
     } while (0)
 
 #define PS_FILE_BYPASS(name, params, args)                                                         \
     PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
-        int rc_;                                                                                   \
+        int ompi_rc_, rc_;                                                                         \
         PS_BYPASSED(name, args);                                                                   \
-        return rc_;                                                                                \
+        return reported(fh, ompi_rc_, rc_);                                                        \
+    }                                                                                              \
+    PS_ALIAS(File_##name, params)
+
+/* An independent blocking read or write: its failure, which OMPIO drops. */
+#define PS_FILE_ACCESS(name, params, args)                                                         \
+    PS_DEFINE(File_##name, params)                                                                 \
+    {                                                                                              \
+        int ompi_rc_;                                                                              \
+        dropped_begin();                                                                           \
+        ompi_rc_ = PS_NEXT(File_##name) args;                                                      \
+        return reported(fh, ompi_rc_, dropped(ompi_rc_));                                          \
     }                                                                                              \
     PS_ALIAS(File_##name, params)
 
@@ -234,12 +317,14 @@ static int independent(MPI_File fh, int is_write, int *err)
     return f != NULL && f(fh, is_write, err);
 }
 
-/* pstripe_ompio_written, after a collective write that OMPIO aggregated
- * (rc its outcome): no process goes on before every aggregator wrote. */
-static int written(MPI_File fh, int rc)
+/* pstripe_ompio_coll_result, after a collective call that OMPIO aggregated
+ * (rc its outcome here): a failure on any process, and no process goes on
+ * before every aggregator is done. */
+static int coll_result(MPI_File fh, int rc)
 {
     static void *cache;
-    int (*f)(MPI_File, int) = (int (*)(MPI_File, int))fs_function(&cache, "pstripe_ompio_written");
+    int (*f)(MPI_File, int) =
+        (int (*)(MPI_File, int))fs_function(&cache, "pstripe_ompio_coll_result");
 
     return f != NULL ? f(fh, rc) : rc;
 }
@@ -248,31 +333,33 @@ static int written(MPI_File fh, int rc)
  * makes as the independent call indep, through its caches, where the fs
  * component says so (independent: unless the file's romio_cb_read /
  * romio_cb_write asks for OMPIO's aggregation): then without a flush or a
- * drop, as an independent call; a write that OMPIO aggregates ends when
- * every process's bytes are written (written). */
+ * drop, as an independent call; one that OMPIO aggregates ends when every
+ * aggregator is done, failing on every process if on one (coll_result). */
 #define PS_FILE_INDEP(name, indep, is_write, params, args)                                         \
     PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
-        int rc_;                                                                                   \
+        int ompi_rc_, rc_;                                                                         \
+        dropped_begin();                                                                           \
         if (independent(fh, is_write, &rc_)) {                                                     \
-            return PS_NEXT(File_##indep) args;                                                     \
+            ompi_rc_ = PS_NEXT(File_##indep) args;                                                 \
+            return reported(fh, ompi_rc_, dropped(ompi_rc_));                                      \
         }                                                                                          \
         if (rc_ != MPI_SUCCESS) {                                                                  \
-            return rc_;                                                                            \
+            return dropped(rc_);                                                                   \
         }                                                                                          \
         PS_BYPASSED(name, args);                                                                   \
-        return is_write ? written(fh, rc_) : rc_;                                                  \
+        return reported(fh, ompi_rc_, coll_result(fh, rc_));                                       \
     }                                                                                              \
     PS_ALIAS(File_##name, params)
 
 /* The end of a split collective write (PS_FILE_BYPASS), which ends when
- * every process's bytes are written (written). */
+ * every aggregator is done (coll_result). */
 #define PS_FILE_WRITE_END(name, params, args)                                                      \
     PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
-        int rc_;                                                                                   \
+        int ompi_rc_, rc_;                                                                         \
         PS_BYPASSED(name, args);                                                                   \
-        return written(fh, rc_);                                                                   \
+        return reported(fh, ompi_rc_, coll_result(fh, rc_));                                       \
     }                                                                                              \
     PS_ALIAS(File_##name, params)
 
@@ -295,6 +382,10 @@ static int written(MPI_File fh, int rc)
 #define PS_END_PARAMS(cbuf) (MPI_File fh, cbuf void *buf, MPI_Status *st)
 #define PS_END_ARGS         (fh, buf, st)
 
+PS_FILE_ACCESS(write, PS_RW_PARAMS(const), PS_RW_ARGS)
+PS_FILE_ACCESS(read, PS_RW_PARAMS(), PS_RW_ARGS)
+PS_FILE_ACCESS(write_at, PS_RW_AT_PARAMS(const), PS_RW_AT_ARGS)
+PS_FILE_ACCESS(read_at, PS_RW_AT_PARAMS(), PS_RW_AT_ARGS)
 PS_FILE_INDEP(write_all, write, 1, PS_RW_PARAMS(const), PS_RW_ARGS)
 PS_FILE_INDEP(read_all, read, 0, PS_RW_PARAMS(), PS_RW_ARGS)
 PS_FILE_INDEP(write_at_all, write_at, 1, PS_RW_AT_PARAMS(const), PS_RW_AT_ARGS)
@@ -446,16 +537,6 @@ PS_FILE_FLUSH(set_atomicity, (MPI_File fh, int flag), (fh, flag))
  * process that opens the file alone right after the close sees them). */
 PS_FILE_FLUSH(sync, (MPI_File fh), (fh))
 
-/* The fs component's answer to the close, which Open MPI drops
- * (pstripe_ompio_close_result; MPI_SUCCESS without the component). */
-static int close_result(void)
-{
-    static void *cache;
-    int (*f)(void) = (int (*)(void))fs_function(&cache, "pstripe_ompio_close_result");
-
-    return f != NULL ? f() : MPI_SUCCESS;
-}
-
 static int finalizing; /* MPI_Finalize has started */
 
 PS_DEFINE(Finalize, (void))
@@ -465,25 +546,23 @@ PS_DEFINE(Finalize, (void))
 }
 PS_ALIAS(Finalize, (void))
 
-/* close, as PS_FILE_FLUSH, returning the fs component's answer: a lost
- * write that only the close learns of (a failed disk write after its
- * answer, a server restarted since) fails it, as under MPICH. Inside
- * MPI_Finalize (another library's callback: HDF5 closes its files there)
- * the close succeeds, as the MPICH driver's does: the component printed
- * the failure, and HDF5 1.10.8 crashed when that close failed. */
+/* close, as PS_FILE_FLUSH, returning the fs component's answer, which
+ * Open MPI drops (pstripe_ompio_dropped): a lost write that only the close
+ * learns of (a failed disk write after its answer, a server restarted
+ * since) fails it, as under MPICH. Inside MPI_Finalize (another library's
+ * callback: HDF5 closes its files there) the close succeeds, as the MPICH
+ * driver's does: the component printed the failure, and HDF5 1.10.8
+ * crashed when that close failed. (No error handler: the file is gone.) */
 PS_DEFINE(File_close, (MPI_File * fh))
 {
-    int rc, answer;
+    int ompi_rc, rc;
 
     flush_every_buffer();
-    (void)close_result(); /* (left by a close inside MPI_Finalize's, say) */
-    rc = PS_NEXT(File_close)(fh);
+    dropped_begin();
+    ompi_rc = PS_NEXT(File_close)(fh);
     drop_every_cache();
-    answer = close_result();
-    if (rc != MPI_SUCCESS || __atomic_load_n(&finalizing, __ATOMIC_ACQUIRE)) {
-        return rc;
-    }
-    return answer;
+    rc = dropped(ompi_rc);
+    return __atomic_load_n(&finalizing, __ATOMIC_ACQUIRE) ? ompi_rc : rc;
 }
 PS_ALIAS(File_close, (MPI_File * fh))
 PS_FILE_FLUSH(seek_shared, (MPI_File fh, MPI_Offset offset, int whence), (fh, offset, whence))

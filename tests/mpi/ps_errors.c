@@ -77,6 +77,27 @@ static void expect_once(int code, const char *needle)
     PS_CHECK(n == 1, "error string \"%s\" names \"%s\" %d times, not once", msg, needle, n);
 }
 
+/* Calls of the file error handler set by count_errors. */
+static int handler_calls;
+
+static void count_error(MPI_File *fh, int *code, ...)
+{
+    (void)fh;
+    (void)code;
+    handler_calls++;
+}
+
+/* fh's errors go to count_error (which returns, as MPI_ERRORS_RETURN). */
+static void count_errors(MPI_File fh)
+{
+    MPI_Errhandler eh;
+
+    PS_MPI(MPI_File_create_errhandler(count_error, &eh));
+    PS_MPI(MPI_File_set_errhandler(fh, eh));
+    MPI_Errhandler_free(&eh);
+    handler_calls = 0;
+}
+
 /* PSTRIPE_TEST_BUSY: fname is being renamed between servers. */
 static int busy_name(const char *fname)
 {
@@ -338,43 +359,46 @@ int main(int argc, char **argv)
     PS_MPI(MPI_File_close(&fh));
 
     if (pstripe) {
-        /* a write past the most a server holds (16 TiB per stripe object):
-         * ROMIO returns the error; OMPIO drops it (MPI_SUCCESS, a short
-         * count; its vulcan collective write even a full count), and the
-         * fbtl component keeps it for the next MPI_File_sync, which fails
-         * on every process (and only that one sync) */
+        /* a write past the most a server holds (16 TiB per stripe object)
+         * fails, independent or collective, with nothing written; OMPIO
+         * drops the error (a short count; its collective write even a
+         * full count), and the preloaded hooks return it. Reported by the
+         * call only: the next MPI_File_sync succeeds. A collective call
+         * whose part failed on one process fails on every process, also
+         * one that OMPIO aggregated (romio_cb_write enable: an aggregator
+         * writes the others' bytes, ROMIO's two-phase alike). */
         MPI_Offset big = ((MPI_Offset) 17 << 40) + (MPI_Offset) ps_rank * 10;
-        int got = -1;
+        int got = -1, agg;
 
         ps_fname(other, sizeof(other), fname, ".big");
-        MPI_Info_create(&info);
-        MPI_Info_set(info, "striping_factor", "1");
-        MPI_Info_set(info, "romio_pstripe_write_behind", "disable");
-        PS_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR |
-                             MPI_MODE_DELETE_ON_CLOSE, info, &fh));
-        MPI_Info_free(&info);
-        rc = MPI_File_write_at(fh, big, want, 10, MPI_BYTE, &st);
-        if (!PS_OMPIO) {
+        for (agg = 0; agg < 2; agg++) {
+            MPI_Info_create(&info);
+            MPI_Info_set(info, "striping_factor", "1");
+            MPI_Info_set(info, "romio_pstripe_write_behind", "disable");
+            MPI_Info_set(info, "romio_cb_write", agg ? "enable" : "disable");
+            PS_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR |
+                                 MPI_MODE_DELETE_ON_CLOSE, info, &fh));
+            MPI_Info_free(&info);
+            count_errors(fh);
+            rc = MPI_File_write_at(fh, big, want, 10, MPI_BYTE, &st);
             PS_MPI_EXPECT(rc, MPI_ERR_IO);
             expect_string(rc, "too large");
-        } else {
-            PS_MPI(rc);
-            MPI_Get_count(&st, MPI_BYTE, &got);
-            PS_CHECK(got == 0, "OMPIO: write past 16 TiB reports %d bytes", got);
-            rc = MPI_File_sync(fh);
-            PS_MPI_EXPECT(rc, MPI_ERR_IO);
-            expect_string(rc, "pstripe");
+            PS_CHECK(handler_calls == 1, "the failed write called the file's error handler "
+                     "%d times", handler_calls);
+            if (PS_OMPIO) {
+                MPI_Get_count(&st, MPI_BYTE, &got);
+                PS_CHECK(got == 0, "OMPIO: write past 16 TiB reports %d bytes", got);
+            }
             PS_MPI(MPI_File_sync(fh));
             rc = MPI_File_write_at_all(fh, big, want, 10, MPI_BYTE, &st);
-            PS_MPI(rc);
-            rc = MPI_File_sync(fh);
-            PS_MPI_EXPECT(rc, MPI_ERR_IO);
+            PS_CHECK(rc != MPI_SUCCESS, "collective write past 16 TiB (%s): MPI_SUCCESS",
+                     agg ? "aggregated" : "independent");
             expect_string(rc, "pstripe");
-            if (ps_rank == 0)
-                printf("ps_errors: OMPIO: writes past 16 TiB: MPI_SUCCESS, then the sync "
-                       "fails\n");
+            PS_CHECK(handler_calls == 2, "the failed collective write called the file's error "
+                     "handler %d times", handler_calls - 1);
+            PS_MPI(MPI_File_sync(fh));
+            PS_MPI(MPI_File_close(&fh));
         }
-        PS_MPI(MPI_File_close(&fh));
 
         /* writes the servers answered before their disk refused them:
          * small regions of the last block below 16 TiB (ext4 holds none
@@ -547,18 +571,24 @@ int main(int argc, char **argv)
             rc = MPI_File_sync(fh);
         PS_MPI_EXPECT(rc, MPI_ERR_NO_SUCH_FILE);
         expect_string(rc, "removed while open");
+        /* (OMPIO drops a blocking access's error: the hooks return it) */
         rc = MPI_File_read_at(fh, (MPI_Offset) ps_rank * N, buf, N, MPI_BYTE, &st);
-        if (!PS_OMPIO) {
-            PS_MPI_EXPECT(rc, MPI_ERR_NO_SUCH_FILE);
-        } else {
+        PS_MPI_EXPECT(rc, MPI_ERR_NO_SUCH_FILE);
+        if (PS_OMPIO) {
             int got = -1;
 
-            /* OMPIO drops a blocking access's error: a short count, and
-             * the next sync fails (as for the write past 16 TiB above) */
-            PS_MPI(rc);
             MPI_Get_count(&st, MPI_BYTE, &got);
             PS_CHECK(got == 0, "OMPIO: read of a removed file reports %d bytes", got);
-            PS_MPI_EXPECT(MPI_File_sync(fh), MPI_ERR_NO_SUCH_FILE);
+        }
+        /* a collective read fails on every process, also where OMPIO's
+         * aggregator reads the others' bytes (romio_cb_read enable) */
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "romio_cb_read", "enable");
+        rc = MPI_File_set_info(fh, info);
+        MPI_Info_free(&info);
+        if (rc == MPI_SUCCESS) {
+            rc = MPI_File_read_at_all(fh, (MPI_Offset) ps_rank * 100, buf, 100, MPI_BYTE, &st);
+            PS_CHECK(rc != MPI_SUCCESS, "collective read of a removed file: MPI_SUCCESS");
         }
         rc = MPI_File_close(&fh);
         if (rc != MPI_SUCCESS)
