@@ -204,12 +204,27 @@ static ps_status_t pss_obj_cut(pss_worker_t *w, pss_object_t *obj)
 
 /* The file is longer than its stored size's last block: a server stopped
  * before it stored a grown size, or before it cut the file at a close (see
- * the top). Zero that block past the size and cut the file there. */
+ * the top). Zero that block past the size and cut the file there. No byte
+ * of the object changes, so neither does its modification time (a file's
+ * is its objects' newest: every file written since a server started took
+ * the time of its stop). */
 static ps_status_t pss_obj_cut_to_size(pss_worker_t *w, pss_object_t *obj)
 {
+    struct stat st;
+    int have_times = fstat(obj->fd, &st) == 0;
     ps_status_t status = pss_obj_zero_tail(w, obj, obj->size);
 
-    return status == PS_OK ? pss_obj_cut(w, obj) : status;
+    if (status == PS_OK) {
+        status = pss_obj_cut(w, obj);
+    }
+    if (have_times) {
+        struct timespec times[2] = {{0, UTIME_OMIT}, st.st_mtim};
+        if (futimens(obj->fd, times) != 0) {
+            ps_warn("worker %u: object %016" PRIx64 ": cannot restore its modification time: %m",
+                    w->index, obj->file_id);
+        }
+    }
+    return status;
 }
 
 ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)

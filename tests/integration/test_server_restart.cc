@@ -311,12 +311,15 @@ TEST(ServerRestart, BytesOfAGrowthLostInACrashStayLost)
 
 /* A stop (SIGTERM) stores every size and cuts every file to its size's last
  * block, so that the next open has nothing to cut (an open that finds a
- * longer file takes it for a growth a crash lost). */
+ * longer file takes it for a growth a crash lost); the cut changes no byte,
+ * nor the object's modification time (session 82's netCDF trial: every
+ * file written since the start took the time of the stop). */
 TEST(ServerRestart, AStopCutsFilesToTheirSizes)
 {
     ps_cluster cluster;
     ASSERT_TRUE(cluster.start(1, 1, nothing_late));
     const uint64_t fid = 0x85;
+    uint64_t mtime = 0;
     {
         raw_client c;
         ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
@@ -328,7 +331,11 @@ TEST(ServerRestart, AStopCutsFilesToTheirSizes)
         size_attr(cluster, fid, &file_len);
         EXPECT_GT(file_len, round_up(9000, fs_block(cluster)))
             << "extended a step at a time while written";
+        ASSERT_EQ(c.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK); /* (staged blocks written) */
+        mtime = c.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().mtime_ns;
+        EXPECT_GT(mtime, 0u);
     }
+    usleep(50000); /* (past the file system's clock tick) */
     ASSERT_EQ(cluster.stop(0), 0);
     uint64_t file_len = 0;
     EXPECT_EQ(size_attr(cluster, fid, &file_len), 9000);
@@ -336,6 +343,8 @@ TEST(ServerRestart, AStopCutsFilesToTheirSizes)
     ASSERT_TRUE(cluster.restart(0));
     raw_client c;
     ASSERT_NO_FATAL_FAILURE(connect0(cluster, c));
+    EXPECT_EQ(c.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().mtime_ns, mtime)
+        << "the stop's cut changed the modification time";
     for (int i = 0; i < 3; i++) {
         raw_reply r = c.read(fid, {{(uint64_t)i * 3000, 3000}});
         ASSERT_EQ(r.status(), PS_OK);
