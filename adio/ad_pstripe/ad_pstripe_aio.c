@@ -253,8 +253,15 @@ static void io_now(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
         ADIOI_PSTRIPE_Strided(fd, buf, count, datatype, file_ptr_type, offset, &status, is_write,
                               error_code);
     }
-    if (*error_code == MPI_SUCCESS)
-        MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
+    if (*error_code != MPI_SUCCESS) {
+        /* the call fails, with no request: ROMIO's MPI_File_iwrite_all
+         * gives the error to the file's handler (a completed request
+         * carrying it, MPIO_Completed_request_create, called the handler
+         * there too: twice for one failure) */
+        *request = MPI_REQUEST_NULL;
+        return;
+    }
+    MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
     MPIO_Completed_request_create(&fd, nbytes, error_code, request);
 }
 
@@ -361,8 +368,15 @@ static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype da
     else
         ADIOI_PSTRIPE_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
                                       error_code);
-    if (*error_code == MPI_SUCCESS)
-        MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
+    if (*error_code != MPI_SUCCESS) {
+        /* the call fails, with no request: ROMIO's MPI_File_iwrite_all
+         * gives the error to the file's handler (a completed request
+         * carrying it, MPIO_Completed_request_create, called the handler
+         * there too: twice for one failure) */
+        *request = MPI_REQUEST_NULL;
+        return;
+    }
+    MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
     MPIO_Completed_request_create(&fd, nbytes, error_code, request);
 }
 

@@ -140,40 +140,23 @@ static int rw_class(ompio_file_t *fh, int is_write, ps_status_t status)
     return ps_ompio_mpi_error(status);
 }
 
-/* A failed access: kept for the next sync (OMPIO may drop the error;
- * *noted, if noted is not NULL: this one kept, not an earlier one), and an
- * MPI error code whose string names pstripe, the file and the reason. */
+/* A failed access: an MPI error code whose string names pstripe, the file
+ * and the reason. A blocking one (noted not NULL) is also kept for the next
+ * sync, as OMPIO may drop its error (*noted: this one kept, not an earlier
+ * one); a nonblocking one's request carries it to MPI_Wait. */
 static int rw_fail(ompio_file_t *fh, int is_write, ps_status_t status, int *noted)
 {
     const char *what = is_write ? "write to" : "read from";
     const char *detail = pstripe_last_error();
     int cls = rw_class(fh, is_write, status);
-    int kept = ps_ompio_note_failure(fh->f_fs_ptr, what, fh->f_filename, status, cls);
 
     if (noted != NULL) {
-        *noted = kept;
+        *noted = ps_ompio_note_failure(fh->f_fs_ptr, what, fh->f_filename, status, cls);
     }
     if (detail == NULL || *detail == '\0') {
         detail = pstripe_strerror(status);
     }
     return ps_ompio_code(cls, "pstripe: %s %s: %s", what, fh->f_filename, detail);
-}
-
-/* A failed blocking access, whose error OMPIO drops (see fbtl_preadv):
- * printed, kept for the next sync (rw_fail) and handed to the preloaded
- * hooks (pf->dropped), whose MPI call returns it and has the sync forget
- * it. Returns OMPI_ERROR. */
-static ssize_t blocking_fail(ompio_file_t *fh, int is_write, ps_status_t status)
-{
-    ps_ompio_file_t *pf = fh->f_fs_ptr;
-    int noted, code;
-
-    ps_ompio_report(is_write ? "write to" : "read from", fh->f_filename, status);
-    code = rw_fail(fh, is_write, status, &noted);
-    if (pf->dropped != NULL) {
-        (void)pf->dropped(code, noted ? &pf->failed_class : NULL);
-    }
-    return OMPI_ERROR;
 }
 
 /* Before an access: the buffered writes it must come after (all of them,
@@ -222,29 +205,23 @@ static ps_status_t rc_read(ompio_file_t *fh, ps_list_t *list, uint64_t *nread, i
                                taken);
 }
 
-/* One blocking list access, under the lock in atomic mode. Returns the
- * bytes moved (reads: those below the end of the file) or an MPI error as
- * a negative number. */
-static ssize_t list_io(ompio_file_t *fh, int is_write)
+/* One list access, done before it returns, under the lock in atomic mode.
+ * Returns the bytes moved (reads: those below the end of the file), or
+ * OMPI_ERROR with *err its MPI error code (printed; for noted, see
+ * rw_fail; else 0 there). */
+static ssize_t list_io(ompio_file_t *fh, int is_write, int *err, int *noted)
 {
     ps_ompio_file_t *pf = fh->f_fs_ptr;
+    const char *what = is_write ? "write to" : "read from";
     uint64_t nread = 0;
     ps_status_t status;
     ps_list_t list;
-    int err, taken;
+    int taken;
 
-    if (pf == NULL) {
-        return OMPI_ERROR;
+    if (noted != NULL) {
+        *noted = 0;
     }
-    if (pf->dropped != NULL && pf->dropped(MPI_SUCCESS, NULL) != MPI_SUCCESS) {
-        /* the MPI call failed already: OMPIO would send each of its
-         * cycles to a server that did not answer, a timeout each */
-        return OMPI_ERROR;
-    }
-    if ((err = make_list(fh, &list)) != MPI_SUCCESS) {
-        if (pf->dropped != NULL) {
-            (void)pf->dropped(err, NULL);
-        }
+    if ((*err = make_list(fh, &list)) != MPI_SUCCESS) {
         return OMPI_ERROR;
     }
     status = wb_before(fh, &list, is_write, &taken);
@@ -254,18 +231,17 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     if (status != PS_OK || taken) {
         free_list(&list);
         if (status != PS_OK) { /* a flush or a cache's fetch: the message says which */
-            return blocking_fail(fh, is_write, status);
+            ps_ompio_report(what, fh->f_filename, status);
+            *err = rw_fail(fh, is_write, status, noted);
+            return OMPI_ERROR;
         }
         return (ssize_t)(is_write ? list.total : nread);
     }
-    if (fh->f_atomicity && (err = ps_ompio_lock(pf, is_write)) != MPI_SUCCESS) {
+    if (fh->f_atomicity && (*err = ps_ompio_lock(pf, is_write)) != MPI_SUCCESS) {
         opal_output(0, "pstripe: %s: atomic mode: cannot take the file lock (MPI error %d%s)",
-                    fh->f_filename, err,
+                    fh->f_filename, *err,
                     pf->lock_failed ? ": its MPI window could not be created at open" : "");
         free_list(&list);
-        if (pf->dropped != NULL) {
-            (void)pf->dropped(err, NULL);
-        }
         return OMPI_ERROR;
     }
     if (is_write) {
@@ -284,7 +260,9 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
     }
     free_list(&list);
     if (status != PS_OK) {
-        return blocking_fail(fh, is_write, status);
+        ps_ompio_report(what, fh->f_filename, status);
+        *err = rw_fail(fh, is_write, status, noted);
+        return OMPI_ERROR;
     }
     return (ssize_t)(is_write ? list.total : nread);
 }
@@ -297,29 +275,50 @@ static ssize_t list_io(ompio_file_t *fh, int is_write)
  * vulcan leaves a request in OMPIO's pending list, after which every
  * MPI_File_sync of that process returns MPI_ERR_OTHER at once while the
  * others wait in its barrier. With 0 bytes the status shows a short count,
- * the MPI call returns the failure where the hooks are preloaded
- * (blocking_fail), and else the next MPI_File_sync returns it on every
- * process (fs_file_sync).
+ * the MPI call returns the failure where the hooks are preloaded (handed
+ * to them: pf->dropped), and else the next MPI_File_sync returns it on
+ * every process (fs_file_sync). Once the MPI call failed, the rest of it
+ * fails here at once.
  */
+static ssize_t blocking_io(ompio_file_t *fh, int is_write)
+{
+    ps_ompio_file_t *pf = fh->f_fs_ptr;
+    int err, noted;
+    ssize_t n;
+
+    if (pf == NULL) {
+        return 0;
+    }
+    if (pf->dropped != NULL && pf->dropped(MPI_SUCCESS, NULL) != MPI_SUCCESS) {
+        /* the MPI call failed already: OMPIO would send each of its
+         * cycles to a server that did not answer, a timeout each */
+        return 0;
+    }
+    n = list_io(fh, is_write, &err, &noted);
+    if (n < 0 && pf->dropped != NULL) {
+        (void)pf->dropped(err, noted ? &pf->failed_class : NULL);
+    }
+    return n < 0 ? 0 : n;
+}
+
 static ssize_t fbtl_preadv(ompio_file_t *fh)
 {
-    ssize_t n = list_io(fh, 0);
-
-    return n < 0 ? 0 : n;
+    return blocking_io(fh, 0);
 }
 
 static ssize_t fbtl_pwritev(ompio_file_t *fh)
 {
-    ssize_t n = list_io(fh, 1);
-
-    return n < 0 ? 0 : n;
+    return blocking_io(fh, 1);
 }
 
 /* Waits for the library's request and keeps its outcome: a write drops
  * the read cache (blocks read while it was in flight may be old), a
- * failure is the request's error and the next sync's (rw_fail). */
-static void finish(ps_fbtl_req_t *data)
+ * failure is the request's error (and, if keep, the next sync's:
+ * rw_fail). */
+static void finish(ps_fbtl_req_t *data, int keep)
 {
+    int kept;
+
     ps_status_t status = pstripe_request_wait(data->preq, &data->bytes);
 
     data->preq = NULL;
@@ -329,7 +328,7 @@ static void finish(ps_fbtl_req_t *data)
     data->err = MPI_SUCCESS;
     if (status != PS_OK) {
         ps_ompio_report("nonblocking access to", data->fh->f_filename, status);
-        data->err = rw_fail(data->fh, data->is_write, status, NULL);
+        data->err = rw_fail(data->fh, data->is_write, status, keep ? &kept : NULL);
     }
 }
 
@@ -356,7 +355,7 @@ static bool fbtl_progress(mca_ompio_request_t *req)
             __atomic_store_n(&data->busy, 0, __ATOMIC_RELEASE);
             return false;
         }
-        finish(data);
+        finish(data, 0);
     }
     req->req_ompi.req_status.MPI_ERROR = data->err;
     req->req_ompi.req_status._ucount = (size_t)data->bytes;
@@ -365,8 +364,8 @@ static bool fbtl_progress(mca_ompio_request_t *req)
 }
 
 /* MPI_Request_free of a request still running (MPI allows it) waits for
- * it here: its memory is going away, and a failed write is still the
- * next sync's error. */
+ * it here: its memory is going away, and a failed write, which no
+ * MPI_Wait can return now, is the next sync's error. */
 static void fbtl_request_free(mca_ompio_request_t *req)
 {
     ps_fbtl_req_t *data = req->req_data;
@@ -378,7 +377,7 @@ static void fbtl_request_free(mca_ompio_request_t *req)
         sched_yield(); /* another thread's progress is in it */
     }
     if (data->preq != NULL) {
-        finish(data);
+        finish(data, 1);
     }
     free(data);
     req->req_data = NULL;
@@ -422,12 +421,7 @@ static ssize_t start_io(ompio_file_t *fh, ompi_request_t *request, int is_write)
      * MPI_File_sync of the process fail with MPI_ERR_OTHER before reaching
      * the fs component. */
     if (fh->f_atomicity) {
-        n = list_io(fh, is_write);
-        data->err = MPI_SUCCESS;
-        if (n < 0) {
-            data->err = ps_ompio_code(MPI_ERR_IO, "pstripe: atomic-mode %s %s failed (see the log)",
-                                      is_write ? "write to" : "read from", fh->f_filename);
-        }
+        n = list_io(fh, is_write, &data->err, NULL);
         data->bytes = n < 0 ? 0 : (uint64_t)n;
         return progress_from_here(req);
     }

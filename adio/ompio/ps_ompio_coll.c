@@ -40,6 +40,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/file/file.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi/request/request.h"
 
 #include <string.h>
 
@@ -111,22 +112,42 @@ __attribute__((visibility("default"))) int pstripe_ompio_independent(MPI_File fi
     return *err == MPI_SUCCESS;
 }
 
+/* OMPIO 4.1's end of a split collective call waits for the request its
+ * begin made and leaves it if it failed (ompi_request_wait frees only a
+ * request that succeeded; MPI_Wait's error path frees the others), in the
+ * list of pending requests: every later MPI_File_sync of the process then
+ * failed at once with MPI_ERR_OTHER while the others waited in its
+ * barrier. Free such a leftover once the split call has ended. */
+static void free_split_leftover(ompio_file_t *fh)
+{
+    if (!fh->f_split_coll_in_use && fh->f_split_coll_req != NULL &&
+        fh->f_split_coll_req != MPI_REQUEST_NULL && REQUEST_COMPLETE(fh->f_split_coll_req)) {
+        (void)ompi_request_free(&fh->f_split_coll_req);
+    }
+}
+
 /* Collective, after a collective read or write of file that OMPIO
- * aggregated (rc: its outcome on this process, with the failure that
- * OMPIO dropped): returns when every process is done, with rc, a failure
- * of another process's ("its part failed there") or the allreduce's. Open
+ * aggregated, and after the end of a split one (rc: its outcome on this
+ * process, with the failure that OMPIO dropped): returns when every
+ * process is done, with rc, else a failure of another process's, of its
+ * class ("its part failed on another process"), or the allreduce's. Open
  * MPI's own allreduce on the file's communicator (an MPI call would be
  * hooked). For libpstripe-ompi-hooks.so. */
 __attribute__((visibility("default"))) int pstripe_ompio_coll_result(MPI_File file, int rc)
 {
     ompio_file_t *fh = ps_ompio_fs_file(file);
     struct ompi_communicator_t *comm = fh != NULL ? fh->f_comm : NULL;
-    int failed = rc != MPI_SUCCESS, any = failed, err;
+    int cls = MPI_SUCCESS, any, err;
 
     if (comm == NULL || comm == MPI_COMM_NULL) {
         return rc;
     }
-    err = comm->c_coll->coll_allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm,
+    free_split_leftover(fh);
+    if (rc != MPI_SUCCESS && MPI_Error_class(rc, &cls) != MPI_SUCCESS) {
+        cls = MPI_ERR_OTHER;
+    }
+    any = cls;
+    err = comm->c_coll->coll_allreduce(&cls, &any, 1, MPI_INT, MPI_MAX, comm,
                                        comm->c_coll->coll_allreduce_module);
     if (err != OMPI_SUCCESS) {
         return rc != MPI_SUCCESS ? rc
@@ -135,8 +156,8 @@ __attribute__((visibility("default"))) int pstripe_ompio_coll_result(MPI_File fi
                                                  "failed (Open MPI error %d)",
                                                  fh->f_filename, err);
     }
-    if (rc == MPI_SUCCESS && any) {
-        return ps_ompio_code(MPI_ERR_IO,
+    if (rc == MPI_SUCCESS && any != MPI_SUCCESS) {
+        return ps_ompio_code(any,
                              "pstripe: collective call on %s: its part failed on another "
                              "process (that process's error says why)",
                              fh->f_filename);

@@ -345,16 +345,17 @@ static int coll_result(MPI_File fh, int rc)
             return reported(fh, ompi_rc_, dropped(ompi_rc_));                                      \
         }                                                                                          \
         if (rc_ != MPI_SUCCESS) {                                                                  \
-            return dropped(rc_);                                                                   \
+            return reported(fh, MPI_SUCCESS, dropped(rc_));                                        \
         }                                                                                          \
         PS_BYPASSED(name, args);                                                                   \
         return reported(fh, ompi_rc_, coll_result(fh, rc_));                                       \
     }                                                                                              \
     PS_ALIAS(File_##name, params)
 
-/* The end of a split collective write (PS_FILE_BYPASS), which ends when
- * every aggregator is done (coll_result). */
-#define PS_FILE_WRITE_END(name, params, args)                                                      \
+/* The end of a split collective read or write (PS_FILE_BYPASS), which
+ * ends when every process is done, failing on every process if on one
+ * (coll_result). */
+#define PS_FILE_COLL_END(name, params, args)                                                       \
     PS_DEFINE(File_##name, params)                                                                 \
     {                                                                                              \
         int ompi_rc_, rc_;                                                                         \
@@ -398,10 +399,10 @@ PS_FILE_BYPASS(write_all_begin, PS_BEGIN_PARAMS(const), PS_BEGIN_ARGS)
 PS_FILE_BYPASS(read_all_begin, PS_BEGIN_PARAMS(), PS_BEGIN_ARGS)
 PS_FILE_BYPASS(write_at_all_begin, PS_BEGIN_AT_PARAMS(const), PS_BEGIN_AT_ARGS)
 PS_FILE_BYPASS(read_at_all_begin, PS_BEGIN_AT_PARAMS(), PS_BEGIN_AT_ARGS)
-PS_FILE_WRITE_END(write_all_end, PS_END_PARAMS(const), PS_END_ARGS)
-PS_FILE_BYPASS(read_all_end, PS_END_PARAMS(), PS_END_ARGS)
-PS_FILE_WRITE_END(write_at_all_end, PS_END_PARAMS(const), PS_END_ARGS)
-PS_FILE_BYPASS(read_at_all_end, PS_END_PARAMS(), PS_END_ARGS)
+PS_FILE_COLL_END(write_all_end, PS_END_PARAMS(const), PS_END_ARGS)
+PS_FILE_COLL_END(read_all_end, PS_END_PARAMS(), PS_END_ARGS)
+PS_FILE_COLL_END(write_at_all_end, PS_END_PARAMS(const), PS_END_ARGS)
+PS_FILE_COLL_END(read_at_all_end, PS_END_PARAMS(), PS_END_ARGS)
 PS_FILE_BYPASS(write_shared, PS_RW_PARAMS(const), PS_RW_ARGS)
 PS_FILE_BYPASS(read_shared, PS_RW_PARAMS(), PS_RW_ARGS)
 PS_FILE_BYPASS(iwrite_shared, PS_IRW_PARAMS(const), PS_IRW_ARGS)
