@@ -616,13 +616,12 @@ static void pss_worker_teardown(pss_worker_t *w)
     if (w->epfd >= 0) {
         close(w->epfd);
     }
-    if (w->wake_fd >= 0) {
-        /* answers the reaper still has (a drain that timed out) would
-         * wake us by it: let them come first, never into a reused number */
-        if (atomic_load(&w->late) != NULL || w->inflight > 0 || w->fb_inflight > 0) {
-            pss_reaper_drain(w->server->reaper);
-        }
-        close(w->wake_fd);
+    /* answers the reaper still has (a drain that timed out) would wake us
+     * by the wake eventfd: let them come first, never into a reused number
+     * (the main thread closes it after the join: pss_worker_join_all) */
+    if (w->wake_fd >= 0 &&
+        (atomic_load(&w->late) != NULL || w->inflight > 0 || w->fb_inflight > 0)) {
+        pss_reaper_drain(w->server->reaper);
     }
 }
 
@@ -763,15 +762,25 @@ ps_status_t pss_worker_start_all(pss_server_t *s)
     return status;
 }
 
+/* Wake every worker and wait for it to end; then close its wake eventfd,
+ * which the wake may reach after a worker that saw the stop by itself has
+ * ended (closed by the worker, that write could land in a descriptor
+ * another thread opened meanwhile under the same number: an object file or
+ * a connection; found by ThreadSanitizer, session 82). */
 void pss_worker_join_all(pss_server_t *s)
 {
     for (uint32_t i = 0; i < s->nworkers; i++) {
         pss_worker_wake(s->workers[i]);
     }
     for (uint32_t i = 0; i < s->nworkers; i++) {
-        if (s->workers[i]->started) {
-            pthread_join(s->workers[i]->thread, NULL);
-            s->workers[i]->started = 0;
+        pss_worker_t *w = s->workers[i];
+        if (w->started) {
+            pthread_join(w->thread, NULL);
+            w->started = 0;
+        }
+        if (w->wake_fd >= 0) {
+            close(w->wake_fd);
+            w->wake_fd = -1;
         }
     }
 }
