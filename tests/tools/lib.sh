@@ -161,7 +161,7 @@ cleanup() {
             { echo "FAIL: local stop of $cluster failed" >&2; rc=1; }
         for log in "$cluster"/server*.log; do
             [ -f "$log" ] || continue
-            if grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$log"; then
+            if grep -Eq 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error:' "$log"; then
                 echo "FAIL: sanitizer report in $log" >&2
                 rc=1
             fi
