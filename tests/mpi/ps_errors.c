@@ -13,14 +13,20 @@
  * removed while open fails the handle's next accesses with
  * MPI_ERR_NO_SUCH_FILE.
  *
+ * Failed reads and writes (past 16 TiB, of a removed file) fail their MPI
+ * call under both MPIs, through the file's error handler once, a
+ * collective one on every process with the failure's class; a nonblocking
+ * one at its start or in MPI_Wait, a split one at its end; the sync after
+ * them succeeds. Under Open MPI the preloaded hooks library (which `pstripe
+ * run` and mpi-tests load) returns the failures OMPIO drops.
+ *
  * Built with Open MPI (OMPIO and the components of adio/ompio), the checks
  * where OMPIO differs from ROMIO by design check what OMPIO does instead:
  * a collective write to a read-only file fails only on the processes that
- * write, or on none (OMPIO 4.1's vulcan and dynamic fcoll drop an
- * aggregator's error), and the file is unchanged; explicit offsets in sequential mode are not refused
- * (the read returns the file's bytes). Differing hints in MPI_File_set_info
- * are refused under both (under Open MPI by the preloaded hooks library,
- * which `pstripe run` and mpi-tests load).
+ * write (OMPIO checks the mode itself), and the file is unchanged; explicit
+ * offsets in sequential mode are not refused (the read returns the file's
+ * bytes). Differing hints in MPI_File_set_info are refused under both
+ * (under Open MPI by the hooks library).
  *
  * With PSTRIPE_TEST_BUSY=1 (tests/tools/mv.sh), FILENAME is instead a
  * pstripe name left "being renamed" by a rename between servers: only
