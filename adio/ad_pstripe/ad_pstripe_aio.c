@@ -223,6 +223,24 @@ static void listio_start(ADIO_File fd, void *buf, int count, MPI_Datatype dataty
 
 #endif /* ADIOI_PSTRIPE_GREQ_CLASSES */
 
+/* The request of a nonblocking call done at once (status: its outcome),
+ * complete; none if the call failed: ROMIO's MPI_File_iwrite and
+ * iwrite_all give the error to the file's handler, and a completed request
+ * carrying it (MPIO_Completed_request_create) called the handler there
+ * too: twice for one failure. */
+static void completed(ADIO_File fd, ADIO_Status * status, int *error_code,
+                      MPI_Request * request)
+{
+    MPI_Count nbytes = 0;
+
+    if (*error_code != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return;
+    }
+    MPI_Get_elements_x(status, MPI_BYTE, &nbytes);
+    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+}
+
 /* The access done at once (under the lock in atomic mode), then a
  * completed request. */
 static void io_now(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
@@ -230,7 +248,6 @@ static void io_now(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                    int contig, int is_write, int *error_code)
 {
     ADIO_Status status;
-    MPI_Count nbytes = 0;
     int lock_err = MPI_SUCCESS;
 
     MPI_Status_set_elements_x(&status, MPI_BYTE, 0);
@@ -253,16 +270,7 @@ static void io_now(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
         ADIOI_PSTRIPE_Strided(fd, buf, count, datatype, file_ptr_type, offset, &status, is_write,
                               error_code);
     }
-    if (*error_code != MPI_SUCCESS) {
-        /* the call fails, with no request: ROMIO's MPI_File_iwrite_all
-         * gives the error to the file's handler (a completed request
-         * carrying it, MPIO_Completed_request_create, called the handler
-         * there too: twice for one failure) */
-        *request = MPI_REQUEST_NULL;
-        return;
-    }
-    MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
-    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+    completed(fd, &status, error_code, request);
 }
 
 static void nonblocking_io(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
@@ -348,7 +356,6 @@ static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype da
                              int is_write, int *error_code)
 {
     ADIO_Status status;
-    MPI_Count nbytes = 0;
 
     if (!fd->atomicity && !fd->is_external32 && ADIOI_PSTRIPE_Listio(fd, is_write) &&
         !ADIOI_PSTRIPE_Coll_aggregates(fd, buf, count, datatype, file_ptr_type, offset,
@@ -368,16 +375,7 @@ static void nonblocking_coll(ADIO_File fd, void *buf, int count, MPI_Datatype da
     else
         ADIOI_PSTRIPE_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, &status,
                                       error_code);
-    if (*error_code != MPI_SUCCESS) {
-        /* the call fails, with no request: ROMIO's MPI_File_iwrite_all
-         * gives the error to the file's handler (a completed request
-         * carrying it, MPIO_Completed_request_create, called the handler
-         * there too: twice for one failure) */
-        *request = MPI_REQUEST_NULL;
-        return;
-    }
-    MPI_Get_elements_x(&status, MPI_BYTE, &nbytes);
-    MPIO_Completed_request_create(&fd, nbytes, error_code, request);
+    completed(fd, &status, error_code, request);
 }
 
 void ADIOI_PSTRIPE_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
