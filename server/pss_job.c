@@ -319,6 +319,28 @@ static int pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now, int 
     return 1;
 }
 
+/*
+ * The object's write_ns (pss_object.h) after a client's write job is
+ * answered: now, if it staged bytes, whose flush comes later, or if staged
+ * bytes wait for theirs, which would hide its own time. (Otherwise the
+ * file's own time is the last write's.)
+ */
+static void pss_job_note_write(pss_job_t *job)
+{
+    pss_object_t *obj = job->obj;
+    int staged = obj->nstaged > 0;
+
+    for (size_t i = 0; i < job->nspans; i++) {
+        staged |= job->spans[i].staged;
+    }
+    for (const pss_job_t *j = obj->active; j != NULL; j = j->next) {
+        staged |= j->stage != NULL;
+    }
+    if (staged) {
+        obj->write_ns = ps_file_time_ns(); /* (later than the disk write's own) */
+    }
+}
+
 /* A write's reply: its bytes, the object's size once it is done and the
  * object's failed writes when the job started (the writer's mark: its own
  * staged bytes may fail before its answer, in a flush the job started). */
@@ -361,6 +383,7 @@ static int pss_job_answer_early(pss_worker_t *w, pss_job_t *job, uint64_t now)
         pss_reply_keep(job->batches[b], &rep, sizeof(rep));
     }
     job->answered = 1;
+    pss_job_note_write(job);
     return 1;
 }
 
@@ -798,6 +821,11 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             }
         }
         obj->dirty = 1;
+        if (job->nbatches > 0 && !job->answered && status == PS_OK) {
+            pss_job_note_write(job);
+        } else if (job->stage != NULL && status == PS_OK) {
+            pss_obj_keep_write_time(w, obj);
+        }
         if ((job->stage != NULL || job->answered) && status != PS_OK) {
             /* nobody waits for this write: OBJ_SYNC and OBJ_FLUSH report it */
             pss_obj_write_failed(w, obj, status);
