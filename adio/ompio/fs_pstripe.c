@@ -73,7 +73,7 @@ static int open_flags(int amode, int create)
 
 /* Rank 0 creates (or opens) first, so that the others find the file;
  * then every process opens it. All fail or none (the same error class on
- * all; each process's own reason, or which process failed). */
+ * all; each process's own reason, rank 0's, or which process failed). */
 static int open_all(MPI_Comm comm, int rank, const char *path, int amode, int perm,
                     const ps_ompio_hints_t *hv, pstripe_file_t **file_p)
 {
@@ -90,14 +90,23 @@ static int open_all(MPI_Comm comm, int rank, const char *path, int amode, int pe
     }
     cls = (status == PS_OK) ? MPI_SUCCESS : ps_ompio_mpi_error(status);
     MPI_Bcast(&cls, 1, MPI_INT, 0, comm);
-    if (rank != 0 && cls == MPI_SUCCESS && status == PS_OK) {
-        status = pstripe_open(fs_handle, path, open_flags(amode, 0), (uint32_t)perm, NULL, file_p);
-    }
-    if (status != PS_OK) {
-        cls = ps_ompio_mpi_error(status);
-        code = ps_ompio_fail("cannot open", path, status);
-    } else if (cls != MPI_SUCCESS) {
-        code = ps_ompio_code(cls, "pstripe: cannot open %s: the open failed on process 0", path);
+    if (cls != MPI_SUCCESS) { /* rank 0's reason, for the others' message */
+        char why[PS_OMPIO_WHY_MAX] = "";
+        if (rank == 0) {
+            snprintf(why, sizeof(why), "%s", ps_ompio_reason(status));
+        }
+        MPI_Bcast(why, sizeof(why), MPI_CHAR, 0, comm);
+        code = rank == 0 ? ps_ompio_fail("cannot open", path, status)
+                         : ps_ompio_fail_why(cls, "cannot open", path, why);
+    } else {
+        if (rank != 0 && status == PS_OK) {
+            status =
+                pstripe_open(fs_handle, path, open_flags(amode, 0), (uint32_t)perm, NULL, file_p);
+        }
+        if (status != PS_OK) {
+            cls = ps_ompio_mpi_error(status);
+            code = ps_ompio_fail("cannot open", path, status);
+        }
     }
     MPI_Allreduce(&cls, &all_cls, 1, MPI_INT, MPI_MAX, comm);
     if (all_cls == MPI_SUCCESS) {

@@ -31,6 +31,9 @@
 #define PS_OMPIO_PREFIX     "pstripe:"
 #define PS_OMPIO_PREFIX_LEN 8
 
+/* Longest reason of a failure one process sends the others. */
+#define PS_OMPIO_WHY_MAX 256
+
 /* Default size of a file's write-behind buffer (romio_pstripe_wb_buffer_size),
  * as the MPICH driver's. */
 #define PS_OMPIO_WB_SIZE (2 << 20)
@@ -102,8 +105,15 @@ int ps_ompio_mpi_error(ps_status_t status);
  * to the bare class if MPI cannot add codes. MPI_SUCCESS stays that. */
 int ps_ompio_code(int mpi_class, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The error code of a failed pstripe call ("pstripe: WHAT PATH: reason"),
- * with the client's detailed message. */
+/* The reason of the calling thread's last failed pstripe call: the
+ * client's detailed message, else status's text. */
+const char *ps_ompio_reason(ps_status_t status);
+
+/* An error code of mpi_class for a failed call: "pstripe: WHAT PATH: why",
+ * or "pstripe: why" if why names PATH already. */
+int ps_ompio_fail_why(int mpi_class, const char *what, const char *path, const char *why);
+
+/* ps_ompio_fail_why with the class and reason of a failed pstripe call. */
 int ps_ompio_fail(const char *what, const char *path, ps_status_t status);
 
 /* Print a failed pstripe call with the client's detailed message (where

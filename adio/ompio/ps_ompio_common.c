@@ -90,15 +90,24 @@ int ps_ompio_code(int mpi_class, const char *fmt, ...)
     return code;
 }
 
-int ps_ompio_fail(const char *what, const char *path, ps_status_t status)
+const char *ps_ompio_reason(ps_status_t status)
 {
     const char *detail = pstripe_last_error();
 
-    if (detail == NULL || *detail == '\0') {
-        detail = pstripe_strerror(status);
+    return detail != NULL && *detail != '\0' ? detail : pstripe_strerror(status);
+}
+
+int ps_ompio_fail_why(int mpi_class, const char *what, const char *path, const char *why)
+{
+    if (path != NULL && strstr(why, path) != NULL) { /* "cannot open /f: no such file" */
+        return ps_ompio_code(mpi_class, "pstripe: %s", why);
     }
-    return ps_ompio_code(ps_ompio_mpi_error(status), "pstripe: %s %s: %s", what,
-                         path != NULL ? path : "", detail);
+    return ps_ompio_code(mpi_class, "pstripe: %s %s: %s", what, path != NULL ? path : "", why);
+}
+
+int ps_ompio_fail(const char *what, const char *path, ps_status_t status)
+{
+    return ps_ompio_fail_why(ps_ompio_mpi_error(status), what, path, ps_ompio_reason(status));
 }
 
 void ps_ompio_report(const char *what, const char *path, ps_status_t status)

@@ -146,8 +146,11 @@ int main(int argc, char **argv)
                   MPI_ERR_NO_SUCH_FILE);
     rc = MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
     PS_MPI_EXPECT(rc, MPI_ERR_NO_SUCH_FILE);
-    if (pstripe && !PS_OMPIO)
+    if (pstripe) {
+        /* on every process: the reason, not only which process failed */
         expect_once(rc, strchr(fname, ':') + 1);
+        expect_string(rc, "no such file");
+    }
 
     /* exclusive create: first works, second fails on every process */
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
@@ -187,8 +190,10 @@ int main(int argc, char **argv)
     rc = MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
                        MPI_INFO_NULL, &fh);
     PS_MPI_EXPECT(rc, MPI_ERR_FILE_EXISTS);
-    if (pstripe)
-        expect_string(rc, "pstripe");
+    if (pstripe) {
+        expect_once(rc, strchr(fname, ':') + 1);
+        expect_string(rc, "exists");
+    }
 
     /* read-only: reads work, writes fail */
     PS_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
