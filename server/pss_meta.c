@@ -91,7 +91,7 @@ static int pss_meta_commit(pss_req_t *req, MDB_txn *txn, ps_status_t status, con
         pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return 0;
     }
-    mdb_status = mdb_txn_commit(txn);
+    mdb_status = pss_txn_commit(req->worker->server, txn);
     if (mdb_status != 0) {
         ps_error("metadata store: commit of %s %.*s: %s", what, (int)len, name,
                  mdb_strerror(mdb_status));
@@ -223,7 +223,7 @@ static void pss_meta_lookup(pss_worker_t *w, pss_req_t *req, int remove)
         pss_reply(req, status, NULL, 0, NULL, 0, 0);
         return;
     }
-    mdb_status = mdb_txn_commit(txn);
+    mdb_status = pss_txn_commit(s, txn);
     if (mdb_status != 0) {
         ps_error("metadata store: REMOVE %.*s: %s", (int)len, path, mdb_strerror(mdb_status));
         pss_reply(req, pss_mdb_status(mdb_status), NULL, 0, NULL, 0, 0);

@@ -303,14 +303,33 @@ err_close_env:
     return pss_mdb_status(mdb_status);
 }
 
-/* Make every committed transaction durable. */
+/* Every fsync of a file asks its metadata server (META_SYNC), mostly with
+ * nothing committed since: then there is nothing to flush (IOR's fsync
+ * after each write paid an fdatasync of the store each, 0.3-0.5 ms). The
+ * count is read before the sync, so a commit it missed is synced next. */
 ps_status_t pss_meta_sync(pss_server_t *s)
 {
-    int mdb_status = mdb_env_sync(s->mdb_env, 1);
+    uint64_t commits = atomic_load(&s->meta_commits);
+    int mdb_status;
+
+    if (commits == atomic_load(&s->meta_synced)) {
+        return PS_OK;
+    }
+    mdb_status = mdb_env_sync(s->mdb_env, 1);
     if (mdb_status != 0) {
         ps_error("metadata store: mdb_env_sync: %s", mdb_strerror(mdb_status));
+        return pss_mdb_status(mdb_status);
     }
-    return pss_mdb_status(mdb_status);
+    atomic_store(&s->meta_synced, commits); /* (one a later count stored first: synced again) */
+    return PS_OK;
+}
+
+int pss_txn_commit(pss_server_t *s, MDB_txn *txn)
+{
+    int mdb_status = mdb_txn_commit(txn);
+
+    atomic_fetch_add(&s->meta_commits, 1); /* (a failed one too: a sync costs nothing wrong) */
+    return mdb_status;
 }
 
 void pss_meta_close(pss_server_t *s)

@@ -29,7 +29,8 @@ uint64_t pss_meta_count(pss_server_t *server);
 /* The status of an LMDB result code (or errno value). */
 ps_status_t pss_mdb_status(int mdb_status);
 
-/* Make every committed transaction durable. */
+/* Make every committed transaction durable: a full sync of the store,
+ * unless none was committed since the last one. */
 ps_status_t pss_meta_sync(pss_server_t *s);
 
 void pss_key_make(pss_server_t *s, const char *path, size_t len, pss_key_t *key);
@@ -73,5 +74,9 @@ ps_status_t pss_meta_unmarked(pss_server_t *s, MDB_txn *txn, const pss_key_t *ke
 
 /* Begin a transaction (flags 0 or MDB_RDONLY); a failure is logged here. */
 ps_status_t pss_txn_begin(pss_server_t *s, unsigned flags, MDB_txn **txn);
+
+/* Commit a write transaction (mdb_txn_commit's result), counted for
+ * pss_meta_sync. */
+int pss_txn_commit(pss_server_t *s, MDB_txn *txn);
 
 #endif

@@ -124,7 +124,7 @@ static ps_status_t pss_move_commit(pss_server_t *s, MDB_txn *txn, ps_status_t st
         mdb_txn_abort(txn);
         return status;
     }
-    mdb_status = mdb_txn_commit(txn);
+    mdb_status = pss_txn_commit(s, txn);
     if (mdb_status != 0) {
         ps_error("metadata store: commit of a MOVE: %s", mdb_strerror(mdb_status));
         return pss_mdb_status(mdb_status);

@@ -282,6 +282,17 @@ TEST_F(ServerMeta, StatfsAndMetaSync)
 }
 
 /* Bytes of a file (0 if there is none). */
+/* One server whose worker 0 appends a byte to the file count at each of
+ * its fdatasyncs and fsyncs (aio_faults.c); c connected to it. */
+static void start_counting_syncs(ps_cluster &cluster, const std::string &count, raw_client &c)
+{
+    unlink(count.c_str());
+    setenv("PSTEST_SYNC_COUNT", count.c_str(), 1);
+    ASSERT_TRUE(start_with_faults(cluster, {}, "PSTEST_SYNC_THREAD", "pss-w0"));
+    unsetenv("PSTEST_SYNC_COUNT");
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+}
+
 static long file_bytes(const std::string &path)
 {
     struct stat st;
@@ -302,11 +313,7 @@ TEST(ServerMetaDurable, RemovalsAreSyncedBeforeTheirAnswer)
     ps_cluster cluster;
     raw_client c;
 
-    unlink(count.c_str());
-    setenv("PSTEST_SYNC_COUNT", count.c_str(), 1);
-    ASSERT_TRUE(start_with_faults(cluster, {}, "PSTEST_SYNC_THREAD", "pss-w0"));
-    unsetenv("PSTEST_SYNC_COUNT");
-    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    ASSERT_NO_FATAL_FAILURE(start_counting_syncs(cluster, count, c));
     for (const char *p : {"/d1", "/d2", "/d3", "/d4"}) {
         ASSERT_EQ(c.create(p).status(), PS_OK) << p;
     }
@@ -319,6 +326,34 @@ TEST(ServerMetaDurable, RemovalsAreSyncedBeforeTheirAnswer)
     n = file_bytes(count);
     EXPECT_EQ(c.rename("/d4", "/d5").status(), PS_OK);
     EXPECT_EQ(file_bytes(count) - n, 1) << "RENAME replacing nothing";
+    unlink(count.c_str());
+}
+
+/*
+ * META_SYNC (every fsync of a file asks its metadata server) flushes the
+ * store only if something was committed since its last flush: IOR's fsync
+ * after each write paid an fdatasync of the store for each.
+ */
+TEST(ServerMetaDurable, AMetaSyncWithNothingNewFlushesNothing)
+{
+    const std::string count = "/tmp/pstest-meta-syncs." + std::to_string(getpid());
+    ps_cluster cluster;
+    raw_client c;
+
+    ASSERT_NO_FATAL_FAILURE(start_counting_syncs(cluster, count, c));
+    ASSERT_EQ(c.create("/s1").status(), PS_OK);
+    long n = file_bytes(count);
+    ASSERT_EQ(c.call(PS_MSG_META_SYNC, nullptr, 0).status(), PS_OK);
+    EXPECT_EQ(file_bytes(count) - n, 1) << "after a create";
+    n = file_bytes(count);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(c.call(PS_MSG_META_SYNC, nullptr, 0).status(), PS_OK);
+    }
+    EXPECT_EQ(file_bytes(count) - n, 0) << "with nothing committed since";
+    ASSERT_EQ(c.create("/s2").status(), PS_OK);
+    n = file_bytes(count);
+    ASSERT_EQ(c.call(PS_MSG_META_SYNC, nullptr, 0).status(), PS_OK);
+    EXPECT_EQ(file_bytes(count) - n, 1) << "after another create";
     unlink(count.c_str());
 }
 
