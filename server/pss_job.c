@@ -697,16 +697,17 @@ static int pss_ra_job(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t 
     return 1;
 }
 
-/* After a read job over [lo, hi): read ahead of the object's stream if
- * pss_ra_note says so, one job per max_io bytes, skipping what the cache
- * holds. */
-static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi, int kept)
+/* After a read job over [lo, hi) that read `bytes` of it: read ahead of
+ * the object's stream if pss_ra_note says so, one job per max_io bytes,
+ * skipping what the cache holds. */
+static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi,
+                           uint64_t bytes, int kept)
 {
     pss_server_t *s = w->server;
     uint64_t step = s->cfg.max_io / s->align * s->align, from, to;
 
     if (w->cache == NULL || obj->fd < 0 || step == 0 ||
-        !pss_ra_note(&obj->ra, s->cfg.read_ahead, s->align, obj->size, lo, hi, kept, &from,
+        !pss_ra_note(&obj->ra, s->cfg.read_ahead, s->align, obj->size, lo, hi, bytes, kept, &from,
                      &to)) {
         return;
     }
@@ -872,10 +873,14 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         }
     }
     int note = !job->is_write && !job->read_ahead;
+    uint64_t bytes = 0;
     pss_job_hull(job, &lo, &hi);
+    for (size_t k = 0; k < job->nspans; k++) {
+        bytes += job->spans[k].len;
+    }
     pss_job_free(w, job);
     if (note && status == PS_OK) {
-        pss_read_ahead(w, obj, lo, hi, kept);
+        pss_read_ahead(w, obj, lo, hi, bytes, kept);
     }
     obj->blocked = 0;
     pss_obj_schedule(w, obj);
