@@ -341,6 +341,22 @@ static void pss_job_note_write(pss_job_t *job)
     }
 }
 
+/* A flush of staged blocks finished: the file gets the time of its last
+ * write back. A client's write still running may have stamped the file
+ * before the flush did, and its answer, with nothing staged left, notes
+ * no time: now stands for it. */
+static void pss_flush_keep_time(pss_worker_t *w, pss_object_t *obj)
+{
+    for (const pss_job_t *j = obj->active; j != NULL; j = j->next) {
+        if (j->is_write && j->nbatches > 0) {
+            uint64_t now = ps_file_time_ns();
+            obj->write_ns = now > obj->write_ns ? now : obj->write_ns;
+            break;
+        }
+    }
+    pss_obj_keep_write_time(w, obj);
+}
+
 /* A write's reply: its bytes, the object's size once it is done and the
  * object's failed writes when the job started (the writer's mark: its own
  * staged bytes may fail before its answer, in a flush the job started). */
@@ -825,7 +841,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         if (job->nbatches > 0 && !job->answered && status == PS_OK) {
             pss_job_note_write(job);
         } else if (job->stage != NULL && status == PS_OK) {
-            pss_obj_keep_write_time(w, obj);
+            pss_flush_keep_time(w, obj);
         }
         if ((job->stage != NULL || job->answered) && status != PS_OK) {
             /* nobody waits for this write: OBJ_SYNC and OBJ_FLUSH report it */
