@@ -23,6 +23,7 @@
 #include "pss_cache.h"
 #include "pss_flushbehind.h"
 #include "pss_jobdef.h"
+#include "pss_mtime.h"
 #include "pss_plan.h"
 #include "pss_req.h"
 
@@ -319,44 +320,6 @@ static int pss_span_stage(pss_worker_t *w, pss_span_io_t *sp, uint64_t now, int 
     return 1;
 }
 
-/*
- * The object's write_ns (pss_object.h) after a client's write job is
- * answered: now, if it staged bytes, whose flush comes later, or if staged
- * bytes wait for theirs, which would hide its own time. (Otherwise the
- * file's own time is the last write's.)
- */
-static void pss_job_note_write(pss_job_t *job)
-{
-    pss_object_t *obj = job->obj;
-    int staged = obj->nstaged > 0;
-
-    for (size_t i = 0; i < job->nspans; i++) {
-        staged |= job->spans[i].staged;
-    }
-    for (const pss_job_t *j = obj->active; j != NULL; j = j->next) {
-        staged |= j->stage != NULL;
-    }
-    if (staged) {
-        obj->write_ns = ps_file_time_ns(); /* (later than the disk write's own) */
-    }
-}
-
-/* A flush of staged blocks finished: the file gets the time of its last
- * write back. A client's write still running may have stamped the file
- * before the flush did, and its answer, with nothing staged left, notes
- * no time: now stands for it. */
-static void pss_flush_keep_time(pss_worker_t *w, pss_object_t *obj)
-{
-    for (const pss_job_t *j = obj->active; j != NULL; j = j->next) {
-        if (j->is_write && j->nbatches > 0) {
-            uint64_t now = ps_file_time_ns();
-            obj->write_ns = now > obj->write_ns ? now : obj->write_ns;
-            break;
-        }
-    }
-    pss_obj_keep_write_time(w, obj);
-}
-
 /* A write's reply: its bytes, the object's size once it is done and the
  * object's failed writes when the job started (the writer's mark: its own
  * staged bytes may fail before its answer, in a flush the job started). */
@@ -399,7 +362,7 @@ static int pss_job_answer_early(pss_worker_t *w, pss_job_t *job, uint64_t now)
         pss_reply_keep(job->batches[b], &rep, sizeof(rep));
     }
     job->answered = 1;
-    pss_job_note_write(job);
+    pss_mtime_write_answered(job);
     return 1;
 }
 
@@ -839,9 +802,9 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         }
         obj->dirty = 1;
         if (job->nbatches > 0 && !job->answered && status == PS_OK) {
-            pss_job_note_write(job);
+            pss_mtime_write_answered(job);
         } else if (job->stage != NULL && status == PS_OK) {
-            pss_flush_keep_time(w, obj);
+            pss_mtime_flush_done(w, obj);
         }
         if ((job->stage != NULL || job->answered) && status != PS_OK) {
             /* nobody waits for this write: OBJ_SYNC and OBJ_FLUSH report it */

@@ -34,7 +34,7 @@ struct pss_object {
     pss_job_t *active; /* running jobs (pss_job.c) */
     int dirty;         /* written since the last fdatasync */
     uint64_t write_ns; /* the modification time its staged bytes' flush must leave: their
-                        * answer's, or a later direct write's (pss_job_note_write) */
+                        * answer's, or a later direct write's (pss_mtime.h) */
     uint64_t unflushed; /* bytes written since its last flush began (pss_flushbehind.c) */
     int flushing;       /* a flush of it runs in the background */
     int size_dirty;    /* size attribute set since the last fsync */
