@@ -21,14 +21,4 @@ static inline uint64_t ps_wall_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The wall clock file systems stamp files with (the kernel's coarse one,
- * a tick behind CLOCK_REALTIME at most): a time set on a file by hand then
- * orders with those the kernel sets. */
-static inline uint64_t ps_file_time_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 #endif

@@ -22,7 +22,7 @@ server_pstripe_server_SOURCES = \
 	server/pss_check.h server/pss_check.c \
 	server/pss_store.h server/pss_store.c \
 	server/pss_aio.h server/pss_aio.c \
-	server/pss_job.h server/pss_job.c server/pss_mtime.h server/pss_mtime.c \
+	server/pss_job.h server/pss_job.c \
 	server/pss_jobdef.h server/pss_plan.h server/pss_plan.c \
 	server/pss_stage.h server/pss_stage.c \
 	server/pss_object.h server/pss_object.c \

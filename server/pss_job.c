@@ -23,7 +23,6 @@
 #include "pss_cache.h"
 #include "pss_flushbehind.h"
 #include "pss_jobdef.h"
-#include "pss_mtime.h"
 #include "pss_plan.h"
 #include "pss_req.h"
 
@@ -362,7 +361,6 @@ static int pss_job_answer_early(pss_worker_t *w, pss_job_t *job, uint64_t now)
         pss_reply_keep(job->batches[b], &rep, sizeof(rep));
     }
     job->answered = 1;
-    pss_mtime_write_answered(job);
     return 1;
 }
 
@@ -676,17 +674,16 @@ static int pss_ra_job(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t 
     return 1;
 }
 
-/* After a read job over [lo, hi) that read `bytes` of it: read ahead of
- * the object's stream if pss_ra_note says so, one job per max_io bytes,
- * skipping what the cache holds. */
-static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi,
-                           uint64_t bytes, int kept)
+/* After a read job over [lo, hi): read ahead of the object's stream if
+ * pss_ra_note says so, one job per max_io bytes, skipping what the cache
+ * holds. */
+static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi, int kept)
 {
     pss_server_t *s = w->server;
     uint64_t step = s->cfg.max_io / s->align * s->align, from, to;
 
     if (w->cache == NULL || obj->fd < 0 || step == 0 ||
-        !pss_ra_note(&obj->ra, s->cfg.read_ahead, s->align, obj->size, lo, hi, bytes, kept, &from,
+        !pss_ra_note(&obj->ra, s->cfg.read_ahead, s->align, obj->size, lo, hi, kept, &from,
                      &to)) {
         return;
     }
@@ -801,11 +798,6 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             }
         }
         obj->dirty = 1;
-        if (job->nbatches > 0 && !job->answered && status == PS_OK) {
-            pss_mtime_write_answered(job);
-        } else if (job->stage != NULL && status == PS_OK) {
-            pss_mtime_flush_done(w, obj);
-        }
         if ((job->stage != NULL || job->answered) && status != PS_OK) {
             /* nobody waits for this write: OBJ_SYNC and OBJ_FLUSH report it */
             pss_obj_write_failed(w, obj, status);
@@ -852,14 +844,10 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
         }
     }
     int note = !job->is_write && !job->read_ahead;
-    uint64_t bytes = 0;
     pss_job_hull(job, &lo, &hi);
-    for (size_t k = 0; k < job->nspans; k++) {
-        bytes += job->spans[k].len;
-    }
     pss_job_free(w, job);
     if (note && status == PS_OK) {
-        pss_read_ahead(w, obj, lo, hi, bytes, kept);
+        pss_read_ahead(w, obj, lo, hi, kept);
     }
     obj->blocked = 0;
     pss_obj_schedule(w, obj);

@@ -202,18 +202,6 @@ static ps_status_t pss_obj_cut(pss_worker_t *w, pss_object_t *obj)
     return status;
 }
 
-/* Give the file back a modification time its writes had, which a write
- * that changed none of its bytes, or a late one, moved. */
-static void pss_obj_put_mtime(pss_worker_t *w, pss_object_t *obj, struct timespec mtime)
-{
-    struct timespec times[2] = {{0, UTIME_OMIT}, mtime};
-
-    if (futimens(obj->fd, times) != 0) {
-        ps_warn("worker %u: object %016" PRIx64 ": cannot restore its modification time: %m",
-                w->index, obj->file_id);
-    }
-}
-
 /* The file is longer than its stored size's last block: a server stopped
  * before it stored a grown size, or before it cut the file at a close (see
  * the top). Zero that block past the size and cut the file there. No byte
@@ -230,18 +218,13 @@ static ps_status_t pss_obj_cut_to_size(pss_worker_t *w, pss_object_t *obj)
         status = pss_obj_cut(w, obj);
     }
     if (have_times) {
-        pss_obj_put_mtime(w, obj, st.st_mtim);
+        struct timespec times[2] = {{0, UTIME_OMIT}, st.st_mtim};
+        if (futimens(obj->fd, times) != 0) {
+            ps_warn("worker %u: object %016" PRIx64 ": cannot restore its modification time: %m",
+                    w->index, obj->file_id);
+        }
     }
     return status;
-}
-
-void pss_obj_keep_write_time(pss_worker_t *w, pss_object_t *obj)
-{
-    if (obj->write_ns != 0 && obj->fd >= 0) {
-        struct timespec t = {(time_t)(obj->write_ns / 1000000000u),
-                             (long)(obj->write_ns % 1000000000u)};
-        pss_obj_put_mtime(w, obj, t);
-    }
 }
 
 ps_status_t pss_obj_open(pss_worker_t *w, pss_object_t *obj, int create)
@@ -716,9 +699,6 @@ void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep)
     if (obj->fd >= 0 && fstat(obj->fd, &st) == 0) {
         rep->blocks = (uint64_t)st.st_blocks * 512;
         rep->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-    }
-    if (obj->write_ns > rep->mtime_ns) { /* staged bytes not on disk yet */
-        rep->mtime_ns = obj->write_ns;
     }
 }
 

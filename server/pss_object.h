@@ -33,8 +33,6 @@ struct pss_object {
     pss_req_t *wait_head, **wait_tail;
     pss_job_t *active; /* running jobs (pss_job.c) */
     int dirty;         /* written since the last fdatasync */
-    uint64_t write_ns; /* the modification time its staged bytes' flush must leave: their
-                        * answer's, or a later direct write's (pss_mtime.h) */
     uint64_t unflushed; /* bytes written since its last flush began (pss_flushbehind.c) */
     int flushing;       /* a flush of it runs in the background */
     int size_dirty;    /* size attribute set since the last fsync */
@@ -161,13 +159,7 @@ ps_status_t pss_obj_allocate(pss_worker_t *w, pss_object_t *obj, uint64_t size);
  * which frees the blocks (-1: none); obj stays, empty. */
 ps_status_t pss_obj_remove(pss_worker_t *w, pss_object_t *obj, int *old_fd);
 
-/* A flush of staged blocks has written them: give the file back the
- * modification time of its last write (write_ns), which the flush moved to
- * its own. */
-void pss_obj_keep_write_time(pss_worker_t *w, pss_object_t *obj);
-
-/* The OBJ_* reply fields of obj: existence, size, blocks, mtime (write_ns
- * if later than the file's: staged bytes not on disk yet). */
+/* The OBJ_* reply fields of obj: existence, size, blocks, mtime. */
 void pss_obj_fill_rep(pss_object_t *obj, ps_obj_rep_t *rep);
 
 #endif

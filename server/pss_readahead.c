@@ -27,15 +27,13 @@ static pss_ra_stream_t *pss_ra_stream(pss_ra_t *ra, uint64_t win, uint64_t lo, u
             old = st;
         }
     }
-    old->start = lo;
     old->end = old->ahead = hi;
-    old->bytes = 0;
     old->streak = 0;
     return old;
 }
 
-int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo, uint64_t hi,
-                uint64_t bytes, int kept, uint64_t *from, uint64_t *to)
+int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo,
+                uint64_t hi, int kept, uint64_t *from, uint64_t *to)
 {
     uint64_t f, t, limit = (size + align - 1) / align * align;
     pss_ra_stream_t *st;
@@ -49,16 +47,11 @@ int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint6
     if (hi <= st->end && st->streak > 0) {
         return 0; /* behind the front (another process's chunk): no progress */
     }
-    st->bytes += bytes;
     st->end = hi > st->end ? hi : st->end;
-    st->start = lo < st->start ? lo : st->start;
     st->streak++;
     f = (st->ahead > st->end ? st->ahead : st->end) / align * align;
     if (st->streak < 2 || f - st->end >= win / 2) {
         return 0; /* not a stream yet, or enough ahead */
-    }
-    if (st->bytes < (st->end - st->start) / PSS_RA_SPARSE) {
-        return 0; /* reads scattered over it (random ones near each other) */
     }
     t = (st->end + win + align - 1) / align * align;
     if (t > limit) {

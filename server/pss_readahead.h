@@ -18,16 +18,12 @@
  * come from what was read ahead), continues the stream whose front is within
  * one window of its start (the server tunable read_ahead, 4m), or starts a
  * new one in place of the stream unused longest. From a stream's
- * second forward read on (ending past its front), if its forward reads
- * cover at least 1/PSS_RA_SPARSE of the bytes from its start to its front
- * (random reads that fall within a window of each other do not, nor a job
- * that merged two clients' random reads far apart: IOR's random 47008-byte
- * reads had the servers read about 6 times their bytes), and when less
- * than half a window is ahead, the worker reads the rest of the next
- * window past the front (below the object's size, skipping what its cache
- * holds) into its cache (pss_cache.h), one job per max_io bytes. A read
- * that meets a read-ahead in flight waits for that job (pss_job_conflicts)
- * and then copies from the cache.
+ * second forward read on (ending past its front), when less than half a
+ * window is ahead, the worker reads the rest of the next window past the
+ * front (below the object's size, skipping what its cache holds) into its
+ * cache (pss_cache.h), one job per max_io bytes. A read that meets a
+ * read-ahead in flight waits for that job (pss_job_conflicts) and then
+ * copies from the cache.
  */
 #ifndef PSS_READAHEAD_H
 #define PSS_READAHEAD_H
@@ -35,13 +31,10 @@
 #include <stdint.h>
 
 #define PSS_RA_STREAMS 4 /* streams followed per object (processes reading their own parts) */
-#define PSS_RA_SPARSE  4 /* a stream that read less than 1/this of its span reads nothing ahead */
 
 typedef struct pss_ra_stream {
-    uint64_t start;  /* start of its first read */
     uint64_t end;    /* end of its furthest read */
     uint64_t ahead;  /* end of what was read ahead */
-    uint64_t bytes;  /* read by its forward reads (ending past its front then) */
     uint64_t used;   /* pss_ra_t.clock at its last read (0: unused) */
     uint32_t streak; /* forward reads in a row */
 } pss_ra_stream_t;
@@ -54,12 +47,11 @@ typedef struct pss_ra {
 } pss_ra_t;
 
 /* A read job of an object of `size` bytes finished (OK) over [lo, hi)
- * (aligned), reading `bytes` of it (its spans: a job of several clients'
- * batches may read far apart); kept: its spans went into the cache. 1 and
- * [*from, *to) (aligned, below size rounded up) to read ahead now, counted
- * as read ahead; 0: nothing to read. win: the read_ahead window (0: none). */
-int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo, uint64_t hi,
-                uint64_t bytes, int kept, uint64_t *from, uint64_t *to);
+ * (aligned); kept: its spans went into the cache. 1 and [*from, *to)
+ * (aligned, below size rounded up) to read ahead now, counted as read
+ * ahead; 0: nothing to read. win: the read_ahead window (0: none). */
+int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo,
+                uint64_t hi, int kept, uint64_t *from, uint64_t *to);
 
 /* The read-ahead pss_ra_note asked for last could not start at `at` (no
  * memory, or a write of those bytes runs): nothing past it is ahead, so the

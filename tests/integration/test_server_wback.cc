@@ -552,56 +552,6 @@ TEST_F(ServerWback, ReadsSeeStagedBytesAtOnce)
     ASSERT_NO_FATAL_FAILURE(check(b, fid, size + 3 * block, "after sync"));
 }
 
-/* A file's modification time is that of its last write answered, not that
- * of the flush that brings its staged bytes to disk later (by age, or at a
- * sync): before, a stat showed the time before the write until the flush,
- * and the flush's time after it. */
-TEST_F(ServerWback, StagedBytesKeepTheTimeOfTheirWrite)
-{
-    const uint64_t fid = 0x5240, size = 8 * (uint64_t)65536;
-    auto mtime = [&]() { return a.obj(PS_MSG_OBJ_STAT, fid).body<ps_obj_rep_t>().mtime_ns; };
-    auto wait_flushed = [&]() {
-        for (int i = 0; i < 250 && stats().stage_blocks > 0; i++) {
-            usleep(20000);
-        }
-    };
-
-    ASSERT_NO_FATAL_FAILURE(start({"write_back_age=200ms"}));
-    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, size}}, 0));
-    usleep(20000); /* (past the file system's clock tick) */
-    uint64_t before = ps_file_time_ns();
-    ASSERT_NO_FATAL_FAILURE(write(a, fid, inner_regions(1, 3), 4));
-    uint64_t after = ps_file_time_ns();
-    EXPECT_EQ(stats().stage_blocks, 3u);
-    uint64_t t = mtime();
-    EXPECT_GE(t, before) << "the time before the write, which is staged";
-    EXPECT_LE(t, after);
-    /* a whole block written directly meanwhile: the flush keeps its time */
-    usleep(20000);
-    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{6 * (uint64_t)block, block}}, 5));
-    EXPECT_EQ(stats().stage_blocks, 3u);
-    EXPECT_GT(mtime(), t);
-    t = mtime();
-    wait_flushed(); /* by age */
-    ASSERT_EQ(stats().stage_blocks, 0u);
-    EXPECT_EQ(mtime(), t) << "the flush by age moved it by " << (int64_t)(mtime() - t) << " ns";
-
-    usleep(20000);
-    ASSERT_NO_FATAL_FAILURE(write(b, fid, inner_regions(4, 2), 6));
-    t = mtime();
-    EXPECT_GT(t, after);
-    usleep(50000);
-    ASSERT_EQ(b.obj(PS_MSG_OBJ_SYNC, fid).status(), PS_OK);
-    EXPECT_EQ(mtime(), t) << "the sync's flush moved it by " << (int64_t)(mtime() - t) << " ns";
-    ASSERT_NO_FATAL_FAILURE(check(b, fid, size, "after the flushes"));
-
-    /* a write that goes to disk at once (whole blocks) sets it as before */
-    usleep(20000);
-    before = ps_file_time_ns();
-    ASSERT_NO_FATAL_FAILURE(write(a, fid, {{0, 2 * (uint64_t)block}}, 8));
-    EXPECT_GE(mtime(), before);
-}
-
 /* Blocks freed by a flush are kept for the next ones (pss_stage.c): a
  * reused block starts with nothing written, so the bytes a new partial
  * write leaves out come from the disk, not from the block's last use. */

@@ -24,7 +24,7 @@ struct ReadAheadPolicy : ::testing::Test {
     }
     int note(uint64_t lo, uint64_t hi, int kept = 1)
     {
-        return pss_ra_note(&ra, WIN, ALIGN, SIZE, lo, hi, hi - lo, kept, &from, &to);
+        return pss_ra_note(&ra, WIN, ALIGN, SIZE, lo, hi, kept, &from, &to);
     }
 };
 
@@ -43,8 +43,7 @@ TEST_F(ReadAheadPolicy, ReadsThatAreNotStreamsAskForNothing)
 {
     EXPECT_EQ(note(0, 128 * K, 0), 0); /* not kept: a client's large stream */
     EXPECT_EQ(note(128 * K, 256 * K, 0), 0);
-    EXPECT_EQ(pss_ra_note(&ra, 0, ALIGN, SIZE, 256 * K, 384 * K, 128 * K, 1, &from, &to),
-              0); /* off */
+    EXPECT_EQ(pss_ra_note(&ra, 0, ALIGN, SIZE, 256 * K, 384 * K, 1, &from, &to), 0); /* off */
     ASSERT_EQ(note(SIZE - 256 * K, SIZE - 128 * K), 0);
     ASSERT_EQ(note(SIZE - 128 * K, SIZE), 0); /* nothing below the size to read */
 }
@@ -78,52 +77,4 @@ TEST_F(ReadAheadPolicy, TwoProcessesAlternatingChunksMakeOneStream)
     EXPECT_EQ(asked, 1);
     EXPECT_EQ(from, 768 * K);
     EXPECT_EQ(to, 768 * K + WIN);
-}
-
-TEST_F(ReadAheadPolicy, RandomReadsWithinAWindowOfEachOtherAskForNothing)
-{
-    /* IOR's random 47008-byte reads (-z): each lands within a window of a
-     * stream's front now and then, which read 4 MiB ahead for it (the
-     * servers read about 6 times the bytes asked for) */
-    const uint64_t z = 47008, at[] = {10 * M, 13 * M, 14 * M + 300 * K, 17 * M, 20 * M + 5 * K};
-    int asked = 0;
-    auto read = [&](uint64_t lo) {
-        return note(lo / ALIGN * ALIGN, (lo + z + ALIGN - 1) / ALIGN * ALIGN);
-    };
-    for (uint64_t lo : at) {
-        asked += read(lo);
-    }
-    /* and many behind a front, then one past it: still scattered */
-    for (uint64_t k = 0; k < 100; k++) {
-        asked += read(17 * M + k * 29 * K);
-    }
-    asked += read(21 * M);
-    EXPECT_EQ(asked, 0);
-}
-
-TEST_F(ReadAheadPolicy, StridedReadsOfAQuarterAreAStreamAndOfAnEighthNot)
-{
-    const uint64_t c = 64 * K;
-    int asked = 0;
-    for (uint64_t k = 0; k < 8; k++) { /* every 4th chunk: a quarter of the span */
-        asked += note(k * 4 * c, k * 4 * c + c);
-    }
-    EXPECT_EQ(asked, 1);
-    EXPECT_EQ(from, 4 * c + c);
-    pss_ra_reset(&ra);
-    asked = 0;
-    for (uint64_t k = 0; k < 8; k++) { /* every 8th: read ahead, 7 of 8 bytes unused */
-        asked += note(k * 8 * c, k * 8 * c + c);
-    }
-    EXPECT_EQ(asked, 0);
-}
-
-TEST_F(ReadAheadPolicy, AJobOfReadsFarApartReadsNothingAhead)
-{
-    /* a server merges the batches of an object that arrive together into
-     * one job, noted over its hull: two clients' random reads 40 MiB apart */
-    const uint64_t z = 48 * K;
-    EXPECT_EQ(note(10 * M, 10 * M + z), 0);
-    EXPECT_EQ(pss_ra_note(&ra, WIN, ALIGN, SIZE, 12 * M, 52 * M, 2 * z, 1, &from, &to), 0);
-    EXPECT_EQ(pss_ra_note(&ra, WIN, ALIGN, SIZE, 53 * M, 60 * M, 2 * z, 1, &from, &to), 0);
 }
