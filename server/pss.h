@@ -143,8 +143,9 @@ typedef struct pss_server {
     MDB_dbi mdb_settled; /* moves given up, or arrived and departed (purged later) */
     MDB_dbi mdb_departed; /* file ids whose name here a move took away, numbered */
     MDB_dbi mdb_ids;      /* file id -> the key of its name (LOOKUP_ID) */
-    _Atomic uint64_t meta_commits; /* write transactions ended (pss_txn_commit) */
-    _Atomic uint64_t meta_synced;  /* how many of them the last full sync covered */
+    _Atomic uint64_t meta_begun;   /* write transactions whose commit began (pss_txn_commit) */
+    _Atomic uint64_t meta_commits; /* ... and ended */
+    _Atomic uint64_t meta_synced;  /* the ended ones a full sync covered (pss_meta_sync) */
     size_t mdb_max_key;
 
     ucp_context_h ucp_context;

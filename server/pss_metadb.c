@@ -305,14 +305,17 @@ err_close_env:
 
 /* Every fsync of a file asks its metadata server (META_SYNC), mostly with
  * nothing committed since: then there is nothing to flush (IOR's fsync
- * after each write paid an fdatasync of the store each, 0.3-0.5 ms). The
- * count is read before the sync, so a commit it missed is synced next. */
+ * after each write paid an fdatasync of the store each, 284 us on this
+ * host). A commit is visible to every worker before mdb_txn_commit
+ * returns, so a sync is skipped only if no commit has begun since the
+ * commits that had ended before the last sync; the count of those is read
+ * before this sync, so a commit it missed is synced next. */
 ps_status_t pss_meta_sync(pss_server_t *s)
 {
     uint64_t commits = atomic_load(&s->meta_commits);
     int mdb_status;
 
-    if (commits == atomic_load(&s->meta_synced)) {
+    if (atomic_load(&s->meta_begun) == atomic_load(&s->meta_synced)) {
         return PS_OK;
     }
     mdb_status = mdb_env_sync(s->mdb_env, 1);
@@ -326,8 +329,10 @@ ps_status_t pss_meta_sync(pss_server_t *s)
 
 int pss_txn_commit(pss_server_t *s, MDB_txn *txn)
 {
-    int mdb_status = mdb_txn_commit(txn);
+    int mdb_status;
 
+    atomic_fetch_add(&s->meta_begun, 1);
+    mdb_status = mdb_txn_commit(txn);
     atomic_fetch_add(&s->meta_commits, 1); /* (a failed one too: a sync costs nothing wrong) */
     return mdb_status;
 }

@@ -24,6 +24,10 @@
  * - while the file named by $PSTEST_PWRITE_FAIL exists, pwrite fails with
  *   EIO (the server's one synchronous data write, the zeroing of a block's
  *   tail past a new size; a disk that fails it);
+ * - with $PSTEST_META_DELAY_THREAD set, LMDB's mdb_txn_commit called by a
+ *   thread of that name returns $PSTEST_META_DELAY_MS milliseconds after
+ *   the commit (visible to every reader by then): a worker preempted
+ *   between its commit and the code after it;
  * - while the file named by $PSTEST_KILL_AT exists, the call it names
  *   ("fsetxattr": of an object's size attribute, or "ftruncate") kills the
  *   server (SIGKILL) as it is called: a crash at that step.
@@ -238,4 +242,29 @@ ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset)
         return -1;
     }
     return real(fd, buf, count, offset);
+}
+
+struct MDB_txn;
+
+int mdb_txn_commit(struct MDB_txn *txn)
+{
+    static int (*real)(struct MDB_txn *);
+    const char *who = getenv("PSTEST_META_DELAY_THREAD");
+    char name[16] = "";
+
+    if (real == NULL) {
+        real = (int (*)(struct MDB_txn *))dlsym(RTLD_NEXT, "mdb_txn_commit");
+    }
+    if (real == NULL) {
+        return ENOSYS;
+    }
+    int rc = real(txn);
+    if (who != NULL && pthread_getname_np(pthread_self(), name, sizeof(name)) == 0 &&
+        strcmp(name, who) == 0) {
+        const char *delay = getenv("PSTEST_META_DELAY_MS");
+        long ms = delay != NULL ? atol(delay) : 0;
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return rc;
 }

@@ -479,7 +479,7 @@ raw_reply raw_client::rename(const std::string &src, const std::string &dst, uin
 
 ::testing::AssertionResult start_with_faults(ps_cluster &cluster,
                                              const std::vector<std::string> &args, const char *name,
-                                             const std::string &value)
+                                             const std::string &value, uint32_t nworkers)
 {
     setenv("LD_PRELOAD", PS_AIO_FAULTS_PATH, 1);
     setenv(name, value.c_str(), 1);
@@ -490,7 +490,7 @@ raw_reply raw_client::rename(const std::string &src, const std::string &dst, uin
     std::string saved = asan != nullptr ? asan : "";
     setenv("ASAN_OPTIONS", (saved + ":verify_asan_link_order=0").c_str(), 1);
 #endif
-    ::testing::AssertionResult started = cluster.start(1, 1, args);
+    ::testing::AssertionResult started = cluster.start(1, nworkers, args);
 #if defined(__SANITIZE_ADDRESS__)
     setenv("ASAN_OPTIONS", saved.c_str(), 1);
 #endif

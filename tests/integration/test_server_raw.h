@@ -146,11 +146,11 @@ private:
 };
 
 /* Find a file id whose objects belong to worker `worker` of `nworkers`. */
-/* cluster.start(1, 1, args) with tests/integration/aio_faults.c preloaded
- * into the server, its variable name set to value. */
+/* cluster.start(1, nworkers, args) with tests/integration/aio_faults.c
+ * preloaded into the server, its variable name set to value. */
 ::testing::AssertionResult start_with_faults(ps_cluster &cluster,
                                              const std::vector<std::string> &args, const char *name,
-                                             const std::string &value);
+                                             const std::string &value, uint32_t nworkers = 1);
 
 uint64_t file_id_for_worker(uint32_t worker, uint32_t nworkers, uint64_t seed = 1);
 /* Find a path owned by worker `worker` of `nworkers`. */
