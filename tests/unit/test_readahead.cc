@@ -78,3 +78,35 @@ TEST_F(ReadAheadPolicy, TwoProcessesAlternatingChunksMakeOneStream)
     EXPECT_EQ(from, 768 * K);
     EXPECT_EQ(to, 768 * K + WIN);
 }
+
+/* What a policy that skips random reads must still read ahead for (a
+ * helper's review of such a change, reverted in session 83): HDF5-style
+ * alternate chunks of 8 processes, the last one a round ahead, whose
+ * reads alone end past the front (an eighth of the bytes, though every
+ * byte is read). */
+TEST_F(ReadAheadPolicy, EightProcessesAlternatingChunksOneAheadMakeAStream)
+{
+    const uint64_t c = 64 * K, P = 8;
+    int asked = 0;
+    for (uint64_t r = 0; r < 64; r++) {
+        asked += note((r * P + P - 1) * c, (r * P + P) * c);
+        for (uint64_t p = 0; p + 1 < P; p++) {
+            asked += note((r * P + p) * c, (r * P + p + 1) * c);
+        }
+    }
+    EXPECT_GE(asked, 1) << "32 MiB read by 8 processes together, nothing read ahead";
+}
+
+/* ... and records of a 4 KiB header and a 1 MiB body read in turn: the
+ * bodies (one client's large reads, which the cache does not keep) are not
+ * noted, and the headers' stream reads ahead, which serves the bodies. */
+TEST_F(ReadAheadPolicy, HeadersBetweenLargeBodiesMakeAStream)
+{
+    const uint64_t rec = M + 4 * K;
+    int asked = 0;
+    for (uint64_t k = 0; k < 16; k++) {
+        asked += note(k * rec / ALIGN * ALIGN, (k * rec + 4 * K + ALIGN - 1) / ALIGN * ALIGN);
+        asked += note(k * rec + 4 * K, k * rec + rec, 0); /* the body: not kept */
+    }
+    EXPECT_GE(asked, 1);
+}
