@@ -323,7 +323,8 @@ ps_status_t pss_meta_sync(pss_server_t *s)
         ps_error("metadata store: mdb_env_sync: %s", mdb_strerror(mdb_status));
         return pss_mdb_status(mdb_status);
     }
-    atomic_store(&s->meta_synced, commits); /* (one a later count stored first: synced again) */
+    atomic_store(&s->meta_synced,
+                 commits); /* (an older count than another sync's: one more flush) */
     return PS_OK;
 }
 

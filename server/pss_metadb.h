@@ -30,7 +30,7 @@ uint64_t pss_meta_count(pss_server_t *server);
 ps_status_t pss_mdb_status(int mdb_status);
 
 /* Make every committed transaction durable: a full sync of the store,
- * unless none was committed since the last one. */
+ * unless no commit began since the ones the last sync covered. */
 ps_status_t pss_meta_sync(pss_server_t *s);
 
 void pss_key_make(pss_server_t *s, const char *path, size_t len, pss_key_t *key);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -375,8 +376,9 @@ TEST(ServerMetaDurable, AMetaSyncWithNothingNewFlushesNothing)
  * META_SYNC served by another worker meanwhile must flush it, though its
  * own worker has not counted it yet (a helper's review found the first
  * version of the skip above answering with no flush). Worker 0's commit
- * is held there (aio_faults.c: mdb_txn_commit returns 1 s after it
- * committed); worker 1 lists the new name, then serves a META_SYNC.
+ * is held there (aio_faults.c: mdb_txn_commit returns 2 s after it
+ * committed); worker 1 lists the new name, then serves a META_SYNC, both
+ * before that commit returns.
  */
 TEST(ServerMetaDurable, AMetaSyncDuringACommitFlushesIt)
 {
@@ -387,7 +389,7 @@ TEST(ServerMetaDurable, AMetaSyncDuringACommitFlushesIt)
     unlink(count.c_str());
     setenv("PSTEST_SYNC_COUNT", count.c_str(), 1);
     setenv("PSTEST_SYNC_THREAD", "pss-w1", 1);
-    setenv("PSTEST_META_DELAY_MS", "1000", 1);
+    setenv("PSTEST_META_DELAY_MS", "2000", 1);
     ASSERT_TRUE(start_with_faults(cluster, {}, "PSTEST_META_DELAY_THREAD", "pss-w0", 2));
     unsetenv("PSTEST_SYNC_COUNT");
     unsetenv("PSTEST_SYNC_THREAD");
@@ -395,15 +397,25 @@ TEST(ServerMetaDurable, AMetaSyncDuringACommitFlushesIt)
     ASSERT_NO_FATAL_FAILURE(connect_both_workers(cluster, c0, c1));
     std::string p = path_for_worker(0, 2, "/during/");
     long n = file_bytes(count);
-    std::thread creator([&]() { EXPECT_EQ(c0.create(p).status(), PS_OK); });
-    usleep(300000); /* committed, not returned */
-    ps_list_req_t req{8, 0, 100, 0};
-    raw_reply r = c1.call(PS_MSG_LIST, &req, sizeof(req), "/during/", 8);
-    ASSERT_EQ(r.status(), PS_OK);
-    EXPECT_EQ(r.body<ps_list_rep_t>().nentries, 1u) << "the commit is not visible yet";
-    ASSERT_EQ(c1.call(PS_MSG_META_SYNC, nullptr, 0).status(), PS_OK);
+    std::atomic<bool> created{false};
+    std::thread creator([&]() {
+        EXPECT_EQ(c0.create(p).status(), PS_OK);
+        created = true;
+    });
+    uint32_t seen = 0; /* until the commit is visible (committed, not returned) */
+    for (int i = 0; i < 100 && seen == 0 && !created; i++) {
+        usleep(10000);
+        ps_list_req_t req{8, 0, 100, 0};
+        raw_reply r = c1.call(PS_MSG_LIST, &req, sizeof(req), "/during/", 8);
+        seen = r.status() == PS_OK ? r.body<ps_list_rep_t>().nentries : 0;
+    }
+    int synced_status = c1.call(PS_MSG_META_SYNC, nullptr, 0).status();
+    bool returned = created;
     long synced = file_bytes(count) - n;
     creator.join();
+    ASSERT_EQ(seen, 1u) << "the commit never became visible";
+    ASSERT_FALSE(returned) << "the commit returned before the META_SYNC: the test shows nothing";
+    ASSERT_EQ(synced_status, PS_OK);
     EXPECT_EQ(synced, 1) << "META_SYNC answered without flushing a commit another client saw";
     unlink(count.c_str());
 }
