@@ -76,13 +76,6 @@ int pss_job_conflicts(const pss_job_t *job)
     return pss_job_conflicts_but(job, NULL);
 }
 
-/* The object bytes [*lo, *hi) from the job's first span to its last. */
-static void pss_job_hull(const pss_job_t *job, uint64_t *lo, uint64_t *hi)
-{
-    *lo = job->nspans ? job->spans[0].off : 0;
-    *hi = job->nspans ? job->spans[job->nspans - 1].off + job->spans[job->nspans - 1].len : 0;
-}
-
 /* The end of the job's last span written to disk (not staged), 0 if none. */
 static uint64_t pss_job_disk_end(const pss_job_t *job)
 {
@@ -677,14 +670,14 @@ static int pss_ra_job(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t 
 /* After a read job over [lo, hi): read ahead of the object's stream if
  * pss_ra_note says so, one job per max_io bytes, skipping what the cache
  * holds. */
-static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi, int kept)
+static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi,
+                           unsigned how)
 {
     pss_server_t *s = w->server;
     uint64_t step = s->cfg.max_io / s->align * s->align, from, to;
 
     if (w->cache == NULL || obj->fd < 0 || step == 0 ||
-        !pss_ra_note(&obj->ra, s->cfg.read_ahead, s->align, obj->size, lo, hi, kept, &from,
-                     &to)) {
+        !pss_ra_note(&obj->ra, s->cfg.read_ahead, s->align, obj->size, lo, hi, how, &from, &to)) {
         return;
     }
     for (uint64_t o = from; o < to; o += step) {
@@ -697,6 +690,26 @@ static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint
             return;
         }
         PSS_STAT_ADD(w, read_ahead_bytes, end - o);
+    }
+}
+
+/* Note a finished read job's reads for the read-ahead by runs of spans:
+ * spans at most a run's length apart (one client's strided read, or
+ * several clients' reads of the same blocks) are one read, and two
+ * clients' streams far apart two (noted over the job's hull, the second
+ * moved the first's front). */
+static void pss_job_note_reads(pss_worker_t *w, const pss_job_t *job)
+{
+    for (size_t k = 0; k < job->nspans;) {
+        const pss_span_io_t *sp = &job->spans[k];
+        uint64_t lo = sp->off, hi = lo;
+        unsigned how = 0;
+        do {
+            how |= (sp->kept ? PSS_RA_KEPT : 0u) | (sp->hit || sp->lent ? PSS_RA_CACHED : 0u);
+            hi = sp->off + sp->len;
+            sp = ++k < job->nspans ? &job->spans[k] : NULL;
+        } while (sp != NULL && sp->off <= hi + (hi - lo));
+        pss_read_ahead(w, job->obj, lo, hi, how);
     }
 }
 
@@ -752,8 +765,6 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
     pss_object_t *obj = job->obj;
     pss_job_t **pp;
     ps_status_t status = job->status;
-    uint64_t lo, hi;
-    int kept = 0;
 
     for (pp = &obj->active; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == job) {
@@ -816,7 +827,7 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
                 sp->gran = NULL;
             } else if ((sp->buf != NULL || sp->hit) &&
                        (job->read_ahead || sp->lent || pss_span_keep(sp, shared))) {
-                kept = 1; /* the stream's read-ahead follows it (pss_read_ahead) */
+                sp->kept = 1; /* the stream's read-ahead follows it (pss_read_ahead) */
                 if (!sp->shared) {
                     pss_cache_put(w, &obj->cache, sp->off, sp->len, sp->buf);
                 }
@@ -843,12 +854,10 @@ static void pss_job_finish(pss_worker_t *w, pss_job_t *job)
             pss_reply(req, PS_OK, &rep, sizeof(rep), buf, req->body.io.payload_len, req->reply_cap);
         }
     }
-    int note = !job->is_write && !job->read_ahead;
-    pss_job_hull(job, &lo, &hi);
-    pss_job_free(w, job);
-    if (note && status == PS_OK) {
-        pss_read_ahead(w, obj, lo, hi, kept);
+    if (!job->is_write && !job->read_ahead && status == PS_OK) {
+        pss_job_note_reads(w, job); /* (unlinked from obj->active above) */
     }
+    pss_job_free(w, job);
     obj->blocked = 0;
     pss_obj_schedule(w, obj);
 }

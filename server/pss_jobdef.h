@@ -51,6 +51,7 @@ typedef struct pss_span_io {
     int lent;         /* read: buf is cache memory lent to the reply (pss_span_lend) */
     pss_cgran_t *gran; /* read-ahead: buf is this cache granule's, pinned (pss_cache_fill) */
     int hit;           /* read: its pieces were copied from the cache (pss_span_hit) */
+    int kept;          /* read: its bytes are the cache's (the read-ahead notes it) */
     uint32_t first_piece, npieces;
 } pss_span_io_t;
 

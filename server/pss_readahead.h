@@ -9,21 +9,38 @@
  * small or medium read waited for its own disk I/O, and a 256 KiB read took
  * 2 to 4 times the disk's own time for it (0.6-0.7 ms against fio's 0.15-0.3).
  *
- * Per object, up to PSS_RA_STREAMS streams (processes reading their own
- * parts of it, or all of them walking it together). A read that the cache
- * keeps (pss_span_keep: small, several regions, or of an object several
- * clients read; not the whole megabytes of one client's large stream,
- * which go straight into the reply), or one the cache served whole from
- * its memory (a stream of 1 MiB reads keeps its read-ahead once its reads
- * come from what was read ahead), continues the stream whose front is within
- * one window of its start (the server tunable read_ahead, 4m), or starts a
- * new one in place of the stream unused longest. From a stream's
- * second forward read on (ending past its front), when less than half a
- * window is ahead, the worker reads the rest of the next window past the
- * front (below the object's size, skipping what its cache holds) into its
- * cache (pss_cache.h), one job per max_io bytes. A read that meets a
- * read-ahead in flight waits for that job (pss_job_conflicts) and then
- * copies from the cache.
+ * As Linux's page cache does, it reads ahead only what reads show to be a
+ * stream, in a window that grows while what it read ahead is used:
+ *
+ * - Per object, up to PSS_RA_STREAMS streams (processes reading their own
+ *   parts of it, or all of them walking it together). A read that the cache
+ *   keeps (pss_span_keep: small, several regions, or of an object several
+ *   clients read; not the whole megabytes of one client's large stream,
+ *   which go straight into the reply) or that the cache served continues
+ *   the stream whose front is within one window (the server tunable
+ *   read_ahead, 4m) of it, or starts one in place of the stream unused
+ *   longest.
+ * - A stream reads ahead first when one of its reads follows on from one
+ *   of the object's last PSS_RA_RECENT reads (any client's, large ones
+ *   too), at most its own length after it: a window of two to four times
+ *   the two reads' bytes. Random reads (IOR -z) seldom follow on from
+ *   another, and read nothing ahead; before, a read within a window of a
+ *   stream's front started a 4 MiB window, and the servers read 6 times the
+ *   bytes of IOR's random 47008-byte reads.
+ * - A read the cache served from a stream's last read-ahead (Linux's
+ *   PG_readahead) doubles the window (quadruples it while small), up to
+ *   read_ahead. Alternate chunks of eight processes, one a round ahead,
+ *   ramp up so: the chunks behind the front are served from what was read
+ *   ahead.
+ * - When less than half a window is ahead of a stream's front after such a
+ *   read (or one that follows on), the worker reads the rest of the window
+ *   past the front (below the object's size, skipping what its cache holds)
+ *   into its cache (pss_cache.h), one job per max_io bytes. A read that
+ *   meets a read-ahead in flight waits for that job (pss_job_conflicts) and
+ *   then copies from the cache.
+ *
+ * A job notes its reads by runs of spans (pss_job.c): a job merged from
+ * two clients' streams far apart is two reads, not one over its hull.
  */
 #ifndef PSS_READAHEAD_H
 #define PSS_READAHEAD_H
@@ -31,27 +48,36 @@
 #include <stdint.h>
 
 #define PSS_RA_STREAMS 4 /* streams followed per object (processes reading their own parts) */
+#define PSS_RA_RECENT  8 /* reads remembered per object, for reads that follow on */
 
 typedef struct pss_ra_stream {
     uint64_t end;    /* end of its furthest read */
     uint64_t ahead;  /* end of what was read ahead */
+    uint64_t mark;   /* start of the read-ahead a cached read grows the window from */
+    uint64_t window; /* bytes it reads ahead (0: nothing yet) */
     uint64_t used;   /* pss_ra_t.clock at its last read (0: unused) */
-    uint32_t streak; /* forward reads in a row */
 } pss_ra_stream_t;
 
 /* One object's side of it (a member of pss_object_t). */
 typedef struct pss_ra {
     pss_ra_stream_t s[PSS_RA_STREAMS];
-    uint64_t clock; /* reads noted */
-    unsigned last;  /* the stream of the last read noted */
+    /* the object's last reads, for reads that follow on */
+    uint64_t recent_lo[PSS_RA_RECENT], recent_hi[PSS_RA_RECENT];
+    unsigned recent_next; /* the slot the next read takes */
+    uint64_t clock;       /* reads noted */
+    unsigned last;        /* the stream of the last read noted */
 } pss_ra_t;
 
-/* A read job of an object of `size` bytes finished (OK) over [lo, hi)
- * (aligned); kept: its spans went into the cache. 1 and [*from, *to)
- * (aligned, below size rounded up) to read ahead now, counted as read
- * ahead; 0: nothing to read. win: the read_ahead window (0: none). */
-int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo,
-                uint64_t hi, int kept, uint64_t *from, uint64_t *to);
+/* How a read was served (pss_ra_note's how). */
+#define PSS_RA_KEPT   1u /* the cache keeps its bytes (or they were read ahead) */
+#define PSS_RA_CACHED 2u /* served from the cache */
+
+/* A read of an object of `size` bytes finished (OK) over [lo, hi)
+ * (aligned); how: PSS_RA_* flags. 1 and [*from, *to) (aligned, below size
+ * rounded up) to read ahead now, counted as read ahead; 0: nothing to read.
+ * win: the read_ahead window (0: none). */
+int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo, uint64_t hi,
+                unsigned how, uint64_t *from, uint64_t *to);
 
 /* The read-ahead pss_ra_note asked for last could not start at `at` (no
  * memory, or a write of those bytes runs): nothing past it is ahead, so the

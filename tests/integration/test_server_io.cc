@@ -1507,3 +1507,53 @@ TEST(ServerReadAhead, WholeGranuleReadsServedFromTheCacheStayAhead)
     EXPECT_EQ(disk, 0u) << "a 1 MiB read went to disk: the stream stopped reading ahead";
     EXPECT_EQ(after.read_ahead_bytes - before.read_ahead_bytes, size - mib);
 }
+
+/*
+ * Two streams 32 MiB apart whose batches the server merges into one job
+ * (a 1 MiB read elsewhere, sent first, holds the object while both
+ * arrive): each stream's reads come from what was read ahead. A job was
+ * noted over its hull before, which moved one stream's front to the
+ * other's. The disk's bytes are counted (the streams': all read from
+ * disk but the holding reads and the read-ahead), no timings.
+ */
+TEST(ServerReadAhead, TwoStreamsInOneJobEachStayAhead)
+{
+    const uint64_t fid = 0x777b, mib = 1 << 20, size = 64 * mib, step = 128 * 1024, n = 96;
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "cache=32m", "--set", "read_ahead=4m"}));
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    std::vector<ps_region_t> all = {{0, size}};
+    std::vector<uint8_t> model = payload_for(all, 5);
+    ASSERT_TRUE(write_granules(c, fid, model));
+    ps_stats_rep_t before{}, after{};
+    c.stats(&before);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t offs[] = {56 * mib + i % 8 * mib, i * step, 32 * mib + i * step};
+        uint64_t ids[3];
+        for (int k = 0; k < 3; k++) {
+            uint64_t len = k == 0 ? mib : step; /* the holding read: not kept */
+            ps_io_req_t req{fid, len, 1, 0};
+            ps_region_t r{offs[k], len};
+            ids[k] = c.send(PS_MSG_OBJ_READ, &req, sizeof(req), &r, sizeof(r));
+        }
+        for (int k = 0; k < 3; k++) {
+            raw_reply r = c.wait(ids[k]);
+            ASSERT_TRUE(r.received);
+            ASSERT_EQ(r.status(), PS_OK);
+            ASSERT_TRUE(std::equal(r.data.begin(), r.data.end(), model.begin() + (long)offs[k]))
+                << "read at " << offs[k];
+        }
+    }
+    c.stats(&after);
+    uint64_t merged = after.merged_batches - before.merged_batches;
+    uint64_t ahead = after.read_ahead_bytes - before.read_ahead_bytes;
+    uint64_t streams = after.disk_bytes_read - before.disk_bytes_read - ahead - n * mib;
+    printf("%llu reads of two streams of 128 KiB: %llu merged batches, %llu bytes read "
+           "ahead, %llu read for the streams' own reads\n",
+           (unsigned long long)(2 * n), (unsigned long long)merged, (unsigned long long)ahead,
+           (unsigned long long)streams);
+    ASSERT_GE(merged, n) << "the streams' batches seldom merged: this shows nothing";
+    EXPECT_LE(streams, 8 * step) << "the streams' reads went to disk";
+    EXPECT_LE(ahead, 2 * (n * step + 4 * mib)) << "read ahead more than the streams walk";
+}
