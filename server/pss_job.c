@@ -669,27 +669,34 @@ static int pss_ra_job(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t 
 
 /* After a read job over [lo, hi): read ahead of the object's stream if
  * pss_ra_note says so, one job per max_io bytes, skipping what the cache
- * holds. */
+ * holds: each step from its first 64 KiB the cache does not hold (a
+ * stream started afresh, its slot taken by another, asks for a window
+ * most of which was read ahead already). */
 static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint64_t hi,
                            unsigned how)
 {
     pss_server_t *s = w->server;
     uint64_t step = s->cfg.max_io / s->align * s->align, from, to;
+    uint64_t probe = (65536 + s->align - 1) / s->align * s->align;
 
     if (w->cache == NULL || obj->fd < 0 || step == 0 ||
         !pss_ra_note(&obj->ra, s->cfg.read_ahead, s->align, obj->size, lo, hi, how, &from, &to)) {
         return;
     }
     for (uint64_t o = from; o < to; o += step) {
-        uint64_t end = to - o < step ? to : o + step;
-        if (pss_cache_get(w, &obj->cache, o, end - o, NULL)) {
+        uint64_t end = to - o < step ? to : o + step, at = o;
+        while (at < end &&
+               pss_cache_get(w, &obj->cache, at, end - at < probe ? end - at : probe, NULL)) {
+            at += end - at < probe ? end - at : probe;
+        }
+        if (at == end) {
             continue;
         }
-        if (!pss_ra_job(w, obj, o, end)) {
-            pss_ra_stopped(&obj->ra, o); /* no memory, or a write runs there */
+        if (!pss_ra_job(w, obj, at, end)) {
+            pss_ra_stopped(&obj->ra, at); /* no memory, or a write runs there */
             return;
         }
-        PSS_STAT_ADD(w, read_ahead_bytes, end - o);
+        PSS_STAT_ADD(w, read_ahead_bytes, end - at);
     }
 }
 

@@ -12,20 +12,28 @@ void pss_ra_reset(pss_ra_t *ra)
     memset(ra, 0, sizeof(*ra));
 }
 
-/* The stream a read starting at lo continues (its front within a window),
+/* The stream a read starting at lo continues (of those whose front is
+ * within a window of it, the nearest: HDF5's metadata reads a few MiB into
+ * the file make a stream of their own, which must not take the data's),
  * or the one unused longest, started afresh at [lo, hi). */
 static pss_ra_stream_t *pss_ra_stream(pss_ra_t *ra, uint64_t win, uint64_t lo, uint64_t hi)
 {
-    pss_ra_stream_t *old = &ra->s[0];
+    pss_ra_stream_t *old = &ra->s[0], *near = NULL;
+    uint64_t best = 0;
 
     for (unsigned i = 0; i < PSS_RA_STREAMS; i++) {
         pss_ra_stream_t *st = &ra->s[i];
-        if (st->used != 0 && lo + win >= st->end && lo <= st->end + win) {
-            return st;
+        uint64_t d = lo > st->end ? lo - st->end : st->end - lo;
+        if (st->used != 0 && d <= win && (near == NULL || d < best)) {
+            near = st;
+            best = d;
         }
         if (st->used < old->used) {
             old = st;
         }
+    }
+    if (near != NULL) {
+        return near;
     }
     memset(old, 0, sizeof(*old));
     old->end = old->ahead = old->mark = hi;
@@ -51,6 +59,23 @@ static uint64_t pss_ra_follows(pss_ra_t *ra, uint64_t align, uint64_t lo, uint64
     return run;
 }
 
+/* f, or past what the object's other streams read ahead from there (two
+ * streams of processes that drifted a window apart meet again). */
+static uint64_t pss_ra_past_others(const pss_ra_t *ra, const pss_ra_stream_t *st, uint64_t f)
+{
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (unsigned i = 0; i < PSS_RA_STREAMS; i++) {
+            const pss_ra_stream_t *o = &ra->s[i];
+            if (o != st && o->used != 0 && o->end <= f && f < o->ahead) {
+                f = o->ahead;
+                moved = 1;
+            }
+        }
+    }
+    return f;
+}
+
 /* A stream's first window: two to four times the bytes that showed it. */
 static uint64_t pss_ra_first(uint64_t run, uint64_t win)
 {
@@ -65,41 +90,28 @@ static uint64_t pss_ra_grow(uint64_t window, uint64_t win)
     return w < win ? w : win;
 }
 
-int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo, uint64_t hi,
-                unsigned how, uint64_t *from, uint64_t *to)
+/* The stream reading ahead whose last window behind its front, or what it
+ * read ahead, [lo, hi) meets, or NULL. */
+static pss_ra_stream_t *pss_ra_cached_stream(pss_ra_t *ra, uint64_t lo, uint64_t hi)
 {
-    uint64_t f, t, run, limit = (size + align - 1) / align * align;
-    pss_ra_stream_t *st;
-    int hit;
+    for (unsigned i = 0; i < PSS_RA_STREAMS; i++) {
+        pss_ra_stream_t *st = &ra->s[i];
+        uint64_t back = st->end > st->window ? st->end - st->window : 0;
+        uint64_t front = st->ahead > st->end ? st->ahead : st->end;
+        if (st->used != 0 && st->window != 0 && hi > back && lo < front) {
+            return st;
+        }
+    }
+    return NULL;
+}
 
-    if (win == 0 || hi <= lo) {
-        return 0;
-    }
-    run = pss_ra_follows(ra, align, lo, hi);
-    if ((how & (PSS_RA_KEPT | PSS_RA_CACHED)) == 0) {
-        return 0; /* a large read of one client goes straight to it: no stream */
-    }
-    st = pss_ra_stream(ra, win, lo, hi);
-    st->used = ++ra->clock;
-    ra->last = (unsigned)(st - ra->s);
-    hit = (how & PSS_RA_CACHED) && st->window != 0 && hi > st->mark && lo < st->ahead;
-    st->end = hi > st->end ? hi : st->end;
-    if (hit) { /* what it read ahead is used: read further */
-        st->window = pss_ra_grow(st->window, win);
-        st->mark = st->ahead;
-    } else if (run == 0) {
-        return 0; /* not a stream (yet), or one that skips what was read ahead */
-    } else if (st->window < pss_ra_first(run, win)) {
-        st->window = pss_ra_first(run, win); /* (reads grown past the window read their own) */
-    }
-    f = (st->ahead > st->end ? st->ahead : st->end) / align * align;
-    if (f - st->end >= st->window / 2) {
-        return 0; /* enough ahead */
-    }
-    t = (st->end + st->window + align - 1) / align * align;
-    if (t > limit) {
-        t = limit;
-    }
+/* Ask for [f, t) (t below limit, f past the other streams' read-ahead) as
+ * st's next read-ahead. */
+static int pss_ra_ask(pss_ra_t *ra, pss_ra_stream_t *st, uint64_t f, uint64_t t, uint64_t limit,
+                      uint64_t *from, uint64_t *to)
+{
+    t = t < limit ? t : limit;
+    f = pss_ra_past_others(ra, st, f);
     if (t <= f) {
         return 0;
     }
@@ -110,6 +122,72 @@ int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint6
     *from = f;
     *to = t;
     return 1;
+}
+
+/* A read served from the cache: only one of a stream that reads ahead
+ * counts (HDF5's chunk index, read again for every call, must take neither
+ * the streams' places nor the last reads'); one of its last read-ahead
+ * grows its window. */
+static int pss_ra_cached(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t limit, uint64_t lo,
+                         uint64_t hi, uint64_t *from, uint64_t *to)
+{
+    pss_ra_stream_t *st = pss_ra_cached_stream(ra, lo, hi);
+    uint64_t f;
+
+    if (st == NULL) {
+        return 0;
+    }
+    st->used = ++ra->clock;
+    ra->last = (unsigned)(st - ra->s);
+    if (hi > st->mark && lo < st->ahead) { /* what it read ahead is used: read further */
+        st->window = pss_ra_grow(st->window, win);
+        st->mark = st->ahead;
+    }
+    st->end = hi > st->end ? hi : st->end;
+    f = (st->ahead > st->end ? st->ahead : st->end) / align * align;
+    if (f - st->end >= st->window / 2) {
+        return 0; /* enough ahead */
+    }
+    return pss_ra_ask(ra, st, f, (st->end + st->window + align - 1) / align * align, limit, from,
+                      to);
+}
+
+int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo, uint64_t hi,
+                unsigned how, uint64_t *from, uint64_t *to)
+{
+    uint64_t f, run, front, limit = (size + align - 1) / align * align;
+    pss_ra_stream_t *st;
+
+    if (win == 0 || hi <= lo) {
+        return 0;
+    }
+    if (how & PSS_RA_CACHED) {
+        return pss_ra_cached(ra, win, align, limit, lo, hi, from, to);
+    }
+    run = pss_ra_follows(ra, align, lo, hi);
+    if (!(how & PSS_RA_KEPT)) {
+        return 0; /* a large read of one client goes straight to it: no stream */
+    }
+    st = pss_ra_stream(ra, win, lo, hi);
+    st->used = ++ra->clock;
+    ra->last = (unsigned)(st - ra->s);
+    front = st->ahead > st->end ? st->ahead : st->end;
+    if (run == 0 && st->window != 0 && hi > st->end && lo < front + st->window) {
+        run = hi - lo; /* a shown stream's front moves on (the lead process of several) */
+    }
+    st->end = hi > st->end ? hi : st->end;
+    if (run == 0) {
+        return 0; /* not a stream (yet) */
+    }
+    if (st->window < pss_ra_first(run, win)) {
+        st->window = pss_ra_first(run, win); /* (reads grown past the window read their own) */
+    }
+    f = (st->ahead > st->end ? st->ahead : st->end) / align * align;
+    if (f - st->end >= st->window / 2) {
+        return 0; /* enough ahead */
+    }
+    return pss_ra_ask(ra, st, f, (st->end + st->window + align - 1) / align * align, limit, from,
+                      to);
 }
 
 void pss_ra_stopped(pss_ra_t *ra, uint64_t at)

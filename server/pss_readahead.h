@@ -13,31 +13,36 @@
  * stream, in a window that grows while what it read ahead is used:
  *
  * - Per object, up to PSS_RA_STREAMS streams (processes reading their own
- *   parts of it, or all of them walking it together). A read that the cache
- *   keeps (pss_span_keep: small, several regions, or of an object several
- *   clients read; not the whole megabytes of one client's large stream,
- *   which go straight into the reply) or that the cache served continues
- *   the stream whose front is within one window (the server tunable
- *   read_ahead, 4m) of it, or starts one in place of the stream unused
- *   longest.
+ *   parts of it, or all of them walking it together). A read from disk
+ *   that the cache keeps (pss_span_keep: small, several regions, or of an
+ *   object several clients read; not the whole megabytes of one client's
+ *   large stream, which go straight into the reply) continues the stream
+ *   whose front is nearest, within one window (the server tunable
+ *   read_ahead, 4m), or starts one in place of the stream unused longest.
+ *   A read the cache served counts only for the stream reading ahead
+ *   whose last window behind its front, or what it read ahead, it meets:
+ *   HDF5's chunk index, read from the cache for every call, took every
+ *   stream's place and pushed the data's reads out of the last reads.
  * - A stream reads ahead first when one of its reads follows on from one
- *   of the object's last PSS_RA_RECENT reads (any client's, large ones
- *   too), at most its own length after it: a window of two to four times
- *   the two reads' bytes. Random reads (IOR -z) seldom follow on from
- *   another, and read nothing ahead; before, a read within a window of a
- *   stream's front started a 4 MiB window, and the servers read 6 times the
- *   bytes of IOR's random 47008-byte reads.
+ *   of the object's last PSS_RA_RECENT reads from disk (any client's,
+ *   large ones too), at most its own length after it: a window of two to
+ *   four times the two reads' bytes, never less. Random reads (IOR -z)
+ *   seldom follow on from another and read nothing ahead; before, a read
+ *   within a window of a stream's front started a 4 MiB window, and the
+ *   servers read 6 times the bytes of IOR's random 47008-byte reads.
  * - A read the cache served from a stream's last read-ahead (Linux's
  *   PG_readahead) doubles the window (quadruples it while small), up to
- *   read_ahead. Alternate chunks of eight processes, one a round ahead,
- *   ramp up so: the chunks behind the front are served from what was read
- *   ahead.
- * - When less than half a window is ahead of a stream's front after such a
- *   read (or one that follows on), the worker reads the rest of the window
- *   past the front (below the object's size, skipping what its cache holds)
- *   into its cache (pss_cache.h), one job per max_io bytes. A read that
- *   meets a read-ahead in flight waits for that job (pss_job_conflicts) and
- *   then copies from the cache.
+ *   read_ahead. A read from disk past the front of a stream that reads
+ *   ahead, within a window of what it read ahead, moves it on too: of
+ *   processes reading alternate chunks each at its own pace, the one
+ *   ahead reads P chunks past its last read, next to none of the last
+ *   reads (a review's case, session 84).
+ * - When less than half a window is ahead of a stream's front after such
+ *   a read, the worker reads the rest of the window past the front (below
+ *   the object's size, past what the object's other streams read ahead,
+ *   skipping what its cache holds) into its cache (pss_cache.h), one job
+ *   per max_io bytes. A read that meets a read-ahead in flight waits for
+ *   that job (pss_job_conflicts) and then copies from the cache.
  *
  * A job notes its reads by runs of spans (pss_job.c): a job merged from
  * two clients' streams far apart is two reads, not one over its hull.
@@ -47,7 +52,7 @@
 
 #include <stdint.h>
 
-#define PSS_RA_STREAMS 4 /* streams followed per object (processes reading their own parts) */
+#define PSS_RA_STREAMS 8 /* streams followed per object (processes reading their own parts) */
 #define PSS_RA_RECENT  8 /* reads remembered per object, for reads that follow on */
 
 typedef struct pss_ra_stream {

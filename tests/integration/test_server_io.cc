@@ -1557,3 +1557,56 @@ TEST(ServerReadAhead, TwoStreamsInOneJobEachStayAhead)
     EXPECT_LE(streams, 8 * step) << "the streams' reads went to disk";
     EXPECT_LE(ahead, 2 * (n * step + 4 * mib)) << "read ahead more than the streams walk";
 }
+
+/*
+ * A review's case (session 84): four processes reading alternate 64 KiB
+ * chunks, each at its own pace (the reads sent one at a time in a random
+ * interleaving of the four sequences, as independent MPI processes' reads
+ * arrive): a process ahead of the others reads past what was read ahead,
+ * 4 chunks from its previous read, and must move the stream on. The
+ * reads' own bytes from disk are counted (all read from disk but the
+ * read-ahead), no timings.
+ */
+TEST(ServerReadAhead, AlternateChunksAtTheProcessesOwnPaceStayAhead)
+{
+    const uint64_t fid = 0x777c, mib = 1 << 20, size = 64 * mib, c = 64 * 1024, P = 4;
+    const uint64_t R = size / (P * c);
+    ps_cluster cluster;
+    ASSERT_TRUE(cluster.start(1, 1, {"--set", "cache=32m", "--set", "read_ahead=4m"}));
+    raw_client w;
+    ASSERT_TRUE(w.connect(cluster.host(0), cluster.port(0)));
+    std::vector<ps_region_t> all = {{0, size}};
+    std::vector<uint8_t> model = payload_for(all, 6);
+    ASSERT_TRUE(write_granules(w, fid, model));
+    ASSERT_TRUE(cluster.restart(0)); /* a cold cache: the written blocks are not in it */
+    raw_client cl;
+    ASSERT_TRUE(cl.connect(cluster.host(0), cluster.port(0)));
+    ps_stats_rep_t before{}, after{};
+    cl.stats(&before);
+    uint64_t pos[P] = {0, 0, 0, 0}, left = R * P;
+    unsigned seed = 11;
+    while (left > 0) {
+        seed = seed * 1103515245u + 12345u;
+        uint64_t p = (seed >> 8) % P;
+        if (pos[p] >= R) {
+            continue;
+        }
+        uint64_t off = (pos[p]++ * P + p) * c;
+        left--;
+        ps_io_req_t req{fid, c, 1, 0};
+        ps_region_t r{off, c};
+        raw_reply rep = cl.wait(cl.send(PS_MSG_OBJ_READ, &req, sizeof(req), &r, sizeof(r)));
+        ASSERT_TRUE(rep.received);
+        ASSERT_EQ(rep.status(), PS_OK);
+        ASSERT_TRUE(std::equal(rep.data.begin(), rep.data.end(), model.begin() + (long)off))
+            << "read at " << off;
+    }
+    cl.stats(&after);
+    uint64_t ahead = after.read_ahead_bytes - before.read_ahead_bytes;
+    uint64_t own = after.disk_bytes_read - before.disk_bytes_read - ahead;
+    printf("%llu reads of 64 KiB by 4 processes: %llu disk reads, %llu bytes read ahead, %llu "
+           "read for the reads themselves\n",
+           (unsigned long long)(R * P), (unsigned long long)(after.disk_reads - before.disk_reads),
+           (unsigned long long)ahead, (unsigned long long)own);
+    EXPECT_LE(own, 16 * c) << "the reads went to disk";
+}

@@ -41,11 +41,11 @@ struct ReadAheadPolicy : ::testing::Test {
     }
     /* A read of [lo, hi) (aligned out), kept by the cache or not, served
      * from what was read ahead if that covers it; 1 if it asked. */
-    int note(uint64_t lo, uint64_t hi, bool kept = true)
+    int note(uint64_t lo, uint64_t hi, bool kept = true, bool in_cache = false)
     {
         lo = lo / ALIGN * ALIGN;
         hi = (hi + ALIGN - 1) / ALIGN * ALIGN;
-        bool hit = cached(lo, hi);
+        bool hit = in_cache || cached(lo, hi);
         disk_reads += !hit;
         unsigned how = (kept ? PSS_RA_KEPT : 0) | (hit ? PSS_RA_CACHED : 0);
         if (!pss_ra_note(&ra, WIN, ALIGN, size, lo, hi, how, &from, &to)) {
@@ -215,4 +215,86 @@ TEST_F(ReadAheadPolicy, ReadsThatOutgrowTheWindowAreReadAhead)
         off += len;
     }
     EXPECT_EQ(late_disk, 0u) << "of the last 60 reads";
+}
+
+/* A review's case (session 84): four processes reading alternate 64 KiB
+ * chunks, each at its own pace (the arrivals a random interleaving of
+ * their sequences, as independent MPI processes' reads are): a process
+ * that runs ahead of the others reads past the stream's read-ahead, and
+ * none of the last reads is its previous chunk's neighbour, so it follows
+ * on from nothing; a stream with a window moves on for it. */
+TEST_F(ReadAheadPolicy, FourProcessesAlternatingChunksAtTheirOwnPaceStayAhead)
+{
+    const uint64_t c = 64 * K, P = 4, R = 64 * M / (P * c);
+    uint64_t pos[P] = {0, 0, 0, 0}, left = R * P;
+    unsigned seed = 11;
+    while (left > 0) {
+        seed = seed * 1103515245u + 12345u;
+        uint64_t p = (seed >> 8) % P;
+        if (pos[p] >= R) {
+            continue;
+        }
+        uint64_t k = pos[p]++ * P + p;
+        left--;
+        note(k * c, (k + 1) * c);
+    }
+    EXPECT_LE(disk_reads, 16u) << "of " << R * P << " reads";
+}
+
+/* Eight processes reading alternate chunks, each a round behind the one
+ * before it (process 0 seven rounds ahead of process 7): the reads at the
+ * front are process 0's alone, 8 chunks apart. */
+TEST_F(ReadAheadPolicy, EightProcessesEachARoundBehindTheNextStayAhead)
+{
+    const uint64_t c = 64 * K, P = 8, R = 64 * M / (P * c);
+    for (uint64_t t = 0; t < R + P; t++) {
+        for (uint64_t p = 0; p < P; p++) {
+            if (t >= p && t - p < R) {
+                uint64_t k = (t - p) * P + p;
+                note(k * c, (k + 1) * c);
+            }
+        }
+    }
+    EXPECT_LE(disk_reads, 32u) << "of " << R * P << " reads";
+}
+
+/* Five processes each reading its own part of a file (32 MiB apart) in
+ * 48 KiB reads, in turn: more streams than PSS_RA_STREAMS, each read
+ * starts its stream afresh and asks again for the window past its end,
+ * most of which was read ahead already (a window not wholly in the cache
+ * is read again). */
+TEST_F(ReadAheadPolicy, FiveProcessesOwnPartsDoNotReadAheadAgain)
+{
+    const uint64_t c = 48 * K, P = 5, n = 8 * M / c;
+    size = 256 * M;
+    for (uint64_t k = 0; k < n; k++) {
+        for (uint64_t p = 0; p < P; p++) {
+            note(p * 32 * M + k * c, p * 32 * M + (k + 1) * c);
+        }
+    }
+    printf("%llu reads of %llu bytes: %llu disk reads, %llu bytes read ahead\n",
+           (unsigned long long)(n * P), (unsigned long long)c, (unsigned long long)disk_reads,
+           (unsigned long long)asked_bytes);
+    EXPECT_LE(asked_bytes, 2 * n * P * c) << "read ahead more than twice what was read";
+}
+
+/* HDF5's chunked reads: every H5Dread reads the chunk index again, nine
+ * nodes some MiB apart, from the servers' cache, between the chunks of
+ * four processes. Those reads took every stream's place and pushed the
+ * chunks out of the last reads, and most chunks came from disk (found in
+ * session 84, 4 processes' pstripe-h5bench -L chunked reads). */
+TEST_F(ReadAheadPolicy, AnIndexReadFromTheCacheLeavesTheStreamAlone)
+{
+    const uint64_t c = 128 * K, P = 4, R = 96;
+    size = 256 * M;
+    for (uint64_t r = 0; r < R; r++) {
+        for (uint64_t n = 0; n < 9; n++) {
+            note(64 * M + n * 7 * M + r % 3 * ALIGN, 64 * M + n * 7 * M + r % 3 * ALIGN + ALIGN,
+                 true, true);
+        }
+        for (uint64_t p = 0; p < P; p++) {
+            note((r * P + p) * c, (r * P + p + 1) * c);
+        }
+    }
+    EXPECT_LE(disk_reads, 16u) << "of " << R * P << " chunks";
 }
