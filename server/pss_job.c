@@ -678,11 +678,13 @@ static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint
     pss_server_t *s = w->server;
     uint64_t step = s->cfg.max_io / s->align * s->align, from, to;
     uint64_t probe = (65536 + s->align - 1) / s->align * s->align;
+    unsigned stream;
 
     if (w->cache == NULL || obj->fd < 0 || step == 0 ||
         !pss_ra_note(&obj->ra, s->cfg.read_ahead, s->align, obj->size, lo, hi, how, &from, &to)) {
         return;
     }
+    stream = obj->ra.last; /* (a job finished below may note another read) */
     for (uint64_t o = from; o < to; o += step) {
         uint64_t end = to - o < step ? to : o + step, at = o;
         while (at < end &&
@@ -693,7 +695,7 @@ static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint
             continue;
         }
         if (!pss_ra_job(w, obj, at, end)) {
-            pss_ra_stopped(&obj->ra, at); /* no memory, or a write runs there */
+            pss_ra_stopped(&obj->ra, stream, at); /* no memory, or a write runs there */
             return;
         }
         PSS_STAT_ADD(w, read_ahead_bytes, end - at);

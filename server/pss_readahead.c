@@ -190,9 +190,9 @@ int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint6
                       to);
 }
 
-void pss_ra_stopped(pss_ra_t *ra, uint64_t at)
+void pss_ra_stopped(pss_ra_t *ra, unsigned stream, uint64_t at)
 {
-    pss_ra_stream_t *st = &ra->s[ra->last];
+    pss_ra_stream_t *st = &ra->s[stream % PSS_RA_STREAMS];
 
     if (st->ahead > at) {
         st->ahead = at;

@@ -84,10 +84,11 @@ typedef struct pss_ra {
 int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo, uint64_t hi,
                 unsigned how, uint64_t *from, uint64_t *to);
 
-/* The read-ahead pss_ra_note asked for last could not start at `at` (no
- * memory, or a write of those bytes runs): nothing past it is ahead, so the
- * stream's next forward read asks again. */
-void pss_ra_stopped(pss_ra_t *ra, uint64_t at);
+/* The read-ahead pss_ra_note asked for could not start at `at` (no memory,
+ * or a write of those bytes runs): nothing past it is ahead, so the
+ * stream's next forward read asks again. stream: ra->last right after that
+ * pss_ra_note (a job that started before may have noted another read). */
+void pss_ra_stopped(pss_ra_t *ra, unsigned stream, uint64_t at);
 
 /* Forget the streams (the object's cached bytes were dropped). */
 void pss_ra_reset(pss_ra_t *ra);

@@ -102,11 +102,29 @@ TEST_F(ReadAheadPolicy, ARefusedReadAheadIsAskedForAgain)
 {
     note(0, 128 * K);
     ASSERT_EQ(note(128 * K, 256 * K), 1);
-    pss_ra_stopped(&ra, from); /* no job started */
+    pss_ra_stopped(&ra, ra.last, from); /* no job started */
     asked.clear();
     ASSERT_EQ(note(256 * K, 384 * K), 1);
     EXPECT_EQ(from, 384 * K);
     EXPECT_GE(to, 384 * K + 512 * K);
+}
+
+/* A read-ahead of max_io steps whose later step cannot start, after a job
+ * finished by an earlier step's submission noted another stream's read:
+ * the stream that asked is the one told (it was the stream noted last). */
+TEST_F(ReadAheadPolicy, ARefusedReadAheadTellsTheStreamThatAsked)
+{
+    note(0, 128 * K);
+    ASSERT_EQ(note(128 * K, 256 * K), 1);
+    unsigned first = ra.last;
+    uint64_t first_from = from;
+    note(32 * M, 32 * M + 128 * K);
+    ASSERT_EQ(note(32 * M + 128 * K, 32 * M + 256 * K), 1);
+    ASSERT_NE(ra.last, first);
+    uint64_t other_ahead = ra.s[ra.last].ahead;
+    pss_ra_stopped(&ra, first, first_from);
+    EXPECT_EQ(ra.s[first].ahead, first_from);
+    EXPECT_EQ(ra.s[ra.last].ahead, other_ahead) << "another stream was told";
 }
 
 TEST_F(ReadAheadPolicy, TwoProcessesAlternatingChunksMakeOneStream)
