@@ -124,6 +124,20 @@ static int pss_ra_ask(pss_ra_t *ra, pss_ra_stream_t *st, uint64_t f, uint64_t t,
     return 1;
 }
 
+/* When less than half its window is ahead of st's front, ask for the rest
+ * of the window past it. */
+static int pss_ra_keep_ahead(pss_ra_t *ra, pss_ra_stream_t *st, uint64_t align, uint64_t limit,
+                             uint64_t *from, uint64_t *to)
+{
+    uint64_t f = (st->ahead > st->end ? st->ahead : st->end) / align * align;
+
+    if (f - st->end >= st->window / 2) {
+        return 0; /* enough ahead */
+    }
+    return pss_ra_ask(ra, st, f, (st->end + st->window + align - 1) / align * align, limit, from,
+                      to);
+}
+
 /* A read served from the cache: only one of a stream that reads ahead
  * counts (HDF5's chunk index, read again for every call, must take neither
  * the streams' places nor the last reads'); one of its last read-ahead
@@ -132,7 +146,6 @@ static int pss_ra_cached(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t li
                          uint64_t hi, uint64_t *from, uint64_t *to)
 {
     pss_ra_stream_t *st = pss_ra_cached_stream(ra, lo, hi);
-    uint64_t f;
 
     if (st == NULL) {
         return 0;
@@ -144,18 +157,13 @@ static int pss_ra_cached(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t li
         st->mark = st->ahead;
     }
     st->end = hi > st->end ? hi : st->end;
-    f = (st->ahead > st->end ? st->ahead : st->end) / align * align;
-    if (f - st->end >= st->window / 2) {
-        return 0; /* enough ahead */
-    }
-    return pss_ra_ask(ra, st, f, (st->end + st->window + align - 1) / align * align, limit, from,
-                      to);
+    return pss_ra_keep_ahead(ra, st, align, limit, from, to);
 }
 
 int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint64_t lo, uint64_t hi,
                 unsigned how, uint64_t *from, uint64_t *to)
 {
-    uint64_t f, run, front, limit = (size + align - 1) / align * align;
+    uint64_t run, front, limit = (size + align - 1) / align * align;
     pss_ra_stream_t *st;
 
     if (win == 0 || hi <= lo) {
@@ -182,12 +190,7 @@ int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint6
     if (st->window < pss_ra_first(run, win)) {
         st->window = pss_ra_first(run, win); /* (reads grown past the window read their own) */
     }
-    f = (st->ahead > st->end ? st->ahead : st->end) / align * align;
-    if (f - st->end >= st->window / 2) {
-        return 0; /* enough ahead */
-    }
-    return pss_ra_ask(ra, st, f, (st->end + st->window + align - 1) / align * align, limit, from,
-                      to);
+    return pss_ra_keep_ahead(ra, st, align, limit, from, to);
 }
 
 void pss_ra_stopped(pss_ra_t *ra, unsigned stream, uint64_t at)
