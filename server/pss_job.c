@@ -705,8 +705,8 @@ static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint
 /* Note a finished read job's reads for the read-ahead by runs of spans:
  * spans at most a run's length apart (one client's strided read, or
  * several clients' reads of the same blocks) are one read, and two
- * clients' streams far apart two (noted over the job's hull, the second
- * moved the first's front). */
+ * clients' streams far apart are two (a job noted over its hull moved
+ * the first stream's front to the second's). */
 static void pss_job_note_reads(pss_worker_t *w, const pss_job_t *job)
 {
     for (size_t k = 0; k < job->nspans;) {
