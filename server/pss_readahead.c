@@ -12,11 +12,27 @@ void pss_ra_reset(pss_ra_t *ra)
     memset(ra, 0, sizeof(*ra));
 }
 
-/* The stream a read starting at lo continues (of those whose front is
- * within a window of it, the nearest: HDF5's metadata reads a few MiB into
- * the file make a stream of their own, which must not take the data's),
- * or the one unused longest, started afresh at [lo, hi). */
-static pss_ra_stream_t *pss_ra_stream(pss_ra_t *ra, uint64_t win, uint64_t lo, uint64_t hi)
+/* Whether a read from disk of [lo, hi) is st's: past its end by at most a
+ * window beyond what it read ahead, or behind its end by at most half a
+ * window (a process of several reading alternate chunks, a little behind
+ * the others); while st has no window, by at most the read's length.
+ * Processes reading their own parts a few MiB apart are as many streams,
+ * and small reads 3 MiB behind a stream of large ones are a stream of
+ * their own (before, any read within read_ahead of a stream's front
+ * joined it, and their reads all came from disk). */
+static int pss_ra_reaches(const pss_ra_stream_t *st, uint64_t lo, uint64_t hi)
+{
+    uint64_t len = hi - lo, front = st->ahead > st->end ? st->ahead : st->end;
+    uint64_t past = st->window > len ? st->window : len;
+    uint64_t behind = st->window / 2 > len ? st->window / 2 : len;
+
+    return st->used != 0 && (lo >= st->end ? lo <= front + past : st->end - lo <= behind);
+}
+
+/* The stream a read from disk of [lo, hi) continues (of those it reaches,
+ * the one whose end is nearest: processes reading overlapping spans each
+ * keep their own), or the one unused longest, started afresh at [lo, hi). */
+static pss_ra_stream_t *pss_ra_stream(pss_ra_t *ra, uint64_t lo, uint64_t hi)
 {
     pss_ra_stream_t *old = &ra->s[0], *near = NULL;
     uint64_t best = 0;
@@ -24,7 +40,7 @@ static pss_ra_stream_t *pss_ra_stream(pss_ra_t *ra, uint64_t win, uint64_t lo, u
     for (unsigned i = 0; i < PSS_RA_STREAMS; i++) {
         pss_ra_stream_t *st = &ra->s[i];
         uint64_t d = lo > st->end ? lo - st->end : st->end - lo;
-        if (st->used != 0 && d <= win && (near == NULL || d < best)) {
+        if (pss_ra_reaches(st, lo, hi) && (near == NULL || d < best)) {
             near = st;
             best = d;
         }
@@ -176,7 +192,7 @@ int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint6
     if (!(how & PSS_RA_KEPT)) {
         return 0; /* a large read of one client goes straight to it: no stream */
     }
-    st = pss_ra_stream(ra, win, lo, hi);
+    st = pss_ra_stream(ra, lo, hi);
     st->used = ++ra->clock;
     ra->last = (unsigned)(st - ra->s);
     front = st->ahead > st->end ? st->ahead : st->end;

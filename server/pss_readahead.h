@@ -17,8 +17,10 @@
  *   that the cache keeps (pss_span_keep: small, several regions, or of an
  *   object several clients read; not the whole megabytes of one client's
  *   large stream, which go straight into the reply) continues the stream
- *   whose front is nearest, within one window (the server tunable
- *   read_ahead, 4m), or starts one in place of the stream unused longest.
+ *   whose end is nearest, of those it reaches (past the stream's end, a
+ *   window beyond what it read ahead; behind it, half a window; the
+ *   read's length while the stream has no window), or starts one in place
+ *   of the stream unused longest.
  *   A read the cache served counts only for the stream reading ahead
  *   whose last window behind its front, or what it read ahead, it meets:
  *   HDF5's chunk index, read from the cache for every call, took every

@@ -64,6 +64,7 @@ tests_integration_test_server_SOURCES = \
 	tests/integration/test_server_perm.cc \
 	tests/integration/test_server_proto.cc \
 	tests/integration/test_server_io.cc \
+	tests/integration/test_server_readahead.cc \
 	tests/integration/test_server_wback.cc \
 	tests/integration/test_server_meta.cc \
 	tests/integration/test_server_gc.cc \

@@ -518,4 +518,20 @@ std::string path_for_worker(uint32_t worker, uint32_t nworkers, const std::strin
     }
 }
 
+uint8_t pat(uint64_t off, uint8_t seed)
+{
+    return (uint8_t)(((off * 131u + 7u) ^ (off >> 9)) % 255u + 1u + seed);
+}
+
+std::vector<uint8_t> payload_for(const std::vector<ps_region_t> &regions, uint8_t seed)
+{
+    std::vector<uint8_t> p;
+    for (const ps_region_t &r : regions) {
+        for (uint64_t i = 0; i < r.len; i++) {
+            p.push_back(pat(r.off + i, seed));
+        }
+    }
+    return p;
+}
+
 } // namespace ps_test

@@ -156,6 +156,11 @@ uint64_t file_id_for_worker(uint32_t worker, uint32_t nworkers, uint64_t seed = 
 /* Find a path owned by worker `worker` of `nworkers`. */
 std::string path_for_worker(uint32_t worker, uint32_t nworkers, const std::string &base);
 
+/* The byte the I/O tests expect at object offset off (0 is never a value). */
+uint8_t pat(uint64_t off, uint8_t seed = 0);
+/* The bytes of regions, one after the other, by pat. */
+std::vector<uint8_t> payload_for(const std::vector<ps_region_t> &regions, uint8_t seed = 0);
+
 } // namespace ps_test
 
 #endif

@@ -1,0 +1,290 @@
+/*
+ * test_server_readahead.cc: the servers' read-ahead (server/pss_readahead.c,
+ * pss_read_ahead in pss_job.c) through raw requests: forward reads against
+ * a byte model with writes landing ahead, streams served from the cache,
+ * streams merged into one job, processes at their own pace, and a stream
+ * walking into bytes the cache holds. Counters, no timings. The policy
+ * alone: tests/unit/test_readahead.cc.
+ */
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ps_cluster.h"
+#include "test_server_raw.h"
+
+using namespace ps_test;
+
+namespace {
+
+/* Start one server with args, connect c to it, and write object fid with
+ * size bytes of payload_for(all, seed) (*model) in whole 1 MiB granules
+ * (which the cache does not keep), one request each. */
+::testing::AssertionResult written_object(ps_cluster &cluster, raw_client &c,
+                                          const std::vector<std::string> &args, uint64_t fid,
+                                          uint64_t size, uint8_t seed, std::vector<uint8_t> *model)
+{
+    const uint64_t mib = 1 << 20;
+    if (!cluster.start(1, 1, args) || !c.connect(cluster.host(0), cluster.port(0))) {
+        return ::testing::AssertionFailure() << "no server";
+    }
+    *model = payload_for({{0, size}}, seed);
+    for (uint64_t off = 0; off < size; off += mib) {
+        std::vector<ps_region_t> w = {{off, mib}};
+        if (c.write(fid, w, std::vector<uint8_t>(&(*model)[off], &(*model)[off] + mib)).status() !=
+            PS_OK) {
+            return ::testing::AssertionFailure() << "write of 1 MiB at " << off;
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+} // namespace
+
+/*
+ * A client walks an object forward in 128 KiB reads (a stream: the server
+ * reads ahead into its cache) while writes, aligned and not (some staged),
+ * land in the window being read ahead and behind it; every read is checked
+ * against a byte model. Then the same walk without writes: most reads come
+ * from what was read ahead (fewer disk reads than reads), and with
+ * read_ahead=0 every read is a disk read. Counters, no timings.
+ */
+TEST(ServerReadAhead, ForwardReadsMatchTheModelWithWritesAhead)
+{
+    const uint64_t fid = 0x7779, mib = 1 << 20, size = 16 * mib, step = 128 * 1024;
+    auto walk = [&](const char *ra, bool writes, ps_stats_rep_t *st) {
+        ps_cluster cluster;
+        raw_client c;
+        std::vector<uint8_t> model;
+        /* read-ahead in 4 MiB disk reads, which small writes overtake */
+        ASSERT_TRUE(written_object(cluster, c, {"--set", "cache=12m", "--set", "max_io=4m", "--set", ra},
+                                   fid, size, 1, &model));
+        ps_stats_rep_t before{};
+        c.stats(&before);
+        unsigned seed = 777;
+        auto rnd = [&seed](uint64_t n) { return (seed = seed * 1103515245u + 12345u) / 7 % n; };
+        uint64_t reads = 0;
+        for (uint64_t pos = 0; pos + step <= size; pos += step, reads++) {
+            if (writes) {
+                /* ahead of the reader, where the read-ahead runs or will (it
+                 * reads what was staged there), or behind the reader */
+                uint64_t where = rnd(4);
+                uint64_t off = (where == 0   ? rnd(pos + 1)
+                                : where == 1 ? pos + 8 * mib + rnd(4 * mib)
+                                             : pos + step + rnd(8 * mib)) %
+                               size;
+                uint64_t len = 1 + rnd(rnd(2) ? 600 : 96 * 1024);
+                if (rnd(2)) {
+                    off &= ~4095ull; /* aligned: written at once; unaligned: may be staged */
+                    len = (len + 4095) & ~4095ull;
+                }
+                len = std::min(len, size - off);
+                std::vector<ps_region_t> w = {{off, len}};
+                std::vector<uint8_t> d = payload_for(w, (uint8_t)(reads + 2));
+                ASSERT_EQ(c.write(fid, w, d).status(), PS_OK) << "write at " << off;
+                memcpy(&model[off], d.data(), len);
+            }
+            raw_reply r = c.read(fid, {{pos, step}});
+            ASSERT_EQ(r.status(), PS_OK) << "read at " << pos;
+            ASSERT_TRUE(std::equal(r.data.begin(), r.data.end(), model.begin() + (long)pos))
+                << "read " << step << " at " << pos << " (" << ra << ")";
+        }
+        c.stats(st);
+        st->disk_reads -= before.disk_reads;
+        st->read_ahead_bytes -= before.read_ahead_bytes;
+        EXPECT_EQ(reads, size / step);
+    };
+    ps_stats_rep_t mixed{}, ahead{}, none{};
+    walk("read_ahead=8m", true, &mixed);
+    walk("read_ahead=8m", false, &ahead);
+    walk("read_ahead=0", false, &none);
+    printf("128 forward reads of 128 KiB: read ahead %llu bytes, %llu disk reads; "
+           "without read-ahead %llu disk reads; with writes: %llu bytes staged, %llu read "
+           "ahead\n",
+           (unsigned long long)ahead.read_ahead_bytes, (unsigned long long)ahead.disk_reads,
+           (unsigned long long)none.disk_reads, (unsigned long long)mixed.staged_bytes,
+           (unsigned long long)mixed.read_ahead_bytes);
+    EXPECT_GT(mixed.read_ahead_bytes, 0u);
+    EXPECT_GE(ahead.read_ahead_bytes, 12 * mib);
+    EXPECT_LT(ahead.disk_reads * 4, none.disk_reads);
+    EXPECT_EQ(none.read_ahead_bytes, 0u);
+}
+
+/*
+ * A stream of whole-granule reads (the driver's 1 MiB reads, halved while
+ * the server reads them from disk, then whole: session 19's rule) keeps its
+ * read-ahead going when its reads are served from what was read ahead: two
+ * 512 KiB reads start the stream, and 14 reads of 1 MiB after them find
+ * their bytes read ahead (their replies announce no disk bytes). Before,
+ * a read the cache served whole did not count as the stream's, which then
+ * stopped after one window. Counters, no timings.
+ */
+TEST(ServerReadAhead, WholeGranuleReadsServedFromTheCacheStayAhead)
+{
+    const uint64_t fid = 0x777a, mib = 1 << 20, size = 16 * mib;
+    ps_cluster cluster;
+    raw_client c;
+    std::vector<uint8_t> model;
+    ASSERT_TRUE(written_object(cluster, c, {"--set", "cache=24m", "--set", "read_ahead=4m"}, fid, size, 3, &model));
+    uint64_t disk = 0;
+    auto read = [&](uint64_t off, uint64_t len, bool count) {
+        raw_reply r = c.read(fid, {{off, len}});
+        ASSERT_TRUE(r.received);
+        ASSERT_EQ(r.status(), PS_OK) << "read at " << off;
+        ASSERT_TRUE(std::equal(r.data.begin(), r.data.end(), model.begin() + (long)off))
+            << "read " << len << " at " << off;
+        disk += count ? r.body<ps_io_rep_t>().disk_bytes : 0;
+    };
+    ps_stats_rep_t before{}, after{};
+    c.stats(&before);
+    read(0, mib / 2, false);
+    read(mib / 2, mib / 2, false);
+    for (uint64_t off = mib; off + mib <= size; off += mib) {
+        read(off, mib, true);
+    }
+    c.stats(&after);
+    printf("two 512 KiB reads, then 14 of 1 MiB: %llu bytes read ahead, %llu of the 1 MiB "
+           "reads' bytes from disk\n",
+           (unsigned long long)(after.read_ahead_bytes - before.read_ahead_bytes),
+           (unsigned long long)disk);
+    EXPECT_EQ(disk, 0u) << "a 1 MiB read went to disk: the stream stopped reading ahead";
+    EXPECT_EQ(after.read_ahead_bytes - before.read_ahead_bytes, size - mib);
+}
+
+/*
+ * Two streams 32 MiB apart whose batches the server merges into one job
+ * (a 1 MiB read elsewhere, sent first, holds the object while both
+ * arrive): each stream's reads come from what was read ahead. A job was
+ * noted over its hull before, which moved one stream's front to the
+ * other's. The disk's bytes are counted (the streams': all read from
+ * disk but the holding reads and the read-ahead), no timings.
+ */
+TEST(ServerReadAhead, TwoStreamsInOneJobEachStayAhead)
+{
+    const uint64_t fid = 0x777b, mib = 1 << 20, size = 64 * mib, step = 128 * 1024, n = 96;
+    ps_cluster cluster;
+    raw_client c;
+    std::vector<uint8_t> model;
+    ASSERT_TRUE(written_object(cluster, c, {"--set", "cache=32m", "--set", "read_ahead=4m"}, fid, size, 5, &model));
+    ps_stats_rep_t before{}, after{};
+    c.stats(&before);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t offs[] = {56 * mib + i % 8 * mib, i * step, 32 * mib + i * step};
+        uint64_t ids[3];
+        for (int k = 0; k < 3; k++) {
+            uint64_t len = k == 0 ? mib : step; /* the holding read: not kept */
+            ps_io_req_t req{fid, len, 1, 0};
+            ps_region_t r{offs[k], len};
+            ids[k] = c.send(PS_MSG_OBJ_READ, &req, sizeof(req), &r, sizeof(r));
+        }
+        for (int k = 0; k < 3; k++) {
+            raw_reply r = c.wait(ids[k]);
+            ASSERT_TRUE(r.received);
+            ASSERT_EQ(r.status(), PS_OK);
+            ASSERT_TRUE(std::equal(r.data.begin(), r.data.end(), model.begin() + (long)offs[k]))
+                << "read at " << offs[k];
+        }
+    }
+    c.stats(&after);
+    uint64_t merged = after.merged_batches - before.merged_batches;
+    uint64_t ahead = after.read_ahead_bytes - before.read_ahead_bytes;
+    uint64_t streams = after.disk_bytes_read - before.disk_bytes_read - ahead - n * mib;
+    printf("%llu reads of two streams of 128 KiB: %llu merged batches, %llu bytes read "
+           "ahead, %llu read for the streams' own reads\n",
+           (unsigned long long)(2 * n), (unsigned long long)merged, (unsigned long long)ahead,
+           (unsigned long long)streams);
+    ASSERT_GE(merged, n) << "the streams' batches seldom merged: this shows nothing";
+    EXPECT_LE(streams, 8 * step) << "the streams' reads went to disk";
+    EXPECT_LE(ahead, 2 * (n * step + 4 * mib)) << "read ahead more than the streams walk";
+}
+
+/*
+ * A review's case (session 84): four processes reading alternate 64 KiB
+ * chunks, each at its own pace (the reads sent one at a time in a random
+ * interleaving of the four sequences, as independent MPI processes' reads
+ * arrive): a process ahead of the others reads past what was read ahead,
+ * 4 chunks from its previous read, and must move the stream on. The
+ * reads' own bytes from disk are counted (all read from disk but the
+ * read-ahead), no timings.
+ */
+TEST(ServerReadAhead, AlternateChunksAtTheProcessesOwnPaceStayAhead)
+{
+    const uint64_t fid = 0x777c, mib = 1 << 20, size = 64 * mib, c = 64 * 1024, P = 4;
+    const uint64_t R = size / (P * c);
+    ps_cluster cluster;
+    raw_client w;
+    std::vector<uint8_t> model;
+    ASSERT_TRUE(written_object(cluster, w, {"--set", "cache=32m", "--set", "read_ahead=4m"}, fid, size, 6, &model));
+    ASSERT_TRUE(cluster.restart(0)); /* a cold cache: the written blocks are not in it */
+    raw_client cl;
+    ASSERT_TRUE(cl.connect(cluster.host(0), cluster.port(0)));
+    ps_stats_rep_t before{}, after{};
+    cl.stats(&before);
+    uint64_t pos[P] = {0, 0, 0, 0}, left = R * P;
+    unsigned seed = 11;
+    while (left > 0) {
+        seed = seed * 1103515245u + 12345u;
+        uint64_t p = (seed >> 8) % P;
+        if (pos[p] >= R) {
+            continue;
+        }
+        uint64_t off = (pos[p]++ * P + p) * c;
+        left--;
+        ps_io_req_t req{fid, c, 1, 0};
+        ps_region_t r{off, c};
+        raw_reply rep = cl.wait(cl.send(PS_MSG_OBJ_READ, &req, sizeof(req), &r, sizeof(r)));
+        ASSERT_TRUE(rep.received);
+        ASSERT_EQ(rep.status(), PS_OK);
+        ASSERT_TRUE(std::equal(rep.data.begin(), rep.data.end(), model.begin() + (long)off))
+            << "read at " << off;
+    }
+    cl.stats(&after);
+    uint64_t ahead = after.read_ahead_bytes - before.read_ahead_bytes;
+    uint64_t own = after.disk_bytes_read - before.disk_bytes_read - ahead;
+    printf("%llu reads of 64 KiB by 4 processes: %llu disk reads, %llu bytes read ahead, %llu "
+           "read for the reads themselves\n",
+           (unsigned long long)(R * P), (unsigned long long)(after.disk_reads - before.disk_reads),
+           (unsigned long long)ahead, (unsigned long long)own);
+    EXPECT_LE(own, 16 * c) << "the reads went to disk";
+}
+
+/*
+ * A stream walks into bytes the cache holds (an earlier walk's, and what
+ * was read ahead of it): its read-ahead reads none of them again
+ * (pss_read_ahead skips what the cache holds, 64 KiB at a time). Walk A
+ * reads [8, 12) MiB, then walk B [0, 8) MiB: B's read-ahead past 8 MiB
+ * finds A's bytes in the cache (without the skip, B took 11.9 MiB from
+ * disk). Counters, no timings.
+ */
+TEST(ServerReadAhead, AStreamReadsNothingAgainThatTheCacheHolds)
+{
+    const uint64_t fid = 0x777d, mib = 1 << 20, size = 32 * mib, step = 128 * 1024;
+    ps_cluster cluster;
+    raw_client w;
+    std::vector<uint8_t> model;
+    ASSERT_TRUE(written_object(cluster, w, {"--set", "cache=48m", "--set", "read_ahead=4m"}, fid, size, 7, &model));
+    ASSERT_TRUE(cluster.restart(0)); /* a cold cache */
+    raw_client c;
+    ASSERT_TRUE(c.connect(cluster.host(0), cluster.port(0)));
+    auto walk = [&](uint64_t from, uint64_t to) {
+        for (uint64_t off = from; off < to; off += step) {
+            raw_reply r = c.read(fid, {{off, step}});
+            ASSERT_EQ(r.status(), PS_OK) << "read at " << off;
+            ASSERT_TRUE(std::equal(r.data.begin(), r.data.end(), model.begin() + (long)off))
+                << "read at " << off;
+        }
+    };
+    ps_stats_rep_t before{}, mid{}, after{};
+    c.stats(&before);
+    walk(8 * mib, 12 * mib);
+    c.stats(&mid);
+    walk(0, 8 * mib);
+    c.stats(&after);
+    uint64_t a = mid.disk_bytes_read - before.disk_bytes_read;
+    uint64_t b = after.disk_bytes_read - mid.disk_bytes_read;
+    printf("A's walk of 4 MiB read %llu bytes from disk, then B's of 8 MiB %llu (%llu read "
+           "ahead)\n",
+           (unsigned long long)a, (unsigned long long)b,
+           (unsigned long long)(after.read_ahead_bytes - mid.read_ahead_bytes));
+    EXPECT_LE(b, 9 * mib) << "B's read-ahead read A's bytes from disk again";
+}
