@@ -702,24 +702,16 @@ static void pss_read_ahead(pss_worker_t *w, pss_object_t *obj, uint64_t lo, uint
     }
 }
 
-/* Note a finished read job's reads for the read-ahead by runs of spans:
- * spans at most a run's length apart (one client's strided read, or
- * several clients' reads of the same blocks) are one read, and two
- * clients' streams far apart are two (a job noted over its hull moved
- * the first stream's front to the second's). */
+/* Note a finished read job's reads for the read-ahead (pss_job_read_runs). */
 static void pss_job_note_reads(pss_worker_t *w, const pss_job_t *job)
 {
-    for (size_t k = 0; k < job->nspans;) {
-        const pss_span_io_t *sp = &job->spans[k];
-        uint64_t lo = sp->off, hi = lo;
-        unsigned how = 0;
-        do {
-            how |= (sp->kept ? PSS_RA_KEPT : 0u) | (sp->hit || sp->lent ? PSS_RA_CACHED : 0u);
-            hi = sp->off + sp->len;
-            sp = ++k < job->nspans ? &job->spans[k] : NULL;
-        } while (sp != NULL && sp->off <= hi + (hi - lo));
-        pss_read_ahead(w, job->obj, lo, hi, how);
+    pss_read_run_t *runs;
+    size_t n = pss_job_read_runs(job, &runs);
+
+    for (size_t k = 0; k < n; k++) {
+        pss_read_ahead(w, job->obj, runs[k].lo, runs[k].hi, runs[k].how);
     }
+    free(runs);
 }
 
 void pss_job_span_done(pss_worker_t *w, pss_span_io_t *sp, long res)

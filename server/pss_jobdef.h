@@ -18,6 +18,7 @@ typedef struct pss_piece {
     uint64_t count;    /* regions */
     uint64_t obj_off;  /* object offset of the first region */
     uint8_t *mem;      /* write: source in the payload; read: destination in the reply */
+    uint32_t batch;    /* its request's index in the job's batches (0 in a flush) */
 } pss_piece_t;
 
 /* Staged whole blocks in a row written at once (a run through a span

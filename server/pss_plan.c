@@ -11,6 +11,7 @@
 
 #include "pss_cache.h"
 #include "pss_jobdef.h"
+#include "pss_readahead.h"
 #include "pss_req.h"
 #include "pss_share.h"
 
@@ -223,7 +224,11 @@ static void pss_job_walk_pieces(pss_job_t *job, pss_req_t **batches, uint32_t nb
                  k < nspans && job->spans[k].off < end; k++) {
                 pss_span_io_t *sp = &job->spans[k];
                 pss_piece_t *out = place ? &job->pieces[sp->first_piece + sp->npieces] : NULL;
-                sp->npieces += (uint32_t)pss_run_pieces(&r, mem, sp, out);
+                size_t n = pss_run_pieces(&r, mem, sp, out);
+                for (size_t j = 0; out != NULL && j < n; j++) {
+                    out[j].batch = b;
+                }
+                sp->npieces += (uint32_t)n;
             }
             mem += r.len * r.count;
         }
@@ -286,6 +291,83 @@ err_free_job:
 err_log:
     ps_error("worker %u: no memory to plan %zu region list entries", w->index, nreg);
     return NULL;
+}
+
+/* The span past the run of a read job's spans that starts at span k:
+ * spans at most the run's length apart. */
+static size_t pss_read_run_end(const pss_job_t *job, size_t k)
+{
+    uint64_t lo = job->spans[k].off, hi;
+
+    do {
+        hi = job->spans[k].off + job->spans[k].len;
+        k++;
+    } while (k < job->nspans && job->spans[k].off <= hi + (hi - lo));
+    return k;
+}
+
+/* Count the run of spans [k, e) once for each request with pieces in it
+ * (seen[b]: the mark of the last run counted for request b). */
+static void pss_read_run_count(const pss_job_t *job, size_t k, size_t e, uint32_t mark,
+                               uint32_t *seen, uint32_t *nruns)
+{
+    for (; k < e; k++) {
+        const pss_span_io_t *sp = &job->spans[k];
+        for (uint32_t i = 0; i < sp->npieces; i++) {
+            uint32_t b = job->pieces[sp->first_piece + i].batch;
+            nruns[b] += seen[b] != mark;
+            seen[b] = mark;
+        }
+    }
+}
+
+/* Whether every request with pieces in spans [k, e) has pieces in more
+ * than PSS_RA_SCATTER runs of the job. */
+static int pss_read_run_scattered(const pss_job_t *job, size_t k, size_t e, const uint32_t *nruns)
+{
+    for (; k < e; k++) {
+        const pss_span_io_t *sp = &job->spans[k];
+        for (uint32_t i = 0; i < sp->npieces; i++) {
+            if (nruns[job->pieces[sp->first_piece + i].batch] <= PSS_RA_SCATTER) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+size_t pss_job_read_runs(const pss_job_t *job, pss_read_run_t **out)
+{
+    uint32_t nb = job->nbatches ? job->nbatches : 1;
+    uint32_t *seen = calloc(2 * (size_t)nb, sizeof(*seen)), *nruns = seen + nb;
+    pss_read_run_t *runs = malloc((job->nspans ? job->nspans : 1) * sizeof(*runs));
+    size_t n = 0;
+
+    *out = NULL;
+    if (seen == NULL || runs == NULL) {
+        free(seen);
+        free(runs);
+        return 0;
+    }
+    for (size_t k = 0, e; k < job->nspans; k = e, n++) {
+        e = pss_read_run_end(job, k);
+        pss_read_run_count(job, k, e, (uint32_t)n + 1, seen, nruns);
+    }
+    n = 0;
+    for (size_t k = 0, e; k < job->nspans; k = e, n++) {
+        e = pss_read_run_end(job, k);
+        runs[n].lo = job->spans[k].off;
+        runs[n].hi = job->spans[e - 1].off + job->spans[e - 1].len;
+        runs[n].how = pss_read_run_scattered(job, k, e, nruns) ? PSS_RA_SCATTERED : 0u;
+        for (size_t j = k; j < e; j++) {
+            const pss_span_io_t *sp = &job->spans[j];
+            runs[n].how |=
+                (sp->kept ? PSS_RA_KEPT : 0u) | (sp->hit || sp->lent ? PSS_RA_CACHED : 0u);
+        }
+    }
+    free(seen);
+    *out = runs;
+    return n;
 }
 
 static int pss_range_cmp(const void *a, const void *b)
@@ -457,6 +539,7 @@ static void pss_flush_layout(pss_job_t *job, uint64_t max_io, uint32_t (*ranges)
             p->count = 1;
             p->obj_off = b->off + ranges[r][0];
             p->mem = b->buf + ranges[r][0];
+            p->batch = 0;
         }
         if (sp != NULL) {
             sp->len += a;

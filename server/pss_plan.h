@@ -69,6 +69,26 @@ uint64_t pss_join_run(const pss_server_t *s);
 /* Unmark them: the job writes every span to disk itself. */
 void pss_job_unstage(pss_job_t *job);
 
+/* A run of a finished read job's disk reads, for the read-ahead: [lo, hi)
+ * and how it was served (PSS_RA_* of pss_readahead.h). */
+typedef struct pss_read_run {
+    uint64_t lo, hi;
+    unsigned how;
+} pss_read_run_t;
+
+/*
+ * Where a finished read job's disk reads were: its spans in runs at most a
+ * run's length apart (one client's strided read, or several clients' reads
+ * of the same blocks, is one read; two clients' streams far apart are two:
+ * a job noted over its hull moved the first stream's front to the
+ * second's). A run all of whose requests have pieces in more than
+ * PSS_RA_SCATTER runs is marked PSS_RA_SCATTERED: a list read of
+ * scattered pieces, which must not take a stream's place among the
+ * object's last reads. Returns their number, in *runs (malloc'd; 0 and
+ * NULL without memory).
+ */
+size_t pss_job_read_runs(const pss_job_t *job, pss_read_run_t **runs);
+
 /* Free a job that was not started (the requests stay queued). */
 void pss_job_free(pss_worker_t *w, pss_job_t *job);
 

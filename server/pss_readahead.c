@@ -29,12 +29,12 @@ static int pss_ra_reaches(const pss_ra_stream_t *st, uint64_t lo, uint64_t hi)
     return st->used != 0 && (lo >= st->end ? lo <= front + past : st->end - lo <= behind);
 }
 
-/* The stream a read from disk of [lo, hi) continues (of those it reaches,
- * the one whose end is nearest: processes reading overlapping spans each
- * keep their own), or the one unused longest, started afresh at [lo, hi). */
+/* The stream a read from disk of [lo, hi) continues: of those it reaches,
+ * the one whose end is nearest (processes reading overlapping spans each
+ * keep their own); NULL if none. */
 static pss_ra_stream_t *pss_ra_stream(pss_ra_t *ra, uint64_t lo, uint64_t hi)
 {
-    pss_ra_stream_t *old = &ra->s[0], *near = NULL;
+    pss_ra_stream_t *near = NULL;
     uint64_t best = 0;
 
     for (unsigned i = 0; i < PSS_RA_STREAMS; i++) {
@@ -44,12 +44,20 @@ static pss_ra_stream_t *pss_ra_stream(pss_ra_t *ra, uint64_t lo, uint64_t hi)
             near = st;
             best = d;
         }
-        if (st->used < old->used) {
-            old = st;
-        }
     }
-    if (near != NULL) {
-        return near;
+    return near;
+}
+
+/* A stream started at a read ending at hi, in place of the one unused
+ * longest. */
+static pss_ra_stream_t *pss_ra_start(pss_ra_t *ra, uint64_t hi)
+{
+    pss_ra_stream_t *old = &ra->s[0];
+
+    for (unsigned i = 1; i < PSS_RA_STREAMS; i++) {
+        if (ra->s[i].used < old->used) {
+            old = &ra->s[i];
+        }
     }
     memset(old, 0, sizeof(*old));
     old->end = old->ahead = old->mark = hi;
@@ -58,21 +66,26 @@ static pss_ra_stream_t *pss_ra_stream(pss_ra_t *ra, uint64_t lo, uint64_t hi)
 
 /* If [lo, hi) follows on from one of the object's last reads (starts
  * after it, ends past it, and begins at most its own length past its end),
- * the bytes from that read's start to hi; else 0. Then remember it. */
-static uint64_t pss_ra_follows(pss_ra_t *ra, uint64_t align, uint64_t lo, uint64_t hi)
+ * the bytes from that read's start to hi; else 0. */
+static uint64_t pss_ra_follows(const pss_ra_t *ra, uint64_t align, uint64_t lo, uint64_t hi)
 {
-    uint64_t gap = hi - lo > align ? hi - lo : align, run = 0;
+    uint64_t gap = hi - lo > align ? hi - lo : align;
 
-    for (unsigned i = 0; i < PSS_RA_RECENT && run == 0; i++) {
+    for (unsigned i = 0; i < PSS_RA_RECENT; i++) {
         uint64_t rlo = ra->recent_lo[i], rhi = ra->recent_hi[i];
         if (rlo < rhi && rlo < lo && rhi < hi && lo <= rhi + gap) {
-            run = hi - rlo;
+            return hi - rlo;
         }
     }
+    return 0;
+}
+
+/* Remember [lo, hi) as the object's last read. */
+static void pss_ra_remember(pss_ra_t *ra, uint64_t lo, uint64_t hi)
+{
     ra->recent_lo[ra->recent_next] = lo;
     ra->recent_hi[ra->recent_next] = hi;
     ra->recent_next = (ra->recent_next + 1) % PSS_RA_RECENT;
-    return run;
 }
 
 /* f, or past what the object's other streams read ahead from there (two
@@ -189,10 +202,15 @@ int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint6
         return pss_ra_cached(ra, win, align, limit, lo, hi, from, to);
     }
     run = pss_ra_follows(ra, align, lo, hi);
+    st = pss_ra_stream(ra, lo, hi);
+    if ((how & PSS_RA_SCATTERED) && run == 0 && st == NULL) {
+        return 0; /* a scattered piece: forgotten */
+    }
+    pss_ra_remember(ra, lo, hi);
     if (!(how & PSS_RA_KEPT)) {
         return 0; /* a large read of one client goes straight to it: no stream */
     }
-    st = pss_ra_stream(ra, lo, hi);
+    st = st != NULL ? st : pss_ra_start(ra, hi);
     st->used = ++ra->clock;
     ra->last = (unsigned)(st - ra->s);
     front = st->ahead > st->end ? st->ahead : st->end;

@@ -46,8 +46,12 @@
  *   per max_io bytes. A read that meets a read-ahead in flight waits for
  *   that job (pss_job_conflicts) and then copies from the cache.
  *
- * A job notes its reads by runs of spans (pss_job.c): a job merged from
- * two clients' streams far apart is two reads, not one over its hull.
+ * A job notes its reads by runs of spans (pss_job_read_runs in
+ * pss_plan.c): a job merged from two clients' streams far apart is two
+ * reads, not one over its hull. The pieces of a request scattered over
+ * more than PSS_RA_SCATTER runs count only where they continue a stream
+ * or follow on from a last read: 8 of them between two reads of a stream
+ * pushed its reads out of the last reads, and it never read ahead.
  */
 #ifndef PSS_READAHEAD_H
 #define PSS_READAHEAD_H
@@ -76,8 +80,16 @@ typedef struct pss_ra {
 } pss_ra_t;
 
 /* How a read was served (pss_ra_note's how). */
-#define PSS_RA_KEPT   1u /* the cache keeps its bytes (or they were read ahead) */
-#define PSS_RA_CACHED 2u /* served from the cache */
+#define PSS_RA_KEPT      1u /* the cache keeps its bytes (or they were read ahead) */
+#define PSS_RA_CACHED    2u /* served from the cache */
+#define PSS_RA_SCATTERED 4u /* a piece of a request of many far apart (pss_job_read_runs) */
+
+/* Runs of one request in a job beyond which its pieces are scattered: a
+ * read of those that neither continues a stream nor follows on from one
+ * of the last reads is forgotten, or one list read of scattered pieces
+ * (an HDF5 column of rows 12 KiB or more apart) pushed every stream's
+ * reads out of the last PSS_RA_RECENT. */
+#define PSS_RA_SCATTER (PSS_RA_RECENT / 2)
 
 /* A read of an object of `size` bytes finished (OK) over [lo, hi)
  * (aligned); how: PSS_RA_* flags. 1 and [*from, *to) (aligned, below size

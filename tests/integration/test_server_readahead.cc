@@ -288,3 +288,53 @@ TEST(ServerReadAhead, AStreamReadsNothingAgainThatTheCacheHolds)
            (unsigned long long)(after.read_ahead_bytes - mid.read_ahead_bytes));
     EXPECT_LE(b, 9 * mib) << "B's read-ahead read A's bytes from disk again";
 }
+
+/*
+ * A stream of 128 KiB reads with a list read of 16 scattered 4 KiB pieces
+ * elsewhere in the object between each two of them (pss_job_read_runs
+ * marks the pieces scattered: their request has 16 runs): the stream's
+ * reads come from what was read ahead. Before, the pieces took the last
+ * reads and the stream never started: each of its reads went to disk. The
+ * stream's replies' disk bytes are counted, no timings.
+ */
+TEST(ServerReadAhead, ScatteredListReadsLeaveAStreamReadingAhead)
+{
+    const uint64_t fid = 0x777e, mib = 1 << 20, size = 48 * mib, step = 128 * 1024, n = 48;
+    ps_cluster cluster;
+    raw_client c;
+    std::vector<uint8_t> model;
+    ASSERT_TRUE(written_object(cluster, c, {"--set", "cache=32m", "--set", "read_ahead=4m"}, fid,
+                               size, 8, &model));
+    ASSERT_TRUE(cluster.restart(0)); /* a cold cache */
+    raw_client r;
+    ASSERT_TRUE(r.connect(cluster.host(0), cluster.port(0)));
+    auto check = [&](const raw_reply &rep, const std::vector<ps_region_t> &regions) {
+        ASSERT_EQ(rep.status(), PS_OK);
+        uint64_t at = 0;
+        for (const ps_region_t &g : regions) {
+            ASSERT_TRUE(std::equal(rep.data.begin() + (long)at,
+                                   rep.data.begin() + (long)(at + g.len),
+                                   model.begin() + (long)g.off))
+                << "read at " << g.off;
+            at += g.len;
+        }
+    };
+    unsigned seed = 21;
+    uint64_t stream_disk = 0;
+    for (uint64_t k = 0; k < n; k++) {
+        std::vector<ps_region_t> s = {{k * step, step}};
+        raw_reply rep = r.read(fid, s);
+        check(rep, s);
+        stream_disk += k >= 2 ? rep.body<ps_io_rep_t>().disk_bytes : 0;
+        std::vector<ps_region_t> pieces;
+        for (uint64_t p = 0; p < 16; p++) { /* sorted, 4 KiB, at least 1 MiB apart */
+            seed = seed * 1103515245u + 12345u;
+            pieces.push_back({16 * mib + p * 2 * mib + (seed >> 8) % 256 * 4096, 4096});
+        }
+        check(r.read(fid, pieces), pieces);
+    }
+    printf("%llu stream reads of 128 KiB between list reads of 16 scattered pieces: %llu of "
+           "the stream's bytes from disk after its first two reads\n",
+           (unsigned long long)n, (unsigned long long)stream_disk);
+    EXPECT_LE(stream_disk, 2 * step) << "the stream's reads went to disk";
+}

@@ -41,13 +41,15 @@ struct ReadAheadPolicy : ::testing::Test {
     }
     /* A read of [lo, hi) (aligned out), kept by the cache or not, served
      * from what was read ahead if that covers it; 1 if it asked. */
-    int note(uint64_t lo, uint64_t hi, bool kept = true, bool in_cache = false)
+    int note(uint64_t lo, uint64_t hi, bool kept = true, bool in_cache = false,
+             bool scattered = false)
     {
         lo = lo / ALIGN * ALIGN;
         hi = (hi + ALIGN - 1) / ALIGN * ALIGN;
         bool hit = in_cache || cached(lo, hi);
         disk_reads += !hit;
-        unsigned how = (kept ? PSS_RA_KEPT : 0) | (hit ? PSS_RA_CACHED : 0);
+        unsigned how = (kept ? PSS_RA_KEPT : 0) | (hit ? PSS_RA_CACHED : 0) |
+                       (scattered ? PSS_RA_SCATTERED : 0);
         if (!pss_ra_note(&ra, WIN, ALIGN, size, lo, hi, how, &from, &to)) {
             return 0;
         }
@@ -419,4 +421,57 @@ TEST_F(ReadAheadPolicy, OneProcessRoundsAheadOfTheOthers)
                 << P << " processes, one " << lead << " rounds ahead: of " << R * P << " reads";
         }
     }
+}
+
+/* A stream of 48 KiB reads with a list read of 4-32 scattered 4 KiB pieces
+ * elsewhere in the object between each two of its reads: the pieces
+ * (PSS_RA_SCATTERED) neither start streams nor take the last reads. Noted
+ * as plain reads, 8 or more of them pushed the stream's reads out of the
+ * last PSS_RA_RECENT and all 64 came from disk; 4-7, 2. */
+TEST_F(ReadAheadPolicy, ScatteredPiecesLeaveAStreamItsLastReads)
+{
+    size = 256 * M;
+    for (uint64_t pieces : {4, 8, 32}) {
+        pss_ra_reset(&ra);
+        asked.clear();
+        disk_reads = 0;
+        unsigned seed = 3;
+        uint64_t stream_disk = 0, pieces_asked = 0;
+        for (uint64_t k = 0; k < 64; k++) {
+            uint64_t before = disk_reads;
+            note(k * 48 * K, (k + 1) * 48 * K);
+            stream_disk += disk_reads > before;
+            for (uint64_t r = 0; r < pieces; r++) {
+                seed = seed * 1103515245u + 12345u;
+                uint64_t lo = 64 * M + (uint64_t)(seed >> 8) % (128 * M / (4 * K)) * 4 * K;
+                pieces_asked += note(lo, lo + 4 * K, true, false, true);
+            }
+        }
+        EXPECT_LE(stream_disk, 3u) << pieces << " pieces between the stream's reads: of 64";
+        EXPECT_EQ(pieces_asked, 0u) << "scattered pieces read ahead";
+    }
+}
+
+/* A scattered piece that continues a stream moves it on (a stream's next
+ * chunk read in a list read of far-apart pieces): the stream keeps reading
+ * ahead. A piece that continues nothing is forgotten, so pieces of
+ * successive scattered requests that follow on from each other start no
+ * stream (a tile-by-tile walk along rows reads each row's piece from
+ * disk: before, 8 of its rows could start streams, in place of others). */
+TEST_F(ReadAheadPolicy, ScatteredPiecesThatContinueAStreamMoveItOn)
+{
+    const uint64_t c = 64 * K;
+    note(0, c);
+    note(c, 2 * c);
+    for (uint64_t k = 2; k < 64; k++) {
+        note(k * c, (k + 1) * c, true, false, true);
+    }
+    EXPECT_LE(disk_reads, 2u) << "of 64";
+    pss_ra_reset(&ra);
+    asked.clear();
+    disk_reads = 0;
+    for (uint64_t k = 0; k < 64; k++) {
+        note(k * c, (k + 1) * c, true, false, true);
+    }
+    EXPECT_EQ(asked.size(), 0u) << "pieces that continue nothing started a stream";
 }
