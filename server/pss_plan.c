@@ -336,37 +336,58 @@ static int pss_read_run_scattered(const pss_job_t *job, size_t k, size_t e, cons
     return 1;
 }
 
+/* Mark the runs whose requests all have pieces in more than
+ * PSS_RA_SCATTER of them (a job of several requests); 0 without memory. */
+static int pss_read_runs_scatter(const pss_job_t *job, pss_read_run_t *runs)
+{
+    uint32_t *seen = calloc(2 * (size_t)job->nbatches, sizeof(*seen)),
+             *nruns = seen + job->nbatches;
+    size_t n = 0;
+
+    if (seen == NULL) {
+        return 0;
+    }
+    for (size_t k = 0; k < job->nspans; n++) {
+        size_t e = pss_read_run_end(job, k);
+        pss_read_run_count(job, k, e, (uint32_t)n + 1, seen, nruns);
+        k = e;
+    }
+    n = 0;
+    for (size_t k = 0; k < job->nspans; n++) {
+        size_t e = pss_read_run_end(job, k);
+        runs[n].how |= pss_read_run_scattered(job, k, e, nruns) ? PSS_RA_SCATTERED : 0u;
+        k = e;
+    }
+    free(seen);
+    return 1;
+}
+
 size_t pss_job_read_runs(const pss_job_t *job, pss_read_run_t **out)
 {
-    uint32_t nb = job->nbatches ? job->nbatches : 1;
-    uint32_t *seen = calloc(2 * (size_t)nb, sizeof(*seen)), *nruns = seen + nb;
     pss_read_run_t *runs = malloc((job->nspans ? job->nspans : 1) * sizeof(*runs));
     size_t n = 0;
 
-    *out = NULL;
-    if (seen == NULL || runs == NULL) {
-        free(seen);
-        free(runs);
-        return 0;
-    }
-    for (size_t k = 0, e; k < job->nspans; k = e, n++) {
-        e = pss_read_run_end(job, k);
-        pss_read_run_count(job, k, e, (uint32_t)n + 1, seen, nruns);
-    }
-    n = 0;
-    for (size_t k = 0, e; k < job->nspans; k = e, n++) {
-        e = pss_read_run_end(job, k);
+    *out = runs;
+    for (size_t k = 0; runs != NULL && k < job->nspans; n++) {
+        size_t e = pss_read_run_end(job, k);
         runs[n].lo = job->spans[k].off;
         runs[n].hi = job->spans[e - 1].off + job->spans[e - 1].len;
-        runs[n].how = pss_read_run_scattered(job, k, e, nruns) ? PSS_RA_SCATTERED : 0u;
-        for (size_t j = k; j < e; j++) {
-            const pss_span_io_t *sp = &job->spans[j];
+        runs[n].how = 0;
+        for (; k < e; k++) {
+            const pss_span_io_t *sp = &job->spans[k];
             runs[n].how |=
                 (sp->kept ? PSS_RA_KEPT : 0u) | (sp->hit || sp->lent ? PSS_RA_CACHED : 0u);
         }
     }
-    free(seen);
-    *out = runs;
+    /* (no request has more runs than the job; one request has them all) */
+    if (n > PSS_RA_SCATTER && job->nbatches > 1 && !pss_read_runs_scatter(job, runs)) {
+        free(runs);
+        *out = NULL;
+        return 0;
+    }
+    for (size_t k = 0; n > PSS_RA_SCATTER && job->nbatches <= 1 && k < n; k++) {
+        runs[k].how |= PSS_RA_SCATTERED;
+    }
     return n;
 }
 
