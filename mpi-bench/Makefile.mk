@@ -58,7 +58,7 @@ mpi-bench/pstripe-h5bench: $(PSB_H5_SRCS)
 
 # The runner and its README, installed beside the data of the package.
 psbdatadir = $(pkgdatadir)/mpi-bench
-dist_psbdata_SCRIPTS = mpi-bench/run-matrix
+dist_psbdata_SCRIPTS = mpi-bench/run-matrix mpi-bench/ab-servers
 dist_psbdata_DATA = mpi-bench/README
 
 CLEANFILES += mpi-bench/pstripe-bench mpi-bench/pstripe-h5bench mpi-bench/pstripe-bench-openmpi
@@ -67,3 +67,8 @@ EXTRA_DIST += $(PSB_SRCS) $(PSB_HDRS) $(PSB_H5_SRCS) mpi-bench/smoke-test
 # Smoke test: small sizes, every pattern, with verification, on ufs: and,
 # when the tool and the pstripe MPICH are built, on pstripe:.
 TESTS += mpi-bench/smoke-test
+
+# ab-servers' statistics and usage errors, and two short side-by-side runs
+# of one server binary (about 20 s).
+TESTS += mpi-bench/ab-servers-test
+EXTRA_DIST += mpi-bench/ab-servers-test
