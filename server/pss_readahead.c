@@ -65,11 +65,14 @@ static pss_ra_stream_t *pss_ra_start(pss_ra_t *ra, uint64_t hi)
 }
 
 /* If [lo, hi) follows on from one of the object's last reads (starts
- * after it, ends past it, and begins at most its own length past its end),
- * the bytes from that read's start to hi; else 0. */
+ * after it, ends past it, and begins at most its own length or
+ * PSS_RA_GAP past its end), the bytes from that read's start to hi; else
+ * 0. */
 static uint64_t pss_ra_follows(const pss_ra_t *ra, uint64_t align, uint64_t lo, uint64_t hi)
 {
-    uint64_t gap = hi - lo > align ? hi - lo : align;
+    uint64_t gap = hi - lo > PSS_RA_GAP ? hi - lo : PSS_RA_GAP;
+
+    gap = gap > align ? gap : align;
 
     for (unsigned i = 0; i < PSS_RA_RECENT; i++) {
         uint64_t rlo = ra->recent_lo[i], rhi = ra->recent_hi[i];

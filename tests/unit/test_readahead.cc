@@ -215,6 +215,47 @@ TEST_F(ReadAheadPolicy, StridedReadsOfAHalfAreAStream)
     EXPECT_LE(disk_reads, 4u) << "of 64";
 }
 
+/* One reader taking one small chunk of every 3 or 4: reading the gaps
+ * through costs less than a disk read per chunk (fio on this host, direct,
+ * queue depth 1: 4 KiB 33-40 us, 64 KiB 52-54, 128 KiB 74), so a read at
+ * most PSS_RA_GAP past a last read follows on from it (before, each of
+ * these reads went to disk). */
+TEST_F(ReadAheadPolicy, SmallChunksOfAThirdOrAQuarterAreAStream)
+{
+    const uint64_t cases[][2] = {{4 * K, 3}, {4 * K, 4}, {16 * K, 3}, {16 * K, 4}, {8 * K, 8}};
+    for (const auto &cs : cases) {
+        const uint64_t c = cs[0], k = cs[1];
+        SetUp();
+        asked.clear();
+        asked_bytes = disk_reads = 0;
+        for (uint64_t i = 0; i < 256; i++) {
+            note(i * k * c, i * k * c + c);
+        }
+        printf("chunks of %llu KiB, one in %llu: %llu of 256 from disk, %llu KiB asked\n",
+               (unsigned long long)(c / K), (unsigned long long)k, (unsigned long long)disk_reads,
+               (unsigned long long)(asked_bytes / K));
+        EXPECT_LE(disk_reads, 8u) << "of 256, chunks of " << c << " one in " << k;
+        EXPECT_LE(asked_bytes, 256 * k * c + WIN) << "chunks of " << c << " one in " << k;
+    }
+}
+
+/* Chunks whose gaps cost more to read than a disk read of each: each is
+ * read alone, and nothing is read ahead. */
+TEST_F(ReadAheadPolicy, ChunksFarApartAskForNothing)
+{
+    const uint64_t cases[][2] = {{32 * K, 4}, {64 * K, 3}, {M, 3}};
+    for (const auto &cs : cases) {
+        const uint64_t c = cs[0], k = cs[1];
+        SetUp();
+        asked.clear();
+        asked_bytes = 0;
+        for (uint64_t i = 0; i < 32; i++) {
+            note(i * k * c, i * k * c + c);
+        }
+        EXPECT_EQ(asked_bytes, 0u) << "chunks of " << c << " one in " << k;
+    }
+}
+
 /* A client's read cache walks a file in small reads and then in reads of
  * 1-2 MiB (IOR's 47008-byte sequential reads under MPICH): the window
  * never stays smaller than the reads that follow on, or none of them
