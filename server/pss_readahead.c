@@ -65,19 +65,23 @@ static pss_ra_stream_t *pss_ra_start(pss_ra_t *ra, uint64_t hi)
 }
 
 /* If [lo, hi) follows on from one of the object's last reads (starts
- * after it, ends past it, and begins at most its own length or
- * PSS_RA_GAP past its end), the bytes from that read's start to hi; else
- * 0. */
-static uint64_t pss_ra_follows(const pss_ra_t *ra, uint64_t align, uint64_t lo, uint64_t hi)
+ * after it, ends past it, and begins at most its own length past its end),
+ * the bytes from that read's start to hi. Unless scattered, a small read
+ * at most 7 times its length and PSS_RA_GAP past the end (one chunk in up
+ * to 8) follows on too: then the two reads' bytes, not the gap's (a random
+ * read that lands there by chance reads ahead a small window). Else 0. */
+static uint64_t pss_ra_follows(const pss_ra_t *ra, uint64_t align, uint64_t lo, uint64_t hi,
+                               int scattered)
 {
-    uint64_t gap = hi - lo > PSS_RA_GAP ? hi - lo : PSS_RA_GAP;
+    uint64_t len = hi - lo, own = len > align ? len : align, gap = own;
 
-    gap = gap > align ? gap : align;
-
+    if (!scattered && own < PSS_RA_GAP) {
+        gap = 7 * own < PSS_RA_GAP ? 7 * own : PSS_RA_GAP;
+    }
     for (unsigned i = 0; i < PSS_RA_RECENT; i++) {
         uint64_t rlo = ra->recent_lo[i], rhi = ra->recent_hi[i];
         if (rlo < rhi && rlo < lo && rhi < hi && lo <= rhi + gap) {
-            return hi - rlo;
+            return lo <= rhi + own ? hi - rlo : rhi - rlo + len;
         }
     }
     return 0;
@@ -204,7 +208,7 @@ int pss_ra_note(pss_ra_t *ra, uint64_t win, uint64_t align, uint64_t size, uint6
     if (how & PSS_RA_CACHED) {
         return pss_ra_cached(ra, win, align, limit, lo, hi, from, to);
     }
-    run = pss_ra_follows(ra, align, lo, hi);
+    run = pss_ra_follows(ra, align, lo, hi, (how & PSS_RA_SCATTERED) != 0);
     st = pss_ra_stream(ra, lo, hi);
     if ((how & PSS_RA_SCATTERED) && run == 0 && st == NULL) {
         return 0; /* a scattered piece: forgotten */

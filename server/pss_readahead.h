@@ -27,11 +27,12 @@
  *   stream's place and pushed the data's reads out of the last reads.
  * - A stream reads ahead first when one of its reads follows on from one
  *   of the object's last PSS_RA_RECENT reads from disk (any client's,
- *   large ones too), at most its own length or PSS_RA_GAP after it: a
- *   window of two to four times the two reads' bytes, never less. One
- *   reader of one small chunk in 3, 4 or 8 is a stream (reading the gaps
- *   costs less than a disk read per chunk); of 64 KiB chunks in 3 is
- *   not. Random reads (IOR -z) seldom follow on from another and read
+ *   large ones too), at most its own length after it, or (a small read,
+ *   not a scattered piece) at most 7 times that and PSS_RA_GAP: a window
+ *   of two to four times the two reads' bytes, never less. One reader of
+ *   one small chunk in 3, 4 or 8 is a stream (reading the gaps costs less
+ *   than a disk read per chunk); of one in 17, or of 64 KiB chunks in 3,
+ *   is not. Random reads (IOR -z) seldom follow on from another and read
  *   nothing ahead; before, a read within a window of a stream's front
  *   started a 4 MiB window, and the servers read 6 times the bytes of
  *   IOR's random 47008-byte reads.
@@ -83,7 +84,9 @@ typedef struct pss_ra {
 } pss_ra_t;
 
 /* Bytes past one of the last reads within which a small read follows on
- * from it. Reading a gap through costs less than a disk read of its own
+ * from it (and within 7 times its length: one chunk in 17 would read 17
+ * times the bytes it uses, which loses once the disk's bandwidth is the
+ * limit). Reading a gap through costs less than a disk read of its own
  * while the gap is smaller than what the disk moves in one I/O's fixed
  * cost: fio on this host (direct, queue depth 1) reads 4 KiB in 33-40 us,
  * 64 KiB in 52-54, 128 KiB in 74 and 1 MiB in 400-427 (about 30 us and

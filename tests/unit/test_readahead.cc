@@ -197,6 +197,29 @@ TEST_F(ReadAheadPolicy, RandomReadsReadLittleAhead)
     EXPECT_LE(asked_bytes, n * z / 10);
 }
 
+/* Random 4 KiB reads: a read a few pages after one of the last 8 reads
+ * follows on from it by chance, more often the smaller the object. */
+TEST_F(ReadAheadPolicy, RandomSmallReadsReadLittleAhead)
+{
+    for (uint64_t obj : {64 * M, 256 * M}) {
+        const uint64_t z = 4 * K, n = 20000;
+        unsigned seed = 11;
+        SetUp();
+        asked.clear();
+        asked_bytes = 0;
+        size = obj;
+        for (uint64_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            uint64_t lo = (uint64_t)(seed >> 4) % (size / z) * z;
+            note(lo, lo + z);
+        }
+        printf("%llu random 4 KiB reads of %llu MiB: %zu read-aheads, %llu KiB\n",
+               (unsigned long long)n, (unsigned long long)(obj / M), asked.size(),
+               (unsigned long long)(asked_bytes / K));
+        EXPECT_LE(asked_bytes, n * z / 20) << "object of " << obj / M << " MiB";
+    }
+}
+
 TEST_F(ReadAheadPolicy, StridedReadsOfAnEighthAskForNothing)
 {
     const uint64_t c = 64 * K;
@@ -239,11 +262,13 @@ TEST_F(ReadAheadPolicy, SmallChunksOfAThirdOrAQuarterAreAStream)
     }
 }
 
-/* Chunks whose gaps cost more to read than a disk read of each: each is
- * read alone, and nothing is read ahead. */
+/* Chunks whose gaps cost more to read than a disk read of each, or more
+ * than 7 times their bytes (one small chunk in 17 would read 17 times the
+ * bytes it uses, which loses once the disk's bandwidth is the limit):
+ * each is read alone, and nothing is read ahead. */
 TEST_F(ReadAheadPolicy, ChunksFarApartAskForNothing)
 {
-    const uint64_t cases[][2] = {{32 * K, 4}, {64 * K, 3}, {M, 3}};
+    const uint64_t cases[][2] = {{32 * K, 4}, {64 * K, 3}, {M, 3}, {4 * K, 17}, {4 * K, 9}};
     for (const auto &cs : cases) {
         const uint64_t c = cs[0], k = cs[1];
         SetUp();
@@ -499,6 +524,23 @@ TEST_F(ReadAheadPolicy, ScatteredPiecesLeaveAStreamItsLastReads)
  * successive scattered requests that follow on from each other start no
  * stream (a tile-by-tile walk along rows reads each row's piece from
  * disk: before, 8 of its rows could start streams, in place of others). */
+/* A small read up to 64 KiB before each list read of scattered pieces
+ * (4 KiB, 16 KiB apart): the first piece may follow on from it, but the
+ * pieces are scattered and follow on only within their own length, so
+ * they neither fill the last reads nor start a stream. */
+TEST_F(ReadAheadPolicy, ScatteredPiecesAfterASmallReadAskForNothing)
+{
+    for (uint64_t r = 0; r < 64; r++) {
+        uint64_t base = r * M;
+        note(base, base + 4 * K);
+        for (uint64_t p = 0; p < 16; p++) {
+            uint64_t lo = base + 44 * K + p * 16 * K;
+            note(lo, lo + 4 * K, true, false, true);
+        }
+    }
+    EXPECT_EQ(asked_bytes, 0u);
+}
+
 TEST_F(ReadAheadPolicy, ScatteredPiecesThatContinueAStreamMoveItOn)
 {
     const uint64_t c = 64 * K;
