@@ -64,24 +64,44 @@ static pss_ra_stream_t *pss_ra_start(pss_ra_t *ra, uint64_t hi)
     return old;
 }
 
+/* Whether [lo, hi) is one of the object's last reads. */
+static int pss_ra_recent(const pss_ra_t *ra, uint64_t lo, uint64_t hi)
+{
+    for (unsigned i = 0; i < PSS_RA_RECENT; i++) {
+        if (ra->recent_lo[i] == lo && ra->recent_hi[i] == hi) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* If [lo, hi) follows on from one of the object's last reads (starts
  * after it, ends past it, and begins at most its own length past its end),
  * the bytes from that read's start to hi. Unless scattered, a small read
- * at most 7 times its length and PSS_RA_GAP past the end (one chunk in up
- * to 8) follows on too: then the two reads' bytes, not the gap's (a random
- * read that lands there by chance reads ahead a small window). Else 0. */
+ * further on, at most 7 times its length and PSS_RA_GAP, follows on too
+ * when it keeps a stride: the last read is as long and lies as far past
+ * another of the last reads as long (one small chunk in up to 8; a random
+ * read or a small one after a large one seldom does); then the two reads'
+ * bytes. Else 0. */
 static uint64_t pss_ra_follows(const pss_ra_t *ra, uint64_t align, uint64_t lo, uint64_t hi,
                                int scattered)
 {
-    uint64_t len = hi - lo, own = len > align ? len : align, gap = own;
+    uint64_t len = hi - lo, own = len > align ? len : align, gap = 0;
 
+    for (unsigned i = 0; i < PSS_RA_RECENT; i++) {
+        uint64_t rlo = ra->recent_lo[i], rhi = ra->recent_hi[i];
+        if (rlo < rhi && rlo < lo && rhi < hi && lo <= rhi + own) {
+            return hi - rlo;
+        }
+    }
     if (!scattered && own < PSS_RA_GAP) {
         gap = 7 * own < PSS_RA_GAP ? 7 * own : PSS_RA_GAP;
     }
-    for (unsigned i = 0; i < PSS_RA_RECENT; i++) {
-        uint64_t rlo = ra->recent_lo[i], rhi = ra->recent_hi[i];
-        if (rlo < rhi && rlo < lo && rhi < hi && lo <= rhi + gap) {
-            return lo <= rhi + own ? hi - rlo : rhi - rlo + len;
+    for (unsigned i = 0; gap != 0 && i < PSS_RA_RECENT; i++) {
+        uint64_t rlo = ra->recent_lo[i], rhi = ra->recent_hi[i], step = lo - rlo;
+        if (rlo < lo && rhi - rlo == len && rhi < lo && lo <= rhi + gap && rlo >= step &&
+            pss_ra_recent(ra, rlo - step, rhi - step)) {
+            return 2 * len;
         }
     }
     return 0;

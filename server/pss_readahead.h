@@ -27,15 +27,19 @@
  *   stream's place and pushed the data's reads out of the last reads.
  * - A stream reads ahead first when one of its reads follows on from one
  *   of the object's last PSS_RA_RECENT reads from disk (any client's,
- *   large ones too), at most its own length after it, or (a small read,
- *   not a scattered piece) at most 7 times that and PSS_RA_GAP: a window
- *   of two to four times the two reads' bytes, never less. One reader of
- *   one small chunk in 3, 4 or 8 is a stream (reading the gaps costs less
- *   than a disk read per chunk); of one in 17, or of 64 KiB chunks in 3,
- *   is not. Random reads (IOR -z) seldom follow on from another and read
- *   nothing ahead; before, a read within a window of a stream's front
- *   started a 4 MiB window, and the servers read 6 times the bytes of
- *   IOR's random 47008-byte reads.
+ *   large ones too), at most its own length after it: a window of two to
+ *   four times the two reads' bytes, never less. A small read (not a
+ *   scattered piece) further on, at most 7 times its length and
+ *   PSS_RA_GAP, follows on too when it keeps a stride: the last read is
+ *   as long, and as far past another of the last reads. One reader of
+ *   one 4-8 KiB chunk in up to 8, or of one 16 KiB chunk in up to 5, is
+ *   a stream (reading the gaps costs less than a disk read per chunk);
+ *   of one 4 KiB chunk in 9, or of 64 KiB chunks in 3, is not; random
+ *   reads, and a small read shortly after a large one, keep no stride.
+ *   Random reads (IOR -z) seldom follow on from another and read nothing
+ *   ahead; before, a read within a window of a stream's front started a
+ *   4 MiB window, and the servers read 6 times the bytes of IOR's random
+ *   47008-byte reads.
  * - A read the cache served from a stream's last read-ahead (Linux's
  *   PG_readahead) doubles the window (quadruples it while small), up to
  *   read_ahead. A read from disk past the front of a stream that reads
@@ -83,15 +87,17 @@ typedef struct pss_ra {
     unsigned last;        /* the stream of the last read noted */
 } pss_ra_t;
 
-/* Bytes past one of the last reads within which a small read follows on
- * from it (and within 7 times its length: one chunk in 17 would read 17
- * times the bytes it uses, which loses once the disk's bandwidth is the
- * limit). Reading a gap through costs less than a disk read of its own
- * while the gap is smaller than what the disk moves in one I/O's fixed
- * cost: fio on this host (direct, queue depth 1) reads 4 KiB in 33-40 us,
- * 64 KiB in 52-54, 128 KiB in 74 and 1 MiB in 400-427 (about 30 us and
- * 0.37 us per KiB), so gaps up to about 90 KiB are worth reading. (Before,
- * a reader of one 4-16 KiB chunk in 3 or 4 read each chunk from disk.) */
+/* Bytes past one of the last reads within which a small read that keeps
+ * a stride follows on from it (and within 7 times its length: one chunk
+ * in 9 or more would read 9 times the bytes it uses or more, which loses
+ * once the disk's bandwidth is the limit; scattered pieces follow on only
+ * within their own length). Reading a gap through costs less than a disk
+ * read of its own while the gap is smaller than what the disk moves in one
+ * I/O's fixed cost: fio on this host (direct, queue depth 1) reads 4 KiB
+ * in 33-40 us, 64 KiB in 52-54, 128 KiB in 74 and 1 MiB in 400-427 (about
+ * 30 us and 0.37 us per KiB), so gaps up to about 90 KiB are worth
+ * reading. (Before, a reader of one 4-16 KiB chunk in 3 or 4 read each
+ * chunk from disk.) */
 #define PSS_RA_GAP (64u * 1024)
 
 /* How a read was served (pss_ra_note's how). */

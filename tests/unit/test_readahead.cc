@@ -197,27 +197,49 @@ TEST_F(ReadAheadPolicy, RandomReadsReadLittleAhead)
     EXPECT_LE(asked_bytes, n * z / 10);
 }
 
-/* Random 4 KiB reads: a read a few pages after one of the last 8 reads
- * follows on from it by chance, more often the smaller the object. */
+/* Random small reads: a read a few of its lengths after one of the last 8
+ * reads lands there by chance, more often the smaller the object; it
+ * keeps no stride, so it starts no stream (a fixed 64 KiB gap asked 34%
+ * of 4 KiB reads' bytes over 64 MiB, and 17% of 32 KiB reads'). */
 TEST_F(ReadAheadPolicy, RandomSmallReadsReadLittleAhead)
 {
-    for (uint64_t obj : {64 * M, 256 * M}) {
-        const uint64_t z = 4 * K, n = 20000;
-        unsigned seed = 11;
-        SetUp();
-        asked.clear();
-        asked_bytes = 0;
-        size = obj;
-        for (uint64_t i = 0; i < n; i++) {
-            seed = seed * 1103515245u + 12345u;
-            uint64_t lo = (uint64_t)(seed >> 4) % (size / z) * z;
-            note(lo, lo + z);
+    for (uint64_t z : {4 * K, 16 * K, 32 * K}) {
+        for (uint64_t obj : {64 * M, 256 * M}) {
+            const uint64_t n = 20000;
+            unsigned seed = 11;
+            SetUp();
+            asked.clear();
+            asked_bytes = 0;
+            size = obj;
+            for (uint64_t i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                uint64_t lo = (uint64_t)(seed >> 4) % (size / z) * z;
+                note(lo, lo + z);
+            }
+            printf("%llu random %llu KiB reads of %llu MiB: %zu read-aheads, %llu KiB\n",
+                   (unsigned long long)n, (unsigned long long)(z / K),
+                   (unsigned long long)(obj / M), asked.size(),
+                   (unsigned long long)(asked_bytes / K));
+            EXPECT_LE(asked_bytes, n * z / 10) << z / K << " KiB reads of " << obj / M << " MiB";
         }
-        printf("%llu random 4 KiB reads of %llu MiB: %zu read-aheads, %llu KiB\n",
-               (unsigned long long)n, (unsigned long long)(obj / M), asked.size(),
-               (unsigned long long)(asked_bytes / K));
-        EXPECT_LE(asked_bytes, n * z / 20) << "object of " << obj / M << " MiB";
     }
+}
+
+/* Records of a 1 MiB body (one client's large read, which the cache does
+ * not keep) and a 4 KiB trailer 16 KiB after it, read in random order:
+ * the trailer keeps no stride of the body (a first window from the two
+ * reads' bytes read 4 MiB ahead of every trailer). */
+TEST_F(ReadAheadPolicy, ASmallReadShortlyAfterALargeOneAsksForNothing)
+{
+    const uint64_t rec = M + 64 * K, n = 48;
+    unsigned seed = 5;
+    for (uint64_t i = 0; i < 4 * n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        uint64_t r = (uint64_t)(seed >> 4) % n * rec;
+        note(r, r + M, false);
+        note(r + M + 16 * K, r + M + 20 * K);
+    }
+    EXPECT_EQ(asked_bytes, 0u);
 }
 
 TEST_F(ReadAheadPolicy, StridedReadsOfAnEighthAskForNothing)
@@ -238,11 +260,11 @@ TEST_F(ReadAheadPolicy, StridedReadsOfAHalfAreAStream)
     EXPECT_LE(disk_reads, 4u) << "of 64";
 }
 
-/* One reader taking one small chunk of every 3 or 4: reading the gaps
+/* One reader taking one small chunk of every 3, 4 or 8: reading the gaps
  * through costs less than a disk read per chunk (fio on this host, direct,
- * queue depth 1: 4 KiB 33-40 us, 64 KiB 52-54, 128 KiB 74), so a read at
- * most PSS_RA_GAP past a last read follows on from it (before, each of
- * these reads went to disk). */
+ * queue depth 1: 4 KiB 33-40 us, 64 KiB 52-54, 128 KiB 74), so a read that
+ * keeps a stride, at most 7 times its length and PSS_RA_GAP past a last
+ * read, follows on from it (before, each of these reads went to disk). */
 TEST_F(ReadAheadPolicy, SmallChunksOfAThirdOrAQuarterAreAStream)
 {
     const uint64_t cases[][2] = {{4 * K, 3}, {4 * K, 4}, {16 * K, 3}, {16 * K, 4}, {8 * K, 8}};
@@ -518,29 +540,30 @@ TEST_F(ReadAheadPolicy, ScatteredPiecesLeaveAStreamItsLastReads)
     }
 }
 
-/* A scattered piece that continues a stream moves it on (a stream's next
- * chunk read in a list read of far-apart pieces): the stream keeps reading
- * ahead. A piece that continues nothing is forgotten, so pieces of
- * successive scattered requests that follow on from each other start no
- * stream (a tile-by-tile walk along rows reads each row's piece from
- * disk: before, 8 of its rows could start streams, in place of others). */
-/* A small read up to 64 KiB before each list read of scattered pieces
- * (4 KiB, 16 KiB apart): the first piece may follow on from it, but the
- * pieces are scattered and follow on only within their own length, so
- * they neither fill the last reads nor start a stream. */
-TEST_F(ReadAheadPolicy, ScatteredPiecesAfterASmallReadAskForNothing)
+/* Two small reads 16 KiB apart before each list read of scattered pieces
+ * that keep their stride (4 KiB, 16 KiB apart): scattered pieces follow
+ * on only within their own length, so they neither fill the last reads
+ * nor start a stream. */
+TEST_F(ReadAheadPolicy, ScatteredPiecesAfterSmallReadsAskForNothing)
 {
     for (uint64_t r = 0; r < 64; r++) {
         uint64_t base = r * M;
         note(base, base + 4 * K);
+        note(base + 16 * K, base + 20 * K);
         for (uint64_t p = 0; p < 16; p++) {
-            uint64_t lo = base + 44 * K + p * 16 * K;
+            uint64_t lo = base + 32 * K + p * 16 * K;
             note(lo, lo + 4 * K, true, false, true);
         }
     }
     EXPECT_EQ(asked_bytes, 0u);
 }
 
+/* A scattered piece that continues a stream moves it on (a stream's next
+ * chunk read in a list read of far-apart pieces): the stream keeps reading
+ * ahead. A piece that continues nothing is forgotten, so pieces of
+ * successive scattered requests that follow on from each other start no
+ * stream (a tile-by-tile walk along rows reads each row's piece from
+ * disk: before, 8 of its rows could start streams, in place of others). */
 TEST_F(ReadAheadPolicy, ScatteredPiecesThatContinueAStreamMoveItOn)
 {
     const uint64_t c = 64 * K;
