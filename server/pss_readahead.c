@@ -79,10 +79,10 @@ static int pss_ra_recent(const pss_ra_t *ra, uint64_t lo, uint64_t hi)
  * after it, ends past it, and begins at most its own length past its end),
  * the bytes from that read's start to hi. Unless scattered, a small read
  * further on, at most 7 times its length and PSS_RA_GAP, follows on too
- * when it keeps a stride: the last read is as long and lies as far past
- * another of the last reads as long (one small chunk in up to 8; a random
- * read or a small one after a large one seldom does); then the two reads'
- * bytes. Else 0. */
+ * when it keeps a stride: the last read is as long as it, and lies as far
+ * past another of the last reads, as long too (one small chunk in up to
+ * 8; a random read, or a small one after a large one, seldom does); then
+ * the two reads' bytes. Else 0. */
 static uint64_t pss_ra_follows(const pss_ra_t *ra, uint64_t align, uint64_t lo, uint64_t hi,
                                int scattered)
 {
