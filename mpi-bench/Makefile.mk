@@ -59,7 +59,7 @@ mpi-bench/pstripe-h5bench: $(PSB_H5_SRCS)
 # The runner and its README, installed beside the data of the package.
 psbdatadir = $(pkgdatadir)/mpi-bench
 dist_psbdata_SCRIPTS = mpi-bench/run-matrix mpi-bench/ab-servers
-dist_psbdata_DATA = mpi-bench/README
+dist_psbdata_DATA = mpi-bench/README mpi-bench/psb_cluster.py
 
 CLEANFILES += mpi-bench/pstripe-bench mpi-bench/pstripe-h5bench mpi-bench/pstripe-bench-openmpi
 EXTRA_DIST += $(PSB_SRCS) $(PSB_HDRS) $(PSB_H5_SRCS) mpi-bench/smoke-test
